@@ -1,0 +1,260 @@
+// The C ABI over the C++ core, reading half: handle translation and one
+// exception barrier per call. Errors become zt_status plus a thread-local
+// message.
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "capi_internal.h"
+
+static_assert(static_cast<int>(zt::Status::nomem) == ZT_ERR_NOMEM);
+static_assert(static_cast<int>(zt::Status::argument) == ZT_ERR_ARGUMENT);
+static_assert(static_cast<int>(zt::Status::limit) == ZT_ERR_LIMIT);
+
+namespace zt::capi {
+
+thread_local std::string g_last_error;
+
+zt_status set_error(const Error& e) {
+  g_last_error = e.message;
+  return static_cast<zt_status>(e.status);
+}
+
+zt_status fail(zt_status s, const char* msg) {
+  g_last_error = msg;
+  return s;
+}
+
+void set_message(std::string msg) { g_last_error = std::move(msg); }
+
+const Object* object_at(const zt_reader* r, size_t i) {
+  if (!r || i >= r->impl->manifest().objects.size()) return nullptr;
+  return &r->impl->manifest().objects[i];
+}
+
+// Resolves (object, role) to indexes, with the contract's statuses.
+zt_status locate(const zt_reader* r, size_t object, const char* role, size_t* k) {
+  if (!r) return fail(ZT_ERR_ARGUMENT, "reader is NULL");
+  if (!role) return fail(ZT_ERR_ARGUMENT, "role is NULL");
+  const Object* o = object_at(r, object);
+  if (!o) {
+    g_last_error = "object index " + std::to_string(object) + " is out of range (the file has " +
+                   std::to_string(r->impl->manifest().objects.size()) + " objects)";
+    return ZT_ERR_NOT_FOUND;
+  }
+  for (size_t i = 0; i < o->components.size(); ++i)
+    if (o->components[i].role == role) {
+      *k = i;
+      return ZT_OK;
+    }
+  g_last_error = "object \"" + o->name + "\" has no component \"" + role + "\"";
+  return ZT_ERR_NOT_FOUND;
+}
+
+const Component* component_of(const zt_reader* r, size_t object, const char* role) {
+  size_t k = 0;
+  if (locate(r, object, role, &k) != ZT_OK) return nullptr;
+  return &r->impl->manifest().objects[object].components[k];
+}
+
+}  // namespace zt::capi
+
+using namespace zt::capi;
+
+extern "C" {
+
+const char* zt_status_name(zt_status s) {
+  static const char* const kNames[] = {"ZT_OK",         "ZT_ERR_IO",        "ZT_ERR_FORMAT",   "ZT_ERR_INVALID",
+                                       "ZT_ERR_UNSUPPORTED", "ZT_ERR_DIGEST", "ZT_ERR_LIMIT", "ZT_ERR_NOT_FOUND",
+                                       "ZT_ERR_ARGUMENT", "ZT_ERR_STATE",     "ZT_ERR_NOMEM"};
+  const int i = static_cast<int>(s);
+  return i >= 0 && i <= 10 ? kNames[i] : "ZT_ERR_UNKNOWN";
+}
+
+const char* zt_last_error(void) { return g_last_error.c_str(); }
+
+const char* zt_version(void) { return "1.0.0"; }
+unsigned zt_version_number(void) { return ZT_VERSION_NUMBER; }
+
+void zt_open_options_init(zt_open_options* opt) {
+  if (!opt) return;
+  std::memset(opt, 0, sizeof *opt);
+  opt->struct_size = sizeof *opt;
+  opt->io_mode = ZT_IO_MAP;
+}
+
+zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** out) {
+  return guard([&] {
+    if (!path) return fail(ZT_ERR_ARGUMENT, "path is NULL");
+    if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
+    zt::OpenOptions o;
+    if (opt) {
+      if (opt->struct_size < sizeof(uint32_t) * 2 || opt->struct_size > sizeof *opt)
+        return fail(ZT_ERR_ARGUMENT, "zt_open_options.struct_size is not one this library knows");
+      if (opt->io_mode > ZT_IO_COPY) return fail(ZT_ERR_ARGUMENT, "zt_open_options.io_mode is unknown");
+      o.mode = opt->io_mode == ZT_IO_COPY ? zt::Source::Mode::copy : zt::Source::Mode::map;
+      if (opt->struct_size >= offsetof(zt_open_options, max_decoded_bytes) + sizeof(uint64_t))
+        o.max_decoded_bytes = opt->max_decoded_bytes;
+    }
+    auto r = zt::Reader::open_file(path, o);
+    if (!r) return set_error(r.error());
+    *out = new zt_reader{std::move(*r)};
+    return ZT_OK;
+  });
+}
+
+zt_status zt_open(const char* path, zt_reader** out) { return zt_open_ex(path, nullptr, out); }
+
+zt_status zt_open_memory(const void* data, size_t size, zt_reader** out) {
+  return guard([&] {
+    if (!data) return fail(ZT_ERR_ARGUMENT, "data is NULL");
+    if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
+    auto r = zt::Reader::open_memory(std::span<const uint8_t>(static_cast<const uint8_t*>(data), size));
+    if (!r) return set_error(r.error());
+    *out = new zt_reader{std::move(*r)};
+    return ZT_OK;
+  });
+}
+
+void zt_close(zt_reader* r) { delete r; }
+
+const char* zt_file_version(const zt_reader* r) { return r ? r->impl->manifest().version.c_str() : nullptr; }
+
+const char* zt_manifest_json(const zt_reader* r) {
+  if (!r) return nullptr;
+  return guard_value<const char*>(nullptr, [&] { return r->impl->manifest_json().c_str(); });
+}
+
+size_t zt_object_count(const zt_reader* r) { return r ? r->impl->manifest().objects.size() : 0; }
+
+const char* zt_object_name(const zt_reader* r, size_t i) {
+  const zt::Object* o = object_at(r, i);
+  return o ? o->name.c_str() : nullptr;
+}
+
+zt_status zt_object_find(const zt_reader* r, const char* name, size_t* index) {
+  if (!r || !name || !index) return fail(ZT_ERR_ARGUMENT, "reader, name or index is NULL");
+  return guard([&] {
+    const auto i = r->impl->manifest().find(name);
+    if (!i) {
+      g_last_error = std::string("no object \"") + name + "\"";
+      return ZT_ERR_NOT_FOUND;
+    }
+    *index = *i;
+    return ZT_OK;
+  });
+}
+
+const char* zt_object_format(const zt_reader* r, size_t i) {
+  const zt::Object* o = object_at(r, i);
+  return o ? o->format.c_str() : nullptr;
+}
+
+const uint64_t* zt_object_shape(const zt_reader* r, size_t i, size_t* ndim) {
+  const zt::Object* o = object_at(r, i);
+  if (ndim) *ndim = o ? o->shape.size() : 0;
+  return o ? o->shape.data() : nullptr;
+}
+
+size_t zt_component_count(const zt_reader* r, size_t object) {
+  const zt::Object* o = object_at(r, object);
+  return o ? o->components.size() : 0;
+}
+
+const char* zt_component_role(const zt_reader* r, size_t object, size_t k) {
+  const zt::Object* o = object_at(r, object);
+  return o && k < o->components.size() ? o->components[k].role.c_str() : nullptr;
+}
+
+const char* zt_component_dtype(const zt_reader* r, size_t object, const char* role) {
+  const zt::Component* c = component_of(r, object, role);
+  return c ? zt::dtype_name(c->dtype).data() : nullptr;
+}
+
+const char* zt_component_type(const zt_reader* r, size_t object, const char* role) {
+  const zt::Component* c = component_of(r, object, role);
+  return c && c->type ? c->type->c_str() : nullptr;
+}
+
+const char* zt_component_encoding(const zt_reader* r, size_t object, const char* role) {
+  const zt::Component* c = component_of(r, object, role);
+  if (!c) return nullptr;
+  return c->encoding_text ? c->encoding_text->c_str() : "raw";
+}
+
+zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char* role, uint64_t* nbytes) {
+  if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");
+  size_t k = 0;
+  if (const zt_status s = locate(r, object, role, &k)) return s;
+  *nbytes = r->impl->manifest().objects[object].components[k].length;
+  return ZT_OK;
+}
+
+zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role, uint64_t* nbytes) {
+  if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");
+  size_t k = 0;
+  if (const zt_status s = locate(r, object, role, &k)) return s;
+  const auto n = r->impl->known_decoded_size(object, k);
+  if (!n) return fail(ZT_ERR_UNSUPPORTED, "the decoded size is not known without decoding");
+  *nbytes = *n;
+  return ZT_OK;
+}
+
+zt_status zt_component_map(const zt_reader* r, size_t object, const char* role, const void** data,
+                           uint64_t* nbytes) {
+  if (!data || !nbytes) return fail(ZT_ERR_ARGUMENT, "data or nbytes is NULL");
+  return guard([&] {
+    size_t k = 0;
+    if (const zt_status s = locate(r, object, role, &k)) return s;
+    auto m = r->impl->map(object, k);
+    if (!m) return set_error(m.error());
+    *data = m->data();
+    *nbytes = m->size();
+    return ZT_OK;
+  });
+}
+
+zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst, uint64_t capacity,
+                            uint64_t* written) {
+  if (!dst && capacity > 0) return fail(ZT_ERR_ARGUMENT, "dst is NULL");
+  if (!written) return fail(ZT_ERR_ARGUMENT, "written is NULL");
+  return guard([&] {
+    size_t k = 0;
+    if (const zt_status s = locate(r, object, role, &k)) return s;
+    if (!dst) {
+      const auto n = r->impl->known_decoded_size(object, k);
+      if (!n || *n > 0) return fail(ZT_ERR_ARGUMENT, "dst is NULL");
+    }
+    static uint8_t empty;
+    auto n = r->impl->read(object, k, std::span<uint8_t>(dst ? static_cast<uint8_t*>(dst) : &empty, capacity));
+    if (!n) return set_error(n.error());
+    *written = *n;
+    return ZT_OK;
+  });
+}
+
+zt_status zt_verify(const zt_reader* r, uint64_t* checked, uint64_t* unchecked) {
+  if (!r) return fail(ZT_ERR_ARGUMENT, "reader is NULL");
+  return guard([&] {
+    auto v = r->impl->verify();
+    if (!v) return set_error(v.error());
+    if (checked) *checked = v->checked;
+    if (unchecked) *unchecked = v->unchecked;
+    return ZT_OK;
+  });
+}
+
+static zt_status advise(const zt_reader* r, size_t object, const char* role, int advice) {
+  const zt::Component* c = component_of(r, object, role);
+  if (!c) return r && role ? ZT_ERR_NOT_FOUND : ZT_ERR_ARGUMENT;
+  r->impl->source().advise(c->offset, c->length, advice);
+  return ZT_OK;
+}
+
+zt_status zt_prefetch(const zt_reader* r, size_t object, const char* role) {
+  return advise(r, object, role, MADV_WILLNEED);
+}
+zt_status zt_evict(const zt_reader* r, size_t object, const char* role) { return advise(r, object, role, MADV_DONTNEED); }
+
+}  // extern "C"

@@ -1,0 +1,391 @@
+#include <cbor.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cbor_value.h"
+#include "zt_limits.h"
+
+namespace zt::cbor {
+
+uint32_t Document::find(uint32_t map, std::string_view key) const {
+  const Node& m = nodes_[map];
+  if (m.kind != Kind::map) return 0;
+  uint32_t k = first_child(map);
+  for (uint32_t p = 0; p < m.count; ++p) {
+    const uint32_t v = next(k);
+    if (nodes_[k].str == key) return v;
+    k = next(v);
+  }
+  return 0;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* e = p + s.size();
+  while (p < e) {
+    const unsigned c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    unsigned need = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) {
+      need = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      need = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      need = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (static_cast<size_t>(e - p) <= need) return false;
+    for (unsigned i = 1; i <= need; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    static constexpr uint32_t kMin[4] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[need] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    p += need + 1;
+  }
+  return true;
+}
+
+// Builds a Document from libcbor's streaming callbacks, one head at a time.
+class Builder {
+ public:
+  explicit Builder(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+
+  Result<Document> run();
+
+ private:
+  struct Frame {
+    uint32_t node;
+    uint64_t remaining;  // items still expected (definite containers)
+    bool indefinite;
+    bool is_map;
+  };
+
+  static Builder& self(void* ctx) { return *static_cast<Builder*>(ctx); }
+  static const cbor_callbacks& callbacks();
+
+  void fail(Status s, const char* what) {
+    if (error_.status == Status::ok) error_ = make_error(s, "manifest: %s at byte %zu", what, pos_);
+  }
+  bool failed() const { return error_.status != Status::ok; }
+
+  // Adds a leaf or container node as the next item of the current container.
+  Node* add(Kind kind);
+  void close_items();  // pops every finished definite container
+  void leaf(Kind kind, uint64_t u) {
+    if (Node* n = add(kind)) n->u = u;
+    close_items();
+  }
+  void open(Kind kind, uint64_t count, bool indefinite);
+  void text_or_bytes(Kind kind, cbor_data data, size_t len);
+  void string_start(Kind kind);
+  void on_break();
+  bool unassigned_head(uint8_t b, size_t* consumed);
+  Result<void> check_duplicate_keys(uint32_t map);
+
+  std::span<const uint8_t> bytes_;
+  size_t pos_ = 0;
+  Document doc_;
+  std::vector<Frame> stack_;
+  bool root_done_ = false;
+  bool tag_pending_ = false;
+  // Indefinite string being joined: kind and the chunks so far.
+  bool in_string_ = false;
+  Kind string_kind_ = Kind::text;
+  std::string joined_;
+  Error error_;
+};
+
+Node* Builder::add(Kind kind) {
+  if (failed()) return nullptr;
+  if (in_string_) {
+    fail(Status::format, "a chunk of an indefinite-length string is not a definite string");
+    return nullptr;
+  }
+  if (root_done_) {
+    fail(Status::format, "data after the manifest item");
+    return nullptr;
+  }
+  if (doc_.nodes_.size() >= Limits::cbor_items) {
+    fail(Status::limit, "more CBOR items than the limit");
+    return nullptr;
+  }
+  // Keys sit at even item positions of a map (remaining counts down from
+  // 2 * pairs in definite maps and up from 0 in indefinite ones).
+  if (!stack_.empty() && stack_.back().is_map && stack_.back().remaining % 2 == 0 &&
+      kind != Kind::text) {
+    error_ = make_error(Status::invalid, "manifest: a map key at byte %zu is not a text string", pos_);
+    return nullptr;
+  }
+  tag_pending_ = false;
+  doc_.nodes_.push_back(Node{});
+  Node& n = doc_.nodes_.back();
+  n.kind = kind;
+  n.end = static_cast<uint32_t>(doc_.nodes_.size());
+  return &n;
+}
+
+void Builder::close_items() {
+  if (failed()) return;
+  if (stack_.empty()) {
+    root_done_ = true;
+    return;
+  }
+  // One more item finished in the top container.
+  for (;;) {
+    Frame& f = stack_.back();
+    if (f.indefinite) {
+      ++f.remaining;  // counts items seen, so keys sit at even positions
+      return;
+    }
+    if (--f.remaining > 0) return;
+    const uint32_t idx = f.node;
+    doc_.nodes_[idx].end = static_cast<uint32_t>(doc_.nodes_.size());
+    const bool is_map = f.is_map;
+    stack_.pop_back();
+    if (is_map) {
+      auto r = check_duplicate_keys(idx);
+      if (!r) {
+        error_ = std::move(r).error();
+        return;
+      }
+    }
+    if (stack_.empty()) {
+      root_done_ = true;
+      return;
+    }
+  }
+}
+
+void Builder::open(Kind kind, uint64_t count, bool indefinite) {
+  const bool is_map = kind == Kind::map;
+  if (!indefinite) {
+    // Every item takes at least one byte: refuse counts the input cannot hold
+    // before anything is sized by them.
+    const uint64_t left = bytes_.size() - pos_;
+    const uint64_t items = is_map ? count * 2 : count;
+    if (count > left || items > left || count > UINT32_MAX) {
+      fail(Status::format, "container claims more items than the manifest holds");
+      return;
+    }
+  }
+  if (stack_.size() + 1 > Limits::cbor_depth) {
+    fail(Status::limit, "CBOR nesting deeper than the limit");
+    return;
+  }
+  Node* n = add(kind);
+  if (!n) return;
+  n->count = static_cast<uint32_t>(count);
+  const uint32_t idx = static_cast<uint32_t>(doc_.nodes_.size() - 1);
+  if (!indefinite && count == 0) {
+    close_items();
+    return;
+  }
+  stack_.push_back(Frame{idx, indefinite ? 0 : (is_map ? count * 2 : count), indefinite, is_map});
+}
+
+void Builder::text_or_bytes(Kind kind, cbor_data data, size_t len) {
+  if (failed()) return;
+  std::string_view sv(reinterpret_cast<const char*>(data), len);
+  if (in_string_) {
+    if (kind != string_kind_) {
+      fail(Status::format, "a chunk of an indefinite-length string has another major type");
+      return;
+    }
+    joined_.append(sv);
+    return;
+  }
+  if (kind == Kind::text && !is_valid_utf8(sv)) {
+    fail(Status::format, "a text string is not valid UTF-8");
+    return;
+  }
+  if (Node* n = add(kind)) n->str = sv;
+  close_items();
+}
+
+void Builder::string_start(Kind kind) {
+  if (failed()) return;
+  if (in_string_) {
+    fail(Status::format, "an indefinite-length string nested in another");
+    return;
+  }
+  in_string_ = true;
+  string_kind_ = kind;
+  joined_.clear();
+}
+
+void Builder::on_break() {
+  if (failed()) return;
+  if (tag_pending_) {
+    fail(Status::format, "a tag without an item");
+    return;
+  }
+  if (in_string_) {
+    in_string_ = false;
+    if (string_kind_ == Kind::text && !is_valid_utf8(joined_)) {
+      fail(Status::format, "a text string is not valid UTF-8");
+      return;
+    }
+    doc_.owned_.push_back(std::move(joined_));
+    joined_ = std::string();
+    if (Node* n = add(string_kind_)) n->str = doc_.owned_.back();
+    close_items();
+    return;
+  }
+  if (stack_.empty() || !stack_.back().indefinite) {
+    fail(Status::format, "unexpected break byte");
+    return;
+  }
+  Frame f = stack_.back();
+  if (f.is_map && f.remaining % 2 != 0) {
+    fail(Status::format, "a map key without a value");
+    return;
+  }
+  stack_.pop_back();
+  Node& n = doc_.nodes_[f.node];
+  n.count = static_cast<uint32_t>(f.is_map ? f.remaining / 2 : f.remaining);
+  n.end = static_cast<uint32_t>(doc_.nodes_.size());
+  if (f.is_map) {
+    auto r = check_duplicate_keys(f.node);
+    if (!r) {
+      error_ = std::move(r).error();
+      return;
+    }
+  }
+  close_items();
+}
+
+Result<void> Builder::check_duplicate_keys(uint32_t map) {
+  const Node& m = doc_.nodes_[map];
+  if (m.count < 2) return {};
+  std::vector<std::string_view> keys;
+  keys.reserve(m.count);
+  uint32_t k = Document::first_child(map);
+  for (uint32_t p = 0; p < m.count; ++p) {
+    keys.push_back(doc_.nodes_[k].str);
+    k = doc_.next(doc_.next(k));
+  }
+  std::sort(keys.begin(), keys.end());
+  const auto dup = std::adjacent_find(keys.begin(), keys.end());
+  if (dup != keys.end()) {
+    const std::string shown(dup->substr(0, 200));
+    return make_error(Status::format, "manifest: duplicate map key \"%s\"", shown.c_str());
+  }
+  return {};
+}
+
+// libcbor 0.8 refuses some well-formed heads (tags 6..20 and simple values
+// other than false/true/null/undefined); RFC 8949 allows them. They are
+// single heads without content, decoded here and passed on as a tag (ignored)
+// or a simple value.
+bool Builder::unassigned_head(uint8_t b, size_t* consumed) {
+  if (b >= 0xC6 && b <= 0xD4) {
+    if (!root_done_) tag_pending_ = true;
+    *consumed = 1;
+    return true;
+  }
+  if (b >= 0xE0 && b <= 0xF3) {
+    leaf(Kind::simple, b - 0xE0u);
+    *consumed = 1;
+    return true;
+  }
+  if (b == 0xF8) {
+    if (pos_ + 1 >= bytes_.size()) return false;
+    const uint8_t v = bytes_[pos_ + 1];
+    if (v < 32) {
+      fail(Status::format, "a simple value below 32 in two bytes");
+    } else {
+      leaf(Kind::simple, v);
+    }
+    *consumed = 2;
+    return true;
+  }
+  return false;
+}
+
+const cbor_callbacks& Builder::callbacks() {
+  static const cbor_callbacks cb = [] {
+    cbor_callbacks c{};
+    c.uint8 = [](void* x, uint8_t v) { self(x).leaf(Kind::uint, v); };
+    c.uint16 = [](void* x, uint16_t v) { self(x).leaf(Kind::uint, v); };
+    c.uint32 = [](void* x, uint32_t v) { self(x).leaf(Kind::uint, v); };
+    c.uint64 = [](void* x, uint64_t v) { self(x).leaf(Kind::uint, v); };
+    c.negint8 = [](void* x, uint8_t v) { self(x).leaf(Kind::negint, v); };
+    c.negint16 = [](void* x, uint16_t v) { self(x).leaf(Kind::negint, v); };
+    c.negint32 = [](void* x, uint32_t v) { self(x).leaf(Kind::negint, v); };
+    c.negint64 = [](void* x, uint64_t v) { self(x).leaf(Kind::negint, v); };
+    c.byte_string = [](void* x, cbor_data d, size_t n) { self(x).text_or_bytes(Kind::bytes, d, n); };
+    c.byte_string_start = [](void* x) { self(x).string_start(Kind::bytes); };
+    c.string = [](void* x, cbor_data d, size_t n) { self(x).text_or_bytes(Kind::text, d, n); };
+    c.string_start = [](void* x) { self(x).string_start(Kind::text); };
+    c.array_start = [](void* x, size_t n) { self(x).open(Kind::array, n, false); };
+    c.indef_array_start = [](void* x) { self(x).open(Kind::array, 0, true); };
+    c.map_start = [](void* x, size_t n) { self(x).open(Kind::map, n, false); };
+    c.indef_map_start = [](void* x) { self(x).open(Kind::map, 0, true); };
+    c.tag = [](void* x, uint64_t) {
+      Builder& b = self(x);
+      if (b.in_string_) b.fail(Status::format, "a tag inside an indefinite-length string");
+      if (b.root_done_) b.fail(Status::format, "data after the manifest item");
+      b.tag_pending_ = true;
+    };
+    c.float2 = [](void* x, float v) {
+      if (Node* n = self(x).add(Kind::float_)) n->f = v;
+      self(x).close_items();
+    };
+    c.float4 = c.float2;
+    c.float8 = [](void* x, double v) {
+      if (Node* n = self(x).add(Kind::float_)) n->f = v;
+      self(x).close_items();
+    };
+    c.undefined = [](void* x) { self(x).leaf(Kind::undefined, 0); };
+    c.null = [](void* x) { self(x).leaf(Kind::null, 0); };
+    c.boolean = [](void* x, bool v) {
+      if (Node* n = self(x).add(Kind::boolean)) n->flag = v;
+      self(x).close_items();
+    };
+    c.indef_break = [](void* x) { self(x).on_break(); };
+    return c;
+  }();
+  return cb;
+}
+
+Result<Document> Builder::run() {
+  ZT_FAIL_IF(bytes_.empty(), format, "manifest: empty CBOR input");
+  // A rough first reservation: most manifest items take 4 or more bytes.
+  doc_.nodes_.reserve(std::min<size_t>(bytes_.size() / 4 + 1, 1u << 20));
+  while (pos_ < bytes_.size() && !failed()) {
+    if (root_done_) {
+      return make_error(Status::format, "manifest: %zu trailing bytes after the CBOR item",
+                        bytes_.size() - pos_);
+    }
+    size_t consumed = 0;
+    if (unassigned_head(bytes_[pos_], &consumed)) {
+      pos_ += consumed;
+      continue;
+    }
+    const cbor_decoder_result r =
+        cbor_stream_decode(bytes_.data() + pos_, bytes_.size() - pos_, &callbacks(), this);
+    if (r.status == CBOR_DECODER_NEDATA)
+      return make_error(Status::format, "manifest: truncated CBOR at byte %zu", pos_);
+    if (r.status != CBOR_DECODER_FINISHED || r.read == 0)
+      return make_error(Status::format, "manifest: malformed CBOR at byte %zu (head 0x%02x)", pos_,
+                        bytes_[pos_]);
+    pos_ += r.read;
+  }
+  if (failed()) return std::move(error_);
+  ZT_FAIL_IF(!root_done_, format, "manifest: truncated CBOR (unterminated item)");
+  return std::move(doc_);
+}
+
+Result<Document> decode(std::span<const uint8_t> bytes) { return Builder(bytes).run(); }
+
+}  // namespace zt::cbor

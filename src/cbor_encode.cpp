@@ -1,0 +1,141 @@
+#include "cbor_encode.h"
+
+#include <cbor.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace zt {
+
+template <typename F>
+void CborWriter::head(F&& encode) {
+  unsigned char buf[16];
+  const size_t n = encode(buf, sizeof buf);
+  out_.insert(out_.end(), buf, buf + n);
+}
+
+void CborWriter::map(size_t pairs) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_map_start(pairs, b, n); });
+}
+void CborWriter::array(size_t items) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_array_start(items, b, n); });
+}
+void CborWriter::text(std::string_view s) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_string_start(s.size(), b, n); });
+  out_.insert(out_.end(), s.begin(), s.end());
+}
+void CborWriter::bytes(std::string_view s) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_bytestring_start(s.size(), b, n); });
+  out_.insert(out_.end(), s.begin(), s.end());
+}
+void CborWriter::uint(uint64_t v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_uint(v, b, n); });
+}
+void CborWriter::integer(int64_t v) {
+  if (v >= 0) return uint(static_cast<uint64_t>(v));
+  // CBOR stores -1 - n.
+  const uint64_t n = static_cast<uint64_t>(-(v + 1));
+  head([&](unsigned char* b, size_t len) { return cbor_encode_negint(n, b, len); });
+}
+void CborWriter::f64(double v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_double(v, b, n); });
+}
+void CborWriter::boolean(bool v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_bool(v, b, n); });
+}
+void CborWriter::null() {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_null(b, n); });
+}
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+' || c == '-') return 62;
+  if (c == '/' || c == '_') return 63;
+  return -1;
+}
+
+// Standard or URL-safe alphabet, padding optional.
+std::optional<std::string> base64_decode(std::string_view s) {
+  while (!s.empty() && s.back() == '=') s.remove_suffix(1);
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (const char c : s) {
+    const int v = base64_value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+bool is_bytes_object(const OJson& j) {
+  return j.is_object() && j.size() == 1 && j.begin().key() == "$bytes" && j.begin().value().is_string();
+}
+
+Result<void> encode(const OJson& j, CborWriter& w) {
+  switch (j.type()) {
+    case OJson::value_t::null:
+      w.null();
+      return {};
+    case OJson::value_t::boolean:
+      w.boolean(j.get<bool>());
+      return {};
+    case OJson::value_t::number_unsigned:
+      w.uint(j.get<uint64_t>());
+      return {};
+    case OJson::value_t::number_integer:
+      w.integer(j.get<int64_t>());
+      return {};
+    case OJson::value_t::number_float:
+      w.f64(j.get<double>());
+      return {};
+    case OJson::value_t::string:
+      w.text(j.get_ref<const std::string&>());
+      return {};
+    case OJson::value_t::array:
+      w.array(j.size());
+      for (const auto& x : j) ZT_TRY(encode(x, w));
+      return {};
+    case OJson::value_t::object: {
+      if (is_bytes_object(j)) {
+        const auto b = base64_decode(j.begin().value().get_ref<const std::string&>());
+        ZT_FAIL_IF(!b, argument, "attributes: \"$bytes\" is not base64");
+        w.bytes(*b);
+        return {};
+      }
+      w.map(j.size());
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        w.text(it.key());
+        ZT_TRY(encode(it.value(), w));
+      }
+      return {};
+    }
+    default:
+      return make_error(Status::argument, "attributes: a JSON value of an unsupported kind");
+  }
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json) {
+  OJson j = OJson::parse(json.begin(), json.end(), nullptr, false);
+  ZT_FAIL_IF(j.is_discarded(), argument, "attributes: not valid JSON text");
+  ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument, "attributes: the JSON text is not an object");
+  CborWriter w;
+  ZT_TRY(encode(j, w));
+  return w.take();
+}
+
+}  // namespace zt

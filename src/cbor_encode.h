@@ -1,0 +1,42 @@
+// Deterministic CBOR output for manifests (libcbor's head encoders), and
+// JSON attribute text as CBOR.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "error.h"
+
+namespace zt {
+
+class CborWriter {
+ public:
+  void map(size_t pairs);
+  void array(size_t items);
+  void text(std::string_view s);
+  void bytes(std::string_view s);
+  void uint(uint64_t v);
+  void integer(int64_t v);
+  void f64(double v);
+  void boolean(bool v);
+  void null();
+  // Appends bytes that already are one encoded CBOR item.
+  void raw(std::span<const uint8_t> item) { out_.insert(out_.end(), item.begin(), item.end()); }
+
+  const std::vector<uint8_t>& bytes() const { return out_; }
+  std::vector<uint8_t> take() { return std::move(out_); }
+
+ private:
+  template <typename F>
+  void head(F&& encode);
+  std::vector<uint8_t> out_;
+};
+
+// Parses JSON text that must be an object and encodes it as a CBOR map:
+// integers stay integers, floats are doubles, {"$bytes": "<base64>"} is a
+// byte string. Status::argument on bad JSON or a non-object.
+Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json);
+
+}  // namespace zt

@@ -1,0 +1,28 @@
+// Manifest and attribute values as JSON text (nlohmann-json), and JSON
+// attribute text as values for the writer.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cbor_value.h"
+#include "error.h"
+#include "manifest.h"
+
+namespace zt {
+
+using Json = nlohmann::ordered_json;
+
+// A CBOR value as JSON: byte strings become {"$bytes": "<base64>"}, tags are
+// dropped, undefined and other simple values become null, as do NaN and
+// infinities (JSON has none).
+Json cbor_to_json(const cbor::Document& doc, uint32_t node);
+Json attributes_to_json(const cbor::Document& doc, const Attributes& a);
+
+// The manifest in the 1.2.0 vocabulary, whatever generation the file is.
+std::string manifest_to_json(const Manifest& m);
+
+std::string base64_encode(std::string_view bytes);
+std::string dump_json(const Json& j);
+
+}  // namespace zt

@@ -1,0 +1,522 @@
+#include "manifest.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "zt_limits.h"
+
+namespace zt {
+
+using cbor::Document;
+using cbor::Kind;
+
+const Component* Object::find(std::string_view role) const {
+  for (const auto& c : components)
+    if (c.role == role) return &c;
+  return nullptr;
+}
+
+std::optional<size_t> Manifest::find(std::string_view name) const {
+  const auto it = by_name.find(name);
+  if (it == by_name.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<uint64_t> shape_product(std::span<const uint64_t> shape) {
+  for (const uint64_t d : shape)
+    if (d == 0) return 0;
+  uint64_t n = 1;
+  for (const uint64_t d : shape) {
+    const auto m = checked_mul(n, d);
+    if (!m) return std::nullopt;
+    n = *m;
+  }
+  return n;
+}
+
+namespace {
+
+bool is_hex(std::string_view s) {
+  if (s.empty()) return false;
+  for (const char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  return true;
+}
+
+bool is_algorithm_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '+' && c != '-'))) return false;
+  }
+  return true;
+}
+
+size_t known_hex_length(std::string_view algo) {
+  if (algo == "sha256") return 64;
+  if (algo == "xxh3") return 16;
+  if (algo == "crc32c") return 8;
+  return 0;
+}
+
+// "crc32c:0x1A2B3C4D" -> "crc32c:1a2b3c4d" (0.1.0 and 1.0.x checksums).
+std::string normalize_legacy_checksum(std::string_view cs) {
+  const size_t colon = cs.find(':');
+  if (colon == std::string_view::npos) return std::string(cs);
+  const std::string_view algo = cs.substr(0, colon);
+  std::string_view hex = cs.substr(colon + 1);
+  if (hex.size() > 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+  if (!is_algorithm_name(algo) || !is_hex(hex)) return std::string(cs);
+  std::string out(algo);
+  out += ':';
+  if (algo == "crc32c" && hex.size() < 8) out.append(8 - hex.size(), '0');
+  for (const char c : hex) out += static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+struct Version {
+  uint64_t major = 0, minor = 0, patch = 0;
+};
+
+// "1.2.0", "1.2.0-rc1"; with patch_optional also "1.0".
+std::optional<Version> parse_version(std::string_view s, bool patch_optional) {
+  Version v;
+  uint64_t* parts[3] = {&v.major, &v.minor, &v.patch};
+  const char* p = s.data();
+  const char* e = s.data() + s.size();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      if (p == e || *p != '.') {
+        if (i == 2 && patch_optional) break;
+        return std::nullopt;
+      }
+      ++p;
+    }
+    const auto [q, ec] = std::from_chars(p, e, *parts[i]);
+    if (ec != std::errc() || q == p) return std::nullopt;
+    p = q;
+  }
+  if (p != e && *p != '-' && *p != '+') return std::nullopt;
+  return v;
+}
+
+class Parser {
+ public:
+  Parser(Generation gen, Document doc) { m_.generation = gen, m_.doc = std::move(doc); }
+  Result<Manifest> run();
+
+ private:
+  const cbor::Node& node(uint32_t i) const { return m_.doc.node(i); }
+  bool is_text(uint32_t i) const { return i && node(i).kind == Kind::text; }
+  bool is_uint(uint32_t i) const { return i && node(i).kind == Kind::uint; }
+  bool is_map(uint32_t i) const { return i && node(i).kind == Kind::map; }
+  bool is_null_or_absent(uint32_t i) const { return !i || node(i).kind == Kind::null; }
+  uint32_t get(uint32_t map, std::string_view key) const { return m_.doc.find(map, key); }
+
+  template <typename F>
+  Result<void> for_each_entry(uint32_t map, F&& f) const {
+    const uint32_t n = node(map).count;
+    uint32_t k = Document::first_child(map);
+    for (uint32_t p = 0; p < n; ++p) {
+      const uint32_t v = m_.doc.next(k);
+      ZT_TRY(f(node(k).str, v));
+      k = m_.doc.next(v);
+    }
+    return {};
+  }
+
+  Attributes attributes_of(uint32_t map) const;
+  Result<void> parse_v1();
+  Result<void> parse_v100();
+  Result<void> parse_v010();
+  Result<std::vector<uint64_t>> parse_shape(const std::string& what, uint32_t shape) const;
+  Result<void> parse_object_v1(std::string_view name, uint32_t od);
+  Result<Component> parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd);
+  Result<void> parse_tensor_v100(std::string_view name, uint32_t td);
+  Result<void> parse_entry_v010(size_t i, uint32_t e);
+  Result<void> set_encoding(Component& c, const std::string& where, uint32_t enc);
+  Result<void> add_object(Object o, std::string_view key);
+  Result<void> check_name(std::string_view what, std::string_view name) const;
+
+  Manifest m_;
+};
+
+Attributes Parser::attributes_of(uint32_t map) const {
+  Attributes a;
+  a.present = true;
+  (void)for_each_entry(map, [&](std::string_view k, uint32_t v) -> Result<void> {
+    a.entries.push_back(Attribute{k, v});
+    return {};
+  });
+  return a;
+}
+
+Result<void> Parser::check_name(std::string_view what, std::string_view name) const {
+  ZT_FAIL_IF(name.size() > Limits::name_bytes, limit, "%.*s name of %zu bytes exceeds the limit of %llu",
+             static_cast<int>(what.size()), what.data(), name.size(),
+             static_cast<unsigned long long>(Limits::name_bytes));
+  ZT_FAIL_IF(name.find('\0') != std::string_view::npos, invalid, "%.*s name \"%s\" contains a NUL byte",
+             static_cast<int>(what.size()), what.data(), std::string(name.substr(0, 100)).c_str());
+  return {};
+}
+
+// `key` views the name in the CBOR document, which outlives the index.
+Result<void> Parser::add_object(Object o, std::string_view key) {
+  ZT_FAIL_IF(m_.objects.size() >= Limits::objects, limit, "more than %llu objects",
+             static_cast<unsigned long long>(Limits::objects));
+  const bool inserted = m_.by_name.emplace(key, m_.objects.size()).second;
+  ZT_FAIL_IF(!inserted, invalid, "duplicate object name \"%s\"", o.name.c_str());
+  m_.objects.push_back(std::move(o));
+  return {};
+}
+
+Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint32_t shape) const {
+  ZT_FAIL_IF(!shape, invalid, "%s has no \"shape\"", what.c_str());
+  ZT_FAIL_IF(node(shape).kind != Kind::array, invalid, "%s: \"shape\" is not an array", what.c_str());
+  const uint32_t n = node(shape).count;
+  ZT_FAIL_IF(n > Limits::rank, limit, "%s: shape has %u dimensions, more than the limit %u",
+             what.c_str(), n, Limits::rank);
+  std::vector<uint64_t> out;
+  out.reserve(n);
+  uint32_t i = Document::first_child(shape);
+  for (uint32_t k = 0; k < n; ++k, i = m_.doc.next(i)) {
+    ZT_FAIL_IF(!is_uint(i), invalid, "%s: shape element %u is not an unsigned integer", what.c_str(), k);
+    out.push_back(node(i).u);
+  }
+  return out;
+}
+
+Result<void> Parser::set_encoding(Component& c, const std::string& where, uint32_t enc) {
+  if (is_null_or_absent(enc)) return {};
+  ZT_FAIL_IF(!is_text(enc), invalid, "%s: \"encoding\" is not a string", where.c_str());
+  c.encoding_text = std::string(node(enc).str);
+  c.encoding = *c.encoding_text == "raw"    ? Encoding::raw
+               : *c.encoding_text == "zstd" ? Encoding::zstd
+                                            : Encoding::unknown;
+  return {};
+}
+
+std::string where_of(std::string_view obj, std::string_view role) {
+  std::string w = "object \"";
+  w += obj;
+  w += "\": component \"";
+  w += role;
+  w += '"';
+  return w;
+}
+
+Result<Component> Parser::parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd) {
+  const std::string w = where_of(obj, role);
+  ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
+  Component c;
+  c.role = std::string(role);
+  for (const char* key : {"dtype", "offset", "length"})
+    ZT_FAIL_IF(!get(cd, key), invalid, "%s: required field \"%s\" is missing", w.c_str(), key);
+  const uint32_t off = get(cd, "offset"), len = get(cd, "length"), dt = get(cd, "dtype");
+  ZT_FAIL_IF(!is_uint(off), invalid, "%s: \"offset\" is not an unsigned integer", w.c_str());
+  ZT_FAIL_IF(!is_uint(len), invalid, "%s: \"length\" is not an unsigned integer", w.c_str());
+  ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is not a string", w.c_str());
+  c.offset = node(off).u;
+  c.length = node(len).u;
+  const std::string_view dts = node(dt).str;
+  const auto upgraded = m_.v11 ? v11_dtype_upgrade(dts) : std::nullopt;
+  if (upgraded) {
+    c.dtype = upgraded->storage;
+    c.type = std::string(upgraded->type);
+  } else {
+    const auto d = dtype_from_name(dts);
+    ZT_FAIL_IF(!d, unsupported, "%s: unknown dtype \"%s\"", w.c_str(), std::string(dts).c_str());
+    c.dtype = *d;
+  }
+  const uint32_t ty = get(cd, "type");
+  if (!c.type && !is_null_or_absent(ty)) {
+    ZT_FAIL_IF(!is_text(ty), invalid, "%s: \"type\" is not a string", w.c_str());
+    c.type = std::string(node(ty).str);
+  }
+  if (c.type) {
+    c.known_type = find_logical_type(*c.type);
+    ZT_FAIL_IF(c.known_type && c.known_type->storage != c.dtype, invalid,
+               "%s: type \"%s\" needs dtype \"%s\", not \"%s\"", w.c_str(), c.type->c_str(),
+               std::string(dtype_name(c.known_type->storage)).c_str(),
+               std::string(dtype_name(c.dtype)).c_str());
+  }
+  ZT_TRY(set_encoding(c, w, get(cd, "encoding")));
+  const uint32_t ucl = get(cd, "uncompressed_length");
+  if (!is_null_or_absent(ucl)) {
+    ZT_FAIL_IF(!is_uint(ucl), invalid, "%s: \"uncompressed_length\" is not an unsigned integer",
+               w.c_str());
+    c.uncompressed_length = node(ucl).u;
+  }
+  ZT_FAIL_IF(c.encoding == Encoding::zstd && !c.uncompressed_length && !m_.v11, invalid,
+             "%s: encoding \"zstd\" requires \"uncompressed_length\"", w.c_str());
+  const uint32_t dg = get(cd, "digest");
+  if (!is_null_or_absent(dg)) {
+    ZT_FAIL_IF(!is_text(dg), invalid, "%s: \"digest\" is not a string", w.c_str());
+    c.digest = std::string(node(dg).str);
+    const auto problem = digest_text_problem(*c.digest);
+    ZT_FAIL_IF(problem, invalid, "%s: %s", w.c_str(), problem->c_str());
+  }
+  return c;
+}
+
+Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
+  ZT_TRY(check_name("object", name));
+  Object o;
+  o.name = std::string(name);
+  const std::string what = "object \"" + o.name + "\"";
+  ZT_FAIL_IF(!is_map(od), invalid, "%s is not a map", what.c_str());
+  auto shape = parse_shape(what, get(od, "shape"));
+  ZT_TRY(shape);
+  o.shape = std::move(*shape);
+  const uint32_t fmt = get(od, "format");
+  ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
+  o.format = std::string(node(fmt).str);
+  const uint32_t at = get(od, "attributes");
+  if (at) {
+    ZT_FAIL_IF(!is_map(at), invalid, "%s: \"attributes\" is not a map", what.c_str());
+    o.attributes = attributes_of(at);
+  }
+  const uint32_t comps = get(od, "components");
+  ZT_FAIL_IF(!is_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
+  ZT_FAIL_IF(node(comps).count > Limits::components, limit,
+             "%s has %u components, more than the limit %llu", what.c_str(), node(comps).count,
+             static_cast<unsigned long long>(Limits::components));
+  o.components.reserve(node(comps).count);
+  ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
+    ZT_TRY(check_name("component", role));
+    auto c = parse_component_v1(o.name, role, cd);
+    ZT_TRY(c);
+    o.components.push_back(std::move(*c));
+    return {};
+  }));
+  return add_object(std::move(o), name);
+}
+
+Result<void> Parser::parse_v1() {
+  const uint32_t root = 0;
+  ZT_FAIL_IF(node(root).kind != Kind::map, invalid, "manifest is not a CBOR map");
+  const uint32_t ver = get(root, "version");
+  ZT_FAIL_IF(!ver, invalid, "manifest has no \"version\"");
+  ZT_FAIL_IF(!is_text(ver), invalid, "manifest \"version\" is not a text string");
+  m_.version = std::string(node(ver).str);
+  const auto v = parse_version(m_.version, false);
+  ZT_FAIL_IF(!v, invalid, "cannot parse version \"%s\"", m_.version.c_str());
+  ZT_FAIL_IF(v->major != 1, unsupported, "unsupported major version in \"%s\" (this reader reads 1.x)",
+             m_.version.c_str());
+  m_.v11 = v->minor < 2;
+  const uint32_t objs = get(root, "objects");
+  ZT_FAIL_IF(!objs, invalid, "manifest has no \"objects\"");
+  ZT_FAIL_IF(!is_map(objs), invalid, "manifest \"objects\" is not a map");
+  const uint32_t at = get(root, "attributes");
+  if (at) {
+    ZT_FAIL_IF(!is_map(at), invalid, "file \"attributes\" is not a map");
+    m_.attributes = attributes_of(at);
+  }
+  ZT_FAIL_IF(node(objs).count > Limits::objects, limit, "%u objects, more than the limit %llu",
+             node(objs).count, static_cast<unsigned long long>(Limits::objects));
+  m_.objects.reserve(node(objs).count);
+  m_.by_name.reserve(node(objs).count);
+  return for_each_entry(objs, [&](std::string_view name, uint32_t od) { return parse_object_v1(name, od); });
+}
+
+// 1.0.x: {version: "1.0", generator, attributes, tensors: {name: {dtype, shape,
+// format, components: {role: {offset, length, encoding?, digest?}}}}}.
+Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
+  ZT_TRY(check_name("tensor", name));
+  Object o;
+  o.name = std::string(name);
+  const std::string what = "tensor \"" + o.name + "\"";
+  ZT_FAIL_IF(!is_map(td), invalid, "%s is not a map", what.c_str());
+  auto shape = parse_shape(what, get(td, "shape"));
+  ZT_TRY(shape);
+  o.shape = std::move(*shape);
+  const uint32_t fmt = get(td, "format");
+  ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
+  o.format = std::string(node(fmt).str);
+  const uint32_t dt = get(td, "dtype");
+  ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is missing or not a string", what.c_str());
+  const auto dtype = dtype_from_legacy_name(node(dt).str);
+  ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", what.c_str(),
+             std::string(node(dt).str).c_str());
+  const uint32_t comps = get(td, "components");
+  ZT_FAIL_IF(!is_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
+  ZT_FAIL_IF(node(comps).count > Limits::components, limit, "%s has too many components", what.c_str());
+  ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
+    ZT_TRY(check_name("component", role));
+    const std::string w = where_of(o.name, role);
+    ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
+    Component c;
+    c.role = std::string(role);
+    for (const char* key : {"offset", "length"})
+      ZT_FAIL_IF(!is_uint(get(cd, key)), invalid, "%s: \"%s\" is missing or not an unsigned integer",
+                 w.c_str(), key);
+    c.offset = node(get(cd, "offset")).u;
+    c.length = node(get(cd, "length")).u;
+    const bool index_role = (o.format == "sparse_csr" && (role == "indices" || role == "indptr")) ||
+                            (o.format == "sparse_coo" && role == "coords");
+    c.dtype = index_role ? DType::u64 : *dtype;
+    ZT_TRY(set_encoding(c, w, get(cd, "encoding")));
+    const uint32_t dg = get(cd, "digest");
+    if (!is_null_or_absent(dg)) {
+      ZT_FAIL_IF(!is_text(dg), invalid, "%s: \"digest\" is not a string", w.c_str());
+      c.digest = normalize_legacy_checksum(node(dg).str);
+      const auto problem = digest_text_problem(*c.digest);
+      ZT_FAIL_IF(problem, invalid, "%s: %s", w.c_str(), problem->c_str());
+    }
+    // 1.0.x has no uncompressed_length: shown as the size the shape implies.
+    if (c.encoding == Encoding::zstd && o.format == "dense") {
+      const auto n = shape_product(o.shape);
+      const auto bytes = n ? checked_mul(*n, c.width()) : std::nullopt;
+      if (bytes) c.uncompressed_length = *bytes;
+    }
+    o.components.push_back(std::move(c));
+    return {};
+  }));
+  return add_object(std::move(o), name);
+}
+
+Result<void> Parser::parse_v100() {
+  const uint32_t root = 0;
+  const uint32_t ver = get(root, "version");
+  ZT_FAIL_IF(!ver, invalid, "1.0.x manifest has no \"version\"");
+  ZT_FAIL_IF(!is_text(ver), invalid, "manifest \"version\" is not a text string");
+  m_.version = std::string(node(ver).str);
+  const auto v = parse_version(m_.version, true);
+  ZT_FAIL_IF(!v, invalid, "cannot parse version \"%s\"", m_.version.c_str());
+  ZT_FAIL_IF(v->major != 1, unsupported, "unsupported major version in \"%s\"", m_.version.c_str());
+  const uint32_t tensors = get(root, "tensors");
+  ZT_FAIL_IF(!is_map(tensors), invalid, "manifest \"tensors\" is not a map");
+  const uint32_t at = get(root, "attributes");
+  if (at) {
+    ZT_FAIL_IF(!is_map(at), invalid, "file \"attributes\" is not a map");
+    m_.attributes = attributes_of(at);
+  }
+  const uint32_t gen = get(root, "generator");
+  if (gen) {
+    ZT_FAIL_IF(!is_text(gen), invalid, "manifest \"generator\" is not a text string");
+    m_.attributes.present = true;
+    bool has = false;
+    for (const auto& a : m_.attributes.entries) has = has || a.key == "generator";
+    if (!has) m_.attributes.entries.push_back(Attribute{"generator", gen});
+  }
+  ZT_FAIL_IF(node(tensors).count > Limits::objects, limit, "too many tensors");
+  m_.objects.reserve(node(tensors).count);
+  return for_each_entry(tensors,
+                        [&](std::string_view name, uint32_t td) { return parse_tensor_v100(name, td); });
+}
+
+// 0.1.0: an array of {name, offset, size, dtype, shape, encoding,
+// data_endianness?, checksum?, custom keys...}.
+Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
+  ZT_FAIL_IF(!is_map(e), invalid, "legacy entry %zu is not a map", i);
+  for (const char* key : {"name", "offset", "size", "dtype", "shape", "encoding"})
+    ZT_FAIL_IF(!get(e, key), invalid, "legacy entry %zu lacks the required field \"%s\"", i, key);
+  const uint32_t nm = get(e, "name");
+  ZT_FAIL_IF(!is_text(nm), invalid, "legacy entry %zu: \"name\" is not a string", i);
+  ZT_TRY(check_name("object", node(nm).str));
+  Object o;
+  o.name = std::string(node(nm).str);
+  o.format = "dense";
+  const std::string what = "object \"" + o.name + "\"";
+  auto shape = parse_shape(what, get(e, "shape"));
+  ZT_TRY(shape);
+  o.shape = std::move(*shape);
+  Component c;
+  c.role = "data";
+  const std::string w = where_of(o.name, "data");
+  ZT_FAIL_IF(!is_uint(get(e, "offset")), invalid, "%s: \"offset\" is not an unsigned integer", w.c_str());
+  ZT_FAIL_IF(!is_uint(get(e, "size")), invalid, "%s: \"size\" is not an unsigned integer", w.c_str());
+  c.offset = node(get(e, "offset")).u;
+  c.length = node(get(e, "size")).u;
+  const uint32_t dt = get(e, "dtype");
+  ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is not a string", w.c_str());
+  const auto dtype = dtype_from_legacy_name(node(dt).str);
+  ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", w.c_str(), std::string(node(dt).str).c_str());
+  c.dtype = *dtype;
+  ZT_FAIL_IF(!is_text(get(e, "encoding")), invalid, "%s: \"encoding\" is not a string", w.c_str());
+  ZT_TRY(set_encoding(c, w, get(e, "encoding")));
+  const uint32_t de = get(e, "data_endianness");
+  if (de) {
+    const bool little = is_text(de) && node(de).str == "little";
+    const bool big = is_text(de) && node(de).str == "big";
+    ZT_FAIL_IF(!little && !big, invalid, "%s: data_endianness is not \"little\" or \"big\"", w.c_str());
+    c.big_endian = big && c.encoding == Encoding::raw;
+  }
+  const uint32_t cs = get(e, "checksum");
+  if (cs) {
+    ZT_FAIL_IF(!is_text(cs), invalid, "%s: \"checksum\" is not a string", w.c_str());
+    c.digest = normalize_legacy_checksum(node(cs).str);
+  }
+  static constexpr std::string_view kKnown[] = {"name",     "offset",          "size",    "dtype",
+                                                "shape",    "encoding",        "checksum",
+                                                "data_endianness"};
+  ZT_TRY(for_each_entry(e, [&](std::string_view k, uint32_t v) -> Result<void> {
+    for (const auto known : kKnown)
+      if (k == known) return {};
+    o.attributes.present = true;
+    o.attributes.entries.push_back(Attribute{k, v});
+    return {};
+  }));
+  o.components.push_back(std::move(c));
+  return add_object(std::move(o), node(nm).str);
+}
+
+Result<void> Parser::parse_v010() {
+  m_.version = "0.1.0";
+  ZT_FAIL_IF(node(0).kind != Kind::array, invalid, "legacy index is not a CBOR array");
+  const uint32_t n = node(0).count;
+  ZT_FAIL_IF(n > Limits::objects, limit, "too many legacy entries");
+  m_.objects.reserve(n);
+  uint32_t e = Document::first_child(0);
+  for (uint32_t i = 0; i < n; ++i, e = m_.doc.next(e)) ZT_TRY(parse_entry_v010(i, e));
+  return {};
+}
+
+Result<Manifest> Parser::run() {
+  switch (m_.generation) {
+    case Generation::v1:
+      ZT_TRY(parse_v1());
+      break;
+    case Generation::v1_0:
+      ZT_TRY(parse_v100());
+      break;
+    case Generation::v0_1:
+      ZT_TRY(parse_v010());
+      break;
+  }
+  return std::move(m_);
+}
+
+}  // namespace
+
+std::optional<std::string> digest_text_problem(std::string_view digest) {
+  const size_t colon = digest.find(':');
+  const std::string shown(digest.substr(0, 120));
+  if (colon == std::string_view::npos)
+    return "malformed digest \"" + shown + "\" (want \"algorithm:hex\")";
+  const std::string_view algo = digest.substr(0, colon);
+  std::string_view hex = digest.substr(colon + 1);
+  // 1.2-era writers emitted crc32c as "crc32c:0x%08X".
+  if (algo == "crc32c" && hex.size() > 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X'))
+    hex.remove_prefix(2);
+  if (!is_algorithm_name(algo) || !is_hex(hex))
+    return "malformed digest \"" + shown + "\" (want \"algorithm:hex\")";
+  const size_t want = known_hex_length(algo);
+  if (want && hex.size() != want)
+    return std::string(algo) + " digest must have " + std::to_string(want) + " hex digits, \"" + shown +
+           "\" has " + std::to_string(hex.size());
+  return std::nullopt;
+}
+
+Result<Manifest> parse_manifest(Generation gen, cbor::Document doc) {
+  return Parser(gen, std::move(doc)).run();
+}
+
+}  // namespace zt

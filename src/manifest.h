@@ -1,0 +1,89 @@
+// The one model of a manifest that every generation of the format is parsed
+// into (0.1.0, 1.0.x, 1.1.x, 1.2.x), in the 1.2.0 vocabulary. Nothing after
+// this stage knows generations, except the big-endian flag of 0.1.0 data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cbor_value.h"
+#include "dtype.h"
+#include "error.h"
+
+namespace zt {
+
+enum class Generation : uint8_t { v0_1, v1_0, v1 };  // v1 = 1.1.x, 1.2.x and later 1.x
+enum class Encoding : uint8_t { raw, zstd, unknown };
+
+// Attribute map entries point at values in the manifest's CBOR document.
+struct Attribute {
+  std::string_view key;
+  uint32_t node;  // value node in Manifest::doc
+};
+struct Attributes {
+  bool present = false;
+  std::vector<Attribute> entries;
+};
+
+struct Component {
+  std::string role;
+  DType dtype = DType::u8;
+  std::optional<std::string> type;  // logical type as written (after 1.1 upgrade)
+  const LogicalType* known_type = nullptr;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::optional<uint64_t> uncompressed_length;
+  std::optional<std::string> encoding_text;  // as written; absent means "raw"
+  Encoding encoding = Encoding::raw;
+  std::optional<std::string> digest;  // "algorithm:hex" (legacy checksums normalised)
+  bool big_endian = false;            // 0.1.0 data_endianness "big"
+
+  unsigned width() const { return dtype_width(dtype); }
+  // Storage elements per logical element: 2 for complex, else 1.
+  unsigned ratio() const { return known_type ? known_type->ratio : 1; }
+  // Whether the logical element size is known (no unknown `type`).
+  bool element_size_known() const { return !type || known_type; }
+};
+
+struct Object {
+  std::string name;
+  std::vector<uint64_t> shape;
+  std::string format;
+  Attributes attributes;
+  std::vector<Component> components;
+
+  const Component* find(std::string_view role) const;
+};
+
+struct Manifest {
+  Generation generation = Generation::v1;
+  std::string version;  // as stored: "1.2.0", "1.0", "0.1.0"
+  bool v11 = false;     // a 1.x file older than 1.2.0
+  Attributes attributes;
+  std::vector<Object> objects;
+  std::unordered_map<std::string_view, size_t> by_name;
+  cbor::Document doc;  // owns attribute values; views the manifest bytes
+
+  std::optional<size_t> find(std::string_view name) const;
+};
+
+// Parses a decoded manifest of the given generation. Schema errors only;
+// placement and size rules are validate()'s.
+Result<Manifest> parse_manifest(Generation gen, cbor::Document doc);
+
+// Product of a shape; nullopt when it overflows uint64.
+std::optional<uint64_t> shape_product(std::span<const uint64_t> shape);
+// a * b, nullopt on overflow.
+std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b);
+
+// Checks a digest text ("algorithm:hex"). Known algorithms must have their
+// exact hex length; crc32c may carry a 0x prefix. Returns the error text.
+std::optional<std::string> digest_text_problem(std::string_view digest);
+
+}  // namespace zt

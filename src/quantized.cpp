@@ -1,0 +1,128 @@
+#include "quantized.h"
+
+#include <charconv>
+
+#include "validate.h"
+
+namespace zt {
+
+namespace {
+
+using ull = unsigned long long;
+
+std::optional<uint64_t> uint_attr(const cbor::Document& doc, const Object& o, std::string_view key) {
+  for (const auto& a : o.attributes.entries) {
+    if (a.key != key) continue;
+    const cbor::Node& n = doc.node(a.node);
+    if (n.kind == cbor::Kind::uint) return n.u;
+    if (n.kind == cbor::Kind::float_ && n.f >= 0 && n.f < 1e18 && n.f == static_cast<double>(static_cast<uint64_t>(n.f)))
+      return static_cast<uint64_t>(n.f);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> text_attr(const cbor::Document& doc, const Object& o, std::string_view key) {
+  for (const auto& a : o.attributes.entries)
+    if (a.key == key && doc.node(a.node).kind == cbor::Kind::text) return doc.node(a.node).str;
+  return std::nullopt;
+}
+
+bool has_attr(const Object& o, std::string_view key) {
+  for (const auto& a : o.attributes.entries)
+    if (a.key == key) return true;
+  return false;
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+}  // namespace
+
+Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o) {
+  const std::string w = "object \"" + o.name + "\"";
+  for (const char* key : {"bits", "group_size", "packing"})
+    ZT_FAIL_IF(!has_attr(o, key), not_found, "%s: quantized_group needs the attribute \"%s\"", w.c_str(), key);
+  QuantLayout q;
+  const auto bits = uint_attr(doc, o, "bits");
+  ZT_FAIL_IF(!bits || *bits < 1 || *bits > 16, invalid, "%s: attribute \"bits\" must be an integer from 1 to 16",
+             w.c_str());
+  q.bits = static_cast<unsigned>(*bits);
+  const auto gs = uint_attr(doc, o, "group_size");
+  ZT_FAIL_IF(!gs || *gs == 0, invalid, "%s: attribute \"group_size\" must be a positive integer", w.c_str());
+  q.group_size = *gs;
+  const auto packing = text_attr(doc, o, "packing");
+  ZT_FAIL_IF(!packing, invalid, "%s: attribute \"packing\" must be a string", w.c_str());
+  q.packing = std::string(*packing);
+  const Component* pw = o.find("packed_weight");
+  ZT_FAIL_IF(!pw, invalid, "%s: quantized_group requires component \"packed_weight\"", w.c_str());
+  ZT_FAIL_IF(!dtype_is_integer(pw->dtype), invalid, "%s: packed_weight dtype \"%s\" is not an integer type",
+             w.c_str(), std::string(dtype_name(pw->dtype)).c_str());
+  const unsigned word_bits = pw->width() * 8;
+  if (q.packing == "bitstream") {
+    q.bitstream = true;
+  } else {
+    const size_t us = q.packing.find("_per_");
+    unsigned vpe = 0;
+    const bool parsed = us != std::string::npos &&
+                        std::from_chars(q.packing.data(), q.packing.data() + us, vpe).ptr == q.packing.data() + us;
+    ZT_FAIL_IF(!parsed || vpe == 0, invalid, "%s: packing \"%s\" is not \"<n>_per_<dtype>\" or \"bitstream\"",
+               w.c_str(), q.packing.c_str());
+    const std::string_view word = std::string_view(q.packing).substr(us + 5);
+    ZT_FAIL_IF(word != dtype_name(pw->dtype), invalid, "%s: packing \"%s\" does not match packed_weight dtype \"%s\"",
+               w.c_str(), q.packing.c_str(), std::string(dtype_name(pw->dtype)).c_str());
+    ZT_FAIL_IF(static_cast<uint64_t>(vpe) * q.bits > word_bits, invalid,
+               "%s: packing \"%s\" puts %u fields of %u bits in a %u-bit word", w.c_str(), q.packing.c_str(), vpe,
+               q.bits, word_bits);
+    q.values_per_word = vpe;
+  }
+  ZT_FAIL_IF(o.shape.empty(), invalid, "%s: quantized_group needs a shape of rank 1 or more", w.c_str());
+  q.k = o.shape.back();
+  const auto n = shape_product(std::span<const uint64_t>(o.shape).first(o.shape.size() - 1));
+  ZT_FAIL_IF(!n, invalid, "%s: shape overflows", w.c_str());
+  q.n = *n;
+  q.groups = ceil_div(q.k, q.group_size);
+  const uint64_t words_per_column =
+      q.bitstream ? ceil_div(q.k * q.bits, word_bits) : ceil_div(q.k, q.values_per_word);
+  const auto packed = checked_mul(words_per_column, q.n);
+  ZT_FAIL_IF(!packed, invalid, "%s: shape overflows", w.c_str());
+  q.packed_count = *packed;
+  return q;
+}
+
+Result<void> check_quantized_layout(const cbor::Document& doc, const Object& o,
+                                    std::span<const std::span<const uint8_t>> decoded) {
+  auto q = quant_layout(doc, o);
+  if (!q && q.error().status == Status::not_found) return {};
+  ZT_TRY(q);
+  auto count = [&](std::string_view role, uint64_t* n) -> const Component* {
+    for (size_t k = 0; k < o.components.size(); ++k)
+      if (o.components[k].role == role) {
+        *n = decoded[k].size() / o.components[k].width();
+        return &o.components[k];
+      }
+    return nullptr;
+  };
+  const std::string w = "object \"" + o.name + "\"";
+  uint64_t np = 0, ns = 0, nz = 0;
+  count("packed_weight", &np);
+  const Component* sc = count("scales", &ns);
+  const Component* zc = count("zeros", &nz);
+  ZT_FAIL_IF(np != q->packed_count, invalid,
+             "%s: packed_weight has %llu elements; shape, bits %u and packing \"%s\" need %llu", w.c_str(),
+             static_cast<ull>(np), q->bits, q->packing.c_str(), static_cast<ull>(q->packed_count));
+  const uint64_t want_groups = q->groups * q->n;
+  ZT_FAIL_IF(!dtype_is_float(sc->dtype), invalid, "%s: scales dtype \"%s\" is not a float type", w.c_str(),
+             std::string(dtype_name(sc->dtype)).c_str());
+  ZT_FAIL_IF(ns != want_groups, invalid, "%s: scales has %llu elements; %llu groups x %llu columns need %llu",
+             w.c_str(), static_cast<ull>(ns), static_cast<ull>(q->groups), static_cast<ull>(q->n),
+             static_cast<ull>(want_groups));
+  const bool zeros_ok = nz == want_groups ||
+                        (dtype_is_integer(zc->dtype) && !q->bitstream &&
+                         nz == q->groups * ceil_div(q->n, q->values_per_word));
+  ZT_FAIL_IF(!zeros_ok, invalid, "%s: zeros has %llu elements; %llu groups x %llu columns need %llu (or packed)",
+             w.c_str(), static_cast<ull>(nz), static_cast<ull>(q->groups), static_cast<ull>(q->n),
+             static_cast<ull>(want_groups));
+  return {};
+}
+
+}  // namespace zt

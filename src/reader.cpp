@@ -1,0 +1,249 @@
+#include "reader.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "container.h"
+#include "content.h"
+#include "digest.h"
+#include "json.h"
+#include "zt_limits.h"
+#include "validate.h"
+#include "zstd_codec.h"
+
+namespace zt {
+
+using ull = unsigned long long;
+
+struct Reader::Slot {
+  std::mutex mu;
+  bool done = false;
+  std::unique_ptr<uint8_t[]> data;
+  uint64_t size = 0;
+  Error error;
+};
+
+std::string component_where(const Object& o, const Component& c) {
+  return "object \"" + o.name + "\": component \"" + c.role + "\"";
+}
+
+Reader::Reader() = default;
+Reader::~Reader() = default;
+
+Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const OpenOptions& opt) {
+  auto src = Source::open_file(path, opt.mode);
+  ZT_TRY(src);
+  std::unique_ptr<Reader> r(new Reader());
+  r->source_ = std::move(*src);
+  r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
+  return finish_open(std::move(r));
+}
+
+Result<std::unique_ptr<Reader>> Reader::open_memory(std::span<const uint8_t> bytes, const OpenOptions& opt) {
+  std::unique_ptr<Reader> r(new Reader());
+  r->source_ = Source::from_memory(bytes);
+  r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
+  return finish_open(std::move(r));
+}
+
+Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
+  auto loc = locate_manifest(r->source_, r->manifest_storage_);
+  ZT_TRY(loc);
+  std::optional<cbor::Document> doc = std::move(loc->doc);
+  if (!doc) {
+    auto d = cbor::decode(loc->manifest);
+    ZT_TRY(d);
+    doc = std::move(*d);
+  }
+  auto m = parse_manifest(loc->generation, std::move(*doc));
+  ZT_TRY(m);
+  r->manifest_ = std::move(*m);
+  ZT_TRY(validate(r->manifest_, r->source_.size(), loc->manifest_start));
+  size_t total = 0;
+  r->slot_base_.reserve(r->manifest_.objects.size());
+  for (const Object& o : r->manifest_.objects) {
+    r->slot_base_.push_back(total);
+    total += o.components.size();
+  }
+  r->slots_ = std::make_unique<Slot[]>(total);
+  return r;
+}
+
+bool Reader::zero_copy(const Component& c) const {
+  return source_.base() && c.encoding == Encoding::raw && !c.big_endian;
+}
+
+std::optional<uint64_t> Reader::known_decoded_size(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  if (c.encoding == Encoding::raw) return c.length;
+  if (c.encoding != Encoding::zstd) return std::nullopt;
+  if (c.uncompressed_length) return c.uncompressed_length;
+  if (o.format == "dense") return dense_bytes(o, c);
+  return std::nullopt;
+}
+
+// The decoded size, checked against the cap before anything is allocated.
+// 0 with Status::ok never happens for unknown sizes: those return not_found
+// internally and are decoded with a growing buffer.
+Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c) const {
+  const std::string w = component_where(o, c);
+  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"", w.c_str(),
+             c.encoding_text->c_str());
+  if (c.encoding == Encoding::raw) {
+    ZT_FAIL_IF(c.big_endian && c.length % c.width() != 0, invalid,
+               "%s: big-endian data of %llu bytes is not a whole number of %u-byte elements", w.c_str(),
+               static_cast<ull>(c.length), c.width());
+    return c.length;
+  }
+  if (c.uncompressed_length) {
+    ZT_FAIL_IF(*c.uncompressed_length > max_decoded_, limit,
+               "%s: uncompressed_length %llu exceeds the decode limit %llu", w.c_str(),
+               static_cast<ull>(*c.uncompressed_length), static_cast<ull>(max_decoded_));
+    return *c.uncompressed_length;
+  }
+  if (o.format == "dense" && c.element_size_known()) {
+    const auto n = dense_bytes(o, c);
+    ZT_FAIL_IF(!n || *n > max_decoded_, limit, "%s: the shape's size exceeds the decode limit %llu", w.c_str(),
+               static_cast<ull>(max_decoded_));
+    return *n;
+  }
+  return make_error(Status::not_found, "%s: decoded size unknown", w.c_str());
+}
+
+Result<std::span<const uint8_t>> Reader::stored(const Component& c, std::vector<uint8_t>& scratch) const {
+  return source_.bytes(c.offset, c.length, scratch);
+}
+
+namespace {
+
+void swap_elements(std::span<uint8_t> bytes, unsigned width) {
+  if (width <= 1) return;
+  for (size_t i = 0; i + width <= bytes.size(); i += width) std::reverse(bytes.data() + i, bytes.data() + i + width);
+}
+
+}  // namespace
+
+Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const {
+  if (c.encoding == Encoding::raw) {
+    ZT_TRY(source_.read_into(c.offset, dst));
+  } else {
+    std::vector<uint8_t> scratch;
+    auto src = stored(c, scratch);
+    ZT_TRY(src);
+    ZT_TRY(zstd_decode_parallel(*src, dst, component_where(o, c)));
+  }
+  if (c.big_endian) swap_elements(dst, c.width());
+  return {};
+}
+
+Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o, const Component& c) const {
+  std::vector<uint8_t> scratch;
+  auto src = stored(c, scratch);
+  ZT_TRY(src);
+  return zstd_decode_bounded(*src, max_decoded_, component_where(o, c));
+}
+
+Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  if (zero_copy(c)) return std::span<const uint8_t>(source_.base() + c.offset, c.length);
+  Slot& s = slots_[slot_base_[object] + component];
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.done) {
+    auto bytes = decode(object, component);
+    if (bytes) {
+      s.size = bytes->size();
+      s.data = std::make_unique_for_overwrite<uint8_t[]>(s.size ? s.size : 1);
+      if (s.size) std::memcpy(s.data.get(), bytes->data(), s.size);
+    } else {
+      s.error = std::move(bytes).error();
+    }
+    s.done = true;
+  }
+  if (s.error.status != Status::ok) return s.error;
+  return std::span<const uint8_t>(s.data.get(), s.size);
+}
+
+Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
+  ZT_TRY(n);
+  std::vector<uint8_t> out;
+  try {
+    out.resize(*n);
+  } catch (const std::bad_alloc&) {
+    return make_error(Status::nomem, "%s: cannot allocate %llu bytes", component_where(o, c).c_str(),
+                      static_cast<ull>(*n));
+  }
+  ZT_TRY(decode_into(o, c, out));
+  return out;
+}
+
+Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t> dst) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found) {
+    auto bytes = decode_unknown_size(o, c);
+    ZT_TRY(bytes);
+    ZT_FAIL_IF(bytes->size() > dst.size(), argument, "%s: %llu decoded bytes do not fit in a buffer of %zu",
+               component_where(o, c).c_str(), static_cast<ull>(bytes->size()), dst.size());
+    std::copy(bytes->begin(), bytes->end(), dst.begin());
+    return bytes->size();
+  }
+  ZT_TRY(n);
+  ZT_FAIL_IF(*n > dst.size(), argument, "%s: %llu decoded bytes do not fit in a buffer of %zu",
+             component_where(o, c).c_str(), static_cast<ull>(*n), dst.size());
+  ZT_TRY(decode_into(o, c, dst.first(*n)));
+  return *n;
+}
+
+const std::string& Reader::manifest_json() const {
+  std::call_once(json_once_, [this] { json_ = manifest_to_json(manifest_); });
+  return json_;
+}
+
+Result<VerifyReport> Reader::verify() const {
+  VerifyReport rep;
+  std::vector<uint8_t> scratch;
+  for (size_t i = 0; i < manifest_.objects.size(); ++i) {
+    const Object& o = manifest_.objects[i];
+    std::vector<std::vector<uint8_t>> owned(o.components.size());
+    std::vector<std::span<const uint8_t>> decoded(o.components.size());
+    for (size_t k = 0; k < o.components.size(); ++k) {
+      const Component& c = o.components[k];
+      const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
+      if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
+        ++rep.unchecked;
+      } else {
+        auto st = stored(c, scratch);
+        ZT_TRY(st);
+        const std::string got = digest_hex(d.algo, *st);
+        ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
+                   component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(), d.hex.c_str(),
+                   got.c_str());
+        ++rep.checked;
+      }
+      if (zero_copy(c)) {
+        decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+        continue;
+      }
+      // Decode without filling the cache, so verify's memory stays bounded
+      // by one object.
+      auto bytes = decode(i, k);
+      ZT_TRY(bytes);
+      owned[k] = std::move(*bytes);
+      decoded[k] = owned[k];
+    }
+    ZT_TRY(check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded));
+  }
+  return rep;
+}
+
+}  // namespace zt

@@ -1,0 +1,83 @@
+// Reader = source + validated manifest + a decode cache. Immutable after
+// open except the cache, which is guarded per component (decoded once,
+// concurrent callers wait), so one Reader serves many threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "io.h"
+#include "manifest.h"
+
+namespace zt {
+
+struct OpenOptions {
+  Source::Mode mode = Source::Mode::map;
+  uint64_t max_decoded_bytes = 0;  // 0: the build's ZT_MAX_DECODED_BYTES
+};
+
+struct VerifyReport {
+  uint64_t checked = 0;    // components whose digest was computed and matched
+  uint64_t unchecked = 0;  // components without a digest, or of an unknown algorithm
+};
+
+class Reader {
+ public:
+  static Result<std::unique_ptr<Reader>> open_file(const std::string& path, const OpenOptions& opt = {});
+  // The caller keeps `bytes` alive as long as the Reader.
+  static Result<std::unique_ptr<Reader>> open_memory(std::span<const uint8_t> bytes, const OpenOptions& opt = {});
+  ~Reader();
+
+  const Manifest& manifest() const { return manifest_; }
+  const Source& source() const { return source_; }
+  uint64_t file_size() const { return source_.size(); }
+
+  // Decoded little-endian bytes of a component: a view into the mapping for
+  // raw little-endian data, otherwise decoded once and cached. Valid for the
+  // Reader's lifetime.
+  Result<std::span<const uint8_t>> map(size_t object, size_t component) const;
+  // Decoded size if it is known without decoding.
+  std::optional<uint64_t> known_decoded_size(size_t object, size_t component) const;
+  // Decodes into dst (no cache). Errors with Status::argument if dst is too
+  // small; returns the byte count.
+  Result<uint64_t> read(size_t object, size_t component, std::span<uint8_t> dst) const;
+  // Decodes into a fresh buffer (no cache).
+  Result<std::vector<uint8_t>> decode(size_t object, size_t component) const;
+  // The stored (possibly compressed) bytes.
+  Result<std::span<const uint8_t>> stored(const Component& c, std::vector<uint8_t>& scratch) const;
+
+  // Deep check: digests, decoding, content rules. Thread-safe.
+  Result<VerifyReport> verify() const;
+
+  // zt_manifest_json: built on first use, then cached.
+  const std::string& manifest_json() const;
+
+  uint64_t max_decoded_bytes() const { return max_decoded_; }
+
+ private:
+  struct Slot;
+  Reader();
+  static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);
+  Result<uint64_t> decoded_length_for(const Object& o, const Component& c) const;
+  Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const;
+  Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
+  bool zero_copy(const Component& c) const;
+
+  Source source_;
+  std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
+  Manifest manifest_;
+  uint64_t max_decoded_ = 0;
+  std::vector<size_t> slot_base_;  // first slot of each object
+  std::unique_ptr<Slot[]> slots_;
+  mutable std::once_flag json_once_;
+  mutable std::string json_;
+};
+
+std::string component_where(const Object& o, const Component& c);
+
+}  // namespace zt

@@ -1,0 +1,25 @@
+// The validation stage: every rule that needs the manifest alone (placement,
+// alignment, overlaps, sizes against shapes, required components). Reads no
+// data byte.
+#pragma once
+
+#include <cstdint>
+
+#include "error.h"
+#include "manifest.h"
+
+namespace zt {
+
+Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_start);
+
+// Decoded byte count known from the manifest alone, if any.
+std::optional<uint64_t> decoded_size(const Component& c);
+
+// Bytes that product(shape) logical elements of c take; nullopt if unknown
+// (unknown type) or overflowing.
+std::optional<uint64_t> dense_bytes(const Object& o, const Component& c);
+
+// Required roles of the formats this library knows; nullptr for others.
+const std::vector<std::string_view>* required_roles(std::string_view format);
+
+}  // namespace zt

@@ -1,0 +1,46 @@
+// zstd through libzstd: exact-size decoding that trusts no frame header,
+// a frame index for parallel and partial decoding, and frame encoding.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "error.h"
+
+namespace zt {
+
+// Decodes every frame of `src` into exactly dst.size() bytes. Output that
+// would be longer or shorter, corrupt or truncated frames: Status::invalid,
+// with `where` (object and component) in the message.
+Result<void> zstd_decode_exact(std::span<const uint8_t> src, std::span<uint8_t> dst, const std::string& where);
+
+// One zstd frame of a component: where it is and how much it decodes to.
+struct ZstdFrame {
+  uint64_t src_offset = 0;
+  uint64_t src_size = 0;
+  uint64_t content_size = 0;  // from the frame header
+};
+
+// The frames of `src` when every frame records its content size and the
+// sizes add up to `total`; empty otherwise (decode it as one stream then).
+std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total);
+
+// Compresses `src` as one frame (content size recorded) appended to `out`.
+Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::vector<uint8_t>& out);
+
+}  // namespace zt
+
+namespace zt {
+
+// Decodes a stream of unknown decoded size, refusing more than `limit` bytes.
+Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
+                                                 const std::string& where);
+
+// zstd_decode_exact, but a component stored as several frames that record
+// their sizes is decoded on up to `threads` threads (0: all cores).
+Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst, const std::string& where,
+                                  unsigned threads = 0);
+
+}  // namespace zt
