@@ -94,34 +94,41 @@ Result<void> check_quantized_layout(const cbor::Document& doc, const Object& o,
   auto q = quant_layout(doc, o);
   if (!q && q.error().status == Status::not_found) return {};
   ZT_TRY(q);
+  std::vector<uint64_t> sizes;
+  for (const auto& d : decoded) sizes.push_back(d.size());
+  return check_quantized_sizes(o, *q, sizes);
+}
+
+Result<void> check_quantized_sizes(const Object& o, const QuantLayout& q, std::span<const uint64_t> sizes) {
   auto count = [&](std::string_view role, uint64_t* n) -> const Component* {
     for (size_t k = 0; k < o.components.size(); ++k)
       if (o.components[k].role == role) {
-        *n = decoded[k].size() / o.components[k].width();
+        *n = sizes[k] / o.components[k].width();
         return &o.components[k];
       }
     return nullptr;
   };
   const std::string w = "object \"" + o.name + "\"";
   uint64_t np = 0, ns = 0, nz = 0;
-  count("packed_weight", &np);
+  const Component* pc = count("packed_weight", &np);
   const Component* sc = count("scales", &ns);
   const Component* zc = count("zeros", &nz);
-  ZT_FAIL_IF(np != q->packed_count, invalid,
+  ZT_FAIL_IF(!pc || !sc || !zc, invalid, "%s: quantized_group requires packed_weight, scales and zeros", w.c_str());
+  ZT_FAIL_IF(np != q.packed_count, invalid,
              "%s: packed_weight has %llu elements; shape, bits %u and packing \"%s\" need %llu", w.c_str(),
-             static_cast<ull>(np), q->bits, q->packing.c_str(), static_cast<ull>(q->packed_count));
-  const uint64_t want_groups = q->groups * q->n;
+             static_cast<ull>(np), q.bits, q.packing.c_str(), static_cast<ull>(q.packed_count));
+  const auto want_groups = checked_mul(q.groups, q.n);
+  ZT_FAIL_IF(!want_groups, invalid, "%s: group count overflows", w.c_str());
   ZT_FAIL_IF(!dtype_is_float(sc->dtype), invalid, "%s: scales dtype \"%s\" is not a float type", w.c_str(),
              std::string(dtype_name(sc->dtype)).c_str());
-  ZT_FAIL_IF(ns != want_groups, invalid, "%s: scales has %llu elements; %llu groups x %llu columns need %llu",
-             w.c_str(), static_cast<ull>(ns), static_cast<ull>(q->groups), static_cast<ull>(q->n),
-             static_cast<ull>(want_groups));
-  const bool zeros_ok = nz == want_groups ||
-                        (dtype_is_integer(zc->dtype) && !q->bitstream &&
-                         nz == q->groups * ceil_div(q->n, q->values_per_word));
+  ZT_FAIL_IF(ns != *want_groups, invalid, "%s: scales has %llu elements; %llu groups x %llu columns need %llu",
+             w.c_str(), static_cast<ull>(ns), static_cast<ull>(q.groups), static_cast<ull>(q.n),
+             static_cast<ull>(*want_groups));
+  const bool zeros_ok = nz == *want_groups || (dtype_is_integer(zc->dtype) && !q.bitstream &&
+                                               nz == q.groups * ceil_div(q.n, q.values_per_word));
   ZT_FAIL_IF(!zeros_ok, invalid, "%s: zeros has %llu elements; %llu groups x %llu columns need %llu (or packed)",
-             w.c_str(), static_cast<ull>(nz), static_cast<ull>(q->groups), static_cast<ull>(q->n),
-             static_cast<ull>(want_groups));
+             w.c_str(), static_cast<ull>(nz), static_cast<ull>(q.groups), static_cast<ull>(q.n),
+             static_cast<ull>(*want_groups));
   return {};
 }
 

@@ -44,6 +44,9 @@ struct QuantLayout {
 // Status::not_found if an attribute is missing.
 Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o);
 
+// Decoded component sizes (bytes, in o.components order) against the layout.
+Result<void> check_quantized_sizes(const Object& o, const QuantLayout& q, std::span<const uint64_t> sizes);
+
 // Component sizes against the layout (verify). Objects without the three
 // attributes are left alone: they cannot be dequantised but are not wrong.
 Result<void> check_quantized_layout(const cbor::Document& doc, const Object& o,

@@ -122,7 +122,9 @@ Result<void> check_sparse(const Object& o) {
   return {};
 }
 
-Result<void> check_object(const Object& o) {
+}  // namespace
+
+Result<void> validate_object(const Object& o) {
   const auto* req = required_roles(o.format);
   if (!req) return {};  // unknown format: structural checks only
   for (const auto r : *req)
@@ -132,8 +134,6 @@ Result<void> check_object(const Object& o) {
   if (o.format == "sparse_csr" || o.format == "sparse_coo") return check_sparse(o);
   return {};
 }
-
-}  // namespace
 
 const std::vector<std::string_view>* required_roles(std::string_view format) {
   static const std::vector<std::string_view> dense = {"data"};
@@ -171,7 +171,7 @@ Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_s
   for (const Object& o : m.objects)
     for (const Component& c : o.components) ZT_TRY(check_placement(o, c, file_size, manifest_start, blobs));
   ZT_TRY(check_overlaps(blobs));
-  for (const Object& o : m.objects) ZT_TRY(check_object(o));
+  for (const Object& o : m.objects) ZT_TRY(validate_object(o));
   return {};
 }
 

@@ -12,6 +12,10 @@ namespace zt {
 
 Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_start);
 
+// The rules of one object's known format (required components, dense size,
+// sparse index dtypes and counts); the writer applies them too.
+Result<void> validate_object(const Object& o);
+
 // Decoded byte count known from the manifest alone, if any.
 std::optional<uint64_t> decoded_size(const Component& c);
 
