@@ -1,0 +1,496 @@
+// The writer through the C ABI: round trips through the reader for every
+// dtype and format, raw/zstd/auto, streaming, attributes, determinism,
+// refusals before anything is written, and never a torn file at the target.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ztensor.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+class WriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt-writer-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name = "out.zt") const { return (dir_ / name).string(); }
+
+  static Bytes slurp(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return Bytes(std::istreambuf_iterator<char>(f), {});
+  }
+
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+template <typename T>
+Bytes bytes_of(const std::vector<T>& v) {
+  Bytes b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// Opens `path`, verifies it, and returns the reader (caller closes).
+zt_reader* open_verified(const std::string& path, uint64_t* checked = nullptr) {
+  zt_reader* r = nullptr;
+  EXPECT_EQ(zt_open(path.c_str(), &r), ZT_OK) << zt_last_error();
+  if (!r) return nullptr;
+  uint64_t c = 0, u = 0;
+  EXPECT_EQ(zt_verify(r, &c, &u), ZT_OK) << zt_last_error();
+  if (checked) *checked = c;
+  return r;
+}
+
+Bytes mapped(zt_reader* r, const char* name, const char* role) {
+  size_t i = 0;
+  EXPECT_EQ(zt_object_find(r, name, &i), ZT_OK) << name;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_EQ(zt_component_map(r, i, role, &p, &n), ZT_OK) << zt_last_error();
+  const auto* b = static_cast<const uint8_t*>(p);
+  return Bytes(b, b + n);
+}
+
+nlohmann::json manifest(zt_reader* r) { return nlohmann::json::parse(zt_manifest_json(r)); }
+
+TEST_F(WriterTest, EveryDtypeRoundTripsRawAndZstd) {
+  const char* dtypes[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "bool"};
+  const unsigned widths[] = {8, 4, 2, 2, 8, 4, 2, 1, 8, 4, 2, 1, 1};
+  std::vector<Bytes> data;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  for (size_t i = 0; i < std::size(dtypes); ++i) {
+    Bytes b(widths[i] * 12);
+    for (size_t k = 0; k < b.size(); ++k) b[k] = std::string(dtypes[i]) == "bool" ? k % 2 : static_cast<uint8_t>(k * 7 + i);
+    data.push_back(b);
+    const uint64_t shape[2] = {3, 4};
+    for (const char* enc : {"raw", "zstd"}) {
+      const std::string name = std::string(dtypes[i]) + "." + enc;
+      ASSERT_EQ(zt_writer_add_dense(w, name.c_str(), dtypes[i], shape, 2, b.data(), b.size(), enc), ZT_OK)
+          << zt_last_error();
+    }
+  }
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  uint64_t checked = 0;
+  zt_reader* r = open_verified(path(), &checked);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(checked, 26u);  // every component carries an xxh3 digest
+  const auto m = manifest(r);
+  EXPECT_EQ(m["version"], "1.2.0");
+  for (size_t i = 0; i < std::size(dtypes); ++i) {
+    for (const char* enc : {"raw", "zstd"}) {
+      const std::string name = std::string(dtypes[i]) + "." + enc;
+      EXPECT_EQ(mapped(r, name.c_str(), "data"), data[i]) << name;
+      const auto& c = m["objects"][name]["components"]["data"];
+      EXPECT_EQ(c["dtype"], dtypes[i]);
+      EXPECT_EQ(c["offset"].get<uint64_t>() % 64, 0u);
+      EXPECT_EQ(c["digest"].get<std::string>().rfind("xxh3:", 0), 0u);
+      EXPECT_EQ(c["digest"].get<std::string>().size(), 5u + 16u);
+      if (std::string(enc) == "zstd") {
+        EXPECT_EQ(c["uncompressed_length"], data[i].size());
+      }
+    }
+  }
+  zt_close(r);
+}
+
+TEST_F(WriterTest, ScalarAndZeroSizeTensors) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const double scalar = 2.5;
+  ASSERT_EQ(zt_writer_add_dense(w, "scalar", "f64", nullptr, 0, &scalar, 8, nullptr), ZT_OK) << zt_last_error();
+  const uint64_t zero_shape[3] = {3, 0, 2};
+  ASSERT_EQ(zt_writer_add_dense(w, "empty.raw", "f32", zero_shape, 3, nullptr, 0, "raw"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "empty.zstd", "f32", zero_shape, 3, nullptr, 0, "zstd"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  size_t nd = 9;
+  size_t i = 0;
+  ASSERT_EQ(zt_object_find(r, "scalar", &i), ZT_OK);
+  zt_object_shape(r, i, &nd);
+  EXPECT_EQ(nd, 0u);
+  EXPECT_EQ(mapped(r, "scalar", "data"), Bytes(reinterpret_cast<const uint8_t*>(&scalar), reinterpret_cast<const uint8_t*>(&scalar) + 8));
+  EXPECT_TRUE(mapped(r, "empty.raw", "data").empty());
+  EXPECT_TRUE(mapped(r, "empty.zstd", "data").empty());
+  zt_close(r);
+}
+
+TEST_F(WriterTest, SparseQuantizedFp8AndComplexObjects) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const uint64_t shape34[2] = {3, 4};
+  const std::vector<float> v = {1, 2, 3, 4};
+  const std::vector<uint64_t> idx = {0, 2, 1, 3}, ptr = {0, 2, 3, 4};
+  ASSERT_EQ(zt_writer_begin_object(w, "csr", "sparse_csr", shape34, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, v.data(), 16, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, idx.data(), 32, "zstd"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, ptr.data(), 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+
+  const std::vector<uint64_t> coords = {0, 2, 1, 3};  // rows 0,2; cols 1,3
+  ASSERT_EQ(zt_writer_begin_object(w, "coo", "sparse_coo", shape34, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, v.data(), 8, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "coords", "u64", nullptr, coords.data(), 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+
+  const uint64_t qshape[2] = {8, 64};  // [N, K]: 8 output rows, 64 inputs, groups of 32
+  const std::vector<int32_t> packed(64, 0x12345678);
+  const std::vector<uint16_t> scales(16, 0x3C00), zeros(16, 0x4800);
+  ASSERT_EQ(zt_writer_begin_object(w, "q", "quantized_group", qshape, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_set_object_attributes_json(w, R"({"bits": 4, "group_size": 32, "packing": "8_per_i32"})"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed.data(), 256, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, scales.data(), 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, zeros.data(), 32, "zstd"), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+
+  const uint8_t fp8[4] = {0x00, 0x38, 0x40, 0xB8};
+  const uint64_t s4[1] = {4};
+  ASSERT_EQ(zt_writer_begin_object(w, "fp8", "dense", s4, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "data", "u8", "f8_e4m3fn", fp8, 4, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+  const std::vector<float> c64 = {1, 0, 0, 1};
+  const uint64_t s2[1] = {2};
+  ASSERT_EQ(zt_writer_begin_object(w, "c64", "dense", s2, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "data", "f32", "complex64", c64.data(), 16, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mapped(r, "csr", "indices"), bytes_of(idx));
+  EXPECT_EQ(mapped(r, "q", "zeros"), bytes_of(zeros));
+  const auto m = manifest(r);
+  EXPECT_EQ(m["objects"]["fp8"]["components"]["data"]["type"], "f8_e4m3fn");
+  EXPECT_EQ(m["objects"]["c64"]["components"]["data"]["type"], "complex64");
+  EXPECT_EQ(m["objects"]["q"]["attributes"]["packing"], "8_per_i32");
+  zt_close(r);
+}
+
+TEST_F(WriterTest, AttributesRoundTripExactly) {
+  const char* file_attrs =
+      R"({"s": "h\u00e9llo", "i": -9223372036854775808, "u": 18446744073709551615, "f": 0.1, "whole": 3.0,)"
+      R"( "t": true, "n": null, "list": [1, [2, {"x": []}]], "map": {"deep": {"deeper": {}}}, "b": {"$bytes": "AAH+/w=="}})";
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  ASSERT_EQ(zt_writer_set_file_attributes_json(w, file_attrs), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  const auto got = manifest(r)["attributes"];
+  const auto want = nlohmann::json::parse(file_attrs);
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(got["whole"].is_number_float());
+  EXPECT_TRUE(got["i"].is_number_integer());
+  EXPECT_TRUE(got["u"].is_number_unsigned());
+  zt_close(r);
+}
+
+TEST_F(WriterTest, SameCallsGiveIdenticalBytes) {
+  auto write = [&](const std::string& p) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.frame_size = 4096;
+    o.threads = 2;
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(p.c_str(), &o, &w), ZT_OK);
+    std::vector<float> big(50000);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 97) * 0.5f;
+    const uint64_t shape[1] = {big.size()};
+    ASSERT_EQ(zt_writer_set_file_attributes_json(w, R"({"b": 1, "a": [true]})"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "z", "f32", shape, 1, big.data(), big.size() * 4, "zstd"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "r", "f32", shape, 1, big.data(), big.size() * 4, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  };
+  write(path("a.zt"));
+  write(path("b.zt"));
+  const Bytes a = slurp(path("a.zt"));
+  EXPECT_EQ(a, slurp(path("b.zt")));
+  EXPECT_GT(a.size(), 200000u);
+  // 50000 floats at 4 KiB per frame make 49 independent frames.
+  zt_reader* r = open_verified(path("a.zt"));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mapped(r, "z", "data"), mapped(r, "r", "data"));
+  zt_close(r);
+}
+
+TEST_F(WriterTest, StreamingComponentInPieces) {
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.frame_size = 1024;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK);
+  const uint64_t n = 100003;
+  Bytes all(n);
+  for (uint64_t i = 0; i < n; ++i) all[i] = static_cast<uint8_t>((i * i) >> 3);
+  const uint64_t shape[1] = {n};
+  for (const char* enc : {"zstd", "raw", "auto"}) {
+    ASSERT_EQ(zt_writer_begin_object(w, enc, "dense", shape, 1), ZT_OK);
+    ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, enc, n), ZT_OK) << zt_last_error();
+    for (uint64_t at = 0; at < n;) {
+      const uint64_t piece = std::min<uint64_t>(n - at, 1 + (at * 31) % 5000);
+      ASSERT_EQ(zt_writer_write(w, all.data() + at, piece), ZT_OK) << zt_last_error();
+      at += piece;
+    }
+    ASSERT_EQ(zt_writer_end_component(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  }
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  for (const char* enc : {"zstd", "raw", "auto"}) EXPECT_EQ(mapped(r, enc, "data"), all) << enc;
+  zt_close(r);
+}
+
+TEST_F(WriterTest, AutoKeepsIncompressibleDataRaw) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  Bytes noise(65536);
+  uint64_t x = 88172645463325252ull;
+  for (auto& b : noise) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<uint8_t>(x);
+  }
+  const Bytes zeros(65536, 0);
+  const uint64_t shape[1] = {65536};
+  ASSERT_EQ(zt_writer_add_dense(w, "noise", "u8", shape, 1, noise.data(), noise.size(), "auto"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "zeros", "u8", shape, 1, zeros.data(), zeros.size(), "auto"), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  const auto m = manifest(r);
+  EXPECT_FALSE(m["objects"]["noise"]["components"]["data"].contains("encoding"));
+  EXPECT_EQ(m["objects"]["zeros"]["components"]["data"]["encoding"], "zstd");
+  zt_close(r);
+}
+
+TEST_F(WriterTest, DigestOptions) {
+  for (const auto& [algo, prefix] : {std::pair{ZT_DIGEST_SHA256, "sha256:"}, std::pair{ZT_DIGEST_NONE, ""}}) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.digest = algo;
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK);
+    const float f[2] = {1, 2};
+    const uint64_t shape[1] = {2};
+    ASSERT_EQ(zt_writer_add_dense(w, "x", "f32", shape, 1, f, 8, nullptr), ZT_OK);
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+    uint64_t checked = 9;
+    zt_reader* r = open_verified(path(), &checked);
+    ASSERT_NE(r, nullptr);
+    const auto c = manifest(r)["objects"]["x"]["components"]["data"];
+    if (*prefix) {
+      EXPECT_EQ(c["digest"].get<std::string>().rfind(prefix, 0), 0u);
+      EXPECT_EQ(checked, 1u);
+    } else {
+      EXPECT_FALSE(c.contains("digest"));
+      EXPECT_EQ(checked, 0u);
+    }
+    zt_close(r);
+  }
+}
+
+TEST_F(WriterTest, TenThousandSmallObjects) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const uint64_t shape[1] = {3};
+  for (int i = 0; i < 10000; ++i) {
+    const float v[3] = {static_cast<float>(i), 1, 2};
+    const std::string name = "layer." + std::to_string(i);
+    ASSERT_EQ(zt_writer_add_dense(w, name.c_str(), "f32", shape, 1, v, 12, nullptr), ZT_OK);
+  }
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(zt_object_count(r), 10000u);
+  const Bytes b = mapped(r, "layer.9999", "data");
+  float first = 0;
+  std::memcpy(&first, b.data(), 4);
+  EXPECT_EQ(first, 9999.0f);
+  zt_close(r);
+}
+
+TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const float f[6] = {};
+  const uint64_t shape[2] = {2, 3};
+  EXPECT_EQ(zt_writer_add_dense(w, "", "f32", shape, 2, f, 24, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense(w, "bad\xff", "f32", shape, 2, f, 24, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense(w, "x", "f128", shape, 2, f, 24, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense(w, "x", "f32", shape, 2, f, 20, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense(w, "x", "f32", shape, 2, f, 24, "lz4"), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("lz4"), std::string::npos);
+  const uint8_t notbool[2] = {0, 2};
+  const uint64_t s2[1] = {2};
+  EXPECT_EQ(zt_writer_add_dense(w, "b", "bool", s2, 1, notbool, 2, nullptr), ZT_ERR_ARGUMENT);
+  ASSERT_EQ(zt_writer_begin_object(w, "t", "dense", s2, 1), ZT_OK);
+  EXPECT_EQ(zt_writer_add_component(w, "data", "f32", "f8_e4m3fn", f, 2, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_component(w, "data", "f32", "complex128", f, 16, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // no "data" component
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, "[1]"), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, "{oops"), ZT_ERR_ARGUMENT);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  // Nothing refused left a trace: an empty, valid file of 1.2.0.
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(zt_object_count(r), 0u);
+  zt_close(r);
+  EXPECT_LT(slurp(path()).size(), 64u);
+}
+
+TEST_F(WriterTest, InvalidObjectsAreCutOffTheFile) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const uint64_t shape34[2] = {3, 4};
+  const float v[2] = {1, 2};
+  const uint64_t bad_idx[2] = {0, 4}, ptr[4] = {0, 1, 2, 2};
+  ASSERT_EQ(zt_writer_begin_object(w, "csr", "sparse_csr", shape34, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, v, 8, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, bad_idx, 16, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, ptr, 32, nullptr), ZT_OK);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);
+  EXPECT_NE(std::string(zt_last_error()).find("column index 4"), std::string::npos) << zt_last_error();
+  const uint32_t idx32[2] = {0, 1};
+  ASSERT_EQ(zt_writer_begin_object(w, "csr32", "sparse_csr", shape34, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, v, 8, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indices", "u32", nullptr, idx32, 8, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, ptr, 32, nullptr), ZT_OK);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);
+  const uint64_t qshape[2] = {8, 64};
+  const int32_t packed[64] = {};
+  const uint16_t sc[16] = {};
+  ASSERT_EQ(zt_writer_begin_object(w, "q", "quantized_group", qshape, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, sc, 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, sc, 32, nullptr), ZT_OK);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // no bits/group_size/packing
+  const float ok[2] = {5, 6};
+  const uint64_t s2[1] = {2};
+  ASSERT_EQ(zt_writer_add_dense(w, "ok", "f32", s2, 1, ok, 8, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(zt_object_count(r), 1u);
+  zt_close(r);
+  // The refused objects' bytes were cut: the one blob sits right after the header.
+  EXPECT_LT(slurp(path()).size(), 64u + 64u + 200u);
+}
+
+TEST_F(WriterTest, StateErrors) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const uint64_t s1[1] = {1};
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_STATE);
+  EXPECT_EQ(zt_writer_write(w, "x", 1), ZT_ERR_STATE);
+  ASSERT_EQ(zt_writer_begin_object(w, "a", "dense", s1, 1), ZT_OK);
+  EXPECT_EQ(zt_writer_begin_object(w, "b", "dense", s1, 1), ZT_ERR_STATE);
+  ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "raw", 1), ZT_OK);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_STATE);
+  EXPECT_EQ(zt_writer_write(w, "xy", 2), ZT_ERR_ARGUMENT);  // more than announced: component dropped
+  EXPECT_EQ(zt_writer_end_component(w), ZT_ERR_STATE);
+  EXPECT_EQ(zt_writer_finish(w), ZT_ERR_STATE);  // an object is still open: nothing published
+  EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(WriterTest, AbortAndFailureLeaveTheTargetAsItWas) {
+  { std::ofstream(path()) << "old contents"; }
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const float f[1] = {1};
+  const uint64_t s1[1] = {1};
+  ASSERT_EQ(zt_writer_add_dense(w, "x", "f32", s1, 1, f, 4, nullptr), ZT_OK);
+  zt_writer_abort(w);
+  EXPECT_EQ(slurp(path()), Bytes({'o', 'l', 'd', ' ', 'c', 'o', 'n', 't', 'e', 'n', 't', 's'}));
+  EXPECT_EQ(entries(), std::vector<std::string>{"out.zt"});
+}
+
+// A child writes a file larger than its RLIMIT_FSIZE: the write fails
+// (SIGXFSZ ignored), finish reports it, and the target keeps its old bytes.
+TEST_F(WriterTest, DiskFullLeavesTargetIntact) {
+  { std::ofstream(path()) << "old"; }
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl {};
+    rl.rlim_cur = rl.rlim_max = 100000;
+    setrlimit(RLIMIT_FSIZE, &rl);
+    zt_writer* w = nullptr;
+    if (zt_writer_open(path().c_str(), &w) != ZT_OK) _exit(10);
+    std::vector<uint8_t> big(300000, 7);
+    const uint64_t shape[1] = {big.size()};
+    const zt_status a = zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), nullptr);
+    if (a == ZT_OK) _exit(11);
+    if (a != ZT_ERR_IO) _exit(12);
+    _exit(zt_writer_finish(w) == ZT_ERR_STATE ? 0 : 13);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+  EXPECT_EQ(slurp(path()), Bytes({'o', 'l', 'd'}));
+  EXPECT_EQ(entries(), std::vector<std::string>{"out.zt"});
+}
+
+TEST_F(WriterTest, KilledWriterLeavesTargetIntact) {
+  { std::ofstream(path()) << "old"; }
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    zt_writer* w = nullptr;
+    if (zt_writer_open(path().c_str(), &w) != ZT_OK) _exit(10);
+    std::vector<uint8_t> big(1 << 20, 3);
+    const uint64_t shape[1] = {big.size()};
+    zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), nullptr);
+    if (write(fds[1], "x", 1) != 1) _exit(11);
+    pause();  // killed here, mid-file
+    _exit(12);
+  }
+  char c = 0;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  EXPECT_TRUE(WIFSIGNALED(st));
+  EXPECT_EQ(slurp(path()), Bytes({'o', 'l', 'd'}));
+  // The unnamed temporary file (O_TMPFILE) vanished with the process.
+  EXPECT_EQ(entries(), std::vector<std::string>{"out.zt"});
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST_F(WriterTest, UnwritableDirectoryIsAnIoError) {
+  zt_writer* w = nullptr;
+  EXPECT_EQ(zt_writer_open((dir_ / "no/such/dir/out.zt").c_str(), &w), ZT_ERR_IO);
+  EXPECT_NE(std::string(zt_last_error()).find("no/such/dir"), std::string::npos) << zt_last_error();
+}
+
+}  // namespace
