@@ -412,6 +412,43 @@ Result<void> Parser::parse_v100() {
                         [&](std::string_view name, uint32_t td) { return parse_tensor_v100(name, td); });
 }
 
+// 0.1.0 describes dense tensors only, yet 0.1.x writers marked sparse
+// tensors with a "layout" or "format" other than "dense", a "sparse_format"
+// key, or a dtype or encoding such as "sparsecsr". How their one blob holds
+// values and indices is written down nowhere, so such an entry is listed
+// but never interpreted: its marker as the object's format, every key that
+// is not placement in the attributes, the blob as a u8 component "data".
+// Custom keys named "layout" or "format" with other values ("NHWC") stay
+// attributes of a dense tensor. Returns the marker text, or nullopt for a
+// dense entry.
+bool v010_names_sparse(std::string_view s) {
+  std::string lower(s.substr(0, 64));
+  for (char& ch : lower) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  return lower.find("sparse") != std::string::npos || lower == "csr" || lower == "coo" || lower == "csc";
+}
+
+std::optional<std::string_view> v010_sparse_marker(const Document& doc, uint32_t entry) {
+  auto text = [&](const char* key) -> std::optional<std::string_view> {
+    const uint32_t v = doc.find(entry, key);
+    if (v && doc.node(v).kind == Kind::text) return doc.node(v).str;
+    return std::nullopt;
+  };
+  for (const char* key : {"layout", "format", "encoding", "dtype"})
+    if (const auto t = text(key); t && v010_names_sparse(*t)) return t;
+  if (doc.find(entry, "sparse_format")) return "sparse";
+  return std::nullopt;
+}
+
+// The format shown for a 0.1.x sparse entry, in the 1.2.0 vocabulary where
+// the marker names one ("sparsecsr" -> "sparse_csr"), else as written.
+std::string v010_sparse_format(std::string_view marker, std::optional<std::string_view> sparse_format) {
+  std::string lower(sparse_format.value_or(marker).substr(0, 64));
+  for (char& ch : lower) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  if (lower.find("csr") != std::string::npos) return "sparse_csr";
+  if (lower.find("coo") != std::string::npos) return "sparse_coo";
+  return std::string(marker);
+}
+
 // 0.1.0: an array of {name, offset, size, dtype, shape, encoding,
 // data_endianness?, checksum?, custom keys...}.
 Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
@@ -437,29 +474,44 @@ Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
   c.length = node(get(e, "size")).u;
   const uint32_t dt = get(e, "dtype");
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is not a string", w.c_str());
-  const auto dtype = dtype_from_legacy_name(node(dt).str);
-  ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", w.c_str(), std::string(node(dt).str).c_str());
-  c.dtype = *dtype;
   ZT_FAIL_IF(!is_text(get(e, "encoding")), invalid, "%s: \"encoding\" is not a string", w.c_str());
-  ZT_TRY(set_encoding(c, w, get(e, "encoding")));
-  const uint32_t de = get(e, "data_endianness");
-  if (de) {
-    const bool little = is_text(de) && node(de).str == "little";
-    const bool big = is_text(de) && node(de).str == "big";
-    ZT_FAIL_IF(!little && !big, invalid, "%s: data_endianness is not \"little\" or \"big\"", w.c_str());
-    c.big_endian = big && c.encoding == Encoding::raw;
+  const auto sparse = v010_sparse_marker(m_.doc, e);
+  if (sparse) {
+    const uint32_t sf = get(e, "sparse_format");
+    o.format = v010_sparse_format(*sparse, is_text(sf) ? std::optional<std::string_view>(node(sf).str) : std::nullopt);
+    o.unsupported = "object \"" + o.name + "\": the 0.1.0 sparse layout \"" + std::string(*sparse) + "\"" +
+                    (is_text(sf) ? " (sparse_format \"" + std::string(node(sf).str) + "\")" : std::string()) +
+                    " is not described by the spec (0.1.0 defines dense tensors only), so its data cannot be "
+                    "interpreted";
+    c.dtype = DType::u8;
+    ZT_TRY(set_encoding(c, w, get(e, "encoding")));
+  } else {
+    const auto dtype = dtype_from_legacy_name(node(dt).str);
+    ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", w.c_str(), std::string(node(dt).str).c_str());
+    c.dtype = *dtype;
+    ZT_TRY(set_encoding(c, w, get(e, "encoding")));
+    const uint32_t de = get(e, "data_endianness");
+    if (de) {
+      const bool little = is_text(de) && node(de).str == "little";
+      const bool big = is_text(de) && node(de).str == "big";
+      ZT_FAIL_IF(!little && !big, invalid, "%s: data_endianness is not \"little\" or \"big\"", w.c_str());
+      c.big_endian = big && c.encoding == Encoding::raw;
+    }
   }
   const uint32_t cs = get(e, "checksum");
   if (cs) {
     ZT_FAIL_IF(!is_text(cs), invalid, "%s: \"checksum\" is not a string", w.c_str());
     c.digest = normalize_legacy_checksum(node(cs).str);
   }
-  static constexpr std::string_view kKnown[] = {"name",     "offset",          "size",    "dtype",
-                                                "shape",    "encoding",        "checksum",
-                                                "data_endianness"};
+  // A sparse entry keeps dtype and data_endianness as attributes: they
+  // describe parts of the blob that this library does not interpret.
+  static constexpr std::string_view kPlacement[] = {"name", "offset", "size", "shape", "encoding", "checksum"};
+  static constexpr std::string_view kDense[] = {"dtype", "data_endianness"};
   ZT_TRY(for_each_entry(e, [&](std::string_view k, uint32_t v) -> Result<void> {
-    for (const auto known : kKnown)
+    for (const auto known : kPlacement)
       if (k == known) return {};
+    for (const auto known : kDense)
+      if (!sparse && k == known) return {};
     o.attributes.present = true;
     o.attributes.entries.push_back(Attribute{k, v});
     return {};

@@ -57,6 +57,9 @@ struct Object {
   std::string format;
   Attributes attributes;
   std::vector<Component> components;
+  // Set for objects that are listed but cannot be read (0.1.x sparse
+  // layouts the spec never described): the reason, given on every access.
+  std::string unsupported;
 
   const Component* find(std::string_view role) const;
 };

@@ -129,6 +129,11 @@ Result<void> check_quantized_sizes(const Object& o, const QuantLayout& q, std::s
   ZT_FAIL_IF(!zeros_ok, invalid, "%s: zeros has %llu elements; %llu groups x %llu columns need %llu (or packed)",
              w.c_str(), static_cast<ull>(nz), static_cast<ull>(q.groups), static_cast<ull>(q.n),
              static_cast<ull>(*want_groups));
+  // Packed zero-points share the weights' vpe and bits but sit in words of
+  // the zeros' own dtype.
+  ZT_FAIL_IF(nz != *want_groups && static_cast<uint64_t>(q.values_per_word) * q.bits > zc->width() * 8u, invalid,
+             "%s: zeros packed %u per word need %u bits, a %s word has %u", w.c_str(), q.values_per_word,
+             q.values_per_word * q.bits, std::string(dtype_name(zc->dtype)).c_str(), zc->width() * 8);
   return {};
 }
 

@@ -1,20 +1,33 @@
-// quantized_group (GPTQ-style) layout.
+// quantized_group (GPTQ-style) layout, as views.cpp dequantises it (the
+// same text, for users, is in ztensor.h at zt_quant_info).
 //
-// An object of shape [..., K] (N = product of the other dimensions, K = the
-// input dimension, as in a PyTorch Linear weight [out, in]) with attributes
-// bits (2..8), group_size (g) and packing:
-//   packed_weight  integer words laid out [ceil(K / vpe), N] row-major (the
-//                  GPTQ qweight layout): q(n, k) is field k % vpe of word
-//                  [k / vpe, n], lowest bits first. packing "<vpe>_per_<dtype>"
-//                  (e.g. "8_per_i32" for 4 bits, "4_per_i32" for 8 bits,
-//                  "2_per_u8" nibbles, "10_per_i32" padded 3 bits), or
-//                  "bitstream" (fields packed across word boundaries, as GPTQ
-//                  packs 3 bits: 32 values in 3 words).
-//   scales         float [ceil(K / g), N].
-//   zeros          float or integer [ceil(K / g), N], or integer words packed
-//                  along N like the weights ([ceil(K / g), ceil(N / vpe)],
-//                  GPTQ qzeros), holding the zero-points as stored.
-//   w[n, k] = (q(n, k) - zero[k / g, n]) * scale[k / g, n]
+// An object of shape [..., K] (N = product of the other dimensions, 1 for a
+// rank-1 shape; K = the input dimension, as in a PyTorch Linear weight
+// [out, in]) with attributes bits (1..16), group_size (g) and packing.
+// G = ceil(K / g) groups run along K.
+//   packed_weight  integer words (their bit pattern: signed words too), an
+//                  array [W, N] row-major (the GPTQ qweight layout).
+//                  packing "<vpe>_per_<dtype>" (e.g. "8_per_i32" for 4 bits,
+//                  "4_per_i32" for 8 bits, "2_per_u8" nibbles, "10_per_i32"
+//                  3 bits with 2 padding bits): W = ceil(K / vpe), q(n, k) is
+//                  bits [j * bits, (j + 1) * bits) of word [k / vpe, n],
+//                  j = k % vpe, counted from the least significant bit;
+//                  vpe * bits <= word bits, <dtype> = packed_weight's dtype.
+//                  packing "bitstream" (GPTQ's 3-bit packing, 32 values in 3
+//                  words): the words of column n, [0, n], [1, n], ...,
+//                  [W - 1, n], form one little-endian bit string (word w
+//                  holds its bits [w * B, (w + 1) * B), B = word bits);
+//                  q(n, k) is its bits [k * bits, (k + 1) * bits);
+//                  W = ceil(K * bits / B).
+//   scales         float [G, N]: scale(g', n) at g' * N + n.
+//   zeros          float or integer [G, N] (zero(g', n) at g' * N + n), or,
+//                  for per-word packings, integer words packed along N like
+//                  GPTQ qzeros, [G, ceil(N / vpe)]: zero(g', n) is field
+//                  n % vpe of word [g', n / vpe]. The element count tells
+//                  them apart; [G, N] wins when both counts agree (N = 1 or
+//                  vpe = 1). Zero-points are used as stored (no "+1" of GPTQ
+//                  v1 checkpoints, which store zero - 1).
+//   w[n, k] = (q(n, k) - zero(k / g, n)) * scale(k / g, n), at n * K + k.
 #pragma once
 
 #include <cstdint>

@@ -150,6 +150,7 @@ Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o, const 
 Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   if (zero_copy(c)) return std::span<const uint8_t>(source_.base() + c.offset, c.length);
   Slot& s = slots_[slot_base_[object] + component];
   std::lock_guard<std::mutex> lock(s.mu);
@@ -171,6 +172,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
 Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
   ZT_TRY(n);
@@ -188,6 +190,7 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
 Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t> dst) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status == Status::not_found) {
     auto bytes = decode_unknown_size(o, c);
@@ -230,6 +233,7 @@ Result<VerifyReport> Reader::verify() const {
                    got.c_str());
         ++rep.checked;
       }
+      if (!o.unsupported.empty()) continue;  // digests only: the blob is not interpretable
       if (zero_copy(c)) {
         decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
         continue;
@@ -241,6 +245,7 @@ Result<VerifyReport> Reader::verify() const {
       owned[k] = std::move(*bytes);
       decoded[k] = owned[k];
     }
+    if (!o.unsupported.empty()) continue;
     ZT_TRY(check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded));
   }
   return rep;

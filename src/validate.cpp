@@ -125,6 +125,7 @@ Result<void> check_sparse(const Object& o) {
 }  // namespace
 
 Result<void> validate_object(const Object& o) {
+  if (!o.unsupported.empty()) return {};  // listed only; refused on access
   const auto* req = required_roles(o.format);
   if (!req) return {};  // unknown format: structural checks only
   for (const auto r : *req)
