@@ -27,16 +27,15 @@ zt_status check_data(const void* data, uint64_t nbytes) {
 
 extern "C" {
 
-void zt_writer_options_init(zt_writer_options* opt) {
-  if (!opt) return;
-  std::memset(opt, 0, sizeof *opt);
+void zt_writer_options_init_sized(zt_writer_options* opt, size_t size) {
   const zt::WriterOptions d;
-  opt->struct_size = sizeof *opt;
-  opt->zstd_level = d.zstd_level;
-  opt->threads = d.threads;
-  opt->digest = ZT_DIGEST_XXH3;
-  opt->frame_size = d.frame_size;
-  opt->auto_min_ratio = d.auto_min_ratio;
+  zt_writer_options o{};
+  o.zstd_level = d.zstd_level;
+  o.threads = d.threads;
+  o.digest = ZT_DIGEST_XXH3;
+  o.frame_size = d.frame_size;
+  o.auto_min_ratio = d.auto_min_ratio;
+  init_sized(opt, size, o);
 }
 
 zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_writer** out) {
@@ -45,16 +44,21 @@ zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_w
   return guard([&] {
     zt::WriterOptions o;
     if (opt) {
-      if (opt->struct_size != sizeof *opt) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.struct_size is not one this library knows");
-      if (opt->digest > ZT_DIGEST_NONE) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.digest is unknown");
-      if (opt->frame_size < 1024) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.frame_size is below 1024 bytes");
-      o.zstd_level = opt->zstd_level;
-      o.threads = opt->threads;
-      o.digest = opt->digest == ZT_DIGEST_SHA256 ? zt::DigestAlgo::sha256
-                 : opt->digest == ZT_DIGEST_NONE ? zt::DigestAlgo::none
-                                                 : zt::DigestAlgo::xxh3;
-      o.frame_size = opt->frame_size;
-      o.auto_min_ratio = opt->auto_min_ratio;
+      if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *opt)
+        return fail(ZT_ERR_ARGUMENT, "zt_writer_options.struct_size is not one this library knows (use its _init)");
+      if (ZT_HAS_FIELD(opt, zstd_level)) o.zstd_level = opt->zstd_level;
+      if (ZT_HAS_FIELD(opt, threads)) o.threads = opt->threads;
+      if (ZT_HAS_FIELD(opt, digest)) {
+        if (opt->digest > ZT_DIGEST_NONE) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.digest is unknown");
+        o.digest = opt->digest == ZT_DIGEST_SHA256 ? zt::DigestAlgo::sha256
+                   : opt->digest == ZT_DIGEST_NONE ? zt::DigestAlgo::none
+                                                   : zt::DigestAlgo::xxh3;
+      }
+      if (ZT_HAS_FIELD(opt, frame_size)) {
+        if (opt->frame_size < 1024) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.frame_size is below 1024 bytes");
+        o.frame_size = opt->frame_size;
+      }
+      if (ZT_HAS_FIELD(opt, auto_min_ratio)) o.auto_min_ratio = opt->auto_min_ratio;
     }
     auto w = zt::Writer::open(path, o);
     if (!w) return set_error(w.error());

@@ -77,11 +77,10 @@ const char* zt_last_error(void) { return g_last_error.c_str(); }
 const char* zt_version(void) { return "1.0.0"; }
 unsigned zt_version_number(void) { return ZT_VERSION_NUMBER; }
 
-void zt_open_options_init(zt_open_options* opt) {
-  if (!opt) return;
-  std::memset(opt, 0, sizeof *opt);
-  opt->struct_size = sizeof *opt;
-  opt->io_mode = ZT_IO_MAP;
+void zt_open_options_init_sized(zt_open_options* opt, size_t size) {
+  zt_open_options d{};
+  d.io_mode = ZT_IO_MAP;
+  init_sized(opt, size, d);
 }
 
 zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** out) {
@@ -90,12 +89,13 @@ zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** o
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
     zt::OpenOptions o;
     if (opt) {
-      if (opt->struct_size < sizeof(uint32_t) * 2 || opt->struct_size > sizeof *opt)
-        return fail(ZT_ERR_ARGUMENT, "zt_open_options.struct_size is not one this library knows");
-      if (opt->io_mode > ZT_IO_COPY) return fail(ZT_ERR_ARGUMENT, "zt_open_options.io_mode is unknown");
-      o.mode = opt->io_mode == ZT_IO_COPY ? zt::Source::Mode::copy : zt::Source::Mode::map;
-      if (opt->struct_size >= offsetof(zt_open_options, max_decoded_bytes) + sizeof(uint64_t))
-        o.max_decoded_bytes = opt->max_decoded_bytes;
+      if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *opt)
+        return fail(ZT_ERR_ARGUMENT, "zt_open_options.struct_size is not one this library knows (use its _init)");
+      if (ZT_HAS_FIELD(opt, io_mode)) {
+        if (opt->io_mode > ZT_IO_COPY) return fail(ZT_ERR_ARGUMENT, "zt_open_options.io_mode is unknown");
+        o.mode = opt->io_mode == ZT_IO_COPY ? zt::Source::Mode::copy : zt::Source::Mode::map;
+      }
+      if (ZT_HAS_FIELD(opt, max_decoded_bytes)) o.max_decoded_bytes = opt->max_decoded_bytes;
     }
     auto r = zt::Reader::open_file(path, o);
     if (!r) return set_error(r.error());

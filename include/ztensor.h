@@ -13,8 +13,11 @@
  *    by it and stay valid, unchanged, until zt_close().
  *  - A zt_reader may be used from many threads at once. A zt_writer belongs
  *    to one thread at a time.
- *  - Option structs begin with `uint32_t struct_size`; set it with the
- *    matching *_init() call so that the library can grow them compatibly.
+ *  - Option and view structs begin with `uint32_t struct_size`; fill them
+ *    with the matching *_init() call, an inline function that passes the
+ *    header's sizeof to the library's *_init_sized() (the call for FFI
+ *    users): a library newer than the header writes only the bytes the
+ *    caller's struct has, and reads only the fields it says it has.
  *  - No C++ exception ever crosses this boundary.
  */
 #ifndef ZTENSOR_H
@@ -101,7 +104,8 @@ typedef struct zt_open_options {
 } zt_open_options;
 
 /* Fills *opt with the defaults. */
-ZT_API void zt_open_options_init(zt_open_options* opt);
+ZT_API void zt_open_options_init_sized(zt_open_options* opt, size_t size);
+static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_init_sized(opt, sizeof *opt); }
 
 /* zt_open with options (NULL = defaults). ZT_ERR_ARGUMENT if
    opt->struct_size is not one this library knows. */
@@ -199,7 +203,8 @@ typedef struct zt_writer_options {
 } zt_writer_options;
 
 /* Fills *opt with the defaults. */
-ZT_API void zt_writer_options_init(zt_writer_options* opt);
+ZT_API void zt_writer_options_init_sized(zt_writer_options* opt, size_t size);
+static inline void zt_writer_options_init(zt_writer_options* opt) { zt_writer_options_init_sized(opt, sizeof *opt); }
 
 /* zt_writer_open with options (NULL = defaults). */
 ZT_API zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_writer** out);
@@ -244,6 +249,320 @@ ZT_API zt_status zt_writer_set_object_attributes_json(zt_writer* w, const char* 
 ZT_API zt_status zt_writer_finish(zt_writer* w);
 /* Removes the temporary file; frees w. NULL is a no-op. */
 ZT_API void zt_writer_abort(zt_writer* w);
+
+/* ---- Batch decode (issue 7) ---- */
+
+/* One component for zt_decode_many: which one, where to put it, and (out)
+   how it went. Fill it with zt_decode_request_init, then set the fields. */
+typedef struct zt_decode_request {
+  uint32_t struct_size; /* sizeof(zt_decode_request), set by zt_decode_request_init */
+  uint32_t status;      /* out: the zt_status of this request */
+  size_t object;        /* object index */
+  const char* role;     /* component role, e.g. "data" */
+  void* dst;            /* caller's buffer of `capacity` bytes (NULL only if capacity is 0) */
+  uint64_t capacity;
+  uint64_t written;     /* out: decoded bytes written to dst */
+} zt_decode_request;
+
+/* Fills *req with the defaults (no object, no buffer). */
+ZT_API void zt_decode_request_init(zt_decode_request* req);
+
+/* Decodes many components into caller buffers on up to `threads` threads
+   (0 = all cores), each as zt_component_read would (same rules, same
+   statuses, no cache). The work is shared out by zstd frame and by slices of
+   raw data, so a whole file, a list of names, or one large multi-frame
+   component all use every thread. Every request is attempted and gets its
+   own status and written count. Returns ZT_OK if all succeeded, otherwise
+   the status of the first failed request in array order, whose message
+   zt_last_error() gives. Fails with ZT_ERR_ARGUMENT (NULL reader, NULL reqs
+   with count > 0, a struct_size this library does not know) before any
+   request is attempted. Buffers must not overlap one another. */
+ZT_API zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t count, unsigned threads);
+
+/* ---- end of batch decode ---- */
+
+/* ---- Typed views (issue 4) ---- */
+/* ------------------------------------------------------------------------ */
+/* Typed views: numbers out of any object                                     */
+/*
+ * Converting calls (zt_object_read_f32, zt_component_read_f32,
+ * zt_object_decode_f32, zt_dense_rows_f32 and their f64 twins) turn the
+ * stored elements into numbers as follows:
+ *  - f64, f32, f16, bf16: exact when widening (subnormals, -0, infinities
+ *    and NaN kept); f64 to f32 rounds to nearest even.
+ *  - integers: by value; magnitudes beyond 2^24 (f32) or 2^53 (f64) round
+ *    to the nearest representable value.
+ *  - bool: 0 or 1 (any non-zero byte is 1).
+ *  - u8 with type f8_e4m3fn, f8_e5m2, f8_e4m3fnuz or f8_e5m2fnuz: the FP8
+ *    value, exactly. Sign S, exponent field e, mantissa m of M bits, bias B;
+ *    e = 0 is subnormal, (-1)^S * 2^(1-B) * m/2^M, otherwise
+ *    (-1)^S * 2^(e-B) * (1 + m/2^M).
+ *      f8_e4m3fn   (OCP E4M3)  M=3 B=7:  no infinities; S.1111.111 is NaN; max 448.
+ *      f8_e5m2     (OCP E5M2)  M=2 B=15: S.11111.00 is +-inf, S.11111.xx NaN; max 57344.
+ *      f8_e4m3fnuz (AMD)       M=3 B=8:  0x80 is the only NaN; no inf, no -0; max 240.
+ *      f8_e5m2fnuz (AMD)       M=2 B=16: 0x80 is the only NaN; no inf, no -0; max 57344.
+ *  - complex64 / complex128: interleaved (real, imag) pairs, so an object
+ *    of E elements gives 2E values.
+ *  - any other logical type: ZT_ERR_UNSUPPORTED (zt_component_map still
+ *    hands out the raw elements).
+ * Capacities of the converting calls count values (floats or doubles),
+ * not bytes.
+ * A buffer that is too small gives ZT_ERR_ARGUMENT and nothing is written.
+ *
+ * Objects that cannot be interpreted give ZT_ERR_UNSUPPORTED from every
+ * call of this section but zt_object_element_count (and zt_component_read_*
+ * still converts single components of formats it does not know): formats
+ * this library does not know, and the sparse
+ * layouts of 0.1.x files (entries whose "layout", "format", "encoding" or
+ * "dtype" names a sparse layout - contains "sparse", or is "csr", "coo" or
+ * "csc" - or that carry a "sparse_format" key; other values of "layout",
+ * such as "NHWC", stay attributes of a dense tensor). Those
+ * are listed like any object: format as the file names it ("sparse",
+ * "sparsecsr", ...; "sparse" when the file says "sparse_csr"/"sparse_coo",
+ * whose 1.x components it lacks), every key other than name, offset,
+ * size, shape, encoding and checksum in the attributes, and their blob as
+ * one u8 component "data": zt_component_map returns its bytes (decoded
+ * when the entry says "zstd") uninterpreted, and zt_verify checks them
+ * against the entry's checksum. An encoding that names the layout
+ * ("sparse") is an unknown encoding: mapping that blob, and zt_verify,
+ * give ZT_ERR_UNSUPPORTED.
+ *
+ * Calling a view of one format on an object of another (zt_csr_view on a
+ * dense object, zt_object_read_f32 on a sparse one) gives ZT_ERR_ARGUMENT.
+ * Pointers in view structs are owned by the reader and stay valid, unchanged,
+ * until zt_close(); they point into the file mapping when the component is
+ * raw little-endian (zero-copy) and into the reader's decode cache
+ * otherwise (decoded once, on first use). Mapped data starts at a multiple
+ * of 64 bytes from the start of the file, so it is aligned for its dtype in
+ * files opened with zt_open (zt_open_memory: as aligned as the caller's
+ * buffer). Dtype strings ("f32", "u64", ...) are static.
+ *
+ * View structs (zt_*_info) begin with `uint32_t struct_size`: fill it with the
+ * matching *_init() call. The library writes only the fields that fit in
+ * struct_size and fails with ZT_ERR_ARGUMENT if struct_size is smaller than
+ * the first version of the struct.
+ */
+
+/* product(shape) of object `object`: its logical element count (1 for a
+   scalar). ZT_ERR_NOT_FOUND for a bad index, ZT_ERR_LIMIT if the product
+   overflows 64 bits (a huge sparse shape). */
+ZT_API zt_status zt_object_element_count(const zt_reader* r, size_t object, uint64_t* count);
+
+/* The number of values zt_object_decode_f32/f64 write for an object:
+   product(shape), doubled when the data (dense) or values (sparse) are
+   complex. ZT_ERR_UNSUPPORTED for objects that cannot be decoded,
+   ZT_ERR_LIMIT on overflow. */
+ZT_API zt_status zt_object_value_count(const zt_reader* r, size_t object, uint64_t* count);
+
+/* Converts the "data" of a dense object of any numeric type into dst
+   (capacity counts values); *written gets the value count. Decodes without
+   caching: a zstd component's decoded bytes are freed on return (decoded
+   straight into dst when the data already is f32, resp. f64). Fails with
+   ZT_ERR_ARGUMENT (NULL, not dense, capacity too small), ZT_ERR_NOT_FOUND,
+   ZT_ERR_UNSUPPORTED (unknown type, encoding or 0.1.x sparse layout),
+   ZT_ERR_INVALID (corrupt data), ZT_ERR_LIMIT, ZT_ERR_NOMEM, ZT_ERR_IO. */
+ZT_API zt_status zt_object_read_f32(const zt_reader* r, size_t object, float* dst, uint64_t capacity,
+                                    uint64_t* written);
+ZT_API zt_status zt_object_read_f64(const zt_reader* r, size_t object, double* dst, uint64_t capacity,
+                                    uint64_t* written);
+
+/* Converts one component of any object ("scales", "values", ...) into dst:
+   one value per stored element (two per complex element). Errors as for
+   zt_object_read_f32; ZT_ERR_NOT_FOUND for an unknown role. */
+ZT_API zt_status zt_component_read_f32(const zt_reader* r, size_t object, const char* role, float* dst,
+                                       uint64_t capacity, uint64_t* written);
+ZT_API zt_status zt_component_read_f64(const zt_reader* r, size_t object, const char* role, double* dst,
+                                       uint64_t capacity, uint64_t* written);
+
+/* Any object as a dense row-major array of product(shape) values (x2 for
+   complex; see zt_object_value_count):
+    - dense: converted as described above;
+    - sparse_csr / sparse_coo: zeros everywhere but at the stored
+      coordinates; values at the same coordinates are summed (as scipy
+      does); the index structure is checked first (ZT_ERR_INVALID as in
+      zt_verify);
+    - quantized_group: dequantised, see zt_quant_view.
+   Fails as zt_object_read_f32, and with ZT_ERR_LIMIT when the dense size
+   overflows 64 bits. */
+ZT_API zt_status zt_object_decode_f32(const zt_reader* r, size_t object, float* dst, uint64_t capacity,
+                                      uint64_t* written);
+ZT_API zt_status zt_object_decode_f64(const zt_reader* r, size_t object, double* dst, uint64_t capacity,
+                                      uint64_t* written);
+
+/* A dense object at a glance. */
+typedef struct zt_dense_info {
+  uint32_t struct_size;  /* sizeof(zt_dense_info), set by zt_dense_info_init */
+  uint32_t zero_copy;    /* 1: data points into the file mapping; 0: into the decode cache */
+  uint64_t elements;     /* product(shape) */
+  uint64_t values;       /* storage elements: elements x 2 for complex, else elements */
+  const char* dtype;     /* storage dtype of the elements: "f32", "u8", ... */
+  const char* type;      /* logical type ("f8_e4m3fn", "complex64", ...) or NULL */
+  const void* data;      /* `values` little-endian elements of dtype */
+  uint64_t nbytes;       /* values x width of dtype */
+} zt_dense_info;
+
+/* Fills *v with zeros and sets struct_size. */
+ZT_API void zt_dense_info_init_sized(zt_dense_info* v, size_t size);
+static inline void zt_dense_info_init(zt_dense_info* v) { zt_dense_info_init_sized(v, sizeof *v); }
+
+/* Fills *v for a dense object (decoding zstd data into the cache, as
+   zt_component_map does). A logical type unknown to this library is
+   allowed here: dtype and data describe the raw elements. Fails with
+   ZT_ERR_ARGUMENT (NULL, bad struct_size, not dense), ZT_ERR_NOT_FOUND,
+   ZT_ERR_UNSUPPORTED, ZT_ERR_INVALID, ZT_ERR_LIMIT, ZT_ERR_NOMEM, ZT_ERR_IO. */
+ZT_API zt_status zt_dense_view(const zt_reader* r, size_t object, zt_dense_info* v);
+
+/* sparse_csr of shape [rows, cols]: row i holds values[indptr[i] ..
+   indptr[i+1]) at columns indices[...]. */
+typedef struct zt_csr_info {
+  uint32_t struct_size;  /* sizeof(zt_csr_info), set by zt_csr_info_init */
+  uint32_t zero_copy;    /* 1 if all three arrays point into the file mapping */
+  uint64_t rows, cols;
+  uint64_t nnz;          /* stored entries */
+  const void* values;    /* nnz elements (nnz x 2 storage elements for complex) */
+  const char* values_dtype;
+  const char* values_type; /* logical type or NULL */
+  const void* indices;   /* nnz column indices */
+  const char* indices_dtype; /* "u64" in spec 1.2.0 files; any integer type in older ones */
+  const void* indptr;    /* rows + 1 row pointers */
+  const char* indptr_dtype;
+} zt_csr_info;
+
+ZT_API void zt_csr_info_init_sized(zt_csr_info* v, size_t size);
+static inline void zt_csr_info_init(zt_csr_info* v) { zt_csr_info_init_sized(v, sizeof *v); }
+
+/* Fills *v after checking the structure, as zt_verify does (indptr[0] = 0,
+   non-decreasing, indptr[rows] = nnz, rows + 1 entries, nnz indices, every
+   column < cols): a view handed out can be indexed without bounds checks.
+   The check is linear in rows + nnz and runs on every call. Fails with
+   ZT_ERR_INVALID for a broken structure, ZT_ERR_UNSUPPORTED for values of
+   an unknown logical type, otherwise as zt_dense_view. Materialise with
+   zt_object_decode_f32. */
+ZT_API zt_status zt_csr_view(const zt_reader* r, size_t object, zt_csr_info* v);
+
+/* sparse_coo: entry k sits at (coords[0 * nnz + k], coords[1 * nnz + k],
+   ..., coords[(ndim - 1) * nnz + k]) (all row indices first, then all
+   column indices, ...). */
+typedef struct zt_coo_info {
+  uint32_t struct_size;  /* sizeof(zt_coo_info), set by zt_coo_info_init */
+  uint32_t zero_copy;    /* 1 if both arrays point into the file mapping */
+  uint64_t ndim;
+  const uint64_t* shape; /* ndim dimensions (the object's shape) */
+  uint64_t nnz;
+  const void* values;    /* nnz elements (x 2 storage elements for complex) */
+  const char* values_dtype;
+  const char* values_type;
+  const void* coords;    /* ndim x nnz indices */
+  const char* coords_dtype;
+} zt_coo_info;
+
+ZT_API void zt_coo_info_init_sized(zt_coo_info* v, size_t size);
+static inline void zt_coo_info_init(zt_coo_info* v) { zt_coo_info_init_sized(v, sizeof *v); }
+
+/* Fills *v after checking the structure (ndim x nnz coordinates, each
+   within its dimension). Errors as zt_csr_view. */
+ZT_API zt_status zt_coo_view(const zt_reader* r, size_t object, zt_coo_info* v);
+
+/* quantized_group (GPTQ-style), as libztensor reads it.
+ *
+ * The object has shape [..., K]: K is the input dimension (the last one),
+ * N the product of the others (1 for a rank-1 shape), as in a PyTorch
+ * Linear weight [out = N, in = K]. Attributes: "bits" (1..16; 2, 3, 4 and 8
+ * in practice), "group_size" g (> 0) and "packing". G = ceil(K / g) groups
+ * run along the input dimension.
+ *
+ *  packed_weight  integer words (u8 ... i64; the bit pattern counts, signed
+ *                 words too), a [W, N] row-major array (the GPTQ qweight
+ *                 layout, transposed with respect to the weight):
+ *    "<vpe>_per_<dtype>" (e.g. "8_per_i32" for 4 bits, "4_per_i32" for 8,
+ *        "16_per_i32" for 2, "10_per_i32" for 3 bits with 2 bits of padding,
+ *        "2_per_u8" for 4 bits): W = ceil(K / vpe); q(n, k) is bits
+ *        [j * bits, (j + 1) * bits) of word [k / vpe, n] with j = k % vpe,
+ *        counted from the least significant bit; vpe x bits <= word bits,
+ *        higher bits are padding. <dtype> must be the packed_weight dtype.
+ *    "bitstream" (GPTQ's 3-bit packing, 32 values in 3 i32 words): the
+ *        words of column n, [0, n], [1, n], ..., [W - 1, n], read as one
+ *        little-endian bit string (word w holds bits [w * B, (w + 1) * B),
+ *        B the word size in bits); q(n, k) is its bits [k * bits,
+ *        (k + 1) * bits), and W = ceil(K * bits / B).
+ *  scales         floats (f16, bf16, f32, f64), [G, N]: scale of (g', n)
+ *                 at g' * N + n.
+ *  zeros          either [G, N] values, floats or integers, at g' * N + n,
+ *                 or integer words packed along N as GPTQ's qzeros,
+ *                 [G, ceil(N / vpe)]: zero(g', n) is field n % vpe of word
+ *                 [g', n / vpe] (per-word packings only). The element count
+ *                 tells the two apart; [G, N] wins when both fit (N = 1 or
+ *                 vpe = 1). The zero-points are used as stored: GPTQ v1
+ *                 checkpoints that store zero - 1 need the +1 applied by
+ *                 whoever writes the file.
+ *
+ *  w[n, k] = (q(n, k) - zero(k / g, n)) * scale(k / g, n), written at
+ *  n * K + k (the object's row-major shape). Group reordering (GPTQ
+ *  act-order g_idx) is not part of the layout.
+ */
+typedef struct zt_quant_info {
+  uint32_t struct_size;      /* sizeof(zt_quant_info), set by zt_quant_info_init */
+  uint32_t bits;
+  uint64_t group_size;
+  uint64_t n;                /* output dimension: product of all but the last dimension */
+  uint64_t k;                /* input dimension: the last dimension */
+  uint64_t groups;           /* ceil(k / group_size) */
+  uint32_t values_per_word;  /* vpe of "<vpe>_per_<dtype>"; 0 for "bitstream" */
+  uint32_t bitstream;        /* 1 for packing "bitstream" */
+  uint32_t zeros_packed;     /* 1 if zeros are words packed along n */
+  uint32_t zero_copy;        /* 1 if all three arrays point into the file mapping */
+  const void* packed_weight; /* packed_weight_count words */
+  uint64_t packed_weight_count;
+  const char* packed_weight_dtype;
+  const void* scales;        /* scales_count elements */
+  uint64_t scales_count;
+  const char* scales_dtype;
+  const void* zeros;         /* zeros_count elements */
+  uint64_t zeros_count;
+  const char* zeros_dtype;
+  const char* zeros_type;    /* logical type of zeros or NULL */
+} zt_quant_info;
+
+ZT_API void zt_quant_info_init_sized(zt_quant_info* v, size_t size);
+static inline void zt_quant_info_init(zt_quant_info* v) { zt_quant_info_init_sized(v, sizeof *v); }
+
+/* Fills *v after checking the attributes and the component sizes against
+   them (as zt_verify does). Dequantise with zt_object_decode_f32. Fails
+   with ZT_ERR_UNSUPPORTED if bits, group_size or packing is missing (or
+   scales/zeros are complex), ZT_ERR_INVALID for bad attribute values or
+   sizes, otherwise as zt_dense_view. */
+ZT_API zt_status zt_quant_view(const zt_reader* r, size_t object, zt_quant_info* v);
+
+/* Row slices of a dense object: rows [row_begin, row_end) along the first
+ * dimension, i.e. (row_end - row_begin) x product(shape[1:]) elements,
+ * little-endian bytes of the data's dtype (x 2 storage elements for
+ * complex). row_begin == row_end is an empty slice. ZT_ERR_ARGUMENT for a
+ * scalar, a range outside [0, shape[0]], or an object that is not dense.
+ */
+
+/* Zero-copy slice: *data points at the rows and *nbytes gets their size.
+   Raw little-endian data: a pointer into the file mapping. Other data (zstd,
+   big-endian 0.1.0 data, copy mode): into the reader's decode cache, which
+   decodes the whole component once. Valid until zt_close(). */
+ZT_API zt_status zt_dense_rows_map(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                                   const void** data, uint64_t* nbytes);
+
+/* Copies the rows into dst (capacity in bytes; *written gets the byte
+   count), decoding only what covers them: raw data is read at its offset;
+   zstd data stored as several frames that record their content sizes (as
+   this library writes it) has only the overlapping frames decoded, without
+   caching; other zstd data is decoded whole, once, into the reader's
+   cache. ZT_ERR_ARGUMENT if capacity is too small (nothing written). */
+ZT_API zt_status zt_dense_rows(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                               void* dst, uint64_t capacity, uint64_t* written);
+
+/* zt_dense_rows converted to f32 / f64 (capacity and *written count values). */
+ZT_API zt_status zt_dense_rows_f32(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                                   float* dst, uint64_t capacity, uint64_t* written);
+ZT_API zt_status zt_dense_rows_f64(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                                   double* dst, uint64_t capacity, uint64_t* written);
+
+/* ---- end of typed views ---- */
 
 #ifdef __cplusplus
 }
