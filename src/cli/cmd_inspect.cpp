@@ -1,0 +1,405 @@
+// zt info, zt ls, zt dump, zt verify.
+#include <cstdio>
+#include <map>
+
+#include "commands.h"
+#include "content.h"
+#include "digest.h"
+#include "input.h"
+#include "progress.h"
+
+namespace zt::cli {
+
+namespace {
+
+using ull = unsigned long long;
+
+std::string part_dtype(const Part& p) {
+  std::string s(dtype_name(p.dtype));
+  if (p.type) s += "/" + *p.type;
+  return s;
+}
+
+std::string ratio_text(std::optional<uint64_t> decoded, uint64_t stored) {
+  if (!decoded || stored == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx",
+                static_cast<double>(*decoded) / static_cast<double>(stored));
+  return buf;
+}
+
+std::string short_digest(const std::optional<std::string>& d) {
+  if (!d) return "-";
+  const size_t colon = d->find(':');
+  if (colon != std::string::npos && d->size() - colon - 1 > 16)
+    return d->substr(0, colon + 17) + "..";
+  return *d;
+}
+
+std::string clipped(std::string s, size_t max) {
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+// The object row's dtype column: the component that carries the values.
+std::string object_dtype(const Item& it) {
+  if (it.format == "quantized_group") {
+    const auto bits = it.attributes.find("bits");
+    const auto group = it.attributes.find("group_size");
+    if (bits != it.attributes.end() && group != it.attributes.end())
+      return "int" + dump_json(*bits) + " g" + dump_json(*group);
+  }
+  for (const char* role : {"data", "values", "packed_weight"})
+    if (const Part* p = it.find(role)) return part_dtype(*p);
+  return it.parts.empty() ? "-" : part_dtype(it.parts[0]);
+}
+
+struct Totals {
+  uint64_t stored = 0, decoded = 0, components = 0;
+  bool decoded_known = true;
+};
+
+Totals totals_of(const Input& in) {
+  Totals t;
+  for (const Item& it : in.items)
+    for (const Part& p : it.parts) {
+      t.stored += p.stored;
+      t.components++;
+      if (p.decoded)
+        t.decoded += *p.decoded;
+      else
+        t.decoded_known = false;
+    }
+  return t;
+}
+
+Json info_json(const Input& in) {
+  const Totals t = totals_of(in);
+  Json j = Json::object();
+  j["file"] = in.path;
+  j["kind"] = std::string(formats::kind_name(in.kind));
+  if (in.kind == formats::FileKind::zt) j["version"] = in.version;
+  j["file_size"] = in.file_size;
+  j["object_count"] = in.items.size();
+  j["component_count"] = t.components;
+  j["stored_bytes"] = t.stored;
+  j["decoded_bytes"] = t.decoded_known ? Json(t.decoded) : Json(nullptr);
+  j["attributes"] = in.attributes;
+  Json objects = Json::array();
+  for (const Item& it : in.items) {
+    Json o = Json::object();
+    o["name"] = it.name;
+    o["format"] = it.format;
+    o["shape"] = it.shape;
+    if (it.has_attributes) o["attributes"] = it.attributes;
+    Json comps = Json::array();
+    for (const Part& p : it.parts) {
+      Json c = Json::object();
+      c["role"] = p.role;
+      c["dtype"] = std::string(dtype_name(p.dtype));
+      if (p.type) c["type"] = *p.type;
+      c["encoding"] = p.encoding;
+      c["stored_bytes"] = p.stored;
+      c["decoded_bytes"] = p.decoded ? Json(*p.decoded) : Json(nullptr);
+      c["digest"] = p.digest ? Json(*p.digest) : Json(nullptr);
+      comps.push_back(std::move(c));
+    }
+    o["components"] = std::move(comps);
+    objects.push_back(std::move(o));
+  }
+  j["objects"] = std::move(objects);
+  return j;
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w;
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (w.size() <= c) w.push_back(0);
+      w[c] = std::max(w[c], r[c].size());
+    }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t c = 0; c < r.size(); ++c) {
+      // Numbers (stored, ratio) right-aligned, text left-aligned.
+      const bool right = c == 5 || c == 6;
+      const std::string pad(w[c] - r[c].size(), ' ');
+      line += right ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
+      if (c + 1 < r.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void print_info(const Input& in) {
+  const Totals t = totals_of(in);
+  std::printf("file        %s\n", in.path.c_str());
+  if (in.kind == formats::FileKind::zt)
+    std::printf("format      zTensor %s\n", in.version.c_str());
+  else
+    std::printf("format      %s\n", in.version.c_str());
+  std::printf("size        %s (%s bytes)\n", human_bytes(in.file_size).c_str(),
+              grouped(in.file_size).c_str());
+  std::printf("objects     %zu (%llu components)\n", in.items.size(),
+              static_cast<ull>(t.components));
+  std::printf("stored      %s (%s bytes)\n", human_bytes(t.stored).c_str(),
+              grouped(t.stored).c_str());
+  if (t.decoded_known)
+    std::printf("decoded     %s (%s bytes), ratio %s\n", human_bytes(t.decoded).c_str(),
+                grouped(t.decoded).c_str(), ratio_text(t.decoded, t.stored).c_str());
+  else
+    std::printf("decoded     unknown (a legacy zstd component does not state its size)\n");
+  if (in.attributes.empty()) {
+    std::printf("attributes  (none)\n");
+  } else {
+    bool first = true;
+    for (const auto& [k, v] : in.attributes.items()) {
+      std::printf("%s%s: %s\n", first ? "attributes  " : "            ", k.c_str(),
+                  clipped(dump_json(v), 100).c_str());
+      first = false;
+    }
+  }
+  if (in.items.empty()) return;
+  std::printf("\n");
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"NAME", "FORMAT", "SHAPE", "DTYPE", "ENCODING", "STORED", "RATIO", "DIGEST"});
+  for (const Item& it : in.items) {
+    if (it.parts.size() == 1) {
+      const Part& p = it.parts[0];
+      rows.push_back({it.name, it.format, shape_text(it.shape), part_dtype(p), p.encoding,
+                      human_bytes(p.stored), ratio_text(p.decoded, p.stored),
+                      short_digest(p.digest)});
+      continue;
+    }
+    uint64_t stored = 0, decoded = 0;
+    bool known = true;
+    std::string encoding;
+    for (const Part& p : it.parts) {
+      stored += p.stored;
+      if (p.decoded)
+        decoded += *p.decoded;
+      else
+        known = false;
+      encoding = encoding.empty() || encoding == p.encoding ? p.encoding : "mixed";
+    }
+    rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(it), encoding,
+                    human_bytes(stored),
+                    ratio_text(known ? std::optional(decoded) : std::nullopt, stored), ""});
+    for (const Part& p : it.parts)
+      rows.push_back({"  ." + p.role, "", "", part_dtype(p), p.encoding, human_bytes(p.stored),
+                      ratio_text(p.decoded, p.stored), short_digest(p.digest)});
+  }
+  print_table(rows);
+}
+
+Result<std::unique_ptr<Input>> open_input(const std::string& path) {
+  return Input::open(path);
+}
+
+}  // namespace
+
+int run_info(const Args& a) {
+  if (a.pos.size() != 1) return usage_error("info", "expects one FILE");
+  auto in = open_input(a.pos[0]);
+  if (!in) return report(in.error(), a.pos[0]);
+  if (a.has("--json"))
+    std::printf("%s\n",
+                info_json(**in).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+  else
+    print_info(**in);
+  return kOk;
+}
+
+int run_ls(const Args& a) {
+  if (a.pos.size() != 1) return usage_error("ls", "expects one FILE");
+  auto in = open_input(a.pos[0]);
+  if (!in) return report(in.error(), a.pos[0]);
+  if (!a.has("--long")) {
+    for (const Item& it : (*in)->items) std::printf("%s\n", it.name.c_str());
+    return kOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const Item& it : (*in)->items)
+    rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(it)});
+  print_table(rows);
+  return kOk;
+}
+
+int run_dump(const Args& a) {
+  if (a.pos.size() != 1) return usage_error("dump", "expects one FILE");
+  auto in = open_input(a.pos[0]);
+  if (!in) return report(in.error(), a.pos[0]);
+  const Reader* r = (*in)->reader();
+  if (!r)
+    return report(make_error(Status::unsupported,
+                             "dump prints a .zt manifest; this is a %s file (try zt info --json)",
+                             std::string(formats::kind_name((*in)->kind)).c_str()),
+                  a.pos[0]);
+  const std::string& text = r->manifest_json();
+  if (a.has("--compact")) {
+    std::printf("%s\n", text.c_str());
+  } else {
+    const Json j = Json::parse(text, nullptr, false);
+    std::printf("%s\n", j.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+  }
+  return kOk;
+}
+
+// ---- verify -----------------------------------------------------------------
+
+namespace {
+
+struct VerifyCounts {
+  uint64_t objects = 0, components = 0, decoded_bytes = 0;
+  uint64_t digests = 0, mismatches = 0, without_digest = 0, unknown_algorithm = 0;
+  std::map<std::string, uint64_t> by_algorithm;
+  std::map<std::string, uint64_t> structures;  // content rules checked, by kind
+  uint64_t failures = 0;
+};
+
+std::string structure_rule(const Object& o) {
+  if (o.format == "sparse_csr") return "CSR structure";
+  if (o.format == "sparse_coo") return "COO coordinates";
+  if (o.format == "quantized_group") return "quantized_group layout";
+  for (const Component& c : o.components)
+    if (c.dtype == DType::boolean) return "bool bytes";
+  return "";
+}
+
+// Checks one object: every digest over the stored bytes, every decode, and
+// the content rules that need data. Returns the first problem.
+Result<void> verify_object(const Reader& r, size_t i, VerifyCounts& n, Progress& progress) {
+  const Manifest& m = r.manifest();
+  const Object& o = m.objects[i];
+  std::vector<uint8_t> scratch;
+  std::vector<std::vector<uint8_t>> owned(o.components.size());
+  std::vector<std::span<const uint8_t>> decoded(o.components.size());
+  for (size_t k = 0; k < o.components.size(); ++k) {
+    const Component& c = o.components[k];
+    const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
+    if (d.algo == DigestAlgo::none) {
+      n.without_digest++;
+    } else if (d.algo == DigestAlgo::unknown) {
+      n.unknown_algorithm++;
+    } else {
+      auto st = r.stored(c, scratch);
+      ZT_TRY(st);
+      const std::string got = digest_hex(d.algo, *st);
+      const std::string algo(digest_algo_name(d.algo));
+      if (got != d.hex) n.mismatches++;
+      ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
+                 component_where(o, c).c_str(), algo.c_str(), d.hex.c_str(), got.c_str());
+      n.digests++;
+      n.by_algorithm[algo]++;
+    }
+    if (c.encoding == Encoding::raw && !c.big_endian && r.source().base()) {
+      auto v = r.map(i, k);
+      ZT_TRY(v);
+      decoded[k] = *v;
+    } else {
+      auto bytes = r.decode(i, k);
+      ZT_TRY(bytes);
+      owned[k] = std::move(*bytes);
+      decoded[k] = owned[k];
+    }
+    n.components++;
+    n.decoded_bytes += decoded[k].size();
+    progress.advance(c.length);
+  }
+  ZT_TRY(check_content(m.doc, m.generation != Generation::v1, o, decoded));
+  const std::string rule = structure_rule(o);
+  if (!rule.empty()) n.structures[rule]++;
+  return {};
+}
+
+std::string counts_text(const std::map<std::string, uint64_t>& m) {
+  std::string s;
+  for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + std::to_string(v) + " " + k;
+  return s;
+}
+
+int verify_zt(const std::string& path, const Reader& r, bool verbose) {
+  const Manifest& m = r.manifest();
+  VerifyCounts n;
+  uint64_t total = 0;
+  for (const Object& o : m.objects)
+    for (const Component& c : o.components) total += c.length;
+  uint64_t components = 0;
+  for (const Object& o : m.objects) components += o.components.size();
+  std::printf("verify %s (zTensor %s, %zu objects, %llu components)\n", path.c_str(),
+              m.version.c_str(), m.objects.size(), static_cast<ull>(components));
+  Progress progress("verify", total);
+  for (size_t i = 0; i < m.objects.size(); ++i) {
+    const Object& o = m.objects[i];
+    auto ok = verify_object(r, i, n, progress);
+    n.objects++;
+    if (!ok) {
+      n.failures++;
+      // Core messages name the object already; others get its name.
+      const std::string& msg = ok.error().message;
+      if (msg.find("\"" + o.name + "\"") != std::string::npos)
+        std::printf("  FAIL  %s\n", msg.c_str());
+      else
+        std::printf("  FAIL  object \"%s\": %s\n", o.name.c_str(), msg.c_str());
+    } else if (verbose) {
+      std::printf("  ok    %s (%s, %zu component%s)\n", o.name.c_str(), o.format.c_str(),
+                  o.components.size(), o.components.size() == 1 ? "" : "s");
+    }
+  }
+  progress.finish();
+  std::printf("%s: %s\n", path.c_str(), n.failures ? "FAILED" : "OK");
+  std::printf(
+      "  manifest    zTensor %s: container, CBOR, schema, placement, alignment, overlaps, sizes\n",
+      m.version.c_str());
+  std::printf("  objects     %llu checked, %llu failed\n", static_cast<ull>(n.objects),
+              static_cast<ull>(n.failures));
+  std::printf("  components  %llu decoded (%s)\n", static_cast<ull>(n.components),
+              human_bytes(n.decoded_bytes).c_str());
+  std::printf("  digests     %llu match%s%s", static_cast<ull>(n.digests),
+              n.by_algorithm.empty() ? "" : " ",
+              n.by_algorithm.empty() ? "" : ("(" + counts_text(n.by_algorithm) + ")").c_str());
+  if (n.mismatches) std::printf(", %llu MISMATCH", static_cast<ull>(n.mismatches));
+  std::printf(", %llu without a digest", static_cast<ull>(n.without_digest));
+  if (n.unknown_algorithm)
+    std::printf(", %llu of an unknown algorithm (not checked)",
+                static_cast<ull>(n.unknown_algorithm));
+  std::printf("\n");
+  std::printf("  content     %s\n", n.structures.empty()
+                                        ? "no sparse, quantized or bool data to check"
+                                        : (counts_text(n.structures) + " hold").c_str());
+  return n.failures ? kFailed : kOk;
+}
+
+}  // namespace
+
+int run_verify(const Args& a) {
+  if (a.pos.empty()) return usage_error("verify", "expects at least one FILE");
+  const bool verbose = a.has("--verbose");
+  int worst = kOk;
+  for (const std::string& path : a.pos) {
+    auto in = open_input(path);
+    if (!in) {
+      const Status s = in.error().status;
+      const int code = report(in.error(), path);
+      std::printf("%s: FAILED\n", path.c_str());
+      // A file that cannot be read at all is an I/O error; one that breaks
+      // the format fails verification.
+      worst =
+          std::max(worst, s == Status::io || s == Status::nomem ? code : static_cast<int>(kFailed));
+      continue;
+    }
+    if (const Reader* r = (*in)->reader()) {
+      worst = std::max(worst, verify_zt(path, *r, verbose));
+      continue;
+    }
+    std::printf(
+        "%s: OK\n  structure   %s: header, offsets, sizes against shapes (the format has no "
+        "digests)\n"
+        "  objects     %zu\n",
+        path.c_str(), std::string(formats::kind_name((*in)->kind)).c_str(), (*in)->items.size());
+  }
+  return worst;
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,453 @@
+// zt convert, zt compress, zt decompress, zt merge, zt rm: every command that
+// writes a file. Objects are copied from an Input into zt::Writer (or into
+// a safetensors file), component by component, in pieces.
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "commands.h"
+#include "content.h"
+#include "input.h"
+#include "progress.h"
+#include "safetensors.h"
+#include "values.h"
+#include "writer.h"
+
+namespace zt::cli {
+
+namespace {
+
+using ull = unsigned long long;
+
+constexpr uint64_t kPiece = uint64_t{16} << 20;  // bytes handed to the writer at once
+
+enum class Encode { keep, raw, zstd, auto_ };
+
+struct RewriteOptions {
+  Encode encode = Encode::keep;
+  WriterOptions writer;
+  bool densify = false;
+};
+
+// Writer options shared by the commands: --level, --compress=LEVEL,
+// --digest, --threads.
+Result<void> writer_options(const Args& a, RewriteOptions& o) {
+  if (const auto lv = a.get("--level")) {
+    auto v = parse_int("--level", *lv);
+    ZT_TRY(v);
+    o.writer.zstd_level = *v;
+  }
+  if (const auto c = a.get("--compress")) {
+    o.encode = Encode::zstd;
+    if (!c->empty()) {
+      auto v = parse_int("--compress", *c);
+      ZT_TRY(v);
+      o.writer.zstd_level = *v;
+    }
+  }
+  ZT_FAIL_IF(o.writer.zstd_level < 1 || o.writer.zstd_level > 22, argument,
+             "zstd level %d is not in 1..22", o.writer.zstd_level);
+  if (const auto d = a.get("--digest")) {
+    if (*d == "xxh3")
+      o.writer.digest = DigestAlgo::xxh3;
+    else if (*d == "sha256")
+      o.writer.digest = DigestAlgo::sha256;
+    else if (*d == "none")
+      o.writer.digest = DigestAlgo::none;
+    else
+      return make_error(Status::argument, "option '--digest': '%s' is not xxh3, sha256 or none",
+                        d->c_str());
+  }
+  if (const auto t = a.get("--threads")) {
+    auto v = parse_uint("--threads", *t);
+    ZT_TRY(v);
+    ZT_FAIL_IF(*v > 1024, argument, "option '--threads': %llu is too many", static_cast<ull>(*v));
+    o.writer.threads = static_cast<unsigned>(*v);
+  }
+  o.densify = a.has("--densify");
+  return {};
+}
+
+std::string encoding_for(const Part& p, Encode e) {
+  switch (e) {
+    case Encode::keep:
+      return p.encoding == "zstd" ? "zstd" : "raw";
+    case Encode::raw:
+      return "raw";
+    case Encode::zstd:
+      return "zstd";
+    case Encode::auto_:
+      return "auto";
+  }
+  return "raw";
+}
+
+uint64_t decoded_total(const Input& in, const std::vector<size_t>& items) {
+  uint64_t t = 0;
+  for (const size_t i : items)
+    for (const Part& p : in.items[i].parts) t += p.decoded.value_or(p.stored);
+  return t;
+}
+
+// Streams `bytes` into the writer's open component in pieces.
+Result<void> write_pieces(Writer& w, std::span<const uint8_t> bytes, Progress& progress) {
+  for (uint64_t off = 0; off < bytes.size(); off += kPiece) {
+    const auto piece = bytes.subspan(off, std::min<uint64_t>(kPiece, bytes.size() - off));
+    ZT_TRY(w.write(piece));
+    progress.advance(piece.size());
+  }
+  return {};
+}
+
+bool narrow_sparse_index(const Item& it, const Part& p) {
+  const bool sparse = it.format == "sparse_csr" || it.format == "sparse_coo";
+  const bool index = p.role == "indices" || p.role == "indptr" || p.role == "coords";
+  return sparse && index && p.dtype != DType::u64 && dtype_is_integer(p.dtype);
+}
+
+Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& object) {
+  const unsigned width = dtype_width(p.dtype);
+  const uint64_t n = b.view.size() / width;
+  Buffer out;
+  out.owned.resize(n * 8);
+  for (uint64_t e = 0; e < n; ++e) {
+    const __int128 v = load_index(b.view, p.dtype, e);
+    ZT_FAIL_IF(v < 0, invalid, "object \"%s\": component \"%s\": negative index %lld at %llu",
+               object.c_str(), p.role.c_str(), static_cast<long long>(v), static_cast<ull>(e));
+    const uint64_t u = static_cast<uint64_t>(v);
+    for (int byte = 0; byte < 8; ++byte)
+      out.owned[e * 8 + byte] = static_cast<uint8_t>(u >> (8 * byte));
+  }
+  out.view = out.owned;
+  return out;
+}
+
+Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
+                       const RewriteOptions& opt, Progress& progress) {
+  const Item& it = in.items[i];
+  if (opt.densify && it.format != "dense") {
+    auto d = densify(in, i);
+    ZT_TRY(d);
+    ZT_TRY(w.begin_object(name, "dense", it.shape));
+    Json attrs = it.attributes;
+    attrs["densified_from"] = it.format;
+    ZT_TRY(w.set_object_attributes_json(dump_json(attrs)));
+    const std::string enc = opt.encode == Encode::keep ? "raw" : encoding_for(Part{}, opt.encode);
+    ZT_TRY(w.begin_component("data", d->dtype, d->type, enc, d->bytes.size()));
+    ZT_TRY(write_pieces(w, d->bytes, progress));
+    ZT_TRY(w.end_component());
+    return w.end_object();
+  }
+  ZT_TRY(w.begin_object(name, it.format, it.shape));
+  if (it.has_attributes) ZT_TRY(w.set_object_attributes_json(dump_json(it.attributes)));
+  for (size_t k = 0; k < it.parts.size(); ++k) {
+    const Part& p = it.parts[k];
+    auto b = in.bytes(i, k);
+    ZT_TRY(b);
+    const std::optional<std::string_view> type =
+        p.type ? std::optional<std::string_view>(*p.type) : std::nullopt;
+    DType dtype = p.dtype;
+    if (narrow_sparse_index(it, p)) {
+      // Files before 1.2.0 could store sparse indices in any integer type;
+      // 1.2.0 requires u64, so they are widened on the way.
+      auto wide = widen_to_u64(*b, p, it.name);
+      ZT_TRY(wide);
+      *b = std::move(*wide);
+      dtype = DType::u64;
+    }
+    ZT_TRY(w.begin_component(p.role, dtype_name(dtype), type, encoding_for(p, opt.encode),
+                             b->view.size()));
+    ZT_TRY(write_pieces(w, b->view, progress));
+    ZT_TRY(w.end_component());
+  }
+  return w.end_object();
+}
+
+// An error message that starts with `file` and names `object` (when given).
+Error qualified(Error e, const std::string& file, const std::string& object = {}) {
+  if (!object.empty() && e.message.find('"' + object + '"') == std::string::npos)
+    e.message = "object \"" + object + "\": " + e.message;
+  if (!e.message.starts_with(file)) e.message = file + ": " + e.message;
+  return e;
+}
+
+// One planned object of the output: input, item, output name.
+struct Planned {
+  const Input* in;
+  size_t item;
+  std::string name;
+};
+
+Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
+                      const Json* attributes, const RewriteOptions& opt, const char* label) {
+  auto w = Writer::open(out, opt.writer);
+  if (!w) return qualified(std::move(w).error(), out);
+  if (attributes && !attributes->empty()) {
+    auto a = (*w)->set_file_attributes_json(dump_json(*attributes));
+    if (!a) return qualified(std::move(a).error(), out);
+  }
+  uint64_t total = 0;
+  for (const Planned& p : plan) total += decoded_total(*p.in, {p.item});
+  Progress progress(label, total);
+  for (const Planned& p : plan) {
+    auto r = copy_item(*p.in, p.item, p.name, **w, opt, progress);
+    if (!r) return qualified(std::move(r).error(), p.in->path, p.in->items[p.item].name);
+  }
+  auto f = (*w)->finish();
+  if (!f) return qualified(std::move(f).error(), out);
+  progress.finish();
+  return {};
+}
+
+// safetensors holds dense tensors of its own dtypes only. Objects it cannot
+// hold are densified to f32/f64 with --densify, else refused by name.
+Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
+  std::vector<formats::SafetensorsEntry> entries;
+  std::vector<bool> dense_path;
+  std::string refused;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    const Item& it = in.items[i];
+    const Part* data = it.format == "dense" ? it.find("data") : nullptr;
+    const auto st = data ? formats::safetensors_dtype(data->dtype, data->type) : std::nullopt;
+    formats::SafetensorsEntry e;
+    e.name = it.name;
+    e.shape = it.shape;
+    if (st) {
+      e.dtype = *st;
+      e.nbytes = data->decoded.value_or(data->stored);
+      dense_path.push_back(true);
+    } else if (opt.densify) {
+      dense_path.push_back(false);
+    } else {
+      const std::string why = data ? "dtype " + std::string(dtype_name(data->dtype)) +
+                                         (data->type ? "/" + *data->type : "")
+                                   : it.format;
+      refused += (refused.empty() ? "" : ", ") + ("\"" + it.name + "\" (" + why + ")");
+      continue;
+    }
+    entries.push_back(std::move(e));
+  }
+  ZT_FAIL_IF(!refused.empty(), argument,
+             "%s: safetensors holds dense tensors of its own dtypes only; cannot write %s (use "
+             "--densify to store "
+             "them as dense f32/f64 values)",
+             out.c_str(), refused.c_str());
+  // Densified objects: their sizes come from decoding, done up front.
+  std::vector<std::optional<Densified>> dense(in.items.size());
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    if (dense_path[i]) continue;
+    auto d = densify(in, i);
+    if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
+    entries[i].dtype =
+        d->type ? (d->type == "complex64" ? "C64" : "") : (d->dtype == "f64" ? "F64" : "F32");
+    ZT_FAIL_IF(entries[i].dtype.empty(), argument,
+               "%s: object \"%s\": complex128 has no safetensors dtype", out.c_str(),
+               in.items[i].name.c_str());
+    entries[i].nbytes = d->bytes.size();
+    dense[i] = std::move(*d);
+  }
+  std::vector<std::pair<std::string, std::string>> metadata;
+  for (const auto& [k, v] : in.attributes.items())
+    metadata.emplace_back(k, v.is_string() ? v.get<std::string>() : dump_json(v));
+  uint64_t total = 0;
+  for (const auto& e : entries) total += e.nbytes;
+  Progress progress("convert", total);
+  auto r = formats::write_safetensors(
+      out, metadata, entries, [&](size_t i, const formats::ByteSink& sink) -> Result<void> {
+        if (dense[i]) {
+          progress.advance(dense[i]->bytes.size());
+          return sink(dense[i]->bytes);
+        }
+        const auto k = in.items[i].index_of("data");
+        auto b = in.bytes(i, *k);
+        if (!b) return qualified(std::move(b).error(), in.path, in.items[i].name);
+        for (uint64_t off = 0; off < b->view.size(); off += kPiece) {
+          const auto piece = b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off));
+          ZT_TRY(sink(piece));
+          progress.advance(piece.size());
+        }
+        return {};
+      });
+  if (!r) return qualified(std::move(r).error(), out);
+  progress.finish();
+  uint64_t dropped = 0;
+  for (const Item& it : in.items) dropped += it.has_attributes && !it.attributes.empty() ? 1 : 0;
+  if (dropped)
+    std::fprintf(
+        stderr,
+        "zt: note: safetensors has no per-tensor metadata: attributes of %llu object%s not kept\n",
+        static_cast<ull>(dropped), dropped == 1 ? " were" : "s were");
+  return {};
+}
+
+std::vector<Planned> all_of(const Input& in) {
+  std::vector<Planned> plan;
+  for (size_t i = 0; i < in.items.size(); ++i) plan.push_back({&in, i, in.items[i].name});
+  return plan;
+}
+
+const Json* file_attributes(const Input& in) {
+  return in.has_attributes ? &in.attributes : nullptr;
+}
+
+// Errors of write_zt and write_st name their file already.
+int fail(const Result<void>& r) {
+  return report(r.error());
+}
+
+// compress / decompress: -o OUT, or --in-place (atomic replacement).
+Result<std::string> target_of(const Args& a) {
+  const auto out = a.get("--output");
+  ZT_FAIL_IF(out && a.has("--in-place"), argument, "give either -o OUT or --in-place, not both");
+  ZT_FAIL_IF(!out && !a.has("--in-place"), argument,
+             "needs -o OUT (or --in-place to replace FILE)");
+  return out ? *out : a.pos[0];
+}
+
+int recode(const Args& a, const char* cmd, Encode encode) {
+  if (a.pos.size() != 1) return usage_error(cmd, "expects one FILE");
+  RewriteOptions opt;
+  auto o = writer_options(a, opt);
+  if (!o) return usage_error(cmd, o.error().message);
+  opt.encode = encode == Encode::zstd && a.has("--auto") ? Encode::auto_ : encode;
+  if (const auto r = a.get("--min-ratio")) {
+    char* end = nullptr;
+    opt.writer.auto_min_ratio = std::strtod(r->c_str(), &end);
+    if (*end || opt.writer.auto_min_ratio <= 0)
+      return usage_error(cmd, "option '--min-ratio' needs a positive number");
+  }
+  auto target = target_of(a);
+  if (!target) return usage_error(cmd, target.error().message);
+  auto in = Input::open(a.pos[0]);
+  if (!in) return report(in.error(), a.pos[0]);
+  if (!(*in)->reader())
+    return report(make_error(Status::unsupported,
+                             "%s works on .zt files; use zt convert for other formats", cmd),
+                  a.pos[0]);
+  auto w = write_zt(*target, all_of(**in), file_attributes(**in), opt, cmd);
+  if (!w) return fail(w);
+  const uint64_t before = (*in)->file_size;
+  auto after = Input::open(*target);
+  if (after)
+    std::fprintf(stderr, "%s: %s -> %s\n", target->c_str(), human_bytes(before).c_str(),
+                 human_bytes((*after)->file_size).c_str());
+  return kOk;
+}
+
+}  // namespace
+
+int run_convert(const Args& a) {
+  if (a.pos.size() != 2) return usage_error("convert", "expects IN and OUT");
+  RewriteOptions opt;
+  auto o = writer_options(a, opt);
+  if (!o) return usage_error("convert", o.error().message);
+  const std::string& out = a.pos[1];
+  const formats::FileKind out_kind = formats::kind_from_path(out);
+  if (out_kind != formats::FileKind::zt && out_kind != formats::FileKind::safetensors)
+    return usage_error("convert",
+                       "OUT must end in .zt or .safetensors (use zt export for a single .npy)");
+  auto in = Input::open(a.pos[0]);
+  if (!in) return report(in.error(), a.pos[0]);
+  Result<void> r;
+  if (out_kind == formats::FileKind::safetensors)
+    r = write_st(out, **in, opt);
+  else
+    r = write_zt(out, all_of(**in), file_attributes(**in), opt, "convert");
+  if (!r) return fail(r);
+  const bool zt_in = (*in)->kind == formats::FileKind::zt;
+  std::fprintf(stderr, "wrote %s: %zu object%s from %s (%s%s)\n", out.c_str(), (*in)->items.size(),
+               (*in)->items.size() == 1 ? "" : "s", a.pos[0].c_str(), zt_in ? "zTensor " : "",
+               (*in)->version.c_str());
+  return kOk;
+}
+
+int run_compress(const Args& a) {
+  return recode(a, "compress", Encode::zstd);
+}
+int run_decompress(const Args& a) {
+  return recode(a, "decompress", Encode::raw);
+}
+
+int run_merge(const Args& a) {
+  if (a.pos.empty()) return usage_error("merge", "expects at least one input file");
+  const auto out = a.get("--output");
+  if (!out) return usage_error("merge", "needs -o OUT.zt");
+  RewriteOptions opt;
+  auto o = writer_options(a, opt);
+  if (!o) return usage_error("merge", o.error().message);
+  const bool rename = a.has("--rename");
+  std::vector<std::unique_ptr<Input>> inputs;
+  for (const std::string& p : a.pos) {
+    auto in = Input::open(p);
+    if (!in) return report(in.error(), p);
+    inputs.push_back(std::move(*in));
+  }
+  std::vector<Planned> plan;
+  std::unordered_map<std::string, std::string> owner;  // output name -> input path
+  for (size_t f = 0; f < inputs.size(); ++f) {
+    const Input& in = *inputs[f];
+    for (size_t i = 0; i < in.items.size(); ++i) {
+      std::string name = in.items[i].name;
+      if (owner.count(name)) {
+        if (!rename)
+          return report(make_error(
+              Status::argument,
+              "object \"%s\" is in both %s and %s; refusing to merge (--rename keeps both)",
+              name.c_str(), owner[name].c_str(), in.path.c_str()));
+        std::string candidate = name + "." + std::to_string(f + 1);
+        for (int n = 2; owner.count(candidate); ++n)
+          candidate = name + "." + std::to_string(f + 1) + "." + std::to_string(n);
+        std::fprintf(stderr, "zt: %s: object \"%s\" renamed to \"%s\"\n", in.path.c_str(),
+                     name.c_str(), candidate.c_str());
+        name = candidate;
+      }
+      owner[name] = in.path;
+      plan.push_back({&in, i, name});
+    }
+  }
+  // File attributes: the first input that sets a key wins; conflicts are told.
+  Json attrs = Json::object();
+  std::unordered_set<std::string> keys;
+  for (const auto& in : inputs)
+    for (const auto& [k, v] : in->attributes.items()) {
+      if (keys.insert(k).second) {
+        attrs.get_ref<Json::object_t&>().emplace_back(k, v);
+      } else if (attrs[k] != v) {
+        std::fprintf(stderr,
+                     "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
+                     k.c_str(), in->path.c_str());
+      }
+    }
+  auto w = write_zt(*out, plan, &attrs, opt, "merge");
+  if (!w) return fail(w);
+  std::fprintf(stderr, "wrote %s: %zu objects from %zu files\n", out->c_str(), plan.size(),
+               inputs.size());
+  return kOk;
+}
+
+int run_rm(const Args& a) {
+  if (a.pos.size() < 2) return usage_error("rm", "expects FILE and at least one NAME");
+  const auto out = a.get("--output");
+  if (!out) return usage_error("rm", "needs -o OUT.zt");
+  RewriteOptions opt;
+  auto o = writer_options(a, opt);
+  if (!o) return usage_error("rm", o.error().message);
+  auto in = Input::open(a.pos[0]);
+  if (!in) return report(in.error(), a.pos[0]);
+  std::set<std::string> drop(a.pos.begin() + 1, a.pos.end());
+  for (const std::string& n : drop)
+    if (!(*in)->find(n))
+      return report(make_error(Status::not_found, "no object named \"%s\"", n.c_str()), a.pos[0]);
+  std::vector<Planned> plan;
+  for (const Planned& p : all_of(**in))
+    if (!drop.count(p.name)) plan.push_back(p);
+  auto w = write_zt(*out, plan, file_attributes(**in), opt, "rm");
+  if (!w) return fail(w);
+  std::fprintf(stderr, "wrote %s: %zu objects kept, %zu removed\n", out->c_str(), plan.size(),
+               drop.size());
+  return kOk;
+}
+
+}  // namespace zt::cli

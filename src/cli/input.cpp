@@ -1,0 +1,159 @@
+#include "input.h"
+
+#include "validate.h"
+
+namespace zt::cli {
+
+namespace {
+
+class ZtInput final : public Input {
+ public:
+  Result<Buffer> bytes(size_t item, size_t part) const override {
+    const Component& c = reader_->manifest().objects[item].components[part];
+    Buffer b;
+    if (c.encoding == Encoding::raw && !c.big_endian && reader_->source().base()) {
+      auto m = reader_->map(item, part);
+      ZT_TRY(m);
+      b.view = *m;
+      return b;
+    }
+    auto d = reader_->decode(item, part);
+    ZT_TRY(d);
+    b.owned = std::move(*d);
+    b.view = b.owned;
+    return b;
+  }
+  const Reader* reader() const override { return reader_.get(); }
+
+  static Result<std::unique_ptr<Input>> open(const std::string& path) {
+    auto r = Reader::open_file(path);
+    ZT_TRY(r);
+    auto in = std::make_unique<ZtInput>();
+    in->reader_ = std::move(*r);
+    const Manifest& m = in->reader_->manifest();
+    in->path = path;
+    in->kind = formats::FileKind::zt;
+    in->version = m.version;
+    in->file_size = in->reader_->file_size();
+    in->has_attributes = m.attributes.present;
+    in->attributes = attributes_to_json(m.doc, m.attributes);
+    for (const Object& o : m.objects) {
+      Item it;
+      it.name = o.name;
+      it.format = o.format;
+      it.shape = o.shape;
+      it.has_attributes = o.attributes.present;
+      it.attributes = attributes_to_json(m.doc, o.attributes);
+      for (const Component& c : o.components) {
+        Part p;
+        p.role = c.role;
+        p.dtype = c.dtype;
+        p.type = c.type;
+        p.encoding = c.encoding_text.value_or("raw");
+        p.stored = c.length;
+        p.decoded = decoded_size(c);
+        p.digest = c.digest;
+        it.parts.push_back(std::move(p));
+      }
+      in->items.push_back(std::move(it));
+    }
+    in->index_names();
+    return std::unique_ptr<Input>(std::move(in));
+  }
+
+ private:
+  std::unique_ptr<Reader> reader_;
+};
+
+class ForeignInput final : public Input {
+ public:
+  Result<Buffer> bytes(size_t item, size_t part) const override {
+    Buffer b;
+    b.view = file_.objects[item].components[part].bytes;
+    return b;
+  }
+
+  static Result<std::unique_ptr<Input>> open(const std::string& path) {
+    auto f = formats::read_foreign(path);
+    ZT_TRY(f);
+    auto in = std::make_unique<ForeignInput>();
+    in->file_ = std::move(*f);
+    in->path = path;
+    in->kind = in->file_.kind;
+    in->version = std::string(formats::kind_name(in->kind));
+    in->file_size = in->file_.source.size();
+    in->attributes = in->file_.attributes;
+    in->has_attributes = !in->attributes.empty();
+    for (const formats::ForeignObject& o : in->file_.objects) {
+      Item it;
+      it.name = o.name;
+      it.format = o.format;
+      it.shape = o.shape;
+      it.attributes = o.attributes;
+      it.has_attributes = !o.attributes.empty();
+      for (const formats::ForeignComponent& c : o.components) {
+        Part p;
+        p.role = c.role;
+        p.dtype = c.dtype;
+        p.type = c.type;
+        p.stored = c.bytes.size();
+        p.decoded = c.bytes.size();
+        it.parts.push_back(std::move(p));
+      }
+      in->items.push_back(std::move(it));
+    }
+    in->index_names();
+    return std::unique_ptr<Input>(std::move(in));
+  }
+
+ private:
+  formats::ForeignFile file_;
+};
+
+}  // namespace
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    const bool viewing_owned = !o.owned.empty() && o.view.data() == o.owned.data();
+    owned = std::move(o.owned);
+    view = viewing_owned ? std::span<const uint8_t>(owned) : o.view;
+    o.view = {};
+  }
+  return *this;
+}
+
+const Part* Item::find(std::string_view role) const {
+  for (const Part& p : parts)
+    if (p.role == role) return &p;
+  return nullptr;
+}
+
+std::optional<size_t> Item::index_of(std::string_view role) const {
+  for (size_t k = 0; k < parts.size(); ++k)
+    if (parts[k].role == role) return k;
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
+  const formats::FileKind k = formats::kind_from_path(path);
+  if (k == formats::FileKind::zt || k == formats::FileKind::unknown) return ZtInput::open(path);
+  return ForeignInput::open(path);
+}
+
+std::optional<size_t> Input::find(std::string_view name) const {
+  const auto it = by_name_.find(name);
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Input::index_names() {
+  by_name_.clear();
+  for (size_t i = 0; i < items.size(); ++i) by_name_.emplace(items[i].name, i);
+}
+
+unsigned part_ratio(const Part& p) {
+  const LogicalType* lt = p.type ? find_logical_type(*p.type) : nullptr;
+  return lt ? lt->ratio : 1;
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,86 @@
+// One view of every file `zt` reads: a .zt file through the core Reader, or
+// a foreign file (safetensors, GGUF, npy, npz) through src/formats. Objects
+// and components are described alike; bytes are fetched on demand, decoded,
+// little-endian.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "foreign.h"
+#include "json.h"
+#include "reader.h"
+
+namespace zt::cli {
+
+struct Part {
+  std::string role;
+  DType dtype = DType::u8;
+  std::optional<std::string> type;
+  std::string encoding = "raw";       // as stored
+  uint64_t stored = 0;                // bytes on disk
+  std::optional<uint64_t> decoded;    // decoded bytes, when known without decoding
+  std::optional<std::string> digest;  // "algo:hex"
+};
+
+struct Item {
+  std::string name;
+  std::string format;
+  std::vector<uint64_t> shape;
+  Json attributes = Json::object();
+  bool has_attributes = false;
+  std::vector<Part> parts;
+
+  const Part* find(std::string_view role) const;
+  std::optional<size_t> index_of(std::string_view role) const;
+};
+
+// Decoded bytes: a view into a mapping, or an owned buffer.
+struct Buffer {
+  std::span<const uint8_t> view;
+  std::vector<uint8_t> owned;
+
+  Buffer() = default;
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+};
+
+class Input {
+ public:
+  // Opens by extension: .zt through the Reader (also any file that is not a
+  // known foreign type), the others through src/formats.
+  static Result<std::unique_ptr<Input>> open(const std::string& path);
+  virtual ~Input() = default;
+
+  // Decoded bytes of one component (no decode cache kept).
+  virtual Result<Buffer> bytes(size_t item, size_t part) const = 0;
+  // The Reader for .zt inputs, else nullptr.
+  virtual const Reader* reader() const { return nullptr; }
+
+  std::string path;
+  formats::FileKind kind = formats::FileKind::zt;
+  std::string version;  // the .zt version, or the foreign kind
+  Json attributes = Json::object();
+  bool has_attributes = false;
+  std::vector<Item> items;
+  uint64_t file_size = 0;
+
+  std::optional<size_t> find(std::string_view name) const;
+
+ protected:
+  void index_names();
+
+ private:
+  std::unordered_map<std::string_view, size_t> by_name_;
+};
+
+// A component's element width and count of logical elements per element of
+// its dtype (2 for complex).
+unsigned part_ratio(const Part& p);
+
+}  // namespace zt::cli

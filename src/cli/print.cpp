@@ -1,0 +1,336 @@
+#include "print.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace zt::cli {
+
+namespace {
+
+constexpr uint64_t kEllipsis = std::numeric_limits<uint64_t>::max();
+constexpr int kPrecision = 8;
+
+// IEEE binary16 bits of v, rounded to nearest even (overflow to infinity).
+uint16_t to_f16_bits(double v) {
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double a = std::fabs(v);
+  if (std::isnan(v)) return 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00;  // 65504 is the largest half; 65520 rounds up
+  int e = 0;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  if (a != 0 && e - 1 >= -14) {
+    uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1))));
+    int exp = e - 1;
+    if (mant == 2048) mant = 1024, ++exp;
+    if (exp > 15) return sign | 0x7c00;
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(exp + 15) << 10 | (mant - 1024));
+  }
+  return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 24))));
+}
+
+std::string strip_fraction_zeros(std::string s, std::chars_format fmt) {
+  const size_t e = fmt == std::chars_format::scientific ? s.find('e') : s.size();
+  size_t cut = e;
+  while (cut > 0 && s[cut - 1] == '0') --cut;
+  if (cut > 0 && s[cut - 1] == '.') --cut;
+  s.erase(cut, e - cut);
+  return s;
+}
+
+// Shortest text that reads back as the same value of its type, capped at
+// kPrecision fraction digits.
+std::string shortest(double v, Precision prec, std::chars_format fmt) {
+  char buf[512];
+  auto emit = [&](auto x, std::optional<int> precision) {
+    const auto r = precision ? std::to_chars(buf, buf + sizeof buf, x, fmt, *precision)
+                             : std::to_chars(buf, buf + sizeof buf, x, fmt);
+    return std::string(buf, r.ptr);
+  };
+  if (prec == Precision::f16) {
+    // to_chars knows no binary16: try ever more digits until one reads back.
+    const uint16_t want = to_f16_bits(v);
+    for (int digits = 0; digits < kPrecision; ++digits) {
+      const std::string s = emit(v, digits);
+      double back = 0;
+      std::from_chars(s.data(), s.data() + s.size(), back);
+      if (to_f16_bits(back) == want) return strip_fraction_zeros(s, fmt);
+    }
+    return strip_fraction_zeros(emit(v, kPrecision), fmt);
+  }
+  auto with = [&](std::optional<int> precision) {
+    return prec == Precision::f32 ? emit(static_cast<float>(v), precision) : emit(v, precision);
+  };
+  std::string s = with(std::nullopt);
+  const size_t dot = s.find('.');
+  const size_t end = fmt == std::chars_format::scientific ? s.find('e') : s.size();
+  if (dot != std::string::npos && end - dot - 1 > static_cast<size_t>(kPrecision))
+    s = strip_fraction_zeros(with(kPrecision), fmt);  // rounding can leave zeros at the end
+  return s;
+}
+
+struct FloatParts {
+  bool finite = true;
+  std::string special;  // nan, inf, -inf
+  std::string whole;    // sign and integer digits (fixed) or mantissa's leading digit
+  std::string frac;     // fraction digits
+  std::string exp;      // exponent with sign ("-05"), scientific only
+};
+
+FloatParts split(double v, Precision prec, bool scientific) {
+  FloatParts p;
+  if (!std::isfinite(v)) {
+    p.finite = false;
+    p.special = std::isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+    return p;
+  }
+  const std::string s =
+      shortest(v, prec, scientific ? std::chars_format::scientific : std::chars_format::fixed);
+  const size_t e = scientific ? s.find('e') : std::string::npos;
+  const std::string mant = e == std::string::npos ? s : s.substr(0, e);
+  if (e != std::string::npos) p.exp = s.substr(e + 1);
+  const size_t dot = mant.find('.');
+  p.whole = mant.substr(0, dot);
+  if (dot != std::string::npos) p.frac = mant.substr(dot + 1);
+  return p;
+}
+
+// Chooses notation for a set of reals as numpy does: scientific when the
+// largest magnitude reaches 1e8, the smallest non-zero one is under 1e-4,
+// or they span more than three decades.
+bool wants_scientific(const std::vector<double>& values) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const double v : values) {
+    if (!std::isfinite(v) || v == 0) continue;
+    lo = std::min(lo, std::fabs(v));
+    hi = std::max(hi, std::fabs(v));
+  }
+  if (hi == 0) return false;
+  return hi >= 1e8 || lo < 1e-4 || hi / lo > 1e3;
+}
+
+// Formats a column of reals to one common width.
+class RealFormat {
+ public:
+  RealFormat(const std::vector<double>& values, Precision prec) : prec_(prec) {
+    scientific_ = wants_scientific(values);
+    for (const double v : values) {
+      const FloatParts p = split(v, prec, scientific_);
+      if (!p.finite) {
+        special_w_ = std::max(special_w_, p.special.size());
+        continue;
+      }
+      whole_w_ = std::max(whole_w_, p.whole.size());
+      frac_w_ = std::max(frac_w_, p.frac.size());
+      exp_w_ = std::max(exp_w_, p.exp.size());
+    }
+  }
+
+  // v in scientific notation with exactly `digits` fraction digits.
+  FloatParts split_to(double v, size_t digits) const {
+    char buf[128];
+    const int prec = static_cast<int>(digits);
+    const auto r =
+        prec_ == Precision::f32
+            ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v),
+                            std::chars_format::scientific, prec)
+            : std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, prec);
+    const std::string s(buf, r.ptr);
+    FloatParts p;
+    const size_t e = s.find('e'), dot = s.find('.');
+    p.exp = s.substr(e + 1);
+    p.whole = s.substr(0, std::min(dot, e));
+    if (dot != std::string::npos) p.frac = s.substr(dot + 1, e - dot - 1);
+    return p;
+  }
+
+  std::string operator()(double v) const {
+    const FloatParts p = split(v, prec_, scientific_);
+    const size_t width =
+        std::max(special_w_, whole_w_ + 1 + frac_w_ + (scientific_ ? 1 + exp_w_ : 0));
+    if (!p.finite) return std::string(width - p.special.size(), ' ') + p.special;
+    std::string s;
+    if (scientific_) {
+      // Shorter mantissas get more of their own digits, as numpy does.
+      const FloatParts q = p.frac.size() < frac_w_ ? split_to(v, frac_w_) : p;
+      std::string exp = q.exp;
+      // Exponents share a digit count: e+05, e+100.
+      if (exp.size() < exp_w_) exp.insert(1, exp_w_ - exp.size(), '0');
+      s = std::string(whole_w_ - std::min(whole_w_, q.whole.size()), ' ') + q.whole + '.' + q.frac +
+          'e' + exp;
+    } else {
+      s = std::string(whole_w_ - p.whole.size(), ' ') + p.whole + '.' + p.frac +
+          std::string(frac_w_ - p.frac.size(), ' ');
+    }
+    return std::string(width - std::min(width, s.size()), ' ') + s;
+  }
+
+ private:
+  Precision prec_ = Precision::f64;
+  bool scientific_ = false;
+  size_t whole_w_ = 0, frac_w_ = 0, exp_w_ = 0, special_w_ = 0;
+};
+
+std::string pad_left(const std::string& s, size_t w) {
+  return std::string(w - std::min(w, s.size()), ' ') + s;
+}
+
+// Indices shown along one dimension, kEllipsis where entries are left out.
+std::vector<uint64_t> shown_indices(uint64_t n, bool elide, uint64_t edge) {
+  std::vector<uint64_t> v;
+  if (elide && n > 2 * edge) {
+    for (uint64_t i = 0; i < edge; ++i) v.push_back(i);
+    v.push_back(kEllipsis);
+    for (uint64_t i = n - edge; i < n; ++i) v.push_back(i);
+  } else {
+    for (uint64_t i = 0; i < n; ++i) v.push_back(i);
+  }
+  return v;
+}
+
+class Layout {
+ public:
+  Layout(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
+         const std::unordered_map<uint64_t, std::string>& text, size_t linewidth)
+      : shape_(shape), shown_(shown), text_(text), linewidth_(linewidth) {
+    stride_.assign(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;) stride_[d - 1] = stride_[d] * shape[d];
+  }
+
+  // The block of dimension `dim` starting at flat index `base`. Its first
+  // line follows `dim` opening brackets; later lines carry their indent.
+  std::string block(size_t dim, uint64_t base) const {
+    const size_t rank = shape_.size();
+    const std::string indent(dim + 1, ' ');
+    if (dim + 1 == rank) {
+      std::string out, line = "[";
+      size_t col = dim + 1;
+      const auto& idx = shown_[dim];
+      for (size_t i = 0; i < idx.size(); ++i) {
+        const std::string word = idx[i] == kEllipsis ? "..." : text_.at(base + idx[i]);
+        const size_t closing = i + 1 == idx.size() ? 1 : 0;
+        if (i > 0 && col + 1 + word.size() + closing > linewidth_) {
+          while (!line.empty() && line.back() == ' ') line.pop_back();  // as numpy does
+          out += line + '\n';
+          line = indent + word;
+          col = indent.size() + word.size();
+          continue;
+        }
+        if (i > 0) line += ' ', ++col;
+        line += word;
+        col += word.size();
+      }
+      return out + line + ']';
+    }
+    std::string out = "[";
+    const std::string sep = std::string(rank - dim - 1, '\n') + indent;
+    const auto& idx = shown_[dim];
+    for (size_t i = 0; i < idx.size(); ++i) {
+      if (i > 0) out += sep;
+      out += idx[i] == kEllipsis ? "..." : block(dim + 1, base + idx[i] * stride_[dim]);
+    }
+    return out + ']';
+  }
+
+ private:
+  std::span<const uint64_t> shape_;
+  const std::vector<std::vector<uint64_t>>& shown_;
+  const std::unordered_map<uint64_t, std::string>& text_;
+  size_t linewidth_;
+  std::vector<uint64_t> stride_;
+};
+
+// Every flat index the layout shows, in row-major order.
+void collect(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
+             size_t dim, uint64_t base, std::vector<uint64_t>& out) {
+  if (dim == shape.size()) {
+    out.push_back(base);
+    return;
+  }
+  uint64_t stride = 1;
+  for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
+  for (const uint64_t i : shown[dim])
+    if (i != kEllipsis) collect(shape, shown, dim + 1, base + i * stride, out);
+}
+
+}  // namespace
+
+std::string int128_text(__int128 v) {
+  if (v == 0) return "0";
+  const bool negative = v < 0;
+  unsigned __int128 u =
+      negative ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  std::string s;
+  while (u) s += static_cast<char>('0' + static_cast<int>(u % 10)), u /= 10;
+  if (negative) s += '-';
+  return {s.rbegin(), s.rend()};
+}
+
+std::string format_array(std::span<const uint64_t> shape, CellKind kind,
+                         const std::function<Cell(uint64_t)>& at, const PrintOptions& opt) {
+  uint64_t total = 1;
+  for (const uint64_t d : shape) total = d && total > UINT64_MAX / d ? UINT64_MAX : total * d;
+  const bool elide = !opt.full && total > opt.threshold;
+  std::vector<std::vector<uint64_t>> shown;
+  for (const uint64_t d : shape) shown.push_back(shown_indices(d, elide, opt.edge));
+  std::vector<uint64_t> flat;
+  if (total > 0) collect(shape, shown, 0, 0, flat);
+
+  std::vector<Cell> cells;
+  cells.reserve(flat.size());
+  for (const uint64_t f : flat) cells.push_back(at(f));
+  std::vector<std::string> words(cells.size());
+  switch (kind) {
+    case CellKind::integer:
+    case CellKind::boolean: {
+      size_t w = 0;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        words[i] = kind == CellKind::boolean ? (cells[i].integer ? "True" : "False")
+                                             : int128_text(cells[i].integer);
+        w = std::max(w, words[i].size());
+      }
+      for (auto& s : words) s = pad_left(s, w);
+      break;
+    }
+    case CellKind::real: {
+      std::vector<double> re;
+      for (const Cell& c : cells) re.push_back(c.re);
+      const RealFormat f(re, opt.precision);
+      for (size_t i = 0; i < cells.size(); ++i) words[i] = f(cells[i].re);
+      break;
+    }
+    case CellKind::complex: {
+      std::vector<double> re, im;
+      for (const Cell& c : cells) re.push_back(c.re), im.push_back(std::fabs(c.im));
+      const RealFormat fr(re, opt.precision), fi(im, opt.precision);
+      for (size_t i = 0; i < cells.size(); ++i) {
+        std::string imag = fi(std::fabs(cells[i].im));
+        const size_t lead = imag.find_first_not_of(' ');
+        imag.insert(lead == std::string::npos ? 0 : lead, std::signbit(cells[i].im) ? "-" : "+");
+        // numpy pads the imaginary part after its "j": "1.  j" is "1.j  ".
+        const size_t end = imag.find_last_not_of(' ') + 1;
+        imag.insert(end, "j");
+        words[i] = fr(cells[i].re) + imag;
+      }
+      break;
+    }
+  }
+  if (shape.empty()) return words.empty() ? std::string() : words[0];
+  std::unordered_map<uint64_t, std::string> text;
+  for (size_t i = 0; i < flat.size(); ++i) text.emplace(flat[i], std::move(words[i]));
+  return Layout(shape, shown, text, opt.linewidth).block(0, 0);
+}
+
+std::string format_scalar(CellKind kind, const Cell& c, Precision precision) {
+  PrintOptions opt;
+  opt.precision = precision;
+  return format_array(
+      {}, kind, [&](uint64_t) { return c; }, opt);
+}
+
+}  // namespace zt::cli

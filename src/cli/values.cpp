@@ -1,0 +1,182 @@
+#include "values.h"
+
+#include <cstring>
+
+#include "content.h"
+#include "views.h"
+
+namespace zt::cli {
+
+namespace {
+
+using ull = unsigned long long;
+
+Component model_component(const Part& p) {
+  Component c;
+  c.role = p.role;
+  c.dtype = p.dtype;
+  c.type = p.type;
+  c.known_type = p.type ? find_logical_type(*p.type) : nullptr;
+  return c;
+}
+
+std::string dtype_text(const Part& p) {
+  std::string s(dtype_name(p.dtype));
+  if (p.type) s += " (" + *p.type + ")";
+  return s;
+}
+
+// Element `f` of a numeric component.
+Cell numeric_cell(std::span<const uint8_t> bytes, const NumericFormat& fmt, uint64_t f) {
+  const unsigned step = dtype_width(fmt.dtype) * fmt.ratio;
+  double out[2] = {0, 0};
+  convert_values(bytes.data() + f * step, fmt, fmt.ratio, out);
+  return Cell{0, out[0], out[1]};
+}
+
+// The type a densified object's values come out as: f64 if its values (or
+// scales) are f64, else f32.
+bool wide_values(const Item& it) {
+  for (const char* role : {"data", "values", "scales"})
+    if (const Part* p = it.find(role)) return p->dtype == DType::f64;
+  return false;
+}
+
+bool complex_values(const Item& it) {
+  for (const char* role : {"data", "values"})
+    if (const Part* p = it.find(role)) return p->type && p->type->starts_with("complex");
+  return false;
+}
+
+Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, size_t k,
+                                               bool as_object) {
+  const Item& it = in.items[item];
+  const Part& p = it.parts[k];
+  auto v = std::make_unique<Values>();
+  auto b = in.bytes(item, k);
+  ZT_TRY(b);
+  v->buffer = std::move(*b);
+  const std::span<const uint8_t> bytes = v->buffer.view;
+  const Component c = model_component(p);
+  Object model;
+  model.name = it.name;
+  auto fmt = numeric_format(model, c);
+  // A logical type this library cannot convert: its raw dtype elements.
+  const bool raw_elements = !fmt && fmt.error().status == Status::unsupported;
+  if (!fmt && !raw_elements) return std::move(fmt).error();
+  const NumericFormat nf = raw_elements ? NumericFormat{p.dtype, Fp8::none, 1} : *fmt;
+  const uint64_t count = bytes.size() / (dtype_width(p.dtype) * nf.ratio);
+  v->what =
+      dtype_text(p) +
+      (raw_elements ? ", shown as raw " + std::string(dtype_name(p.dtype)) + " elements" : "");
+  v->shape = {count};
+  if (as_object) {
+    const auto n = shape_product(it.shape);
+    if (n && *n == count)
+      v->shape = it.shape;
+    else
+      ZT_FAIL_IF(!raw_elements, invalid,
+                 "%s: object \"%s\": %llu elements stored, the shape needs %llu", in.path.c_str(),
+                 it.name.c_str(), static_cast<ull>(count), static_cast<ull>(n.value_or(0)));
+  }
+  const bool integer =
+      (!p.type || raw_elements) && (dtype_is_integer(p.dtype) || p.dtype == DType::boolean);
+  if (integer) {
+    v->kind = p.dtype == DType::boolean ? CellKind::boolean : CellKind::integer;
+    const DType d = p.dtype;
+    if (d == DType::boolean)
+      v->at = [bytes](uint64_t f) { return Cell{bytes[f] != 0, 0, 0}; };
+    else
+      v->at = [bytes, d](uint64_t f) { return Cell{load_index(bytes, d, f), 0, 0}; };
+    return v;
+  }
+  v->kind = nf.ratio == 2 ? CellKind::complex : CellKind::real;
+  // f16 values print at half precision as numpy does; bf16 and FP8 (no
+  // numpy type) as the exact float32 values they are.
+  v->precision = p.dtype == DType::f64                                           ? Precision::f64
+                 : p.dtype == DType::f16 && nf.ratio == 1 && nf.fp8 == Fp8::none ? Precision::f16
+                                                                                 : Precision::f32;
+  v->at = [bytes, nf](uint64_t f) { return numeric_cell(bytes, nf, f); };
+  return v;
+}
+
+}  // namespace
+
+Result<Densified> densify(const Input& in, size_t item) {
+  const Item& it = in.items[item];
+  const Reader* r = in.reader();
+  ZT_FAIL_IF(!r, unsupported, "%s: object \"%s\": only .zt objects can be densified",
+             in.path.c_str(), it.name.c_str());
+  auto n = decoded_value_count(*r, item);
+  ZT_TRY(n);
+  Densified d;
+  const bool wide = wide_values(it);
+  const bool cplx = complex_values(it);
+  d.dtype = wide ? "f64" : "f32";
+  if (cplx) d.type = wide ? "complex128" : "complex64";
+  const uint64_t width = wide ? 8 : 4;
+  ZT_FAIL_IF(*n > UINT64_MAX / width, limit, "object \"%s\": too many values", it.name.c_str());
+  d.bytes.resize(*n * width);
+  if (wide) {
+    std::vector<double> out(*n);
+    auto got = decode_object_as<double>(*r, item, out);
+    ZT_TRY(got);
+    std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
+  } else {
+    std::vector<float> out(*n);
+    auto got = decode_object_as<float>(*r, item, out);
+    ZT_TRY(got);
+    std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
+  }
+  return d;
+}
+
+Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
+                                            const std::optional<std::string>& role,
+                                            uint64_t max_values) {
+  const Item& it = in.items[item];
+  if (role) {
+    const auto k = it.index_of(*role);
+    ZT_FAIL_IF(!k, not_found, "%s: object \"%s\" has no component \"%s\"", in.path.c_str(),
+               it.name.c_str(), role->c_str());
+    return from_component(in, item, *k, false);
+  }
+  if (it.format == "dense") {
+    const auto k = it.index_of("data");
+    ZT_FAIL_IF(!k, invalid, "%s: dense object \"%s\" has no \"data\" component", in.path.c_str(),
+               it.name.c_str());
+    return from_component(in, item, *k, true);
+  }
+  const Reader* r = in.reader();
+  ZT_FAIL_IF(!r, unsupported, "%s: object \"%s\": format \"%s\" cannot be decoded", in.path.c_str(),
+             it.name.c_str(), it.format.c_str());
+  auto n = decoded_value_count(*r, item);
+  ZT_TRY(n);
+  ZT_FAIL_IF(*n > max_values, limit,
+             "object \"%s\": densifying it gives %llu values, more than %llu; print one component "
+             "with --component",
+             it.name.c_str(), static_cast<ull>(*n), static_cast<ull>(max_values));
+  auto v = std::make_unique<Values>();
+  v->decoded.resize(*n);
+  auto got = decode_object_as<double>(*r, item, v->decoded);
+  ZT_TRY(got);
+  v->shape = it.shape;
+  const bool cplx = complex_values(it);
+  v->kind = cplx ? CellKind::complex : CellKind::real;
+  v->precision = wide_values(it) ? Precision::f64 : Precision::f32;
+  if (it.format == "quantized_group") {
+    v->what = "dequantized";
+  } else {
+    const Part* values = it.find("values");
+    v->what = (values ? std::string(dtype_name(values->dtype)) + " values, " : std::string()) +
+              "densified";
+  }
+  const double* data = v->decoded.data();
+  if (cplx)
+    v->at = [data](uint64_t f) { return Cell{0, data[2 * f], data[2 * f + 1]}; };
+  else
+    v->at = [data](uint64_t f) { return Cell{0, data[f], 0}; };
+  return v;
+}
+
+}  // namespace zt::cli

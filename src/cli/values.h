@@ -1,0 +1,44 @@
+// The numbers of an object (or of one of its components) ready to print or
+// compare: any dtype, FP8 and complex types, and, for .zt inputs, sparse
+// and quantized objects decoded through the typed views (src/views.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "input.h"
+#include "print.h"
+
+namespace zt::cli {
+
+struct Values {
+  std::vector<uint64_t> shape;
+  CellKind kind = CellKind::real;
+  Precision precision = Precision::f64;  // the float type the values came from
+  std::string what;  // "f32", "u8 (f8_e4m3fn)", "sparse_csr of f32 values, densified"
+  std::function<Cell(uint64_t)> at;
+
+  Buffer buffer;                // dense bytes
+  std::vector<double> decoded;  // densified values
+};
+
+// Values of `item`, or of its component `role` seen as a 1-D array. Objects
+// that must be densified are refused above `max_values` values.
+Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
+                                            const std::optional<std::string>& role,
+                                            uint64_t max_values);
+
+// Decodes any object of a .zt input into dense f32 or f64 values (complex
+// interleaved); the value type follows the object's values (f64 stays f64).
+struct Densified {
+  std::string dtype;                // "f32" or "f64"
+  std::optional<std::string> type;  // "complex64" / "complex128"
+  std::vector<uint8_t> bytes;
+};
+Result<Densified> densify(const Input& in, size_t item);
+
+}  // namespace zt::cli

@@ -1,0 +1,787 @@
+#!/usr/bin/python3
+"""Tests of the `zt` command-line tool.
+
+Groups (one CTest test each):
+  golden      info, ls, dump, verify, diff, cat outputs against tests/cli/golden
+  exit_codes  the documented exit codes and error messages
+  print       `zt cat` against numpy's own printing of the same arrays
+  safetensors files written here (JSON header + bytes, no safetensors
+              package): conversion both ways, byte-identical round trips
+  npy         .npy/.npz written by numpy: every storable dtype, byte order,
+              Fortran order, npz stored and deflated; export back to .npy
+  gguf        GGUF v2/v3 built byte by byte: dims, dtypes, quantized types,
+              metadata of every type
+  hostile     malformed foreign files refused with a message, never a crash
+  rewrite     compress, decompress, merge, rm, convert options
+
+Every written .zt file is checked by the independent Python reader of the
+conformance suite (ref.py) when it is available.
+
+Usage: cli_test.py --zt PATH [--golden DIR] [--ref-dir DIR] GROUP
+Set ZT_UPDATE_GOLDEN=1 to rewrite the golden files from the current output.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+import numpy as np
+
+ZT = None
+GOLDEN = None
+REF = None
+UPDATE = os.environ.get("ZT_UPDATE_GOLDEN") == "1"
+
+
+def run(args, cwd, stdin=None):
+    p = subprocess.run([ZT] + list(args), cwd=cwd, capture_output=True, text=True, timeout=120)
+    if p.returncode < 0 or p.returncode > 5 or "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        raise AssertionError("zt %s: exit %d (crash?)\nstdout:\n%s\nstderr:\n%s" %
+                             (" ".join(args), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+# ---------------------------------------------------------------------------
+# Independent writers of foreign formats
+
+ST_NUMPY = {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
+    "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?",
+}
+
+
+def write_safetensors(path, tensors, metadata=None, pad=True):
+    """tensors: list of (name, safetensors dtype, shape, bytes), in data order."""
+    header = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    offset, blobs = 0, []
+    for name, dtype, shape, data in tensors:
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    if pad:
+        text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    data = raw[8 + n:]
+    meta = header.pop("__metadata__", None)
+    tensors = {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]]) for k, v in header.items()}
+    return meta, tensors, n
+
+
+GGUF_U8, GGUF_I8, GGUF_U16, GGUF_I16, GGUF_U32, GGUF_I32, GGUF_F32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY, \
+    GGUF_U64, GGUF_I64, GGUF_F64 = range(13)
+GGUF_FMT = {GGUF_U8: "<B", GGUF_I8: "<b", GGUF_U16: "<H", GGUF_I16: "<h", GGUF_U32: "<I", GGUF_I32: "<i",
+            GGUF_F32: "<f", GGUF_BOOL: "<B", GGUF_U64: "<Q", GGUF_I64: "<q", GGUF_F64: "<d"}
+
+
+def gguf_str(s):
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_value(t, v):
+    if t == GGUF_STRING:
+        return gguf_str(v)
+    if t == GGUF_ARRAY:
+        item, items = v
+        return struct.pack("<IQ", item, len(items)) + b"".join(gguf_value(item, x) for x in items)
+    return struct.pack(GGUF_FMT[t], v)
+
+
+def build_gguf(kvs, tensors, version=3, alignment=32, offsets=None, tail=b""):
+    """kvs: [(key, type, value)]; tensors: [(name, ggml dims innermost first, ggml type, bytes)]."""
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(kvs))
+    for key, t, v in kvs:
+        out += gguf_str(key) + struct.pack("<I", t) + gguf_value(t, v)
+    data, offs = b"", []
+    for _, _, _, blob in tensors:
+        data += b"\0" * ((alignment - len(data) % alignment) % alignment)
+        offs.append(len(data))
+        data += blob
+    if offsets is not None:
+        offs = offsets
+    for (name, dims, gtype, _), off in zip(tensors, offs):
+        out += gguf_str(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", gtype, off)
+    out += b"\0" * ((alignment - len(out) % alignment) % alignment)
+    return out + data + tail
+
+
+# ---------------------------------------------------------------------------
+
+
+class Base(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="zt-cli-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def zt(self, *args, code=0):
+        p = run(args, self.dir)
+        self.assertEqual(p.returncode, code, "zt %s\nstdout:\n%s\nstderr:\n%s" % (" ".join(args), p.stdout, p.stderr))
+        return p
+
+    def info(self, name):
+        return json.loads(self.zt("info", "--json", name).stdout)
+
+    def ref_check(self, name):
+        """The independent reader finds no spec violation; returns its view."""
+        if REF is None:
+            self.zt("verify", name)
+            return None
+        problems = REF.check_written(self.path(name))
+        self.assertEqual(problems, [], "%s breaks the spec per ref.py" % name)
+        return REF.read(self.path(name))
+
+    def golden(self, name, text):
+        path = os.path.join(GOLDEN, name)
+        if UPDATE:
+            with open(path, "w") as f:
+                f.write(text)
+            return
+        with open(path) as f:
+            self.assertEqual(text, f.read(), "output differs from golden %s" % name)
+
+    def demo(self, name="demo.zt"):
+        self.zt("demo-checkpoint", name)
+        return name
+
+
+# ---------------------------------------------------------------------------
+
+
+class Golden(Base):
+    def test_info(self):
+        self.demo()
+        self.golden("info.txt", self.zt("info", "demo.zt").stdout)
+
+    def test_info_json(self):
+        self.demo()
+        out = self.zt("info", "--json", "demo.zt").stdout
+        self.golden("info_json.txt", out)
+        j = json.loads(out)
+        self.assertEqual(j["object_count"], 6)
+        self.assertEqual(sum(len(o["components"]) for o in j["objects"]), j["component_count"])
+
+    def test_ls(self):
+        self.demo()
+        self.golden("ls.txt", self.zt("ls", "demo.zt").stdout)
+        self.golden("ls_long.txt", self.zt("ls", "-l", "demo.zt").stdout)
+
+    def test_dump(self):
+        self.demo()
+        out = self.zt("dump", "demo.zt").stdout
+        self.golden("dump.txt", out)
+        compact = self.zt("dump", "--compact", "demo.zt").stdout
+        self.assertEqual(json.loads(out), json.loads(compact))
+        if REF is not None:
+            self.assertEqual(json.loads(compact), REF.open_file(self.path("demo.zt")).manifest_json())
+
+    def test_verify(self):
+        self.demo()
+        self.golden("verify.txt", self.zt("verify", "-v", "demo.zt").stdout)
+
+    def test_verify_corrupt(self):
+        self.demo()
+        m = json.loads(self.zt("dump", "--compact", "demo.zt").stdout)
+        data = m["objects"]["proj.fp8"]["components"]["data"]
+        with open(self.path("demo.zt"), "r+b") as f:
+            f.seek(data["offset"] + 5)
+            b = f.read(1)
+            f.seek(data["offset"] + 5)
+            f.write(bytes([b[0] ^ 0x01]))
+        os.rename(self.path("demo.zt"), self.path("corrupt.zt"))
+        p = self.zt("verify", "corrupt.zt", code=1)
+        self.golden("verify_corrupt.txt", p.stdout)
+        self.assertIn('object "proj.fp8": component "data": xxh3 digest mismatch', p.stdout)
+
+    def test_diff(self):
+        a = [("kept", "F32", [2], np.array([1, 2], "<f4").tobytes()),
+             ("changed", "F32", [4], np.array([1, 2, 3, 4], "<f4").tobytes()),
+             ("reshaped", "I32", [2, 3], np.arange(6, dtype="<i4").tobytes()),
+             ("gone", "U8", [3], b"abc")]
+        b = [("kept", "F32", [2], np.array([1, 2], "<f4").tobytes()),
+             ("changed", "F32", [4], np.array([1, 2.5, 3, 4.5], "<f4").tobytes()),
+             ("reshaped", "I32", [3, 2], np.arange(6, dtype="<i4").tobytes()),
+             ("new", "BF16", [1], b"\x80\x3f")]
+        write_safetensors(self.path("a.safetensors"), a, {"format": "pt", "epoch": "1"})
+        write_safetensors(self.path("b.safetensors"), b, {"format": "pt", "epoch": "2"})
+        p = self.zt("diff", "a.safetensors", "b.safetensors", code=1)
+        self.golden("diff.txt", p.stdout)
+        self.assertEqual(self.zt("diff", "-q", "a.safetensors", "b.safetensors", code=1).stdout, "")
+        self.demo()
+        self.zt("compress", "demo.zt", "-o", "packed.zt", "--level", "9")
+        self.golden("diff_same.txt", self.zt("diff", "demo.zt", "packed.zt").stdout)
+
+    def test_cat(self):
+        self.demo()
+        out = "".join(self.zt("cat", "demo.zt", n).stdout
+                      for n in ["embed.weight", "norm.weight", "proj.fp8", "adjacency", "mlp.q_proj", "position_ids"])
+        out += self.zt("cat", "demo.zt", "adjacency", "-c", "indptr").stdout
+        self.golden("cat.txt", out)
+
+    def test_help(self):
+        self.golden("help.txt", self.zt("--help").stdout)
+        for cmd in ["info", "ls", "dump", "verify", "cat", "export", "convert", "compress", "decompress", "merge",
+                    "rm", "diff", "demo-checkpoint"]:
+            out = self.zt(cmd, "--help").stdout
+            self.assertTrue(out.startswith("Usage: zt " + cmd), out)
+            self.assertIn("Exit codes:", out)
+
+
+class ExitCodes(Base):
+    def test_usage(self):
+        self.assertIn("Usage: zt COMMAND", self.zt(code=2).stdout)
+        self.assertIn("unknown command 'frobnicate'", self.zt("frobnicate", code=2).stderr)
+        self.assertIn("unknown option '--bogus'", self.zt("info", "--bogus", "x.zt", code=2).stderr)
+        self.assertIn("expects one FILE", self.zt("info", code=2).stderr)
+        self.assertIn("needs -o", self.zt("rm", "a.zt", "x", code=2).stderr)
+        self.assertIn("'--digest'", self.zt("convert", "a.npy", "b.zt", "--digest", "md5", code=2).stderr)
+        self.assertIn("OUT must end in", self.zt("convert", "a.zt", "b.gguf", code=2).stderr)
+        self.assertIn("option '--threads'", self.zt("convert", "a.zt", "b.zt", "--threads", "x", code=2).stderr)
+
+    def test_io(self):
+        p = self.zt("info", "missing.zt", code=3)
+        self.assertIn("missing.zt: cannot open", p.stderr)
+        self.zt("verify", "missing.zt", code=3)
+
+    def test_bad_input(self):
+        with open(self.path("junk.zt"), "wb") as f:
+            f.write(b"this is not a tensor file at all")
+        p = self.zt("info", "junk.zt", code=4)
+        self.assertTrue(p.stderr.startswith("zt: junk.zt: "), p.stderr)
+        p = self.zt("verify", "junk.zt", code=1)
+        self.assertIn("junk.zt: FAILED", p.stdout)
+
+    def test_refused(self):
+        self.demo()
+        self.assertIn('no object named "nope"', self.zt("cat", "demo.zt", "nope", code=5).stderr)
+        self.assertIn('no object named "nope"', self.zt("rm", "demo.zt", "nope", "-o", "x.zt", code=5).stderr)
+        self.assertIn('has no component "zzz"', self.zt("cat", "demo.zt", "adjacency", "-c", "zzz", code=5).stderr)
+        p = self.zt("convert", "demo.zt", "out.safetensors", code=5)
+        self.assertIn('"adjacency" (sparse_csr)', p.stderr)
+        self.assertIn('"mlp.q_proj" (quantized_group)', p.stderr)
+        self.assertFalse(os.path.exists(self.path("out.safetensors")))
+        np.save(self.path("a.npy"), np.arange(3))
+        self.assertIn("dump prints a .zt manifest", self.zt("dump", "a.npy", code=4).stderr)
+
+    def test_diff_codes(self):
+        self.demo("a.zt")
+        self.demo("b.zt")
+        self.assertIn("no differences", self.zt("diff", "a.zt", "b.zt").stdout)
+        self.zt("rm", "b.zt", "norm.weight", "-o", "b.zt")
+        p = self.zt("diff", "a.zt", "b.zt", code=1)
+        self.assertIn("- norm.weight  dense [64] bf16", p.stdout)
+
+
+class Print(Base):
+    """`zt cat` prints arrays as numpy's str() does."""
+
+    def check(self, arr, st_dtype=None):
+        arr = np.asarray(arr)
+        dt = st_dtype or {v: k for k, v in ST_NUMPY.items()}[arr.dtype.str if arr.dtype.itemsize > 1 else
+                                                             arr.dtype.str[1:]]
+        write_safetensors(self.path("a.safetensors"), [("x", dt, arr.shape, arr.tobytes())])
+        out = self.zt("cat", "a.safetensors", "x").stdout
+        body = out.split("\n", 1)[1]
+        self.assertEqual(body, str(arr) + "\n")
+
+    def test_integers(self):
+        self.check(np.arange(12, dtype="<i4").reshape(3, 4) - 5)
+        self.check(np.array([0, 255, 7], dtype="u1"))
+        self.check(np.array([-(2 ** 63), 2 ** 63 - 1], dtype="<i8"))
+        self.check(np.array([2 ** 64 - 1, 0], dtype="<u8"))
+
+    def test_bools(self):
+        self.check(np.array([[True, False], [False, True]]), "BOOL")
+
+    def test_floats_fixed(self):
+        self.check(np.array([1.5, 2.25, 3.0, -4.125], dtype="<f4"))
+        self.check(np.array([0.1, 0.2, 0.3], dtype="<f8"))
+        self.check(np.array([[1, 2], [3, 4]], dtype="<f4") / 3)
+        self.check(np.array([np.nan, 1.0, -np.inf], dtype="<f4"))
+
+    def test_floats_scientific(self):
+        self.check(np.array([1e-5, 1.0, 123.0], dtype="<f8"))
+        self.check(np.array([1e10, -2.5], dtype="<f4"))
+
+    def test_half(self):
+        self.check(np.array([0.1, 0.2, 1 / 3, -2.5], dtype="<f2"))
+        self.check(np.array([65504, 1e-7, 1], dtype="<f2"))
+        self.check(np.array([[6.1e-5, 3.14159]], dtype="<f2"))
+
+    def test_elision(self):
+        self.check(np.arange(2000, dtype="<i4").reshape(40, 50))
+        self.check(np.arange(3000, dtype="<f4").reshape(10, 20, 15) / 7)
+        self.check(np.arange(1500, dtype="<i2"))
+
+    def test_complex(self):
+        self.check(np.array([1 + 2j, 3 - 4j, -0.5 + 0j], "<c8"), "C64")
+        self.check(np.array([[0.25j, 1e-3 + 1j]], "<c8"), "C64")
+
+    def test_wrapping(self):
+        self.check(np.linspace(0, 1, 30, dtype="<f8"))
+        self.check(np.arange(40, dtype="<i8").reshape(2, 20) * 1000)
+
+    def test_narrow_types(self):
+        # bf16, f16 and FP8 values appear as their exact float values.
+        bf = np.array([1.0, -2.5, 0.15625], dtype="<f4").view("<u4") >> 16
+        write_safetensors(self.path("b.safetensors"), [("b", "BF16", [3], bf.astype("<u2").tobytes()),
+                                                       ("e4", "F8_E4M3", [4], bytes([0x38, 0xC0, 0x7E, 0x01])),
+                                                       ("e5", "F8_E5M2", [3], bytes([0x3C, 0x7C, 0xFC]))])
+        out = self.zt("cat", "b.safetensors", "b").stdout.split("\n", 1)[1]
+        self.assertEqual(out, str(np.array([1.0, -2.5, 0.15625], dtype="<f4")) + "\n")
+        out = self.zt("cat", "b.safetensors", "e4").stdout.split("\n", 1)[1]
+        self.assertEqual(out, str(np.array([1.0, -2.0, 448.0, 2.0 ** -9], dtype="<f4")) + "\n")
+        out = self.zt("cat", "b.safetensors", "e5").stdout.split("\n", 1)[1]
+        self.assertEqual(out, "[  1.  inf -inf]\n")
+
+
+class Safetensors(Base):
+    def sample(self):
+        rng = np.random.default_rng(7)
+        tensors = []
+        for st, npdt in ST_NUMPY.items():
+            shape = (3, 5)
+            if st == "BOOL":
+                arr = rng.integers(0, 2, size=shape).astype("?")
+            elif npdt[-2] == "f":
+                arr = rng.standard_normal(shape).astype(npdt)
+            else:
+                info = np.iinfo(np.dtype(npdt))
+                arr = rng.integers(info.min, info.max, size=shape, dtype=np.dtype(npdt), endpoint=True)
+            tensors.append(("t." + st.lower(), st, shape, arr.tobytes()))
+        tensors.append(("t.bf16", "BF16", (4, 2), rng.integers(0, 2 ** 16, size=8, dtype="<u2").tobytes()))
+        tensors.append(("t.f8_e4m3", "F8_E4M3", (2, 8), bytes(range(16))))
+        tensors.append(("t.f8_e5m2", "F8_E5M2", (16,), bytes(range(100, 116))))
+        tensors.append(("t.c64", "C64", (3,), np.array([1 + 2j, 3 - 4j, 0.5j], "<c8").tobytes()))
+        tensors.append(("t.f8_e8m0", "F8_E8M0", (2, 2), bytes([127, 128, 1, 254])))
+        tensors.append(("t.empty", "F32", (0, 4), b""))
+        tensors.append(("t.scalar", "I64", (), struct.pack("<q", -42)))
+        meta = {"format": "pt", "source": "cli_test", "unicode": "h\u00e9llo \u2713"}
+        return tensors, meta
+
+    def test_to_zt_and_back(self):
+        tensors, meta = self.sample()
+        write_safetensors(self.path("in.safetensors"), tensors, meta)
+        self.zt("convert", "in.safetensors", "mid.zt")
+        view = self.ref_check("mid.zt")
+        j = self.info("mid.zt")
+        by = {o["name"]: o for o in j["objects"]}
+        self.assertEqual([o["name"] for o in j["objects"]], [t[0] for t in tensors])
+        self.assertEqual(j["attributes"], meta)
+        self.assertEqual(by["t.f8_e4m3"]["components"][0]["dtype"], "u8")
+        self.assertEqual(by["t.f8_e4m3"]["components"][0]["type"], "f8_e4m3fn")
+        self.assertEqual(by["t.f8_e5m2"]["components"][0]["type"], "f8_e5m2")
+        self.assertEqual(by["t.bf16"]["components"][0]["dtype"], "bf16")
+        self.assertEqual(by["t.c64"]["components"][0]["dtype"], "f32")
+        self.assertEqual(by["t.c64"]["components"][0]["type"], "complex64")
+        self.assertEqual(by["t.f8_e8m0"]["components"][0]["type"], "f8_e8m0fnu")
+        self.assertEqual(by["t.scalar"]["shape"], [])
+        for name, _, shape, data in tensors:
+            self.assertEqual(by[name]["shape"], list(shape))
+            if view is not None:
+                self.assertEqual(view[1][name]["data"], data, name)
+        self.zt("convert", "mid.zt", "out.safetensors")
+        meta2, out, _ = read_safetensors(self.path("out.safetensors"))
+        self.assertEqual(meta2, meta)
+        self.assertEqual(list(out), [t[0] for t in tensors])
+        for name, dtype, shape, data in tensors:
+            self.assertEqual(out[name], (dtype, list(shape), data), name)
+        self.zt("diff", "in.safetensors", "out.safetensors")
+        self.zt("diff", "in.safetensors", "mid.zt")
+
+    def test_compressed_sha256(self):
+        tensors, meta = self.sample()
+        write_safetensors(self.path("in.safetensors"), tensors, meta, pad=False)
+        self.zt("convert", "in.safetensors", "c.zt", "--compress=7", "--digest", "sha256", "--threads", "2")
+        self.ref_check("c.zt")
+        j = self.info("c.zt")
+        for o in j["objects"]:
+            c = o["components"][0]
+            self.assertEqual(c["encoding"], "zstd")
+            self.assertTrue(c["digest"].startswith("sha256:"))
+        self.zt("convert", "c.zt", "out.safetensors")
+        _, out, _ = read_safetensors(self.path("out.safetensors"))
+        for name, dtype, shape, data in tensors:
+            self.assertEqual(out[name][2], data)
+        self.zt("convert", "in.safetensors", "n.zt", "--digest", "none")
+        self.assertTrue(all("digest" not in c for o in json.loads(self.zt("dump", "n.zt").stdout)["objects"].values()
+                            for c in o["components"].values()))
+
+    def test_header_order_and_holes(self):
+        # Tensors listed out of data order, an unpadded header: objects follow the data.
+        a = np.arange(4, dtype="<f4").tobytes()
+        b = np.arange(3, dtype="<i2").tobytes()
+        header = {"z_first": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                  "a_second": {"dtype": "I16", "shape": [3], "data_offsets": [16, 22]}}
+        text = json.dumps(header).encode()
+        with open(self.path("o.safetensors"), "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + a + b)
+        self.assertEqual(self.zt("ls", "o.safetensors").stdout, "z_first\na_second\n")
+
+    def test_densify(self):
+        self.demo()
+        self.zt("convert", "demo.zt", "d.safetensors", "--densify")
+        meta, out, _ = read_safetensors(self.path("d.safetensors"))
+        self.assertEqual(meta["framework"], "zt demo-checkpoint")
+        self.assertEqual(meta["step"], "1000")
+        self.assertEqual(out["adjacency"][0], "F32")
+        dense = np.frombuffer(out["adjacency"][2], "<f4").reshape(16, 16)
+        expect = 2 * np.eye(16) - np.eye(16, k=1) - np.eye(16, k=-1)
+        self.assertTrue(np.array_equal(dense, expect.astype("<f4")))
+        self.assertEqual(out["mlp.q_proj"][:2], ("F32", [64, 128]))
+        self.assertEqual(out["proj.fp8"][0], "F8_E4M3")
+        # Dequantised values: w = (q - 8) * scale with the demo's q and scales.
+        w = np.frombuffer(out["mlp.q_proj"][2], "<f4").reshape(64, 128)
+        n, k = 5, 70
+        q = (k * 7 + n * 3) % 16
+        scale = np.float16(0.01 + 0.001 * (((k // 32) * 64 + n) % 8))
+        self.assertAlmostEqual(float(w[n, k]), float((q - 8) * np.float32(scale)), places=6)
+
+
+class Npy(Base):
+    def test_dtypes(self):
+        arrays = {
+            "b": np.array([True, False, True]),
+            "i1": np.arange(-3, 3, dtype="i1"), "i2": np.arange(6, dtype="<i2").reshape(2, 3),
+            "i4": np.arange(6, dtype="<i4"), "i8": np.array([-(2 ** 62)], "<i8"),
+            "u1": np.arange(6, dtype="u1"), "u2": np.arange(4, dtype="<u2"), "u4": np.array([2 ** 31], "<u4"),
+            "u8": np.array([2 ** 63], "<u8"), "f2": np.array([0.5, -1], "<f2"), "f4": np.linspace(0, 1, 5, dtype="<f4"),
+            "f8": np.array([[1e-300, 3.5]], "<f8"), "c8": np.array([1 + 1j, 2 - 3j], "<c8"),
+            "c16": np.array([[1j]], "<c16"), "be_f4": np.arange(6, dtype=">f4").reshape(3, 2),
+            "be_i8": np.array([1, -2, 3], ">i8"), "be_c8": np.array([1 + 2j], ">c8"),
+            "scalar": np.array(3.25, "<f8"), "empty": np.zeros((0, 3), "<f4"),
+            "fortran": np.asfortranarray(np.arange(24, dtype="<i4").reshape(2, 3, 4)),
+            "fortran2": np.asfortranarray(np.arange(6, dtype=">u2").reshape(3, 2)),
+        }
+        for name, arr in arrays.items():
+            np.save(self.path(name + ".npy"), arr)
+            self.zt("convert", name + ".npy", name + ".zt")
+            view = self.ref_check(name + ".zt")
+            j = self.info(name + ".zt")
+            obj = j["objects"][0]
+            self.assertEqual(obj["name"], name)
+            self.assertEqual(obj["shape"], list(arr.shape), name)
+            native = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"))
+            if view is not None:
+                self.assertEqual(view[1][name]["data"], native.tobytes(), name)
+            self.zt("export", name + ".zt", name, "-o", name + ".back.npy")
+            back = np.load(self.path(name + ".back.npy"))
+            self.assertEqual(back.dtype, native.dtype, name)
+            self.assertTrue(np.array_equal(back, arr, equal_nan=False), name)
+        types = {a: self.info(a + ".zt")["objects"][0]["components"][0] for a in ["c8", "c16", "f2", "b"]}
+        self.assertEqual((types["c8"]["dtype"], types["c8"]["type"]), ("f32", "complex64"))
+        self.assertEqual((types["c16"]["dtype"], types["c16"]["type"]), ("f64", "complex128"))
+        self.assertEqual(types["f2"]["dtype"], "f16")
+        self.assertEqual(types["b"]["dtype"], "bool")
+
+    def test_npz(self):
+        a = np.arange(10, dtype="<f4")
+        b = np.array([[1, 2], [3, 4]], dtype="<i8")
+        for fn, name in [(np.savez, "plain.npz"), (np.savez_compressed, "packed.npz")]:
+            fn(self.path(name), alpha=a, beta=b)
+            out = name.replace(".npz", ".zt")
+            self.zt("convert", name, out)
+            view = self.ref_check(out)
+            self.assertEqual(self.zt("ls", out).stdout, "alpha\nbeta\n")
+            if view is not None:
+                self.assertEqual(view[1]["alpha"]["data"], a.tobytes())
+                self.assertEqual(view[1]["beta"]["data"], b.tobytes())
+            self.zt("diff", name, out)
+
+    def test_refused(self):
+        np.save(self.path("s.npy"), np.array(["ab", "cd"]))
+        self.assertIn("'<U2' (unicode strings)", self.zt("convert", "s.npy", "s.zt", code=4).stderr)
+        np.save(self.path("o.npy"), np.array([{}, 1], dtype=object), allow_pickle=True)
+        self.assertIn("Python objects (pickle)", self.zt("info", "o.npy", code=4).stderr)
+        np.save(self.path("r.npy"), np.zeros(2, dtype=[("x", "<f4"), ("y", "<i4")]))
+        self.assertIn("structured", self.zt("info", "r.npy", code=4).stderr)
+        np.save(self.path("d.npy"), np.array(["2020-01-01"], dtype="datetime64[D]"))
+        self.assertIn("datetimes", self.zt("info", "d.npy", code=4).stderr)
+        with zipfile.ZipFile(self.path("x.npz"), "w") as z:
+            z.writestr("notes.txt", "hello")
+        self.assertIn('member "notes.txt": not an .npy array', self.zt("info", "x.npz", code=4).stderr)
+
+
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_I32, GGML_BF16 = 0, 1, 2, 8, 12, 26, 30
+
+
+class Gguf(Base):
+    def model(self, version=3, alignment=32):
+        f32 = np.arange(24, dtype="<f4")           # logical [2, 3, 4]: dims listed 4, 3, 2
+        f16 = np.array([0.5, 1.5, -2, 8], "<f2")   # logical [2, 2]
+        i32 = np.arange(5, dtype="<i4") - 2
+        bf16 = bytes([0x80, 0x3F, 0x00, 0xC0])
+        q4 = bytes(range(36))                      # Q4_0: 2 rows of 32 = 2 blocks of 18 bytes
+        q4k = bytes((i * 7) % 256 for i in range(144 * 2))  # Q4_K: 1 row of 512 = 2 blocks
+        kvs = [("general.architecture", GGUF_STRING, "llama"),
+               ("general.alignment", GGUF_U32, alignment),
+               ("llama.block_count", GGUF_U32, 2),
+               ("llama.rope.freq_base", GGUF_F32, 10000.0),
+               ("test.i8", GGUF_I8, -5), ("test.u8", GGUF_U8, 250), ("test.i16", GGUF_I16, -300),
+               ("test.u16", GGUF_U16, 60000), ("test.i32", GGUF_I32, -70000), ("test.u64", GGUF_U64, 2 ** 63),
+               ("test.i64", GGUF_I64, -(2 ** 40)), ("test.f64", GGUF_F64, 0.125), ("test.flag", GGUF_BOOL, 1),
+               ("tokenizer.ggml.tokens", GGUF_ARRAY, (GGUF_STRING, ["<s>", "</s>", "hello"])),
+               ("tokenizer.ggml.scores", GGUF_ARRAY, (GGUF_F32, [0.0, -1.5, 2.0])),
+               ("test.nested", GGUF_ARRAY, (GGUF_ARRAY, [(GGUF_I32, [1, 2]), (GGUF_I32, [3])]))]
+        tensors = [("blk.0.attn.weight", [4, 3, 2], GGML_F32, f32.tobytes()),
+                   ("blk.0.norm", [2, 2], GGML_F16, f16.tobytes()),
+                   ("ids", [5], GGML_I32, i32.tobytes()),
+                   ("bf", [2], GGML_BF16, bf16),
+                   ("q.weight", [32, 2], GGML_Q4_0, q4),
+                   ("qk.weight", [512, 1], GGML_Q4_K, q4k)]
+        return build_gguf(kvs, tensors, version, alignment), tensors
+
+    def test_read(self):
+        for version, alignment in [(3, 32), (2, 64)]:
+            blob, tensors = self.model(version, alignment)
+            with open(self.path("m.gguf"), "wb") as f:
+                f.write(blob)
+            self.zt("convert", "m.gguf", "m.zt")
+            view = self.ref_check("m.zt")
+            j = self.info("m.zt")
+            by = {o["name"]: o for o in j["objects"]}
+            self.assertEqual(list(by), [t[0] for t in tensors])
+            self.assertEqual(by["blk.0.attn.weight"]["shape"], [2, 3, 4])
+            self.assertEqual(by["blk.0.attn.weight"]["components"][0]["dtype"], "f32")
+            self.assertEqual(by["blk.0.norm"]["components"][0]["dtype"], "f16")
+            self.assertEqual(by["ids"]["components"][0]["dtype"], "i32")
+            self.assertEqual(by["bf"]["components"][0]["dtype"], "bf16")
+            q = by["q.weight"]
+            self.assertEqual((q["shape"], q["components"][0]["dtype"]), ([2, 18], "u8"))
+            self.assertEqual(q["attributes"], {"ggml_type": "Q4_0", "logical_shape": [2, 32]})
+            self.assertEqual(by["qk.weight"]["attributes"], {"ggml_type": "Q4_K", "logical_shape": [1, 512]})
+            self.assertEqual(by["qk.weight"]["shape"], [1, 288])
+            if view is not None:
+                for name, _, _, data in tensors:
+                    self.assertEqual(view[1][name]["data"], data, name)
+            a = j["attributes"]
+            self.assertEqual(a["gguf.version"], version)
+            self.assertEqual(a["general.architecture"], "llama")
+            self.assertEqual(a["general.alignment"], alignment)
+            self.assertEqual(a["test.i8"], -5)
+            self.assertEqual(a["test.u64"], 2 ** 63)
+            self.assertEqual(a["test.i64"], -(2 ** 40))
+            self.assertEqual(a["test.flag"], True)
+            self.assertEqual(a["tokenizer.ggml.tokens"], ["<s>", "</s>", "hello"])
+            self.assertEqual(a["tokenizer.ggml.scores"], [0.0, -1.5, 2.0])
+            self.assertEqual(a["test.nested"], [[1, 2], [3]])
+            self.assertEqual(a["gguf.types"]["llama.rope.freq_base"], "float32")
+            self.assertEqual(a["gguf.types"]["test.u16"], "uint16")
+            self.assertEqual(a["gguf.types"]["tokenizer.ggml.tokens"], "array[string]")
+            self.assertEqual(a["gguf.types"]["test.nested"], "array[array[int32]]")
+            out = self.zt("cat", "m.gguf", "blk.0.attn.weight").stdout.split("\n", 1)[1]
+            self.assertEqual(out, str(np.arange(24, dtype="<f4").reshape(2, 3, 4)) + "\n")
+
+
+class Hostile(Base):
+    """Malformed foreign files: refused with a clear message (exit 4), no crash."""
+
+    def refuse(self, name, blob, fragment, code=4):
+        with open(self.path(name), "wb") as f:
+            f.write(blob)
+        for cmd in (["info", name], ["convert", name, "out.zt"]):
+            p = self.zt(*cmd, code=code)
+            self.assertIn(fragment, p.stderr, "%s: %s" % (name, p.stderr))
+            self.assertTrue(p.stderr.startswith("zt: " + name), p.stderr)
+        self.assertFalse(os.path.exists(self.path("out.zt")))
+
+    def st(self, header, data=b"", length=None):
+        text = header if isinstance(header, bytes) else json.dumps(header).encode()
+        return struct.pack("<Q", len(text) if length is None else length) + text + data
+
+    def test_safetensors(self):
+        t = lambda dt, shape, a, b: {"dtype": dt, "shape": shape, "data_offsets": [a, b]}
+        self.refuse("short.safetensors", b"\x01\x02", "too short")
+        self.refuse("len.safetensors", self.st({"a": t("U8", [1], 0, 1)}, b"x", length=1000), "goes beyond the file")
+        self.refuse("huge.safetensors", self.st(b"{}", length=200_000_000), "exceeds the limit")
+        self.refuse("json.safetensors", self.st(b"{\"a\": [1, 2"), "not valid JSON")
+        self.refuse("array.safetensors", self.st(b"[1, 2]"), "not a JSON object")
+        self.refuse("deep.safetensors", self.st(b"[" * 100000 + b"]" * 100000), "nests 100000 levels")
+        self.refuse("range.safetensors", self.st({"a": t("F32", [4], 0, 16)}, b"\0" * 8), "go beyond the 8 bytes")
+        self.refuse("back.safetensors", self.st({"a": t("U8", [0], 8, 4)}, b"\0" * 8), "end before they begin")
+        self.refuse("span.safetensors", self.st({"a": t("F32", [3], 0, 16)}, b"\0" * 16), "does not match")
+        self.refuse("overlap.safetensors", self.st({"a": t("F32", [2], 0, 8), "b": t("F32", [2], 4, 12)}, b"\0" * 12),
+                    "overlap")
+        self.refuse("wrap.safetensors", self.st({"a": t("F32", [2 ** 62, 8], 0, 0)}), "overflows 64 bits")
+        self.refuse("zero.safetensors", self.st({"a": t("F32", [2 ** 32, 2 ** 32], 0, 0)}), "overflows 64 bits")
+        self.refuse("neg.safetensors", self.st({"a": t("F32", [-1], 0, 0)}), "non-negative integers")
+        self.refuse("dtype.safetensors", self.st({"a": t("Q4", [1], 0, 1)}, b"x"), "unknown safetensors dtype")
+        self.refuse("f4.safetensors", self.st({"a": t("F4", [2], 0, 1)}, b"x"), "below a byte")
+        dup = b'{"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}, ' \
+              b'"a": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}}'
+        self.refuse("dup.safetensors", self.st(dup, b"xy"), 'tensor "a" appears twice')
+        self.refuse("meta.safetensors", self.st({"__metadata__": [1]}), '"__metadata__" is not a JSON object')
+        self.refuse("entry.safetensors", self.st({"a": 5}), "not a JSON object")
+        self.refuse("offs.safetensors", self.st({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0]}}, b"x"),
+                    "data_offsets")
+
+    def test_gguf(self):
+        ok_tensor = [("t", [4], GGML_F32, b"\0" * 16)]
+        self.refuse("magic.gguf", b"GGUX" + b"\0" * 40, "no \"GGUF\" magic")
+        self.refuse("v1.gguf", build_gguf([], ok_tensor, version=1), "version 1")
+        self.refuse("v9.gguf", build_gguf([], ok_tensor, version=9), "version 9")
+        self.refuse("be.gguf", b"GGUF" + struct.pack(">I", 3) + b"\0" * 40, "big-endian")
+        self.refuse("count.gguf", b"GGUF" + struct.pack("<IQQ", 3, 2 ** 60, 0) + b"\0" * 64, "more than the")
+        self.refuse("kvcount.gguf", b"GGUF" + struct.pack("<IQQ", 3, 0, 2 ** 40) + b"\0" * 64, "more than the")
+        bad_str = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 2 ** 50) + b"abc" + b"\0" * 16
+        self.refuse("str.gguf", bad_str, "goes beyond the file")
+        vtype = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + gguf_str("k") + struct.pack("<I", 99) + b"\0" * 16
+        self.refuse("vtype.gguf", vtype, "unknown value type 99")
+        arr = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + gguf_str("k") + struct.pack("<IIQ", GGUF_ARRAY, GGUF_U64,
+                                                                                    2 ** 61) + b"\0" * 32
+        self.refuse("arr.gguf", arr, "cannot fit")
+        nest = (GGUF_I32, [1])
+        for _ in range(6):
+            nest = (GGUF_ARRAY, [nest])
+        self.refuse("nest.gguf", build_gguf([("k", GGUF_ARRAY, nest)], ok_tensor), "nested more than")
+        self.refuse("bool.gguf", build_gguf([("k", GGUF_BOOL, 7)], ok_tensor), "neither 0 nor 1")
+        self.refuse("align.gguf", build_gguf([("general.alignment", GGUF_U32, 48)], ok_tensor), "not a power of two")
+        self.refuse("aligntype.gguf", build_gguf([("general.alignment", GGUF_U64, 64)], ok_tensor), "must be uint32")
+        self.refuse("dupkey.gguf", build_gguf([("k", GGUF_U8, 1), ("k", GGUF_U8, 2)], ok_tensor), "appears twice")
+        self.refuse("type.gguf", build_gguf([], [("t", [4], 77, b"\0" * 16)]), "unknown GGML type 77")
+        self.refuse("block.gguf", build_gguf([], [("t", [30], GGML_Q4_0, b"\0" * 18)]), "whole number of 32-element")
+        self.refuse("misaligned.gguf", build_gguf([], ok_tensor, offsets=[8]), "not a multiple of the alignment")
+        self.refuse("range.gguf", build_gguf([], ok_tensor, offsets=[4096]), "go beyond")
+        two = [("a", [4], GGML_F32, b"\0" * 16), ("b", [8], GGML_F32, b"\0" * 32)]
+        self.refuse("overlap.gguf", build_gguf([], two, offsets=[0, 0]), "overlap")
+        self.refuse("dupname.gguf", build_gguf([], [ok_tensor[0], ok_tensor[0]]), 'tensor "t" appears twice')
+        self.refuse("dims.gguf", build_gguf([], [("t", [2 ** 40, 2 ** 40], GGML_F32, b"")]), "overflows 64 bits")
+        self.refuse("trunc.gguf", build_gguf([("k", GGUF_STRING, "x" * 100)], [])[:40], "truncated at byte 37")
+
+    def test_npy(self):
+        good = open_npy_bytes(np.arange(4, dtype="<f4"))
+        self.refuse("magic.npy", b"\x93NUMPX" + good[6:], "no \\x93NUMPY magic")
+        self.refuse("version.npy", good[:6] + b"\x07\x00" + good[8:], "version 7.0")
+        self.refuse("short.npy", good[:-4], "needs 16 bytes of data, the file has 12")
+        self.refuse("long.npy", good + b"\0", "1 bytes follow")
+        hdr = lambda text: b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text
+        self.refuse("dict.npy", hdr(b"{'descr': '<f4', 'fortran_order': False}") + b"\0" * 4, "lacks one of")
+        self.refuse("garbage.npy", hdr(b"__import__('os')") + b"\0" * 4, "not a dict literal")
+        self.refuse("key.npy", hdr(b"{'descr': '<f4', 'evil': 1, 'shape': (1,), 'fortran_order': False}"),
+                    "unexpected key 'evil'")
+        self.refuse("overflow.npy", hdr(b"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}"),
+                    "npy header")
+        self.refuse("huge.npy", b"\x93NUMPY\x02\x00" + struct.pack("<I", 2 ** 31) + b"{", "exceeds the limit")
+        self.refuse("wrap.npy", hdr(b"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296)}"),
+                    "overflows 64 bits")
+        self.refuse("trunc.npz", b"PK\x03\x04" + b"\0" * 20, "zip")
+
+
+def open_npy_bytes(arr):
+    import io
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+class Rewrite(Base):
+    def test_compress_decompress(self):
+        self.demo()
+        self.zt("decompress", "demo.zt", "-o", "raw.zt")
+        self.ref_check("raw.zt")
+        self.assertTrue(all(c["encoding"] == "raw" for o in self.info("raw.zt")["objects"] for c in o["components"]))
+        self.zt("compress", "raw.zt", "-o", "z.zt", "--level", "19")
+        self.ref_check("z.zt")
+        self.assertTrue(all(c["encoding"] == "zstd" for o in self.info("z.zt")["objects"] for c in o["components"]))
+        self.zt("diff", "demo.zt", "z.zt")
+        self.zt("diff", "raw.zt", "z.zt")
+        # --auto keeps incompressible components raw; --in-place replaces the file.
+        np.savez(self.path("mix.npz"), noise=np.random.default_rng(1).integers(0, 256, 4096, dtype="u1"),
+                 zeros=np.zeros(4096, "<f4"))
+        self.zt("convert", "mix.npz", "auto.zt")
+        self.zt("compress", "auto.zt", "--in-place", "--auto")
+        self.ref_check("auto.zt")
+        enc = {o["name"]: o["components"][0]["encoding"] for o in self.info("auto.zt")["objects"]}
+        self.assertEqual(enc, {"noise": "raw", "zeros": "zstd"})
+        self.zt("diff", "mix.npz", "auto.zt")
+        self.assertIn("needs -o OUT", self.zt("compress", "raw.zt", code=2).stderr)
+        # Files of other formats are not rewritten in place.
+        np.save(self.path("a.npy"), np.arange(3))
+        self.zt("compress", "a.npy", "-o", "a.zt", code=4)
+
+    def test_merge_and_rm(self):
+        self.demo("a.zt")
+        np.savez(self.path("b.npz"), extra=np.arange(3, dtype="<i4"), **{"norm.weight": np.ones(2, "<f4")})
+        p = self.zt("merge", "a.zt", "b.npz", "-o", "m.zt", code=5)
+        self.assertIn('object "norm.weight" is in both a.zt and b.npz', p.stderr)
+        self.assertFalse(os.path.exists(self.path("m.zt")))
+        self.zt("merge", "a.zt", "b.npz", "-o", "m.zt", "--rename")
+        self.ref_check("m.zt")
+        names = self.zt("ls", "m.zt").stdout.split()
+        self.assertEqual(names, ["embed.weight", "norm.weight", "proj.fp8", "adjacency", "mlp.q_proj", "position_ids",
+                                 "extra", "norm.weight.2"])
+        self.assertEqual(self.info("m.zt")["attributes"], self.info("a.zt")["attributes"])
+        self.zt("rm", "m.zt", "extra", "norm.weight.2", "-o", "r.zt")
+        self.ref_check("r.zt")
+        self.zt("diff", "a.zt", "r.zt")
+        # Sparse and quantized objects survive the copy with their attributes.
+        j = {o["name"]: o for o in self.info("r.zt")["objects"]}
+        self.assertEqual(j["mlp.q_proj"]["attributes"]["packing"], "8_per_i32")
+
+    def test_convert_densify_zt(self):
+        self.demo()
+        self.zt("convert", "demo.zt", "dense.zt", "--densify")
+        self.ref_check("dense.zt")
+        j = {o["name"]: o for o in self.info("dense.zt")["objects"]}
+        self.assertEqual(j["adjacency"]["format"], "dense")
+        self.assertEqual(j["adjacency"]["attributes"], {"densified_from": "sparse_csr"})
+        self.assertEqual(j["mlp.q_proj"]["components"][0]["dtype"], "f32")
+        self.zt("export", "demo.zt", "adjacency", "-o", "adj.npy")
+        self.zt("export", "dense.zt", "adjacency", "-o", "adj2.npy")
+        self.assertTrue(np.array_equal(np.load(self.path("adj.npy")), np.load(self.path("adj2.npy"))))
+        self.zt("export", "demo.zt", "proj.fp8", "-o", "fp8.npy")
+        self.assertEqual(np.load(self.path("fp8.npy")).dtype, np.float32)
+        self.zt("export", "demo.zt", "mlp.q_proj", "-c", "packed_weight", "-o", "pw.npy")
+        self.assertEqual(np.load(self.path("pw.npy")).shape, (16 * 64,))
+
+
+GROUPS = {"golden": Golden, "exit_codes": ExitCodes, "print": Print, "safetensors": Safetensors, "npy": Npy,
+          "gguf": Gguf, "hostile": Hostile, "rewrite": Rewrite}
+
+
+def main():
+    global ZT, GOLDEN, REF
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--zt", required=True)
+    ap.add_argument("--golden", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
+    ap.add_argument("--ref-dir", default="")
+    ap.add_argument("group", choices=sorted(GROUPS))
+    args, rest = ap.parse_known_args()
+    ZT = os.path.abspath(args.zt)
+    GOLDEN = args.golden
+    if args.ref_dir and os.path.exists(os.path.join(args.ref_dir, "ref.py")):
+        sys.path.insert(0, args.ref_dir)
+        import ref  # the conformance suite's independent reader
+        REF = ref
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(GROUPS[args.group])
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
