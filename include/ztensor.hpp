@@ -1,0 +1,991 @@
+/*
+ * ztensor.hpp - a header-only C++20 wrapper over the C ABI of libztensor
+ * (ztensor.h). It calls nothing but zt_* functions, so a program built with
+ * it depends on the stable C ABI only, never on the library's C++ internals.
+ *
+ *   #include <ztensor.hpp>
+ *
+ *   ztensor::Reader file("model.zt");
+ *   for (ztensor::Object obj : file)
+ *     std::cout << obj.name() << " " << obj.format() << "\n";
+ *   std::span<const float> w = file["w"].data().as<float>();   // zero-copy for raw data
+ *
+ *   ztensor::Writer out("out.zt");
+ *   out.add_dense("w", std::span<const float>(values), {2, 3});
+ *   out.finish();                                              // else the destructor aborts
+ *
+ * Namespace: `ztensor`, the name of the library. The library's internals use
+ * `zt`, and a program may link both (a tool that uses the core statically and
+ * this header in another file): class names such as zt::Reader would then
+ * exist twice with different definitions, which breaks the one-definition
+ * rule. Users who like the short name may write `namespace zt = ztensor;` in
+ * their own files.
+ *
+ * Errors: every failing call throws ztensor::Error, which carries the
+ * zt_status and the library's message (zt_last_error()).
+ *
+ * Lifetimes: Reader and Writer own their handle (move-only RAII). Object and
+ * Component are light handles (a reader pointer and an index) and every
+ * span or string_view they return points into memory owned by the Reader:
+ * all of them are valid while the Reader that gave them is alive, like a
+ * std::string_view of a std::string.
+ */
+#ifndef ZTENSOR_HPP
+#define ZTENSOR_HPP
+
+#include <ztensor.h>
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace ztensor {
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                     */
+
+/// The one exception type: a zt_status and the library's message.
+class Error : public std::runtime_error {
+ public:
+  Error(zt_status status, const std::string& message)
+      : std::runtime_error(std::string(zt_status_name(status)) + ": " + message),
+        status_(status),
+        message_(message) {}
+
+  zt_status status() const noexcept { return status_; }
+  /// The library's message alone, without the status name.
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  zt_status status_;
+  std::string message_;
+};
+
+namespace detail {
+
+/// Throws the calling thread's last error if `s` is not ZT_OK. The message
+/// is read at once: it is valid only until the next library call.
+inline void check(zt_status s) {
+  if (s != ZT_OK) throw Error(s, zt_last_error());
+}
+
+/// The C calls want NUL-terminated text; a string_view may not be.
+inline std::string c_str(std::string_view s) {
+  return std::string(s);
+}
+
+/// A string the reader owns; NULL (an index or role that is not there) is
+/// a library contract breach for the handles this header hands out.
+inline std::string_view owned_text(const char* s, const char* what) {
+  if (!s) throw Error(ZT_ERR_NOT_FOUND, std::string(what) + " is not available");
+  return s;
+}
+
+}  // namespace detail
+
+/// The linked library's version, "1.0.0".
+inline std::string_view version() {
+  return zt_version();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Element types                                                              */
+
+/// The dtype text of a C++ element type ("f32" for float, ...), or "" if
+/// the type has no fixed dtype.
+template <typename T>
+constexpr std::string_view dtype_name() {
+  using std::is_same_v;
+  if constexpr (is_same_v<T, double>)
+    return "f64";
+  else if constexpr (is_same_v<T, float>)
+    return "f32";
+  else if constexpr (is_same_v<T, std::int64_t>)
+    return "i64";
+  else if constexpr (is_same_v<T, std::int32_t>)
+    return "i32";
+  else if constexpr (is_same_v<T, std::int16_t>)
+    return "i16";
+  else if constexpr (is_same_v<T, std::int8_t>)
+    return "i8";
+  else if constexpr (is_same_v<T, std::uint64_t>)
+    return "u64";
+  else if constexpr (is_same_v<T, std::uint32_t>)
+    return "u32";
+  else if constexpr (is_same_v<T, std::uint16_t>)
+    return "u16";
+  else if constexpr (is_same_v<T, std::uint8_t>)
+    return "u8";
+  else
+    return {};
+}
+
+/// Element types with a fixed dtype. bool is left out on purpose: a stored
+/// byte other than 0 or 1 read as a C++ bool is undefined behaviour, so bool
+/// components are read as std::uint8_t. f16, bf16 and FP8 have no C++20
+/// type: read their bits via bytes() (FP8 as std::uint8_t, its dtype), or
+/// converted by the library (read_f32, decode_f32).
+template <typename T>
+concept Element = (!dtype_name<T>().empty());
+
+/// Interleaved complex numbers: dtype f32/f64 with type complex64/complex128.
+template <typename T>
+concept ComplexElement =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+/// What typed reads accept: an Element or a ComplexElement.
+template <typename T>
+concept Readable = Element<T> || ComplexElement<T>;
+
+/* ------------------------------------------------------------------------ */
+/* Shapes                                                                     */
+
+/// A shape argument: a span, a vector or a braced list `{2, 3}`. It only
+/// refers to the caller's numbers for the duration of the call.
+class Shape {
+ public:
+  Shape(std::span<const std::uint64_t> dims) : dims_(dims) {}
+  Shape(const std::vector<std::uint64_t>& dims) : dims_(dims) {}
+  Shape(std::initializer_list<std::uint64_t> dims) : dims_(dims.begin(), dims.size()) {}
+
+  const std::uint64_t* data() const { return dims_.data(); }
+  std::size_t size() const { return dims_.size(); }
+
+ private:
+  std::span<const std::uint64_t> dims_;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                    */
+
+/// Index-based iteration over the objects of a reader or the components of
+/// an object, yielding handles by value.
+template <typename Owner, typename Item>
+class IndexRange {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Item;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Item;
+
+    iterator() = default;
+    iterator(const Owner* owner, std::size_t i) : owner_(owner), i_(i) {}
+    Item operator*() const { return (*owner_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const Owner* owner_ = nullptr;
+    std::size_t i_ = 0;
+  };
+
+  explicit IndexRange(const Owner* owner) : owner_(owner) {}
+  iterator begin() const { return {owner_, 0}; }
+  iterator end() const { return {owner_, owner_->size()}; }
+  std::size_t size() const { return owner_->size(); }
+
+ private:
+  const Owner* owner_;
+};
+
+/// Byte width of a storage dtype ("f32" -> 4); throws ZT_ERR_UNSUPPORTED
+/// for a name that is not one of the 13 primitives.
+inline std::size_t dtype_width(std::string_view dtype) {
+  if (dtype == "f64" || dtype == "i64" || dtype == "u64") return 8;
+  if (dtype == "f32" || dtype == "i32" || dtype == "u32") return 4;
+  if (dtype == "f16" || dtype == "bf16" || dtype == "i16" || dtype == "u16") return 2;
+  if (dtype == "i8" || dtype == "u8" || dtype == "bool") return 1;
+  throw Error(ZT_ERR_UNSUPPORTED, "\"" + std::string(dtype) + "\" is not a storage dtype");
+}
+
+/// True for the logical types stored as two numbers per element.
+inline bool is_complex_type(std::optional<std::string_view> type) {
+  return type == "complex64" || type == "complex128";
+}
+
+/// Storage elements of one dtype (and logical type) in memory the reader
+/// owns: what components, views and row slices hand out.
+class ArrayView {
+ public:
+  ArrayView() = default;
+  /// `count` storage elements of `dtype` at `data`; `where` names the array
+  /// in error messages (`object "w": component "data"`).
+  ArrayView(const void* data, std::uint64_t count, std::string_view dtype,
+            std::optional<std::string_view> type, std::string where)
+      : data_(data), count_(count), dtype_(dtype), type_(type), where_(std::move(where)) {}
+
+  /// Storage elements (two per complex element).
+  std::uint64_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  std::string_view dtype() const { return dtype_; }
+  std::optional<std::string_view> type() const { return type_; }
+  std::span<const std::byte> bytes() const {
+    return {static_cast<const std::byte*>(data_),
+            static_cast<std::size_t>(count_ * (dtype_.empty() ? 1 : dtype_width(dtype_)))};
+  }
+
+  /// The elements as T, with T matching the storage dtype exactly (float for
+  /// "f32"; std::uint8_t also for "bool"), or std::complex<float>/<double>
+  /// for complex64/complex128. Throws ZT_ERR_ARGUMENT on a mismatch.
+  template <Readable T>
+  std::span<const T> as() const {
+    check_element<T>();
+    const std::span<const std::byte> b = bytes();
+    if (reinterpret_cast<std::uintptr_t>(b.data()) % alignof(T) != 0)
+      throw Error(ZT_ERR_ARGUMENT, where_ + ": data is not aligned for " + element_name<T>());
+    return {reinterpret_cast<const T*>(b.data()), b.size() / sizeof(T)};
+  }
+
+  /// A copy of the elements as T (same rules as as<T>, any alignment).
+  template <Readable T>
+  std::vector<T> to_vector() const {
+    check_element<T>();
+    const std::span<const std::byte> b = bytes();
+    std::vector<T> out(b.size() / sizeof(T));
+    if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());
+    return out;
+  }
+
+ private:
+  template <typename T>
+  static std::string element_name() {
+    if constexpr (std::is_same_v<T, std::complex<float>>)
+      return "complex64";
+    else if constexpr (std::is_same_v<T, std::complex<double>>)
+      return "complex128";
+    else
+      return std::string(dtype_name<T>());
+  }
+
+  std::string describe() const {
+    std::string d(dtype_);
+    if (type_) d += " with type " + std::string(*type_);
+    return d;
+  }
+
+  template <typename T>
+  void check_element() const {
+    bool ok = false;
+    if constexpr (ComplexElement<T>) {
+      constexpr bool single = std::is_same_v<T, std::complex<float>>;
+      ok = dtype_ == (single ? "f32" : "f64") && type_ == (single ? "complex64" : "complex128");
+    } else {
+      ok = dtype_ == dtype_name<T>() || (std::is_same_v<T, std::uint8_t> && dtype_ == "bool");
+    }
+    if (!ok)
+      throw Error(ZT_ERR_ARGUMENT,
+                  where_ + ": asked for " + element_name<T>() + " but it is " + describe());
+  }
+
+  const void* data_ = nullptr;
+  std::uint64_t count_ = 0;
+  std::string_view dtype_;
+  std::optional<std::string_view> type_;
+  std::string where_;
+};
+
+namespace detail {
+
+inline std::optional<std::string_view> opt_text(const char* s) {
+  return s ? std::optional<std::string_view>(s) : std::nullopt;
+}
+
+/// An ArrayView of `elements` logical elements (doubled for complex).
+inline ArrayView array(const void* data, std::uint64_t elements, const char* dtype,
+                       const char* type, std::string where) {
+  const std::uint64_t count = is_complex_type(opt_text(type)) ? elements * 2 : elements;
+  return ArrayView(data, count, owned_text(dtype, "dtype"), opt_text(type), std::move(where));
+}
+
+}  // namespace detail
+
+/// A dense object at a glance (zt_dense_view).
+struct DenseView {
+  bool zero_copy = false;      ///< data points into the file mapping (else the decode cache)
+  std::uint64_t elements = 0;  ///< product(shape)
+  std::span<const std::uint64_t> shape;
+  ArrayView data;  ///< elements (x 2 storage elements for complex)
+};
+
+/// A sparse_csr object: row i holds values[indptr[i] .. indptr[i+1]) at
+/// columns indices[...]. The structure was checked when the view was made.
+struct CsrView {
+  bool zero_copy = false;
+  std::uint64_t rows = 0, cols = 0, nnz = 0;
+  ArrayView values;   ///< nnz elements
+  ArrayView indices;  ///< nnz column indices ("u64" in 1.2.0 files)
+  ArrayView indptr;   ///< rows + 1 row pointers
+};
+
+/// A sparse_coo object: entry k sits at (coords[0 * nnz + k], ...,
+/// coords[(ndim - 1) * nnz + k]). Checked when the view was made.
+struct CooView {
+  bool zero_copy = false;
+  std::span<const std::uint64_t> shape;
+  std::uint64_t nnz = 0;
+  ArrayView values;  ///< nnz elements
+  ArrayView coords;  ///< ndim x nnz indices, all of dimension 0 first
+
+  /// The coordinates along one dimension (u64 coords, as 1.2.0 files have).
+  std::span<const std::uint64_t> coords_of(std::size_t dim) const {
+    if (dim >= shape.size())
+      throw Error(ZT_ERR_ARGUMENT, "dimension " + std::to_string(dim) + " of a rank-" +
+                                       std::to_string(shape.size()) + " object");
+    return coords.as<std::uint64_t>().subspan(dim * nnz, nnz);
+  }
+};
+
+/// A quantized_group object (see zt_quant_view in ztensor.h for the layout).
+struct QuantView {
+  std::uint32_t bits = 0;
+  std::uint64_t group_size = 0;
+  std::uint64_t n = 0;                ///< output dimension: product of all but the last dimension
+  std::uint64_t k = 0;                ///< input dimension: the last one
+  std::uint64_t groups = 0;           ///< ceil(k / group_size)
+  std::uint32_t values_per_word = 0;  ///< 0 for "bitstream"
+  bool bitstream = false;
+  bool zeros_packed = false;
+  bool zero_copy = false;
+  ArrayView packed_weight, scales, zeros;
+};
+
+/// One component of an object: a light handle, valid while its Reader lives.
+class Component {
+ public:
+  /// `role` must be the reader's own text (zt_component_role); handles come
+  /// from Object, which guarantees that.
+  Component(const zt_reader* r, std::size_t object, const char* role)
+      : r_(r), object_(object), role_(role) {}
+
+  std::string_view role() const { return role_; }
+  /// Storage dtype: "f32", "u8", ...
+  std::string_view dtype() const {
+    return detail::owned_text(zt_component_dtype(r_, object_, role_), "component dtype");
+  }
+  /// Logical type ("f8_e4m3fn", "complex64", ...) if the file states one.
+  std::optional<std::string_view> type() const {
+    return detail::opt_text(zt_component_type(r_, object_, role_));
+  }
+  /// "raw", "zstd", or whatever the file says.
+  std::string_view encoding() const {
+    return detail::owned_text(zt_component_encoding(r_, object_, role_), "component encoding");
+  }
+  /// Bytes on disk (the compressed size for zstd).
+  std::uint64_t stored_size() const {
+    std::uint64_t n = 0;
+    detail::check(zt_component_stored_size(r_, object_, role_, &n));
+    return n;
+  }
+  /// Decoded byte count, if known without decoding.
+  std::optional<std::uint64_t> decoded_size() const {
+    std::uint64_t n = 0;
+    const zt_status s = zt_component_decoded_size(r_, object_, role_, &n);
+    if (s == ZT_ERR_UNSUPPORTED) return std::nullopt;
+    detail::check(s);
+    return n;
+  }
+
+  /// The decoded little-endian bytes: a view of the mapping for raw data,
+  /// else decoded once and cached by the reader.
+  std::span<const std::byte> bytes() const {
+    const void* data = nullptr;
+    std::uint64_t n = 0;
+    detail::check(zt_component_map(r_, object_, role_, &data, &n));
+    return {static_cast<const std::byte*>(data), static_cast<std::size_t>(n)};
+  }
+
+  /// The decoded elements as an ArrayView (same memory as bytes()).
+  ArrayView elements() const {
+    const std::span<const std::byte> b = bytes();
+    const std::string_view dt = dtype();
+    return ArrayView(b.data(), b.size() / dtype_width(dt), dt, type(), where());
+  }
+
+  /// The elements, with T matching the dtype exactly (float for "f32";
+  /// std::uint8_t also for "bool"), or std::complex<float>/<double> for
+  /// complex64/complex128 data. Zero-copy for raw data.
+  template <Readable T>
+  std::span<const T> as() const {
+    return elements().as<T>();
+  }
+
+  /// Decodes into `dst` without caching; returns the byte count written.
+  std::uint64_t read_into(std::span<std::byte> dst) const {
+    std::uint64_t written = 0;
+    detail::check(zt_component_read(r_, object_, role_, dst.data(), dst.size(), &written));
+    return written;
+  }
+
+  /// A decoded copy of the bytes, without caching in the reader.
+  std::vector<std::byte> read_bytes() const {
+    std::vector<std::byte> out(static_cast<std::size_t>(decoded_size_or_decode()));
+    out.resize(static_cast<std::size_t>(read_into(out)));
+    return out;
+  }
+
+  /// A decoded copy of the elements as T (rules of as<T>), without caching.
+  template <Readable T>
+  std::vector<T> read_as() const {
+    const std::vector<std::byte> raw = read_bytes();
+    const std::string_view dt = dtype();
+    return ArrayView(raw.data(), raw.size() / dtype_width(dt), dt, type(), where()).to_vector<T>();
+  }
+
+  /// Every stored number converted to float / double, whatever the dtype
+  /// (integers, bool, f16, bf16, FP8; two values per complex element).
+  std::vector<float> read_f32() const { return convert<float>(&zt_component_read_f32); }
+  std::vector<double> read_f64() const { return convert<double>(&zt_component_read_f64); }
+
+  /// Page-cache hints for the stored bytes (no-ops where they mean nothing).
+  void prefetch() const { detail::check(zt_prefetch(r_, object_, role_)); }
+  void evict() const { detail::check(zt_evict(r_, object_, role_)); }
+
+  const zt_reader* reader_handle() const { return r_; }
+  std::size_t object_index() const { return object_; }
+
+ private:
+  template <typename F>
+  using ReadFn = zt_status (*)(const zt_reader*, std::size_t, const char*, F*, std::uint64_t,
+                               std::uint64_t*);
+
+  template <typename F>
+  std::vector<F> convert(ReadFn<F> read) const {
+    std::vector<F> out(static_cast<std::size_t>(decoded_size_or_decode() / dtype_width(dtype())));
+    std::uint64_t written = 0;
+    detail::check(read(r_, object_, role_, out.data(), out.size(), &written));
+    out.resize(static_cast<std::size_t>(written));
+    return out;
+  }
+
+  std::string where() const {
+    const char* name = zt_object_name(r_, object_);
+    return std::string("object \"") + (name ? name : "?") + "\": component \"" +
+           std::string(role_) + "\"";
+  }
+
+  // The decoded size; for the rare component whose size is not stated
+  // (a foreign encoding), the cached decode tells it.
+  std::uint64_t decoded_size_or_decode() const {
+    if (const auto n = decoded_size()) return *n;
+    return bytes().size();
+  }
+
+  const zt_reader* r_;
+  std::size_t object_;
+  const char* role_;  // owned by the reader, like every string it hands out
+};
+
+/// One named object: a light handle, valid while its Reader lives.
+class Object {
+ public:
+  Object(const zt_reader* r, std::size_t index) : r_(r), index_(index) {}
+
+  std::size_t index() const { return index_; }
+  std::string_view name() const {
+    return detail::owned_text(zt_object_name(r_, index_), "object name");
+  }
+  /// "dense", "sparse_csr", "sparse_coo", "quantized_group", or the file's text.
+  std::string_view format() const {
+    return detail::owned_text(zt_object_format(r_, index_), "object format");
+  }
+  std::span<const std::uint64_t> shape() const {
+    std::size_t ndim = 0;
+    const std::uint64_t* dims = zt_object_shape(r_, index_, &ndim);
+    return {dims, ndim};
+  }
+  /// product(shape), 1 for a scalar; ZT_ERR_LIMIT if it overflows 64 bits.
+  std::uint64_t element_count() const {
+    std::uint64_t n = 0;
+    detail::check(zt_object_element_count(r_, index_, &n));
+    return n;
+  }
+  /// Values that read_f32 / decode_f32 give: element_count, x 2 for complex.
+  std::uint64_t value_count() const {
+    std::uint64_t n = 0;
+    detail::check(zt_object_value_count(r_, index_, &n));
+    return n;
+  }
+
+  /// Components in manifest order.
+  std::size_t size() const { return zt_component_count(r_, index_); }
+  Component operator[](std::size_t k) const {
+    return {r_, index_, detail::owned_text(zt_component_role(r_, index_, k), "component").data()};
+  }
+  IndexRange<Object, Component> components() const { return IndexRange<Object, Component>(this); }
+
+  /// The component with this role, or nullopt.
+  std::optional<Component> find(std::string_view role) const {
+    for (std::size_t k = 0; k < size(); ++k)
+      if (zt_component_role(r_, index_, k) == role) return (*this)[k];
+    return std::nullopt;
+  }
+  /// The component with this role; throws ZT_ERR_NOT_FOUND if there is none.
+  Component component(std::string_view role) const {
+    if (auto c = find(role)) return *c;
+    throw Error(ZT_ERR_NOT_FOUND, "object \"" + std::string(name()) + "\" has no component \"" +
+                                      std::string(role) + "\"");
+  }
+  /// The "data" component of a dense object.
+  Component data() const { return component("data"); }
+
+  /* -- typed views -- */
+
+  /// A dense object's data, any numeric type converted (no caching).
+  std::vector<float> read_f32() const { return convert<float>(&zt_object_read_f32); }
+  std::vector<double> read_f64() const { return convert<double>(&zt_object_read_f64); }
+
+  /// Any object as a dense row-major array: dense converted, sparse
+  /// scattered into zeros, quantized_group dequantised.
+  std::vector<float> decode_f32() const { return convert<float>(&zt_object_decode_f32); }
+  std::vector<double> decode_f64() const { return convert<double>(&zt_object_decode_f64); }
+
+  DenseView dense() const {
+    zt_dense_info v;
+    zt_dense_info_init(&v);
+    detail::check(zt_dense_view(r_, index_, &v));
+    return {v.zero_copy != 0, v.elements, shape(),
+            detail::array(v.data, v.elements, v.dtype, v.type, where("data"))};
+  }
+
+  CsrView csr() const {
+    zt_csr_info v;
+    zt_csr_info_init(&v);
+    detail::check(zt_csr_view(r_, index_, &v));
+    return {v.zero_copy != 0,
+            v.rows,
+            v.cols,
+            v.nnz,
+            detail::array(v.values, v.nnz, v.values_dtype, v.values_type, where("values")),
+            detail::array(v.indices, v.nnz, v.indices_dtype, nullptr, where("indices")),
+            detail::array(v.indptr, v.rows + 1, v.indptr_dtype, nullptr, where("indptr"))};
+  }
+
+  CooView coo() const {
+    zt_coo_info v;
+    zt_coo_info_init(&v);
+    detail::check(zt_coo_view(r_, index_, &v));
+    return {v.zero_copy != 0,
+            {v.shape, static_cast<std::size_t>(v.ndim)},
+            v.nnz,
+            detail::array(v.values, v.nnz, v.values_dtype, v.values_type, where("values")),
+            detail::array(v.coords, v.ndim * v.nnz, v.coords_dtype, nullptr, where("coords"))};
+  }
+
+  QuantView quant() const {
+    zt_quant_info v;
+    zt_quant_info_init(&v);
+    detail::check(zt_quant_view(r_, index_, &v));
+    QuantView q;
+    q.bits = v.bits;
+    q.group_size = v.group_size;
+    q.n = v.n;
+    q.k = v.k;
+    q.groups = v.groups;
+    q.values_per_word = v.values_per_word;
+    q.bitstream = v.bitstream != 0;
+    q.zeros_packed = v.zeros_packed != 0;
+    q.zero_copy = v.zero_copy != 0;
+    q.packed_weight = detail::array(v.packed_weight, v.packed_weight_count, v.packed_weight_dtype,
+                                    nullptr, where("packed_weight"));
+    q.scales = detail::array(v.scales, v.scales_count, v.scales_dtype, nullptr, where("scales"));
+    q.zeros = detail::array(v.zeros, v.zeros_count, v.zeros_dtype, v.zeros_type, where("zeros"));
+    return q;
+  }
+
+  /* -- row slices of dense objects: rows [begin, end) of the first dimension -- */
+
+  /// Zero-copy for raw data (else the whole component is decoded into the cache).
+  ArrayView rows(std::uint64_t begin, std::uint64_t end) const {
+    const void* data = nullptr;
+    std::uint64_t nbytes = 0;
+    detail::check(zt_dense_rows_map(r_, index_, begin, end, &data, &nbytes));
+    const Component d = this->data();
+    const std::string_view dt = d.dtype();
+    return ArrayView(data, nbytes / dtype_width(dt), dt, d.type(), where("data"));
+  }
+
+  /// A copy of the rows, decoding only the zstd frames that cover them.
+  std::vector<std::byte> read_rows(std::uint64_t begin, std::uint64_t end) const {
+    const RowSize size = row_size(begin, end);
+    std::vector<std::byte> out(static_cast<std::size_t>(size.values * size.width));
+    std::uint64_t written = 0;
+    detail::check(zt_dense_rows(r_, index_, begin, end, out.data(), out.size(), &written));
+    out.resize(static_cast<std::size_t>(written));
+    return out;
+  }
+
+  /// The rows converted to float / double.
+  std::vector<float> rows_f32(std::uint64_t begin, std::uint64_t end) const {
+    return convert_rows<float>(&zt_dense_rows_f32, begin, end);
+  }
+  std::vector<double> rows_f64(std::uint64_t begin, std::uint64_t end) const {
+    return convert_rows<double>(&zt_dense_rows_f64, begin, end);
+  }
+
+ private:
+  template <typename F>
+  using ReadFn = zt_status (*)(const zt_reader*, std::size_t, F*, std::uint64_t, std::uint64_t*);
+  template <typename F>
+  using RowsFn = zt_status (*)(const zt_reader*, std::size_t, std::uint64_t, std::uint64_t, F*,
+                               std::uint64_t, std::uint64_t*);
+
+  template <typename F>
+  std::vector<F> convert(ReadFn<F> read) const {
+    std::vector<F> out(static_cast<std::size_t>(value_count()));
+    std::uint64_t written = 0;
+    detail::check(read(r_, index_, out.data(), out.size(), &written));
+    out.resize(static_cast<std::size_t>(written));
+    return out;
+  }
+
+  template <typename F>
+  std::vector<F> convert_rows(RowsFn<F> read, std::uint64_t begin, std::uint64_t end) const {
+    std::vector<F> out(static_cast<std::size_t>(row_size(begin, end).values));
+    std::uint64_t written = 0;
+    detail::check(read(r_, index_, begin, end, out.data(), out.size(), &written));
+    out.resize(static_cast<std::size_t>(written));
+    return out;
+  }
+
+  struct RowSize {
+    std::uint64_t values = 0;  // storage elements (x 2 for complex)
+    std::size_t width = 1;     // bytes per storage element
+  };
+
+  // The size of rows [begin, end). What the library will refuse (a bad
+  // range, an object that is not dense) gives 0, so that the library's own
+  // error is the one reported.
+  RowSize row_size(std::uint64_t begin, std::uint64_t end) const {
+    const std::optional<Component> d = find("data");
+    const std::span<const std::uint64_t> s = shape();
+    if (!d || format() != "dense" || s.empty() || begin > end || end > s[0]) return {};
+    std::uint64_t per_row = is_complex_type(d->type()) ? 2 : 1;
+    for (std::size_t k = 1; k < s.size(); ++k) per_row *= s[k];
+    return {(end - begin) * per_row, dtype_width(d->dtype())};
+  }
+
+  std::string where(const char* role) const {
+    return "object \"" + std::string(name()) + "\": component \"" + role + "\"";
+  }
+
+  const zt_reader* r_;
+  std::size_t index_;
+};
+
+/// Counts returned by Reader::verify.
+struct VerifyResult {
+  std::uint64_t checked = 0;    ///< components whose digest matched
+  std::uint64_t unchecked = 0;  ///< components without a digest of a known algorithm
+};
+
+enum class IoMode : std::uint32_t {
+  map = ZT_IO_MAP,   ///< memory-map the file: zero-copy raw components
+  copy = ZT_IO_COPY  ///< pread into owned buffers: for files that may change while open
+};
+
+struct OpenOptions {
+  IoMode io_mode = IoMode::map;
+  std::uint64_t max_decoded_bytes = 0;  ///< cap on one component's decoded size; 0 = default
+};
+
+/// An open .zt file (move-only; closes the file on destruction).
+class Reader {
+ public:
+  /// Opens and validates a file; throws Error on failure.
+  explicit Reader(const std::filesystem::path& path, const OpenOptions& options = {}) {
+    zt_open_options o;
+    zt_open_options_init(&o);
+    o.io_mode = static_cast<std::uint32_t>(options.io_mode);
+    o.max_decoded_bytes = options.max_decoded_bytes;
+    detail::check(zt_open_ex(path.c_str(), &o, &r_));
+  }
+
+  /// Reads a file held in memory that the caller keeps alive and unchanged
+  /// for the life of the Reader.
+  static Reader from_memory(std::span<const std::byte> bytes) {
+    zt_reader* r = nullptr;
+    detail::check(zt_open_memory(bytes.data(), bytes.size(), &r));
+    return Reader(r);
+  }
+
+  /// Takes ownership of a handle from zt_open (NULL makes an empty Reader).
+  static Reader adopt(zt_reader* handle) { return Reader(handle); }
+
+  Reader(Reader&& other) noexcept : r_(std::exchange(other.r_, nullptr)) {}
+  Reader& operator=(Reader&& other) noexcept {
+    if (this != &other) {
+      zt_close(r_);
+      r_ = std::exchange(other.r_, nullptr);
+    }
+    return *this;
+  }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  ~Reader() { zt_close(r_); }
+
+  /// Closes now; every handle, span and view from this reader dies with it.
+  void close() noexcept { zt_close(std::exchange(r_, nullptr)); }
+  bool is_open() const noexcept { return r_ != nullptr; }
+  const zt_reader* handle() const noexcept { return r_; }
+
+  /// The version the file states: "1.2.0", "1.1.0", "1.0", "0.1.0".
+  std::string_view file_version() const {
+    return detail::owned_text(zt_file_version(live()), "file version");
+  }
+  /// The whole manifest as JSON in the 1.2.0 vocabulary.
+  std::string_view manifest_json() const {
+    const char* j = zt_manifest_json(live());
+    if (!j) throw Error(ZT_ERR_NOMEM, "the manifest JSON could not be built");
+    return j;
+  }
+
+  /// Objects in manifest order.
+  std::size_t size() const { return zt_object_count(live()); }
+  Object operator[](std::size_t i) const {
+    if (i >= size())
+      throw Error(ZT_ERR_NOT_FOUND, "object index " + std::to_string(i) +
+                                        " is out of range (the file has " + std::to_string(size()) +
+                                        " objects)");
+    return {r_, i};
+  }
+  /// The object called `name`; throws ZT_ERR_NOT_FOUND if there is none.
+  Object operator[](std::string_view name) const {
+    std::size_t i = 0;
+    detail::check(zt_object_find(live(), detail::c_str(name).c_str(), &i));
+    return {r_, i};
+  }
+  /// The object called `name`, or nullopt.
+  std::optional<Object> find(std::string_view name) const {
+    std::size_t i = 0;
+    const zt_status s = zt_object_find(live(), detail::c_str(name).c_str(), &i);
+    if (s == ZT_ERR_NOT_FOUND) return std::nullopt;
+    detail::check(s);
+    return Object(r_, i);
+  }
+  bool contains(std::string_view name) const { return find(name).has_value(); }
+
+  IndexRange<Reader, Object>::iterator begin() const { return objects().begin(); }
+  IndexRange<Reader, Object>::iterator end() const { return objects().end(); }
+  IndexRange<Reader, Object> objects() const { return IndexRange<Reader, Object>(this); }
+
+  /// Decodes every component and checks every digest and content rule.
+  VerifyResult verify() const {
+    VerifyResult v;
+    detail::check(zt_verify(live(), &v.checked, &v.unchecked));
+    return v;
+  }
+
+ private:
+  explicit Reader(zt_reader* r) : r_(r) {}
+
+  const zt_reader* live() const {
+    if (!r_) throw Error(ZT_ERR_STATE, "the reader is closed");
+    return r_;
+  }
+
+  zt_reader* r_ = nullptr;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                    */
+
+enum class Digest : std::uint32_t {
+  xxh3 = ZT_DIGEST_XXH3,
+  sha256 = ZT_DIGEST_SHA256,
+  none = ZT_DIGEST_NONE
+};
+
+/// Writer settings; an unset field keeps the library's default.
+/// Designated initializers name only what they change:
+/// `ztensor::Writer w(path, {.zstd_level = 9, .digest = ztensor::Digest::sha256});`
+struct WriterOptions {
+  std::optional<int> zstd_level = std::nullopt;
+  std::optional<unsigned> threads = std::nullopt;  ///< compression threads; 0 = all cores
+  std::optional<Digest> digest = std::nullopt;
+  std::optional<std::uint64_t> frame_size = std::nullopt;  ///< input bytes per zstd frame
+  std::optional<double> auto_min_ratio =
+      std::nullopt;  ///< "auto" keeps zstd if stored <= ratio * raw
+};
+
+/// Writes a .zt file (move-only). Nothing appears at the path until
+/// finish(); a Writer destroyed unfinished aborts and removes its temporary
+/// file. A Writer belongs to one thread at a time.
+class Writer {
+ public:
+  explicit Writer(const std::filesystem::path& path, const WriterOptions& options = {}) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    if (options.zstd_level) o.zstd_level = *options.zstd_level;
+    if (options.threads) o.threads = *options.threads;
+    if (options.digest) o.digest = static_cast<std::uint32_t>(*options.digest);
+    if (options.frame_size) o.frame_size = *options.frame_size;
+    if (options.auto_min_ratio) o.auto_min_ratio = *options.auto_min_ratio;
+    detail::check(zt_writer_open_ex(path.c_str(), &o, &w_));
+  }
+
+  Writer(Writer&& other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
+  Writer& operator=(Writer&& other) noexcept {
+    if (this != &other) {
+      zt_writer_abort(w_);
+      w_ = std::exchange(other.w_, nullptr);
+    }
+    return *this;
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer() { zt_writer_abort(w_); }
+
+  /// A dense object with one "data" component of raw bytes of `dtype`.
+  /// encoding: "raw", "zstd" or "auto".
+  Writer& add_dense(std::string_view name, std::string_view dtype, Shape shape,
+                    std::span<const std::byte> data, std::string_view encoding = "raw") {
+    detail::check(zt_writer_add_dense(live(), detail::c_str(name).c_str(),
+                                      detail::c_str(dtype).c_str(), shape.data(), shape.size(),
+                                      data.data(), data.size(), detail::c_str(encoding).c_str()));
+    return *this;
+  }
+
+  /// A dense object whose dtype follows from T (float -> "f32", ...).
+  template <Element T>
+  Writer& add_dense(std::string_view name, std::span<const T> data, Shape shape,
+                    std::string_view encoding = "raw") {
+    return add_dense(name, dtype_name<T>(), shape, std::as_bytes(data), encoding);
+  }
+  template <Element T>
+  Writer& add_dense(std::string_view name, const std::vector<T>& data, Shape shape,
+                    std::string_view encoding = "raw") {
+    return add_dense(name, std::span<const T>(data), shape, encoding);
+  }
+
+  /// A dense complex object (dtype f32/f64 with type complex64/complex128).
+  template <ComplexElement T>
+  Writer& add_dense(std::string_view name, std::span<const T> data, Shape shape,
+                    std::string_view encoding = "raw") {
+    begin_object(name, "dense", shape);
+    add_component<T>("data", data, encoding);
+    return end_object();
+  }
+
+  /// General objects (sparse, quantized, anything): begin, add components, end.
+  Writer& begin_object(std::string_view name, std::string_view format, Shape shape) {
+    detail::check(zt_writer_begin_object(live(), detail::c_str(name).c_str(),
+                                         detail::c_str(format).c_str(), shape.data(),
+                                         shape.size()));
+    return *this;
+  }
+
+  /// A component of raw bytes. type: a logical type ("f8_e4m3fn", ...) or none.
+  Writer& add_component(std::string_view role, std::string_view dtype,
+                        std::optional<std::string_view> type, std::span<const std::byte> data,
+                        std::string_view encoding = "raw") {
+    const std::optional<std::string> t =
+        type ? std::optional<std::string>(std::string(*type)) : std::nullopt;
+    detail::check(zt_writer_add_component(
+        live(), detail::c_str(role).c_str(), detail::c_str(dtype).c_str(), t ? t->c_str() : nullptr,
+        data.data(), data.size(), detail::c_str(encoding).c_str()));
+    return *this;
+  }
+
+  /// A component whose dtype follows from T.
+  template <Element T>
+  Writer& add_component(std::string_view role, std::span<const T> data,
+                        std::string_view encoding = "raw") {
+    return add_component(role, dtype_name<T>(), std::nullopt, std::as_bytes(data), encoding);
+  }
+  template <Element T>
+  Writer& add_component(std::string_view role, const std::vector<T>& data,
+                        std::string_view encoding = "raw") {
+    return add_component(role, std::span<const T>(data), encoding);
+  }
+  template <ComplexElement T>
+  Writer& add_component(std::string_view role, std::span<const T> data,
+                        std::string_view encoding = "raw") {
+    constexpr bool single = std::is_same_v<T, std::complex<float>>;
+    return add_component(role, single ? "f32" : "f64", single ? "complex64" : "complex128",
+                         std::as_bytes(data), encoding);
+  }
+
+  /// Checks the object against its format and adds it (ZT_ERR_INVALID drops it).
+  Writer& end_object() {
+    detail::check(zt_writer_end_object(live()));
+    return *this;
+  }
+
+  /// Streaming: a component of `decoded_size` bytes written in pieces.
+  Writer& begin_component(std::string_view role, std::string_view dtype,
+                          std::optional<std::string_view> type, std::string_view encoding,
+                          std::uint64_t decoded_size) {
+    const std::optional<std::string> t =
+        type ? std::optional<std::string>(std::string(*type)) : std::nullopt;
+    detail::check(zt_writer_begin_component(live(), detail::c_str(role).c_str(),
+                                            detail::c_str(dtype).c_str(), t ? t->c_str() : nullptr,
+                                            detail::c_str(encoding).c_str(), decoded_size));
+    return *this;
+  }
+  Writer& write(std::span<const std::byte> piece) {
+    detail::check(zt_writer_write(live(), piece.data(), piece.size()));
+    return *this;
+  }
+  Writer& end_component() {
+    detail::check(zt_writer_end_component(live()));
+    return *this;
+  }
+
+  /// Attributes as JSON object text; object attributes apply to the object begun last.
+  Writer& set_file_attributes_json(std::string_view json) {
+    detail::check(zt_writer_set_file_attributes_json(live(), detail::c_str(json).c_str()));
+    return *this;
+  }
+  Writer& set_object_attributes_json(std::string_view json) {
+    detail::check(zt_writer_set_object_attributes_json(live(), detail::c_str(json).c_str()));
+    return *this;
+  }
+
+  /// Writes the manifest and publishes the file at its path. The writer is
+  /// spent afterwards, whether this succeeds or throws.
+  void finish() {
+    zt_writer* w = live();
+    w_ = nullptr;
+    detail::check(zt_writer_finish(w));
+  }
+
+  /// Drops everything written; the path is left as it was.
+  void abort() noexcept { zt_writer_abort(std::exchange(w_, nullptr)); }
+
+  bool is_open() const noexcept { return w_ != nullptr; }
+
+ private:
+  zt_writer* live() const {
+    if (!w_) throw Error(ZT_ERR_STATE, "the writer is already finished or aborted");
+    return w_;
+  }
+
+  zt_writer* w_ = nullptr;
+};
+
+}  // namespace ztensor
+
+#endif  // ZTENSOR_HPP

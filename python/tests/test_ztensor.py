@@ -1,0 +1,400 @@
+"""pytest tests of the Python binding (python/ztensor) over libztensor.so.
+
+Run by CTest (ffi.python) as
+    ZTENSOR_LIBRARY=build/libztensor.so PYTHONPATH=python /usr/bin/python3 -m pytest python/tests
+"""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import ztensor
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "t.zt"
+
+
+def write(path, **arrays):
+    with ztensor.Writer(path) as w:
+        for name, a in arrays.items():
+            w[name] = a
+    return path
+
+
+DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+          np.uint64, np.uint32, np.uint16, np.uint8, np.bool_, np.complex64, np.complex128]
+
+
+def sample(dtype, shape):
+    n = int(np.prod(shape))
+    a = (np.arange(n) * 37 % 101 - 50).reshape(shape)
+    if np.dtype(dtype).kind == "u":
+        a = np.abs(a)
+    if np.dtype(dtype).kind == "c":
+        return (a + 1j * (a[::-1] if a.ndim else a)).astype(dtype)
+    return a.astype(dtype)
+
+
+# ---------------------------------------------------------------------------
+# dense round trips
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_dense_round_trip_every_dtype(path, dtype, encoding):
+    a = sample(dtype, (3, 5, 7))
+    with ztensor.Writer(path) as w:
+        w.add("a", a, encoding=encoding)
+    with ztensor.open(path) as f:
+        got = f["a"]
+        assert got.dtype == np.dtype(dtype)
+        assert got.shape == (3, 5, 7)
+        np.testing.assert_array_equal(got, a)
+        assert f.info("a").components["data"].encoding == encoding
+
+
+def test_names_are_in_manifest_order_and_the_file_is_a_mapping(path):
+    write(path, zeta=np.zeros(2, np.float32), alpha=np.ones(3, np.int8), mid=np.float64(7.5))
+    with ztensor.open(path) as f:
+        assert list(f) == ["zeta", "alpha", "mid"]
+        assert len(f) == 3
+        assert "alpha" in f and "nope" not in f and 3 not in f
+        assert f["mid"].shape == () and f["mid"] == 7.5
+        assert set(f.keys()) == {"zeta", "alpha", "mid"}
+        assert f.get("nope") is None
+        with pytest.raises(KeyError):
+            f["nope"]
+        assert f.version == "1.2.0"
+
+
+def test_empty_and_scalar_shapes(path):
+    write(path, empty=np.zeros((0, 4), np.float32), scalar=np.int32(-3))
+    with ztensor.open(path) as f:
+        assert f["empty"].shape == (0, 4)
+        assert f["scalar"].shape == () and f["scalar"] == -3
+
+
+def test_non_contiguous_and_big_endian_input_is_written_as_its_values(path):
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    fortran = np.asfortranarray(a)
+    strided = a[:, ::2]
+    big = a.astype(">i4")
+    write(path, fortran=fortran, strided=strided, big=big)
+    with ztensor.open(path) as f:
+        np.testing.assert_array_equal(f["fortran"], a)
+        np.testing.assert_array_equal(f["strided"], strided)
+        assert f["big"].dtype == np.dtype("<i4")
+        np.testing.assert_array_equal(f["big"], a.astype(np.int32))
+
+
+# ---------------------------------------------------------------------------
+# zero-copy views and lifetimes
+
+
+def test_raw_data_is_a_read_only_view_of_the_mapping(path):
+    write(path, x=np.arange(1000, dtype=np.float32))
+    with ztensor.open(path) as f:
+        a, b = f["x"], f["x"]
+        assert not a.flags.writeable
+        assert np.shares_memory(a, b)  # both view the same mapped bytes: no copy
+        assert a.ctypes.data % 64 == 0  # blobs are 64-byte aligned in the file
+        with pytest.raises(ValueError):
+            a[0] = 1
+
+
+def test_zstd_data_is_a_fresh_writable_copy(path):
+    with ztensor.Writer(path) as w:
+        w.add("x", np.arange(1000, dtype=np.int64), encoding="zstd")
+    with ztensor.open(path) as f:
+        a, b = f["x"], f["x"]
+        assert a.flags.owndata and a.flags.writeable
+        assert not np.shares_memory(a, b)
+        a[0] = 42
+        assert f["x"][0] == 0
+
+
+def test_arrays_keep_the_reader_open_until_the_last_one_goes(path):
+    write(path, x=np.arange(10, dtype=np.int16))
+    f = ztensor.open(path)
+    a = f["x"]
+    handle = weakref.ref(f._handle)
+    f.close()
+    assert f.closed
+    with pytest.raises(ValueError):
+        f["x"]
+    gc.collect()
+    assert handle() is not None, "the reader was closed under a live array"
+    np.testing.assert_array_equal(a, np.arange(10))
+    view = a[2:5]
+    del a
+    gc.collect()
+    assert handle() is not None, "a slice of the array still needs the reader"
+    np.testing.assert_array_equal(view, [2, 3, 4])
+    del view
+    gc.collect()
+    assert handle() is None, "the reader outlived every array"
+
+
+def test_copy_mode_gives_the_same_values(path):
+    write(path, x=np.arange(6, dtype=np.float32).reshape(2, 3))
+    with ztensor.open(path, copy=True) as f:
+        np.testing.assert_array_equal(f["x"], np.arange(6).reshape(2, 3))
+
+
+def test_load_gives_copies_that_outlive_the_file(path):
+    write(path, x=np.arange(4, dtype=np.uint8))
+    got = ztensor.load(path)
+    assert got["x"].flags.owndata
+    np.testing.assert_array_equal(got["x"], [0, 1, 2, 3])
+
+
+# ---------------------------------------------------------------------------
+# bf16, FP8, conversions
+
+BF16 = np.array([0x3F80, 0xC000, 0x0000, 0x4049], np.uint16)  # 1, -2, 0, 3.140625
+E4M3 = np.array([0x38, 0xB8, 0x00, 0x40, 0x7E], np.uint8)       # 1, -1, 0, 2, 448
+E5M2 = np.array([0x3C, 0xC0, 0x7C], np.uint8)                   # 1, -2, inf
+
+
+def write_small_floats(path):
+    with ztensor.Writer(path) as w:
+        w.add("bf16", BF16.reshape(2, 2), dtype="bf16")
+        w.add("e4m3", E4M3, type="f8_e4m3fn", encoding="zstd")
+        w.add("e5m2", E5M2, type="f8_e5m2")
+    return path
+
+
+def test_bf16_and_fp8_come_raw_unless_float32_is_asked(path):
+    write_small_floats(path)
+    with ztensor.open(path) as f:
+        assert f["bf16"].dtype == np.uint16 and f["bf16"].shape == (2, 2)
+        np.testing.assert_array_equal(f["bf16"].ravel(), BF16)
+        np.testing.assert_array_equal(f["e4m3"], E4M3)
+        info = f.info("e4m3").components["data"]
+        assert (info.dtype, info.type) == ("u8", "f8_e4m3fn")
+    with ztensor.open(path, float32=True) as f:
+        assert f["bf16"].dtype == np.float32
+        np.testing.assert_array_equal(f["bf16"], [[1, -2], [0, 3.140625]])
+        np.testing.assert_array_equal(f["e4m3"], [1, -1, 0, 2, 448])
+        np.testing.assert_array_equal(f["e5m2"], [1, -2, np.inf])
+
+
+def test_array_converts_any_numeric_type_on_request(path):
+    write_small_floats(path)
+    with ztensor.Writer(path.with_name("more.zt")) as w:
+        w["ints"] = np.array([-7, 0, 1 << 20], np.int32)
+        w["z"] = np.array([1 + 2j, -3j], np.complex64)
+    with ztensor.open(path) as f:
+        assert f.array("e4m3", np.float64).dtype == np.float64
+        np.testing.assert_array_equal(f.array("e4m3", np.float64), [1, -1, 0, 2, 448])
+    with ztensor.open(path.with_name("more.zt")) as f:
+        np.testing.assert_array_equal(f.array("ints", np.float32), [-7, 0, 1 << 20])
+        z = f.array("z", np.float64)
+        assert z.dtype == np.complex128
+        np.testing.assert_array_equal(z, [1 + 2j, -3j])
+        with pytest.raises(TypeError):
+            f.array("ints", np.int8)
+
+
+# ---------------------------------------------------------------------------
+# sparse and quantized objects
+
+DENSE = np.array([[1, 0, 2], [0, 0, 3]], np.float32)
+
+
+def test_csr_is_a_values_indices_indptr_triple(path):
+    with ztensor.Writer(path) as w:
+        w.add_csr("m", DENSE[DENSE != 0], [0, 2, 2], [0, 2, 3], shape=DENSE.shape)
+    with ztensor.open(path) as f:
+        values, indices, indptr = f["m"]
+        assert f["m"].shape == (2, 3)
+        np.testing.assert_array_equal(values, [1, 2, 3])
+        assert values.dtype == np.float32
+        np.testing.assert_array_equal(indices, [0, 2, 2])
+        np.testing.assert_array_equal(indptr, [0, 2, 3])
+        assert indices.dtype == np.uint64
+        np.testing.assert_array_equal(f.decode("m"), DENSE)
+        assert f.info("m").format == "sparse_csr"
+
+
+def test_coo_is_values_and_coords_by_dimension(path):
+    with ztensor.Writer(path) as w:
+        w.add_coo("m", np.array([1, 2, 3], np.float64), [[0, 0, 1], [0, 2, 2]], shape=(2, 3),
+                  encoding="zstd")
+    with ztensor.open(path) as f:
+        values, coords = f["m"]
+        assert coords.shape == (2, 3)
+        np.testing.assert_array_equal(coords, [[0, 0, 1], [0, 2, 2]])
+        np.testing.assert_array_equal(values, [1, 2, 3])
+        np.testing.assert_array_equal(f.decode("m", np.float64), DENSE)
+
+
+def test_a_broken_sparse_structure_is_refused_by_the_writer(path):
+    with ztensor.Writer(path) as w:
+        with pytest.raises(ztensor.Error) as e:
+            w.add_csr("bad", [1.0, 2.0], [0, 9], [0, 1, 2], shape=(2, 3))  # column 9 of 3
+        assert e.value.status_name == "ZT_ERR_INVALID"
+        w["ok"] = np.zeros(1, np.uint8)
+    with ztensor.open(path) as f:
+        assert list(f) == ["ok"]
+
+
+def test_quantized_group_is_dequantised_to_float32(path):
+    # N = 2 rows, K = 8 inputs, 4-bit values, groups of 4, 8 per i32 word.
+    q = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [15, 14, 13, 12, 11, 10, 9, 8]], np.uint32)
+    words = np.zeros((1, 2), np.uint32)
+    for k in range(8):
+        words[0] |= q[:, k] << np.uint32(4 * k)
+    scales = np.array([[0.5, 2.0], [0.25, 1.0]], np.float32)  # [G, N]
+    zeros = np.array([[1, 8], [0, 4]], np.float32)            # [G, N]
+    with ztensor.Writer(path) as w:
+        w.add_object("q", "quantized_group", (2, 8), {
+            "packed_weight": words.view(np.int32), "scales": scales, "zeros": zeros,
+        }, attributes={"bits": 4, "group_size": 4, "packing": "8_per_i32"})
+    group = np.arange(8) // 4
+    want = (q - zeros[group].T) * scales[group].T
+    with ztensor.open(path) as f:
+        got = f["q"]
+        assert got.dtype == np.float32 and got.shape == (2, 8)
+        np.testing.assert_array_equal(got, want)
+        assert f.info("q").attributes == {"bits": 4, "group_size": 4, "packing": "8_per_i32"}
+        np.testing.assert_array_equal(f.component("q", "scales"), scales.ravel())
+
+
+def test_unknown_formats_give_their_components(path):
+    with ztensor.Writer(path) as w:
+        w.add_object("x", "my_layout", (3,), {"a": np.arange(3, dtype=np.int16),
+                                              "b": np.ones(2, np.float64)})
+    with ztensor.open(path) as f:
+        parts = f["x"]
+        assert set(parts) == {"a", "b"}
+        np.testing.assert_array_equal(parts["a"], [0, 1, 2])
+
+
+# ---------------------------------------------------------------------------
+# row slices
+
+
+def test_rows_are_zero_copy_for_raw_data_and_partial_decodes_for_zstd(path):
+    m = np.arange(40 * 3, dtype=np.int16).reshape(40, 3)
+    with ztensor.Writer(path) as w:
+        w.add("raw", m)
+        w.add("packed", m, encoding="zstd")
+    with ztensor.open(path) as f:
+        rows = f.rows("raw", 1, 3)
+        np.testing.assert_array_equal(rows, m[1:3])
+        assert np.shares_memory(rows, f["raw"])
+        np.testing.assert_array_equal(f.rows("packed", 38, 40), m[38:40])
+        np.testing.assert_array_equal(f.rows("packed", 5, 7, dtype=np.float32), m[5:7])
+        assert f.rows("raw", 4, 4).shape == (0, 3)
+        with pytest.raises(ztensor.Error) as e:
+            f.rows("raw", 3, 41)
+        assert e.value.status == 8  # ZT_ERR_ARGUMENT
+
+
+# ---------------------------------------------------------------------------
+# writer behaviour, attributes, digests
+
+
+def test_attributes_round_trip_through_json(path):
+    with ztensor.Writer(path) as w:
+        w.set_attributes({"framework": "numpy", "epoch": np.int64(3), "lr": 0.5, "tags": ["a"]})
+        w.add("x", np.zeros(2, np.float32), attributes={"role": "bias"})
+    with ztensor.open(path) as f:
+        assert f.attributes == {"framework": "numpy", "epoch": 3, "lr": 0.5, "tags": ["a"]}
+        assert f.info("x").attributes == {"role": "bias"}
+
+
+def test_an_exception_in_the_with_block_leaves_nothing_behind(tmp_path):
+    target = tmp_path / "never.zt"
+    with pytest.raises(RuntimeError):
+        with ztensor.Writer(target) as w:
+            w["x"] = np.zeros(3)
+            raise RuntimeError("stop")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_spent_writer_refuses_calls_and_duplicates_are_refused(path):
+    w = ztensor.Writer(path)
+    w["x"] = np.zeros(3, np.float32)
+    with pytest.raises(ztensor.Error) as e:
+        w["x"] = np.ones(3, np.float32)
+    assert e.value.status_name == "ZT_ERR_ARGUMENT" and '"x"' in e.value.message
+    w.finish()
+    assert w.closed
+    with pytest.raises(ztensor.Error) as e:
+        w.finish()
+    assert e.value.status_name == "ZT_ERR_STATE"
+    with pytest.raises(TypeError):
+        ztensor.Writer(path.with_name("o.zt")).add("s", np.array(["text"]))
+
+
+@pytest.mark.parametrize("digest, checked, unchecked", [("xxh3", 2, 0), ("sha256", 2, 0),
+                                                        ("none", 0, 2)])
+def test_digest_option_and_verify(path, digest, checked, unchecked):
+    with ztensor.Writer(path, digest=digest, zstd_level=1) as w:
+        w.add("a", np.arange(100, dtype=np.int32))
+        w.add("b", np.arange(100, dtype=np.int32), encoding="zstd")
+    with ztensor.open(path) as f:
+        assert f.verify() == (checked, unchecked)
+
+
+def test_verify_finds_a_flipped_byte(path):
+    write(path, x=np.arange(256, dtype=np.uint8))
+    data = bytearray(path.read_bytes())
+    data[64 + 10] ^= 0xFF  # the first blob starts at offset 64
+    path.write_bytes(bytes(data))
+    with ztensor.open(path) as f:
+        with pytest.raises(ztensor.Error) as e:
+            f.verify()
+        assert e.value.status_name == "ZT_ERR_DIGEST"
+        assert '"x"' in e.value.message
+
+
+# ---------------------------------------------------------------------------
+# errors
+
+
+def test_open_errors_carry_status_and_message(tmp_path):
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(tmp_path / "missing.zt")
+    assert e.value.status == 1 and e.value.status_name == "ZT_ERR_IO" and e.value.message
+    junk = tmp_path / "junk.zt"
+    junk.write_bytes(b"not a zTensor file, just text" * 3)
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(junk)
+    assert e.value.status_name == "ZT_ERR_FORMAT"
+    assert str(e.value).startswith("ZT_ERR_FORMAT: ")
+
+
+def test_library_version():
+    assert ztensor.library_version().count(".") == 2
+
+
+def test_threads_share_one_file(path):
+    arrays = {f"t{i}": sample(np.float32, (64, 64)) + i for i in range(8)}
+    with ztensor.Writer(path) as w:
+        for name, a in arrays.items():
+            w.add(name, a, encoding="zstd")
+    errors = []
+    with ztensor.open(path) as f:
+        def work(name):
+            try:
+                for _ in range(20):
+                    np.testing.assert_array_equal(f[name], arrays[name])
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(n,)) for n in arrays]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []

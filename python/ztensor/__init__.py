@@ -1,0 +1,43 @@
+"""ztensor: read and write zTensor (.zt) files with numpy, through libztensor's C ABI.
+
+    import ztensor
+    with ztensor.open("model.zt") as f:
+        for name in f:
+            print(name, f.info(name).shape)
+        w = f["layer.weight"]            # a zero-copy numpy view for raw data
+    with ztensor.Writer("out.zt") as w:
+        w["x"] = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
+
+The library is loaded from $ZTENSOR_LIBRARY, else found by the system's
+loader (libztensor.so.1). Errors are ztensor.Error with .status,
+.status_name and .message.
+"""
+
+from ._lib import Error
+from ._lib import lib as _cdll
+from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, open
+from ._writer import Writer, save
+
+__all__ = ["open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
+           "ComponentInfo", "library_version"]
+
+
+def library_version():
+    """The loaded libztensor's version, "1.0.0"."""
+    return _cdll.zt_version().decode()
+
+
+def load(path, **options):
+    """Every object of a file, as copies that do not keep the file open
+    (options as for open())."""
+    with open(path, **options) as f:
+        out = {}
+        for name in f:
+            v = f[name]
+            if isinstance(v, (CSR, COO)):
+                out[name] = type(v)(*(a.copy() for a in v), v.shape)
+            elif isinstance(v, dict):
+                out[name] = {role: a.copy() for role, a in v.items()}
+            else:
+                out[name] = v.copy()
+        return out

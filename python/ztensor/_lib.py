@@ -1,0 +1,174 @@
+"""ctypes declarations of the C ABI (include/ztensor.h) and the error type.
+
+The library is found, in this order, at the path in the environment
+variable ZTENSOR_LIBRARY, by ctypes.util.find_library("ztensor"), or as
+"libztensor.so.1" through the dynamic loader's search path.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32,
+                    c_size_t, c_uint32, c_uint64, c_void_p)
+
+# zt_status values (the enum in ztensor.h).
+OK = 0
+ERR_IO = 1
+ERR_FORMAT = 2
+ERR_INVALID = 3
+ERR_UNSUPPORTED = 4
+ERR_DIGEST = 5
+ERR_LIMIT = 6
+ERR_NOT_FOUND = 7
+ERR_ARGUMENT = 8
+ERR_STATE = 9
+ERR_NOMEM = 10
+
+IO_MAP = 0
+IO_COPY = 1
+
+DIGESTS = {"xxh3": 0, "sha256": 1, "none": 2}
+
+
+class Error(Exception):
+    """A failing libztensor call: `status` (the zt_status number),
+    `status_name` ("ZT_ERR_INVALID", ...) and the library's `message`."""
+
+    def __init__(self, status, message):
+        self.status = int(status)
+        self.status_name = _lib.zt_status_name(self.status).decode()
+        self.message = message
+        super().__init__(f"{self.status_name}: {message}")
+
+
+def _load():
+    path = os.environ.get("ZTENSOR_LIBRARY") or ctypes.util.find_library("ztensor")
+    path = path or "libztensor.so.1"
+    try:
+        return ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError(f"ztensor: cannot load libztensor ({path}): {e}; "
+                          "set ZTENSOR_LIBRARY to the path of libztensor.so") from None
+
+
+_lib = _load()
+
+_reader_p = c_void_p
+_writer_p = c_void_p
+_u64_p = POINTER(c_uint64)
+
+
+class OpenOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("io_mode", c_uint32),
+                ("max_decoded_bytes", c_uint64)]
+
+
+class WriterOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("zstd_level", c_int32), ("threads", c_uint32),
+                ("digest", c_uint32), ("frame_size", c_uint64), ("auto_min_ratio", c_double)]
+
+
+class CsrInfo(Structure):
+    _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("rows", c_uint64),
+                ("cols", c_uint64), ("nnz", c_uint64), ("values", c_void_p),
+                ("values_dtype", c_char_p), ("values_type", c_char_p), ("indices", c_void_p),
+                ("indices_dtype", c_char_p), ("indptr", c_void_p), ("indptr_dtype", c_char_p)]
+
+
+class CooInfo(Structure):
+    _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("ndim", c_uint64),
+                ("shape", POINTER(c_uint64)), ("nnz", c_uint64), ("values", c_void_p),
+                ("values_dtype", c_char_p), ("values_type", c_char_p), ("coords", c_void_p),
+                ("coords_dtype", c_char_p)]
+
+
+def _declare(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+
+
+_STATUS = c_int
+for _name, _res, _args in [
+    ("zt_status_name", c_char_p, [c_int]),
+    ("zt_last_error", c_char_p, []),
+    ("zt_version", c_char_p, []),
+    ("zt_open_options_init_sized", None, [POINTER(OpenOptions), c_size_t]),
+    ("zt_open_ex", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
+    ("zt_close", None, [_reader_p]),
+    ("zt_file_version", c_char_p, [_reader_p]),
+    ("zt_manifest_json", c_char_p, [_reader_p]),
+    ("zt_object_count", c_size_t, [_reader_p]),
+    ("zt_object_name", c_char_p, [_reader_p, c_size_t]),
+    ("zt_object_find", _STATUS, [_reader_p, c_char_p, POINTER(c_size_t)]),
+    ("zt_object_format", c_char_p, [_reader_p, c_size_t]),
+    ("zt_object_shape", _u64_p, [_reader_p, c_size_t, POINTER(c_size_t)]),
+    ("zt_component_count", c_size_t, [_reader_p, c_size_t]),
+    ("zt_component_role", c_char_p, [_reader_p, c_size_t, c_size_t]),
+    ("zt_component_dtype", c_char_p, [_reader_p, c_size_t, c_char_p]),
+    ("zt_component_type", c_char_p, [_reader_p, c_size_t, c_char_p]),
+    ("zt_component_encoding", c_char_p, [_reader_p, c_size_t, c_char_p]),
+    ("zt_component_stored_size", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p]),
+    ("zt_component_decoded_size", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p]),
+    ("zt_component_map", _STATUS, [_reader_p, c_size_t, c_char_p, POINTER(c_void_p), _u64_p]),
+    ("zt_component_read", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),
+    ("zt_verify", _STATUS, [_reader_p, _u64_p, _u64_p]),
+    ("zt_writer_options_init_sized", None, [POINTER(WriterOptions), c_size_t]),
+    ("zt_writer_open_ex", _STATUS, [c_char_p, POINTER(WriterOptions), POINTER(_writer_p)]),
+    ("zt_writer_add_dense", _STATUS,
+     [_writer_p, c_char_p, c_char_p, _u64_p, c_size_t, c_void_p, c_uint64, c_char_p]),
+    ("zt_writer_begin_object", _STATUS, [_writer_p, c_char_p, c_char_p, _u64_p, c_size_t]),
+    ("zt_writer_add_component", _STATUS,
+     [_writer_p, c_char_p, c_char_p, c_char_p, c_void_p, c_uint64, c_char_p]),
+    ("zt_writer_end_object", _STATUS, [_writer_p]),
+    ("zt_writer_set_file_attributes_json", _STATUS, [_writer_p, c_char_p]),
+    ("zt_writer_set_object_attributes_json", _STATUS, [_writer_p, c_char_p]),
+    ("zt_writer_finish", _STATUS, [_writer_p]),
+    ("zt_writer_abort", None, [_writer_p]),
+    # typed views
+    ("zt_object_value_count", _STATUS, [_reader_p, c_size_t, _u64_p]),
+    ("zt_object_read_f32", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
+    ("zt_object_read_f64", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
+    ("zt_component_read_f32", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),
+    ("zt_object_decode_f32", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
+    ("zt_object_decode_f64", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
+    ("zt_csr_info_init_sized", None, [POINTER(CsrInfo), c_size_t]),
+    ("zt_csr_view", _STATUS, [_reader_p, c_size_t, POINTER(CsrInfo)]),
+    ("zt_coo_info_init_sized", None, [POINTER(CooInfo), c_size_t]),
+    ("zt_coo_view", _STATUS, [_reader_p, c_size_t, POINTER(CooInfo)]),
+    ("zt_dense_rows_map", _STATUS,
+     [_reader_p, c_size_t, c_uint64, c_uint64, POINTER(c_void_p), _u64_p]),
+    ("zt_dense_rows", _STATUS, [_reader_p, c_size_t, c_uint64, c_uint64, c_void_p, c_uint64, _u64_p]),
+    ("zt_dense_rows_f32", _STATUS,
+     [_reader_p, c_size_t, c_uint64, c_uint64, c_void_p, c_uint64, _u64_p]),
+    ("zt_dense_rows_f64", _STATUS,
+     [_reader_p, c_size_t, c_uint64, c_uint64, c_void_p, c_uint64, _u64_p]),
+]:
+    _declare(_name, _res, *_args)
+
+
+def new_struct(cls, init_sized):
+    """A `cls` filled by the library's *_init_sized call, which writes no
+    more than the size this binding knows and records it in struct_size."""
+    s = cls()
+    init_sized(ctypes.byref(s), ctypes.sizeof(cls))
+    return s
+
+
+def check(status):
+    """Raises Error for a failing status. The message is read at once: it is
+    thread-local and valid until the next call in this thread."""
+    if status != OK:
+        raise Error(status, _lib.zt_last_error().decode(errors="replace"))
+
+
+def text(p):
+    return None if p is None else p.decode()
+
+
+def cstr(s):
+    return None if s is None else s.encode()
+
+
+lib = _lib

@@ -1,0 +1,444 @@
+"""Reading: ztensor.open(path) is a mapping of object names to numpy data."""
+
+import collections.abc
+import json
+import os
+from ctypes import byref, c_size_t, c_uint64, c_void_p
+
+import numpy as np
+
+from . import _lib
+from ._lib import Error, check, cstr, lib, text
+
+# Storage dtypes that numpy has, little-endian. bf16 has no numpy type: its
+# elements come out as their uint16 bit patterns unless converted.
+_NUMPY_OF_DTYPE = {
+    "f64": "<f8", "f32": "<f4", "f16": "<f2", "bf16": "<u2",
+    "i64": "<i8", "i32": "<i4", "i16": "<i2", "i8": "i1",
+    "u64": "<u8", "u32": "<u4", "u16": "<u2", "u8": "u1",
+    "bool": "?",
+}
+# Logical types numpy can show as they are, over their storage dtype.
+_NUMPY_OF_TYPE = {("f32", "complex64"): "<c8", ("f64", "complex128"): "<c16"}
+# Types numpy lacks; `float32=True` converts them (the library decodes).
+_NEEDS_CONVERSION_DTYPES = {"bf16"}
+_NEEDS_CONVERSION_TYPES = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz"}
+
+
+class _Handle:
+    """Owns one zt_reader. Arrays that view the reader's memory hold a
+    reference to it, so the file stays open (and mapped) while any of them
+    lives, whatever the File does."""
+
+    __slots__ = ("ptr", "__weakref__")
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def __del__(self):
+        ptr, self.ptr = self.ptr, None
+        if ptr and lib is not None:
+            lib.zt_close(ptr)
+
+
+class _Owner:
+    """The base of a zero-copy array: the memory's address and size for
+    numpy's array interface, plus the handle that keeps it valid."""
+
+    __slots__ = ("__array_interface__", "_handle")
+
+    def __init__(self, handle, address, nbytes):
+        self._handle = handle
+        self.__array_interface__ = {
+            "version": 3, "shape": (nbytes,), "typestr": "|u1",
+            "data": (address, True),  # read-only: the mapping is PROT_READ
+        }
+
+
+def _view(handle, address, nbytes, dtype, shape):
+    """A read-only numpy array over reader-owned memory, kept alive by the array."""
+    dtype = np.dtype(dtype)
+    if nbytes == 0:
+        a = np.empty(shape, dtype)
+        a.flags.writeable = False
+        return a
+    raw = np.asarray(_Owner(handle, address, nbytes))
+    return raw.view(dtype).reshape(shape)
+
+
+ComponentInfo = collections.namedtuple(
+    "ComponentInfo", "role dtype type encoding stored_size")
+ComponentInfo.__doc__ = "One component: storage dtype, logical type (or None), encoding, bytes on disk."
+
+
+class ObjectInfo(collections.namedtuple("ObjectInfo", "name format shape components attributes")):
+    """An object's metadata: format, shape (a tuple), components (role -> ComponentInfo)
+    and attributes (a dict), without touching its data."""
+
+
+class CSR(tuple):
+    """A sparse_csr object as the triple (values, indices, indptr), with `.shape`.
+    Row i holds values[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]:
+    scipy.sparse.csr_matrix((values, indices, indptr), shape=m.shape)."""
+
+    def __new__(cls, values, indices, indptr, shape):
+        t = super().__new__(cls, (values, indices, indptr))
+        t.shape = tuple(shape)
+        return t
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+    indptr = property(lambda self: self[2])
+
+    def __repr__(self):
+        return f"CSR(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
+
+
+class COO(tuple):
+    """A sparse_coo object as the pair (values, coords), with `.shape`; coords has
+    shape (ndim, nnz): entry k is at coords[:, k] (scipy: coo_matrix((values, coords)))."""
+
+    def __new__(cls, values, coords, shape):
+        t = super().__new__(cls, (values, coords))
+        t.shape = tuple(shape)
+        return t
+
+    values = property(lambda self: self[0])
+    coords = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"COO(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
+
+
+class File(collections.abc.Mapping):
+    """An open .zt file: a read-only mapping from object names, in manifest order,
+    to their data.
+
+    f[name] gives
+      dense            a numpy array of the object's shape: a read-only zero-copy view
+                       of the file mapping for raw data, a decoded copy otherwise
+                       (zstd). bf16 comes as uint16 bit patterns and FP8 as uint8
+                       codes unless the file was opened with float32=True (then
+                       float32 copies); complex64/complex128 as numpy complex.
+      sparse_csr       CSR: the triple (values, indices, indptr), with .shape
+      sparse_coo       COO: the pair (values, coords), with .shape
+      quantized_group  the dequantised weights, float32, of the object's shape
+      anything else    a dict role -> numpy array of the component's elements
+
+    Zero-copy arrays keep the file open: close() (or leaving a `with` block)
+    releases it once no such array is left.
+    """
+
+    def __init__(self, path, *, float32=False, copy=False, max_decoded_bytes=0):
+        opt = _lib.new_struct(_lib.OpenOptions, lib.zt_open_options_init_sized)
+        opt.io_mode = _lib.IO_COPY if copy else _lib.IO_MAP
+        opt.max_decoded_bytes = max_decoded_bytes
+        ptr = c_void_p()
+        check(lib.zt_open_ex(os.fsencode(path), byref(opt), byref(ptr)))
+        self._handle = _Handle(ptr.value)
+        self._float32 = float32
+        self.path = os.fspath(path)
+        self._manifest = None
+
+    # -- lifetime -----------------------------------------------------------
+
+    def close(self):
+        """Gives up this File's hold on the reader; the file is closed once no
+        zero-copy array needs it any more."""
+        self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def _r(self):
+        if self._handle is None:
+            raise ValueError("I/O operation on a closed ztensor file")
+        return self._handle.ptr
+
+    # -- the mapping --------------------------------------------------------
+
+    def __len__(self):
+        return lib.zt_object_count(self._r())
+
+    def __iter__(self):
+        r = self._r()
+        for i in range(lib.zt_object_count(r)):
+            yield text(lib.zt_object_name(r, i))
+
+    def __contains__(self, name):
+        return isinstance(name, str) and self._find(name, missing_ok=True) is not None
+
+    def __getitem__(self, name):
+        i = self._index(name)
+        fmt = text(lib.zt_object_format(self._r(), i))
+        if fmt == "dense":
+            return self._dense(i, self._float32)
+        if fmt == "sparse_csr":
+            return self._csr(i)
+        if fmt == "sparse_coo":
+            return self._coo(i)
+        if fmt == "quantized_group":
+            return self.decode(name)
+        return {role: self._component(i, role) for role in self._roles(i)}
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{len(self)} objects"
+        return f"<ztensor.File {self.path!r}: {state}>"
+
+    # -- metadata -----------------------------------------------------------
+
+    @property
+    def version(self):
+        """The format version the file states ("1.2.0", "1.1.0", "1.0", "0.1.0")."""
+        return text(lib.zt_file_version(self._r()))
+
+    @property
+    def manifest(self):
+        """The whole manifest as a dict, in the 1.2.0 vocabulary."""
+        if self._manifest is None:
+            j = lib.zt_manifest_json(self._r())
+            if j is None:
+                raise Error(_lib.ERR_NOMEM, "the manifest JSON could not be built")
+            self._manifest = json.loads(j)
+        return self._manifest
+
+    @property
+    def attributes(self):
+        """The file's attributes (a dict)."""
+        return self.manifest.get("attributes", {})
+
+    def info(self, name):
+        """An object's metadata (ObjectInfo) without reading its data."""
+        i = self._index(name)
+        r = self._r()
+        comps = {}
+        for role in self._roles(i):
+            n = c_uint64()
+            check(lib.zt_component_stored_size(r, i, cstr(role), byref(n)))
+            comps[role] = ComponentInfo(
+                role, text(lib.zt_component_dtype(r, i, cstr(role))),
+                text(lib.zt_component_type(r, i, cstr(role))),
+                text(lib.zt_component_encoding(r, i, cstr(role))), n.value)
+        attrs = self.manifest["objects"][name].get("attributes", {})
+        return ObjectInfo(name, text(lib.zt_object_format(r, i)), self._shape(i), comps, attrs)
+
+    def verify(self):
+        """Decodes every component and checks digests and content rules; returns
+        (checked, unchecked) component counts or raises Error."""
+        checked, unchecked = c_uint64(), c_uint64()
+        check(lib.zt_verify(self._r(), byref(checked), byref(unchecked)))
+        return checked.value, unchecked.value
+
+    # -- data ---------------------------------------------------------------
+
+    def component(self, name, role):
+        """One component's elements as a flat numpy array of its storage dtype
+        (complex pairs as numpy complex): zero-copy for raw data."""
+        return self._component(self._index(name), role)
+
+    def array(self, name, dtype=None):
+        """A dense object as a numpy array of its shape. dtype None: as f[name]
+        (zero-copy for raw data); numpy.float32 or numpy.float64: every numeric
+        type (integers, bool, f16, bf16, FP8) converted by the library, complex
+        data as complex64 / complex128."""
+        i = self._index(name)
+        if dtype is None:
+            return self._dense(i, self._float32)
+        return self._convert(i, _float_type(dtype), lib.zt_object_read_f32, lib.zt_object_read_f64)
+
+    def decode(self, name, dtype=np.float32):
+        """Any object as a dense array of its shape, a fresh copy: dense data
+        converted, sparse objects scattered into zeros (duplicates summed),
+        quantized_group objects dequantised. dtype: numpy.float32 or float64."""
+        return self._convert(self._index(name), _float_type(dtype), lib.zt_object_decode_f32,
+                             lib.zt_object_decode_f64)
+
+    def rows(self, name, start, stop, dtype=None):
+        """Rows [start, stop) of a dense object's first dimension. dtype None:
+        the stored type, zero-copy for raw data, else a copy that decodes only
+        the zstd frames covering the rows; numpy.float32 / float64: converted."""
+        i = self._index(name)
+        r = self._r()
+        shape = self._shape(i)
+        if not shape:
+            raise Error(_lib.ERR_ARGUMENT, f'object "{name}" is a scalar: it has no rows')
+        out_shape = (max(stop - start, 0),) + shape[1:]
+        dtype_name, ltype, dt = self._numpy_dtype(i, "data")
+        if dtype is not None:
+            ft = _float_type(dtype)
+            complex_data = ltype in ("complex64", "complex128")
+            values = int(np.prod(out_shape, dtype=np.uint64)) * (2 if complex_data else 1)
+            out = np.empty(values, ft)
+            written = c_uint64()
+            fn = lib.zt_dense_rows_f32 if ft == np.float32 else lib.zt_dense_rows_f64
+            check(fn(r, i, start, stop, out.ctypes.data_as(c_void_p), values, byref(written)))
+            return _complex_pairs(out, complex_data).reshape(out_shape)
+        if text(lib.zt_component_encoding(r, i, b"data")) == "raw":
+            address, n = c_void_p(), c_uint64()
+            check(lib.zt_dense_rows_map(r, i, start, stop, byref(address), byref(n)))
+            out_shape = _check_size(n.value, dt, out_shape, "data")
+            return _view(self._handle, address.value, n.value, dt, out_shape)
+        out = np.empty(out_shape, dt)
+        written = c_uint64()
+        check(lib.zt_dense_rows(r, i, start, stop, out.ctypes.data_as(c_void_p), out.nbytes,
+                                byref(written)))
+        return out
+
+    # -- internals ----------------------------------------------------------
+
+    def _find(self, name, missing_ok=False):
+        i = c_size_t()
+        status = lib.zt_object_find(self._r(), name.encode(), byref(i))
+        if status == _lib.ERR_NOT_FOUND and missing_ok:
+            return None
+        check(status)
+        return i.value
+
+    def _index(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"object names are str, not {type(name).__name__}")
+        i = self._find(name, missing_ok=True)
+        if i is None:
+            raise KeyError(name)
+        return i
+
+    def _shape(self, i):
+        ndim = c_size_t()
+        p = lib.zt_object_shape(self._r(), i, byref(ndim))
+        return tuple(p[d] for d in range(ndim.value))
+
+    def _roles(self, i):
+        r = self._r()
+        return [text(lib.zt_component_role(r, i, k)) for k in range(lib.zt_component_count(r, i))]
+
+    def _numpy_dtype(self, i, role):
+        r = self._r()
+        dtype = text(lib.zt_component_dtype(r, i, cstr(role)))
+        ltype = text(lib.zt_component_type(r, i, cstr(role)))
+        return dtype, ltype, np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
+
+    def _bytes(self, i, role, dtype, shape):
+        """The component's decoded elements: a zero-copy view for raw data
+        (the mapping, or the reader's cache for legacy big-endian data), a
+        fresh decoded copy otherwise."""
+        r = self._r()
+        role_b = cstr(role)
+        if text(lib.zt_component_encoding(r, i, role_b)) == "raw":
+            address, n = c_void_p(), c_uint64()
+            check(lib.zt_component_map(r, i, role_b, byref(address), byref(n)))
+            shape = _check_size(n.value, dtype, shape, role)
+            return _view(self._handle, address.value, n.value, dtype, shape)
+        size = c_uint64()
+        check(lib.zt_component_decoded_size(r, i, role_b, byref(size)))
+        shape = _check_size(size.value, dtype, shape, role)
+        out = np.empty(shape, dtype)
+        written = c_uint64()
+        check(lib.zt_component_read(r, i, role_b, out.ctypes.data_as(c_void_p), out.nbytes,
+                                    byref(written)))
+        return out
+
+    def _component(self, i, role):
+        _, _, dt = self._numpy_dtype(i, role)
+        return self._bytes(i, role, dt, None)
+
+    def _dense(self, i, float32):
+        dtype, ltype, dt = self._numpy_dtype(i, "data")
+        if float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES):
+            return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
+        return self._bytes(i, "data", dt, self._shape(i))
+
+    # Sparse objects come through the library's views, which check the index
+    # structure first; their arrays view the mapping (raw data) or the
+    # reader's decode cache (zstd), and keep the reader open.
+
+    def _csr(self, i):
+        v = _lib.new_struct(_lib.CsrInfo, lib.zt_csr_info_init_sized)
+        check(lib.zt_csr_view(self._r(), i, byref(v)))
+        nnz = v.nnz
+        return CSR(self._sparse_values(i, v, nnz),
+                   self._typed(v.indices, nnz, v.indices_dtype, None),
+                   self._typed(v.indptr, v.rows + 1, v.indptr_dtype, None), self._shape(i))
+
+    def _coo(self, i):
+        v = _lib.new_struct(_lib.CooInfo, lib.zt_coo_info_init_sized)
+        check(lib.zt_coo_view(self._r(), i, byref(v)))
+        coords = self._typed(v.coords, v.ndim * v.nnz, v.coords_dtype, None)
+        return COO(self._sparse_values(i, v, v.nnz), coords.reshape(v.ndim, v.nnz),
+                   self._shape(i))
+
+    def _sparse_values(self, i, v, nnz):
+        dtype, ltype = text(v.values_dtype), text(v.values_type)
+        if self._float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES):
+            out = np.empty(nnz, np.float32)
+            written = c_uint64()
+            check(lib.zt_component_read_f32(self._r(), i, b"values", out.ctypes.data_as(c_void_p),
+                                            nnz, byref(written)))
+            return out
+        return self._typed(v.values, nnz, v.values_dtype, v.values_type)
+
+    def _typed(self, address, elements, dtype, ltype):
+        """`elements` logical elements of (dtype, type) at a reader-owned address."""
+        dtype, ltype = text(dtype), text(ltype)
+        dt = np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
+        return _view(self._handle, address, elements * dt.itemsize, dt, (elements,))
+
+    def _convert(self, i, ft, read_f32, read_f64):
+        """A fresh float32/float64 array of the object's shape from a converting call."""
+        r = self._r()
+        count = c_uint64()
+        check(lib.zt_object_value_count(r, i, byref(count)))
+        out = np.empty(count.value, ft)
+        written = c_uint64()
+        fn = read_f32 if ft == np.float32 else read_f64
+        check(fn(r, i, out.ctypes.data_as(c_void_p), count.value, byref(written)))
+        shape = self._shape(i)
+        elements = int(np.prod(shape, dtype=np.uint64))
+        return _complex_pairs(out, count.value == 2 * elements and count.value > 0).reshape(shape)
+
+
+def _float_type(dtype):
+    ft = np.dtype(dtype)
+    if ft not in (np.float32, np.float64):
+        raise TypeError(f"conversions give float32 or float64, not {ft}")
+    return ft
+
+
+def _complex_pairs(values, is_complex):
+    """Interleaved (real, imag) floats as numpy complex, without a copy."""
+    if not is_complex:
+        return values
+    return values.view(np.complex64 if values.dtype == np.float32 else np.complex128)
+
+
+def _check_size(nbytes, dtype, shape, role):
+    """The library checked sizes against shapes; this guards the numpy view.
+    Returns the shape, (elements,) when none is given."""
+    if shape is None:
+        if nbytes % dtype.itemsize:
+            raise Error(_lib.ERR_INVALID, f'component "{role}": {nbytes} bytes are not whole '
+                        f"{dtype} elements")
+        return (nbytes // dtype.itemsize,)
+    want = int(np.prod(shape, dtype=np.uint64)) * dtype.itemsize
+    if nbytes != want:
+        raise Error(_lib.ERR_INVALID, f'component "{role}": {nbytes} bytes, expected {want} '
+                    f"for shape {shape} of {dtype}")
+    return shape
+
+
+def open(path, *, float32=False, copy=False, max_decoded_bytes=0):  # noqa: A001 (the API name)
+    """Opens a .zt file as a File (a mapping of names to numpy data).
+
+    float32: give bf16 and FP8 dense objects as float32 arrays (decoded copies)
+             instead of their raw uint16 / uint8 storage.
+    copy:    read with pread instead of a memory mapping (for files that may
+             change while open); "zero-copy" arrays then view reader buffers.
+    max_decoded_bytes: cap on one component's decoded size (0: the library's).
+    """
+    return File(path, float32=float32, copy=copy, max_decoded_bytes=max_decoded_bytes)

@@ -1,0 +1,211 @@
+"""Writing: ztensor.Writer takes numpy arrays."""
+
+import json
+import os
+from ctypes import byref, c_uint64, c_void_p
+
+import numpy as np
+
+from . import _lib
+from ._lib import check, cstr, lib
+
+# numpy dtype kind+size -> (storage dtype, logical type)
+_ZT_OF_NUMPY = {
+    "f8": ("f64", None), "f4": ("f32", None), "f2": ("f16", None),
+    "i8": ("i64", None), "i4": ("i32", None), "i2": ("i16", None), "i1": ("i8", None),
+    "u8": ("u64", None), "u4": ("u32", None), "u2": ("u16", None), "u1": ("u8", None),
+    "b1": ("bool", None),
+    "c8": ("f32", "complex64"), "c16": ("f64", "complex128"),
+}
+_WIDTH = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
+          "u64": 8, "u32": 4, "u16": 2, "u8": 1, "bool": 1}
+
+
+def _json_default(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"attribute value of type {type(x).__name__} is not JSON-serialisable")
+
+
+def _attributes_json(attributes):
+    if not isinstance(attributes, dict):
+        raise TypeError("attributes must be a dict")
+    return json.dumps(attributes, default=_json_default).encode()
+
+
+def _prepare(array, dtype=None, type=None):
+    """A C-contiguous little-endian array and its (dtype, type) for the file.
+
+    dtype overrides the storage dtype for bit patterns numpy has no type for
+    (bf16 as uint16, ...); its width must match the array's itemsize."""
+    a = np.asarray(array)
+    if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and np.little_endian is False):
+        a = a.astype(a.dtype.newbyteorder("<"))
+    if not a.flags.c_contiguous:
+        a = a.copy(order="C")  # not ascontiguousarray: it makes scalars 1-d
+    key = f"{a.dtype.kind}{a.dtype.itemsize}"
+    if dtype is None:
+        if key not in _ZT_OF_NUMPY:
+            raise TypeError(f"numpy dtype {a.dtype} has no zTensor dtype "
+                            "(pass dtype= for raw bit patterns)")
+        dtype, implied = _ZT_OF_NUMPY[key]
+        type = type if type is not None else implied
+    elif _WIDTH.get(dtype) != a.dtype.itemsize and not (type or "").startswith("complex"):
+        raise ValueError(f"dtype {dtype!r} needs {_WIDTH.get(dtype)}-byte elements, "
+                         f"the array has {a.dtype.itemsize}-byte {a.dtype}")
+    return a, dtype, type
+
+
+def _shape_arg(shape):
+    dims = [int(d) for d in shape]
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimension in shape {tuple(dims)}")
+    arr = (c_uint64 * max(len(dims), 1))(*dims)
+    return arr, len(dims)
+
+
+class Writer:
+    """Writes a .zt file. Nothing appears at `path` until finish(); used as a
+    context manager it finishes on success and aborts on an exception.
+
+        with ztensor.Writer("model.zt") as w:
+            w["weight"] = np.zeros((4, 3), np.float32)
+            w.add("ids", np.arange(10), encoding="zstd")
+            w.add_csr("adj", values, indices, indptr, shape=(3, 3))
+
+    zstd_level, threads (0 = all cores), digest ("xxh3", "sha256", "none"),
+    frame_size and auto_min_ratio override the library's defaults.
+    encoding is "raw", "zstd" or "auto" (zstd only where it pays).
+    """
+
+    def __init__(self, path, *, zstd_level=None, threads=None, digest=None, frame_size=None,
+                 auto_min_ratio=None):
+        opt = _lib.new_struct(_lib.WriterOptions, lib.zt_writer_options_init_sized)
+        if zstd_level is not None:
+            opt.zstd_level = zstd_level
+        if threads is not None:
+            opt.threads = threads
+        if digest is not None:
+            if digest not in _lib.DIGESTS:
+                raise ValueError(f"digest must be one of {sorted(_lib.DIGESTS)}")
+            opt.digest = _lib.DIGESTS[digest]
+        if frame_size is not None:
+            opt.frame_size = frame_size
+        if auto_min_ratio is not None:
+            opt.auto_min_ratio = auto_min_ratio
+        w = c_void_p()
+        check(lib.zt_writer_open_ex(os.fsencode(path), byref(opt), byref(w)))
+        self._w = w.value
+        self.path = os.fspath(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.finish()
+        else:
+            self.abort()
+
+    def __del__(self):
+        self.abort()
+
+    def _live(self):
+        if not self._w:
+            raise _lib.Error(_lib.ERR_STATE, "the writer is already finished or aborted")
+        return self._w
+
+    # -- objects ------------------------------------------------------------
+
+    def add(self, name, array, *, encoding="raw", dtype=None, type=None, attributes=None):
+        """A dense object holding `array` (any shape, C order). dtype/type
+        store raw bit patterns under another name: a uint16 array as
+        dtype="bf16", a uint8 array with type="f8_e4m3fn"."""
+        a, zdtype, ztype = _prepare(array, dtype, type)
+        if ztype is None and attributes is None:
+            shape, ndim = _shape_arg(a.shape)
+            check(lib.zt_writer_add_dense(self._live(), cstr(name), cstr(zdtype), shape, ndim,
+                                          a.ctypes.data_as(c_void_p), a.nbytes, cstr(encoding)))
+            return
+        self.add_object(name, "dense", a.shape, {"data": (a, zdtype, ztype)},
+                        encoding=encoding, attributes=attributes)
+
+    __setitem__ = add
+
+    def add_csr(self, name, values, indices, indptr, shape, *, encoding="raw", attributes=None):
+        """A sparse_csr object of shape (rows, cols); indices and indptr are stored as u64."""
+        self.add_object(name, "sparse_csr", shape, {
+            "values": values,
+            "indices": np.asarray(indices, dtype=np.uint64),
+            "indptr": np.asarray(indptr, dtype=np.uint64),
+        }, encoding=encoding, attributes=attributes)
+
+    def add_coo(self, name, values, coords, shape, *, encoding="raw", attributes=None):
+        """A sparse_coo object; coords is (ndim, nnz): all row indices, then all
+        column indices, ... (stored as u64)."""
+        self.add_object(name, "sparse_coo", shape, {
+            "values": values,
+            "coords": np.asarray(coords, dtype=np.uint64).reshape(-1),
+        }, encoding=encoding, attributes=attributes)
+
+    def add_object(self, name, format, shape, components, *, encoding="raw", attributes=None):
+        """Any object: components maps role -> array, or -> (array, dtype, type)
+        to store bit patterns under another dtype or logical type. The library
+        checks the object against its format (ZT_ERR_INVALID drops it)."""
+        w = self._live()
+        dims, ndim = _shape_arg(shape)
+        # Everything Python can refuse is refused before the object begins.
+        parts = []
+        for role, spec in components.items():
+            array, dtype, ltype = spec if isinstance(spec, tuple) else (spec, None, None)
+            parts.append((role, *_prepare(array, dtype, ltype)))
+        attrs = None if attributes is None else _attributes_json(attributes)
+        check(lib.zt_writer_begin_object(w, cstr(name), cstr(format), dims, ndim))
+        try:
+            if attrs is not None:
+                check(lib.zt_writer_set_object_attributes_json(w, attrs))
+            for role, a, zdtype, ztype in parts:
+                check(lib.zt_writer_add_component(w, cstr(role), cstr(zdtype), cstr(ztype),
+                                                  a.ctypes.data_as(c_void_p), a.nbytes,
+                                                  cstr(encoding)))
+        except _lib.Error:
+            # The C ABI has no call to drop a begun object; ending it drops it
+            # when its format's rules fail, which a missing component makes
+            # them do for every format the library knows.
+            lib.zt_writer_end_object(w)
+            raise
+        check(lib.zt_writer_end_object(w))
+
+    def set_attributes(self, attributes):
+        """The file's attributes (a JSON-able dict)."""
+        check(lib.zt_writer_set_file_attributes_json(self._live(), _attributes_json(attributes)))
+
+    # -- the end ------------------------------------------------------------
+
+    def finish(self):
+        """Writes the manifest and publishes the file at its path. The writer is
+        spent afterwards, whether this succeeds or raises."""
+        w = self._live()
+        self._w = None
+        check(lib.zt_writer_finish(w))
+
+    def abort(self):
+        """Drops everything written; the path is left as it was."""
+        w, self._w = getattr(self, "_w", None), None
+        if w and lib is not None:
+            lib.zt_writer_abort(w)
+
+    @property
+    def closed(self):
+        return not self._w
+
+
+def save(path, arrays, *, encoding="raw", attributes=None, **options):
+    """Writes a dict of name -> numpy array as dense objects."""
+    with Writer(path, **options) as w:
+        if attributes:
+            w.set_attributes(attributes)
+        for name, array in arrays.items():
+            w.add(name, array, encoding=encoding)

@@ -1,0 +1,616 @@
+// The C++ wrapper (include/ztensor.hpp) over the shared library: round trips
+// through ztensor::Writer and ztensor::Reader, zero-copy spans, typed access
+// and its refusals, errors as ztensor::Error with status and message, and
+// RAII (an unfinished writer leaves nothing behind, moved-from handles are
+// empty). Linked with libztensor.so only: no core header is reachable here.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+#include <ztensor.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class WrapperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt-cpp-wrapper-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path path(const std::string& name = "t.zt") const { return dir_ / name; }
+
+  static std::vector<std::byte> slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::vector<char> c((std::istreambuf_iterator<char>(f)), {});
+    std::vector<std::byte> b(c.size());
+    if (!c.empty()) std::memcpy(b.data(), c.data(), c.size());
+    return b;
+  }
+
+  // A file with one of each kind the tests below look at.
+  fs::path write_sample() {
+    const fs::path p = path();
+    ztensor::Writer w(p);
+    const std::vector<float> weights{1.5f, -2.0f, 3.25f, 0.0f, 1e-3f, 7.0f};
+    const std::vector<std::int64_t> ids{-1, 0, 1LL << 40};
+    std::vector<std::uint16_t> ramp(4096);
+    for (std::size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<std::uint16_t>(i % 7);
+    w.add_dense("w", weights, {2, 3});
+    w.add_dense("ids", ids, {3});
+    w.add_dense("ramp", ramp, {64, 64}, "zstd");
+    w.set_file_attributes_json(R"({"framework": "test"})");
+    w.finish();
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(WrapperTest, RoundTripKeepsNamesShapesTypesAndValues) {
+  ztensor::Reader r(write_sample());
+
+  EXPECT_EQ(r.file_version(), "1.2.0");
+  ASSERT_EQ(r.size(), 3u);
+  std::vector<std::string> names;
+  for (ztensor::Object o : r) names.emplace_back(o.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"w", "ids", "ramp"}));
+
+  const ztensor::Object w = r["w"];
+  EXPECT_EQ(w.format(), "dense");
+  EXPECT_EQ(std::vector<std::uint64_t>(w.shape().begin(), w.shape().end()),
+            (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_EQ(w.element_count(), 6u);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].role(), "data");
+  EXPECT_EQ(w.data().dtype(), "f32");
+  EXPECT_FALSE(w.data().type().has_value());
+  EXPECT_EQ(w.data().encoding(), "raw");
+  const std::span<const float> wv = w.data().as<float>();
+  EXPECT_EQ(std::vector<float>(wv.begin(), wv.end()),
+            (std::vector<float>{1.5f, -2.0f, 3.25f, 0.0f, 1e-3f, 7.0f}));
+
+  const std::span<const std::int64_t> ids = r["ids"].data().as<std::int64_t>();
+  EXPECT_EQ(std::vector<std::int64_t>(ids.begin(), ids.end()),
+            (std::vector<std::int64_t>{-1, 0, 1LL << 40}));
+
+  const ztensor::Component ramp = r["ramp"].data();
+  EXPECT_EQ(ramp.encoding(), "zstd");
+  EXPECT_EQ(ramp.decoded_size(), std::optional<std::uint64_t>(4096 * 2));
+  EXPECT_LT(ramp.stored_size(), 4096u * 2);
+  const std::vector<std::uint16_t> copy = ramp.read_as<std::uint16_t>();
+  const std::span<const std::uint16_t> cached = ramp.as<std::uint16_t>();
+  ASSERT_EQ(copy.size(), 4096u);
+  EXPECT_TRUE(std::equal(copy.begin(), copy.end(), cached.begin(), cached.end()));
+  EXPECT_EQ(copy[4095], 4095 % 7);
+
+  EXPECT_NE(r.manifest_json().find(R"("framework":"test")"), std::string_view::npos)
+      << r.manifest_json();
+  const ztensor::VerifyResult v = r.verify();
+  EXPECT_EQ(v.checked, 3u);
+  EXPECT_EQ(v.unchecked, 0u);
+}
+
+TEST_F(WrapperTest, RawDataIsAViewOfTheCallersMemoryNotACopy) {
+  const std::vector<std::byte> file = slurp(write_sample());
+  ztensor::Reader r = ztensor::Reader::from_memory(file);
+  const std::span<const std::byte> data = r["w"].data().bytes();
+  ASSERT_EQ(data.size(), 6 * sizeof(float));
+  EXPECT_GE(data.data(), file.data());
+  EXPECT_LE(data.data() + data.size(), file.data() + file.size());
+  EXPECT_EQ(static_cast<std::size_t>(data.data() - file.data()) % 64, 0u);
+}
+
+TEST_F(WrapperTest, CopyModeServesTheSameValues) {
+  ztensor::Reader r(write_sample(), {.io_mode = ztensor::IoMode::copy});
+  const std::span<const float> w = r["w"].data().as<float>();
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_EQ(w[2], 3.25f);
+}
+
+TEST_F(WrapperTest, ErrorsCarryStatusAndMessage) {
+  try {
+    ztensor::Reader r(path("missing.zt"));
+    FAIL() << "opened a file that does not exist";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_IO);
+    EXPECT_FALSE(e.message().empty());
+    EXPECT_EQ(std::string(e.what()).rfind("ZT_ERR_IO: ", 0), 0u) << e.what();
+  }
+
+  std::ofstream(path("junk.zt")) << "this is not a zTensor file at all";
+  try {
+    ztensor::Reader r(path("junk.zt"));
+    FAIL() << "opened junk";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_FORMAT) << e.what();
+  }
+}
+
+TEST_F(WrapperTest, MissingNamesThrowNotFoundOrGiveNullopt) {
+  ztensor::Reader r(write_sample());
+  EXPECT_FALSE(r.find("nope").has_value());
+  EXPECT_FALSE(r.contains("nope"));
+  EXPECT_TRUE(r.contains("w"));
+  try {
+    (void)r["nope"];
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_NOT_FOUND);
+    EXPECT_NE(e.message().find("nope"), std::string::npos) << e.message();
+  }
+  try {
+    (void)r[std::size_t{3}];
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_NOT_FOUND);
+  }
+  EXPECT_FALSE(r["w"].find("scales").has_value());
+  try {
+    (void)r["w"].component("scales");
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_NOT_FOUND);
+    EXPECT_EQ(e.message(), R"(object "w" has no component "scales")");
+  }
+}
+
+TEST_F(WrapperTest, TypedAccessRefusesTheWrongElementType) {
+  ztensor::Reader r(write_sample());
+  try {
+    (void)r["w"].data().as<double>();
+    FAIL() << "f32 data read as double";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT);
+    EXPECT_EQ(e.message(), R"(object "w": component "data": asked for f64 but it is f32)");
+  }
+  EXPECT_THROW((void)r["ids"].data().read_as<std::uint64_t>(), ztensor::Error);
+  EXPECT_THROW((void)r["w"].data().as<std::complex<float>>(), ztensor::Error);
+}
+
+TEST_F(WrapperTest, ComplexAndLogicalTypesRoundTrip) {
+  const std::vector<std::complex<float>> z{{1, 2}, {-3, 0.5f}};
+  const std::vector<std::uint8_t> fp8{0x38, 0xb8, 0x00, 0x40};  // 1, -1, 0, 2 in f8_e4m3fn
+  {
+    ztensor::Writer w(path());
+    w.add_dense("z", std::span<const std::complex<float>>(z), {2});
+    w.begin_object("q", "dense", {4})
+        .add_component("data", "u8", "f8_e4m3fn", std::as_bytes(std::span(fp8)))
+        .end_object();
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const ztensor::Component zc = r["z"].data();
+  EXPECT_EQ(zc.dtype(), "f32");
+  EXPECT_EQ(zc.type(), std::optional<std::string_view>("complex64"));
+  const std::span<const std::complex<float>> zv = zc.as<std::complex<float>>();
+  EXPECT_EQ(std::vector<std::complex<float>>(zv.begin(), zv.end()), z);
+  EXPECT_EQ(zc.as<float>().size(), 4u);  // the storage view: interleaved pairs
+
+  const ztensor::Component qc = r["q"].data();
+  EXPECT_EQ(qc.dtype(), "u8");
+  EXPECT_EQ(qc.type(), std::optional<std::string_view>("f8_e4m3fn"));
+  const std::span<const std::uint8_t> qv = qc.as<std::uint8_t>();
+  EXPECT_EQ(std::vector<std::uint8_t>(qv.begin(), qv.end()), fp8);
+}
+
+TEST_F(WrapperTest, SparseObjectsAreWrittenComponentByComponent) {
+  // [[1, 0, 2], [0, 0, 3]]
+  const std::vector<float> values{1, 2, 3};
+  const std::vector<std::uint64_t> indices{0, 2, 2}, indptr{0, 2, 3};
+  {
+    ztensor::Writer w(path());
+    w.begin_object("m", "sparse_csr", {2, 3})
+        .add_component("values", values)
+        .add_component("indices", indices)
+        .add_component("indptr", indptr, "zstd")
+        .set_object_attributes_json(R"({"note": "csr"})")
+        .end_object();
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const ztensor::Object m = r["m"];
+  EXPECT_EQ(m.format(), "sparse_csr");
+  std::vector<std::string> roles;
+  for (ztensor::Component c : m.components()) roles.emplace_back(c.role());
+  EXPECT_EQ(roles, (std::vector<std::string>{"values", "indices", "indptr"}));
+  const auto ip = m.component("indptr").as<std::uint64_t>();
+  EXPECT_EQ(std::vector<std::uint64_t>(ip.begin(), ip.end()), indptr);
+  EXPECT_EQ(m.component("indptr").encoding(), "zstd");
+  EXPECT_EQ(r.verify().checked, 3u);
+}
+
+TEST_F(WrapperTest, InvalidObjectIsRefusedAndTheWriterCarriesOn) {
+  ztensor::Writer w(path());
+  const std::vector<float> values{1, 2};
+  const std::vector<std::uint64_t> indices{0, 1}, bad_indptr{0, 1, 5};  // 5 > nnz
+  w.begin_object("m", "sparse_csr", {2, 2})
+      .add_component("values", values)
+      .add_component("indices", indices)
+      .add_component("indptr", bad_indptr);
+  try {
+    w.end_object();
+    FAIL() << "a CSR object with indptr past nnz was accepted";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_INVALID) << e.what();
+  }
+  const std::vector<float> ok{4};
+  w.add_dense("ok", ok, {1});
+  w.finish();
+  ztensor::Reader r(path());
+  EXPECT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r.contains("ok"));
+}
+
+TEST_F(WrapperTest, StreamedComponentEqualsTheWholeBuffer) {
+  std::vector<std::uint32_t> big(100000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  const std::span<const std::byte> all = std::as_bytes(std::span(big));
+  {
+    ztensor::Writer w(path(), {.zstd_level = 1, .threads = 2, .frame_size = 64 * 1024});
+    w.begin_object("s", "dense", {big.size()});
+    w.begin_component("data", "u32", std::nullopt, "zstd", all.size());
+    for (std::size_t at = 0; at < all.size(); at += 10007)
+      w.write(all.subspan(at, std::min<std::size_t>(10007, all.size() - at)));
+    w.end_component().end_object();
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const auto s = r["s"].data().as<std::uint32_t>();
+  EXPECT_TRUE(std::equal(s.begin(), s.end(), big.begin(), big.end()));
+}
+
+TEST_F(WrapperTest, WriterOptionsReachTheLibrary) {
+  const std::vector<double> x{1, 2, 3};
+  {
+    ztensor::Writer w(path(), {.digest = ztensor::Digest::none});
+    w.add_dense("x", x, {3});
+    w.finish();
+  }
+  const ztensor::VerifyResult v = ztensor::Reader(path()).verify();
+  EXPECT_EQ(v.checked, 0u);
+  EXPECT_EQ(v.unchecked, 1u);
+  {
+    ztensor::Writer w(path(), {.digest = ztensor::Digest::sha256});
+    w.add_dense("x", x, {3});
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  EXPECT_NE(r.manifest_json().find("sha256:"), std::string_view::npos);
+  EXPECT_EQ(r.verify().checked, 1u);
+}
+
+TEST_F(WrapperTest, AnUnfinishedWriterLeavesThePathAsItWas) {
+  const std::vector<float> x{1};
+  {
+    ztensor::Writer w(path("never.zt"));
+    w.add_dense("x", x, {1});
+  }  // destroyed unfinished: aborts
+  EXPECT_FALSE(fs::exists(path("never.zt")));
+
+  const fs::path existing = write_sample();
+  const std::vector<std::byte> before = slurp(existing);
+  {
+    ztensor::Writer w(existing);
+    w.add_dense("x", x, {1});
+    w.abort();
+    EXPECT_FALSE(w.is_open());
+  }
+  EXPECT_EQ(slurp(existing), before);
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename(), "t.zt") << "left behind: " << e.path();
+}
+
+TEST_F(WrapperTest, ASpentWriterRefusesFurtherCalls) {
+  ztensor::Writer w(path());
+  const std::vector<float> x{1};
+  w.add_dense("x", x, {1});
+  try {
+    w.add_dense("x", x, {1});
+    FAIL() << "duplicate name accepted";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+  w.finish();
+  EXPECT_FALSE(w.is_open());
+  try {
+    w.finish();
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_STATE);
+  }
+  EXPECT_THROW(w.add_dense("y", x, {1}), ztensor::Error);
+}
+
+TEST_F(WrapperTest, DenseSizeMismatchIsRefused) {
+  ztensor::Writer w(path());
+  const std::vector<float> x{1, 2, 3};
+  try {
+    w.add_dense("x", x, {2, 2});
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+    EXPECT_NE(e.message().find("\"x\""), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(WrapperTest, MovedFromHandlesAreEmpty) {
+  ztensor::Reader a(write_sample());
+  ztensor::Reader b(std::move(a));
+  EXPECT_FALSE(
+      a.is_open());  // NOLINT(bugprone-use-after-move): the state after a move is the point
+  EXPECT_TRUE(b.is_open());
+  try {
+    (void)a.size();
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_STATE);
+  }
+  EXPECT_EQ(b.size(), 3u);
+  b.close();
+  EXPECT_THROW((void)b.file_version(), ztensor::Error);
+
+  ztensor::Writer w1(path("m.zt"));
+  ztensor::Writer w2(std::move(w1));
+  EXPECT_FALSE(w1.is_open());  // NOLINT(bugprone-use-after-move)
+  const std::vector<float> x{1};
+  w2.add_dense("x", x, {1});
+  w2.finish();
+  EXPECT_EQ(ztensor::Reader(path("m.zt")).size(), 1u);
+}
+
+TEST_F(WrapperTest, ScalarsHaveRankZeroAndOneElement) {
+  const std::vector<std::int32_t> one{42};
+  {
+    ztensor::Writer w(path());
+    w.add_dense("s", one, {});
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  EXPECT_TRUE(r["s"].shape().empty());
+  EXPECT_EQ(r["s"].element_count(), 1u);
+  EXPECT_EQ(r["s"].data().as<std::int32_t>()[0], 42);
+}
+
+TEST_F(WrapperTest, ReadIntoRefusesASmallBuffer) {
+  ztensor::Reader r(write_sample());
+  std::vector<std::byte> small(5);
+  try {
+    (void)r["w"].data().read_into(small);
+    FAIL();
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+  std::vector<std::byte> exact(24);
+  EXPECT_EQ(r["w"].data().read_into(exact), 24u);
+  float third = 0;
+  std::memcpy(&third, exact.data() + 8, sizeof third);
+  EXPECT_EQ(third, 3.25f);
+}
+
+TEST(WrapperVersion, MatchesTheHeader) {
+  EXPECT_EQ(ztensor::version(), std::to_string(ZT_VERSION_MAJOR) + "." +
+                                    std::to_string(ZT_VERSION_MINOR) + "." +
+                                    std::to_string(ZT_VERSION_PATCH));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Typed views: conversions, dense/CSR/COO/quantized views, row slices.
+
+namespace typed {
+
+class TypedViewTest : public WrapperTest {};
+
+template <typename T>
+std::vector<T> vec(std::span<const T> s) {
+  return {s.begin(), s.end()};
+}
+
+TEST_F(TypedViewTest, AnyDtypeConvertsToFloat) {
+  const std::vector<std::uint16_t> bf16{0x3f80, 0xc000, 0x0000, 0x4049};  // 1, -2, 0, 3.140625
+  const std::vector<std::uint8_t> fp8{0x38, 0xb8, 0x00, 0x40};            // e4m3fn: 1, -1, 0, 2
+  const std::vector<std::int32_t> ints{-7, 0, 1 << 20};
+  const std::vector<std::uint8_t> flags{1, 0, 1};
+  {
+    ztensor::Writer w(path());
+    w.add_dense("bf16", "bf16", {2, 2}, std::as_bytes(std::span(bf16)));
+    w.begin_object("fp8", "dense", {4})
+        .add_component("data", "u8", "f8_e4m3fn", std::as_bytes(std::span(fp8)), "zstd")
+        .end_object();
+    w.add_dense("ints", ints, {3});
+    w.add_dense("flags", "bool", {3}, std::as_bytes(std::span(flags)));
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  EXPECT_EQ(r["bf16"].read_f32(), (std::vector<float>{1, -2, 0, 3.140625f}));
+  EXPECT_EQ(r["fp8"].read_f32(), (std::vector<float>{1, -1, 0, 2}));
+  EXPECT_EQ(r["fp8"].data().read_f64(), (std::vector<double>{1, -1, 0, 2}));
+  EXPECT_EQ(r["ints"].read_f64(), (std::vector<double>{-7, 0, 1 << 20}));
+  EXPECT_EQ(r["flags"].decode_f32(), (std::vector<float>{1, 0, 1}));
+  EXPECT_EQ(vec(r["flags"].data().as<std::uint8_t>()), flags);  // bool bytes as uint8_t
+}
+
+TEST_F(TypedViewTest, DenseViewSaysWhetherItIsZeroCopy) {
+  ztensor::Reader r(write_sample());
+  const ztensor::DenseView w = r["w"].dense();
+  EXPECT_TRUE(w.zero_copy);
+  EXPECT_EQ(w.elements, 6u);
+  EXPECT_EQ(w.data.dtype(), "f32");
+  EXPECT_EQ(w.data.as<float>()[2], 3.25f);
+  EXPECT_EQ(w.data.as<float>().data(), r["w"].data().as<float>().data());
+
+  const ztensor::DenseView ramp = r["ramp"].dense();
+  EXPECT_FALSE(ramp.zero_copy);  // zstd: decoded into the reader's cache
+  EXPECT_EQ(ramp.data.size(), 4096u);
+  EXPECT_EQ(ramp.data.as<std::uint16_t>()[13], 13 % 7);
+}
+
+TEST_F(TypedViewTest, CsrAndCooViewsAndTheirDenseDecoding) {
+  // [[1, 0, 2], [0, 0, 3]]
+  const std::vector<float> values{1, 2, 3};
+  const std::vector<std::uint64_t> indices{0, 2, 2}, indptr{0, 2, 3};
+  const std::vector<std::uint64_t> coords{0, 0, 1, /* columns */ 0, 2, 2};
+  {
+    ztensor::Writer w(path());
+    w.begin_object("csr", "sparse_csr", {2, 3})
+        .add_component("values", values)
+        .add_component("indices", indices)
+        .add_component("indptr", indptr)
+        .end_object();
+    w.begin_object("coo", "sparse_coo", {2, 3})
+        .add_component("values", values, "zstd")
+        .add_component("coords", coords)
+        .end_object();
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const ztensor::CsrView csr = r["csr"].csr();
+  EXPECT_TRUE(csr.zero_copy);
+  EXPECT_EQ(csr.rows, 2u);
+  EXPECT_EQ(csr.cols, 3u);
+  EXPECT_EQ(csr.nnz, 3u);
+  EXPECT_EQ(vec(csr.values.as<float>()), values);
+  EXPECT_EQ(vec(csr.indices.as<std::uint64_t>()), indices);
+  EXPECT_EQ(vec(csr.indptr.as<std::uint64_t>()), indptr);
+
+  const ztensor::CooView coo = r["coo"].coo();
+  EXPECT_FALSE(coo.zero_copy);  // values are zstd
+  EXPECT_EQ(coo.nnz, 3u);
+  ASSERT_EQ(coo.shape.size(), 2u);
+  EXPECT_EQ(vec(coo.coords_of(0)), (std::vector<std::uint64_t>{0, 0, 1}));
+  EXPECT_EQ(vec(coo.coords_of(1)), (std::vector<std::uint64_t>{0, 2, 2}));
+  EXPECT_THROW((void)coo.coords_of(2), ztensor::Error);
+
+  const std::vector<float> dense{1, 0, 2, 0, 0, 3};
+  EXPECT_EQ(r["csr"].decode_f32(), dense);
+  EXPECT_EQ(r["coo"].decode_f64(), (std::vector<double>(dense.begin(), dense.end())));
+
+  try {
+    (void)r["csr"].coo();
+    FAIL() << "a CSR object viewed as COO";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+  EXPECT_THROW((void)r["coo"].dense(), ztensor::Error);
+}
+
+TEST_F(TypedViewTest, QuantizedGroupIsDequantised) {
+  // N = 2 rows, K = 8 inputs, 4 bits, groups of 4 (G = 2), 8 values per i32
+  // word: packed_weight is [W = 1, N = 2]; q(n, k) = bits [4k, 4k + 4) of word n.
+  const std::uint32_t q[2][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {15, 14, 13, 12, 11, 10, 9, 8}};
+  std::vector<std::int32_t> packed(2);
+  for (int n = 0; n < 2; ++n) {
+    std::uint32_t word = 0;
+    for (int k = 0; k < 8; ++k) word |= q[n][k] << (4 * k);
+    packed[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(word);
+  }
+  const std::vector<float> scales{0.5f, 2.0f, /* group 1 */ 0.25f, 1.0f};  // [G, N]
+  const std::vector<float> zeros{1, 8, /* group 1 */ 0, 4};                // [G, N]
+  {
+    ztensor::Writer w(path());
+    w.begin_object("q", "quantized_group", {2, 8})
+        .set_object_attributes_json(R"({"bits": 4, "group_size": 4, "packing": "8_per_i32"})")
+        .add_component("packed_weight", packed)
+        .add_component("scales", scales)
+        .add_component("zeros", zeros)
+        .end_object();
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const ztensor::QuantView v = r["q"].quant();
+  EXPECT_EQ(v.bits, 4u);
+  EXPECT_EQ(v.group_size, 4u);
+  EXPECT_EQ(v.n, 2u);
+  EXPECT_EQ(v.k, 8u);
+  EXPECT_EQ(v.groups, 2u);
+  EXPECT_EQ(v.values_per_word, 8u);
+  EXPECT_FALSE(v.bitstream);
+  EXPECT_FALSE(v.zeros_packed);
+  EXPECT_EQ(vec(v.packed_weight.as<std::int32_t>()), packed);
+  EXPECT_EQ(vec(v.scales.as<float>()), scales);
+
+  std::vector<float> want;
+  for (std::size_t n = 0; n < 2; ++n)
+    for (std::size_t k = 0; k < 8; ++k) {
+      const std::size_t g = k / 4;
+      want.push_back((static_cast<float>(q[n][k]) - zeros[g * 2 + n]) * scales[g * 2 + n]);
+    }
+  EXPECT_EQ(r["q"].decode_f32(), want);
+  EXPECT_EQ(r["q"].value_count(), 16u);
+}
+
+TEST_F(TypedViewTest, RowSlices) {
+  std::vector<std::int16_t> m(40 * 3);
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::int16_t>(i);
+  {
+    ztensor::Writer w(path());
+    w.add_dense("raw", m, {40, 3});
+    w.add_dense("packed", m, {40, 3}, "zstd");
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const std::vector<std::int16_t> rows_1_3(m.begin() + 3, m.begin() + 9);
+  const ztensor::ArrayView raw = r["raw"].rows(1, 3);
+  EXPECT_EQ(vec(raw.as<std::int16_t>()), rows_1_3);
+  EXPECT_EQ(raw.as<std::int16_t>().data(), r["raw"].data().as<std::int16_t>().data() + 3);
+
+  const std::vector<std::byte> copy = r["packed"].read_rows(1, 3);
+  ASSERT_EQ(copy.size(), 12u);
+  std::int16_t first = 0;
+  std::memcpy(&first, copy.data(), 2);
+  EXPECT_EQ(first, 3);
+  EXPECT_EQ(r["packed"].rows_f32(38, 40), (std::vector<float>{114, 115, 116, 117, 118, 119}));
+  EXPECT_TRUE(r["raw"].rows_f64(5, 5).empty());
+  try {
+    (void)r["raw"].rows(3, 41);
+    FAIL() << "rows past the end";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+}
+
+}  // namespace typed
+
+namespace typed {
+
+TEST_F(TypedViewTest, ViewsOfTheWrongFormatGiveTheLibrarysError) {
+  const std::vector<float> values{1};
+  const std::vector<std::uint64_t> indices{0}, indptr{0, 1};
+  {
+    ztensor::Writer w(path());
+    w.begin_object("m", "sparse_csr", {1, 1})
+        .add_component("values", values)
+        .add_component("indices", indices)
+        .add_component("indptr", indptr)
+        .end_object();
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  for (auto call : {+[](const ztensor::Object& o) { (void)o.read_rows(0, 1); },
+                    +[](const ztensor::Object& o) { (void)o.rows_f32(0, 1); },
+                    +[](const ztensor::Object& o) { (void)o.quant(); },
+                    +[](const ztensor::Object& o) { (void)o.read_f32(); }}) {
+    try {
+      call(r["m"]);
+      ADD_FAILURE() << "a sparse object was read as another format";
+    } catch (const ztensor::Error& e) {
+      EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+    }
+  }
+}
+
+}  // namespace typed

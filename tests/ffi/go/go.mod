@@ -1,0 +1,3 @@
+module example.org/ztensor/ffi-test
+
+go 1.19

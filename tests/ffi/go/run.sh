@@ -1,0 +1,49 @@
+#!/bin/sh
+# Builds the cgo binding (`#cgo pkg-config: zt`) against the INSTALLED
+# package and runs its tests with `go test`.
+# usage: run.sh PREFIX LIBDIR OUTDIR [GO]
+#   LIBDIR is relative to PREFIX; GO empty means "not found at configure".
+# Exit 77 (CTest: Skipped) when no working go is available.
+set -eu
+prefix=$1 libdir=$2 out=$3 go=${4:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+
+if [ -z "$go" ]; then
+  echo "SKIPPED: go not found (install Debian's golang-go, or set -DZT_GO=/path/to/go," \
+       "to enable the Go consumer)"
+  exit 77
+fi
+if ! "$go" version >/dev/null 2>&1; then
+  echo "SKIPPED: $go does not run:"
+  "$go" version 2>&1 | sed 's/^/  /' || true
+  exit 77
+fi
+"$go" version
+
+mkdir -p "$out"
+# Everything go writes stays in OUTDIR; nothing is fetched.
+export GOCACHE="$out/cache" GOPATH="$out/gopath" GOFLAGS=-mod=mod GOPROXY=off \
+       GOTOOLCHAIN=local GOTELEMETRY=off CGO_ENABLED=1
+export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
+# zt.pc names the configured prefix, but the package was installed elsewhere
+# (cmake --install --prefix). cgo runs $PKG_CONFIG itself, so give it one
+# that is told where the package really is.
+cat > "$out/pkg-config" <<PC
+#!/bin/sh
+exec pkg-config --define-variable=prefix="$prefix" "\$@"
+PC
+chmod +x "$out/pkg-config"
+export PKG_CONFIG="$out/pkg-config"
+echo "pkg-config --cflags --libs zt: $("$PKG_CONFIG" --cflags --libs zt)"
+
+cd "$here"
+"$go" test -c -o "$out/ztensor.test" .
+# A sanitized library needs its runtime loaded first; the Go runtime's own
+# allocations are not ours to judge, so leaks are not reported.
+preload=$(sh "$here/../sanitizer_preload.sh" "${ZT_SANITIZE:-}")
+[ -z "$preload" ] || echo "sanitized library (-fsanitize=$ZT_SANITIZE): LD_PRELOAD=$preload"
+cd "$out"
+LD_PRELOAD="$preload" ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+  LD_LIBRARY_PATH="$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$out/ztensor.test" -test.count=1 -test.v
