@@ -105,6 +105,11 @@ zt_status zt_writer_end_object(zt_writer* w) {
   return guard([&] { return to_status(w->impl->end_object()); });
 }
 
+zt_status zt_writer_cancel_object(zt_writer* w) {
+  if (zt_status s = check_writer(w)) return s;
+  return guard([&] { return to_status(w->impl->cancel_object()); });
+}
+
 zt_status zt_writer_begin_component(zt_writer* w, const char* role, const char* dtype, const char* type,
                                     const char* encoding, uint64_t decoded_size) {
   if (zt_status s = check_writer(w)) return s;

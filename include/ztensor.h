@@ -228,6 +228,9 @@ ZT_API zt_status zt_writer_add_component(zt_writer* w, const char* role, const c
                                          const char* type /* NULL = none */, const void* data,
                                          uint64_t nbytes, const char* encoding);
 ZT_API zt_status zt_writer_end_object(zt_writer* w);
+/* Drops the object begun last, with every component added to it so far (its
+   bytes are cut off the file). ZT_ERR_STATE if no object is begun. */
+ZT_API zt_status zt_writer_cancel_object(zt_writer* w);
 
 /* Streaming: a component of any size written in pieces; peak memory stays
    at about frame_size x threads. decoded_size is the total byte count the

@@ -587,6 +587,17 @@ Result<void> Writer::end_object() {
   return {};
 }
 
+Result<void> Writer::cancel_object() {
+  Impl& s = *impl_;
+  ZT_TRY(s.usable());
+  ZT_FAIL_IF(s.state != Impl::State::object && s.state != Impl::State::component, state, "no object is begun");
+  ZT_TRY(s.truncate_to(s.object_start));
+  s.current = OutObject{};
+  s.pending = Pending{};
+  s.state = Impl::State::idle;
+  return {};
+}
+
 Result<void> Writer::add_dense(std::string_view name, std::string_view dtype, std::span<const uint64_t> shape,
                                std::span<const uint8_t> data, std::string_view encoding) {
   ZT_TRY(impl_->usable());

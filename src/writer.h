@@ -47,6 +47,8 @@ class Writer {
   Result<void> write(std::span<const uint8_t> data);
   Result<void> end_component();
   Result<void> end_object();
+  // Drops the object begun last, with whatever components it has so far.
+  Result<void> cancel_object();
   Result<void> finish();
   void abort();
 

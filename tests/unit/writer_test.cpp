@@ -402,6 +402,28 @@ TEST_F(WriterTest, InvalidObjectsAreCutOffTheFile) {
   EXPECT_LT(slurp(path()).size(), 64u + 64u + 200u);
 }
 
+TEST_F(WriterTest, CancelledObjectLeavesNoTrace) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  EXPECT_EQ(zt_writer_cancel_object(w), ZT_ERR_STATE);
+  const uint64_t s4[1] = {4096};
+  const Bytes big(4096, 9);
+  ASSERT_EQ(zt_writer_begin_object(w, "gone", "some_future_format", s4, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "a", "u8", nullptr, big.data(), big.size(), nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_component(w, "b", "u8", nullptr, "zstd", 4096), ZT_OK);
+  ASSERT_EQ(zt_writer_write(w, big.data(), 100), ZT_OK);
+  ASSERT_EQ(zt_writer_cancel_object(w), ZT_OK);
+  // The name is free again.
+  ASSERT_EQ(zt_writer_add_dense(w, "gone", "u8", s4, 1, big.data(), big.size(), nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(zt_object_count(r), 1u);
+  EXPECT_STREQ(zt_object_format(r, 0), "dense");
+  EXPECT_EQ(manifest(r)["objects"]["gone"]["components"]["data"]["offset"], 64);
+  zt_close(r);
+}
+
 TEST_F(WriterTest, StateErrors) {
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
