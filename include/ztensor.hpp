@@ -934,6 +934,12 @@ class Writer {
     return *this;
   }
 
+  /// Drops the object begun last, with every component added so far.
+  Writer& cancel_object() {
+    detail::check(zt_writer_cancel_object(live()));
+    return *this;
+  }
+
   /// Streaming: a component of `decoded_size` bytes written in pieces.
   Writer& begin_component(std::string_view role, std::string_view dtype,
                           std::optional<std::string_view> type, std::string_view encoding,

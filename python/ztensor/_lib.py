@@ -122,6 +122,7 @@ for _name, _res, _args in [
     ("zt_writer_add_component", _STATUS,
      [_writer_p, c_char_p, c_char_p, c_char_p, c_void_p, c_uint64, c_char_p]),
     ("zt_writer_end_object", _STATUS, [_writer_p]),
+    ("zt_writer_cancel_object", _STATUS, [_writer_p]),
     ("zt_writer_set_file_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_object_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_finish", _STATUS, [_writer_p]),

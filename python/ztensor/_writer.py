@@ -171,10 +171,7 @@ class Writer:
                                                   a.ctypes.data_as(c_void_p), a.nbytes,
                                                   cstr(encoding)))
         except _lib.Error:
-            # The C ABI has no call to drop a begun object; ending it drops it
-            # when its format's rules fail, which a missing component makes
-            # them do for every format the library knows.
-            lib.zt_writer_end_object(w)
+            lib.zt_writer_cancel_object(w)  # nothing of the object stays in the file
             raise
         check(lib.zt_writer_end_object(w))
 
