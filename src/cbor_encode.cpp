@@ -2,6 +2,7 @@
 
 #include <cbor.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -129,7 +130,29 @@ Result<void> encode(const OJson& j, CborWriter& w) {
 
 }  // namespace
 
-Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json) {
+size_t json_nesting_depth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t max_depth) {
+  const size_t depth = json_nesting_depth(json);
+  ZT_FAIL_IF(depth > max_depth, limit, "attributes: JSON nests %zu levels deep, more than the %zu a manifest allows here",
+             depth, max_depth);
   OJson j = OJson::parse(json.begin(), json.end(), nullptr, false);
   ZT_FAIL_IF(j.is_discarded(), argument, "attributes: not valid JSON text");
   ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument, "attributes: the JSON text is not an object");

@@ -36,7 +36,13 @@ class CborWriter {
 
 // Parses JSON text that must be an object and encodes it as a CBOR map:
 // integers stay integers, floats are doubles, {"$bytes": "<base64>"} is a
-// byte string. Status::argument on bad JSON or a non-object.
-Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json);
+// byte string. Status::argument on bad JSON or a non-object; Status::limit
+// when arrays and objects nest deeper than max_depth (the top object counts
+// as 1), checked before parsing, so that what a writer stores stays within
+// the reader's CBOR depth limit and no recursive walk runs deep.
+Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t max_depth);
+
+// Deepest nesting of JSON arrays and objects in text (strings skipped).
+size_t json_nesting_depth(std::string_view text);
 
 }  // namespace zt

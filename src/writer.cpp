@@ -420,7 +420,8 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const Writ
 
 Result<void> Writer::set_file_attributes_json(std::string_view json) {
   ZT_TRY(impl_->usable());
-  auto cbor = json_object_to_cbor(json);
+  // The manifest root holds file attributes at CBOR depth 2.
+  auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 1);
   ZT_TRY(cbor);
   impl_->file_attributes = std::move(*cbor);
   return {};
@@ -449,7 +450,8 @@ Result<void> Writer::set_object_attributes_json(std::string_view json) {
   Impl& s = *impl_;
   ZT_TRY(s.usable());
   ZT_FAIL_IF(s.state != Impl::State::object, state, "no object is begun: call zt_writer_begin_object first");
-  auto cbor = json_object_to_cbor(json);
+  // root -> objects -> object -> attributes: object attributes sit at depth 4.
+  auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 3);
   ZT_TRY(cbor);
   s.current.attributes = std::move(*cbor);
   return {};

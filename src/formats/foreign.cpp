@@ -74,29 +74,6 @@ bool Cursor::take(uint64_t n, std::span<const uint8_t>& out) {
   return true;
 }
 
-size_t json_nesting_depth(std::string_view text) {
-  size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char ch : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (ch == '\\')
-        escaped = true;
-      else if (ch == '"')
-        in_string = false;
-      continue;
-    }
-    if (ch == '"') {
-      in_string = true;
-    } else if (ch == '[' || ch == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((ch == ']' || ch == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 Result<AtomicFile> AtomicFile::create(const std::string& path) {
   AtomicFile f;

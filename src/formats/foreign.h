@@ -5,6 +5,8 @@
 // byte out, so what leaves here can go straight to zt::Writer.
 #pragma once
 
+#include "cbor_encode.h"
+
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -80,9 +82,8 @@ class Cursor {
   uint64_t pos_;
 };
 
-// Deepest nesting of JSON arrays/objects in text (strings skipped), so that
-// hostile headers are refused before a recursive library walks them.
-size_t json_nesting_depth(std::string_view text);
+// json_nesting_depth (cbor_encode.h) refuses hostile headers before a
+// recursive walk runs over them.
 
 // Writes a file atomically: bytes go to a temporary file beside `path`,
 // which replaces `path` on commit() (fsync, rename); dropped otherwise.

@@ -211,6 +211,34 @@ TEST_F(WriterTest, AttributesRoundTripExactly) {
   zt_close(r);
 }
 
+// What the writer accepts must reopen: attributes may nest only as deep as
+// the reader's CBOR depth limit allows at their place in the manifest.
+TEST_F(WriterTest, AttributeNestingStaysWithinTheReadersLimit) {
+  auto object_of_depth = [](int depth) {
+    std::string s = "{\"a\": ";
+    for (int i = 1; i < depth; ++i) s += '[';
+    s += '1';
+    for (int i = 1; i < depth; ++i) s += ']';
+    return s + '}';
+  };
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(128).c_str()), ZT_ERR_LIMIT);
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(100000).c_str()), ZT_ERR_LIMIT);
+  ASSERT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(127).c_str()), ZT_OK) << zt_last_error();
+  const uint64_t s1[1] = {1};
+  const uint8_t one = 1;
+  ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", s1, 1), ZT_OK);
+  EXPECT_EQ(zt_writer_set_object_attributes_json(w, object_of_depth(126).c_str()), ZT_ERR_LIMIT);
+  ASSERT_EQ(zt_writer_set_object_attributes_json(w, object_of_depth(125).c_str()), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, &one, 1, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  zt_close(r);
+}
+
 TEST_F(WriterTest, SameCallsGiveIdenticalBytes) {
   auto write = [&](const std::string& p) {
     zt_writer_options o;
