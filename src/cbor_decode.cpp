@@ -201,6 +201,11 @@ void Builder::text_or_bytes(Kind kind, cbor_data data, size_t len) {
       fail(Status::format, "a chunk of an indefinite-length string has another major type");
       return;
     }
+    // RFC 8949: each chunk of a text string is valid UTF-8 on its own.
+    if (kind == Kind::text && !is_valid_utf8(sv)) {
+      fail(Status::format, "a chunk of an indefinite-length text string is not valid UTF-8");
+      return;
+    }
     joined_.append(sv);
     return;
   }

@@ -21,8 +21,9 @@ using ull = unsigned long long;
 struct Reader::Slot {
   std::mutex mu;
   bool done = false;
-  std::unique_ptr<uint8_t[]> data;
+  std::unique_ptr<uint8_t[]> data;  // decoded bytes of a known size
   uint64_t size = 0;
+  std::vector<uint8_t> vec;  // decoded bytes of a size known only after decoding
   Error error;
 };
 
@@ -155,18 +156,33 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   Slot& s = slots_[slot_base_[object] + component];
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
-    auto bytes = decode(object, component);
-    if (bytes) {
-      s.size = bytes->size();
-      s.data = std::make_unique_for_overwrite<uint8_t[]>(s.size ? s.size : 1);
-      if (s.size) std::memcpy(s.data.get(), bytes->data(), s.size);
-    } else {
-      s.error = std::move(bytes).error();
-    }
+    auto r = fill_slot(o, c, s);
+    if (!r) s.error = std::move(r).error();
     s.done = true;
   }
   if (s.error.status != Status::ok) return s.error;
+  if (!s.vec.empty()) return std::span<const uint8_t>(s.vec);
   return std::span<const uint8_t>(s.data.get(), s.size);
+}
+
+// Decodes straight into the slot's buffer (no zero-fill, no second copy).
+Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) const {
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found) {
+    auto bytes = decode_unknown_size(o, c);
+    ZT_TRY(bytes);
+    s.vec = std::move(*bytes);
+    return {};
+  }
+  ZT_TRY(n);
+  try {
+    s.data = std::make_unique_for_overwrite<uint8_t[]>(*n ? *n : 1);
+  } catch (const std::bad_alloc&) {
+    return make_error(Status::nomem, "%s: cannot allocate %llu bytes", component_where(o, c).c_str(),
+                      static_cast<ull>(*n));
+  }
+  s.size = *n;
+  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size));
 }
 
 Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {

@@ -67,6 +67,7 @@ class Reader {
   Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const;
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
   bool zero_copy(const Component& c) const;
+  Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
 
   Source source_;
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
