@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building and testing libztensor need,
+# and only those that are missing: with everything present it changes
+# nothing and needs no network. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config                 # toolchain
+  libzstd-dev libcbor-dev libxxhash-dev libssl-dev             # the library's dependencies
+  nlohmann-json3-dev libzip-dev
+  libgtest-dev libbenchmark-dev                                # tests and benchmarks
+  python3 python3-cbor2 python3-zstandard python3-numpy        # the conformance suite
+  python3-xxhash python3-pytest
+  golang-go                                                    # the Go consumer (tests/ffi/go)
+  valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  # One status line per installed architecture; "installed" means usable.
+  if ! dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo=(sudo)
+fi
+echo "setup: installing ${missing[*]}"
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+echo "setup: installed ${#missing[@]} packages"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Every test of libztensor, as CI runs them (.ci/run):
+#   1. scripts/setup.sh installs missing Debian packages;
+#   2. build/ (RelWithDebInfo, tests on): build, then all of CTest (unit tests,
+#      install + consumers + export check, the conformance suite);
+#   3. build-asan/ (ASan + UBSan, tests and CLI on): build, then the unit,
+#      C++ wrapper and CLI tests.
+# Exits non-zero if any step fails; the last line is a one-line summary.
+# Environment: ZT_BUILD_DIR, ZT_ASAN_BUILD_DIR (build directories),
+# ZT_JOBS (parallel jobs, default nproc), ZT_CONFORMANCE_CASES (check.py
+# --case patterns, ;-separated; unset: the cache's value, by default all).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+build=${ZT_BUILD_DIR:-build}
+asan=${ZT_ASAN_BUILD_DIR:-build-asan}
+jobs=${ZT_JOBS:-$(nproc)}
+log_dir=$(mktemp -d "${TMPDIR:-/tmp}/zt-test.XXXXXX")
+trap 'rm -rf "$log_dir"' EXIT
+
+results=()
+failed=0
+
+# step NAME COMMAND...: runs a step, shows its output, records the outcome.
+step() {
+  local name=$1
+  shift
+  echo "==== $name: $*"
+  if "$@" 2>&1 | tee "$log_dir/$name.log"; then
+    results+=("$name ok")
+    return 0
+  fi
+  results+=("$name FAILED")
+  failed=1
+  return 1
+}
+
+# "100% tests passed, 0 tests failed out of 127" -> "127/127"
+ctest_counts() {
+  sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' "$log_dir/$1.log" |
+    awk '{ printf "%d/%d passed", $2 - $1, $2 }'
+}
+
+conformance=()
+if [ -n "${ZT_CONFORMANCE_CASES+set}" ]; then
+  conformance=("-DZT_CONFORMANCE_CASES=$ZT_CONFORMANCE_CASES")
+fi
+
+step setup bash scripts/setup.sh || true
+
+if step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_BUILD_TESTS=ON \
+     "${conformance[@]}" &&
+   step build cmake --build "$build" -j "$jobs"; then
+  step ctest ctest --test-dir "$build" --output-on-failure -j "$jobs" || true
+  results+=("ctest: $(ctest_counts ctest)")
+fi
+
+if step asan-configure cmake -S . -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+     -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON &&
+   step asan-build cmake --build "$asan" -j "$jobs"; then
+  step asan-unit env UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    ctest --test-dir "$asan" -L 'unit|cpp|cli' --output-on-failure -j "$jobs" || true
+  results+=("asan unit: $(ctest_counts asan-unit)")
+fi
+
+summary=$(IFS=';'; echo "${results[*]}" | sed 's/;/; /g')
+if [ "$failed" -eq 0 ]; then
+  echo "test.sh: PASSED ($summary)"
+else
+  echo "test.sh: FAILED ($summary)"
+fi
+# The plain closing line: tests passed and failed over every ctest run.
+cat "$log_dir"/ctest.log "$log_dir"/asan-unit.log 2>/dev/null |
+  sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' |
+  awk -v steps="$failed" '{ f += $1; n += $2 } END { if (steps && !f) f = 1; printf "%d passed, %d failed\n", n - f, f }'
+exit "$failed"

@@ -1,0 +1,483 @@
+// Access to component bytes: zero-copy mapping of raw data, zstd decoded
+// once and cached, exact decoded sizes, the decode cap, zt_component_read's
+// buffer rules, copy mode, and many threads at once.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <latch>
+#include <thread>
+
+#include "test_files.h"
+
+namespace zt::test {
+namespace {
+
+// "raw": f32 [64] stored raw; "packed": u16 [512] stored as zstd.
+struct TwoObjects {
+  Bytes raw_data = pattern(256, 3);
+  Bytes zstd_data = pattern(1024, 5);
+  Bytes file;
+  TwoObjects() {
+    FileBuilder b;
+    b.dense("raw", "f32", {64}, raw_data);
+    b.object("packed", "dense", {512}, Json{{"data", b.zstd("u16", zstd_data)}});
+    file = b.build();
+  }
+};
+
+TEST(Access, RawMapIsZeroCopyIntoTheCallersBuffer) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  ASSERT_EQ(zt_component_map(o.get(), object_index(o.get(), "raw"), "data", &p, &n), ZT_OK);
+  EXPECT_EQ(n, 256u);
+  // The pointer lies inside the buffer given to zt_open_memory, at the offset.
+  EXPECT_EQ(static_cast<const uint8_t*>(p), t.file.data() + 64);
+  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n), t.raw_data);
+}
+
+TEST(Access, ZstdIsDecodedOnceAndCached) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const Mapped first = map_component(o.get(), "packed", "data");
+  ASSERT_EQ(first.status, ZT_OK) << zt_last_error();
+  EXPECT_EQ(first.bytes, t.zstd_data);
+  const auto* p = static_cast<const uint8_t*>(first.ptr);
+  EXPECT_TRUE(p < t.file.data() || p >= t.file.data() + t.file.size())
+      << "decoded bytes are owned by the reader";
+  const Mapped second = map_component(o.get(), "packed", "data");
+  EXPECT_EQ(second.ptr, first.ptr);
+  EXPECT_EQ(second.bytes, t.zstd_data);
+}
+
+TEST(Access, SizesAndEncodingsAreReported) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const size_t packed = object_index(o.get(), "packed");
+  uint64_t stored = 0, decoded = 0;
+  EXPECT_EQ(zt_component_stored_size(o.get(), packed, "data", &stored), ZT_OK);
+  EXPECT_EQ(stored, zstd_compress(t.zstd_data).size());
+  EXPECT_EQ(zt_component_decoded_size(o.get(), packed, "data", &decoded), ZT_OK);
+  EXPECT_EQ(decoded, 1024u);
+  EXPECT_STREQ(zt_component_encoding(o.get(), packed, "data"), "zstd");
+  EXPECT_STREQ(zt_component_encoding(o.get(), object_index(o.get(), "raw"), "data"), "raw");
+  EXPECT_STREQ(zt_component_role(o.get(), packed, 0), "data");
+  EXPECT_EQ(zt_component_role(o.get(), packed, 1), nullptr);
+  EXPECT_EQ(zt_object_name(o.get(), 2), nullptr);
+}
+
+TEST(Access, UnknownObjectOrRoleIsNotFound) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "values", &p, &n), ZT_ERR_NOT_FOUND,
+                        {"no component \"values\""}));
+  EXPECT_TRUE(
+      FailsWith(zt_component_map(o.get(), 7, "data", &p, &n), ZT_ERR_NOT_FOUND, {"out of range"}));
+  size_t i = 0;
+  EXPECT_TRUE(FailsWith(zt_object_find(o.get(), "nope", &i), ZT_ERR_NOT_FOUND, {"nope"}));
+  EXPECT_EQ(zt_component_map(o.get(), 0, nullptr, &p, &n), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_map(o.get(), 0, "data", nullptr, &n), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_map(nullptr, 0, "data", &p, &n), ZT_ERR_ARGUMENT);
+}
+
+// A dense u8 [size_claimed] object whose zstd data decodes to `actual` bytes.
+Bytes zstd_file(size_t claimed, size_t actual, bool content_size) {
+  FileBuilder b;
+  const Bytes z = zstd_compress(pattern(actual), content_size);
+  const uint64_t off = b.add_blob(z);
+  b.object("z", "dense", {claimed},
+           Json{{"data",
+                 {{"dtype", "u8"},
+                  {"offset", off},
+                  {"length", z.size()},
+                  {"encoding", "zstd"},
+                  {"uncompressed_length", claimed}}}});
+  return b.build();
+}
+
+TEST(Access, ZstdFrameWithoutContentSizeDecodes) {
+  const Bytes frame = zstd_compress(pattern(100), false);
+  ASSERT_EQ(ZSTD_getFrameContentSize(frame.data(), frame.size()), ZSTD_CONTENTSIZE_UNKNOWN);
+  const Bytes f = zstd_file(3000, 3000, false);
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const Mapped m = map_component(o.get(), "z", "data");
+  ASSERT_EQ(m.status, ZT_OK) << zt_last_error();
+  EXPECT_EQ(m.bytes, pattern(3000));
+}
+
+TEST(Access, ZstdLongerThanUncompressedLengthIsInvalid) {
+  for (const bool content_size : {true, false}) {
+    SCOPED_TRACE(content_size ? "frame with content size" : "frame without content size");
+    const Bytes f = zstd_file(1000, 1001, content_size);
+    const Opened o = open_memory(f);  // opening reads no data byte
+    ASSERT_EQ(o.status, ZT_OK) << o.error;
+    const void* p = nullptr;
+    uint64_t n = 0;
+    EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_INVALID,
+                          {"object \"z\": component \"data\"", "more than 1000 bytes"}));
+    Bytes buf(2000);
+    EXPECT_TRUE(FailsWith(zt_component_read(o.get(), 0, "data", buf.data(), buf.size(), &n),
+                          ZT_ERR_INVALID));
+    EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_INVALID));
+  }
+}
+
+TEST(Access, ZstdShorterThanUncompressedLengthIsInvalid) {
+  for (const bool content_size : {true, false}) {
+    SCOPED_TRACE(content_size ? "frame with content size" : "frame without content size");
+    const Bytes f = zstd_file(1000, 999, content_size);
+    const Opened o = open_memory(f);
+    ASSERT_EQ(o.status, ZT_OK) << o.error;
+    const void* p = nullptr;
+    uint64_t n = 0;
+    EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_INVALID,
+                          {"object \"z\": component \"data\"", "999 bytes, expected 1000"}));
+    // The failure is cached like a success: the second call says the same.
+    EXPECT_TRUE(
+        FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_INVALID, {"999 bytes"}));
+  }
+}
+
+TEST(Access, CorruptZstdIsInvalid) {
+  FileBuilder b;
+  Bytes junk = zstd_compress(pattern(500));
+  for (size_t i = 12; i < junk.size(); ++i) junk[i] ^= 0x5A;
+  const uint64_t off = b.add_blob(junk);
+  b.object("z", "dense", {500},
+           Json{{"data",
+                 {{"dtype", "u8"},
+                  {"offset", off},
+                  {"length", junk.size()},
+                  {"encoding", "zstd"},
+                  {"uncompressed_length", 500}}}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(
+      FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_INVALID, {"object \"z\""}));
+}
+
+TEST(Access, ConcatenatedZstdFramesDecode) {
+  // Two frames, one with and one without a content size.
+  const Bytes a = pattern(700, 1), c = pattern(300, 2);
+  const Bytes z = cat({zstd_compress(a, true), zstd_compress(c, false)});
+  FileBuilder b;
+  const uint64_t off = b.add_blob(z);
+  b.object("z", "dense", {1000},
+           Json{{"data",
+                 {{"dtype", "u8"},
+                  {"offset", off},
+                  {"length", z.size()},
+                  {"encoding", "zstd"},
+                  {"uncompressed_length", 1000}}}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_EQ(map_component(o.get(), "z", "data").bytes, cat({a, c}));
+}
+
+TEST(Access, UncompressedLengthOverTheCapIsLimitBeforeDecoding) {
+  // The stored bytes are not zstd at all: a decoder would say INVALID, so
+  // LIMIT shows that the size is refused before anything is decoded.
+  FileBuilder b;
+  const uint64_t off = b.add_blob(Bytes(64, 0xAB));
+  b.object("big", "dense", {1 << 20},
+           Json{{"data",
+                 {{"dtype", "f32"},
+                  {"offset", off},
+                  {"length", 64},
+                  {"encoding", "zstd"},
+                  {"uncompressed_length", 4 << 20}}}});
+  const TempFile t(b.build());
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.max_decoded_bytes = 1 << 20;
+  const Opened o = open_file(t, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_LIMIT,
+                        {"object \"big\": component \"data\"",
+                         "uncompressed_length 4194304 exceeds the decode limit 1048576"}));
+  Bytes buf(8 << 20);
+  EXPECT_TRUE(
+      FailsWith(zt_component_read(o.get(), 0, "data", buf.data(), buf.size(), &n), ZT_ERR_LIMIT));
+  EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_LIMIT));
+
+  // Under the default cap the same file is decoded, and the junk is refused.
+  const Opened d = open_file(t);
+  ASSERT_EQ(d.status, ZT_OK) << d.error;
+  EXPECT_TRUE(FailsWith(zt_component_map(d.get(), 0, "data", &p, &n), ZT_ERR_INVALID));
+}
+
+TEST(Access, CapAppliesToSizesFromTheShapeIn11) {
+  FileBuilder b("1.1.0");
+  const Bytes data = pattern(4096);
+  b.object("w", "dense", {1024}, Json{{"data", b.zstd("f32", data, false)}});
+  b.component("w", "data").erase("uncompressed_length");
+  const TempFile t(b.build());
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.max_decoded_bytes = 4095;
+  const Opened o = open_file(t, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(
+      FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_LIMIT, {"decode limit 4095"}));
+  opt.max_decoded_bytes = 4096;
+  const Opened ok = open_file(t, &opt);
+  ASSERT_EQ(ok.status, ZT_OK) << ok.error;
+  EXPECT_EQ(map_component(ok.get(), "w", "data").bytes, data);
+}
+
+TEST(Access, DefaultCapRefusesHugeUncompressedLength) {
+  // 1 TiB claimed by a 64-byte blob: refused without trying to allocate it.
+  FileBuilder b;
+  const uint64_t off = b.add_blob(zstd_compress(pattern(10)));
+  b.object("huge", "dense", {1ull << 40},
+           Json{{"data",
+                 {{"dtype", "u8"},
+                  {"offset", off},
+                  {"length", zstd_compress(pattern(10)).size()},
+                  {"encoding", "zstd"},
+                  {"uncompressed_length", 1ull << 40}}}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_LIMIT,
+                        {"uncompressed_length 1099511627776"}));
+  EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_LIMIT));
+}
+
+TEST(Access, EmptyZstdComponentDecodesToNothing) {
+  FileBuilder b;
+  b.object("e", "dense", {0, 4}, Json{{"data", b.zstd("f32", Bytes{})}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const Mapped m = map_component(o.get(), "e", "data");
+  EXPECT_EQ(m.status, ZT_OK) << zt_last_error();
+  EXPECT_TRUE(m.bytes.empty());
+  uint64_t written = 7;
+  EXPECT_EQ(zt_component_read(o.get(), 0, "data", nullptr, 0, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(zt_verify(o.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
+// 1.1.0 zstd components outside dense objects may lack uncompressed_length:
+// their size is known only by decoding, bounded by the cap.
+Bytes v11_unsized_zstd(const Bytes& data) {
+  FileBuilder b("1.1.0");
+  b.object("o", "my_format", {1}, Json{{"blob", b.zstd("u8", data, false)}});
+  b.component("o", "blob").erase("uncompressed_length");
+  return b.build();
+}
+
+TEST(Access, UnsizedZstdIn11DecodesByStreaming) {
+  const Bytes data = pattern(300000, 4);
+  const Bytes f = v11_unsized_zstd(data);
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  uint64_t n = 0;
+  EXPECT_EQ(zt_component_decoded_size(o.get(), 0, "blob", &n), ZT_ERR_UNSUPPORTED);
+  EXPECT_EQ(map_component(o.get(), "o", "blob").bytes, data);
+  Bytes buf(data.size() - 1);
+  EXPECT_TRUE(FailsWith(zt_component_read(o.get(), 0, "blob", buf.data(), buf.size(), &n),
+                        ZT_ERR_ARGUMENT));
+  buf.resize(data.size());
+  EXPECT_EQ(zt_component_read(o.get(), 0, "blob", buf.data(), buf.size(), &n), ZT_OK);
+  EXPECT_EQ(buf, data);
+}
+
+TEST(Access, UnsizedZstdIn11IsBoundedByTheCap) {
+  const TempFile t(v11_unsized_zstd(pattern(300000, 4)));
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.max_decoded_bytes = 100000;
+  const Opened o = open_file(t, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "blob", &p, &n), ZT_ERR_LIMIT,
+                        {"limit of 100000 bytes"}));
+}
+
+TEST(Access, ReadNeedsEnoughCapacityAndWritesNothingOtherwise) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  for (const char* name : {"raw", "packed"}) {
+    SCOPED_TRACE(name);
+    const size_t i = object_index(o.get(), name);
+    const Bytes& want = std::string_view(name) == "raw" ? t.raw_data : t.zstd_data;
+    Bytes buf(want.size() + 10, 0xEE);
+    uint64_t written = 12345;
+    // One byte short: ZT_ERR_ARGUMENT, nothing written.
+    EXPECT_TRUE(
+        FailsWith(zt_component_read(o.get(), i, "data", buf.data(), want.size() - 1, &written),
+                  ZT_ERR_ARGUMENT, {"do not fit"}));
+    EXPECT_EQ(written, 12345u);
+    EXPECT_EQ(buf, Bytes(want.size() + 10, 0xEE));
+    // Exactly enough.
+    ASSERT_EQ(zt_component_read(o.get(), i, "data", buf.data(), want.size(), &written), ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(written, want.size());
+    EXPECT_EQ(Bytes(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(want.size())), want);
+    // More than enough: the rest is left alone.
+    std::fill(buf.begin(), buf.end(), 0xEE);
+    ASSERT_EQ(zt_component_read(o.get(), i, "data", buf.data(), buf.size(), &written), ZT_OK);
+    EXPECT_EQ(written, want.size());
+    EXPECT_EQ(Bytes(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(want.size())), want);
+    EXPECT_EQ(Bytes(buf.begin() + static_cast<ptrdiff_t>(want.size()), buf.end()), Bytes(10, 0xEE));
+    // Bad arguments.
+    EXPECT_EQ(zt_component_read(o.get(), i, "data", nullptr, 0, &written), ZT_ERR_ARGUMENT);
+    EXPECT_EQ(zt_component_read(o.get(), i, "data", nullptr, 100, &written), ZT_ERR_ARGUMENT);
+    EXPECT_EQ(zt_component_read(o.get(), i, "data", buf.data(), buf.size(), nullptr),
+              ZT_ERR_ARGUMENT);
+  }
+  // read does not fill the cache: the first map still decodes, and maps agree.
+  const Mapped m = map_component(o.get(), "packed", "data");
+  EXPECT_EQ(m.bytes, t.zstd_data);
+}
+
+TEST(Access, CopyModeGivesTheSameBytesAsMapping) {
+  const TwoObjects t;
+  const TempFile file(t.file);
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  const Opened mapped = open_file(file, &opt);
+  opt.io_mode = ZT_IO_COPY;
+  const Opened copied = open_file(file, &opt);
+  ASSERT_EQ(mapped.status, ZT_OK) << mapped.error;
+  ASSERT_EQ(copied.status, ZT_OK) << copied.error;
+  EXPECT_STREQ(zt_manifest_json(mapped.get()), zt_manifest_json(copied.get()));
+  for (const char* name : {"raw", "packed"}) {
+    const Mapped a = map_component(mapped.get(), name, "data");
+    const Mapped b = map_component(copied.get(), name, "data");
+    ASSERT_EQ(a.status, ZT_OK);
+    ASSERT_EQ(b.status, ZT_OK) << zt_last_error();
+    EXPECT_EQ(a.bytes, b.bytes) << name;
+    // Copied bytes are cached too.
+    EXPECT_EQ(map_component(copied.get(), name, "data").ptr, b.ptr);
+    Bytes buf(a.bytes.size());
+    uint64_t written = 0;
+    EXPECT_EQ(zt_component_read(copied.get(), object_index(copied.get(), name), "data", buf.data(),
+                                buf.size(), &written),
+              ZT_OK);
+    EXPECT_EQ(buf, a.bytes);
+  }
+  EXPECT_EQ(zt_verify(copied.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_prefetch(copied.get(), 0, "data"), ZT_OK);
+  EXPECT_EQ(zt_evict(mapped.get(), 0, "data"), ZT_OK);
+}
+
+TEST(Access, CopyModeReportsAFileThatShrankAsIo) {
+  const TwoObjects t;
+  const TempFile file(t.file);
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.io_mode = ZT_IO_COPY;
+  const Opened o = open_file(file, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  ASSERT_EQ(::truncate(file.path().c_str(), 100), 0);
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_IO, {file.path()}));
+  EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_IO));
+}
+
+TEST(Access, OpeningADirectoryOrAnEmptyFileFails) {
+  zt_reader* r = nullptr;
+  EXPECT_TRUE(FailsWith(zt_open("/", &r), ZT_ERR_IO, {"not a regular file"}));
+  const TempFile empty(Bytes{});
+  EXPECT_TRUE(FailsWith(zt_open(empty.path().c_str(), &r), ZT_ERR_FORMAT));
+  EXPECT_EQ(r, nullptr);
+}
+
+TEST(Access, EvictAndPrefetchKeepTheBytes) {
+  const TwoObjects t;
+  const Bytes copy = t.file;
+  const Opened m = open_memory(t.file);
+  ASSERT_EQ(m.status, ZT_OK) << m.error;
+  // On a memory reader the hints must not touch the caller's memory.
+  EXPECT_EQ(zt_evict(m.get(), 0, "data"), ZT_OK);
+  EXPECT_EQ(t.file, copy);
+  const TempFile file(t.file);
+  const Opened o = open_file(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_EQ(zt_prefetch(o.get(), 0, "data"), ZT_OK);
+  EXPECT_EQ(zt_evict(o.get(), 0, "data"), ZT_OK);
+  EXPECT_EQ(map_component(o.get(), "raw", "data").bytes, t.raw_data);
+  EXPECT_EQ(zt_prefetch(o.get(), 0, "nope"), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(zt_evict(nullptr, 0, "data"), ZT_ERR_ARGUMENT);
+}
+
+TEST(Access, EightThreadsMappingOneZstdComponentShareOneDecode) {
+  const Bytes data = pattern(1 << 18, 9);
+  FileBuilder b;
+  b.object("z", "dense", {1 << 16}, Json{{"data", b.zstd("f32", data)}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  constexpr int kThreads = 8;
+  std::latch start(kThreads);
+  std::vector<const void*> ptrs(kThreads);
+  std::vector<zt_status> status(kThreads, ZT_ERR_STATE);
+  std::vector<int> same(kThreads, 0);  // not vector<bool>: threads write neighbouring elements
+  {
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        start.arrive_and_wait();
+        uint64_t n = 0;
+        status[i] = zt_component_map(o.get(), 0, "data", &ptrs[i], &n);
+        same[i] = n == data.size() && std::memcmp(ptrs[i], data.data(), n) == 0;
+      });
+    }
+  }
+  for (int i = 0; i < kThreads; ++i) {
+    EXPECT_EQ(status[i], ZT_OK) << "thread " << i;
+    EXPECT_EQ(ptrs[i], ptrs[0]) << "thread " << i;
+    EXPECT_EQ(same[i], 1) << "thread " << i;
+  }
+}
+
+TEST(Access, ThreadsReadAndVerifyConcurrently) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<int> ok(8, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&, i] {
+        Bytes buf(t.zstd_data.size());
+        uint64_t n = 0;
+        const bool read_ok =
+            zt_component_read(o.get(), 1, "data", buf.data(), buf.size(), &n) == ZT_OK &&
+            buf == t.zstd_data;
+        const bool verify_ok = zt_verify(o.get(), nullptr, nullptr) == ZT_OK;
+        const bool json_ok = zt_manifest_json(o.get()) != nullptr;
+        ok[i] = read_ok && verify_ok && json_ok;
+      });
+    }
+  }
+  EXPECT_EQ(ok, std::vector<int>(8, 1));
+}
+
+}  // namespace
+}  // namespace zt::test
