@@ -127,10 +127,9 @@ Node* Builder::add(Kind kind) {
     return nullptr;
   }
   tag_pending_ = false;
-  doc_.nodes_.push_back(Node{});
-  Node& n = doc_.nodes_.back();
+  Node& n = doc_.nodes_.push();
   n.kind = kind;
-  n.end = static_cast<uint32_t>(doc_.nodes_.size());
+  n.set_end(doc_.nodes_.size());
   return &n;
 }
 
@@ -149,7 +148,7 @@ void Builder::close_items() {
     }
     if (--f.remaining > 0) return;
     const uint32_t idx = f.node;
-    doc_.nodes_[idx].end = static_cast<uint32_t>(doc_.nodes_.size());
+    doc_.nodes_[idx].set_end(doc_.nodes_.size());
     const bool is_map = f.is_map;
     stack_.pop_back();
     if (is_map) {
@@ -258,7 +257,7 @@ void Builder::on_break() {
   stack_.pop_back();
   Node& n = doc_.nodes_[f.node];
   n.count = static_cast<uint32_t>(f.is_map ? f.remaining / 2 : f.remaining);
-  n.end = static_cast<uint32_t>(doc_.nodes_.size());
+  n.set_end(doc_.nodes_.size());
   if (f.is_map) {
     auto r = check_duplicate_keys(f.node);
     if (!r) {
@@ -365,8 +364,6 @@ const cbor_callbacks& Builder::callbacks() {
 
 Result<Document> Builder::run() {
   ZT_FAIL_IF(bytes_.empty(), format, "manifest: empty CBOR input");
-  // A rough first reservation: most manifest items take 4 or more bytes.
-  doc_.nodes_.reserve(std::min<size_t>(bytes_.size() / 4 + 1, 1u << 20));
   while (pos_ < bytes_.size() && !failed()) {
     if (root_done_) {
       return make_error(Status::format, "manifest: %zu trailing bytes after the CBOR item",

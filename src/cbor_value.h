@@ -7,32 +7,62 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "error.h"
+#include "zt_limits.h"
 
 namespace zt::cbor {
 
 enum class Kind : uint8_t { null, undefined, simple, boolean, uint, negint, float_, text, bytes, array, map };
 
+// 32 bytes: `end` and `kind` share a word (the item limit keeps indexes
+// below 2^27), which a manifest of a million objects feels.
 struct Node {
-  Kind kind = Kind::null;
-  bool flag = false;     // boolean value
-  uint32_t count = 0;    // array items, or map pairs
-  uint32_t end = 0;      // index one past this node's subtree
-  uint64_t u = 0;        // uint value; negint n stands for -1 - n; simple value
-  double f = 0;          // float value
   std::string_view str;  // text or bytes
+  union {
+    uint64_t u = 0;  // uint value; negint n stands for -1 - n; simple value
+    double f;        // float value
+  };
+  uint32_t count = 0;       // array items, or map pairs
+  uint32_t end : 27 = 0;    // index one past this node's subtree
+  Kind kind : 4 = Kind::null;
+  bool flag : 1 = false;    // boolean value
+
+  void set_end(uint32_t e) { end = e & ((1u << 27) - 1); }
+};
+static_assert(sizeof(Node) == 32);
+static_assert(ZT_MAX_CBOR_ITEMS < (UINT64_C(1) << 27), "node indexes must fit the 27 bits of Node::end");
+
+// Nodes in fixed-size blocks: growing never copies the tape, so the peak
+// memory of a large manifest is its tape plus one block, not twice the tape.
+class NodeArena {
+ public:
+  static constexpr uint32_t kShift = 14;
+  static constexpr uint32_t kBlock = uint32_t{1} << kShift;
+
+  const Node& operator[](uint32_t i) const { return blocks_[i >> kShift][i & (kBlock - 1)]; }
+  Node& operator[](uint32_t i) { return blocks_[i >> kShift][i & (kBlock - 1)]; }
+  uint32_t size() const { return size_; }
+  Node& push() {
+    if ((size_ & (kBlock - 1)) == 0) blocks_.push_back(std::make_unique<Node[]>(kBlock));
+    return (*this)[size_++];
+  }
+
+ private:
+  std::vector<std::unique_ptr<Node[]>> blocks_;
+  uint32_t size_ = 0;
 };
 
 class Document {
  public:
   const Node& node(uint32_t i) const { return nodes_[i]; }
   const Node& root() const { return nodes_[0]; }
-  uint32_t size() const { return static_cast<uint32_t>(nodes_.size()); }
+  uint32_t size() const { return nodes_.size(); }
 
   // First child of a container node; children follow each other via `end`.
   static uint32_t first_child(uint32_t i) { return i + 1; }
@@ -42,7 +72,7 @@ class Document {
 
  private:
   friend class Builder;
-  std::vector<Node> nodes_;
+  NodeArena nodes_;
   std::deque<std::string> owned_;  // joined chunks of indefinite strings
 };
 
