@@ -144,6 +144,7 @@ class Parser {
   Result<void> set_encoding(Component& c, const std::string& where, uint32_t enc);
   Result<void> add_object(Object o, std::string_view key);
   Result<void> check_name(std::string_view what, std::string_view name) const;
+  Result<void> check_c_text(const std::string& where, const char* field, uint32_t text) const;
 
   Manifest m_;
 };
@@ -156,6 +157,14 @@ Attributes Parser::attributes_of(uint32_t map) const {
     return {};
   });
   return a;
+}
+
+// Text that reaches C callers as a C string may not hold a NUL byte: it
+// would be cut short there ("dense\0x" read as "dense").
+Result<void> Parser::check_c_text(const std::string& where, const char* field, uint32_t text) const {
+  ZT_FAIL_IF(node(text).str.find('\0') != std::string_view::npos, invalid, "%s: \"%s\" contains a NUL byte",
+             where.c_str(), field);
+  return {};
 }
 
 Result<void> Parser::check_name(std::string_view what, std::string_view name) const {
@@ -196,6 +205,7 @@ Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint3
 Result<void> Parser::set_encoding(Component& c, const std::string& where, uint32_t enc) {
   if (is_null_or_absent(enc)) return {};
   ZT_FAIL_IF(!is_text(enc), invalid, "%s: \"encoding\" is not a string", where.c_str());
+  ZT_TRY(check_c_text(where, "encoding", enc));
   c.encoding_text = std::string(node(enc).str);
   c.encoding = *c.encoding_text == "raw"    ? Encoding::raw
                : *c.encoding_text == "zstd" ? Encoding::zstd
@@ -238,6 +248,7 @@ Result<Component> Parser::parse_component_v1(const std::string& obj, std::string
   const uint32_t ty = get(cd, "type");
   if (!c.type && !is_null_or_absent(ty)) {
     ZT_FAIL_IF(!is_text(ty), invalid, "%s: \"type\" is not a string", w.c_str());
+    ZT_TRY(check_c_text(w, "type", ty));
     c.type = std::string(node(ty).str);
   }
   if (c.type) {
@@ -277,6 +288,7 @@ Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   o.shape = std::move(*shape);
   const uint32_t fmt = get(od, "format");
   ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
+  ZT_TRY(check_c_text(what, "format", fmt));
   o.format = std::string(node(fmt).str);
   const uint32_t at = get(od, "attributes");
   if (at) {
@@ -305,6 +317,7 @@ Result<void> Parser::parse_v1() {
   const uint32_t ver = get(root, "version");
   ZT_FAIL_IF(!ver, invalid, "manifest has no \"version\"");
   ZT_FAIL_IF(!is_text(ver), invalid, "manifest \"version\" is not a text string");
+  ZT_TRY(check_c_text("manifest", "version", ver));
   m_.version = std::string(node(ver).str);
   const auto v = parse_version(m_.version, false);
   ZT_FAIL_IF(!v, invalid, "cannot parse version \"%s\"", m_.version.c_str());
@@ -339,6 +352,7 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   o.shape = std::move(*shape);
   const uint32_t fmt = get(td, "format");
   ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
+  ZT_TRY(check_c_text(what, "format", fmt));
   o.format = std::string(node(fmt).str);
   const uint32_t dt = get(td, "dtype");
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is missing or not a string", what.c_str());
@@ -387,6 +401,7 @@ Result<void> Parser::parse_v100() {
   const uint32_t ver = get(root, "version");
   ZT_FAIL_IF(!ver, invalid, "1.0.x manifest has no \"version\"");
   ZT_FAIL_IF(!is_text(ver), invalid, "manifest \"version\" is not a text string");
+  ZT_TRY(check_c_text("manifest", "version", ver));
   m_.version = std::string(node(ver).str);
   const auto v = parse_version(m_.version, true);
   ZT_FAIL_IF(!v, invalid, "cannot parse version \"%s\"", m_.version.c_str());

@@ -18,6 +18,15 @@ namespace zt {
 
 using ull = unsigned long long;
 
+namespace {
+
+void swap_elements(std::span<uint8_t> bytes, unsigned width) {
+  if (width <= 1) return;
+  for (size_t i = 0; i + width <= bytes.size(); i += width) std::reverse(bytes.data() + i, bytes.data() + i + width);
+}
+
+}  // namespace
+
 struct Reader::Slot {
   std::mutex mu;
   bool done = false;
@@ -119,14 +128,6 @@ Result<std::span<const uint8_t>> Reader::stored(const Component& c, std::vector<
   return source_.bytes(c.offset, c.length, scratch);
 }
 
-namespace {
-
-void swap_elements(std::span<uint8_t> bytes, unsigned width) {
-  if (width <= 1) return;
-  for (size_t i = 0; i + width <= bytes.size(); i += width) std::reverse(bytes.data() + i, bytes.data() + i + width);
-}
-
-}  // namespace
 
 Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const {
   if (c.encoding == Encoding::raw) {
@@ -165,6 +166,34 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   return std::span<const uint8_t>(s.data.get(), s.size);
 }
 
+// A zstd component's claimed size n is only a claim: before n bytes are
+// allocated, frames that declare their sizes must add up to n. Frames that
+// declare none are decoded into a growing buffer bounded by n, returned here;
+// nullopt means the caller may allocate n bytes and decode into them.
+Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size(const Object& o, const Component& c,
+                                                                                 uint64_t n) const {
+  if (c.encoding != Encoding::zstd) return std::optional<std::vector<uint8_t>>();
+  std::vector<uint8_t> scratch;
+  auto src = stored(c, scratch);
+  ZT_TRY(src);
+  const std::string w = component_where(o, c);
+  if (const auto declared = zstd_declared_size(*src)) {
+    ZT_FAIL_IF(*declared > n, invalid, "%s: zstd data decodes to more than %llu bytes: its frames declare %llu",
+               w.c_str(), static_cast<ull>(n), static_cast<ull>(*declared));
+    ZT_FAIL_IF(*declared < n, invalid, "%s: zstd frames declare %llu bytes, expected %llu", w.c_str(),
+               static_cast<ull>(*declared), static_cast<ull>(n));
+    return std::optional<std::vector<uint8_t>>();
+  }
+  auto bytes = zstd_decode_bounded(*src, n, w);
+  if (!bytes && bytes.error().status == Status::limit)
+    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(), static_cast<ull>(n));
+  ZT_TRY(bytes);
+  ZT_FAIL_IF(bytes->size() != n, invalid, "%s: zstd data decodes to %zu bytes, expected %llu", w.c_str(),
+             bytes->size(), static_cast<ull>(n));
+  if (c.big_endian) swap_elements(*bytes, c.width());
+  return std::optional<std::vector<uint8_t>>(std::move(*bytes));
+}
+
 // Decodes straight into the slot's buffer (no zero-fill, no second copy).
 Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) const {
   auto n = decoded_length_for(o, c);
@@ -175,6 +204,12 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
     return {};
   }
   ZT_TRY(n);
+  auto grown = decode_without_trusting_size(o, c, *n);
+  ZT_TRY(grown);
+  if (*grown) {
+    s.vec = std::move(**grown);
+    return {};
+  }
   try {
     s.data = std::make_unique_for_overwrite<uint8_t[]>(*n ? *n : 1);
   } catch (const std::bad_alloc&) {
@@ -192,6 +227,9 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
   ZT_TRY(n);
+  auto grown = decode_without_trusting_size(o, c, *n);
+  ZT_TRY(grown);
+  if (*grown) return std::move(**grown);
   std::vector<uint8_t> out;
   try {
     out.resize(*n);

@@ -68,6 +68,8 @@ class Reader {
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
   bool zero_copy(const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
+  Result<std::optional<std::vector<uint8_t>>> decode_without_trusting_size(const Object& o, const Component& c,
+                                                                           uint64_t n) const;
 
   Source source_;
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes

@@ -112,6 +112,20 @@ std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t t
   return frames;
 }
 
+std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src) {
+  uint64_t pos = 0, sum = 0;
+  while (pos < src.size()) {
+    const auto rest = src.subspan(pos);
+    const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+    if (ZSTD_isError(fsize)) return std::nullopt;
+    const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
+    if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
+    if (__builtin_add_overflow(sum, csize, &sum)) return std::nullopt;
+    pos += fsize;
+  }
+  return sum;
+}
+
 Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::vector<uint8_t>& out) {
   thread_local CCtx cctx(ZSTD_createCCtx());
   ZT_FAIL_IF(!cctx, nomem, "cannot create a zstd encoder");

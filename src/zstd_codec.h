@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ struct ZstdFrame {
 // The frames of `src` when every frame records its content size and the
 // sizes add up to `total`; empty otherwise (decode it as one stream then).
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total);
+
+// Sum of the content sizes the frames of `src` declare; nullopt if a frame
+// declares none (or the data is not zstd). Lets a reader compare a claimed
+// decoded size with the data before allocating it.
+std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src);
 
 // Compresses `src` as one frame (content size recorded) appended to `out`.
 Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::vector<uint8_t>& out);
