@@ -287,7 +287,7 @@ Result<VerifyReport> Reader::verify() const {
                    got.c_str());
         ++rep.checked;
       }
-      if (!o.unsupported.empty()) continue;  // digests only: the blob is not interpretable
+      if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
       if (zero_copy(c)) {
         decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
         continue;
@@ -299,7 +299,8 @@ Result<VerifyReport> Reader::verify() const {
       owned[k] = std::move(*bytes);
       decoded[k] = owned[k];
     }
-    if (!o.unsupported.empty()) continue;
+    // A file passes verify only if every component can be read.
+    ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
     ZT_TRY(check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded));
   }
   return rep;

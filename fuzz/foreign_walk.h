@@ -1,0 +1,126 @@
+// Shared by the foreign-format targets (fuzz_format_*.cpp): the fuzzed
+// bytes are written to a file of the format's extension and read by the
+// library's reader of that format; then everything it hands out is
+// touched and checked (sizes against shapes, unique names), and the result
+// is written as a .zt file through zt::Writer, as `zt convert` does. The
+// readers promise that what they return can go straight to the writer, so
+// the writer must accept it, and the file must re-open, verify and hold the
+// same bytes.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "formats/foreign.h"
+#include "fuzz_support.h"
+#include "cbor_value.h"
+#include "json.h"
+#include "manifest.h"
+#include "writer.h"
+#include "ztensor.h"
+
+namespace zt::fuzz {
+
+// Findings F6 and F7 (fuzz/README.md), tolerated while open; set to 0 once
+// fixed. F6: the readers hand out what the writer refuses (bool bytes other
+// than 0 and 1; names with NUL bytes, invalid UTF-8, or over the name
+// limit), so `zt convert` fails part-way. F7: a corrupt .npz is reported as
+// ZT_ERR_IO (libzip's ZIP_ER_NOENT) instead of ZT_ERR_FORMAT.
+#ifndef ZT_FUZZ_TOLERATE_F6
+#define ZT_FUZZ_TOLERATE_F6 1
+#endif
+#ifndef ZT_FUZZ_TOLERATE_F7
+#define ZT_FUZZ_TOLERATE_F7 1
+#endif
+
+// What the writer refuses although a reader returned it (F6).
+inline bool writer_would_refuse(const formats::ForeignFile& f) {
+  const auto bad_name = [](const std::string& n) {
+    return n.empty() || n.size() > (size_t{1} << 16) || n.find('\0') != std::string::npos || !cbor::is_valid_utf8(n);
+  };
+  for (const formats::ForeignObject& o : f.objects) {
+    if (bad_name(o.name)) return true;
+    for (const formats::ForeignComponent& c : o.components)
+      if (c.dtype == DType::boolean)
+        for (const uint8_t b : c.bytes)
+          if (b > 1) return true;
+  }
+  return false;
+}
+
+inline void walk_foreign(const uint8_t* data, size_t size, const char* extension) {
+  const std::string in = scratch_dir() + "/foreign" + extension;
+  const std::string out = scratch_dir() + "/foreign_out.zt";
+  FUZZ_CHECK(write_file(in, data, size), "cannot write " + in);
+  auto f = formats::read_foreign(in);
+  if (std::getenv("ZT_FUZZ_VERBOSE"))
+    std::fprintf(stderr, "  %s\n", f ? ("read " + std::to_string(f->objects.size()) + " objects").c_str()
+                                     : f.error().message.c_str());
+  if (!f) {
+    const Status s = f.error().status;
+    if (ZT_FUZZ_TOLERATE_F7 && s == Status::io && f.error().message.find("zip archive") != std::string::npos) return;
+    FUZZ_CHECK(s == Status::format || s == Status::invalid || s == Status::unsupported || s == Status::limit ||
+                   s == Status::nomem,
+               "reader failed with status " + std::to_string(static_cast<int>(s)) + ": " + f.error().message);
+    FUZZ_CHECK(!f.error().message.empty(), "reader failed without a message");
+    return;
+  }
+
+  std::set<std::string> names;
+  for (const formats::ForeignObject& o : f->objects) {
+    FUZZ_CHECK(names.insert(o.name).second, "duplicate object name \"" + o.name + "\"");
+    for (const formats::ForeignComponent& c : o.components) {
+      uint64_t h = 0;
+      for (const uint8_t b : c.bytes) h += b;  // every byte handed out is readable
+      (void)h;
+      if (o.format != "dense" || c.role != "data") continue;
+      const LogicalType* lt = c.type ? find_logical_type(*c.type) : nullptr;
+      if (c.type && !lt) continue;  // unknown ratio
+      const auto n = shape_product(o.shape);
+      FUZZ_CHECK(n.has_value(), "object \"" + o.name + "\": shape product overflows");
+      const auto want = checked_mul(*n, uint64_t{dtype_width(c.dtype)} * (lt ? lt->ratio : 1));
+      FUZZ_CHECK(want && *want == c.bytes.size(), "object \"" + o.name + "\": " + std::to_string(c.bytes.size()) +
+                                                       " bytes for its shape and dtype");
+    }
+  }
+
+  if (ZT_FUZZ_TOLERATE_F6 && writer_would_refuse(*f)) return;
+
+  // Through the writer, as `zt convert` does.
+  WriterOptions wopt;
+  wopt.threads = 1;
+  auto w = Writer::open(out, wopt);
+  FUZZ_CHECK(w.ok(), "Writer::open: " + w.error().message);
+  auto must = [&](const Result<void>& r, const std::string& what) {
+    FUZZ_CHECK(r.ok(), what + " refused what the reader returned: " + r.error().message);
+  };
+  if (!f->attributes.empty()) must((*w)->set_file_attributes_json(dump_json(f->attributes)), "file attributes");
+  for (const formats::ForeignObject& o : f->objects) {
+    must((*w)->begin_object(o.name, o.format, o.shape), "begin_object \"" + o.name + "\"");
+    if (!o.attributes.empty()) must((*w)->set_object_attributes_json(dump_json(o.attributes)), "object attributes");
+    for (const formats::ForeignComponent& c : o.components)
+      must((*w)->add_component(c.role, dtype_name(c.dtype), c.type, c.bytes, "raw"), "add_component " + c.role);
+    must((*w)->end_object(), "end_object \"" + o.name + "\"");
+  }
+  must((*w)->finish(), "finish");
+
+  zt_reader* r = nullptr;
+  const zt_status s = zt_open(out.c_str(), &r);
+  FUZZ_CHECK(s == ZT_OK, std::string("the converted file does not open: ") + zt_last_error());
+  FUZZ_CHECK(zt_verify(r, nullptr, nullptr) == ZT_OK, std::string("the converted file does not verify: ") + zt_last_error());
+  FUZZ_CHECK(zt_object_count(r) == f->objects.size(), "object count changed in conversion");
+  for (size_t i = 0; i < f->objects.size(); ++i) {
+    const formats::ForeignObject& o = f->objects[i];
+    for (const formats::ForeignComponent& c : o.components) {
+      const void* p = nullptr;
+      uint64_t n = 0;
+      FUZZ_CHECK(zt_component_map(r, i, c.role.c_str(), &p, &n) == ZT_OK && n == c.bytes.size() &&
+                     (n == 0 || std::memcmp(p, c.bytes.data(), n) == 0),
+                 "object \"" + o.name + "\": bytes changed in conversion");
+    }
+  }
+  zt_close(r);
+}
+
+}  // namespace zt::fuzz

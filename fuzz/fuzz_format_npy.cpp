@@ -1,0 +1,8 @@
+// libFuzzer target: fuzzed bytes as a .npy file through the library's
+// npy reader, then through the writer (fuzz/foreign_walk.h).
+#include "foreign_walk.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  zt::fuzz::walk_foreign(data, size, ".npy");
+  return 0;
+}

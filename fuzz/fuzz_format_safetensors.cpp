@@ -1,0 +1,8 @@
+// libFuzzer target: fuzzed bytes as a .safetensors file through the library's
+// safetensors reader, then through the writer (fuzz/foreign_walk.h).
+#include "foreign_walk.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  zt::fuzz::walk_foreign(data, size, ".safetensors");
+  return 0;
+}

@@ -1,0 +1,63 @@
+// libFuzzer target: fuzzed bytes as a .zt file of any generation, opened from
+// memory and walked entirely (fuzz/walk.h), then the same bytes opened from
+// a file in copy mode (pread instead of a mapping, a lower decode cap) and
+// walked again; both readers must agree.
+#include <cstdint>
+#include <string>
+
+#include "fuzz_support.h"
+#include "walk.h"
+#include "ztensor.h"
+
+namespace {
+
+using namespace zt::fuzz;
+
+void check_open_failure(zt_status s, bool copy_mode) {
+  check_failure(s, {ZT_ERR_FORMAT, ZT_ERR_INVALID, ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_NOMEM}, copy_mode,
+                "zt_open");
+}
+
+struct Closer {
+  void operator()(zt_reader* r) const { zt_close(r); }
+};
+using ReaderPtr = std::unique_ptr<zt_reader, Closer>;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const uint8_t kEmpty = 0;
+  const WalkOptions mem_opt;
+  zt_reader* raw = nullptr;
+  const zt_status s = zt_open_memory(size ? data : &kEmpty, size, &raw);
+  ReaderPtr mem(raw);
+  WalkOutcome mem_walk;
+  if (s == ZT_OK) {
+    FUZZ_CHECK(mem != nullptr, "zt_open_memory: OK without a reader");
+    mem_walk = walk_reader(mem.get(), mem_opt);
+  } else {
+    FUZZ_CHECK(mem == nullptr, "zt_open_memory: a reader on failure");
+    check_open_failure(s, false);
+  }
+
+  // The same bytes through a file in copy mode: the pread paths, and a
+  // decode cap low enough to map everything that it allows.
+  const std::string path = scratch_dir() + "/open_walk.zt";
+  FUZZ_CHECK(write_file(path, data, size), "cannot write " + path);
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.io_mode = ZT_IO_COPY;
+  opt.max_decoded_bytes = mem_opt.decode_cap;
+  raw = nullptr;
+  const zt_status s2 = zt_open_ex(path.c_str(), &opt, &raw);
+  ReaderPtr copy(raw);
+  FUZZ_CHECK(s2 == s, std::string("memory and copy-mode open disagree: ") + zt_status_name(s) + " vs " +
+                          zt_status_name(s2) + ": " + zt_last_error());
+  if (s2 == ZT_OK) {
+    WalkOptions copy_opt;
+    copy_opt.copy_mode = true;
+    copy_opt.decode_cap = UINT64_MAX;  // the reader's own cap applies
+    compare_walks(mem_walk, walk_reader(copy.get(), copy_opt));
+  }
+  return 0;
+}

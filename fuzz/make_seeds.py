@@ -1,0 +1,322 @@
+#!/usr/bin/python3
+"""Regenerates the hand-made seeds of the fuzz corpora.
+
+    /usr/bin/python3 fuzz/make_seeds.py [--conformance DIR]
+
+open_walk: the conformance vectors (valid and reject, every generation)
+plus files this script builds byte by byte: 1.0.x (no footer), zstd split
+into several frames, frames without a content size, COO, complex and FP8,
+attributes of every CBOR kind, indefinite-length CBOR.
+writer: programs for fuzz_writer.cpp in its input encoding (see Decoder
+there): dense, multi-frame zstd, CSR, COO, quantized_group, streaming,
+attributes, abort over an existing target.
+Needs Debian's python3-cbor2 and python3-zstandard.
+"""
+import argparse
+import glob
+import os
+import shutil
+import struct
+
+import cbor2
+import zstandard
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAGIC = b"ZTEN1000"
+
+
+def pad64(b):
+    return b + b"\0" * (-len(b) % 64)
+
+
+class File:
+    """A 1.2.0 (or 1.0.x with footer=False) file built blob by blob."""
+
+    def __init__(self):
+        self.data = bytearray(MAGIC)
+
+    def blob(self, b):
+        self.data = bytearray(pad64(bytes(self.data)))
+        off = len(self.data)
+        self.data += b
+        return off, len(b)
+
+    def raw(self, dtype, b, **extra):
+        off, n = self.blob(b)
+        return dict(dtype=dtype, offset=off, length=n, **extra)
+
+    def zstd(self, dtype, b, frames=1, content_size=True, **extra):
+        cctx = zstandard.ZstdCompressor(level=3, write_content_size=content_size)
+        step = max(1, -(-len(b) // frames))
+        stored = b"".join(cctx.compress(b[i:i + step]) for i in range(0, max(len(b), 1), step))
+        off, n = self.blob(stored)
+        return dict(dtype=dtype, offset=off, length=n, encoding="zstd", uncompressed_length=len(b), **extra)
+
+    def build(self, manifest, footer=True, canonical=True):
+        body = pad64(bytes(self.data))
+        m = cbor2.dumps(manifest, canonical=False) if canonical else manifest
+        tail = struct.pack("<Q", len(m)) + (MAGIC if footer else b"")
+        return body + m + tail
+
+
+def f32(*xs):
+    return struct.pack("<%df" % len(xs), *xs)
+
+
+def u64(*xs):
+    return struct.pack("<%dQ" % len(xs), *xs)
+
+
+def indefinite_cbor(v):
+    """CBOR with every map, array and text in indefinite-length form."""
+    if isinstance(v, dict):
+        return b"\xbf" + b"".join(indefinite_cbor(k) + indefinite_cbor(x) for k, x in v.items()) + b"\xff"
+    if isinstance(v, list):
+        return b"\x9f" + b"".join(indefinite_cbor(x) for x in v) + b"\xff"
+    if isinstance(v, str):
+        h = len(v) // 2  # chunks split between characters stay UTF-8
+        return b"\x7f" + cbor2.dumps(v[:h]) + cbor2.dumps(v[h:]) + b"\xff"
+    return cbor2.dumps(v)
+
+
+def open_walk_seeds():
+    seeds = {}
+    vals = f32(*[float(i) * 0.5 for i in range(64)])
+
+    f = File()
+    data = f.zstd("f32", vals * 8, frames=4)
+    seeds["zstd_four_frames"] = f.build({"version": "1.2.0", "objects": {
+        "w": {"shape": [32, 16], "format": "dense", "components": {"data": data}}}})
+
+    f = File()
+    data = f.zstd("f32", vals, frames=2, content_size=False)
+    seeds["zstd_no_content_size"] = f.build({"version": "1.2.0", "objects": {
+        "w": {"shape": [64], "format": "dense", "components": {"data": data}}}})
+
+    f = File()
+    comps = {"values": f.raw("f32", f32(1, 2, 3)), "coords": f.raw("u64", u64(0, 1, 2, 3, 0, 1))}
+    seeds["sparse_coo"] = f.build({"version": "1.2.0", "objects": {
+        "c": {"shape": [4, 4], "format": "sparse_coo", "components": comps}}})
+
+    f = File()
+    comps = {"values": f.zstd("f32", f32(1, 2, 3)), "indices": f.raw("u64", u64(0, 2, 1)),
+             "indptr": f.zstd("u64", u64(0, 2, 2, 3))}
+    seeds["sparse_csr_zstd"] = f.build({"version": "1.2.0", "objects": {
+        "m": {"shape": [3, 3], "format": "sparse_csr", "components": comps}}})
+
+    f = File()
+    seeds["complex_fp8_digests"] = f.build({"version": "1.2.0", "attributes": {"k": [1, -2, 1.5, None, True, b"\x01"]},
+        "objects": {
+            "z": {"shape": [2], "format": "dense",
+                  "components": {"data": f.raw("f32", f32(1, 2, 3, 4), type="complex64",
+                                               digest="xxh3:0000000000000000")}},
+            "q": {"shape": [4], "format": "dense",
+                  "components": {"data": f.raw("u8", bytes([0, 0x38, 0x7f, 0xff]), type="f8_e4m3fn")}},
+            "b": {"shape": [3], "format": "dense", "components": {"data": f.raw("bool", bytes([0, 1, 1]))}},
+        }})
+
+    f = File()
+    data = f.raw("f32", vals[:16])
+    manifest = indefinite_cbor({"version": "1.2.0", "objects": {
+        "w": {"shape": [2, 2], "format": "dense", "components": {"data": data}}}})
+    seeds["indefinite_cbor"] = f.build(manifest, canonical=False)
+
+    # 1.0.x: the same header, no footer; "tensors" with legacy dtype names.
+    f = File()
+    data = f.raw("float32", vals[:16])
+    del data["dtype"]
+    zs = f.zstd("float32", vals[:32])
+    del zs["dtype"], zs["uncompressed_length"]
+    seeds["v100_basic"] = f.build({"version": "1.0", "generator": "seed", "tensors": {
+        "w": {"dtype": "float32", "shape": [4], "format": "dense", "components": {"data": data}},
+        "z": {"dtype": "float32", "shape": [8], "format": "dense", "components": {"data": zs}}}}, footer=False)
+
+    # Quantized, 4 bits in i32 words, 2 x 8 weights, groups of 2.
+    f = File()
+    comps = {"packed_weight": f.raw("i32", struct.pack("<2i", 0x76543210, 0x01234567)),
+             "scales": f.raw("f16", struct.pack("<8e", *[0.5] * 8)),
+             "zeros": f.raw("f16", struct.pack("<8e", *[8.0] * 8))}
+    seeds["quantized_small"] = f.build({"version": "1.2.0", "objects": {
+        "q": {"shape": [2, 8], "format": "quantized_group",
+              "attributes": {"bits": 4, "group_size": 2, "packing": "8_per_i32"}, "components": comps}}})
+    return seeds
+
+
+# ---- writer programs (see fuzz_writer.cpp, class Decoder) ----
+ADD_DENSE, BEGIN_OBJECT, ADD_COMPONENT, END_OBJECT, BEGIN_COMPONENT, WRITE, END_COMPONENT, \
+    FILE_ATTRS, OBJECT_ATTRS, FINISH, ABORT, ADD_DENSE_EXACT = range(12)
+NAMES = ["w", "b", "layer.0.weight", "x", "", "\xe9t\xe9", "a/b", "w"]
+DTYPES = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "bool",
+          "float32", "f8_e4m3fn", ""]
+TYPES = ["f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz", "complex64", "complex128", "mytype"]
+FORMATS = ["dense", "sparse_csr", "sparse_coo", "quantized_group", "custom_layout", ""]
+ROLES = ["data", "values", "indices", "indptr", "coords", "packed_weight", "scales", "zeros"]
+ENCODINGS = ["raw", "zstd", "auto", "lz4"]
+
+
+def sel(lst, x):
+    return bytes([lst.index(x)])
+
+
+def shape(*dims):
+    return bytes([len(dims)]) + bytes(dims)
+
+
+def explicit(b):
+    return bytes([0]) + struct.pack("<H", len(b)) + b
+
+
+def pattern(n, seed=1):
+    return bytes([2]) + struct.pack("<H", n) + bytes([seed])
+
+
+def exact(seed=3, boolean=False):
+    return bytes([0x11 if boolean else 1, seed])
+
+
+def options(digest=0, level_index=0, preexisting=False, frame_kib=1, ratio=180):
+    o = digest | (level_index << 2) | (0x20 if preexisting else 0)
+    return bytes([o, frame_kib - 1, ratio])
+
+
+def add_dense_exact(name, dtype, dims, encoding="raw"):
+    return bytes([ADD_DENSE_EXACT]) + sel(NAMES, name) + sel(DTYPES, dtype) + shape(*dims) + exact(boolean=dtype == "bool") + \
+        sel(ENCODINGS, encoding)
+
+
+def add_component(role, dtype, data, encoding="raw", typ=None):
+    t = bytes([0]) if typ is None else bytes([next(b for b in range(0x80, 0xF0) if b % 7 == TYPES.index(typ))])
+    return bytes([ADD_COMPONENT]) + sel(ROLES, role) + sel(DTYPES, dtype) + t + bytes([0]) + explicit(data) + \
+        sel(ENCODINGS, encoding)
+
+
+def begin_object(name, fmt, dims):
+    return bytes([BEGIN_OBJECT]) + sel(NAMES, name) + sel(FORMATS, fmt) + shape(*dims)
+
+
+def writer_seeds():
+    s = {}
+    s["dense_raw"] = options() + add_dense_exact("w", "f32", [2, 3]) + add_dense_exact("b", "i8", [5]) + bytes([FINISH])
+    s["dense_zstd_frames"] = options(frame_kib=1) + add_dense_exact("w", "u8", [16, 16, 16], "zstd") + \
+        add_dense_exact("x", "f16", [3, 16, 16], "auto") + bytes([FINISH])
+    s["sha256_scalar"] = options(digest=1) + add_dense_exact("x", "f64", []) + add_dense_exact("b", "bool", [4]) + \
+        bytes([FINISH])
+    s["csr"] = options(digest=2) + begin_object("x", "sparse_csr", [3, 4]) + \
+        add_component("values", "f32", f32(1, 2, 3), "zstd") + add_component("indices", "u64", u64(0, 3, 1)) + \
+        add_component("indptr", "u64", u64(0, 2, 2, 3)) + bytes([END_OBJECT, FINISH])
+    s["coo"] = options() + begin_object("b", "sparse_coo", [4, 4]) + \
+        add_component("values", "f32", f32(1, 2)) + add_component("coords", "u64", u64(0, 3, 1, 2)) + \
+        bytes([END_OBJECT, FINISH])
+    s["quantized"] = options() + begin_object("w", "quantized_group", [2, 8]) + bytes([OBJECT_ATTRS, 1]) + \
+        add_component("packed_weight", "i32", struct.pack("<2i", 0x76543210, 0x01234567)) + \
+        add_component("scales", "f16", struct.pack("<8e", *[0.5] * 8)) + \
+        add_component("zeros", "f16", struct.pack("<8e", *[8.0] * 8)) + bytes([END_OBJECT, FINISH])
+    s["streaming"] = options(frame_kib=1) + begin_object("layer.0.weight", "dense", [16, 16, 16]) + \
+        bytes([BEGIN_COMPONENT]) + sel(ROLES, "data") + sel(DTYPES, "f32") + bytes([0]) + sel(ENCODINGS, "zstd") + \
+        bytes([0xFF]) + struct.pack("<Q", 16384) + \
+        b"".join(bytes([WRITE, 0]) + pattern(4096, i) for i in range(4)) + bytes([END_COMPONENT, END_OBJECT]) + \
+        bytes([FILE_ATTRS, 4]) + bytes([FINISH])
+    s["typed"] = options() + begin_object("x", "dense", [2]) + add_component("data", "f32", f32(1, 2, 3, 4), typ="complex64") + \
+        bytes([END_OBJECT]) + begin_object("b", "dense", [3]) + add_component("data", "u8", bytes([1, 2, 3]), typ="f8_e5m2") + \
+        bytes([END_OBJECT, FINISH])
+    s["abort_existing"] = options(preexisting=True) + add_dense_exact("w", "f32", [8]) + bytes([ABORT])
+    s["unfinished_object"] = options(preexisting=True) + begin_object("w", "dense", [2]) + bytes([FINISH])
+    return s
+
+
+# ---- foreign formats ----
+def safetensors_file(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, bytes)]"""
+    import json
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dt, shape, b in tensors:
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(data), len(data) + len(b)]}
+        data += b
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_file(kvs, tensors, alignment=32):
+    """kvs: [(key, type, packed value)]; tensors: [(name, dims innermost first, ggml type, bytes)]"""
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for k, t, v in kvs:
+        out += gguf_string(k) + struct.pack("<I", t) + v
+    offset, blobs = 0, b""
+    for name, dims, t, b in tensors:
+        out += gguf_string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", t, offset)
+        blobs += b + b"\0" * (-len(b) % alignment)
+        offset = len(blobs)
+    out += b"\0" * (-len(out) % alignment)
+    return out + blobs
+
+
+def foreign_seeds():
+    import io
+    import numpy as np
+    s = {"format_safetensors": {}, "format_gguf": {}, "format_npy": {}, "format_npz": {}}
+    st = s["format_safetensors"]
+    st["basic"] = safetensors_file([("w", "F32", [2, 2], f32(1, 2, 3, 4)), ("b", "I64", [2], struct.pack("<2q", -1, 7))],
+                                   {"format": "pt"})
+    st["types"] = safetensors_file([("h", "F16", [2], struct.pack("<2e", 1, -2)), ("bf", "BF16", [1], b"\x80\x3f"),
+                                    ("q", "F8_E4M3", [3], bytes([0, 0x38, 0x7f])), ("z", "BOOL", [2], bytes([0, 1])),
+                                    ("c", "C64", [1], f32(1, 2)), ("e", "U8", [0], b""), ("s", "F64", [], struct.pack("<d", 3.5))])
+    gg = s["format_gguf"]
+    kvs = [("general.architecture", 8, gguf_string("llama")), ("general.alignment", 4, struct.pack("<I", 32)),
+           ("llama.block_count", 4, struct.pack("<I", 1)),
+           ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 2) + gguf_string("a") + gguf_string("b")),
+           ("f", 6, struct.pack("<f", 0.5)), ("flag", 7, b"\x01"), ("big", 10, struct.pack("<Q", 2**63))]
+    q4_0 = struct.pack("<e", 0.25) + bytes(range(16))  # one block of 32 weights
+    gg["basic"] = gguf_file(kvs, [("tok.weight", [4, 2], 0, f32(*range(8))), ("h", [3], 1, struct.pack("<3e", 1, 2, 3)),
+                                  ("q", [32, 2], 2, q4_0 * 2), ("i", [2], 26, struct.pack("<2i", -5, 5))])
+    npy = s["format_npy"]
+    for name, arr in [("f4", np.arange(6, dtype="<f4").reshape(2, 3)), ("be_i2", np.arange(5, dtype=">i2")),
+                      ("fortran", np.asfortranarray(np.arange(6, dtype="<f8").reshape(2, 3))),
+                      ("c8", np.array([1 + 2j, 3 - 1j], dtype="<c8")), ("bool", np.array([True, False])),
+                      ("scalar", np.array(7, dtype="<u4"))]:
+        bio = io.BytesIO()
+        np.save(bio, arr)
+        npy[name] = bio.getvalue()
+    npz = s["format_npz"]
+    for name, fn in [("stored", np.savez), ("deflated", np.savez_compressed)]:
+        bio = io.BytesIO()
+        fn(bio, a=np.arange(4, dtype="<f4"), b=np.array([[1, 2], [3, 4]], dtype="<i8"))
+        npz[name] = bio.getvalue()
+    return s
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--conformance", default="/work/shared/conformance/corpus")
+    args = ap.parse_args()
+    ow = os.path.join(HERE, "corpus", "open_walk")
+    wr = os.path.join(HERE, "corpus", "writer")
+    os.makedirs(ow, exist_ok=True)
+    os.makedirs(wr, exist_ok=True)
+    for kind in ("valid", "reject"):
+        for p in sorted(glob.glob(os.path.join(args.conformance, kind, "*.zt"))):
+            shutil.copyfile(p, os.path.join(ow, "conf_%s_%s" % (kind, os.path.basename(p))))
+    for name, b in open_walk_seeds().items():
+        with open(os.path.join(ow, "gen_%s.zt" % name), "wb") as f:
+            f.write(b)
+    for name, b in writer_seeds().items():
+        with open(os.path.join(wr, "seed_%s" % name), "wb") as f:
+            f.write(b)
+    for target, seeds in foreign_seeds().items():
+        d = os.path.join(HERE, "corpus", target)
+        os.makedirs(d, exist_ok=True)
+        for name, b in seeds.items():
+            with open(os.path.join(d, "seed_%s" % name), "wb") as f:
+                f.write(b)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+// Regression tests of what fuzzing found (fuzz/README.md, "Findings"). Each
+// test states the contract that the finding broke; the reproducers are
+// built here byte by byte so that the tests do not depend on the corpus.
+#include <cstring>
+#include <string>
+
+#include "cbor_encode.h"
+#include "hardening_support.h"
+
+namespace zt::hardening {
+namespace {
+
+struct ReaderCloser {
+  void operator()(zt_reader* r) const { zt_close(r); }
+};
+using ReaderPtr = std::unique_ptr<zt_reader, ReaderCloser>;
+
+// F3: texts that the C ABI hands out as C strings must not hold NUL bytes,
+// or C callers see another text than the library acts on. The fuzzer's
+// case: format "dense\0" with 16 bytes of f32 under shape [1000, 1000]
+// opened and verified, and a C caller saw a dense f32 [1000, 1000] object.
+TEST(Findings, F3_FormatWithANulByteIsRefused) {
+  Blobs blobs;
+  const Bytes data(16, 0);
+  const uint64_t at = blobs.add(data);
+  const std::vector<uint64_t> shape = {1000, 1000};
+  const Bytes file = assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "f32", shape, at, 16, false, std::nullopt,
+                                                            std::string_view("dense\0", 6)));
+  zt_reader* r = nullptr;
+  const zt_status s = zt_open_memory(file.data(), file.size(), &r);
+  ReaderPtr reader(r);
+  EXPECT_EQ(s, ZT_ERR_INVALID) << "opened; zt_object_format says \"" << (r ? zt_object_format(r, 0) : "") << "\"";
+}
+
+// The same for the other texts the ABI returns: type, encoding, version.
+Bytes manifest_with(std::string_view version, std::string_view type, std::string_view encoding, uint64_t at) {
+  CborWriter w;
+  w.map(2);
+  w.text("version");
+  w.text(version);
+  w.text("objects");
+  w.map(1);
+  w.text("w");
+  w.map(3);
+  w.text("shape");
+  w.array(1);
+  w.uint(4);
+  w.text("format");
+  w.text("dense");
+  w.text("components");
+  w.map(1);
+  w.text("data");
+  w.map(3 + (type.empty() ? 0 : 1) + (encoding.empty() ? 0 : 1));
+  w.text("dtype");
+  w.text("u8");
+  w.text("offset");
+  w.uint(at);
+  w.text("length");
+  w.uint(4);
+  if (!type.empty()) {
+    w.text("type");
+    w.text(type);
+  }
+  if (!encoding.empty()) {
+    w.text("encoding");
+    w.text(encoding);
+  }
+  return w.take();
+}
+
+TEST(Findings, F3_TypeEncodingAndVersionWithANulByteAreRefused) {
+  Blobs blobs;
+  const uint64_t at = blobs.add(Bytes(4, 0x38));
+  using namespace std::string_view_literals;
+  const struct {
+    const char* what;
+    Bytes manifest;
+  } cases[] = {
+      {"type", manifest_with("1.2.0", "f8_e4m3fn\0x"sv, "", at)},
+      {"encoding", manifest_with("1.2.0", "", "raw\0x"sv, at)},
+      {"version", manifest_with("1.2.0\0x"sv, "", "", at)},
+  };
+  for (const auto& c : cases) {
+    const Bytes file = assemble(blobs.bytes(), c.manifest);
+    zt_reader* r = nullptr;
+    const zt_status s = zt_open_memory(file.data(), file.size(), &r);
+    ReaderPtr reader(r);
+    EXPECT_EQ(s, ZT_ERR_INVALID) << c.what << " with a NUL byte";
+  }
+}
+
+// F2: whatever zt_writer_finish accepts must open. Attributes nested
+// deeper than the reader's CBOR depth limit made a file that zt_open
+// refused with ZT_ERR_LIMIT. Refusing them when they are set is fine.
+TEST(Findings, F2_WriterNeverFinishesAFileTheReaderRefuses) {
+  for (const int depth : {120, 126, 127, 128, 200, 10000}) {
+    ScratchDir dir;
+    const std::string path = dir.file("deep.zt");
+    std::string json = "{\"d\": " + std::string(static_cast<size_t>(depth), '[') +
+                       std::string(static_cast<size_t>(depth), ']') + "}";
+    for (const bool on_object : {false, true}) {
+      zt_writer* w = nullptr;
+      ASSERT_EQ(zt_writer_open(path.c_str(), &w), ZT_OK);
+      const uint64_t shape[] = {2};
+      const uint8_t bytes[] = {1, 2};
+      zt_status set = ZT_OK;
+      if (on_object) {
+        ASSERT_EQ(zt_writer_begin_object(w, "w", "dense", shape, 1), ZT_OK);
+        set = zt_writer_set_object_attributes_json(w, json.c_str());
+        ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, bytes, 2, "raw"), ZT_OK);
+        ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+      } else {
+        ASSERT_EQ(zt_writer_add_dense(w, "w", "u8", shape, 1, bytes, 2, "raw"), ZT_OK);
+        set = zt_writer_set_file_attributes_json(w, json.c_str());
+      }
+      const zt_status fin = zt_writer_finish(w);
+      if (set != ZT_OK || fin != ZT_OK) continue;  // refused: fine
+      zt_reader* r = nullptr;
+      const zt_status s = zt_open(path.c_str(), &r);
+      ReaderPtr reader(r);
+      EXPECT_EQ(s, ZT_OK) << (on_object ? "object" : "file") << " attributes nested " << depth
+                          << " deep were written but do not open: " << zt_last_error();
+    }
+  }
+}
+
+// F5: zt_verify must not pass a file whose components cannot be read:
+// 0.1.0 sparse-layout entries are listed, and both mapping their blob and
+// zt_verify give ZT_ERR_UNSUPPORTED, whichever key names the layout.
+Bytes v010_file(std::string_view layout_key, std::string_view layout, std::string_view encoding) {
+  Bytes file = {'Z', 'T', 'E', 'N', '0', '0', '0', '1'};
+  file.resize(64, 0);
+  const Bytes blob = {1, 2, 3, 4, 5, 6, 7, 8};
+  file.insert(file.end(), blob.begin(), blob.end());
+  CborWriter w;
+  w.array(1);
+  w.map(layout_key.empty() ? 6 : 7);
+  w.text("name");
+  w.text("s");
+  w.text("offset");
+  w.uint(64);
+  w.text("size");
+  w.uint(blob.size());
+  w.text("dtype");
+  w.text("float32");
+  w.text("shape");
+  w.array(1);
+  w.uint(2);
+  w.text("encoding");
+  w.text(encoding);
+  if (!layout_key.empty()) {
+    w.text(layout_key);
+    w.text(layout);
+  }
+  const Bytes index = w.take();
+  file.insert(file.end(), index.begin(), index.end());
+  uint64_t n = index.size();
+  for (int i = 0; i < 8; ++i, n >>= 8) file.push_back(static_cast<uint8_t>(n & 0xFF));
+  return file;
+}
+
+TEST(Findings, F5_V010SparseLayoutIsListedButNotRead) {
+  const Bytes file = v010_file("layout", "csr", "raw");
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
+  ReaderPtr reader(r);
+  EXPECT_STREQ(zt_object_format(r, 0), "sparse_csr");
+  const void* p = nullptr;
+  uint64_t n = 0;
+  EXPECT_EQ(zt_component_map(r, 0, "data", &p, &n), ZT_ERR_UNSUPPORTED);
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_UNSUPPORTED);
+}
+
+TEST(Findings, F5_V010EncodingNamingTheLayoutFailsMapAndVerifyAlike) {
+  for (const char* encoding : {"sparse", "csc"}) {
+    const Bytes file = v010_file("", "", encoding);
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
+    ReaderPtr reader(r);
+    const void* p = nullptr;
+    uint64_t n = 0;
+    EXPECT_EQ(zt_component_map(r, 0, "data", &p, &n), ZT_ERR_UNSUPPORTED) << encoding;
+    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_UNSUPPORTED) << encoding << ": verify passed a blob that cannot be mapped";
+  }
+}
+
+}  // namespace
+}  // namespace zt::hardening

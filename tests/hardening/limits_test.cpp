@@ -1,0 +1,369 @@
+// Every safety limit (src/zt_limits.h) against a hostile file, each in a
+// child process whose peak resident memory the test reads: a file is
+// refused with ZT_ERR_LIMIT or ZT_ERR_INVALID, and the refusal costs a
+// bounded amount of memory (no allocation sized by what the file claims).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+
+#include "hardening_support.h"
+#include "zt_limits.h"
+
+namespace zt::hardening {
+namespace {
+
+// Exit codes of the children: the status of the call under test, or 100 +
+// the status of an earlier call that should have succeeded.
+constexpr int kEarlier = 100;
+
+int open_memory_status(const Bytes& file) {
+  zt_reader* r = nullptr;
+  const zt_status s = zt_open_memory(file.data(), file.size(), &r);
+  zt_close(r);
+  return s;
+}
+
+zt_status open_file(const std::string& path, uint64_t cap, zt_reader** r) {
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.max_decoded_bytes = cap;
+  return zt_open_ex(path.c_str(), &opt, r);
+}
+
+// Opens (must succeed), then maps object 0's "data".
+int map_status(const std::string& path, uint64_t cap = 0) {
+  zt_reader* r = nullptr;
+  if (const zt_status s = open_file(path, cap, &r)) return kEarlier + s;
+  const void* p = nullptr;
+  uint64_t n = 0;
+  const zt_status s = zt_component_map(r, 0, "data", &p, &n);
+  zt_close(r);
+  return s;
+}
+
+// Opens (must succeed), then verifies.
+int verify_status(const std::string& path, uint64_t cap = 0) {
+  zt_reader* r = nullptr;
+  if (const zt_status s = open_file(path, cap, &r)) return kEarlier + s;
+  const zt_status s = zt_verify(r, nullptr, nullptr);
+  zt_close(r);
+  return s;
+}
+
+std::string status_of(int code) {
+  if (code >= kEarlier) return std::string("an earlier call failed: ") + zt_status_name(static_cast<zt_status>(code - kEarlier));
+  return zt_status_name(static_cast<zt_status>(code));
+}
+
+// Sanitizer builds check the statuses only, on smaller inputs.
+constexpr bool kMeasure = !kSanitized;
+constexpr size_t kScale = kSanitized ? 10 : 1;
+
+testing::AssertionResult Refused(const ChildOutcome& c, std::initializer_list<zt_status> want, uint64_t max_growth) {
+  if (!c.exited) return testing::AssertionFailure() << "the child died of signal " << c.signal;
+  bool ok = false;
+  for (const zt_status w : want) ok |= c.exit_code == static_cast<int>(w);
+  if (!ok) return testing::AssertionFailure() << "got " << status_of(c.exit_code);
+  if (kMeasure && c.growth() > max_growth)
+    return testing::AssertionFailure() << "refused (" << status_of(c.exit_code) << ") but only after "
+                                       << c.growth() / kMiB << " MiB of resident memory (bound "
+                                       << max_growth / kMiB << " MiB)";
+  // The figures go to the log: SECURITY.md quotes them.
+  std::fprintf(stderr, "  refused with %s, peak RSS growth %llu KiB\n", status_of(c.exit_code).c_str(),
+               static_cast<unsigned long long>(c.growth() / 1024));
+  return testing::AssertionSuccess();
+}
+
+// The memory a refusal of a small file may cost: the library's own fixed
+// costs (thread-local zstd contexts, message strings) and slack.
+constexpr uint64_t kSmall = 16 * kMiB;
+
+class Limits : public testing::Test {
+ protected:
+  ScratchDir dir;
+};
+
+// ---- manifest size ---------------------------------------------------------
+
+TEST_F(Limits, ManifestOverOneGibIsRefusedFromTheFooterAlone) {
+  // A sparse file of 1 GiB + 64 KiB whose footer claims a manifest of
+  // 1 GiB + 1 bytes: refused without reading (or mapping in) the manifest.
+  const std::string path = dir.file("big.zt");
+  const uint64_t size = (uint64_t{1} << 30) + (64 << 10);
+  {
+    const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "ZTEN1000", 8, 0), 8);
+    uint8_t tail[16];
+    uint64_t m = (uint64_t{1} << 30) + 1;
+    for (int i = 0; i < 8; ++i, m >>= 8) tail[i] = static_cast<uint8_t>(m & 0xFF);
+    std::memcpy(tail + 8, "ZTEN1000", 8);
+    ASSERT_EQ(::pwrite(fd, tail, 16, static_cast<off_t>(size - 16)), 16);
+    ::close(fd);
+  }
+  for (const uint32_t mode : {ZT_IO_MAP, ZT_IO_COPY}) {
+    const auto c = run_child([&] {
+      zt_open_options opt;
+      zt_open_options_init(&opt);
+      opt.io_mode = mode;
+      zt_reader* r = nullptr;
+      const zt_status s = zt_open_ex(path.c_str(), &opt, &r);
+      zt_close(r);
+      return static_cast<int>(s);
+    });
+    EXPECT_TRUE(Refused(c, {ZT_ERR_LIMIT}, kSmall)) << "io mode " << mode;
+  }
+}
+
+TEST_F(Limits, ManifestSizeFieldOverOneGibInASmallFile) {
+  const Bytes manifest = dense_manifest("1.2.0", "w", "u8", std::vector<uint64_t>{1}, 64, 1);
+  Bytes file = assemble({}, manifest);
+  uint64_t m = (uint64_t{1} << 30) + 1;
+  for (size_t i = 0; i < 8; ++i, m >>= 8) file[file.size() - 16 + i] = static_cast<uint8_t>(m & 0xFF);
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT}, kSmall));
+}
+
+// ---- decompression -----------------------------------------------------------
+
+TEST_F(Limits, ZstdClaimingTerabytesIsRefusedBeforeDecoding) {
+  const uint64_t claim = uint64_t{1} << 41;  // 2 TiB, over the 64 GiB default cap
+  const Bytes frame = zstd_frame(Bytes(100, 0));
+  Blobs blobs;
+  const uint64_t at = blobs.add(frame);
+  const std::vector<uint64_t> shape = {claim};
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "u8", shape, at, frame.size(),
+                                                                         true, claim)));
+  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
+  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
+}
+
+TEST_F(Limits, ZstdDenseShapeImplyingTerabytesWithoutUncompressedLength) {
+  // 1.1.0 allowed zstd without uncompressed_length; the shape then says
+  // how much: 2^40 f32 elements.
+  const Bytes frame = zstd_frame(Bytes(100, 0));
+  Blobs blobs;
+  const uint64_t at = blobs.add(frame);
+  const std::vector<uint64_t> shape = {uint64_t{1} << 40};
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "f32", shape, at, frame.size(),
+                                                                         true)));
+  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
+}
+
+TEST_F(Limits, ZstdExpandingPastTheCapStopsAtTheCap) {
+  // 256 MiB of zeros in a few KiB, in an object of unknown format whose
+  // decoded size nothing states: decoding must stop at the cap (8 MiB here).
+  const Bytes frame = zstd_frame(Bytes(256 * kMiB, 0), 1);
+  ASSERT_LT(frame.size(), 64u << 10);
+  Blobs blobs;
+  const uint64_t at = blobs.add(frame);
+  const std::vector<uint64_t> shape = {1};
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "u8", shape, at, frame.size(),
+                                                                         true, std::nullopt, "opaque_blob")));
+  const uint64_t cap = 8 * kMiB;
+  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt"), cap); }), {ZT_ERR_LIMIT},
+                      kSmall + 2 * cap));
+  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt"), cap); }), {ZT_ERR_LIMIT},
+                      kSmall + 2 * cap));
+}
+
+TEST_F(Limits, ZstdClaimUnderTheCapIsCheckedAgainstTheDataBeforeAllocating) {
+  // A 1 GiB claim, under the cap, stored as a 100-byte frame that says in
+  // its header that it holds 100 bytes. The frames cannot fill the claim,
+  // so the component is corrupt: refused before a 1 GiB buffer is made
+  // (fuzz/README.md, finding F1).
+  const uint64_t claim = uint64_t{1} << 30;
+  const Bytes frame = zstd_frame(Bytes(100, 0));
+  Blobs blobs;
+  const uint64_t at = blobs.add(frame);
+  const std::vector<uint64_t> shape = {claim};
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "u8", shape, at, frame.size(),
+                                                                         true, claim)));
+  const uint64_t cap = uint64_t{4} << 30;
+  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt"), cap); }), {ZT_ERR_INVALID}, 64 * kMiB));
+  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt"), cap); }), {ZT_ERR_INVALID},
+                      64 * kMiB));
+}
+
+// ---- shapes ------------------------------------------------------------------
+
+TEST_F(Limits, ShapeProductOverflowIsRefusedAtOpen) {
+  for (const std::vector<uint64_t>& shape :
+       {std::vector<uint64_t>{uint64_t{1} << 32, uint64_t{1} << 32}, std::vector<uint64_t>{uint64_t{1} << 62, 4},
+        std::vector<uint64_t>{UINT64_MAX, 2}}) {
+    // Chosen so that a wrapping product would match the 16 stored bytes.
+    const Bytes file = assemble(Bytes(56 + 16, 0), dense_manifest("1.2.0", "w", "f32", shape, 64, 16));
+    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_INVALID, ZT_ERR_LIMIT}, kSmall))
+        << "shape [" << shape[0] << ", " << shape[1] << "]";
+  }
+}
+
+TEST_F(Limits, RankOverTheLimitIsRefused) {
+  const std::vector<uint64_t> shape(zt::Limits::rank + 1, 1);
+  const Bytes file = assemble(Bytes(56 + 4, 0), dense_manifest("1.2.0", "w", "f32", shape, 64, 4));
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT}, kSmall));
+}
+
+// ---- CBOR structure -------------------------------------------------------
+
+Bytes manifest_with_attributes(std::span<const uint8_t> attributes_value) {
+  CborWriter w;
+  w.map(3);
+  w.text("version");
+  w.text("1.2.0");
+  w.text("objects");
+  w.map(0);
+  w.text("attributes");
+  w.map(1);
+  w.text("deep");
+  w.raw(attributes_value);
+  return w.take();
+}
+
+TEST_F(Limits, CborNestedThousandsDeepIsRefused) {
+  CborWriter definite;
+  for (int i = 0; i < 100000; ++i) definite.array(1);
+  definite.uint(0);
+  Bytes indefinite(100000, 0x9f);  // indefinite-length arrays
+  indefinite.push_back(0x00);
+  indefinite.insert(indefinite.end(), 100000, 0xff);
+  Bytes maps;  // {"k": {"k": ... }}
+  for (int i = 0; i < 100000; ++i) maps.insert(maps.end(), {0xa1, 0x61, 'k'});
+  maps.push_back(0x00);
+  for (const Bytes& nested : {definite.bytes(), indefinite, maps}) {
+    const Bytes file = assemble({}, manifest_with_attributes(nested));
+    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT}, kSmall));
+  }
+}
+
+TEST_F(Limits, CborContainerClaimingMoreItemsThanTheManifestHolds) {
+  // A map header claiming 2^32 - 1 pairs (and an array 2^64 - 1 items) in a
+  // manifest of a few bytes: nothing may be reserved from the claim.
+  const Bytes huge_map = {0xba, 0xff, 0xff, 0xff, 0xff, 0x61, 'k', 0x00};
+  const Bytes huge_array = {0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00};
+  for (const Bytes& v : {huge_map, huge_array}) {
+    const Bytes file = assemble({}, manifest_with_attributes(v));
+    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_FORMAT, ZT_ERR_LIMIT}, kSmall));
+  }
+}
+
+// ---- counts and names -------------------------------------------------------
+
+// {"version": "1.2.0", "objects": {"o0000000": <dense f32 [0], 0 bytes at 64>, ...}}
+Bytes many_objects(size_t n, bool break_last) {
+  CborWriter w;
+  w.map(2);
+  w.text("version");
+  w.text("1.2.0");
+  w.text("objects");
+  w.map(n);
+  char name[16];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(name, sizeof name, "o%07zu", i);
+    w.text(name);
+    w.map(3);
+    w.text("shape");
+    w.array(1);
+    w.uint(0);
+    w.text("format");
+    w.text("dense");
+    w.text("components");
+    w.map(1);
+    w.text("data");
+    component(w, "f32", break_last && i + 1 == n ? 96 : 64, 0);
+  }
+  return assemble({}, w.bytes());
+}
+
+// Resident memory a manifest may cost per byte of it. Opening a valid one
+// builds the CBOR node tape, the object model and the name index: at most
+// 16 bytes per manifest byte. Refusing one because of a count must cost
+// less: at most 8 (ideally the count is refused when its CBOR header is
+// read, before anything is built; fuzz/README.md, finding F4).
+constexpr uint64_t kOpenPerManifestByte = 16;
+constexpr uint64_t kRefusePerManifestByte = 8;
+
+TEST_F(Limits, AMillionObjectsOpenWithinBoundedMemory) {
+  const size_t count = 1000000 / kScale;
+  const Bytes file = many_objects(count, false);
+  const auto c = run_child([&] {
+    zt_reader* r = nullptr;
+    const zt_status s = zt_open_memory(file.data(), file.size(), &r);
+    const bool counted = s == ZT_OK && zt_object_count(r) == count;
+    zt_close(r);
+    return s == ZT_OK && !counted ? 99 : static_cast<int>(s);
+  });
+  ASSERT_TRUE(c.exited);
+  EXPECT_EQ(c.exit_code, ZT_OK) << status_of(c.exit_code);
+  if (kMeasure) {
+    EXPECT_LT(c.growth(), kOpenPerManifestByte * file.size())
+        << "a " << file.size() / kMiB << " MiB manifest of a million objects took " << c.growth() / kMiB << " MiB";
+  }
+  std::fprintf(stderr, "  opened, manifest %llu KiB, peak RSS growth %llu KiB\n",
+               static_cast<unsigned long long>(file.size() / 1024), static_cast<unsigned long long>(c.growth() / 1024));
+}
+
+TEST_F(Limits, ManyObjectsWithTheLastOneBrokenAreRefused) {
+  const Bytes file = many_objects(250000 / kScale, true);
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_INVALID},
+                      kOpenPerManifestByte * file.size()));
+}
+
+TEST_F(Limits, MillionsOfComponentsInOneObjectAreRefused) {
+  const size_t n = 2000000 / kScale;  // over the limit either way
+  CborWriter w;
+  w.map(2);
+  w.text("version");
+  w.text("1.2.0");
+  w.text("objects");
+  w.map(1);
+  w.text("w");
+  w.map(3);
+  w.text("shape");
+  w.array(0);
+  w.text("format");
+  w.text("opaque");
+  w.text("components");
+  w.map(n);
+  char role[16];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(role, sizeof role, "c%07zu", i);
+    w.text(role);
+    component(w, "u8", 64, 0);
+  }
+  const Bytes file = assemble({}, w.bytes());
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT},
+                      kSmall + kRefusePerManifestByte * file.size()));
+}
+
+TEST_F(Limits, MegabyteNamesAreRefused) {
+  const std::string long_name(4 * kMiB, 'n');
+  const std::vector<uint64_t> shape = {1};
+  const Bytes by_object = assemble(Bytes(56 + 1, 0), dense_manifest("1.2.0", long_name, "u8", shape, 64, 1));
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_object); }), {ZT_ERR_LIMIT}, kSmall + 3 * 4 * kMiB));
+
+  CborWriter w;  // the same for a component role
+  w.map(2);
+  w.text("version");
+  w.text("1.2.0");
+  w.text("objects");
+  w.map(1);
+  w.text("w");
+  w.map(3);
+  w.text("shape");
+  w.array(0);
+  w.text("format");
+  w.text("opaque");
+  w.text("components");
+  w.map(1);
+  w.text(long_name);
+  component(w, "u8", 64, 0);
+  const Bytes by_role = assemble({}, w.bytes());
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_role); }), {ZT_ERR_LIMIT}, kSmall + 3 * 4 * kMiB));
+}
+
+}  // namespace
+}  // namespace zt::hardening
