@@ -1,0 +1,204 @@
+// Raw data, hot and cold page cache, on one 1 GiB raw component:
+//  - touching every byte through zt_component_map vs the same loop over a
+//    plain mmap of the file;
+//  - zt_component_read (mapped and copy mode) and zt_decode_many vs pread
+//    into the same buffer.
+// Argument 0 = hot (pages cached), 1 = cold (posix_fadvise DONTNEED before
+// every iteration, outside the timed region).
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "bench_util.h"
+#include "reader.h"
+
+namespace {
+
+constexpr uint64_t kBytes = uint64_t{1} << 30;
+
+std::unique_ptr<ztb::FileGuard> g_file;
+uint64_t g_offset = 0;  // the component's offset in the file
+uint8_t* g_buffer = nullptr;
+
+const std::string& path() {
+  return g_file->path;
+}
+
+void prepare(benchmark::State& state) {
+  if (state.range(0) == 0) ztb::warm_cache(path());
+}
+
+void before_iteration(benchmark::State& state) {
+  if (state.range(0) == 0) return;
+  state.PauseTiming();
+  ztb::drop_cache(path());
+  state.ResumeTiming();
+}
+
+void set_bytes(benchmark::State& state) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kBytes));
+}
+
+zt_reader* open_reader(zt_io_mode mode) {
+  zt_open_options o;
+  zt_open_options_init(&o);
+  o.io_mode = mode;
+  zt_reader* r = nullptr;
+  ztb::check(zt_open_ex(path().c_str(), &o, &r), "zt_open_ex");
+  return r;
+}
+
+void BM_Touch_Mmap(benchmark::State& state) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    const int fd = ::open(path().c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    ::fstat(fd, &st);
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) ztb::die("mmap failed");
+    benchmark::DoNotOptimize(ztb::touch_all(static_cast<const uint8_t*>(p) + g_offset, kBytes));
+    ::munmap(p, static_cast<size_t>(st.st_size));
+    ::close(fd);
+  }
+  set_bytes(state);
+}
+
+void touch_through_zt(benchmark::State& state, bool prefetch) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    zt_reader* r = open_reader(ZT_IO_MAP);
+    if (prefetch) ztb::check(zt_prefetch(r, 0, "data"), "zt_prefetch");
+    const void* data = nullptr;
+    uint64_t n = 0;
+    ztb::check(zt_component_map(r, 0, "data", &data, &n), "zt_component_map");
+    benchmark::DoNotOptimize(ztb::touch_all(static_cast<const uint8_t*>(data), n));
+    zt_close(r);
+  }
+  set_bytes(state);
+}
+
+void BM_Touch_ZtMap(benchmark::State& state) {
+  touch_through_zt(state, false);
+}
+void BM_Touch_ZtMapPrefetch(benchmark::State& state) {
+  touch_through_zt(state, true);
+}
+
+void BM_Read_Pread(benchmark::State& state) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    const int fd = ::open(path().c_str(), O_RDONLY | O_CLOEXEC);
+    uint64_t done = 0;
+    while (done < kBytes) {
+      const ssize_t n =
+          ::pread(fd, g_buffer + done, kBytes - done, static_cast<off_t>(g_offset + done));
+      if (n <= 0) ztb::die("pread failed");
+      done += static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  set_bytes(state);
+}
+
+void read_through_zt(benchmark::State& state, zt_io_mode mode) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    zt_reader* r = open_reader(mode);
+    uint64_t written = 0;
+    ztb::check(zt_component_read(r, 0, "data", g_buffer, kBytes, &written), "zt_component_read");
+    zt_close(r);
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  set_bytes(state);
+}
+
+void BM_Read_ZtRead(benchmark::State& state) {
+  read_through_zt(state, ZT_IO_MAP);
+}
+void BM_Read_ZtReadCopyMode(benchmark::State& state) {
+  read_through_zt(state, ZT_IO_COPY);
+}
+
+void BM_Read_ZtDecodeMany(benchmark::State& state) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    zt_reader* r = open_reader(ZT_IO_MAP);
+    zt_decode_request q;
+    zt_decode_request_init(&q);
+    q.object = 0;
+    q.role = "data";
+    q.dst = g_buffer;
+    q.capacity = kBytes;
+    ztb::check(zt_decode_many(r, &q, 1, static_cast<unsigned>(state.range(1))), "zt_decode_many");
+    zt_close(r);
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  set_bytes(state);
+}
+
+void hot_and_cold(benchmark::internal::Benchmark* b) {
+  b->ArgName("cold")
+      ->Arg(0)
+      ->Arg(1)
+      ->Unit(benchmark::kMillisecond)
+      ->MeasureProcessCPUTime()
+      ->UseRealTime()
+      ->Iterations(2);
+}
+
+BENCHMARK(BM_Touch_Mmap)->Apply(hot_and_cold);
+BENCHMARK(BM_Touch_ZtMap)->Apply(hot_and_cold);
+BENCHMARK(BM_Touch_ZtMapPrefetch)->Apply(hot_and_cold);
+BENCHMARK(BM_Read_Pread)->Apply(hot_and_cold);
+BENCHMARK(BM_Read_ZtRead)->Apply(hot_and_cold);
+BENCHMARK(BM_Read_ZtReadCopyMode)->Apply(hot_and_cold);
+BENCHMARK(BM_Read_ZtDecodeMany)
+    ->ArgNames({"cold", "threads"})
+    ->Args({0, 1})
+    ->Args({0, 2})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(2);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  g_file = std::make_unique<ztb::FileGuard>(ztb::bench_path("raw-1g.zt"));
+  // The destination buffer, faulted in once so no benchmark pays for that.
+  g_buffer = static_cast<uint8_t*>(std::malloc(kBytes));
+  std::memset(g_buffer, 1, kBytes);
+  {
+    const auto data = ztb::weights(kBytes);
+    ztb::write_one(path(), data, "raw", 1 << 20, ZT_DIGEST_NONE);
+    auto r = zt::Reader::open_file(path());
+    if (!r) ztb::die(r.error().message);
+    g_offset = (*r)->manifest().objects[0].components[0].offset;
+    // Every path compared must deliver the same bytes.
+    zt_reader* zr = open_reader(ZT_IO_MAP);
+    zt_decode_request q;
+    zt_decode_request_init(&q);
+    q.role = "data";
+    q.dst = g_buffer;
+    q.capacity = kBytes;
+    ztb::check(zt_decode_many(zr, &q, 1, 0), "zt_decode_many");
+    zt_close(zr);
+    if (q.written != kBytes || std::memcmp(g_buffer, data.data(), kBytes) != 0)
+      ztb::die("zt_decode_many returned other bytes than were written");
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::free(g_buffer);
+  g_file.reset();
+  return 0;
+}

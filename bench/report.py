@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""Turns the JSON of one bench/run_report.sh run into the Markdown report.
+
+Every figure is a ratio of two medians measured in the same run on the same
+bytes: baseline time / our time, so 1.0 means as fast as the baseline and
+higher is better. Goals are those of issue 7 (>= unless said otherwise).
+
+usage: report.py OUT_DIR [--update BENCHMARKS.md]
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def load_gbench(path):
+    """{normalized name: {"real": median s, "cpu": median s, "n": repetitions, "spread": (max-min)/median}}"""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        doc = json.load(f)
+    runs = {}
+    for b in doc["benchmarks"]:
+        if b.get("run_type") != "iteration":
+            continue
+        name = re.sub(r"/(min_time:[0-9.]+|iterations:[0-9]+|repeats:[0-9]+|real_time|process_time)", "", b["run_name"])
+        scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+        runs.setdefault(name, []).append((b["real_time"] * scale, b["cpu_time"] * scale))
+    out = {}
+    for name, xs in runs.items():
+        real = [x[0] for x in xs]
+        med = statistics.median(real)
+        out[name] = {
+            "real": med,
+            "min": min(real),
+            "cpu": statistics.median([x[1] for x in xs]),
+            "n": len(xs),
+            "spread": (max(real) - min(real)) / med if med else 0.0,
+        }
+    out["_context"] = doc.get("context", {})
+    return out
+
+
+def load_json(path):
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+        self.missed = []
+
+    def ratio(self, area, what, runs, baseline, ours, goal, note="", cpu=False):
+        b, o = runs.get(baseline), runs.get(ours)
+        if not b or not o:
+            self.rows.append((area, what, "n/a", goal_text(goal), "not run", note))
+            return None
+        r = b["real"] / o["real"]
+        # Other jobs on the machine only ever add time: the best runs of
+        # each side are the least disturbed, and decide the verdict.
+        judged = b["min"] / o["min"]
+        extras = [f"best {judged:.2f}"]
+        if cpu and o["cpu"] > 0:
+            extras.append(f"cpu {b['cpu'] / o['cpu']:.2f}")
+        spread = max(b["spread"], o["spread"])
+        if spread > 0.25:
+            extras.append(f"±{spread * 100:.0f}%")
+        figure = f"{r:.2f} ({', '.join(extras)})"
+        status = verdict(judged, goal)
+        if status == "missed":
+            self.missed.append(f"{area}: {what}")
+        self.rows.append((area, what, figure, goal_text(goal), status, note))
+        return r
+
+    def fact(self, area, what, figure, goal="", status="", note=""):
+        if status == "missed":
+            self.missed.append(f"{area}: {what}")
+        self.rows.append((area, what, figure, goal, status, note))
+
+    def markdown(self):
+        lines = ["| area | measurement | ratio: median (best runs, cpu, spread) | goal | | baseline, notes |", "|---|---|---|---|---|---|"]
+        for r in self.rows:
+            lines.append("| " + " | ".join(str(c) for c in r) + " |")
+        return "\n".join(lines)
+
+
+def goal_text(goal):
+    return "" if goal is None else f"≥ {goal}"
+
+
+def verdict(r, goal):
+    if goal is None:
+        return ""
+    return "met" if r >= goal else "missed"
+
+
+def gbps(run, nbytes):
+    return f"{nbytes / run['real'] / 1e9:.2f} GB/s" if run else "n/a"
+
+
+def main():
+    out_dir = sys.argv[1]
+    update = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--update" else None
+    op = load_gbench(os.path.join(out_dir, "bench_open.json"))
+    raw = load_gbench(os.path.join(out_dir, "bench_raw.json"))
+    zs = load_gbench(os.path.join(out_dir, "bench_zstd.json"))
+    wr = load_gbench(os.path.join(out_dir, "bench_write.json"))
+    pages = load_json(os.path.join(out_dir, "pages.json"))
+    mem = load_json(os.path.join(out_dir, "memory.json"))
+    machine = load_json(os.path.join(out_dir, "machine.json"))
+    t = Table()
+    GiB, MiB = 1 << 30, 1 << 20
+
+    # ---- open ----
+    per_object = {}
+    for n in (1000, 10000, 100000):
+        r = t.ratio("open", f"open + enumerate, {n // 1000}k objects", op, f"BM_CborLoadWalk/{n}",
+                    f"BM_ZtOpenEnumerate/{n}", 0.5, "pread + cbor_load + walk of the same manifest", cpu=True)
+        if op.get(f"BM_ZtOpenEnumerate/{n}") and op.get(f"BM_CborLoadWalk/{n}"):
+            per_object[n] = (op[f"BM_ZtOpenEnumerate/{n}"]["real"] / n * 1e9,
+                             op[f"BM_CborLoadWalk/{n}"]["real"] / n * 1e9)
+    if len(per_object) == 3:
+        ours = " / ".join(f"{per_object[n][0]:.0f}" for n in (1000, 10000, 100000))
+        floor = " / ".join(f"{per_object[n][1]:.0f}" for n in (1000, 10000, 100000))
+        g_ours = per_object[100000][0] / per_object[1000][0]
+        g_floor = per_object[100000][1] / per_object[1000][1]
+        t.fact("open", "ns per object at 1k / 10k / 100k", f"{ours} (floor {floor})", "linear",
+               "met" if g_ours <= max(1.5, 1.25 * g_floor) else "missed",
+               f"per-object cost grows ×{g_ours:.2f} from 1k to 100k (floor ×{g_floor:.2f})")
+    stages = [op.get(f"BM_Stage_CborTape/100000"), op.get(f"BM_Stage_TapeAndModel/100000"),
+              op.get(f"BM_Stage_TapeModelValidate/100000"), op.get(f"BM_ZtOpenEnumerate/100000")]
+    if all(stages):
+        tape, model, valid, total = (s["real"] * 1e3 for s in stages)
+        t.fact("open", "where the time goes, 100k objects (ms)",
+               f"CBOR tape {tape:.0f}, manifest model {model - tape:.0f}, validation {max(0.0, valid - model):.0f}, "
+               f"map/close/enumerate {max(0.0, total - valid):.0f}", "", "", "stage benchmarks on the same bytes")
+    if pages:
+        a = pages["reader_mapping"]
+        pc = pages["page_cache"]
+        ok = a["data_pages_mapped_far"] == 0 and pc["data_resident_far"] == 0
+        ctl = pages["control_after_reading_one_component"]["data_pages_mapped_far"]
+        t.fact("open", "data pages touched by zt_open + enumerate (10k objects, 1.25 GiB sparse data)",
+               f"{a['data_pages_mapped_far']} of {pages['data_pages']}", "0", "met" if ok and ctl > 0 else "missed",
+               f"reader mapping has {a['mapped_pages']} pages mapped for a {pages['manifest_bytes'] / MiB:.2f} MiB "
+               f"manifest; page cache outside the kernel's readahead windows: {pc['data_resident_far']} data pages; "
+               f"control (one 128 KiB component read): {ctl} pages seen")
+
+    # ---- raw ----
+    for cold, label in ((0, "hot"), (1, "cold")):
+        t.ratio("raw 1 GiB", f"touch every byte via zt_component_map, {label}", raw, f"BM_Touch_Mmap/cold:{cold}",
+                f"BM_Touch_ZtMap/cold:{cold}", 0.95,
+                f"same loop over a plain mmap ({gbps(raw.get(f'BM_Touch_Mmap/cold:{cold}'), GiB)})", cpu=cold == 0)
+        t.ratio("raw 1 GiB", f"… after zt_prefetch, {label}", raw, f"BM_Touch_Mmap/cold:{cold}",
+                f"BM_Touch_ZtMapPrefetch/cold:{cold}", None, "madvise WILLNEED first")
+    for cold, label in ((0, "hot"), (1, "cold")):
+        base = f"BM_Read_Pread/cold:{cold}"
+        t.ratio("raw 1 GiB", f"zt_component_read (mapped), {label}", raw, base, f"BM_Read_ZtRead/cold:{cold}", 0.95,
+                f"pread into the same buffer ({gbps(raw.get(base), GiB)})", cpu=cold == 0)
+        t.ratio("raw 1 GiB", f"zt_component_read (ZT_IO_COPY), {label}", raw, base,
+                f"BM_Read_ZtReadCopyMode/cold:{cold}", 0.95, "pread into the same buffer", cpu=cold == 0)
+        for th in (1, 2):
+            t.ratio("raw 1 GiB", f"zt_decode_many, {th} thread{'s' if th > 1 else ''}, {label}", raw, base,
+                    f"BM_Read_ZtDecodeMany/cold:{cold}/threads:{th}", None, "pread into the same buffer")
+
+    # ---- zstd ----
+    ctx = zs.get("_context", {})
+    ratio_txt = f"stored/decoded {float(ctx['stored_over_decoded']):.2f}" if "stored_over_decoded" in ctx else ""
+    t.ratio("zstd 256 MiB", "1 thread, one frame: zt_component_read", zs, "BM_ST_ZstdDCtx_OneFrame",
+            "BM_ST_ZtRead_OneFrame", 0.95, f"ZSTD_decompressDCtx, same bytes ({gbps(zs.get('BM_ST_ZstdDCtx_OneFrame'), 256 * MiB)}; {ratio_txt})", cpu=True)
+    t.ratio("zstd 256 MiB", "1 thread, 1 MiB frames: core decoder", zs, "BM_ST_ZstdDCtx_Frames",
+            "BM_ST_ZtCoreDecode_Frames", 0.95, "ZSTD_decompressDCtx over the same frames", cpu=True)
+    mt = "ZSTD_decompressDCtx, 1 thread; cpu = total work of all threads vs 1 thread"
+    t.ratio("zstd 256 MiB", "one multi-frame component, zt_component_read (2 threads)", zs, "BM_ST_ZstdDCtx_Frames",
+            "BM_MT_ZtRead_Frames", 1.8, mt, cpu=True)
+    t.ratio("zstd 256 MiB", "one multi-frame component, zt_decode_many", zs, "BM_ST_ZstdDCtx_Frames",
+            "BM_MT_ZtDecodeMany_Frames", 1.8, mt, cpu=True)
+    t.ratio("zstd 256 MiB", "whole file, 256 components: zt_decode_many", zs, "BM_Many_ZstdDCtx_Loop",
+            "BM_Many_ZtDecodeMany", 1.8, mt.replace("1 thread", "loop, 1 thread", 1), cpu=True)
+    t.ratio("zstd 256 MiB", "whole file, 256 components: zt_component_read loop", zs, "BM_Many_ZstdDCtx_Loop",
+            "BM_Many_ZtRead_Loop", 0.95, "ZSTD_decompressDCtx loop, 1 thread", cpu=True)
+
+    # ---- write ----
+    t.ratio("write 512 MiB", "raw, durable (finish: fsync + rename)", wr, "BM_Durable_WriteLoop", "BM_Durable_ZtRaw",
+            0.9, f"write(2) loop + fsync + rename + dir fsync ({gbps(wr.get('BM_Durable_WriteLoop'), 512 * MiB)})")
+    t.ratio("write 512 MiB", "raw + xxh3, durable", wr, "BM_Durable_WriteLoop", "BM_Durable_ZtRawXxh3", 0.8,
+            "same")
+    t.ratio("write 512 MiB", "raw, write path only (no fsync)", wr, "BM_Path_WriteLoop", "BM_Path_ZtRaw", 0.9,
+            f"write(2) loop ({gbps(wr.get('BM_Path_WriteLoop'), 512 * MiB)})", cpu=True)
+    t.ratio("write 512 MiB", "raw + xxh3, write path only", wr, "BM_Path_WriteLoop", "BM_Path_ZtRawXxh3", 0.8,
+            "write(2) loop", cpu=True)
+    t.ratio("write 512 MiB", "raw + sha256, write path only", wr, "BM_Path_WriteLoop", "BM_Path_ZtRawSha256", None,
+            "write(2) loop", cpu=True)
+    for level in (1, 3):
+        for th in (1, 2):
+            key = f"BM_Zstd_Zt/level:{level}/threads:{th}"
+            lib = f"BM_Zstd_Lib/level:{level}/threads:{th}"
+            t.ratio("write 256 MiB zstd", f"level {level}, {th} thread{'s' if th > 1 else ''}: {gbps(wr.get(key), 256 * MiB)}",
+                    wr, lib, key, None,
+                    "libzstd: ZSTD_compressCCtx per 1 MiB frame" if th == 1 else "libzstd's own multithreading (nbWorkers=2)")
+        one, two = wr.get(f"BM_Zstd_Zt/level:{level}/threads:1"), wr.get(f"BM_Zstd_Zt/level:{level}/threads:2")
+        if one and two:
+            t.fact("write 256 MiB zstd", f"level {level}: 2 threads vs 1", f"{one['real'] / two['real']:.2f}", "", "",
+                   "speed-up of our writer")
+
+    # ---- digests ----
+    for algo, label in (("Xxh3", "xxh3"), ("Sha256", "sha256")):
+        t.ratio("digest", f"{label}, one call (zt::digest_hex)", wr, f"BM_Digest_{algo}_Direct", f"BM_Digest_{algo}_Zt",
+                0.95, "XXH3_64bits" if algo == "Xxh3" else "EVP_Digest", cpu=True)
+        t.ratio("digest", f"{label}, 1 MiB pieces (zt::Hasher)", wr, f"BM_Digest_{algo}Pieces_Direct",
+                f"BM_Digest_{algo}Pieces_Zt", 0.95, "XXH3 state" if algo == "Xxh3" else "EVP_DigestUpdate", cpu=True)
+
+    # ---- memory ----
+    if mem:
+        def delta(mode):
+            m = mem[mode]
+            return (m["hwm_kib"] - m["rss_start_kib"]) * 1024
+
+        def anon(mode):
+            return (mem[mode]["anon_kib"] - mem["idle"]["anon_kib"]) * 1024
+
+        t.fact("memory", "open a 1 GiB file (1 component)",
+               f"+{delta('open') / 1024:.0f} KiB peak, +{anon('open') / 1024:.0f} KiB anonymous", "≈ manifest", "",
+               f"manifest {mem['manifest_bytes_1g']} B; the rest is code pages and the 64 KiB fault-around at header and footer")
+        t.fact("memory", "… map its component", f"+{delta('map') / 1024:.0f} KiB peak", "no copy", "", "")
+        t.fact("memory", "… and touch every byte", f"+{anon('map_touch') / 1024:.0f} KiB anonymous, "
+               f"{mem['map_touch']['file_kib'] / 1024:.0f} MiB file-backed", "no copy", "", "pages belong to the page cache")
+        ratio_open = delta("open_many") / mem["manifest_bytes_100k"]
+        t.fact("memory", "open a 100k-object file", f"+{delta('open_many') / MiB:.0f} MiB peak = "
+               f"{ratio_open:.1f} × manifest", "≈ manifest", "missed" if ratio_open > 2 else "met",
+               f"manifest {mem['manifest_bytes_100k'] / MiB:.1f} MiB")
+        bound = 1 * MiB * 2
+        for mode, label in (("write_raw", "raw"), ("write_zstd", "zstd, 2 threads, 1 MiB frames")):
+            d = delta(mode)
+            t.fact("memory", f"stream-write a 1 GiB component, {label}", f"+{d / MiB:.1f} MiB peak = "
+                   f"{d / bound:.1f} × frame × threads", "bounded", "met" if d < 16 * bound else "missed",
+                   "1 MiB pieces through zt_writer_write")
+        t.fact("memory", "write a 100k-object file", f"+{delta('write_many') / MiB:.0f} MiB peak", "", "",
+               "the writer keeps the manifest model until finish")
+
+    # ---- output ----
+    lines = ["## Results", ""]
+    if machine:
+        lines += [f"Machine: {machine.get('cpu', '?')}, {machine.get('nproc', '?')} cores, kernel "
+                  f"{machine.get('kernel', '?')}, {machine.get('mem', '?')} RAM; load average at start "
+                  f"{machine.get('load_start', '?')}, at end {machine.get('load_end', '?')} "
+                  f"(shared with other jobs); {machine.get('date', '')}; "
+                  f"{machine.get('reps', '?')} repetitions (11 for the write path).", ""]
+    loads = []
+    for prog in ("bench_pages", "bench_memory", "bench_open", "bench_raw", "bench_zstd", "bench_write"):
+        path = os.path.join(out_dir, f"load-{prog}.txt")
+        if os.path.exists(path):
+            with open(path) as f:
+                loads.append(f"{prog} {f.read().strip()}")
+    if loads:
+        lines += ["Load average (1, 5, 15 min) around each program: " + "; ".join(loads) + ".", ""]
+    lines.append(t.markdown())
+    lines.append("")
+    lines.append("Goals missed in this run: " + ("; ".join(t.missed) if t.missed else "none") + ".")
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if update:
+        with open(update) as f:
+            doc = f.read()
+        begin, end = "<!-- report:begin -->", "<!-- report:end -->"
+        if begin in doc and end in doc:
+            doc = doc[: doc.index(begin) + len(begin)] + "\n" + text + doc[doc.index(end):]
+            with open(update, "w") as f:
+                f.write(doc)
+
+
+if __name__ == "__main__":
+    main()
