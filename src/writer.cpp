@@ -126,10 +126,16 @@ struct Writer::Impl {
     return {};
   }
 
+  // Hashes and writes in slices that stay in cache between the two passes.
   Result<void> emit_stored(std::span<const uint8_t> stored) {
-    if (pending.hasher) pending.hasher->update(stored);
+    constexpr size_t kSlice = size_t{256} << 10;
+    for (size_t at = 0; at < stored.size(); at += kSlice) {
+      const auto slice = stored.subspan(at, std::min(kSlice, stored.size() - at));
+      if (pending.hasher) pending.hasher->update(slice);
+      ZT_TRY(write_all(slice));
+    }
     pending.out.length += stored.size();
-    return write_all(stored);
+    return {};
   }
 
   // Compresses whole frames of `input` on the pool and writes them in order.
