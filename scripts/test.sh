@@ -4,7 +4,10 @@
 #   2. build/ (RelWithDebInfo, tests on): build, then all of CTest (unit tests,
 #      install + consumers + export check, the conformance suite);
 #   3. build-asan/ (ASan + UBSan, tests and CLI on): build, then the unit,
-#      C++ wrapper and CLI tests.
+#      C++ wrapper, CLI and hardening tests;
+#   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader;
+#   5. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
+#      20) each, when clang is installed (scripts/setup.sh installs it).
 # Exits non-zero if any step fails; the last line is a one-line summary.
 # Environment: ZT_BUILD_DIR, ZT_ASAN_BUILD_DIR (build directories),
 # ZT_JOBS (parallel jobs, default nproc), ZT_CONFORMANCE_CASES (check.py
@@ -59,8 +62,22 @@ if step asan-configure cmake -S . -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
      -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON &&
    step asan-build cmake --build "$asan" -j "$jobs"; then
   step asan-unit env UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    ctest --test-dir "$asan" -L 'unit|cpp|cli' --output-on-failure -j "$jobs" || true
+    ctest --test-dir "$asan" -L 'unit|cpp|cli|hardening' --output-on-failure -j "$jobs" || true
   results+=("asan unit: $(ctest_counts asan-unit)")
+fi
+
+tsan=${ZT_TSAN_BUILD_DIR:-build-tsan}
+if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+     -DZT_SANITIZE=thread -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=OFF &&
+   step tsan-build cmake --build "$tsan" -j "$jobs" --target threads_test access_test; then
+  step tsan-threads env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/hardening/threads_test" || true
+  step tsan-access env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/access_test" --gtest_filter='*Thread*' || true
+fi
+
+if command -v clang++ >/dev/null 2>&1; then
+  step fuzz bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-20}" || true
+else
+  results+=("fuzz skipped: no clang++")
 fi
 
 summary=$(IFS=';'; echo "${results[*]}" | sed 's/;/; /g')
@@ -70,7 +87,7 @@ else
   echo "test.sh: FAILED ($summary)"
 fi
 # The plain closing line: tests passed and failed over every ctest run.
-cat "$log_dir"/ctest.log "$log_dir"/asan-unit.log 2>/dev/null |
+cat "$log_dir"/ctest.log "$log_dir"/asan-unit.log "$log_dir"/tsan-threads.log "$log_dir"/tsan-access.log 2>/dev/null |
   sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' |
   awk -v steps="$failed" '{ f += $1; n += $2 } END { if (steps && !f) f = 1; printf "%d passed, %d failed\n", n - f, f }'
 exit "$failed"
