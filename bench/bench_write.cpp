@@ -84,7 +84,8 @@ void BM_Durable_WriteLoop(benchmark::State& state) {
     write_loop(fd, g_data.data(), kRawBytes);
     ::fsync(fd);
     const std::string proc = "/proc/self/fd/" + std::to_string(fd);
-    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) ztb::die("linkat failed");
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0)
+      ztb::die("linkat failed");
     ::rename(tmp.c_str(), g_target.c_str());
     ::close(fd);
     fsync_dir(g_target);
@@ -277,7 +278,11 @@ void cpu(benchmark::internal::Benchmark* b) {
 // The write path is short and memory-bound, the most disturbed by other jobs:
 // more repetitions, whatever ZT_BENCH_REPS says.
 void path(benchmark::internal::Benchmark* b) {
-  b->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(2)->Repetitions(11);
+  b->Unit(benchmark::kMillisecond)
+      ->MeasureProcessCPUTime()
+      ->UseRealTime()
+      ->Iterations(2)
+      ->Repetitions(11);
 }
 void levels(benchmark::internal::Benchmark* b) {
   b->ArgNames({"level", "threads"})

@@ -242,7 +242,7 @@ def main():
                "the writer keeps the manifest model until finish")
 
     # ---- output ----
-    lines = ["## Results", ""]
+    lines = []
     if machine:
         lines += [f"Machine: {machine.get('cpu', '?')}, {machine.get('nproc', '?')} cores, kernel "
                   f"{machine.get('kernel', '?')}, {machine.get('mem', '?')} RAM; load average at start "

@@ -12,9 +12,9 @@
 #include <set>
 #include <string>
 
+#include "cbor_value.h"
 #include "formats/foreign.h"
 #include "fuzz_support.h"
-#include "cbor_value.h"
 #include "json.h"
 #include "manifest.h"
 #include "writer.h"
@@ -37,7 +37,8 @@ namespace zt::fuzz {
 // What the writer refuses although a reader returned it (F6).
 inline bool writer_would_refuse(const formats::ForeignFile& f) {
   const auto bad_name = [](const std::string& n) {
-    return n.empty() || n.size() > (size_t{1} << 16) || n.find('\0') != std::string::npos || !cbor::is_valid_utf8(n);
+    return n.empty() || n.size() > (size_t{1} << 16) || n.find('\0') != std::string::npos ||
+           !cbor::is_valid_utf8(n);
   };
   for (const formats::ForeignObject& o : f.objects) {
     if (bad_name(o.name)) return true;
@@ -55,14 +56,18 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   FUZZ_CHECK(write_file(in, data, size), "cannot write " + in);
   auto f = formats::read_foreign(in);
   if (std::getenv("ZT_FUZZ_VERBOSE"))
-    std::fprintf(stderr, "  %s\n", f ? ("read " + std::to_string(f->objects.size()) + " objects").c_str()
-                                     : f.error().message.c_str());
+    std::fprintf(stderr, "  %s\n",
+                 f ? ("read " + std::to_string(f->objects.size()) + " objects").c_str()
+                   : f.error().message.c_str());
   if (!f) {
     const Status s = f.error().status;
-    if (ZT_FUZZ_TOLERATE_F7 && s == Status::io && f.error().message.find("zip archive") != std::string::npos) return;
-    FUZZ_CHECK(s == Status::format || s == Status::invalid || s == Status::unsupported || s == Status::limit ||
-                   s == Status::nomem,
-               "reader failed with status " + std::to_string(static_cast<int>(s)) + ": " + f.error().message);
+    if (ZT_FUZZ_TOLERATE_F7 && s == Status::io &&
+        f.error().message.find("zip archive") != std::string::npos)
+      return;
+    FUZZ_CHECK(s == Status::format || s == Status::invalid || s == Status::unsupported ||
+                   s == Status::limit || s == Status::nomem,
+               "reader failed with status " + std::to_string(static_cast<int>(s)) + ": " +
+                   f.error().message);
     FUZZ_CHECK(!f.error().message.empty(), "reader failed without a message");
     return;
   }
@@ -80,8 +85,9 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
       const auto n = shape_product(o.shape);
       FUZZ_CHECK(n.has_value(), "object \"" + o.name + "\": shape product overflows");
       const auto want = checked_mul(*n, uint64_t{dtype_width(c.dtype)} * (lt ? lt->ratio : 1));
-      FUZZ_CHECK(want && *want == c.bytes.size(), "object \"" + o.name + "\": " + std::to_string(c.bytes.size()) +
-                                                       " bytes for its shape and dtype");
+      FUZZ_CHECK(want && *want == c.bytes.size(), "object \"" + o.name +
+                                                      "\": " + std::to_string(c.bytes.size()) +
+                                                      " bytes for its shape and dtype");
     }
   }
 
@@ -95,12 +101,15 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   auto must = [&](const Result<void>& r, const std::string& what) {
     FUZZ_CHECK(r.ok(), what + " refused what the reader returned: " + r.error().message);
   };
-  if (!f->attributes.empty()) must((*w)->set_file_attributes_json(dump_json(f->attributes)), "file attributes");
+  if (!f->attributes.empty())
+    must((*w)->set_file_attributes_json(dump_json(f->attributes)), "file attributes");
   for (const formats::ForeignObject& o : f->objects) {
     must((*w)->begin_object(o.name, o.format, o.shape), "begin_object \"" + o.name + "\"");
-    if (!o.attributes.empty()) must((*w)->set_object_attributes_json(dump_json(o.attributes)), "object attributes");
+    if (!o.attributes.empty())
+      must((*w)->set_object_attributes_json(dump_json(o.attributes)), "object attributes");
     for (const formats::ForeignComponent& c : o.components)
-      must((*w)->add_component(c.role, dtype_name(c.dtype), c.type, c.bytes, "raw"), "add_component " + c.role);
+      must((*w)->add_component(c.role, dtype_name(c.dtype), c.type, c.bytes, "raw"),
+           "add_component " + c.role);
     must((*w)->end_object(), "end_object \"" + o.name + "\"");
   }
   must((*w)->finish(), "finish");
@@ -108,7 +117,8 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   zt_reader* r = nullptr;
   const zt_status s = zt_open(out.c_str(), &r);
   FUZZ_CHECK(s == ZT_OK, std::string("the converted file does not open: ") + zt_last_error());
-  FUZZ_CHECK(zt_verify(r, nullptr, nullptr) == ZT_OK, std::string("the converted file does not verify: ") + zt_last_error());
+  FUZZ_CHECK(zt_verify(r, nullptr, nullptr) == ZT_OK,
+             std::string("the converted file does not verify: ") + zt_last_error());
   FUZZ_CHECK(zt_object_count(r) == f->objects.size(), "object count changed in conversion");
   for (size_t i = 0; i < f->objects.size(); ++i) {
     const formats::ForeignObject& o = f->objects[i];

@@ -14,8 +14,8 @@ namespace {
 using namespace zt::fuzz;
 
 void check_open_failure(zt_status s, bool copy_mode) {
-  check_failure(s, {ZT_ERR_FORMAT, ZT_ERR_INVALID, ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_NOMEM}, copy_mode,
-                "zt_open");
+  check_failure(s, {ZT_ERR_FORMAT, ZT_ERR_INVALID, ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_NOMEM},
+                copy_mode, "zt_open");
 }
 
 struct Closer {
@@ -51,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   raw = nullptr;
   const zt_status s2 = zt_open_ex(path.c_str(), &opt, &raw);
   ReaderPtr copy(raw);
-  FUZZ_CHECK(s2 == s, std::string("memory and copy-mode open disagree: ") + zt_status_name(s) + " vs " +
-                          zt_status_name(s2) + ": " + zt_last_error());
+  FUZZ_CHECK(s2 == s, std::string("memory and copy-mode open disagree: ") + zt_status_name(s) +
+                          " vs " + zt_status_name(s2) + ": " + zt_last_error());
   if (s2 == ZT_OK) {
     WalkOptions copy_opt;
     copy_opt.copy_mode = true;

@@ -18,16 +18,18 @@
 
 namespace zt::fuzz {
 
-[[noreturn]] inline void check_failed(const char* file, int line, const char* cond, const std::string& detail) {
-  std::fprintf(stderr, "%s:%d: fuzz invariant broken: %s\n  %s\n", file, line, cond, detail.c_str());
+[[noreturn]] inline void check_failed(const char* file, int line, const char* cond,
+                                      const std::string& detail) {
+  std::fprintf(stderr, "%s:%d: fuzz invariant broken: %s\n  %s\n", file, line, cond,
+               detail.c_str());
   std::abort();
 }
 
 // FUZZ_CHECK(cond, detail): `detail` is a std::string expression evaluated
 // only on failure.
-#define FUZZ_CHECK(cond, detail)                                                   \
-  do {                                                                             \
-    if (!(cond)) ::zt::fuzz::check_failed(__FILE__, __LINE__, #cond, (detail));    \
+#define FUZZ_CHECK(cond, detail)                                                \
+  do {                                                                          \
+    if (!(cond)) ::zt::fuzz::check_failed(__FILE__, __LINE__, #cond, (detail)); \
   } while (0)
 
 // Consumes fuzzed bytes front to back; past the end every read gives zeros,
@@ -70,7 +72,8 @@ inline const std::string& scratch_dir() {
   static const std::string dir = [] {
     struct stat st {};
     const char* env = std::getenv("TMPDIR");
-    std::string base = ::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : (env ? env : "/tmp");
+    std::string base =
+        ::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : (env ? env : "/tmp");
     std::string d = base + "/zt-fuzz-" + std::to_string(::getpid());
     ::mkdir(d.c_str(), 0700);
     return d;
@@ -83,7 +86,8 @@ inline std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> names;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* e = ::readdir(d))
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        names.emplace_back(e->d_name);
     ::closedir(d);
   }
   return names;
@@ -112,6 +116,8 @@ inline bool read_file(const std::string& path, std::vector<uint8_t>& out) {
   return ok;
 }
 
-inline std::string str(const char* s) { return s ? std::string(s) : std::string("(null)"); }
+inline std::string str(const char* s) {
+  return s ? std::string(s) : std::string("(null)");
+}
 
 }  // namespace zt::fuzz

@@ -45,7 +45,9 @@ enum Op : uint8_t {
 
 // An optional C string argument (nullopt stands for NULL).
 using Text = std::optional<std::string>;
-inline const char* c_str(const Text& t) { return t ? t->c_str() : nullptr; }
+inline const char* c_str(const Text& t) {
+  return t ? t->c_str() : nullptr;
+}
 
 struct Call {
   Op op = kFinish;
@@ -64,18 +66,22 @@ struct Program {
 // ---- decoding the input ----------------------------------------------------
 
 const char* const kNames[] = {"w", "b", "layer.0.weight", "x", "", "\xc3\xa9t\xc3\xa9", "a/b", "w"};
-const char* const kDtypes[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8",
-                               "u64", "u32", "u16", "u8",  "bool", "float32", "f8_e4m3fn", ""};
-const char* const kTypes[] = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz", "complex64", "complex128", "mytype"};
-const char* const kFormats[] = {"dense", "sparse_csr", "sparse_coo", "quantized_group", "custom_layout", ""};
-const char* const kRoles[] = {"data", "values", "indices", "indptr", "coords", "packed_weight", "scales", "zeros"};
+const char* const kDtypes[] = {"f64", "f32", "f16", "bf16", "i64",  "i32",     "i16",       "i8",
+                               "u64", "u32", "u16", "u8",   "bool", "float32", "f8_e4m3fn", ""};
+const char* const kTypes[] = {"f8_e4m3fn", "f8_e5m2",    "f8_e4m3fnuz", "f8_e5m2fnuz",
+                              "complex64", "complex128", "mytype"};
+const char* const kFormats[] = {"dense",           "sparse_csr",    "sparse_coo",
+                                "quantized_group", "custom_layout", ""};
+const char* const kRoles[] = {"data",   "values",        "indices", "indptr",
+                              "coords", "packed_weight", "scales",  "zeros"};
 const char* const kEncodings[] = {"raw", "zstd", "auto", "lz4"};
 const char* const kJson[] = {
     "{}",
     "{\"bits\": 4, \"group_size\": 2, \"packing\": \"8_per_i32\"}",
     "{\"bits\": 8, \"group_size\": 4, \"packing\": \"4_per_i32\"}",
     "{\"bits\": 3, \"group_size\": 32, \"packing\": \"bitstream\"}",
-    ("{\"framework\": \"PyTorch\", \"n\": -3, \"f\": 1.5, \"t\": true, \"z\": null, \"a\": [1, [2, {}]],"
+    ("{\"framework\": \"PyTorch\", \"n\": -3, \"f\": 1.5, \"t\": true, \"z\": null, \"a\": [1, [2, "
+     "{}]],"
      " \"b\": {\"$bytes\": \"AAEC\"}, \"big\": 18446744073709551615}"),
     "{\"a\": 1, \"a\": 2}",
     "[1, 2]",
@@ -108,7 +114,8 @@ class Decoder {
 
   Text name() {
     const uint8_t sel = in_.u8();
-    if (sel == 0xFE) return std::string(size_t{1} << 16, 'n') + "x";  // one byte over the name limit
+    if (sel == 0xFE)
+      return std::string(size_t{1} << 16, 'n') + "x";  // one byte over the name limit
     if (sel == 0xFF) return std::nullopt;
     if (sel & 0x80) return c_text(in_.u8());
     return std::string(kNames[sel % 8]);
@@ -166,7 +173,8 @@ class Decoder {
     }
     std::vector<uint8_t> b(n);
     const uint8_t seed = in_.u8();
-    for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>((i / 7 + seed) % 251 % (mode & 0x10 ? 2 : 256));
+    for (size_t i = 0; i < n; ++i)
+      b[i] = static_cast<uint8_t>((i / 7 + seed) % 251 % (mode & 0x10 ? 2 : 256));
     return b;
   }
 
@@ -180,7 +188,8 @@ class Decoder {
         c.dtype = pick(kDtypes, 8);
         c.shape = shape();
         uint64_t elements = 1;
-        for (const uint64_t d : c.shape) elements = d && elements > UINT64_MAX / d ? UINT64_MAX : elements * d;
+        for (const uint64_t d : c.shape)
+          elements = d && elements > UINT64_MAX / d ? UINT64_MAX : elements * d;
         c.data = data(c.op == kAddDenseExact ? elements : 0, width_of(c.dtype.value_or("")));
         if (c.op == kAddDenseExact && c.data.size() != elements * width_of(c.dtype.value_or("")))
           c.data.resize(elements * width_of(c.dtype.value_or("")) <= (1u << 20)
@@ -207,7 +216,8 @@ class Decoder {
         c.type = type();
         c.encoding = pick(kEncodings, 8);
         const uint8_t sel = in_.u8();
-        c.decoded_size = sel == 0xFF ? in_.u64() : static_cast<uint64_t>(sel) * width_of(c.dtype.value_or(""));
+        c.decoded_size =
+            sel == 0xFF ? in_.u64() : static_cast<uint64_t>(sel) * width_of(c.dtype.value_or(""));
         break;
       }
       case kWrite:
@@ -274,7 +284,8 @@ const std::vector<uint8_t> kOldTarget = {'o', 'l', 'd', '\n'};
 RunResult run(const Program& p, const std::string& dir, unsigned threads) {
   RunResult res;
   const std::string target = dir + "/t.zt";
-  if (p.preexisting_target) FUZZ_CHECK(write_file(target, kOldTarget.data(), kOldTarget.size()), "setup");
+  if (p.preexisting_target)
+    FUZZ_CHECK(write_file(target, kOldTarget.data(), kOldTarget.size()), "setup");
 
   zt_writer_options opt = p.options;
   opt.threads = threads;
@@ -290,18 +301,20 @@ RunResult run(const Program& p, const std::string& dir, unsigned threads) {
     switch (c.op) {
       case kAddDense:
       case kAddDenseExact:
-        s = zt_writer_add_dense(w, c_str(c.name), c_str(c.dtype), c.shape.data(), c.shape.size(), c.data.data(),
-                                c.data.size(), c_str(c.encoding));
+        s = zt_writer_add_dense(w, c_str(c.name), c_str(c.dtype), c.shape.data(), c.shape.size(),
+                                c.data.data(), c.data.size(), c_str(c.encoding));
         if (s == ZT_OK)
-          res.objects.push_back(ModelObject{*c.name, "dense", c.shape, {ModelComponent{"data", *c.dtype, c.data}}});
+          res.objects.push_back(
+              ModelObject{*c.name, "dense", c.shape, {ModelComponent{"data", *c.dtype, c.data}}});
         break;
       case kBeginObject:
-        s = zt_writer_begin_object(w, c_str(c.name), c_str(c.format), c.shape.data(), c.shape.size());
+        s = zt_writer_begin_object(w, c_str(c.name), c_str(c.format), c.shape.data(),
+                                   c.shape.size());
         if (s == ZT_OK) current = ModelObject{*c.name, *c.format, c.shape, {}};
         break;
       case kAddComponent:
-        s = zt_writer_add_component(w, c_str(c.name), c_str(c.dtype), c_str(c.type), c.data.data(), c.data.size(),
-                                    c_str(c.encoding));
+        s = zt_writer_add_component(w, c_str(c.name), c_str(c.dtype), c_str(c.type), c.data.data(),
+                                    c.data.size(), c_str(c.encoding));
         if (s == ZT_OK) {
           FUZZ_CHECK(current.has_value(), "zt_writer_add_component succeeded outside an object");
           current->components.push_back(ModelComponent{*c.name, *c.dtype, c.data});
@@ -310,7 +323,8 @@ RunResult run(const Program& p, const std::string& dir, unsigned threads) {
       case kEndObject:
         s = zt_writer_end_object(w);
         if (s == ZT_OK) {
-          FUZZ_CHECK(current.has_value() && !pending, "zt_writer_end_object succeeded without an object");
+          FUZZ_CHECK(current.has_value() && !pending,
+                     "zt_writer_end_object succeeded without an object");
           res.objects.push_back(std::move(*current));
         }
         // Success commits the object, a rule broken drops it; a call out of
@@ -318,8 +332,8 @@ RunResult run(const Program& p, const std::string& dir, unsigned threads) {
         if (s != ZT_ERR_STATE) current.reset();
         break;
       case kBeginComponent:
-        s = zt_writer_begin_component(w, c_str(c.name), c_str(c.dtype), c_str(c.type), c_str(c.encoding),
-                                      c.decoded_size);
+        s = zt_writer_begin_component(w, c_str(c.name), c_str(c.dtype), c_str(c.type),
+                                      c_str(c.encoding), c.decoded_size);
         if (s == ZT_OK) pending = ModelComponent{*c.name, *c.dtype, {}};
         break;
       case kWrite:
@@ -334,7 +348,8 @@ RunResult run(const Program& p, const std::string& dir, unsigned threads) {
       case kEndComponent:
         s = zt_writer_end_component(w);
         if (s == ZT_OK) {
-          FUZZ_CHECK(pending.has_value() && current.has_value(), "zt_writer_end_component succeeded without a component");
+          FUZZ_CHECK(pending.has_value() && current.has_value(),
+                     "zt_writer_end_component succeeded without a component");
           current->components.push_back(std::move(*pending));
         }
         if (s != ZT_ERR_STATE) pending.reset();
@@ -362,7 +377,9 @@ RunResult run(const Program& p, const std::string& dir, unsigned threads) {
       FUZZ_CHECK(zt_last_error()[0] != '\0', std::string("empty message for ") + zt_status_name(s));
     }
     res.statuses.push_back(s);
-    if (verbose()) std::fprintf(stderr, "  call %d: %s %s\n", static_cast<int>(c.op), zt_status_name(s), zt_last_error());
+    if (verbose())
+      std::fprintf(stderr, "  call %d: %s %s\n", static_cast<int>(c.op), zt_status_name(s),
+                   zt_last_error());
     if (ended) break;
   }
   if (!ended) zt_writer_abort(w);
@@ -381,7 +398,8 @@ void check_directory(const std::string& dir, const RunResult& r, bool preexistin
              "directory after the run holds: " + listing);
   if (!r.finished && preexisting) {
     std::vector<uint8_t> now;
-    FUZZ_CHECK(read_file(dir + "/t.zt", now) && now == kOldTarget, "the target changed although nothing finished");
+    FUZZ_CHECK(read_file(dir + "/t.zt", now) && now == kOldTarget,
+               "the target changed although nothing finished");
   }
 }
 
@@ -396,26 +414,30 @@ void check_finished(const std::string& path, const Program& p, const RunResult& 
   FUZZ_CHECK(v == ZT_OK, "a finished file does not verify: " + status_text(v));
   walk_reader(rd, WalkOptions{});
 
-  FUZZ_CHECK(zt_object_count(rd) == r.objects.size(), "the file has " + std::to_string(zt_object_count(rd)) +
-                                                          " objects, " + std::to_string(r.objects.size()) +
-                                                          " were added");
+  FUZZ_CHECK(zt_object_count(rd) == r.objects.size(),
+             "the file has " + std::to_string(zt_object_count(rd)) + " objects, " +
+                 std::to_string(r.objects.size()) + " were added");
   uint64_t total = 0;
   for (size_t i = 0; i < r.objects.size(); ++i) {
     const ModelObject& m = r.objects[i];
-    FUZZ_CHECK(zt_object_name(rd, i) == m.name,
-               "object " + std::to_string(i) + " is \"" + str(zt_object_name(rd, i)) + "\", not \"" + m.name + "\"");
-    FUZZ_CHECK(zt_object_format(rd, i) == m.format,
-               "format of " + m.name + " is \"" + str(zt_object_format(rd, i)) + "\", not \"" + m.format + "\"");
+    FUZZ_CHECK(zt_object_name(rd, i) == m.name, "object " + std::to_string(i) + " is \"" +
+                                                    str(zt_object_name(rd, i)) + "\", not \"" +
+                                                    m.name + "\"");
+    FUZZ_CHECK(zt_object_format(rd, i) == m.format, "format of " + m.name + " is \"" +
+                                                        str(zt_object_format(rd, i)) +
+                                                        "\", not \"" + m.format + "\"");
     size_t ndim = 0;
     const uint64_t* shape = zt_object_shape(rd, i, &ndim);
     FUZZ_CHECK(std::vector<uint64_t>(shape, shape + ndim) == m.shape, "shape of " + m.name);
     FUZZ_CHECK(zt_component_count(rd, i) == m.components.size(), "component count of " + m.name);
     for (const ModelComponent& c : m.components) {
       ++total;
-      FUZZ_CHECK(str(zt_component_dtype(rd, i, c.role.c_str())) == c.dtype, "dtype of " + m.name + "/" + c.role);
+      FUZZ_CHECK(str(zt_component_dtype(rd, i, c.role.c_str())) == c.dtype,
+                 "dtype of " + m.name + "/" + c.role);
       const void* data = nullptr;
       uint64_t n = 0;
-      FUZZ_CHECK(zt_component_map(rd, i, c.role.c_str(), &data, &n) == ZT_OK, "map " + m.name + "/" + c.role);
+      FUZZ_CHECK(zt_component_map(rd, i, c.role.c_str(), &data, &n) == ZT_OK,
+                 "map " + m.name + "/" + c.role);
       FUZZ_CHECK(n == c.bytes.size() && (n == 0 || std::memcmp(data, c.bytes.data(), n) == 0),
                  "the bytes of " + m.name + "/" + c.role + " differ from those written");
     }
@@ -445,9 +467,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check_directory(d2, r2, p.preexisting_target);
   if (r1.finished) {
     std::vector<uint8_t> b1, b2;
-    FUZZ_CHECK(read_file(d1 + "/t.zt", b1) && read_file(d2 + "/t.zt", b2), "cannot read the written files");
-    FUZZ_CHECK(b1 == b2, "the same calls wrote different bytes (" + std::to_string(b1.size()) + " vs " +
-                             std::to_string(b2.size()) + ")");
+    FUZZ_CHECK(read_file(d1 + "/t.zt", b1) && read_file(d2 + "/t.zt", b2),
+               "cannot read the written files");
+    FUZZ_CHECK(b1 == b2, "the same calls wrote different bytes (" + std::to_string(b1.size()) +
+                             " vs " + std::to_string(b2.size()) + ")");
     check_finished(d1 + "/t.zt", p, r1);
   }
   remove_all_in(d1);

@@ -7,11 +7,10 @@
 // message. Parsing alone finds little: the bugs live where data is touched.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,7 +59,9 @@ inline uint64_t fnv1a(const void* p, uint64_t n) {
   return h;
 }
 
-inline std::string status_text(zt_status s) { return std::string(zt_status_name(s)) + ": " + zt_last_error(); }
+inline std::string status_text(zt_status s) {
+  return std::string(zt_status_name(s)) + ": " + zt_last_error();
+}
 
 inline bool one_of(zt_status s, std::initializer_list<zt_status> allowed) {
   for (const zt_status a : allowed)
@@ -69,11 +70,13 @@ inline bool one_of(zt_status s, std::initializer_list<zt_status> allowed) {
 }
 
 // A failing call must explain itself.
-inline void check_failure(zt_status s, std::initializer_list<zt_status> allowed, bool copy_mode, const char* call) {
+inline void check_failure(zt_status s, std::initializer_list<zt_status> allowed, bool copy_mode,
+                          const char* call) {
   FUZZ_CHECK(s != ZT_OK, std::string(call));
   FUZZ_CHECK(one_of(s, allowed) || (copy_mode && s == ZT_ERR_IO),
              std::string(call) + " returned an undocumented status " + status_text(s));
-  FUZZ_CHECK(zt_last_error()[0] != '\0', std::string(call) + " failed with an empty message: " + zt_status_name(s));
+  FUZZ_CHECK(zt_last_error()[0] != '\0',
+             std::string(call) + " failed with an empty message: " + zt_status_name(s));
 }
 
 // A JSON text and the C string the ABI gives for it say the same.
@@ -88,44 +91,54 @@ inline bool same_text(const nlohmann::json& j, const char* c) {
 inline void check_manifest_json(const zt_reader* r, const std::string& text) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   FUZZ_CHECK(!j.is_discarded(), "zt_manifest_json is not JSON: " + text.substr(0, 500));
-  FUZZ_CHECK(j.is_object() && j.contains("version") && j["version"].is_string(), "no version: " + text.substr(0, 300));
-  FUZZ_CHECK(same_text(j["version"], zt_file_version(r)), "JSON version differs from zt_file_version");
+  FUZZ_CHECK(j.is_object() && j.contains("version") && j["version"].is_string(),
+             "no version: " + text.substr(0, 300));
+  FUZZ_CHECK(same_text(j["version"], zt_file_version(r)),
+             "JSON version differs from zt_file_version");
   FUZZ_CHECK(j.contains("objects") && j["objects"].is_object(), "no objects map");
   const auto& objs = j["objects"];
   const size_t n = zt_object_count(r);
-  FUZZ_CHECK(objs.size() == n, "JSON has " + std::to_string(objs.size()) + " objects, zt_object_count " +
-                                   std::to_string(n));
+  FUZZ_CHECK(objs.size() == n, "JSON has " + std::to_string(objs.size()) +
+                                   " objects, zt_object_count " + std::to_string(n));
   for (size_t i = 0; i < n; ++i) {
     const std::string name = zt_object_name(r, i);
     FUZZ_CHECK(objs.contains(name), "object \"" + name + "\" is missing from the JSON");
     const auto& o = objs[name];
-    FUZZ_CHECK(o.contains("format") && same_text(o["format"], zt_object_format(r, i)), "format differs for " + name);
+    FUZZ_CHECK(o.contains("format") && same_text(o["format"], zt_object_format(r, i)),
+               "format differs for " + name);
     size_t ndim = 0;
     const uint64_t* shape = zt_object_shape(r, i, &ndim);
-    FUZZ_CHECK(o.contains("shape") && o["shape"].is_array() && o["shape"].size() == ndim, "rank differs for " + name);
+    FUZZ_CHECK(o.contains("shape") && o["shape"].is_array() && o["shape"].size() == ndim,
+               "rank differs for " + name);
     for (size_t d = 0; d < ndim; ++d)
-      FUZZ_CHECK(o["shape"][d] == shape[d], "dimension " + std::to_string(d) + " differs for " + name);
-    FUZZ_CHECK(o.contains("components") && o["components"].is_object(), "no components map for " + name);
+      FUZZ_CHECK(o["shape"][d] == shape[d],
+                 "dimension " + std::to_string(d) + " differs for " + name);
+    FUZZ_CHECK(o.contains("components") && o["components"].is_object(),
+               "no components map for " + name);
     const auto& comps = o["components"];
     FUZZ_CHECK(comps.size() == zt_component_count(r, i), "component count differs for " + name);
     for (size_t k = 0; k < zt_component_count(r, i); ++k) {
       const char* role = zt_component_role(r, i, k);
       FUZZ_CHECK(role && comps.contains(role), "component missing from the JSON in " + name);
       const auto& c = comps[role];
-      FUZZ_CHECK(c["dtype"] == zt_component_dtype(r, i, role), "dtype differs for " + name + "/" + role);
+      FUZZ_CHECK(c["dtype"] == zt_component_dtype(r, i, role),
+                 "dtype differs for " + name + "/" + role);
       const char* type = zt_component_type(r, i, role);
-      FUZZ_CHECK(c.contains("type") ? same_text(c["type"], type) : type == nullptr, "type differs for " + name + "/" + role);
+      FUZZ_CHECK(c.contains("type") ? same_text(c["type"], type) : type == nullptr,
+                 "type differs for " + name + "/" + role);
       const char* enc = zt_component_encoding(r, i, role);
       FUZZ_CHECK(c.contains("encoding") ? same_text(c["encoding"], enc) : std::string(enc) == "raw",
                  "encoding differs for " + name + "/" + role);
       uint64_t stored = 0;
-      FUZZ_CHECK(zt_component_stored_size(r, i, role, &stored) == ZT_OK, status_text(ZT_ERR_INVALID));
+      FUZZ_CHECK(zt_component_stored_size(r, i, role, &stored) == ZT_OK,
+                 status_text(ZT_ERR_INVALID));
       FUZZ_CHECK(c["length"] == stored, "length differs for " + name + "/" + role);
     }
   }
 }
 
-inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char* role, const WalkOptions& opt) {
+inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char* role,
+                                       const WalkOptions& opt) {
   ComponentOutcome out;
   out.role = role;
   const std::string where = std::string(zt_object_name(r, i)) + "/" + role;
@@ -135,7 +148,8 @@ inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char*
 
   uint64_t decoded = 0;
   const zt_status ds = zt_component_decoded_size(r, i, role, &decoded);
-  FUZZ_CHECK(ds == ZT_OK || ds == ZT_ERR_UNSUPPORTED, "zt_component_decoded_size: " + status_text(ds));
+  FUZZ_CHECK(ds == ZT_OK || ds == ZT_ERR_UNSUPPORTED,
+             "zt_component_decoded_size: " + status_text(ds));
   const bool known = ds == ZT_OK;
   if (known && decoded > opt.decode_cap) {
     out.skipped = true;
@@ -147,8 +161,8 @@ inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char*
   uint64_t n = 0;
   out.map_status = zt_component_map(r, i, role, &p, &n);
   if (out.map_status != ZT_OK) {
-    check_failure(out.map_status, {ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_INVALID, ZT_ERR_NOMEM}, opt.copy_mode,
-                  "zt_component_map");
+    check_failure(out.map_status, {ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_INVALID, ZT_ERR_NOMEM},
+                  opt.copy_mode, "zt_component_map");
     // A failing decode fails into a buffer of any size too.
     const uint64_t cap = known && decoded <= (uint64_t{16} << 20) ? decoded : 4096;
     std::unique_ptr<uint8_t[]> buf(new uint8_t[cap ? cap : 1]);
@@ -159,8 +173,9 @@ inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char*
     return out;
   }
   FUZZ_CHECK(p != nullptr || n == 0, "zt_component_map gave NULL for " + where);
-  if (known) FUZZ_CHECK(n == decoded, "mapped " + std::to_string(n) + " bytes, decoded size says " +
-                                          std::to_string(decoded) + " for " + where);
+  if (known)
+    FUZZ_CHECK(n == decoded, "mapped " + std::to_string(n) + " bytes, decoded size says " +
+                                 std::to_string(decoded) + " for " + where);
   out.size = n;
   out.hash = fnv1a(p, n);  // touches every byte
 
@@ -174,18 +189,22 @@ inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char*
   if (n > 0) {
     std::unique_ptr<uint8_t[]> small(new uint8_t[n - 1 ? n - 1 : 1]);
     uint64_t written = 12345;
-    const zt_status rs = zt_component_read(r, i, role, n - 1 ? small.get() : nullptr, n - 1, &written);
+    const zt_status rs =
+        zt_component_read(r, i, role, n - 1 ? small.get() : nullptr, n - 1, &written);
     FUZZ_CHECK(rs == ZT_ERR_ARGUMENT || (opt.copy_mode && rs == ZT_ERR_IO),
-               "zt_component_read into " + std::to_string(n - 1) + " bytes: " + status_text(rs) + " for " + where);
+               "zt_component_read into " + std::to_string(n - 1) + " bytes: " + status_text(rs) +
+                   " for " + where);
     FUZZ_CHECK(written == 12345, "zt_component_read wrote *written on failure for " + where);
   }
   // Right size: the same bytes as the mapping.
   std::unique_ptr<uint8_t[]> exact(new uint8_t[n ? n : 1]);
   uint64_t written = 0;
   const zt_status rs = zt_component_read(r, i, role, n ? exact.get() : nullptr, n, &written);
-  FUZZ_CHECK(rs == ZT_OK || (opt.copy_mode && rs == ZT_ERR_IO), "zt_component_read: " + status_text(rs) + " for " + where);
+  FUZZ_CHECK(rs == ZT_OK || (opt.copy_mode && rs == ZT_ERR_IO),
+             "zt_component_read: " + status_text(rs) + " for " + where);
   if (rs == ZT_OK) {
-    FUZZ_CHECK(written == n, "zt_component_read wrote " + std::to_string(written) + " of " + std::to_string(n));
+    FUZZ_CHECK(written == n,
+               "zt_component_read wrote " + std::to_string(written) + " of " + std::to_string(n));
     FUZZ_CHECK(n == 0 || std::memcmp(exact.get(), p, n) == 0, "read and map disagree for " + where);
   }
   FUZZ_CHECK(zt_evict(r, i, role) == ZT_OK, "zt_evict " + where);
@@ -195,7 +214,9 @@ inline ComponentOutcome walk_component(const zt_reader* r, size_t i, const char*
 // A name that `taken` does not accept (the fuzzer learns any fixed string).
 template <typename Taken>
 std::string absent_name(Taken&& taken) {
-  std::string n = "\x01" "absent";
+  std::string n =
+      "\x01"
+      "absent";
   while (taken(n.c_str())) n += '~';
   return n;
 }
@@ -203,7 +224,8 @@ std::string absent_name(Taken&& taken) {
 // Calls that must fail cleanly whatever the file holds.
 inline void poke_out_of_range(const zt_reader* r) {
   const size_t n = zt_object_count(r);
-  FUZZ_CHECK(zt_object_name(r, n) == nullptr && zt_object_format(r, n) == nullptr, "object past the end");
+  FUZZ_CHECK(zt_object_name(r, n) == nullptr && zt_object_format(r, n) == nullptr,
+             "object past the end");
   size_t ndim = 7;
   FUZZ_CHECK(zt_object_shape(r, n, &ndim) == nullptr && ndim == 0, "shape past the end");
   FUZZ_CHECK(zt_component_count(r, n) == 0, "components past the end");
@@ -252,9 +274,10 @@ inline void walk_batch(const zt_reader* r, const WalkOutcome& w, const WalkOptio
   for (size_t k = 0; k < reqs.size(); ++k) {
     const zt_status rs = static_cast<zt_status>(reqs[k].status);
     if (opt.copy_mode && rs == ZT_ERR_IO) continue;
-    FUZZ_CHECK(rs == ZT_OK, std::string("zt_decode_many failed where zt_component_map did not: ") + zt_status_name(rs) +
-                                ": " + zt_last_error());
-    FUZZ_CHECK(reqs[k].written == expect[k]->size && fnv1a(bufs[k].get(), reqs[k].written) == expect[k]->hash,
+    FUZZ_CHECK(rs == ZT_OK, std::string("zt_decode_many failed where zt_component_map did not: ") +
+                                zt_status_name(rs) + ": " + zt_last_error());
+    FUZZ_CHECK(reqs[k].written == expect[k]->size &&
+                   fnv1a(bufs[k].get(), reqs[k].written) == expect[k]->hash,
                "zt_decode_many decoded other bytes than zt_component_map for " + expect[k]->role);
   }
   FUZZ_CHECK(s == ZT_OK || opt.copy_mode, std::string("zt_decode_many: ") + zt_status_name(s));
@@ -293,11 +316,9 @@ inline WalkOutcome walk_reader(const zt_reader* r, const WalkOptions& opt) {
       FUZZ_CHECK(role != nullptr, "component without a role");
       ComponentOutcome c = walk_component(r, i, role, opt);
       object_skipped |= c.skipped;
-      // Finding F5 (fuzz/README.md): 0.1.0 sparse-layout entries fail to
-      // map with ZT_ERR_UNSUPPORTED yet verify (digests only); outside
-      // 0.1.0 files an unsupported component must fail zt_verify too.
-      if (!c.skipped && c.map_status != ZT_OK && (c.map_status != ZT_ERR_UNSUPPORTED || w.version != "0.1.0"))
-        failed_maps.insert(i);
+      // zt_verify passes only files whose every component can be read
+      // (finding F5: it once passed 0.1.0 sparse-layout blobs).
+      if (!c.skipped && c.map_status != ZT_OK) failed_maps.insert(i);
       w.objects.back().push_back(std::move(c));
     }
     any_skipped |= object_skipped;
@@ -313,11 +334,13 @@ inline WalkOutcome walk_reader(const zt_reader* r, const WalkOptions& opt) {
     if (w.verify_status == ZT_OK) {
       uint64_t total = 0;
       for (size_t i = 0; i < n; ++i) total += zt_component_count(r, i);
-      FUZZ_CHECK(checked + unchecked == total, "zt_verify counted " + std::to_string(checked + unchecked) + " of " +
+      FUZZ_CHECK(checked + unchecked == total, "zt_verify counted " +
+                                                   std::to_string(checked + unchecked) + " of " +
                                                    std::to_string(total) + " components");
       FUZZ_CHECK(failed_maps.empty(), "zt_verify passed although a component failed to map");
     } else {
-      check_failure(w.verify_status, {ZT_ERR_DIGEST, ZT_ERR_INVALID, ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_NOMEM},
+      check_failure(w.verify_status,
+                    {ZT_ERR_DIGEST, ZT_ERR_INVALID, ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT, ZT_ERR_NOMEM},
                     opt.copy_mode, "zt_verify");
     }
   }
@@ -339,8 +362,10 @@ inline void compare_walks(const WalkOutcome& a, const WalkOutcome& b) {
       if (x.map_status == ZT_ERR_IO || y.map_status == ZT_ERR_IO) continue;
       if (x.map_status == ZT_ERR_LIMIT || y.map_status == ZT_ERR_LIMIT) continue;
       FUZZ_CHECK(x.map_status == y.map_status, "component " + x.role + ": map status " +
-                                                   zt_status_name(x.map_status) + " vs " + zt_status_name(y.map_status));
-      FUZZ_CHECK(x.size == y.size && x.hash == y.hash, "component " + x.role + ": decoded bytes differ");
+                                                   zt_status_name(x.map_status) + " vs " +
+                                                   zt_status_name(y.map_status));
+      FUZZ_CHECK(x.size == y.size && x.hash == y.hash,
+                 "component " + x.role + ": decoded bytes differ");
     }
   }
 }

@@ -43,8 +43,8 @@ inline uint64_t index_at(const void* base, const char* d, uint64_t k) {
 
 inline void check_view_failure(zt_status s, bool copy_mode, const char* call) {
   FUZZ_CHECK(s != ZT_OK, std::string(call));
-  const bool ok = s == ZT_ERR_ARGUMENT || s == ZT_ERR_UNSUPPORTED || s == ZT_ERR_INVALID || s == ZT_ERR_LIMIT ||
-                  s == ZT_ERR_NOMEM || (copy_mode && s == ZT_ERR_IO);
+  const bool ok = s == ZT_ERR_ARGUMENT || s == ZT_ERR_UNSUPPORTED || s == ZT_ERR_INVALID ||
+                  s == ZT_ERR_LIMIT || s == ZT_ERR_NOMEM || (copy_mode && s == ZT_ERR_IO);
   FUZZ_CHECK(ok, std::string(call) + " returned " + zt_status_name(s) + ": " + zt_last_error());
   FUZZ_CHECK(zt_last_error()[0] != '\0', std::string(call) + " failed with an empty message");
 }
@@ -59,14 +59,17 @@ void convert_both_ways(F&& call, uint64_t count, bool copy_mode, const char* nam
     check_view_failure(s, copy_mode, name);
     return;
   }
-  FUZZ_CHECK(written == count, std::string(name) + " wrote " + std::to_string(written) + " of " + std::to_string(count));
+  FUZZ_CHECK(written == count, std::string(name) + " wrote " + std::to_string(written) + " of " +
+                                   std::to_string(count));
   volatile T sink = T(0);
-  for (uint64_t i = 0; i < count; ++i) sink = sink + dst[i];  // every value initialised (MSan/valgrind)
+  for (uint64_t i = 0; i < count; ++i)
+    sink = sink + dst[i];  // every value initialised (MSan/valgrind)
   if (count > 0) {
     std::unique_ptr<T[]> small(new T[count - 1 ? count - 1 : 1]);
     written = 777;
     const zt_status s2 = call(count - 1 ? small.get() : nullptr, count - 1, &written);
-    FUZZ_CHECK(s2 != ZT_OK, std::string(name) + " fitted " + std::to_string(count) + " values into one fewer");
+    FUZZ_CHECK(s2 != ZT_OK,
+               std::string(name) + " fitted " + std::to_string(count) + " values into one fewer");
     FUZZ_CHECK(written == 777, std::string(name) + " set *written on failure");
   }
 }
@@ -81,15 +84,17 @@ inline void walk_dense_view(const zt_reader* r, size_t i, bool copy_mode) {
   }
   FUZZ_CHECK(v.dtype != nullptr, "zt_dense_view without a dtype");
   FUZZ_CHECK(v.nbytes == v.values * dtype_width(v.dtype),
-             "zt_dense_view: " + std::to_string(v.values) + " values of " + v.dtype + " in " + std::to_string(v.nbytes) +
-                 " bytes");
+             "zt_dense_view: " + std::to_string(v.values) + " values of " + v.dtype + " in " +
+                 std::to_string(v.nbytes) + " bytes");
   // Known logical types have 1 or 2 storage elements per element; an
   // unknown one says nothing (the view then describes the raw elements).
   const std::string type = v.type ? v.type : "";
-  const bool known_type = type.empty() || type == "f8_e4m3fn" || type == "f8_e5m2" || type == "f8_e4m3fnuz" ||
-                          type == "f8_e5m2fnuz" || type == "complex64" || type == "complex128";
+  const bool known_type = type.empty() || type == "f8_e4m3fn" || type == "f8_e5m2" ||
+                          type == "f8_e4m3fnuz" || type == "f8_e5m2fnuz" || type == "complex64" ||
+                          type == "complex128";
   if (known_type)
-    FUZZ_CHECK(v.values == (type.rfind("complex", 0) == 0 ? 2 : 1) * v.elements, "zt_dense_view: values vs elements");
+    FUZZ_CHECK(v.values == (type.rfind("complex", 0) == 0 ? 2 : 1) * v.elements,
+               "zt_dense_view: values vs elements");
   FUZZ_CHECK(v.data != nullptr || v.nbytes == 0, "zt_dense_view: NULL data");
   uint64_t h = 0;
   for (uint64_t b = 0; b < v.nbytes; ++b) h += static_cast<const uint8_t*>(v.data)[b];
@@ -101,7 +106,8 @@ inline void walk_dense_view(const zt_reader* r, size_t i, bool copy_mode) {
   const uint64_t rows = shape[0];
   const uint64_t row_bytes = rows ? v.nbytes / rows : 0;
   // A few row ranges; each slice must equal the same bytes of the view.
-  const uint64_t ranges[][2] = {{0, rows}, {rows / 2, rows}, {0, rows / 3}, {rows ? rows - 1 : 0, rows}};
+  const uint64_t ranges[][2] = {
+      {0, rows}, {rows / 2, rows}, {0, rows / 3}, {rows ? rows - 1 : 0, rows}};
   for (const auto& range : ranges) {
     const uint64_t b = range[0], e = range[1];
     const void* p = nullptr;
@@ -111,17 +117,20 @@ inline void walk_dense_view(const zt_reader* r, size_t i, bool copy_mode) {
       check_view_failure(ms, copy_mode, "zt_dense_rows_map");
       continue;
     }
-    FUZZ_CHECK(n == (e - b) * row_bytes, "zt_dense_rows_map: " + std::to_string(n) + " bytes for rows [" +
-                                             std::to_string(b) + ", " + std::to_string(e) + ")");
-    FUZZ_CHECK(n == 0 || std::memcmp(p, static_cast<const uint8_t*>(v.data) + b * row_bytes, n) == 0,
-               "zt_dense_rows_map differs from zt_dense_view");
+    FUZZ_CHECK(n == (e - b) * row_bytes, "zt_dense_rows_map: " + std::to_string(n) +
+                                             " bytes for rows [" + std::to_string(b) + ", " +
+                                             std::to_string(e) + ")");
+    FUZZ_CHECK(
+        n == 0 || std::memcmp(p, static_cast<const uint8_t*>(v.data) + b * row_bytes, n) == 0,
+        "zt_dense_rows_map differs from zt_dense_view");
     std::unique_ptr<uint8_t[]> dst(new uint8_t[n ? n : 1]);
     uint64_t written = 0;
     const zt_status rs = zt_dense_rows(r, i, b, e, n ? dst.get() : nullptr, n, &written);
     if (rs != ZT_OK) {
       check_view_failure(rs, copy_mode, "zt_dense_rows");
     } else {
-      FUZZ_CHECK(written == n && (n == 0 || std::memcmp(dst.get(), p, n) == 0), "zt_dense_rows differs from the map");
+      FUZZ_CHECK(written == n && (n == 0 || std::memcmp(dst.get(), p, n) == 0),
+                 "zt_dense_rows differs from the map");
     }
     if (n > 0) {
       written = 777;
@@ -130,14 +139,17 @@ inline void walk_dense_view(const zt_reader* r, size_t i, bool copy_mode) {
     }
     const uint64_t values = v.nbytes ? n / (v.nbytes / v.values) : 0;
     if (values <= kMaxValues)
-      convert_both_ways<float>([&](float* d, uint64_t c, uint64_t* w) { return zt_dense_rows_f32(r, i, b, e, d, c, w); },
-                               values, copy_mode, "zt_dense_rows_f32");
+      convert_both_ways<float>(
+          [&](float* d, uint64_t c, uint64_t* w) { return zt_dense_rows_f32(r, i, b, e, d, c, w); },
+          values, copy_mode, "zt_dense_rows_f32");
   }
   // Out of range and reversed ranges are refused.
   const void* p = nullptr;
   uint64_t n = 0;
-  if (rows < UINT64_MAX) FUZZ_CHECK(zt_dense_rows_map(r, i, 0, rows + 1, &p, &n) != ZT_OK, "rows past the end");
-  if (rows > 0) FUZZ_CHECK(zt_dense_rows_map(r, i, rows, rows - 1, &p, &n) != ZT_OK, "reversed rows");
+  if (rows < UINT64_MAX)
+    FUZZ_CHECK(zt_dense_rows_map(r, i, 0, rows + 1, &p, &n) != ZT_OK, "rows past the end");
+  if (rows > 0)
+    FUZZ_CHECK(zt_dense_rows_map(r, i, rows, rows - 1, &p, &n) != ZT_OK, "reversed rows");
 }
 
 inline void walk_csr_view(const zt_reader* r, size_t i, bool copy_mode) {
@@ -151,13 +163,16 @@ inline void walk_csr_view(const zt_reader* r, size_t i, bool copy_mode) {
   // The structure was checked: index it as a caller would.
   FUZZ_CHECK(index_at(v.indptr, v.indptr_dtype, 0) == 0, "indptr[0] != 0");
   for (uint64_t row = 0; row < v.rows; ++row) {
-    const uint64_t lo = index_at(v.indptr, v.indptr_dtype, row), hi = index_at(v.indptr, v.indptr_dtype, row + 1);
+    const uint64_t lo = index_at(v.indptr, v.indptr_dtype, row),
+                   hi = index_at(v.indptr, v.indptr_dtype, row + 1);
     FUZZ_CHECK(lo <= hi && hi <= v.nnz, "indptr out of order in a checked view");
     for (uint64_t k = lo; k < hi; ++k)
-      FUZZ_CHECK(index_at(v.indices, v.indices_dtype, k) < v.cols, "column index out of range in a checked view");
+      FUZZ_CHECK(index_at(v.indices, v.indices_dtype, k) < v.cols,
+                 "column index out of range in a checked view");
   }
   FUZZ_CHECK(index_at(v.indptr, v.indptr_dtype, v.rows) == v.nnz, "indptr[rows] != nnz");
-  const unsigned w = dtype_width(v.values_dtype) * (v.values_type && std::strncmp(v.values_type, "complex", 7) == 0 ? 2 : 1);
+  const unsigned w = dtype_width(v.values_dtype) *
+                     (v.values_type && std::strncmp(v.values_type, "complex", 7) == 0 ? 2 : 1);
   uint64_t h = 0;
   for (uint64_t b = 0; b < v.nnz * w; ++b) h += static_cast<const uint8_t*>(v.values)[b];
   (void)h;
@@ -175,7 +190,8 @@ inline void walk_coo_view(const zt_reader* r, size_t i, bool copy_mode) {
     for (uint64_t k = 0; k < v.nnz; ++k)
       FUZZ_CHECK(index_at(v.coords, v.coords_dtype, d * v.nnz + k) < v.shape[d],
                  "coordinate out of range in a checked view");
-  const unsigned w = dtype_width(v.values_dtype) * (v.values_type && std::strncmp(v.values_type, "complex", 7) == 0 ? 2 : 1);
+  const unsigned w = dtype_width(v.values_dtype) *
+                     (v.values_type && std::strncmp(v.values_type, "complex", 7) == 0 ? 2 : 1);
   uint64_t h = 0;
   for (uint64_t b = 0; b < v.nnz * w; ++b) h += static_cast<const uint8_t*>(v.values)[b];
   (void)h;
@@ -190,10 +206,12 @@ inline void walk_quant_view(const zt_reader* r, size_t i, bool copy_mode) {
     return;
   }
   FUZZ_CHECK(v.bits >= 1 && v.bits <= 16 && v.group_size > 0, "quant view attributes out of range");
-  FUZZ_CHECK(v.scales_count == v.groups * v.n, "scales count " + std::to_string(v.scales_count) + " != groups x n");
+  FUZZ_CHECK(v.scales_count == v.groups * v.n,
+             "scales count " + std::to_string(v.scales_count) + " != groups x n");
   uint64_t h = 0;
   const auto touch = [&](const void* p, uint64_t count, const char* dtype) {
-    for (uint64_t b = 0; b < count * dtype_width(dtype); ++b) h += static_cast<const uint8_t*>(p)[b];
+    for (uint64_t b = 0; b < count * dtype_width(dtype); ++b)
+      h += static_cast<const uint8_t*>(p)[b];
   };
   touch(v.packed_weight, v.packed_weight_count, v.packed_weight_dtype);
   touch(v.scales, v.scales_count, v.scales_dtype);
@@ -205,24 +223,28 @@ inline void walk_quant_view(const zt_reader* r, size_t i, bool copy_mode) {
 inline void walk_object_views(const zt_reader* r, size_t i, bool copy_mode) {
   uint64_t elements = 0;
   const zt_status es = zt_object_element_count(r, i, &elements);
-  FUZZ_CHECK(es == ZT_OK || es == ZT_ERR_LIMIT, std::string("zt_object_element_count: ") + zt_status_name(es));
+  FUZZ_CHECK(es == ZT_OK || es == ZT_ERR_LIMIT,
+             std::string("zt_object_element_count: ") + zt_status_name(es));
   uint64_t values = 0;
   const zt_status vs = zt_object_value_count(r, i, &values);
   if (vs != ZT_OK) check_view_failure(vs, copy_mode, "zt_object_value_count");
   if (vs == ZT_OK && values <= kMaxValues) {
     if (i % 2 == 0)
-      convert_both_ways<float>([&](float* d, uint64_t c, uint64_t* w) { return zt_object_decode_f32(r, i, d, c, w); },
-                               values, copy_mode, "zt_object_decode_f32");
+      convert_both_ways<float>(
+          [&](float* d, uint64_t c, uint64_t* w) { return zt_object_decode_f32(r, i, d, c, w); },
+          values, copy_mode, "zt_object_decode_f32");
     else
-      convert_both_ways<double>([&](double* d, uint64_t c, uint64_t* w) { return zt_object_decode_f64(r, i, d, c, w); },
-                                values, copy_mode, "zt_object_decode_f64");
+      convert_both_ways<double>(
+          [&](double* d, uint64_t c, uint64_t* w) { return zt_object_decode_f64(r, i, d, c, w); },
+          values, copy_mode, "zt_object_decode_f64");
   }
   const std::string format = zt_object_format(r, i);
   if (format == "dense") {
     walk_dense_view(r, i, copy_mode);
     if (vs == ZT_OK && values <= kMaxValues)
-      convert_both_ways<double>([&](double* d, uint64_t c, uint64_t* w) { return zt_object_read_f64(r, i, d, c, w); },
-                                values, copy_mode, "zt_object_read_f64");
+      convert_both_ways<double>(
+          [&](double* d, uint64_t c, uint64_t* w) { return zt_object_read_f64(r, i, d, c, w); },
+          values, copy_mode, "zt_object_read_f64");
   } else {
     // The calls of the other formats refuse a dense object, and vice versa.
     zt_dense_info dv;
@@ -240,8 +262,10 @@ inline void walk_object_views(const zt_reader* r, size_t i, bool copy_mode) {
     const uint64_t count = nbytes / dtype_width(zt_component_dtype(r, i, role));
     if (count > kMaxValues) continue;
     convert_both_ways<float>(
-        [&](float* d, uint64_t c, uint64_t* w) { return zt_component_read_f32(r, i, role, d, c, w); }, count,
-        copy_mode, "zt_component_read_f32");
+        [&](float* d, uint64_t c, uint64_t* w) {
+          return zt_component_read_f32(r, i, role, d, c, w);
+        },
+        count, copy_mode, "zt_component_read_f32");
   }
 }
 

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   }
   for (const fs::path& p : inputs) {
     std::ifstream f(p, std::ios::binary);
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(f)),
+                                  std::istreambuf_iterator<char>());
     if (!f.eof() && f.fail()) {
       std::fprintf(stderr, "%s: cannot read\n", p.c_str());
       return 2;

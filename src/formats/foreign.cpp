@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "cbor_value.h"
 #include "gguf.h"
 #include "npy.h"
 #include "safetensors.h"
@@ -48,7 +50,9 @@ std::string_view kind_name(FileKind k) {
   return "unknown";
 }
 
-Result<ForeignFile> read_foreign(const std::string& path) {
+namespace {
+
+Result<ForeignFile> read_by_kind(const std::string& path) {
   switch (kind_from_path(path)) {
     case FileKind::safetensors:
       return read_safetensors(path);
@@ -65,6 +69,32 @@ Result<ForeignFile> read_foreign(const std::string& path) {
   return make_error(Status::unsupported,
                     "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy or .npz)",
                     path.c_str());
+}
+
+// What a reader returns goes straight to zt::Writer: refuse here, naming the
+// file, what the writer would refuse later (found by fuzzing, F6).
+Result<void> check_writable(const std::string& path, const ForeignFile& f) {
+  for (const ForeignObject& o : f.objects) {
+    ZT_FAIL_IF(o.name.empty() || o.name.find('\0') != std::string::npos || !cbor::is_valid_utf8(o.name), invalid,
+               "%s: tensor name \"%s\" is empty, holds a NUL byte or is not UTF-8", path.c_str(),
+               o.name.substr(0, 100).c_str());
+    for (const ForeignComponent& c : o.components) {
+      if (c.dtype != DType::boolean) continue;
+      const auto bad = std::find_if(c.bytes.begin(), c.bytes.end(), [](uint8_t b) { return b > 1; });
+      ZT_FAIL_IF(bad != c.bytes.end(), invalid, "%s: tensor \"%s\": bool byte 0x%02x at element %zu is neither 0 nor 1",
+                 path.c_str(), o.name.c_str(), *bad, static_cast<size_t>(bad - c.bytes.begin()));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ForeignFile> read_foreign(const std::string& path) {
+  auto f = read_by_kind(path);
+  ZT_TRY(f);
+  ZT_TRY(check_writable(path, *f));
+  return f;
 }
 
 bool Cursor::take(uint64_t n, std::span<const uint8_t>& out) {

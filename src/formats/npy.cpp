@@ -317,14 +317,19 @@ Result<ForeignFile> read_npz(const std::string& path) {
   const char* p = path.c_str();
   ForeignFile f;
   f.kind = FileKind::npz;
+  // Whether the file itself can be read is settled first: after that, every
+  // complaint of libzip (a read past a lying central directory included) is
+  // about the archive's bytes.
+  {
+    auto probe = Source::open_file(path, Source::Mode::copy);
+    ZT_TRY(probe);
+  }
   int code = 0;
   zip_t* raw = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (!raw) {
     zip_error_t err;
     zip_error_init_with_code(&err, code);
-    const Error e = make_error(code == ZIP_ER_OPEN || code == ZIP_ER_NOENT || code == ZIP_ER_READ
-                                   ? Status::io
-                                   : Status::format,
+    const Error e = make_error(code == ZIP_ER_MEMORY ? Status::nomem : Status::format,
                                "%s: cannot open as a zip archive: %s", p, zip_error_strerror(&err));
     zip_error_fini(&err);
     return e;

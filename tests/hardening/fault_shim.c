@@ -23,43 +23,45 @@ static int wanted(const char* name) {
 typedef int (*open_fn)(const char*, int, ...);
 typedef int (*openat_fn)(int, const char*, int, ...);
 
-static int is_tmpfile(int flags) { return (flags & O_TMPFILE) == O_TMPFILE; }
+static int is_tmpfile(int flags) {
+  return (flags & O_TMPFILE) == O_TMPFILE;
+}
 
 static mode_t mode_arg(int flags, va_list ap) {
   return (flags & O_CREAT) || is_tmpfile(flags) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-#define SHIM_OPEN(fn)                                                   \
-  int fn(const char* path, int flags, ...) {                            \
-    va_list ap;                                                         \
-    va_start(ap, flags);                                                \
-    const mode_t mode = mode_arg(flags, ap);                            \
-    va_end(ap);                                                         \
-    if (is_tmpfile(flags) && wanted("ZT_SHIM_NO_TMPFILE")) {            \
-      errno = EOPNOTSUPP;                                               \
-      return -1;                                                        \
-    }                                                                   \
-    static open_fn real;                                                \
-    if (!real) real = (open_fn)dlsym(RTLD_NEXT, #fn);                   \
-    return real(path, flags, mode);                                     \
+#define SHIM_OPEN(fn)                                        \
+  int fn(const char* path, int flags, ...) {                 \
+    va_list ap;                                              \
+    va_start(ap, flags);                                     \
+    const mode_t mode = mode_arg(flags, ap);                 \
+    va_end(ap);                                              \
+    if (is_tmpfile(flags) && wanted("ZT_SHIM_NO_TMPFILE")) { \
+      errno = EOPNOTSUPP;                                    \
+      return -1;                                             \
+    }                                                        \
+    static open_fn real;                                     \
+    if (!real) real = (open_fn)dlsym(RTLD_NEXT, #fn);        \
+    return real(path, flags, mode);                          \
   }
 
 SHIM_OPEN(open)
 SHIM_OPEN(open64)
 
-#define SHIM_OPENAT(fn)                                                 \
-  int fn(int dirfd, const char* path, int flags, ...) {                 \
-    va_list ap;                                                         \
-    va_start(ap, flags);                                                \
-    const mode_t mode = mode_arg(flags, ap);                            \
-    va_end(ap);                                                         \
-    if (is_tmpfile(flags) && wanted("ZT_SHIM_NO_TMPFILE")) {            \
-      errno = EOPNOTSUPP;                                               \
-      return -1;                                                        \
-    }                                                                   \
-    static openat_fn real;                                              \
-    if (!real) real = (openat_fn)dlsym(RTLD_NEXT, #fn);                 \
-    return real(dirfd, path, flags, mode);                              \
+#define SHIM_OPENAT(fn)                                      \
+  int fn(int dirfd, const char* path, int flags, ...) {      \
+    va_list ap;                                              \
+    va_start(ap, flags);                                     \
+    const mode_t mode = mode_arg(flags, ap);                 \
+    va_end(ap);                                              \
+    if (is_tmpfile(flags) && wanted("ZT_SHIM_NO_TMPFILE")) { \
+      errno = EOPNOTSUPP;                                    \
+      return -1;                                             \
+    }                                                        \
+    static openat_fn real;                                   \
+    if (!real) real = (openat_fn)dlsym(RTLD_NEXT, #fn);      \
+    return real(dirfd, path, flags, mode);                   \
   }
 
 SHIM_OPENAT(openat)

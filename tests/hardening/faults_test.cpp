@@ -37,8 +37,8 @@ struct Helper {
 
 // Starts the helper with extra environment variables (and the shim
 // preloaded if `preload`).
-Helper spawn(const std::string& mode, const std::string& target, const std::map<std::string, std::string>& env,
-             bool preload) {
+Helper spawn(const std::string& mode, const std::string& target,
+             const std::map<std::string, std::string>& env, bool preload) {
   std::vector<std::string> vars;
   for (char** e = environ; *e; ++e) {
     const std::string v = *e;
@@ -87,8 +87,8 @@ Exit wait_for(Helper& h) {
               WIFSIGNALED(status) ? WTERMSIG(status) : 0};
 }
 
-Exit run_helper(const std::string& mode, const std::string& target, const std::map<std::string, std::string>& env,
-                bool preload) {
+Exit run_helper(const std::string& mode, const std::string& target,
+                const std::map<std::string, std::string>& env, bool preload) {
   Helper h = spawn(mode, target, env, preload);
   return wait_for(h);
 }
@@ -104,7 +104,8 @@ std::string listing(const ScratchDir& d) {
 testing::AssertionResult Untouched(const ScratchDir& d) {
   if (d.list() != std::vector<std::string>{"t.zt"})
     return testing::AssertionFailure() << "the directory holds: " << listing(d);
-  if (read_file(d.file("t.zt")) != kOld) return testing::AssertionFailure() << "the target was changed";
+  if (read_file(d.file("t.zt")) != kOld)
+    return testing::AssertionFailure() << "the target was changed";
   return testing::AssertionSuccess();
 }
 
@@ -207,7 +208,9 @@ TEST_P(WriterFaults, SigkillMidWrite) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Temporary, WriterFaults, testing::Values(false, true),
-                         [](const testing::TestParamInfo<bool>& i) { return i.param ? "Named" : "Unnamed"; });
+                         [](const testing::TestParamInfo<bool>& i) {
+                           return i.param ? "Named" : "Unnamed";
+                         });
 
 // ---- reader ---------------------------------------------------------------
 
@@ -249,7 +252,8 @@ TEST_F(ReaderFaults, TruncatedUnderAMappingRaisesSigbus) {
   });
   if (kSanitized) {
     // The sanitizer catches the SIGBUS, reports it and exits non-zero.
-    EXPECT_TRUE(c.signal == SIGBUS || (c.exited && c.exit_code != 0 && c.exit_code < 90)) << "exit code " << c.exit_code;
+    EXPECT_TRUE(c.signal == SIGBUS || (c.exited && c.exit_code != 0 && c.exit_code < 90))
+        << "exit code " << c.exit_code;
   } else {
     EXPECT_EQ(c.signal, SIGBUS) << "exit code " << c.exit_code;
   }
@@ -264,9 +268,10 @@ TEST_F(ReaderFaults, CopyModeTurnsTruncationIntoAnIoError) {
     uint64_t n = 0;
     std::vector<uint8_t> buf(4 << 20);
     uint64_t written = 0;
-    const bool all_io = zt_component_map(r, 0, "data", &p, &n) == ZT_ERR_IO &&
-                        zt_component_read(r, 0, "data", buf.data(), buf.size(), &written) == ZT_ERR_IO &&
-                        zt_verify(r, nullptr, nullptr) == ZT_ERR_IO;
+    const bool all_io =
+        zt_component_map(r, 0, "data", &p, &n) == ZT_ERR_IO &&
+        zt_component_read(r, 0, "data", buf.data(), buf.size(), &written) == ZT_ERR_IO &&
+        zt_verify(r, nullptr, nullptr) == ZT_ERR_IO;
     zt_close(r);
     return all_io ? 0 : 93;
   });

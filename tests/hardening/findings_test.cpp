@@ -24,16 +24,19 @@ TEST(Findings, F3_FormatWithANulByteIsRefused) {
   const Bytes data(16, 0);
   const uint64_t at = blobs.add(data);
   const std::vector<uint64_t> shape = {1000, 1000};
-  const Bytes file = assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "f32", shape, at, 16, false, std::nullopt,
-                                                            std::string_view("dense\0", 6)));
+  const Bytes file =
+      assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "f32", shape, at, 16, false,
+                                             std::nullopt, std::string_view("dense\0", 6)));
   zt_reader* r = nullptr;
   const zt_status s = zt_open_memory(file.data(), file.size(), &r);
   ReaderPtr reader(r);
-  EXPECT_EQ(s, ZT_ERR_INVALID) << "opened; zt_object_format says \"" << (r ? zt_object_format(r, 0) : "") << "\"";
+  EXPECT_EQ(s, ZT_ERR_INVALID) << "opened; zt_object_format says \""
+                               << (r ? zt_object_format(r, 0) : "") << "\"";
 }
 
 // The same for the other texts the ABI returns: type, encoding, version.
-Bytes manifest_with(std::string_view version, std::string_view type, std::string_view encoding, uint64_t at) {
+Bytes manifest_with(std::string_view version, std::string_view type, std::string_view encoding,
+                    uint64_t at) {
   CborWriter w;
   w.map(2);
   w.text("version");
@@ -180,7 +183,8 @@ TEST(Findings, F5_V010EncodingNamingTheLayoutFailsMapAndVerifyAlike) {
     const void* p = nullptr;
     uint64_t n = 0;
     EXPECT_EQ(zt_component_map(r, 0, "data", &p, &n), ZT_ERR_UNSUPPORTED) << encoding;
-    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_UNSUPPORTED) << encoding << ": verify passed a blob that cannot be mapped";
+    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_UNSUPPORTED)
+        << encoding << ": verify passed a blob that cannot be mapped";
   }
 }
 

@@ -23,7 +23,9 @@ void put_u64_le(Bytes& out, uint64_t v) {
   for (int i = 0; i < 8; ++i, v >>= 8) out.push_back(static_cast<uint8_t>(v & 0xFF));
 }
 
-void pad_to_64(Bytes& b) { b.resize((b.size() + 63) / 64 * 64, 0); }
+void pad_to_64(Bytes& b) {
+  b.resize((b.size() + 63) / 64 * 64, 0);
+}
 
 }  // namespace
 
@@ -111,7 +113,8 @@ std::vector<std::string> ScratchDir::list() const {
   std::vector<std::string> names;
   if (DIR* d = ::opendir(path_.c_str())) {
     while (const dirent* e = ::readdir(d))
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        names.emplace_back(e->d_name);
     ::closedir(d);
   }
   std::sort(names.begin(), names.end());

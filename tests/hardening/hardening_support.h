@@ -45,8 +45,8 @@ void component(CborWriter& w, std::string_view dtype, uint64_t offset, uint64_t 
 
 // The manifest of one dense object with one "data" component.
 Bytes dense_manifest(std::string_view version, std::string_view name, std::string_view dtype,
-                     std::span<const uint64_t> shape, uint64_t offset, uint64_t length, bool zstd = false,
-                     std::optional<uint64_t> uncompressed_length = std::nullopt,
+                     std::span<const uint64_t> shape, uint64_t offset, uint64_t length,
+                     bool zstd = false, std::optional<uint64_t> uncompressed_length = std::nullopt,
                      std::string_view format = "dense");
 
 // One zstd frame of `src` (with the content size in its header).
@@ -96,7 +96,8 @@ inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool kSanitized = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
 inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;

@@ -55,7 +55,9 @@ int verify_status(const std::string& path, uint64_t cap = 0) {
 }
 
 std::string status_of(int code) {
-  if (code >= kEarlier) return std::string("an earlier call failed: ") + zt_status_name(static_cast<zt_status>(code - kEarlier));
+  if (code >= kEarlier)
+    return std::string("an earlier call failed: ") +
+           zt_status_name(static_cast<zt_status>(code - kEarlier));
   return zt_status_name(static_cast<zt_status>(code));
 }
 
@@ -63,18 +65,19 @@ std::string status_of(int code) {
 constexpr bool kMeasure = !kSanitized;
 constexpr size_t kScale = kSanitized ? 10 : 1;
 
-testing::AssertionResult Refused(const ChildOutcome& c, std::initializer_list<zt_status> want, uint64_t max_growth) {
+testing::AssertionResult Refused(const ChildOutcome& c, std::initializer_list<zt_status> want,
+                                 uint64_t max_growth) {
   if (!c.exited) return testing::AssertionFailure() << "the child died of signal " << c.signal;
   bool ok = false;
   for (const zt_status w : want) ok |= c.exit_code == static_cast<int>(w);
   if (!ok) return testing::AssertionFailure() << "got " << status_of(c.exit_code);
   if (kMeasure && c.growth() > max_growth)
-    return testing::AssertionFailure() << "refused (" << status_of(c.exit_code) << ") but only after "
-                                       << c.growth() / kMiB << " MiB of resident memory (bound "
-                                       << max_growth / kMiB << " MiB)";
+    return testing::AssertionFailure()
+           << "refused (" << status_of(c.exit_code) << ") but only after " << c.growth() / kMiB
+           << " MiB of resident memory (bound " << max_growth / kMiB << " MiB)";
   // The figures go to the log: SECURITY.md quotes them.
-  std::fprintf(stderr, "  refused with %s, peak RSS growth %llu KiB\n", status_of(c.exit_code).c_str(),
-               static_cast<unsigned long long>(c.growth() / 1024));
+  std::fprintf(stderr, "  refused with %s, peak RSS growth %llu KiB\n",
+               status_of(c.exit_code).c_str(), static_cast<unsigned long long>(c.growth() / 1024));
   return testing::AssertionSuccess();
 }
 
@@ -123,7 +126,8 @@ TEST_F(Limits, ManifestSizeFieldOverOneGibInASmallFile) {
   const Bytes manifest = dense_manifest("1.2.0", "w", "u8", std::vector<uint64_t>{1}, 64, 1);
   Bytes file = assemble({}, manifest);
   uint64_t m = (uint64_t{1} << 30) + 1;
-  for (size_t i = 0; i < 8; ++i, m >>= 8) file[file.size() - 16 + i] = static_cast<uint8_t>(m & 0xFF);
+  for (size_t i = 0; i < 8; ++i, m >>= 8)
+    file[file.size() - 16 + i] = static_cast<uint8_t>(m & 0xFF);
   EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT}, kSmall));
 }
 
@@ -135,10 +139,12 @@ TEST_F(Limits, ZstdClaimingTerabytesIsRefusedBeforeDecoding) {
   Blobs blobs;
   const uint64_t at = blobs.add(frame);
   const std::vector<uint64_t> shape = {claim};
-  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "u8", shape, at, frame.size(),
-                                                                         true, claim)));
-  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
-  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "u8", shape, at,
+                                                                      frame.size(), true, claim)));
+  EXPECT_TRUE(
+      Refused(run_child([&] { return map_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
+  EXPECT_TRUE(
+      Refused(run_child([&] { return verify_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
 }
 
 TEST_F(Limits, ZstdDenseShapeImplyingTerabytesWithoutUncompressedLength) {
@@ -148,9 +154,10 @@ TEST_F(Limits, ZstdDenseShapeImplyingTerabytesWithoutUncompressedLength) {
   Blobs blobs;
   const uint64_t at = blobs.add(frame);
   const std::vector<uint64_t> shape = {uint64_t{1} << 40};
-  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "f32", shape, at, frame.size(),
-                                                                         true)));
-  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "f32", shape,
+                                                                      at, frame.size(), true)));
+  EXPECT_TRUE(
+      Refused(run_child([&] { return map_status(dir.file("t.zt")); }), {ZT_ERR_LIMIT}, kSmall));
 }
 
 TEST_F(Limits, ZstdExpandingPastTheCapStopsAtTheCap) {
@@ -161,13 +168,14 @@ TEST_F(Limits, ZstdExpandingPastTheCapStopsAtTheCap) {
   Blobs blobs;
   const uint64_t at = blobs.add(frame);
   const std::vector<uint64_t> shape = {1};
-  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "u8", shape, at, frame.size(),
-                                                                         true, std::nullopt, "opaque_blob")));
+  write_file(dir.file("t.zt"),
+             assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "u8", shape, at, frame.size(),
+                                                    true, std::nullopt, "opaque_blob")));
   const uint64_t cap = 8 * kMiB;
   EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt"), cap); }), {ZT_ERR_LIMIT},
                       kSmall + 2 * cap));
-  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt"), cap); }), {ZT_ERR_LIMIT},
-                      kSmall + 2 * cap));
+  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt"), cap); }),
+                      {ZT_ERR_LIMIT}, kSmall + 2 * cap));
 }
 
 TEST_F(Limits, ZstdClaimUnderTheCapIsCheckedAgainstTheDataBeforeAllocating) {
@@ -180,23 +188,26 @@ TEST_F(Limits, ZstdClaimUnderTheCapIsCheckedAgainstTheDataBeforeAllocating) {
   Blobs blobs;
   const uint64_t at = blobs.add(frame);
   const std::vector<uint64_t> shape = {claim};
-  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "u8", shape, at, frame.size(),
-                                                                         true, claim)));
+  write_file(dir.file("t.zt"), assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "u8", shape, at,
+                                                                      frame.size(), true, claim)));
   const uint64_t cap = uint64_t{4} << 30;
-  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt"), cap); }), {ZT_ERR_INVALID}, 64 * kMiB));
-  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt"), cap); }), {ZT_ERR_INVALID},
-                      64 * kMiB));
+  EXPECT_TRUE(Refused(run_child([&] { return map_status(dir.file("t.zt"), cap); }),
+                      {ZT_ERR_INVALID}, 64 * kMiB));
+  EXPECT_TRUE(Refused(run_child([&] { return verify_status(dir.file("t.zt"), cap); }),
+                      {ZT_ERR_INVALID}, 64 * kMiB));
 }
 
 // ---- shapes ------------------------------------------------------------------
 
 TEST_F(Limits, ShapeProductOverflowIsRefusedAtOpen) {
   for (const std::vector<uint64_t>& shape :
-       {std::vector<uint64_t>{uint64_t{1} << 32, uint64_t{1} << 32}, std::vector<uint64_t>{uint64_t{1} << 62, 4},
-        std::vector<uint64_t>{UINT64_MAX, 2}}) {
+       {std::vector<uint64_t>{uint64_t{1} << 32, uint64_t{1} << 32},
+        std::vector<uint64_t>{uint64_t{1} << 62, 4}, std::vector<uint64_t>{UINT64_MAX, 2}}) {
     // Chosen so that a wrapping product would match the 16 stored bytes.
-    const Bytes file = assemble(Bytes(56 + 16, 0), dense_manifest("1.2.0", "w", "f32", shape, 64, 16));
-    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_INVALID, ZT_ERR_LIMIT}, kSmall))
+    const Bytes file =
+        assemble(Bytes(56 + 16, 0), dense_manifest("1.2.0", "w", "f32", shape, 64, 16));
+    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }),
+                        {ZT_ERR_INVALID, ZT_ERR_LIMIT}, kSmall))
         << "shape [" << shape[0] << ", " << shape[1] << "]";
   }
 }
@@ -235,7 +246,8 @@ TEST_F(Limits, CborNestedThousandsDeepIsRefused) {
   maps.push_back(0x00);
   for (const Bytes& nested : {definite.bytes(), indefinite, maps}) {
     const Bytes file = assemble({}, manifest_with_attributes(nested));
-    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT}, kSmall));
+    EXPECT_TRUE(
+        Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT}, kSmall));
   }
 }
 
@@ -246,7 +258,8 @@ TEST_F(Limits, CborContainerClaimingMoreItemsThanTheManifestHolds) {
   const Bytes huge_array = {0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00};
   for (const Bytes& v : {huge_map, huge_array}) {
     const Bytes file = assemble({}, manifest_with_attributes(v));
-    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_FORMAT, ZT_ERR_LIMIT}, kSmall));
+    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }),
+                        {ZT_ERR_FORMAT, ZT_ERR_LIMIT}, kSmall));
   }
 }
 
@@ -260,7 +273,7 @@ Bytes many_objects(size_t n, bool break_last) {
   w.text("1.2.0");
   w.text("objects");
   w.map(n);
-  char name[16];
+  char name[32];
   for (size_t i = 0; i < n; ++i) {
     std::snprintf(name, sizeof name, "o%07zu", i);
     w.text(name);
@@ -300,10 +313,12 @@ TEST_F(Limits, AMillionObjectsOpenWithinBoundedMemory) {
   EXPECT_EQ(c.exit_code, ZT_OK) << status_of(c.exit_code);
   if (kMeasure) {
     EXPECT_LT(c.growth(), kOpenPerManifestByte * file.size())
-        << "a " << file.size() / kMiB << " MiB manifest of a million objects took " << c.growth() / kMiB << " MiB";
+        << "a " << file.size() / kMiB << " MiB manifest of a million objects took "
+        << c.growth() / kMiB << " MiB";
   }
   std::fprintf(stderr, "  opened, manifest %llu KiB, peak RSS growth %llu KiB\n",
-               static_cast<unsigned long long>(file.size() / 1024), static_cast<unsigned long long>(c.growth() / 1024));
+               static_cast<unsigned long long>(file.size() / 1024),
+               static_cast<unsigned long long>(c.growth() / 1024));
 }
 
 TEST_F(Limits, ManyObjectsWithTheLastOneBrokenAreRefused) {
@@ -328,7 +343,7 @@ TEST_F(Limits, MillionsOfComponentsInOneObjectAreRefused) {
   w.text("opaque");
   w.text("components");
   w.map(n);
-  char role[16];
+  char role[32];
   for (size_t i = 0; i < n; ++i) {
     std::snprintf(role, sizeof role, "c%07zu", i);
     w.text(role);
@@ -342,8 +357,10 @@ TEST_F(Limits, MillionsOfComponentsInOneObjectAreRefused) {
 TEST_F(Limits, MegabyteNamesAreRefused) {
   const std::string long_name(4 * kMiB, 'n');
   const std::vector<uint64_t> shape = {1};
-  const Bytes by_object = assemble(Bytes(56 + 1, 0), dense_manifest("1.2.0", long_name, "u8", shape, 64, 1));
-  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_object); }), {ZT_ERR_LIMIT}, kSmall + 3 * 4 * kMiB));
+  const Bytes by_object =
+      assemble(Bytes(56 + 1, 0), dense_manifest("1.2.0", long_name, "u8", shape, 64, 1));
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_object); }), {ZT_ERR_LIMIT},
+                      kSmall + 3 * 4 * kMiB));
 
   CborWriter w;  // the same for a component role
   w.map(2);
@@ -362,7 +379,8 @@ TEST_F(Limits, MegabyteNamesAreRefused) {
   w.text(long_name);
   component(w, "u8", 64, 0);
   const Bytes by_role = assemble({}, w.bytes());
-  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_role); }), {ZT_ERR_LIMIT}, kSmall + 3 * 4 * kMiB));
+  EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_role); }), {ZT_ERR_LIMIT},
+                      kSmall + 3 * 4 * kMiB));
 }
 
 }  // namespace

@@ -38,18 +38,25 @@ class SharedReader : public testing::Test {
     zt_writer* w = nullptr;
     ASSERT_EQ(zt_writer_open_ex(path.c_str(), &opt, &w), ZT_OK);
     const uint64_t big_shape[] = {big.size() / 4};
-    ASSERT_EQ(zt_writer_add_dense(w, "big", "f32", big_shape, 1, big.data(), big.size(), "zstd"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "big", "f32", big_shape, 1, big.data(), big.size(), "zstd"),
+              ZT_OK);
     const uint64_t small_shape[] = {small.size() / 2};
-    ASSERT_EQ(zt_writer_add_dense(w, "small", "u16", small_shape, 1, small.data(), small.size(), "zstd"), ZT_OK);
+    ASSERT_EQ(
+        zt_writer_add_dense(w, "small", "u16", small_shape, 1, small.data(), small.size(), "zstd"),
+        ZT_OK);
     const uint64_t raw_shape[] = {raw.size()};
-    ASSERT_EQ(zt_writer_add_dense(w, "raw", "u8", raw_shape, 1, raw.data(), raw.size(), "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "raw", "u8", raw_shape, 1, raw.data(), raw.size(), "raw"),
+              ZT_OK);
     const uint64_t csr_shape[] = {3, 4};
     ASSERT_EQ(zt_writer_begin_object(w, "csr", "sparse_csr", csr_shape, 2), ZT_OK);
     const float values[] = {1, 2, 3};
     const uint64_t indices[] = {0, 3, 1}, indptr[] = {0, 2, 2, 3};
-    ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values, sizeof values, "zstd"), ZT_OK);
-    ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, indices, sizeof indices, "raw"), ZT_OK);
-    ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, indptr, sizeof indptr, "zstd"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values, sizeof values, "zstd"),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, indices, sizeof indices, "raw"),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, indptr, sizeof indptr, "zstd"),
+              ZT_OK);
     ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
     ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
   }
@@ -82,7 +89,8 @@ TEST_F(SharedReader, EightThreadsOpenMapReadDecodeAndVerify) {
     zt_reader* own = nullptr;
     if (zt_open(path.c_str(), &own) != ZT_OK) fail("zt_open");
     size_t big_index = 0, small_index = 0, raw_index = 0, csr_index = 0;
-    if (zt_object_find(shared, "big", &big_index) || zt_object_find(shared, "small", &small_index) ||
+    if (zt_object_find(shared, "big", &big_index) ||
+        zt_object_find(shared, "small", &small_index) ||
         zt_object_find(shared, "raw", &raw_index) || zt_object_find(shared, "csr", &csr_index))
       fail("zt_object_find");
 
@@ -99,7 +107,8 @@ TEST_F(SharedReader, EightThreadsOpenMapReadDecodeAndVerify) {
         std::memcmp(r, raw.data(), n) != 0)
       fail("map raw");
     const void* v = nullptr;
-    if (zt_component_map(shared, csr_index, t % 2 ? "values" : "indptr", &v, &n) != ZT_OK) fail("map csr");
+    if (zt_component_map(shared, csr_index, t % 2 ? "values" : "indptr", &v, &n) != ZT_OK)
+      fail("map csr");
 
     // Reads into private buffers (no cache) while others use the cache.
     std::vector<uint8_t> buf(big.size());
@@ -115,10 +124,12 @@ TEST_F(SharedReader, EightThreadsOpenMapReadDecodeAndVerify) {
     size_t idx = 0;
     if (zt_object_find(shared, missing.c_str(), &idx) != ZT_ERR_NOT_FOUND) fail("find missing");
     std::this_thread::yield();
-    if (!std::strstr(zt_last_error(), missing.c_str())) s.failure = "message of another thread: " + std::string(zt_last_error());
+    if (!std::strstr(zt_last_error(), missing.c_str()))
+      s.failure = "message of another thread: " + std::string(zt_last_error());
 
     uint64_t checked = 0, unchecked = 0;
-    if (zt_verify(shared, &checked, &unchecked) != ZT_OK || checked != 6 || unchecked != 0) fail("verify shared");
+    if (zt_verify(shared, &checked, &unchecked) != ZT_OK || checked != 6 || unchecked != 0)
+      fail("verify shared");
     if (own && zt_verify(own, nullptr, nullptr) != ZT_OK) fail("verify own");
     zt_close(own);
   };

@@ -34,7 +34,8 @@ int earlier(zt_status s, zt_writer* w = nullptr) {
 
 int finish(zt_writer* w) {
   const zt_status s = zt_writer_finish(w);
-  if (s) std::fprintf(stderr, "zt_write_helper: finish: %s: %s\n", zt_status_name(s), zt_last_error());
+  if (s)
+    std::fprintf(stderr, "zt_write_helper: finish: %s: %s\n", zt_status_name(s), zt_last_error());
   return static_cast<int>(s);
 }
 
@@ -61,26 +62,30 @@ int main(int argc, char** argv) {
   const std::vector<float> small = {1, 2, 3, 4, 5, 6};
   const uint64_t shape_small[] = {2, 3};
   if (mode == "small" || mode == "abort") {
-    if (zt_status s = zt_writer_add_dense(w, "a", "f32", shape_small, 2, small.data(), 24, "raw")) return earlier(s, w);
+    if (zt_status s = zt_writer_add_dense(w, "a", "f32", shape_small, 2, small.data(), 24, "raw"))
+      return earlier(s, w);
     if (mode == "abort") {
       zt_writer_abort(w);
       return 0;
     }
-    if (zt_status s = zt_writer_add_dense(w, "b", "f32", shape_small, 2, small.data(), 24, "zstd")) return earlier(s, w);
+    if (zt_status s = zt_writer_add_dense(w, "b", "f32", shape_small, 2, small.data(), 24, "zstd"))
+      return earlier(s, w);
     return finish(w);
   }
   if (mode == "big") {
     std::vector<uint8_t> big(4u << 20);
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
     const uint64_t shape[] = {big.size()};
-    if (zt_status s = zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), "raw")) return earlier(s, w);
+    if (zt_status s = zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), "raw"))
+      return earlier(s, w);
     return finish(w);
   }
   if (mode == "slow") {
     const uint64_t total = uint64_t{1} << 30;
     const uint64_t shape[] = {total};
     if (zt_status s = zt_writer_begin_object(w, "stream", "dense", shape, 1)) return earlier(s, w);
-    if (zt_status s = zt_writer_begin_component(w, "data", "u8", nullptr, "raw", total)) return earlier(s, w);
+    if (zt_status s = zt_writer_begin_component(w, "data", "u8", nullptr, "raw", total))
+      return earlier(s, w);
     std::vector<uint8_t> piece(64 << 10, 7);
     for (uint64_t done = 0; done < total; done += piece.size()) {
       if (zt_status s = zt_writer_write(w, piece.data(), piece.size())) return earlier(s, w);
