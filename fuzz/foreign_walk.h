@@ -22,16 +22,15 @@
 
 namespace zt::fuzz {
 
-// Findings F6 and F7 (fuzz/README.md), tolerated while open; set to 0 once
-// fixed. F6: the readers hand out what the writer refuses (bool bytes other
+// Findings F6 and F7 (fuzz/README.md): fixed, so no longer tolerated. F6: the readers hand out what the writer refuses (bool bytes other
 // than 0 and 1; names with NUL bytes, invalid UTF-8, or over the name
 // limit), so `zt convert` fails part-way. F7: a corrupt .npz is reported as
 // ZT_ERR_IO (libzip's ZIP_ER_NOENT) instead of ZT_ERR_FORMAT.
 #ifndef ZT_FUZZ_TOLERATE_F6
-#define ZT_FUZZ_TOLERATE_F6 1
+#define ZT_FUZZ_TOLERATE_F6 0
 #endif
 #ifndef ZT_FUZZ_TOLERATE_F7
-#define ZT_FUZZ_TOLERATE_F7 1
+#define ZT_FUZZ_TOLERATE_F7 0
 #endif
 
 // What the writer refuses although a reader returned it (F6).

@@ -12,6 +12,7 @@
 #include "gguf.h"
 #include "npy.h"
 #include "safetensors.h"
+#include "zt_limits.h"
 
 namespace zt::formats {
 
@@ -75,9 +76,10 @@ Result<ForeignFile> read_by_kind(const std::string& path) {
 // file, what the writer would refuse later (found by fuzzing, F6).
 Result<void> check_writable(const std::string& path, const ForeignFile& f) {
   for (const ForeignObject& o : f.objects) {
-    ZT_FAIL_IF(o.name.empty() || o.name.find('\0') != std::string::npos || !cbor::is_valid_utf8(o.name), invalid,
-               "%s: tensor name \"%s\" is empty, holds a NUL byte or is not UTF-8", path.c_str(),
-               o.name.substr(0, 100).c_str());
+    ZT_FAIL_IF(o.name.empty() || o.name.size() > Limits::name_bytes || o.name.find('\0') != std::string::npos ||
+                   !cbor::is_valid_utf8(o.name),
+               invalid, "%s: tensor name \"%s\" is empty, longer than %llu bytes, holds a NUL byte or is not UTF-8",
+               path.c_str(), o.name.substr(0, 100).c_str(), static_cast<unsigned long long>(Limits::name_bytes));
     for (const ForeignComponent& c : o.components) {
       if (c.dtype != DType::boolean) continue;
       const auto bad = std::find_if(c.bytes.begin(), c.bytes.end(), [](uint8_t b) { return b > 1; });
