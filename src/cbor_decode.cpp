@@ -58,7 +58,7 @@ bool is_valid_utf8(std::string_view s) {
 // Builds a Document from libcbor's streaming callbacks, one head at a time.
 class Builder {
  public:
-  explicit Builder(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  Builder(std::span<const uint8_t> bytes, const EntrySink* sink) : bytes_(bytes), sink_(sink) {}
 
   Result<Document> run();
 
@@ -90,11 +90,21 @@ class Builder {
   void string_start(Kind kind);
   void on_break();
   bool unassigned_head(uint8_t b, size_t* consumed);
+  bool opens_streamed_map(bool is_map) const;
+  bool is_streamed(uint32_t node) const { return streamed_map_ != 0 && node == streamed_map_; }
+  void streamed_item_done(uint32_t map, bool key);
   Result<void> check_duplicate_keys(uint32_t map);
 
   std::span<const uint8_t> bytes_;
+  const EntrySink* sink_;
   size_t pos_ = 0;
+  uint64_t items_ = 0;  // every item decoded, also those a sink dropped
   Document doc_;
+  // The map whose entries go to the sink (0: none yet), the key node of its
+  // entry being decoded, and all its keys (for the duplicate check).
+  uint32_t streamed_map_ = 0;
+  uint32_t streamed_key_ = 0;
+  std::vector<std::string_view> streamed_keys_;
   std::vector<Frame> stack_;
   bool root_done_ = false;
   bool tag_pending_ = false;
@@ -115,7 +125,7 @@ Node* Builder::add(Kind kind) {
     fail(Status::format, "data after the manifest item");
     return nullptr;
   }
-  if (doc_.nodes_.size() >= Limits::cbor_items) {
+  if (items_ >= Limits::cbor_items) {
     fail(Status::limit, "more CBOR items than the limit");
     return nullptr;
   }
@@ -123,10 +133,12 @@ Node* Builder::add(Kind kind) {
   // 2 * pairs in definite maps and up from 0 in indefinite ones).
   if (!stack_.empty() && stack_.back().is_map && stack_.back().remaining % 2 == 0 &&
       kind != Kind::text) {
-    error_ = make_error(Status::invalid, "manifest: a map key at byte %zu is not a text string", pos_);
+    error_ =
+        make_error(Status::invalid, "manifest: a map key at byte %zu is not a text string", pos_);
     return nullptr;
   }
   tag_pending_ = false;
+  ++items_;
   Node& n = doc_.nodes_.push();
   n.kind = kind;
   n.set_end(doc_.nodes_.size());
@@ -144,9 +156,12 @@ void Builder::close_items() {
     Frame& f = stack_.back();
     if (f.indefinite) {
       ++f.remaining;  // counts items seen, so keys sit at even positions
+      if (is_streamed(f.node)) streamed_item_done(f.node, f.remaining % 2 == 1);
       return;
     }
-    if (--f.remaining > 0) return;
+    --f.remaining;
+    if (is_streamed(f.node)) streamed_item_done(f.node, f.remaining % 2 == 1);
+    if (f.remaining > 0) return;
     const uint32_t idx = f.node;
     doc_.nodes_[idx].set_end(doc_.nodes_.size());
     const bool is_map = f.is_map;
@@ -181,10 +196,12 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
     fail(Status::limit, "CBOR nesting deeper than the limit");
     return;
   }
+  const bool streamed = opens_streamed_map(is_map);
   Node* n = add(kind);
   if (!n) return;
   n->count = static_cast<uint32_t>(count);
   const uint32_t idx = static_cast<uint32_t>(doc_.nodes_.size() - 1);
+  if (streamed) streamed_map_ = idx;
   if (!indefinite && count == 0) {
     close_items();
     return;
@@ -268,15 +285,41 @@ void Builder::on_break() {
   close_items();
 }
 
+// The first map opened as the value of the sink's key in the root map.
+bool Builder::opens_streamed_map(bool is_map) const {
+  if (!sink_ || streamed_map_ || !is_map || stack_.size() != 1 || !stack_[0].is_map) return false;
+  // A value position of the root map: the item before is its (text) key.
+  if (stack_[0].remaining % 2 != 1) return false;
+  const Node& key = doc_.nodes_[doc_.nodes_.size() - 1];
+  return key.kind == Kind::text && key.str == sink_->root_key;
+}
+
+// Keys and values are whole items here: a key is one text node, and the
+// value's subtree ends with the tape.
+void Builder::streamed_item_done(uint32_t map, bool key) {
+  if (failed()) return;
+  if (key) {
+    streamed_key_ = doc_.nodes_.size() - 1;
+    streamed_keys_.push_back(doc_.nodes_[streamed_key_].str);
+    return;
+  }
+  if (sink_->on_entry(doc_, map, streamed_key_, streamed_key_ + 1))
+    doc_.nodes_.truncate(streamed_key_);
+}
+
 Result<void> Builder::check_duplicate_keys(uint32_t map) {
   const Node& m = doc_.nodes_[map];
   if (m.count < 2) return {};
   std::vector<std::string_view> keys;
-  keys.reserve(m.count);
-  uint32_t k = Document::first_child(map);
-  for (uint32_t p = 0; p < m.count; ++p) {
-    keys.push_back(doc_.nodes_[k].str);
-    k = doc_.next(doc_.next(k));
+  if (is_streamed(map)) {
+    keys = std::move(streamed_keys_);
+  } else {
+    keys.reserve(m.count);
+    uint32_t k = Document::first_child(map);
+    for (uint32_t p = 0; p < m.count; ++p) {
+      keys.push_back(doc_.nodes_[k].str);
+      k = doc_.next(doc_.next(k));
+    }
   }
   std::sort(keys.begin(), keys.end());
   const auto dup = std::adjacent_find(keys.begin(), keys.end());
@@ -327,7 +370,9 @@ const cbor_callbacks& Builder::callbacks() {
     c.negint16 = [](void* x, uint16_t v) { self(x).leaf(Kind::negint, v); };
     c.negint32 = [](void* x, uint32_t v) { self(x).leaf(Kind::negint, v); };
     c.negint64 = [](void* x, uint64_t v) { self(x).leaf(Kind::negint, v); };
-    c.byte_string = [](void* x, cbor_data d, size_t n) { self(x).text_or_bytes(Kind::bytes, d, n); };
+    c.byte_string = [](void* x, cbor_data d, size_t n) {
+      self(x).text_or_bytes(Kind::bytes, d, n);
+    };
     c.byte_string_start = [](void* x) { self(x).string_start(Kind::bytes); };
     c.string = [](void* x, cbor_data d, size_t n) { self(x).text_or_bytes(Kind::text, d, n); };
     c.string_start = [](void* x) { self(x).string_start(Kind::text); };
@@ -388,6 +433,8 @@ Result<Document> Builder::run() {
   return std::move(doc_);
 }
 
-Result<Document> decode(std::span<const uint8_t> bytes) { return Builder(bytes).run(); }
+Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink) {
+  return Builder(bytes, sink).run();
+}
 
 }  // namespace zt::cbor

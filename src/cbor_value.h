@@ -5,12 +5,16 @@
 // text-only map keys, UTF-8 text, no trailing bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "error.h"
@@ -18,7 +22,19 @@
 
 namespace zt::cbor {
 
-enum class Kind : uint8_t { null, undefined, simple, boolean, uint, negint, float_, text, bytes, array, map };
+enum class Kind : uint8_t {
+  null,
+  undefined,
+  simple,
+  boolean,
+  uint,
+  negint,
+  float_,
+  text,
+  bytes,
+  array,
+  map
+};
 
 // 32 bytes: `end` and `kind` share a word (the item limit keeps indexes
 // below 2^27), which a manifest of a million objects feels.
@@ -28,33 +44,48 @@ struct Node {
     uint64_t u = 0;  // uint value; negint n stands for -1 - n; simple value
     double f;        // float value
   };
-  uint32_t count = 0;       // array items, or map pairs
-  uint32_t end : 27 = 0;    // index one past this node's subtree
+  uint32_t count = 0;     // array items, or map pairs
+  uint32_t end : 27 = 0;  // index one past this node's subtree
   Kind kind : 4 = Kind::null;
-  bool flag : 1 = false;    // boolean value
+  bool flag : 1 = false;  // boolean value
 
   void set_end(uint32_t e) { end = e & ((1u << 27) - 1); }
 };
 static_assert(sizeof(Node) == 32);
-static_assert(ZT_MAX_CBOR_ITEMS < (UINT64_C(1) << 27), "node indexes must fit the 27 bits of Node::end");
+static_assert(ZT_MAX_CBOR_ITEMS < (UINT64_C(1) << 27),
+              "node indexes must fit the 27 bits of Node::end");
 
 // Nodes in fixed-size blocks: growing never copies the tape, so the peak
 // memory of a large manifest is its tape plus one block, not twice the tape.
+// Blocks are allocated uninitialised and each node is constructed when it is
+// pushed, so the unused tail of the last block never becomes resident.
 class NodeArena {
  public:
   static constexpr uint32_t kShift = 14;
   static constexpr uint32_t kBlock = uint32_t{1} << kShift;
 
-  const Node& operator[](uint32_t i) const { return blocks_[i >> kShift][i & (kBlock - 1)]; }
-  Node& operator[](uint32_t i) { return blocks_[i >> kShift][i & (kBlock - 1)]; }
+  const Node& operator[](uint32_t i) const { return *at(i); }
+  Node& operator[](uint32_t i) { return *at(i); }
   uint32_t size() const { return size_; }
   Node& push() {
-    if ((size_ & (kBlock - 1)) == 0) blocks_.push_back(std::make_unique<Node[]>(kBlock));
-    return (*this)[size_++];
+    if ((size_ >> kShift) == blocks_.size())
+      blocks_.push_back(std::make_unique_for_overwrite<std::byte[]>(size_t{kBlock} * sizeof(Node)));
+    Node* n = std::construct_at(slot(size_));
+    ++size_;
+    return *n;
   }
+  // Forgets the nodes from index `n` on (their blocks stay for reuse).
+  void truncate(uint32_t n) { size_ = n < size_ ? n : size_; }
 
  private:
-  std::vector<std::unique_ptr<Node[]>> blocks_;
+  static_assert(std::is_trivially_destructible_v<Node>);
+  Node* slot(uint32_t i) const {
+    return reinterpret_cast<Node*>(blocks_[i >> kShift].get() +
+                                   size_t{i & (kBlock - 1)} * sizeof(Node));
+  }
+  Node* at(uint32_t i) const { return std::launder(slot(i)); }
+
+  std::vector<std::unique_ptr<std::byte[]>> blocks_;
   uint32_t size_ = 0;
 };
 
@@ -76,11 +107,27 @@ class Document {
   std::deque<std::string> owned_;  // joined chunks of indefinite strings
 };
 
+// Hands the entries of one map to the caller as each completes, so that
+// the caller can turn them into its own model and let their nodes go: a
+// manifest of a million objects never has its whole tape in memory. The
+// map is the value of `root_key` in the root map (the manifest's
+// "objects"). Its keys are still checked for duplicates.
+struct EntrySink {
+  std::string_view root_key;
+  // Called with the document so far, the map node and the key and value
+  // nodes of a completed entry. Returns whether the entry's nodes may be
+  // dropped (true only if nothing keeps their indexes).
+  std::function<bool(const Document&, uint32_t map, uint32_t key, uint32_t value)> on_entry;
+};
+
 // Decodes exactly one CBOR item covering all of `bytes`. Errors:
 // format (not CBOR, truncated, trailing bytes, duplicate key, bad UTF-8),
 // invalid (a map key that is not text), limit (depth or item count).
-// The Document views `bytes`, which must outlive it.
-Result<Document> decode(std::span<const uint8_t> bytes);
+// The Document views `bytes`, which must outlive it. With a sink, the
+// entries it drops are absent from the Document (its map keeps its count
+// but no children); a decoding error is returned even if the sink has
+// consumed entries before it.
+Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink = nullptr);
 
 bool is_valid_utf8(std::string_view s);
 

@@ -109,31 +109,39 @@ std::optional<Version> parse_version(std::string_view s, bool patch_optional) {
 
 class Parser {
  public:
-  Parser(Generation gen, Document doc) { m_.generation = gen, m_.doc = std::move(doc); }
+  Parser(Generation gen, Document doc) {
+    m_.generation = gen;
+    m_.doc = std::move(doc);
+    doc_ = &m_.doc;
+  }
+  explicit Parser(Generation gen) { m_.generation = gen; }
   Result<Manifest> run();
+  Result<Manifest> run_streaming(std::span<const uint8_t> bytes);
 
  private:
-  const cbor::Node& node(uint32_t i) const { return m_.doc.node(i); }
+  const cbor::Node& node(uint32_t i) const { return doc_->node(i); }
   bool is_text(uint32_t i) const { return i && node(i).kind == Kind::text; }
   bool is_uint(uint32_t i) const { return i && node(i).kind == Kind::uint; }
   bool is_map(uint32_t i) const { return i && node(i).kind == Kind::map; }
   bool is_null_or_absent(uint32_t i) const { return !i || node(i).kind == Kind::null; }
-  uint32_t get(uint32_t map, std::string_view key) const { return m_.doc.find(map, key); }
+  uint32_t get(uint32_t map, std::string_view key) const { return doc_->find(map, key); }
 
   template <typename F>
   Result<void> for_each_entry(uint32_t map, F&& f) const {
     const uint32_t n = node(map).count;
     uint32_t k = Document::first_child(map);
     for (uint32_t p = 0; p < n; ++p) {
-      const uint32_t v = m_.doc.next(k);
+      const uint32_t v = doc_->next(k);
       ZT_TRY(f(node(k).str, v));
-      k = m_.doc.next(v);
+      k = doc_->next(v);
     }
     return {};
   }
 
   Attributes attributes_of(uint32_t map) const;
+  Result<uint32_t> parse_v1_header();
   Result<void> parse_v1();
+  bool take_streamed_object(const Document& d, uint32_t map, uint32_t key, uint32_t value);
   Result<void> parse_v100();
   Result<void> parse_v010();
   Result<std::vector<uint64_t>> parse_shape(const std::string& what, uint32_t shape) const;
@@ -147,6 +155,9 @@ class Parser {
   Result<void> check_c_text(const std::string& where, const char* field, uint32_t text) const;
 
   Manifest m_;
+  const Document* doc_ = nullptr;  // m_.doc, or the decoder's while streaming
+  bool streaming_started_ = false;
+  std::optional<Error> streamed_error_;  // the first streamed object refused
 };
 
 Attributes Parser::attributes_of(uint32_t map) const {
@@ -161,18 +172,20 @@ Attributes Parser::attributes_of(uint32_t map) const {
 
 // Text that reaches C callers as a C string may not hold a NUL byte: it
 // would be cut short there ("dense\0x" read as "dense").
-Result<void> Parser::check_c_text(const std::string& where, const char* field, uint32_t text) const {
-  ZT_FAIL_IF(node(text).str.find('\0') != std::string_view::npos, invalid, "%s: \"%s\" contains a NUL byte",
-             where.c_str(), field);
+Result<void> Parser::check_c_text(const std::string& where, const char* field,
+                                  uint32_t text) const {
+  ZT_FAIL_IF(node(text).str.find('\0') != std::string_view::npos, invalid,
+             "%s: \"%s\" contains a NUL byte", where.c_str(), field);
   return {};
 }
 
 Result<void> Parser::check_name(std::string_view what, std::string_view name) const {
-  ZT_FAIL_IF(name.size() > Limits::name_bytes, limit, "%.*s name of %zu bytes exceeds the limit of %llu",
-             static_cast<int>(what.size()), what.data(), name.size(),
-             static_cast<unsigned long long>(Limits::name_bytes));
-  ZT_FAIL_IF(name.find('\0') != std::string_view::npos, invalid, "%.*s name \"%s\" contains a NUL byte",
-             static_cast<int>(what.size()), what.data(), std::string(name.substr(0, 100)).c_str());
+  ZT_FAIL_IF(name.size() > Limits::name_bytes, limit,
+             "%.*s name of %zu bytes exceeds the limit of %llu", static_cast<int>(what.size()),
+             what.data(), name.size(), static_cast<unsigned long long>(Limits::name_bytes));
+  ZT_FAIL_IF(name.find('\0') != std::string_view::npos, invalid,
+             "%.*s name \"%s\" contains a NUL byte", static_cast<int>(what.size()), what.data(),
+             std::string(name.substr(0, 100)).c_str());
   return {};
 }
 
@@ -188,15 +201,17 @@ Result<void> Parser::add_object(Object o, std::string_view key) {
 
 Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint32_t shape) const {
   ZT_FAIL_IF(!shape, invalid, "%s has no \"shape\"", what.c_str());
-  ZT_FAIL_IF(node(shape).kind != Kind::array, invalid, "%s: \"shape\" is not an array", what.c_str());
+  ZT_FAIL_IF(node(shape).kind != Kind::array, invalid, "%s: \"shape\" is not an array",
+             what.c_str());
   const uint32_t n = node(shape).count;
   ZT_FAIL_IF(n > Limits::rank, limit, "%s: shape has %u dimensions, more than the limit %u",
              what.c_str(), n, Limits::rank);
   std::vector<uint64_t> out;
   out.reserve(n);
   uint32_t i = Document::first_child(shape);
-  for (uint32_t k = 0; k < n; ++k, i = m_.doc.next(i)) {
-    ZT_FAIL_IF(!is_uint(i), invalid, "%s: shape element %u is not an unsigned integer", what.c_str(), k);
+  for (uint32_t k = 0; k < n; ++k, i = doc_->next(i)) {
+    ZT_FAIL_IF(!is_uint(i), invalid, "%s: shape element %u is not an unsigned integer",
+               what.c_str(), k);
     out.push_back(node(i).u);
   }
   return out;
@@ -222,7 +237,8 @@ std::string where_of(std::string_view obj, std::string_view role) {
   return w;
 }
 
-Result<Component> Parser::parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd) {
+Result<Component> Parser::parse_component_v1(const std::string& obj, std::string_view role,
+                                             uint32_t cd) {
   const std::string w = where_of(obj, role);
   ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
   Component c;
@@ -311,7 +327,8 @@ Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   return add_object(std::move(o), name);
 }
 
-Result<void> Parser::parse_v1() {
+// Everything of a 1.x manifest but its objects; returns the objects map.
+Result<uint32_t> Parser::parse_v1_header() {
   const uint32_t root = 0;
   ZT_FAIL_IF(node(root).kind != Kind::map, invalid, "manifest is not a CBOR map");
   const uint32_t ver = get(root, "version");
@@ -321,8 +338,8 @@ Result<void> Parser::parse_v1() {
   m_.version = std::string(node(ver).str);
   const auto v = parse_version(m_.version, false);
   ZT_FAIL_IF(!v, invalid, "cannot parse version \"%s\"", m_.version.c_str());
-  ZT_FAIL_IF(v->major != 1, unsupported, "unsupported major version in \"%s\" (this reader reads 1.x)",
-             m_.version.c_str());
+  ZT_FAIL_IF(v->major != 1, unsupported,
+             "unsupported major version in \"%s\" (this reader reads 1.x)", m_.version.c_str());
   m_.v11 = v->minor < 2;
   const uint32_t objs = get(root, "objects");
   ZT_FAIL_IF(!objs, invalid, "manifest has no \"objects\"");
@@ -334,9 +351,63 @@ Result<void> Parser::parse_v1() {
   }
   ZT_FAIL_IF(node(objs).count > Limits::objects, limit, "%u objects, more than the limit %llu",
              node(objs).count, static_cast<unsigned long long>(Limits::objects));
-  m_.objects.reserve(node(objs).count);
-  m_.by_name.reserve(node(objs).count);
-  return for_each_entry(objs, [&](std::string_view name, uint32_t od) { return parse_object_v1(name, od); });
+  return objs;
+}
+
+Result<void> Parser::parse_v1() {
+  const auto objs = parse_v1_header();
+  ZT_TRY(objs);
+  m_.objects.reserve(node(*objs).count);
+  m_.by_name.reserve(node(*objs).count);
+  return for_each_entry(
+      *objs, [&](std::string_view name, uint32_t od) { return parse_object_v1(name, od); });
+}
+
+// Called by the decoder with each completed entry of "objects". Parsed as
+// 1.2 (the version may come later in the map: "objects" sorts before
+// "version"); what 1.1 reads differently fails here (an old dtype name, a
+// zstd length left out), so a 1.1 file is parsed again whole if anything
+// failed. Objects without attributes keep no node indexes: theirs go.
+bool Parser::take_streamed_object(const Document& d, uint32_t map, uint32_t key, uint32_t value) {
+  if (streamed_error_) return false;
+  doc_ = &d;
+  if (!streaming_started_) {
+    streaming_started_ = true;
+    // The header check refuses the count later, with the same message.
+    if (node(map).count > Limits::objects) {
+      streamed_error_ =
+          make_error(Status::limit, "%u objects, more than the limit %llu", node(map).count,
+                     static_cast<unsigned long long>(Limits::objects));
+      return false;
+    }
+    m_.objects.reserve(node(map).count);
+    m_.by_name.reserve(node(map).count);
+  }
+  auto r = parse_object_v1(node(key).str, value);
+  if (!r) {
+    streamed_error_ = std::move(r).error();
+    return false;
+  }
+  return !m_.objects.back().attributes.present;
+}
+
+Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
+  const cbor::EntrySink sink{"objects",
+                             [this](const Document& d, uint32_t map, uint32_t key, uint32_t value) {
+                               return take_streamed_object(d, map, key, value);
+                             }};
+  auto doc = cbor::decode(bytes, &sink);
+  ZT_TRY(doc);
+  m_.doc = std::move(*doc);
+  doc_ = &m_.doc;
+  ZT_TRY(parse_v1_header());
+  if (streamed_error_) {
+    if (!m_.v11) return std::move(*streamed_error_);
+    auto whole = cbor::decode(bytes);
+    ZT_TRY(whole);
+    return Parser(m_.generation, std::move(*whole)).run();
+  }
+  return std::move(m_);
 }
 
 // 1.0.x: {version: "1.0", generator, attributes, tensors: {name: {dtype, shape,
@@ -361,7 +432,8 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
              std::string(node(dt).str).c_str());
   const uint32_t comps = get(td, "components");
   ZT_FAIL_IF(!is_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
-  ZT_FAIL_IF(node(comps).count > Limits::components, limit, "%s has too many components", what.c_str());
+  ZT_FAIL_IF(node(comps).count > Limits::components, limit, "%s has too many components",
+             what.c_str());
   ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
     ZT_TRY(check_name("component", role));
     const std::string w = where_of(o.name, role);
@@ -369,8 +441,8 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
     Component c;
     c.role = std::string(role);
     for (const char* key : {"offset", "length"})
-      ZT_FAIL_IF(!is_uint(get(cd, key)), invalid, "%s: \"%s\" is missing or not an unsigned integer",
-                 w.c_str(), key);
+      ZT_FAIL_IF(!is_uint(get(cd, key)), invalid,
+                 "%s: \"%s\" is missing or not an unsigned integer", w.c_str(), key);
     c.offset = node(get(cd, "offset")).u;
     c.length = node(get(cd, "length")).u;
     const bool index_role = (o.format == "sparse_csr" && (role == "indices" || role == "indptr")) ||
@@ -423,8 +495,8 @@ Result<void> Parser::parse_v100() {
   }
   ZT_FAIL_IF(node(tensors).count > Limits::objects, limit, "too many tensors");
   m_.objects.reserve(node(tensors).count);
-  return for_each_entry(tensors,
-                        [&](std::string_view name, uint32_t td) { return parse_tensor_v100(name, td); });
+  return for_each_entry(
+      tensors, [&](std::string_view name, uint32_t td) { return parse_tensor_v100(name, td); });
 }
 
 // 0.1.0 describes dense tensors only, yet 0.1.x writers marked sparse
@@ -439,7 +511,8 @@ Result<void> Parser::parse_v100() {
 bool v010_names_sparse(std::string_view s) {
   std::string lower(s.substr(0, 64));
   for (char& ch : lower) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-  return lower.find("sparse") != std::string::npos || lower == "csr" || lower == "coo" || lower == "csc";
+  return lower.find("sparse") != std::string::npos || lower == "csr" || lower == "coo" ||
+         lower == "csc";
 }
 
 std::optional<std::string_view> v010_sparse_marker(const Document& doc, uint32_t entry) {
@@ -456,7 +529,8 @@ std::optional<std::string_view> v010_sparse_marker(const Document& doc, uint32_t
 
 // The format shown for a 0.1.x sparse entry, in the 1.2.0 vocabulary where
 // the marker names one ("sparsecsr" -> "sparse_csr"), else as written.
-std::string v010_sparse_format(std::string_view marker, std::optional<std::string_view> sparse_format) {
+std::string v010_sparse_format(std::string_view marker,
+                               std::optional<std::string_view> sparse_format) {
   std::string lower(sparse_format.value_or(marker).substr(0, 64));
   for (char& ch : lower) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
   if (lower.find("csr") != std::string::npos) return "sparse_csr";
@@ -483,33 +557,39 @@ Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
   Component c;
   c.role = "data";
   const std::string w = where_of(o.name, "data");
-  ZT_FAIL_IF(!is_uint(get(e, "offset")), invalid, "%s: \"offset\" is not an unsigned integer", w.c_str());
-  ZT_FAIL_IF(!is_uint(get(e, "size")), invalid, "%s: \"size\" is not an unsigned integer", w.c_str());
+  ZT_FAIL_IF(!is_uint(get(e, "offset")), invalid, "%s: \"offset\" is not an unsigned integer",
+             w.c_str());
+  ZT_FAIL_IF(!is_uint(get(e, "size")), invalid, "%s: \"size\" is not an unsigned integer",
+             w.c_str());
   c.offset = node(get(e, "offset")).u;
   c.length = node(get(e, "size")).u;
   const uint32_t dt = get(e, "dtype");
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is not a string", w.c_str());
   ZT_FAIL_IF(!is_text(get(e, "encoding")), invalid, "%s: \"encoding\" is not a string", w.c_str());
-  const auto sparse = v010_sparse_marker(m_.doc, e);
+  const auto sparse = v010_sparse_marker(*doc_, e);
   if (sparse) {
     const uint32_t sf = get(e, "sparse_format");
-    o.format = v010_sparse_format(*sparse, is_text(sf) ? std::optional<std::string_view>(node(sf).str) : std::nullopt);
-    o.unsupported = "object \"" + o.name + "\": the 0.1.0 sparse layout \"" + std::string(*sparse) + "\"" +
-                    (is_text(sf) ? " (sparse_format \"" + std::string(node(sf).str) + "\")" : std::string()) +
-                    " is not described by the spec (0.1.0 defines dense tensors only), so its data cannot be "
-                    "interpreted";
+    o.format = v010_sparse_format(
+        *sparse, is_text(sf) ? std::optional<std::string_view>(node(sf).str) : std::nullopt);
+    o.unsupported =
+        "object \"" + o.name + "\": the 0.1.0 sparse layout \"" + std::string(*sparse) + "\"" +
+        (is_text(sf) ? " (sparse_format \"" + std::string(node(sf).str) + "\")" : std::string()) +
+        " is not described by the spec (0.1.0 defines dense tensors only), so its data cannot be "
+        "interpreted";
     c.dtype = DType::u8;
     ZT_TRY(set_encoding(c, w, get(e, "encoding")));
   } else {
     const auto dtype = dtype_from_legacy_name(node(dt).str);
-    ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", w.c_str(), std::string(node(dt).str).c_str());
+    ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", w.c_str(),
+               std::string(node(dt).str).c_str());
     c.dtype = *dtype;
     ZT_TRY(set_encoding(c, w, get(e, "encoding")));
     const uint32_t de = get(e, "data_endianness");
     if (de) {
       const bool little = is_text(de) && node(de).str == "little";
       const bool big = is_text(de) && node(de).str == "big";
-      ZT_FAIL_IF(!little && !big, invalid, "%s: data_endianness is not \"little\" or \"big\"", w.c_str());
+      ZT_FAIL_IF(!little && !big, invalid, "%s: data_endianness is not \"little\" or \"big\"",
+                 w.c_str());
       c.big_endian = big && c.encoding == Encoding::raw;
     }
   }
@@ -520,7 +600,8 @@ Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
   }
   // A sparse entry keeps dtype and data_endianness as attributes: they
   // describe parts of the blob that this library does not interpret.
-  static constexpr std::string_view kPlacement[] = {"name", "offset", "size", "shape", "encoding", "checksum"};
+  static constexpr std::string_view kPlacement[] = {"name",  "offset",   "size",
+                                                    "shape", "encoding", "checksum"};
   static constexpr std::string_view kDense[] = {"dtype", "data_endianness"};
   ZT_TRY(for_each_entry(e, [&](std::string_view k, uint32_t v) -> Result<void> {
     for (const auto known : kPlacement)
@@ -542,7 +623,7 @@ Result<void> Parser::parse_v010() {
   ZT_FAIL_IF(n > Limits::objects, limit, "too many legacy entries");
   m_.objects.reserve(n);
   uint32_t e = Document::first_child(0);
-  for (uint32_t i = 0; i < n; ++i, e = m_.doc.next(e)) ZT_TRY(parse_entry_v010(i, e));
+  for (uint32_t i = 0; i < n; ++i, e = doc_->next(e)) ZT_TRY(parse_entry_v010(i, e));
   return {};
 }
 
@@ -577,13 +658,20 @@ std::optional<std::string> digest_text_problem(std::string_view digest) {
     return "malformed digest \"" + shown + "\" (want \"algorithm:hex\")";
   const size_t want = known_hex_length(algo);
   if (want && hex.size() != want)
-    return std::string(algo) + " digest must have " + std::to_string(want) + " hex digits, \"" + shown +
-           "\" has " + std::to_string(hex.size());
+    return std::string(algo) + " digest must have " + std::to_string(want) + " hex digits, \"" +
+           shown + "\" has " + std::to_string(hex.size());
   return std::nullopt;
 }
 
 Result<Manifest> parse_manifest(Generation gen, cbor::Document doc) {
   return Parser(gen, std::move(doc)).run();
+}
+
+Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes) {
+  if (gen == Generation::v1) return Parser(gen).run_streaming(bytes);
+  auto doc = cbor::decode(bytes);
+  ZT_TRY(doc);
+  return parse_manifest(gen, std::move(*doc));
 }
 
 }  // namespace zt

@@ -80,6 +80,12 @@ struct Manifest {
 // placement and size rules are validate()'s.
 Result<Manifest> parse_manifest(Generation gen, cbor::Document doc);
 
+// Decodes and parses manifest bytes; the result and every error are those
+// of cbor::decode + parse_manifest. For 1.x files the objects are parsed
+// while the CBOR is decoded and their nodes dropped, so that the peak
+// memory is the model's, not the model's plus the whole CBOR tape.
+Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes);
+
 // Product of a shape; nullopt when it overflows uint64.
 std::optional<uint64_t> shape_product(std::span<const uint64_t> shape);
 // a * b, nullopt on overflow.

@@ -10,9 +10,9 @@
 #include "content.h"
 #include "digest.h"
 #include "json.h"
-#include "zt_limits.h"
 #include "validate.h"
 #include "zstd_codec.h"
+#include "zt_limits.h"
 
 namespace zt {
 
@@ -22,7 +22,8 @@ namespace {
 
 void swap_elements(std::span<uint8_t> bytes, unsigned width) {
   if (width <= 1) return;
-  for (size_t i = 0; i + width <= bytes.size(); i += width) std::reverse(bytes.data() + i, bytes.data() + i + width);
+  for (size_t i = 0; i + width <= bytes.size(); i += width)
+    std::reverse(bytes.data() + i, bytes.data() + i + width);
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const
   return finish_open(std::move(r));
 }
 
-Result<std::unique_ptr<Reader>> Reader::open_memory(std::span<const uint8_t> bytes, const OpenOptions& opt) {
+Result<std::unique_ptr<Reader>> Reader::open_memory(std::span<const uint8_t> bytes,
+                                                    const OpenOptions& opt) {
   std::unique_ptr<Reader> r(new Reader());
   r->source_ = Source::from_memory(bytes);
   r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
@@ -62,13 +64,9 @@ Result<std::unique_ptr<Reader>> Reader::open_memory(std::span<const uint8_t> byt
 Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
   auto loc = locate_manifest(r->source_, r->manifest_storage_);
   ZT_TRY(loc);
-  std::optional<cbor::Document> doc = std::move(loc->doc);
-  if (!doc) {
-    auto d = cbor::decode(loc->manifest);
-    ZT_TRY(d);
-    doc = std::move(*d);
-  }
-  auto m = parse_manifest(loc->generation, std::move(*doc));
+  // 1.0.x files were decoded to tell them apart.
+  auto m = loc->doc ? parse_manifest(loc->generation, std::move(*loc->doc))
+                    : decode_manifest(loc->generation, loc->manifest);
   ZT_TRY(m);
   r->manifest_ = std::move(*m);
   ZT_TRY(validate(r->manifest_, r->source_.size(), loc->manifest_start));
@@ -101,12 +99,12 @@ std::optional<uint64_t> Reader::known_decoded_size(size_t object, size_t compone
 // internally and are decoded with a growing buffer.
 Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c) const {
   const std::string w = component_where(o, c);
-  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"", w.c_str(),
-             c.encoding_text->c_str());
+  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"",
+             w.c_str(), c.encoding_text->c_str());
   if (c.encoding == Encoding::raw) {
     ZT_FAIL_IF(c.big_endian && c.length % c.width() != 0, invalid,
-               "%s: big-endian data of %llu bytes is not a whole number of %u-byte elements", w.c_str(),
-               static_cast<ull>(c.length), c.width());
+               "%s: big-endian data of %llu bytes is not a whole number of %u-byte elements",
+               w.c_str(), static_cast<ull>(c.length), c.width());
     return c.length;
   }
   if (c.uncompressed_length) {
@@ -117,19 +115,20 @@ Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c)
   }
   if (o.format == "dense" && c.element_size_known()) {
     const auto n = dense_bytes(o, c);
-    ZT_FAIL_IF(!n || *n > max_decoded_, limit, "%s: the shape's size exceeds the decode limit %llu", w.c_str(),
-               static_cast<ull>(max_decoded_));
+    ZT_FAIL_IF(!n || *n > max_decoded_, limit, "%s: the shape's size exceeds the decode limit %llu",
+               w.c_str(), static_cast<ull>(max_decoded_));
     return *n;
   }
   return make_error(Status::not_found, "%s: decoded size unknown", w.c_str());
 }
 
-Result<std::span<const uint8_t>> Reader::stored(const Component& c, std::vector<uint8_t>& scratch) const {
+Result<std::span<const uint8_t>> Reader::stored(const Component& c,
+                                                std::vector<uint8_t>& scratch) const {
   return source_.bytes(c.offset, c.length, scratch);
 }
 
-
-Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const {
+Result<void> Reader::decode_into(const Object& o, const Component& c,
+                                 std::span<uint8_t> dst) const {
   if (c.encoding == Encoding::raw) {
     ZT_TRY(source_.read_into(c.offset, dst));
   } else {
@@ -142,7 +141,8 @@ Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<
   return {};
 }
 
-Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o, const Component& c) const {
+Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o,
+                                                         const Component& c) const {
   std::vector<uint8_t> scratch;
   auto src = stored(c, scratch);
   ZT_TRY(src);
@@ -170,7 +170,8 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
 // allocated, frames that declare their sizes must add up to n. Frames that
 // declare none are decoded into a growing buffer bounded by n, returned here;
 // nullopt means the caller may allocate n bytes and decode into them.
-Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size(const Object& o, const Component& c,
+Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size(const Object& o,
+                                                                                 const Component& c,
                                                                                  uint64_t n) const {
   if (c.encoding != Encoding::zstd) return std::optional<std::vector<uint8_t>>();
   std::vector<uint8_t> scratch;
@@ -178,18 +179,20 @@ Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size
   ZT_TRY(src);
   const std::string w = component_where(o, c);
   if (const auto declared = zstd_declared_size(*src)) {
-    ZT_FAIL_IF(*declared > n, invalid, "%s: zstd data decodes to more than %llu bytes: its frames declare %llu",
-               w.c_str(), static_cast<ull>(n), static_cast<ull>(*declared));
-    ZT_FAIL_IF(*declared < n, invalid, "%s: zstd frames declare %llu bytes, expected %llu", w.c_str(),
-               static_cast<ull>(*declared), static_cast<ull>(n));
+    ZT_FAIL_IF(*declared > n, invalid,
+               "%s: zstd data decodes to more than %llu bytes: its frames declare %llu", w.c_str(),
+               static_cast<ull>(n), static_cast<ull>(*declared));
+    ZT_FAIL_IF(*declared < n, invalid, "%s: zstd frames declare %llu bytes, expected %llu",
+               w.c_str(), static_cast<ull>(*declared), static_cast<ull>(n));
     return std::optional<std::vector<uint8_t>>();
   }
   auto bytes = zstd_decode_bounded(*src, n, w);
   if (!bytes && bytes.error().status == Status::limit)
-    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(), static_cast<ull>(n));
+    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(),
+                      static_cast<ull>(n));
   ZT_TRY(bytes);
-  ZT_FAIL_IF(bytes->size() != n, invalid, "%s: zstd data decodes to %zu bytes, expected %llu", w.c_str(),
-             bytes->size(), static_cast<ull>(n));
+  ZT_FAIL_IF(bytes->size() != n, invalid, "%s: zstd data decodes to %zu bytes, expected %llu",
+             w.c_str(), bytes->size(), static_cast<ull>(n));
   if (c.big_endian) swap_elements(*bytes, c.width());
   return std::optional<std::vector<uint8_t>>(std::move(*bytes));
 }
@@ -213,8 +216,8 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
   try {
     s.data = std::make_unique_for_overwrite<uint8_t[]>(*n ? *n : 1);
   } catch (const std::bad_alloc&) {
-    return make_error(Status::nomem, "%s: cannot allocate %llu bytes", component_where(o, c).c_str(),
-                      static_cast<ull>(*n));
+    return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
+                      component_where(o, c).c_str(), static_cast<ull>(*n));
   }
   s.size = *n;
   return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size));
@@ -234,8 +237,8 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
   try {
     out.resize(*n);
   } catch (const std::bad_alloc&) {
-    return make_error(Status::nomem, "%s: cannot allocate %llu bytes", component_where(o, c).c_str(),
-                      static_cast<ull>(*n));
+    return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
+                      component_where(o, c).c_str(), static_cast<ull>(*n));
   }
   ZT_TRY(decode_into(o, c, out));
   return out;
@@ -249,7 +252,8 @@ Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t
   if (!n && n.error().status == Status::not_found) {
     auto bytes = decode_unknown_size(o, c);
     ZT_TRY(bytes);
-    ZT_FAIL_IF(bytes->size() > dst.size(), argument, "%s: %llu decoded bytes do not fit in a buffer of %zu",
+    ZT_FAIL_IF(bytes->size() > dst.size(), argument,
+               "%s: %llu decoded bytes do not fit in a buffer of %zu",
                component_where(o, c).c_str(), static_cast<ull>(bytes->size()), dst.size());
     std::copy(bytes->begin(), bytes->end(), dst.begin());
     return bytes->size();
@@ -275,7 +279,8 @@ Result<VerifyReport> Reader::verify() const {
     std::vector<std::span<const uint8_t>> decoded(o.components.size());
     for (size_t k = 0; k < o.components.size(); ++k) {
       const Component& c = o.components[k];
-      const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
+      const ParsedDigest d =
+          c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
       if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
         ++rep.unchecked;
       } else {
@@ -283,8 +288,8 @@ Result<VerifyReport> Reader::verify() const {
         ZT_TRY(st);
         const std::string got = digest_hex(d.algo, *st);
         ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
-                   component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(), d.hex.c_str(),
-                   got.c_str());
+                   component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(),
+                   d.hex.c_str(), got.c_str());
         ++rep.checked;
       }
       if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
