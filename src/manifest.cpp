@@ -17,9 +17,44 @@ const Component* Object::find(std::string_view role) const {
 }
 
 std::optional<size_t> Manifest::find(std::string_view name) const {
-  const auto it = by_name.find(name);
-  if (it == by_name.end()) return std::nullopt;
-  return it->second;
+  return by_name.find(name, objects);
+}
+
+void NameIndex::rehash(size_t capacity, const std::vector<Object>& objects) {
+  std::vector<uint32_t> old = std::move(table_);
+  table_.assign(capacity, 0);
+  used_ = 0;
+  for (const uint32_t slot : old)
+    if (slot) insert(slot - 1, objects);
+}
+
+void NameIndex::reserve(size_t n, const std::vector<Object>& objects) {
+  size_t capacity = 16;
+  while (capacity < 2 * n) capacity *= 2;
+  if (capacity > table_.size()) rehash(capacity, objects);
+}
+
+bool NameIndex::insert(uint32_t i, const std::vector<Object>& objects) {
+  if (2 * (used_ + 1) > table_.size()) rehash(table_.empty() ? 16 : 2 * table_.size(), objects);
+  const std::string_view name = objects[i].name;
+  const size_t mask = table_.size() - 1;
+  for (size_t h = std::hash<std::string_view>{}(name)&mask;; h = (h + 1) & mask) {
+    if (!table_[h]) {
+      table_[h] = i + 1;
+      ++used_;
+      return true;
+    }
+    if (objects[table_[h] - 1].name == name) return false;
+  }
+}
+
+std::optional<size_t> NameIndex::find(std::string_view name,
+                                      const std::vector<Object>& objects) const {
+  if (table_.empty()) return std::nullopt;
+  const size_t mask = table_.size() - 1;
+  for (size_t h = std::hash<std::string_view>{}(name)&mask; table_[h]; h = (h + 1) & mask)
+    if (objects[table_[h] - 1].name == name) return table_[h] - 1;
+  return std::nullopt;
 }
 
 std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
@@ -150,7 +185,7 @@ class Parser {
   Result<void> parse_tensor_v100(std::string_view name, uint32_t td);
   Result<void> parse_entry_v010(size_t i, uint32_t e);
   Result<void> set_encoding(Component& c, const std::string& where, uint32_t enc);
-  Result<void> add_object(Object o, std::string_view key);
+  Result<void> add_object(Object o);
   Result<void> check_name(std::string_view what, std::string_view name) const;
   Result<void> check_c_text(const std::string& where, const char* field, uint32_t text) const;
 
@@ -189,13 +224,15 @@ Result<void> Parser::check_name(std::string_view what, std::string_view name) co
   return {};
 }
 
-// `key` views the name in the CBOR document, which outlives the index.
-Result<void> Parser::add_object(Object o, std::string_view key) {
+Result<void> Parser::add_object(Object o) {
   ZT_FAIL_IF(m_.objects.size() >= Limits::objects, limit, "more than %llu objects",
              static_cast<unsigned long long>(Limits::objects));
-  const bool inserted = m_.by_name.emplace(key, m_.objects.size()).second;
-  ZT_FAIL_IF(!inserted, invalid, "duplicate object name \"%s\"", o.name.c_str());
   m_.objects.push_back(std::move(o));
+  if (!m_.by_name.insert(static_cast<uint32_t>(m_.objects.size() - 1), m_.objects)) {
+    const std::string name = std::move(m_.objects.back().name);
+    m_.objects.pop_back();
+    return make_error(Status::invalid, "duplicate object name \"%s\"", name.c_str());
+  }
   return {};
 }
 
@@ -324,7 +361,7 @@ Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
     o.components.push_back(std::move(*c));
     return {};
   }));
-  return add_object(std::move(o), name);
+  return add_object(std::move(o));
 }
 
 // Everything of a 1.x manifest but its objects; returns the objects map.
@@ -358,7 +395,7 @@ Result<void> Parser::parse_v1() {
   const auto objs = parse_v1_header();
   ZT_TRY(objs);
   m_.objects.reserve(node(*objs).count);
-  m_.by_name.reserve(node(*objs).count);
+  m_.by_name.reserve(node(*objs).count, m_.objects);
   return for_each_entry(
       *objs, [&](std::string_view name, uint32_t od) { return parse_object_v1(name, od); });
 }
@@ -381,7 +418,7 @@ bool Parser::take_streamed_object(const Document& d, uint32_t map, uint32_t key,
       return false;
     }
     m_.objects.reserve(node(map).count);
-    m_.by_name.reserve(node(map).count);
+    m_.by_name.reserve(node(map).count, m_.objects);
   }
   auto r = parse_object_v1(node(key).str, value);
   if (!r) {
@@ -465,7 +502,7 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
     o.components.push_back(std::move(c));
     return {};
   }));
-  return add_object(std::move(o), name);
+  return add_object(std::move(o));
 }
 
 Result<void> Parser::parse_v100() {
@@ -613,7 +650,7 @@ Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
     return {};
   }));
   o.components.push_back(std::move(c));
-  return add_object(std::move(o), node(nm).str);
+  return add_object(std::move(o));
 }
 
 Result<void> Parser::parse_v010() {

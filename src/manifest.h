@@ -8,7 +8,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -64,13 +63,30 @@ struct Object {
   const Component* find(std::string_view role) const;
 };
 
+// Indexes of objects by name: open addressing over 32-bit indexes (one
+// allocation, at most half full) instead of a hash node per object; the
+// names themselves stay in the objects.
+class NameIndex {
+ public:
+  void reserve(size_t n, const std::vector<Object>& objects);
+  // Indexes objects[i] under its name; false if the name is there already.
+  bool insert(uint32_t i, const std::vector<Object>& objects);
+  std::optional<size_t> find(std::string_view name, const std::vector<Object>& objects) const;
+
+ private:
+  void rehash(size_t capacity, const std::vector<Object>& objects);
+
+  std::vector<uint32_t> table_;  // object index + 1; 0 = empty
+  size_t used_ = 0;
+};
+
 struct Manifest {
   Generation generation = Generation::v1;
   std::string version;  // as stored: "1.2.0", "1.0", "0.1.0"
   bool v11 = false;     // a 1.x file older than 1.2.0
   Attributes attributes;
   std::vector<Object> objects;
-  std::unordered_map<std::string_view, size_t> by_name;
+  NameIndex by_name;
   cbor::Document doc;  // owns attribute values; views the manifest bytes
 
   std::optional<size_t> find(std::string_view name) const;

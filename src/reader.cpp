@@ -42,7 +42,22 @@ std::string component_where(const Object& o, const Component& c) {
 }
 
 Reader::Reader() = default;
-Reader::~Reader() = default;
+Reader::~Reader() {
+  for (size_t i = 0; i < slot_count_; ++i)
+    std::unique_ptr<Slot>(slots_[i].load(std::memory_order_relaxed)).reset();
+}
+
+Reader::Slot& Reader::slot(size_t object, size_t component) const {
+  std::atomic<Slot*>& p = slots_[slot_base_[object] + component];
+  Slot* s = p.load(std::memory_order_acquire);
+  if (s) return *s;
+  auto fresh = std::make_unique<Slot>();
+  // The first thread's slot wins; the others use it and drop theirs.
+  if (p.compare_exchange_strong(s, fresh.get(), std::memory_order_acq_rel,
+                                std::memory_order_acquire))
+    return *fresh.release();
+  return *s;
+}
 
 Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const OpenOptions& opt) {
   auto src = Source::open_file(path, opt.mode);
@@ -76,7 +91,8 @@ Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
     r->slot_base_.push_back(total);
     total += o.components.size();
   }
-  r->slots_ = std::make_unique<Slot[]>(total);
+  r->slots_ = std::make_unique<std::atomic<Slot*>[]>(total);
+  r->slot_count_ = total;
   return r;
 }
 
@@ -154,7 +170,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   const Component& c = o.components[component];
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   if (zero_copy(c)) return std::span<const uint8_t>(source_.base() + c.offset, c.length);
-  Slot& s = slots_[slot_base_[object] + component];
+  Slot& s = slot(object, component);
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
     auto r = fill_slot(o, c, s);

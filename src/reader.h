@@ -3,6 +3,7 @@
 // concurrent callers wait), so one Reader serves many threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -28,9 +29,11 @@ struct VerifyReport {
 
 class Reader {
  public:
-  static Result<std::unique_ptr<Reader>> open_file(const std::string& path, const OpenOptions& opt = {});
+  static Result<std::unique_ptr<Reader>> open_file(const std::string& path,
+                                                   const OpenOptions& opt = {});
   // The caller keeps `bytes` alive as long as the Reader.
-  static Result<std::unique_ptr<Reader>> open_memory(std::span<const uint8_t> bytes, const OpenOptions& opt = {});
+  static Result<std::unique_ptr<Reader>> open_memory(std::span<const uint8_t> bytes,
+                                                     const OpenOptions& opt = {});
   ~Reader();
 
   const Manifest& manifest() const { return manifest_; }
@@ -68,7 +71,9 @@ class Reader {
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
   bool zero_copy(const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
-  Result<std::optional<std::vector<uint8_t>>> decode_without_trusting_size(const Object& o, const Component& c,
+  Slot& slot(size_t object, size_t component) const;
+  Result<std::optional<std::vector<uint8_t>>> decode_without_trusting_size(const Object& o,
+                                                                           const Component& c,
                                                                            uint64_t n) const;
 
   Source source_;
@@ -76,7 +81,10 @@ class Reader {
   Manifest manifest_;
   uint64_t max_decoded_ = 0;
   std::vector<size_t> slot_base_;  // first slot of each object
-  std::unique_ptr<Slot[]> slots_;
+  // One pointer per component, set on its first decode: most components
+  // (raw, mapped) never need a slot, and a file may have millions.
+  std::unique_ptr<std::atomic<Slot*>[]> slots_;
+  size_t slot_count_ = 0;
   mutable std::once_flag json_once_;
   mutable std::string json_;
 };

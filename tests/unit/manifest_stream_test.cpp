@@ -103,6 +103,37 @@ TEST(ManifestStream, DropsTheNodesOfObjectsWithoutAttributes) {
   EXPECT_EQ(b.tape_nodes, 5u);
 }
 
+TEST(ManifestStream, FindsEveryObjectByName) {
+  Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
+  for (int i = 0; i < 3000; ++i)
+    m["objects"]["layer." + std::to_string(i)] = dense_object(64 * (i + 1));
+  const auto man = decode_manifest(Generation::v1, manifest_cbor(m));
+  ASSERT_TRUE(man) << man.error().message;
+  ASSERT_EQ(man->objects.size(), 3000u);
+  for (size_t i = 0; i < man->objects.size(); ++i) {
+    const auto found = man->find(man->objects[i].name);
+    ASSERT_TRUE(found) << man->objects[i].name;
+    EXPECT_EQ(*found, i);
+  }
+  for (const char* absent : {"", "layer.", "layer.3000", "layer.-1", "layer.10 "})
+    EXPECT_FALSE(man->find(absent));
+}
+
+// 0.1.0 lists its tensors in an array: the index finds duplicate names.
+TEST(ManifestStream, LegacyDuplicateNamesAreRefused) {
+  const Json entry = {{"name", "a"},        {"offset", 64}, {"size", 4},
+                      {"dtype", "float32"}, {"shape", {1}}, {"encoding", "raw"}};
+  Json b = entry;
+  b["name"] = "b";
+  const auto ok = decode_manifest(Generation::v0_1, cbor(Json{entry, b}));
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->find("b"), std::optional<size_t>(1));
+  const auto dup = decode_manifest(Generation::v0_1, cbor(Json{entry, b, entry}));
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().status, Status::invalid);
+  EXPECT_EQ(dup.error().message, "duplicate object name \"a\"");
+}
+
 TEST(ManifestStream, KeepsTheNodesOfObjectAttributes) {
   Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
   for (int i = 0; i < 50; ++i) {
