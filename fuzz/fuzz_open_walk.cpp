@@ -5,7 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "container.h"
 #include "fuzz_support.h"
+#include "io.h"
+#include "json.h"
+#include "manifest.h"
 #include "walk.h"
 #include "ztensor.h"
 
@@ -23,12 +27,37 @@ struct Closer {
 };
 using ReaderPtr = std::unique_ptr<zt_reader, Closer>;
 
+// The reader parses 1.x objects while the CBOR is decoded and drops their
+// nodes (zt::decode_manifest): it must give what decoding the whole tape
+// and then parsing it gives, on every input.
+void check_streamed_manifest(const uint8_t* data, size_t size) {
+  const zt::Source src = zt::Source::from_memory(std::span<const uint8_t>(data, size));
+  std::vector<uint8_t> storage;
+  const auto loc = zt::locate_manifest(src, storage);
+  if (!loc || loc->generation != zt::Generation::v1) return;
+  const auto streamed = zt::decode_manifest(zt::Generation::v1, loc->manifest);
+  auto doc = zt::cbor::decode(loc->manifest);
+  const auto whole = doc ? zt::parse_manifest(zt::Generation::v1, std::move(*doc))
+                         : zt::Result<zt::Manifest>(doc.error());
+  FUZZ_CHECK(streamed.ok() == whole.ok(), "streamed and whole-tape manifest parses disagree");
+  if (!whole) {
+    FUZZ_CHECK(streamed.error().status == whole.error().status &&
+                   streamed.error().message == whole.error().message,
+               "streamed parse: \"" + streamed.error().message + "\", whole tape: \"" +
+                   whole.error().message + "\"");
+  } else {
+    FUZZ_CHECK(zt::manifest_to_json(*streamed) == zt::manifest_to_json(*whole),
+               "streamed and whole-tape manifests differ");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const uint8_t kEmpty = 0;
   const WalkOptions mem_opt;
   zt_reader* raw = nullptr;
+  check_streamed_manifest(size ? data : &kEmpty, size);
   const zt_status s = zt_open_memory(size ? data : &kEmpty, size, &raw);
   ReaderPtr mem(raw);
   WalkOutcome mem_walk;
