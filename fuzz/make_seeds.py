@@ -290,6 +290,15 @@ def foreign_seeds():
         bio = io.BytesIO()
         fn(bio, a=np.arange(4, dtype="<f4"), b=np.array([[1, 2], [3, 4]], dtype="<i8"))
         npz[name] = bio.getvalue()
+    # Member lists that fuzz_format_npz builds into an archive itself
+    # (flags, name length, name, data length, data; see the target).
+    def member(name, data, deflate=False):
+        n = name.encode()
+        return bytes([1 if deflate else 0, len(n)]) + n + struct.pack("<H", len(data)) + data
+    a, b = npy["f4"], npy["be_i2"]
+    npz["members_stored"] = member("a.npy", a) + member("b.npy", b)
+    npz["members_deflated"] = member("w.npy", a, True) + member("dir/x.npy", npy["bool"], True)
+    npz["members_odd_names"] = member("a", a) + member("a.npy", b) + member("c.txt", b"not npy")
     return s
 
 
