@@ -5,7 +5,9 @@
 //  - opening that 1 GiB file (about the manifest's size), mapping its
 //    component, and touching every byte of the mapping (file-backed pages,
 //    no private copy);
-//  - writing and opening a file of 100,000 objects (memory against manifest size).
+//  - writing and opening a file of 100,000 objects, against the manifest's
+//    size and against the floor: the same manifest decoded by cbor_load
+//    (cbor_floor.h), the baseline bench_open times.
 // The child reports VmRSS before the operation and VmHWM, RssAnon, RssFile
 // after it; the parent adds ru_maxrss from wait4. Prints one JSON object.
 #include <spawn.h>
@@ -15,6 +17,7 @@
 #include <map>
 
 #include "bench_util.h"
+#include "cbor_floor.h"
 
 extern char** environ;
 
@@ -69,6 +72,8 @@ int child(const std::string& mode, const std::string& path) {
     ztb::check(zt_component_map(r, 0, "data", &data, &n), "zt_component_map");
     if (mode == "map_touch" && ztb::touch_all(static_cast<const uint8_t*>(data), n) == 1)
       std::puts("");
+  } else if (mode == "cbor_load_many") {
+    if (ztb::cbor_load_walk(path) == 1) std::puts("");
   } else if (mode != "idle") {
     ztb::die("unknown mode " + mode);
   }
@@ -124,9 +129,9 @@ int main(int argc, char** argv) {
   ztb::FileGuard big_zstd(ztb::bench_path("memory-1g-zstd.zt"));
   ztb::FileGuard many(ztb::bench_path("memory-100k.zt"));
   const std::pair<const char*, const std::string*> cases[] = {
-      {"idle", &big.path},        {"write_raw", &big.path}, {"write_zstd", &big_zstd.path},
-      {"open", &big.path},        {"map", &big.path},       {"map_touch", &big.path},
-      {"write_many", &many.path}, {"open_many", &many.path}};
+      {"idle", &big.path},        {"write_raw", &big.path},  {"write_zstd", &big_zstd.path},
+      {"open", &big.path},        {"map", &big.path},        {"map_touch", &big.path},
+      {"write_many", &many.path}, {"open_many", &many.path}, {"cbor_load_many", &many.path}};
   std::printf("{");
   bool first = true;
   for (const auto& [mode, path] : cases) {

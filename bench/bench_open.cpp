@@ -4,12 +4,12 @@
 // split our open into its stages (CBOR tape, manifest model, validation) to
 // show where the time goes.
 #include <benchmark/benchmark.h>
-#include <cbor.h>
 
 #include <map>
 #include <memory>
 
 #include "bench_util.h"
+#include "cbor_floor.h"
 #include "cbor_value.h"
 #include "manifest.h"
 #include "validate.h"
@@ -57,54 +57,9 @@ void BM_ZtOpenEnumerate(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
-uint64_t walk(const cbor_item_t* it) {
-  switch (cbor_typeof(it)) {
-    case CBOR_TYPE_UINT:
-    case CBOR_TYPE_NEGINT:
-      return cbor_get_int(it);
-    case CBOR_TYPE_BYTESTRING:
-    case CBOR_TYPE_STRING: {
-      if (cbor_typeof(it) == CBOR_TYPE_STRING ? cbor_string_is_indefinite(it)
-                                              : cbor_bytestring_is_indefinite(it))
-        return 1;
-      const size_t n =
-          cbor_typeof(it) == CBOR_TYPE_STRING ? cbor_string_length(it) : cbor_bytestring_length(it);
-      const unsigned char* h =
-          cbor_typeof(it) == CBOR_TYPE_STRING ? cbor_string_handle(it) : cbor_bytestring_handle(it);
-      return n + (n ? h[0] : 0);
-    }
-    case CBOR_TYPE_ARRAY: {
-      uint64_t acc = 0;
-      cbor_item_t** items = cbor_array_handle(it);
-      for (size_t i = 0, n = cbor_array_size(it); i < n; ++i) acc += walk(items[i]);
-      return acc;
-    }
-    case CBOR_TYPE_MAP: {
-      uint64_t acc = 0;
-      const cbor_pair* pairs = cbor_map_handle(it);
-      for (size_t i = 0, n = cbor_map_size(it); i < n; ++i)
-        acc += walk(pairs[i].key) + walk(pairs[i].value);
-      return acc;
-    }
-    default:
-      return 1;
-  }
-}
-
 void BM_CborLoadWalk(benchmark::State& state) {
   const std::string& path = file_for(state.range(0));
-  for (auto _ : state) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    ::fstat(fd, &st);
-    const std::vector<uint8_t> m = ztb::read_manifest(fd, static_cast<uint64_t>(st.st_size));
-    cbor_load_result res;
-    cbor_item_t* root = cbor_load(m.data(), m.size(), &res);
-    if (!root) ztb::die("cbor_load failed");
-    benchmark::DoNotOptimize(walk(root));
-    cbor_decref(&root);
-    ::close(fd);
-  }
+  for (auto _ : state) benchmark::DoNotOptimize(ztb::cbor_load_walk(path));
   state.counters["ns_per_object"] = benchmark::Counter(
       static_cast<double>(state.range(0)),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
