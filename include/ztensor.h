@@ -196,7 +196,7 @@ typedef enum zt_digest_algo {
 typedef struct zt_writer_options {
   uint32_t struct_size;     /* sizeof(zt_writer_options), set by zt_writer_options_init */
   int32_t zstd_level;       /* default 3 */
-  uint32_t threads;         /* compression threads; 0 = all cores (default) */
+  uint32_t threads;         /* compression threads; 0 = all cores (default); at most 256 */
   uint32_t digest;          /* zt_digest_algo; default ZT_DIGEST_XXH3 */
   uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB */
   double auto_min_ratio;    /* encoding "auto": keep zstd only if stored <= ratio * raw; default 0.9 */

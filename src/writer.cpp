@@ -9,11 +9,13 @@
 #include <cstring>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "cbor_encode.h"
 #include "cbor_value.h"
 #include "container.h"
 #include "content.h"
+#include "frame_pipeline.h"
 #include "manifest.h"
 #include "quantized.h"
 #include "validate.h"
@@ -55,7 +57,7 @@ struct Pending {
   uint64_t received = 0;
   uint64_t rollback_to = 0;  // file size before this component
   std::optional<Hasher> hasher;
-  std::vector<uint8_t> frame;  // zstd input not yet compressed
+  std::vector<uint8_t> frame;  // zstd input short of a whole frame
   bool check_bool = false;
 };
 
@@ -84,6 +86,7 @@ struct Writer::Impl {
   OutObject current;
   uint64_t object_start = 0;
   Pending pending;
+  std::unique_ptr<FramePipeline> frames;  // made at the first zstd frame
 
   unsigned threads() const {
     return opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -113,7 +116,9 @@ struct Writer::Impl {
     return write_all(std::span<const uint8_t>(kZeros, pad));
   }
 
+  // Cuts the file back to `size`, dropping any frames still in flight.
   Result<void> truncate_to(uint64_t size) {
+    if (frames) frames->cancel();
     if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::lseek(fd, static_cast<off_t>(size), SEEK_SET) < 0)
       return fail_io("truncate");
     pos = size;
@@ -138,34 +143,58 @@ struct Writer::Impl {
     return {};
   }
 
-  // Compresses whole frames of `input` on the pool and writes them in order.
-  Result<void> emit_frames(std::span<const uint8_t> input) {
-    const uint64_t fs = std::max<uint64_t>(opt.frame_size, 1024);
-    const size_t nframes = static_cast<size_t>((input.size() + fs - 1) / fs);
-    const size_t batch = std::max<size_t>(1, threads());
-    for (size_t first = 0; first < nframes; first += batch) {
-      const size_t count = std::min(batch, nframes - first);
-      std::vector<std::vector<uint8_t>> out(count);
-      std::vector<Error> errors(count);
-      auto compress = [&](size_t i) {
-        const uint64_t begin = (first + i) * fs;
-        const auto slice = input.subspan(begin, std::min<uint64_t>(fs, input.size() - begin));
-        auto r = zstd_compress_frame(slice, opt.zstd_level, out[i]);
-        if (!r) errors[i] = std::move(r).error();
-      };
-      if (count == 1) {
-        compress(0);
-      } else {
-        std::vector<std::jthread> pool;
-        for (size_t i = 1; i < count; ++i) pool.emplace_back(compress, i);
-        compress(0);
-      }
-      for (size_t i = 0; i < count; ++i) {
-        if (errors[i].status != Status::ok) return std::move(errors[i]);
-        ZT_TRY(emit_stored(out[i]));
-      }
+  uint64_t frame_size() const { return std::max<uint64_t>(opt.frame_size, 1024); }
+
+  FramePipeline& pipeline() {
+    if (!frames)
+      frames = std::make_unique<FramePipeline>(threads() > 1 ? threads() : 0, opt.zstd_level);
+    return *frames;
+  }
+
+  // Writes the oldest frame in flight once it is compressed. On failure
+  // nothing stays in flight, so no worker reads the caller's memory after
+  // the call that gave it returns.
+  Result<void> write_oldest_frame() {
+    auto out = frames->wait_oldest();
+    Result<void> r = out ? emit_stored(*out) : Result<void>(std::move(out).error());
+    if (!r) {
+      frames->cancel();
+      return r;
     }
+    frames->pop_oldest();
     return {};
+  }
+
+  // Queues one frame, first writing frames to make room, then writing any
+  // that are already done: the file grows while the workers compress.
+  Result<void> submit_frame(std::span<const uint8_t> input, std::vector<uint8_t> owned = {}) {
+    FramePipeline& p = pipeline();
+    while (p.full()) ZT_TRY(write_oldest_frame());
+    p.submit(input, std::move(owned));
+    while (p.oldest_done()) ZT_TRY(write_oldest_frame());
+    return {};
+  }
+
+  Result<void> drain_frames() {
+    while (frames && frames->in_flight() > 0) ZT_TRY(write_oldest_frame());
+    return {};
+  }
+
+  // Compresses `input` (the caller's memory) as frames of frame_size()
+  // bytes and writes them all before returning.
+  Result<void> emit_frames(std::span<const uint8_t> input) {
+    const uint64_t fs = frame_size();
+    for (uint64_t at = 0; at < input.size(); at += fs)
+      ZT_TRY(submit_frame(input.subspan(at, std::min<uint64_t>(fs, input.size() - at))));
+    return drain_frames();
+  }
+
+  // Queues pending.frame as an owned frame; the frames stay in flight
+  // across write() calls until end_component().
+  Result<void> submit_pending_frame() {
+    std::vector<uint8_t> owned = std::exchange(pending.frame, pipeline().spare_buffer());
+    const std::span<const uint8_t> input(owned);
+    return submit_frame(input, std::move(owned));
   }
 
   // "auto": compress the first batch; keep zstd only if it shrinks enough.
@@ -193,21 +222,21 @@ struct Writer::Impl {
     pending.received += data.size();
     if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
     if (pending.mode == Mode::raw) return emit_stored(data);
-    // zstd: whole frames go out as soon as a batch of them is buffered.
-    const uint64_t batch_bytes = std::max<uint64_t>(opt.frame_size, 1024) * threads();
-    if (pending.frame.empty() && data.size() >= batch_bytes) {
-      const uint64_t whole = data.size() / batch_bytes * batch_bytes;
+    // zstd: whole frames of the caller's bytes go out without a copy; the
+    // rest is gathered into owned frames. Frames always start every
+    // frame_size() bytes of the component, whatever the pieces and threads.
+    const uint64_t fs = frame_size();
+    if (pending.frame.empty() && data.size() >= fs) {
+      const uint64_t whole = data.size() / fs * fs;
       ZT_TRY(emit_frames(data.first(whole)));
       data = data.subspan(whole);
     }
     while (!data.empty()) {
-      const uint64_t take = std::min<uint64_t>(data.size(), batch_bytes - pending.frame.size());
+      if (pending.frame.capacity() < fs) pending.frame.reserve(fs);
+      const uint64_t take = std::min<uint64_t>(data.size(), fs - pending.frame.size());
       pending.frame.insert(pending.frame.end(), data.begin(), data.begin() + static_cast<ptrdiff_t>(take));
       data = data.subspan(take);
-      if (pending.frame.size() == batch_bytes) {
-        ZT_TRY(emit_frames(pending.frame));
-        pending.frame.clear();
-      }
+      if (pending.frame.size() == fs) ZT_TRY(submit_pending_frame());
     }
     return {};
   }
@@ -552,7 +581,8 @@ Result<void> Writer::end_component() {
   }
   if (p.mode == Mode::undecided) p.mode = Mode::raw, p.out.encoding = "raw";  // nothing was written
   if (p.mode == Mode::zstd) {
-    if (!p.frame.empty()) ZT_TRY(s.emit_frames(p.frame));
+    if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
+    ZT_TRY(s.drain_frames());
     if (p.declared == 0) {
       std::vector<uint8_t> empty_frame;
       ZT_TRY(zstd_compress_frame(std::span<const uint8_t>(), s.opt.zstd_level, empty_frame));

@@ -44,6 +44,11 @@
 #define ZT_MAX_CBOR_ITEMS (UINT64_C(1) << 26)
 #endif
 
+// Threads one writer compresses on (zt_writer_options.threads is clamped).
+#ifndef ZT_MAX_THREADS
+#define ZT_MAX_THREADS 256
+#endif
+
 namespace zt {
 
 struct Limits {
@@ -55,6 +60,7 @@ struct Limits {
   static constexpr uint64_t objects = ZT_MAX_OBJECTS;
   static constexpr uint64_t components = ZT_MAX_COMPONENTS;
   static constexpr uint64_t name_bytes = ZT_MAX_NAME_BYTES;
+  static constexpr unsigned threads = ZT_MAX_THREADS;
 };
 
 }  // namespace zt

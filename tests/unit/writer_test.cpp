@@ -295,6 +295,106 @@ TEST_F(WriterTest, StreamingComponentInPieces) {
   zt_close(r);
 }
 
+// Frames start every frame_size bytes of a component, so the file is the
+// same whatever the compression threads and however the data is cut into
+// pieces (whole, tiny, frame-sized, just off frame-sized).
+TEST_F(WriterTest, ZstdBytesDoNotDependOnThreadsOrPieces) {
+  const uint64_t n = 300001;
+  Bytes all(n);
+  for (uint64_t i = 0; i < n; ++i) all[i] = static_cast<uint8_t>((i * i) >> 5);
+  const uint64_t shape[1] = {n};
+  auto write = [&](const std::string& p, unsigned threads, uint64_t piece) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.frame_size = 4096;
+    o.threads = threads;
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(p.c_str(), &o, &w), ZT_OK);
+    ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", shape, 1), ZT_OK);
+    ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "zstd", n), ZT_OK);
+    for (uint64_t at = 0; at < n;) {
+      const uint64_t len = std::min<uint64_t>(n - at, piece ? piece : 1 + (at * 131) % 9000);
+      ASSERT_EQ(zt_writer_write(w, all.data() + at, len), ZT_OK) << zt_last_error();
+      at += len;
+    }
+    ASSERT_EQ(zt_writer_end_component(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  };
+  write(path("ref.zt"), 1, n);
+  const Bytes ref = slurp(path("ref.zt"));
+  zt_reader* r = open_verified(path("ref.zt"));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mapped(r, "x", "data"), all);
+  zt_close(r);
+  for (const unsigned threads : {1u, 2u, 7u}) {
+    for (const uint64_t piece : {n, uint64_t{0}, uint64_t{4096}, uint64_t{4095}, uint64_t{4097}, uint64_t{3 * 4096}}) {
+      write(path("t.zt"), threads, piece);
+      EXPECT_EQ(slurp(path("t.zt")), ref) << threads << " threads, pieces of " << piece;
+    }
+  }
+}
+
+// Cancelling an object, or a refused piece, while streamed frames are still
+// being compressed leaves the file as if they had never been given.
+TEST_F(WriterTest, FramesInFlightAreDroppedByCancelAndRefusal) {
+  const uint64_t n = 60000;
+  Bytes bits(n);
+  for (uint64_t i = 0; i < n; ++i) bits[i] = static_cast<uint8_t>((i / 7) & 1);
+  const uint64_t shape[1] = {n};
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.frame_size = 1024;
+  o.threads = 4;
+  o.zstd_level = 19;  // slow frames: still running when the writer drops them
+
+  auto expected = [&](const std::string& p) {
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(p.c_str(), &o, &w), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "kept", "bool", shape, 1, bits.data(), n, "zstd"), ZT_OK);
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  };
+  expected(path("want.zt"));
+
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path("got.zt").c_str(), &o, &w), ZT_OK);
+  // 1. Cancelled halfway through a streamed component.
+  ASSERT_EQ(zt_writer_begin_object(w, "cancelled", "dense", shape, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_component(w, "data", "bool", nullptr, "zstd", n), ZT_OK);
+  for (uint64_t at = 0; at < n / 2; at += 100) ASSERT_EQ(zt_writer_write(w, bits.data() + at, 100), ZT_OK);
+  ASSERT_EQ(zt_writer_cancel_object(w), ZT_OK);
+  // 2. A piece refused (a bool byte of 2) after many frames went out.
+  ASSERT_EQ(zt_writer_begin_object(w, "kept", "dense", shape, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_component(w, "data", "bool", nullptr, "zstd", n), ZT_OK);
+  for (uint64_t at = 0; at < n / 2; at += 100) ASSERT_EQ(zt_writer_write(w, bits.data() + at, 100), ZT_OK);
+  const uint8_t bad[3] = {0, 2, 1};
+  EXPECT_EQ(zt_writer_write(w, bad, sizeof bad), ZT_ERR_ARGUMENT);
+  // The component is gone; the object goes on with a good one.
+  ASSERT_EQ(zt_writer_add_component(w, "data", "bool", nullptr, bits.data(), n, "zstd"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  EXPECT_EQ(slurp(path("got.zt")), slurp(path("want.zt")));
+}
+
+// A writer dropped with frames in flight joins its workers cleanly.
+TEST_F(WriterTest, AbortWithFramesInFlight) {
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.frame_size = 1024;
+  o.threads = 3;
+  o.zstd_level = 19;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path("x.zt").c_str(), &o, &w), ZT_OK);
+  const uint64_t shape[1] = {1 << 20};
+  ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", shape, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "zstd", shape[0]), ZT_OK);
+  Bytes piece(777);
+  for (size_t i = 0; i < piece.size(); ++i) piece[i] = static_cast<uint8_t>(i * 13);
+  for (int k = 0; k < 40; ++k) ASSERT_EQ(zt_writer_write(w, piece.data(), piece.size()), ZT_OK);
+  zt_writer_abort(w);
+  EXPECT_TRUE(entries().empty());  // no target, no temporary file
+}
+
 TEST_F(WriterTest, AutoKeepsIncompressibleDataRaw) {
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
