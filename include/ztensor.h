@@ -471,8 +471,9 @@ ZT_API zt_status zt_coo_view(const zt_reader* r, size_t object, zt_coo_info* v);
  * The object has shape [..., K]: K is the input dimension (the last one),
  * N the product of the others (1 for a rank-1 shape), as in a PyTorch
  * Linear weight [out = N, in = K]. Attributes: "bits" (1..16; 2, 3, 4 and 8
- * in practice), "group_size" g (> 0) and "packing". G = ceil(K / g) groups
- * run along the input dimension.
+ * in practice), "group_size" g (> 0, or -1 as GPTQ writes per-channel
+ * quantisation: one group over all of K, reported as g = K) and "packing".
+ * G = ceil(K / g) groups run along the input dimension.
  *
  *  packed_weight  integer words (u8 ... i64; the bit pattern counts, signed
  *                 words too), a [W, N] row-major array (the GPTQ qweight

@@ -1,5 +1,6 @@
 #include "quantized.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "validate.h"
@@ -28,6 +29,16 @@ std::optional<std::string_view> text_attr(const cbor::Document& doc, const Objec
   return std::nullopt;
 }
 
+bool is_minus_one(const cbor::Document& doc, const Object& o, std::string_view key) {
+  for (const auto& a : o.attributes.entries) {
+    if (a.key != key) continue;
+    const cbor::Node& n = doc.node(a.node);
+    return (n.kind == cbor::Kind::negint && n.u == 0) ||
+           (n.kind == cbor::Kind::float_ && n.f == -1.0);
+  }
+  return false;
+}
+
 bool has_attr(const Object& o, std::string_view key) {
   for (const auto& a : o.attributes.entries)
     if (a.key == key) return true;
@@ -48,8 +59,10 @@ Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o) {
              w.c_str());
   q.bits = static_cast<unsigned>(*bits);
   const auto gs = uint_attr(doc, o, "group_size");
-  ZT_FAIL_IF(!gs || *gs == 0, invalid, "%s: attribute \"group_size\" must be a positive integer", w.c_str());
-  q.group_size = *gs;
+  const bool per_channel = !gs && is_minus_one(doc, o, "group_size");
+  ZT_FAIL_IF(!per_channel && (!gs || *gs == 0), invalid,
+             "%s: attribute \"group_size\" must be a positive integer, or -1 for one group over the input dimension",
+             w.c_str());
   const auto packing = text_attr(doc, o, "packing");
   ZT_FAIL_IF(!packing, invalid, "%s: attribute \"packing\" must be a string", w.c_str());
   q.packing = std::string(*packing);
@@ -80,6 +93,9 @@ Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o) {
   const auto n = shape_product(std::span<const uint64_t>(o.shape).first(o.shape.size() - 1));
   ZT_FAIL_IF(!n, invalid, "%s: shape overflows", w.c_str());
   q.n = *n;
+  // GPTQ writes group_size -1 for per-channel quantisation: one group
+  // spanning all of K (g = K; an empty K has no groups).
+  q.group_size = per_channel ? std::max<uint64_t>(q.k, 1) : *gs;
   q.groups = ceil_div(q.k, q.group_size);
   const uint64_t words_per_column =
       q.bitstream ? ceil_div(q.k * q.bits, word_bits) : ceil_div(q.k, q.values_per_word);

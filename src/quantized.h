@@ -3,7 +3,8 @@
 //
 // An object of shape [..., K] (N = product of the other dimensions, 1 for a
 // rank-1 shape; K = the input dimension, as in a PyTorch Linear weight
-// [out, in]) with attributes bits (1..16), group_size (g) and packing.
+// [out, in]) with attributes bits (1..16), group_size (g; -1 is GPTQ's
+// per-channel quantisation, read as g = K) and packing.
 // G = ceil(K / g) groups run along K.
 //   packed_weight  integer words (their bit pattern: signed words too), an
 //                  array [W, N] row-major (the GPTQ qweight layout).
