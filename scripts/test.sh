@@ -5,7 +5,8 @@
 #      install + consumers + export check, the conformance suite);
 #   3. build-asan/ (ASan + UBSan, tests and CLI on): build, then the unit,
 #      C++ wrapper, CLI and hardening tests;
-#   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader;
+#   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
+#      and the writer's compression workers;
 #   5. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
 #      60) each, one per core at a time, when clang is installed
 #      (scripts/setup.sh installs it).
@@ -70,9 +71,12 @@ fi
 tsan=${ZT_TSAN_BUILD_DIR:-build-tsan}
 if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      -DZT_SANITIZE=thread -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=OFF &&
-   step tsan-build cmake --build "$tsan" -j "$jobs" --target threads_test access_test; then
+   step tsan-build cmake --build "$tsan" -j "$jobs" --target threads_test access_test \
+     frame_pipeline_test writer_test; then
   step tsan-threads env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/hardening/threads_test" || true
   step tsan-access env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/access_test" --gtest_filter='*Thread*' || true
+  step tsan-frames env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/frame_pipeline_test" || true
+  step tsan-writer env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/writer_test" || true
 fi
 
 if command -v clang++ >/dev/null 2>&1; then
