@@ -157,6 +157,27 @@ void BM_Zstd_Zt(benchmark::State& state) {
   set_bytes(state, kZstdBytes);
 }
 
+// The same bytes streamed in 1 MiB pieces (zt_writer_write), as a converter
+// writes a tensor it produces piece by piece.
+void BM_ZstdStream_Zt(benchmark::State& state) {
+  const int level = static_cast<int>(state.range(0));
+  const unsigned threads = static_cast<unsigned>(state.range(1));
+  for (auto _ : state) {
+    zt_writer* w = ztb::open_writer(g_target, level, threads, ZT_DIGEST_XXH3);
+    const uint64_t shape[1] = {kZstdBytes / 4};
+    ztb::check(zt_writer_begin_object(w, "w", "dense", shape, 1), "zt_writer_begin_object");
+    ztb::check(zt_writer_begin_component(w, "data", "f32", nullptr, "zstd", kZstdBytes),
+               "zt_writer_begin_component");
+    for (uint64_t at = 0; at < kZstdBytes; at += kPiece)
+      ztb::check(zt_writer_write(w, g_data.data() + at, kPiece), "zt_writer_write");
+    ztb::check(zt_writer_end_component(w), "zt_writer_end_component");
+    state.PauseTiming();
+    zt_writer_abort(w);
+    state.ResumeTiming();
+  }
+  set_bytes(state, kZstdBytes);
+}
+
 void BM_Zstd_Lib(benchmark::State& state) {
   const int level = static_cast<int>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
@@ -302,6 +323,7 @@ BENCHMARK(BM_Path_ZtRawXxh3)->Apply(path);
 BENCHMARK(BM_Path_ZtRawSha256)->Apply(path);
 BENCHMARK(BM_Zstd_Zt)->Apply(levels);
 BENCHMARK(BM_Zstd_Lib)->Apply(levels);
+BENCHMARK(BM_ZstdStream_Zt)->Args({3, 1})->Args({3, 2})->ArgNames({"level", "threads"})->Apply(io);
 BENCHMARK(BM_Digest_Xxh3_Direct)->Apply(cpu);
 BENCHMARK(BM_Digest_Xxh3_Zt)->Apply(cpu);
 BENCHMARK(BM_Digest_Xxh3Pieces_Direct)->Apply(cpu);

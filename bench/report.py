@@ -205,6 +205,15 @@ def main():
         if one and two:
             t.fact("write 256 MiB zstd", f"level {level}: 2 threads vs 1", f"{one['real'] / two['real']:.2f}", "", "",
                    "speed-up of our writer")
+    for th in (1, 2):
+        key = f"BM_ZstdStream_Zt/level:3/threads:{th}"
+        t.ratio("write 256 MiB zstd", f"level 3, streamed in 1 MiB pieces, {th} thread{'s' if th > 1 else ''}: "
+                f"{gbps(wr.get(key), 256 * MiB)}", wr, f"BM_Zstd_Lib/level:3/threads:{th}", key, None,
+                "libzstd: ZSTD_compressCCtx per 1 MiB frame" if th == 1 else "libzstd's own multithreading (nbWorkers=2)")
+    one, two = wr.get("BM_ZstdStream_Zt/level:3/threads:1"), wr.get("BM_ZstdStream_Zt/level:3/threads:2")
+    if one and two:
+        t.fact("write 256 MiB zstd", "level 3, streamed: 2 threads vs 1", f"{one['real'] / two['real']:.2f}", "", "",
+               "speed-up of our writer on zt_writer_write pieces")
 
     # ---- digests ----
     for algo, label in (("Xxh3", "xxh3"), ("Sha256", "sha256")):

@@ -222,16 +222,20 @@ struct Writer::Impl {
     pending.received += data.size();
     if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
     if (pending.mode == Mode::raw) return emit_stored(data);
-    // zstd: whole frames of the caller's bytes go out without a copy; the
-    // rest is gathered into owned frames. Frames always start every
-    // frame_size() bytes of the component, whatever the pieces and threads.
+    // zstd. Frames start every frame_size() bytes of the component, whatever
+    // the pieces and threads. A piece that fills the whole pipeline goes out
+    // without a copy (and is written before this call returns); smaller
+    // pieces are gathered into owned frames, which stay in flight across
+    // calls so that the workers are kept busy by pieces of any size.
     const uint64_t fs = frame_size();
-    if (pending.frame.empty() && data.size() >= fs) {
-      const uint64_t whole = data.size() / fs * fs;
-      ZT_TRY(emit_frames(data.first(whole)));
-      data = data.subspan(whole);
-    }
+    const uint64_t zero_copy_min = fs * pipeline().capacity();
     while (!data.empty()) {
+      if (pending.frame.empty() && data.size() >= zero_copy_min) {
+        const uint64_t whole = data.size() / fs * fs;
+        ZT_TRY(emit_frames(data.first(whole)));
+        data = data.subspan(whole);
+        continue;
+      }
       if (pending.frame.capacity() < fs) pending.frame.reserve(fs);
       const uint64_t take = std::min<uint64_t>(data.size(), fs - pending.frame.size());
       pending.frame.insert(pending.frame.end(), data.begin(), data.begin() + static_cast<ptrdiff_t>(take));
