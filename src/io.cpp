@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace zt {
 
@@ -27,9 +29,7 @@ Result<Source> Source::open_file(const std::string& path, Mode mode) {
     ZT_FAIL_IF(p == MAP_FAILED, io, "%s: cannot mmap %llu bytes: %s", path.c_str(), static_cast<ull>(s.size_),
                std::strerror(errno));
     s.base_ = static_cast<const uint8_t*>(p);
-    s.owns_mapping_ = true;
-    ::close(s.fd_);  // the mapping keeps the file alive
-    s.fd_ = -1;
+    s.owns_mapping_ = true;  // the descriptor stays open for cold copies (read_into)
   }
   return s;
 }
@@ -63,9 +63,25 @@ Source::~Source() {
   fd_ = -1;
 }
 
+// Whether the first pages of [off, off + len) are in the page cache.
+bool Source::starts_resident(uint64_t off, uint64_t len) const {
+  constexpr uint64_t kProbe = uint64_t{8} << 20;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = off / page * page;
+  const uint64_t span = std::min(len, kProbe) + (off - start);
+  std::vector<unsigned char> in_core((span + page - 1) / page);
+  if (::mincore(const_cast<uint8_t*>(base_) + start, span, in_core.data()) != 0) return true;
+  return std::all_of(in_core.begin(), in_core.end(), [](unsigned char v) { return (v & 1) != 0; });
+}
+
 Result<void> Source::read_into(uint64_t off, std::span<uint8_t> dst) const {
   if (dst.empty()) return {};
-  if (base_) {
+  // From the mapping, unless a large range is not in the page cache: then
+  // pread, whose readahead reads a cold file faster than page faults on the
+  // mapping do (0.8 of pread on a cold 1 GiB read), while a copy of resident
+  // pages from the mapping beats pread (1.3).
+  constexpr uint64_t kLargeRead = uint64_t{8} << 20;
+  if (base_ && (fd_ < 0 || dst.size() < kLargeRead || starts_resident(off, dst.size()))) {
     std::memcpy(dst.data(), base_ + off, dst.size());
     return {};
   }

@@ -39,6 +39,8 @@ class Source {
   void advise(uint64_t off, uint64_t len, int advice) const;
 
  private:
+  bool starts_resident(uint64_t off, uint64_t len) const;
+
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
   bool owns_mapping_ = false;

@@ -291,5 +291,46 @@ TEST_F(ReaderFaults, CopyModeSeesARewriteAsADigestMismatch) {
   zt_close(r);
 }
 
+// In map mode a large zt_component_read of pages that are not in the page
+// cache goes through pread (the kernel's readahead): the bytes are the same,
+// and a file truncated under the reader gives ZT_ERR_IO instead of SIGBUS.
+TEST(ReaderColdReads, LargeColdReadInMapModeIsCorrectAndSurvivesTruncation) {
+  ScratchDir dir;
+  const std::string path = dir.file("big.zt");
+  constexpr size_t kBytes = size_t{24} << 20;
+  write_raw_file(path, kBytes);
+  auto drop_cache = [&] {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  };
+  zt_reader* r = open_mode(path, ZT_IO_MAP);
+  ASSERT_NE(r, nullptr);
+  std::vector<uint8_t> buf(kBytes);
+  for (const bool cold : {true, false}) {  // pread, then the resident mapping
+    if (cold) drop_cache();
+    std::fill(buf.begin(), buf.end(), uint8_t{0});
+    uint64_t written = 0;
+    ASSERT_EQ(zt_component_read(r, 0, "data", buf.data(), buf.size(), &written), ZT_OK) << zt_last_error();
+    ASSERT_EQ(written, kBytes);
+    for (size_t i = 0; i < kBytes; i += 4099) ASSERT_EQ(buf[i], static_cast<uint8_t>(i * 31)) << "byte " << i;
+  }
+  zt_close(r);
+
+  const auto c = run_child([&] {
+    zt_reader* rr = open_mode(path, ZT_IO_MAP);
+    if (!rr) return 90;
+    if (::truncate(path.c_str(), 4096) != 0) return 91;
+    std::vector<uint8_t> b(kBytes);
+    uint64_t written = 0;
+    const zt_status st = zt_component_read(rr, 0, "data", b.data(), b.size(), &written);
+    zt_close(rr);
+    return st == ZT_ERR_IO ? 0 : 93;
+  });
+  ASSERT_TRUE(c.exited) << "signal " << c.signal;
+  EXPECT_EQ(c.exit_code, 0);
+}
+
 }  // namespace
 }  // namespace zt::hardening
