@@ -134,10 +134,10 @@ struct Writer::Impl {
   // Writes stored bytes, hashing them on the way. With a digest, a slice is
   // hashed and then written while it is still in cache (one pass over
   // memory instead of two); slices are 4 MiB because every write(2) costs
-  // kernel time of its own: on a 512 MiB write, 256 KiB slices ran at 0.68
-  // of a single write(2) with xxh3, 4 MiB ones at 0.83, 16 MiB and one whole
-  // call no better. Without a digest there is nothing to keep in cache, and
-  // the bytes go out in one call.
+  // kernel time of its own: on a 512 MiB write with xxh3, 256 KiB slices ran
+  // at 0.68 of a single write(2), 4 MiB ones at 0.83; 16 MiB and one call
+  // were as fast at best but far more spread (BENCHMARKS.md). Without a
+  // digest there is nothing to keep in cache: the bytes go out in one call.
   Result<void> emit_stored(std::span<const uint8_t> stored) {
     const size_t kSlice = pending.hasher ? size_t{4} << 20 : std::max<size_t>(stored.size(), 1);
     for (size_t at = 0; at < stored.size(); at += kSlice) {
