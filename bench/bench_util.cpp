@@ -163,4 +163,14 @@ std::vector<uint8_t> read_manifest(int fd, uint64_t size) {
   }
   return m;
 }
+
+std::vector<uint8_t> read_manifest(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) die("cannot open " + path);
+  struct stat st {};
+  ::fstat(fd, &st);
+  std::vector<uint8_t> m = read_manifest(fd, static_cast<uint64_t>(st.st_size));
+  ::close(fd);
+  return m;
+}
 }  // namespace ztb

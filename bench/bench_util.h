@@ -76,5 +76,7 @@ void write_many_small(const std::string& path, size_t count);
 
 // The manifest bytes of a 1.2.0 file, read with pread as any reader would.
 std::vector<uint8_t> read_manifest(int fd, uint64_t size);
+// The same, opening (open + fstat) and closing the file at `path`.
+std::vector<uint8_t> read_manifest(const std::string& path);
 
 }  // namespace ztb

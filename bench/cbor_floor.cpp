@@ -43,12 +43,7 @@ uint64_t walk(const cbor_item_t* it) {
 }  // namespace
 
 uint64_t cbor_load_walk(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) die("cannot open " + path);
-  struct stat st {};
-  ::fstat(fd, &st);
-  const std::vector<uint8_t> m = read_manifest(fd, static_cast<uint64_t>(st.st_size));
-  ::close(fd);
+  const std::vector<uint8_t> m = read_manifest(path);
   cbor_load_result res;
   cbor_item_t* root = cbor_load(m.data(), m.size(), &res);
   if (!root) die("cbor_load failed");

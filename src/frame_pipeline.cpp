@@ -20,7 +20,6 @@ size_t slots_for(unsigned workers) {
 
 FramePipeline::FramePipeline(unsigned workers, int level) : level_(level) {
   workers = std::min(workers, Limits::threads);
-  slots_.resize(slots_for(workers));
   workers_.reserve(workers);
   try {
     for (unsigned i = 0; i < workers; ++i)
@@ -29,8 +28,9 @@ FramePipeline::FramePipeline(unsigned workers, int level) : level_(level) {
     // No more threads to be had: the ones running share the work, and with
     // none at all submit() compresses on the caller's thread.
   }
+  // Sized for the workers that started; they touch no slot before submit().
   const std::lock_guard lock(mutex_);
-  capacity_ = slots_for(static_cast<unsigned>(workers_.size()));
+  slots_.resize(slots_for(static_cast<unsigned>(workers_.size())));
 }
 
 FramePipeline::~FramePipeline() {

@@ -25,7 +25,7 @@ class FramePipeline {
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
 
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const { return slots_.size(); }
   size_t in_flight() const { return tail_ - head_; }
   bool full() const { return in_flight() == capacity(); }
 
@@ -62,11 +62,10 @@ class FramePipeline {
 
   void work(std::stop_token stop);
   void compress(Slot& s) const;
-  Slot& slot(uint64_t n) { return slots_[n % capacity_]; }
+  Slot& slot(uint64_t n) { return slots_[n % slots_.size()]; }
 
   const int level_;
-  std::vector<Slot> slots_;
-  size_t capacity_ = 1;  // slots in use: two per worker that started
+  std::vector<Slot> slots_;  // two per worker that started (one without workers)
   std::vector<std::vector<uint8_t>> spares_;
   // Frame numbers: [head_, tail_) in flight, [next_job_, tail_) not started.
   uint64_t head_ = 0, tail_ = 0, next_job_ = 0;

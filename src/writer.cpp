@@ -206,7 +206,7 @@ struct Writer::Impl {
   // "auto": compress the first batch; keep zstd only if it shrinks enough.
   Result<void> decide_auto(std::span<const uint8_t> input) {
     std::vector<uint8_t> probe;
-    const auto sample = input.first(std::min<uint64_t>(input.size(), std::max<uint64_t>(opt.frame_size, 1024)));
+    const auto sample = input.first(std::min<uint64_t>(input.size(), frame_size()));
     ZT_TRY(zstd_compress_frame(sample, opt.zstd_level, probe));
     pending.mode = static_cast<double>(probe.size()) <= opt.auto_min_ratio * static_cast<double>(sample.size())
                        ? Mode::zstd
