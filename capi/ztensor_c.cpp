@@ -74,7 +74,12 @@ const char* zt_status_name(zt_status s) {
 
 const char* zt_last_error(void) { return g_last_error.c_str(); }
 
-const char* zt_version(void) { return "1.0.0"; }
+// Built from the header's macros, the one source of the version.
+#define ZT_STRINGIFY_TEXT(x) #x
+#define ZT_STRINGIFY(x) ZT_STRINGIFY_TEXT(x)
+const char* zt_version(void) {
+  return ZT_STRINGIFY(ZT_VERSION_MAJOR) "." ZT_STRINGIFY(ZT_VERSION_MINOR) "." ZT_STRINGIFY(ZT_VERSION_PATCH);
+}
 unsigned zt_version_number(void) { return ZT_VERSION_NUMBER; }
 
 void zt_open_options_init_sized(zt_open_options* opt, size_t size) {

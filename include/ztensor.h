@@ -38,7 +38,10 @@ extern "C" {
 #define ZT_API
 #endif
 
-/* Library version: the header's (macros) and the linked library's (call). */
+/* Library version: the header's (macros) and the linked library's (call).
+   These three macros are the one source of the version: the build reads them
+   for the soname, zt.pc and the CMake package, and zt_version() is made from
+   them. */
 #define ZT_VERSION_MAJOR 1
 #define ZT_VERSION_MINOR 0
 #define ZT_VERSION_PATCH 0
@@ -66,7 +69,9 @@ ZT_API const char* zt_status_name(zt_status s);
    until the next call of this library in the same thread. Never NULL. */
 ZT_API const char* zt_last_error(void);
 
-/* The linked library's version, "1.0.0", and as ZT_VERSION_NUMBER. */
+/* The linked library's version as "MAJOR.MINOR.PATCH" (static storage, never
+   NULL), and as ZT_VERSION_NUMBER computes it. Compare with the macros to
+   tell the header a program was built with from the library it runs with. */
 ZT_API const char* zt_version(void);
 ZT_API unsigned zt_version_number(void);
 

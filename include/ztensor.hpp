@@ -95,7 +95,7 @@ inline std::string_view owned_text(const char* s, const char* what) {
 
 }  // namespace detail
 
-/// The linked library's version, "1.0.0".
+/// The linked library's version, "MAJOR.MINOR.PATCH" (zt_version()).
 inline std::string_view version() {
   return zt_version();
 }

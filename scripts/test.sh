@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Every test of libztensor, as CI runs them (.ci/run):
 #   1. scripts/setup.sh installs missing Debian packages;
-#   2. build/ (RelWithDebInfo, tests on): build, then all of CTest (unit tests,
+#   2. build/ (Release as users build it, with GCC, plus -g for valgrind's
+#      traces; warnings are errors): build, then all of CTest (unit tests,
 #      install + consumers + export check, the conformance suite);
+#   2b. build-clang/ (Release with clang, default options, warnings are
+#      errors): build everything, then the unit tests;
+#   2c. the README's first command, `bash scripts/demo.sh`, in a fresh clone
+#      of HEAD with nothing but the defaults (what a new user runs; uncommitted
+#      changes are not in it);
 #   3. build-asan/ (ASan + UBSan, tests and CLI on): build, then the unit,
 #      C++ wrapper, CLI and hardening tests;
 #   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
@@ -53,12 +59,35 @@ fi
 
 step setup bash scripts/setup.sh || true
 
-if step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZT_BUILD_TESTS=ON \
-     "${conformance[@]}" &&
+# Warnings are errors here, never in a user's build (ZT_WERROR is OFF by
+# default). -O3 warns where -O2 does not, so CI builds Release like users.
+if step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g \
+     -DCMAKE_CXX_FLAGS=-g -DZT_WERROR=ON -DZT_BUILD_TESTS=ON "${conformance[@]}" &&
    step build cmake --build "$build" -j "$jobs"; then
   step ctest ctest --test-dir "$build" --output-on-failure -j "$jobs" || true
   results+=("ctest: $(ctest_counts ctest)")
 fi
+
+clang_build=${ZT_CLANG_BUILD_DIR:-build-clang}
+if command -v clang++ >/dev/null 2>&1; then
+  if step clang-configure cmake -S . -B "$clang_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DZT_WERROR=ON &&
+     step clang-build cmake --build "$clang_build" -j "$jobs"; then
+    step clang-unit ctest --test-dir "$clang_build" -L unit --output-on-failure -j "$jobs" || true
+    results+=("clang unit: $(ctest_counts clang-unit)")
+  fi
+else
+  results+=("clang FAILED: no clang++ (scripts/setup.sh installs it)")
+  failed=1
+fi
+
+# The README's first command exactly as a new user runs it: a fresh clone,
+# default options (warnings are not errors there), the demo's own build.
+demo_clone=$(mktemp -d "${TMPDIR:-/tmp}/zt-demo.XXXXXX")
+if step demo-clone git clone -q . "$demo_clone/libztensor"; then
+  step demo bash -c 'cd "$1" && bash scripts/demo.sh' demo "$demo_clone/libztensor" || true
+fi
+rm -rf "$demo_clone"
 
 if step asan-configure cmake -S . -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
      -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON &&
@@ -92,7 +121,8 @@ else
   echo "test.sh: FAILED ($summary)"
 fi
 # The plain closing line: tests passed and failed over every ctest run.
-cat "$log_dir"/ctest.log "$log_dir"/asan-unit.log "$log_dir"/tsan-threads.log "$log_dir"/tsan-access.log 2>/dev/null |
+cat "$log_dir"/ctest.log "$log_dir"/clang-unit.log "$log_dir"/asan-unit.log "$log_dir"/tsan-threads.log \
+  "$log_dir"/tsan-access.log 2>/dev/null |
   sed -n 's/.* tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p' |
   awk -v steps="$failed" '{ f += $1; n += $2 } END { if (steps && !f) f = 1; printf "%d passed, %d failed\n", n - f, f }'
 exit "$failed"

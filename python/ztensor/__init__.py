@@ -23,7 +23,7 @@ __all__ = ["open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "Obj
 
 
 def library_version():
-    """The loaded libztensor's version, "1.0.0"."""
+    """The loaded libztensor's version, "MAJOR.MINOR.PATCH" (zt_version())."""
     return _cdll.zt_version().decode()
 
 

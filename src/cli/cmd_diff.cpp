@@ -18,8 +18,9 @@ using ull = unsigned long long;
 std::string summary(const Item& it) {
   std::string s = it.format + " " + shape_text(it.shape);
   if (const Part* p = it.find(it.format == "dense" ? "data" : "values")) {
-    s += " " + std::string(dtype_name(p->dtype));
-    if (p->type) s += "/" + *p->type;
+    s += ' ';
+    s += dtype_name(p->dtype);
+    if (p->type) s.append(1, '/').append(*p->type);
   }
   return s;
 }

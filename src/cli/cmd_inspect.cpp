@@ -356,9 +356,10 @@ int verify_zt(const std::string& path, const Reader& r, bool verbose) {
               static_cast<ull>(n.failures));
   std::printf("  components  %llu decoded (%s)\n", static_cast<ull>(n.components),
               human_bytes(n.decoded_bytes).c_str());
-  std::printf("  digests     %llu match%s%s", static_cast<ull>(n.digests),
-              n.by_algorithm.empty() ? "" : " ",
-              n.by_algorithm.empty() ? "" : ("(" + counts_text(n.by_algorithm) + ")").c_str());
+  // Appended, not "(" + text: GCC 12 at -O3 misreads that insert (-Wrestrict).
+  std::string algorithms;
+  if (!n.by_algorithm.empty()) algorithms.append(" (").append(counts_text(n.by_algorithm)).append(")");
+  std::printf("  digests     %llu match%s", static_cast<ull>(n.digests), algorithms.c_str());
   if (n.mismatches) std::printf(", %llu MISMATCH", static_cast<ull>(n.mismatches));
   std::printf(", %llu without a digest", static_cast<ull>(n.without_digest));
   if (n.unknown_algorithm)

@@ -24,6 +24,7 @@ Set ZT_UPDATE_GOLDEN=1 to rewrite the golden files from the current output.
 import argparse
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -250,6 +251,14 @@ class Golden(Base):
             out = self.zt(cmd, "--help").stdout
             self.assertTrue(out.startswith("Usage: zt " + cmd), out)
             self.assertIn("Exit codes:", out)
+
+    def test_version(self):
+        # One source: the header's ZT_VERSION_* macros.
+        header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "ztensor.h")
+        with open(header) as f:
+            macros = dict(re.findall(r"^#define ZT_VERSION_(MAJOR|MINOR|PATCH) +([0-9]+)", f.read(), re.M))
+        want = "%s.%s.%s" % (macros["MAJOR"], macros["MINOR"], macros["PATCH"])
+        self.assertEqual(self.zt("--version").stdout, "zt %s\n" % want)
 
 
 class ExitCodes(Base):

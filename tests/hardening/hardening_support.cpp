@@ -31,9 +31,9 @@ void pad_to_64(Bytes& b) {
 
 Bytes assemble(std::span<const uint8_t> blobs, std::span<const uint8_t> manifest) {
   Bytes out = {'Z', 'T', 'E', 'N', '1', '0', '0', '0'};
-  out.insert(out.end(), blobs.begin(), blobs.end());
+  append(out, blobs);
   pad_to_64(out);
-  out.insert(out.end(), manifest.begin(), manifest.end());
+  append(out, manifest);
   put_u64_le(out, manifest.size());
   for (const char c : std::string_view("ZTEN1000")) out.push_back(static_cast<uint8_t>(c));
   return out;

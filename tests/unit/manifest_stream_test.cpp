@@ -92,7 +92,7 @@ TEST(ManifestStream, SameResultAsTheWholeTapeOnEveryCorpusFile) {
 
 TEST(ManifestStream, DropsTheNodesOfObjectsWithoutAttributes) {
   Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
-  for (int i = 0; i < 1000; ++i) m["objects"]["w" + std::to_string(i)] = dense_object(64 * (i + 1));
+  for (int i = 0; i < 1000; ++i) m["objects"][numbered("w", i)] = dense_object(64 * (i + 1));
   const Bytes bytes = manifest_cbor(m);
   const Outcome a = whole_tape(Generation::v1, bytes);
   const Outcome b = streamed(Generation::v1, bytes);
@@ -106,7 +106,7 @@ TEST(ManifestStream, DropsTheNodesOfObjectsWithoutAttributes) {
 TEST(ManifestStream, FindsEveryObjectByName) {
   Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
   for (int i = 0; i < 3000; ++i)
-    m["objects"]["layer." + std::to_string(i)] = dense_object(64 * (i + 1));
+    m["objects"][numbered("layer.", i)] = dense_object(64 * (i + 1));
   const auto man = decode_manifest(Generation::v1, manifest_cbor(m));
   ASSERT_TRUE(man) << man.error().message;
   ASSERT_EQ(man->objects.size(), 3000u);
@@ -139,7 +139,7 @@ TEST(ManifestStream, KeepsTheNodesOfObjectAttributes) {
   for (int i = 0; i < 50; ++i) {
     Json o = dense_object(64 * (i + 1));
     if (i % 3 == 0) o["attributes"] = {{"layer", i}, {"tags", {"a", "b"}}, {"scale", {{"x", 0.5}}}};
-    m["objects"]["w" + std::to_string(i)] = o;
+    m["objects"][numbered("w", i)] = o;
   }
   m["attributes"] = {{"model", "test"}};
   const Bytes bytes = manifest_cbor(m);
@@ -155,7 +155,7 @@ TEST(ManifestStream, KeepsTheNodesOfObjectAttributes) {
 
 TEST(ManifestStream, IndefiniteLengthMapsAndStrings) {
   Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
-  for (int i = 0; i < 20; ++i) m["objects"]["w" + std::to_string(i)] = dense_object(64 * (i + 1));
+  for (int i = 0; i < 20; ++i) m["objects"][numbered("w", i)] = dense_object(64 * (i + 1));
   m["objects"]["w7"]["attributes"] = {{"k", "v"}};
   expect_same(cbor_indefinite(m), "indefinite");
   const auto man = decode_manifest(Generation::v1, cbor_indefinite(m));

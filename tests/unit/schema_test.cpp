@@ -154,7 +154,7 @@ TEST(Schema, ComponentCountOverTheLimitIsLimit) {
   FileBuilder b;
   Json comps = Json::object();
   for (uint64_t i = 0; i <= Limits::components; ++i)
-    comps["c" + std::to_string(i)] = Json{{"dtype", "u8"}, {"offset", 0}, {"length", 0}};
+    comps[numbered("c", i)] = Json{{"dtype", "u8"}, {"offset", 0}, {"length", 0}};
   b.object("w", "my_format", {0}, comps);
   EXPECT_TRUE(OpensWith(b.build(), ZT_ERR_LIMIT, {"components"}));
 }

@@ -157,7 +157,7 @@ Bytes cbor_text(std::string_view s) {
 
 Bytes cat(std::initializer_list<std::span<const uint8_t>> parts) {
   Bytes out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  for (const auto& p : parts) append(out, p);
   return out;
 }
 
@@ -263,11 +263,10 @@ Bytes FileBuilder::build(std::span<const uint8_t> manifest_cbor) const {
 Bytes assemble(std::span<const uint8_t> body, std::span<const uint8_t> manifest,
                std::optional<uint64_t> size_field) {
   Bytes out = bytes_of("ZTEN1000");
-  out.insert(out.end(), body.begin(), body.end());
-  out.insert(out.end(), manifest.begin(), manifest.end());
+  append(out, body);
+  append(out, manifest);
   store_u64_le(out, size_field.value_or(manifest.size()));
-  const Bytes footer = bytes_of("ZTEN1000");
-  out.insert(out.end(), footer.begin(), footer.end());
+  append(out, bytes_of("ZTEN1000"));
   return out;
 }
 

@@ -15,6 +15,9 @@ static=
 [ -e "$prefix/$libdir/libztensor.so" ] || static=--static
 flags=$(pkg-config --define-variable=prefix="$prefix" $static --cflags --libs zt)
 echo "pkg-config --cflags --libs zt: $flags"
+# The consumer checks that zt.pc, the header and the library say one version.
+version=$(pkg-config --modversion zt)
 # shellcheck disable=SC2086 # word splitting of the flags is intended
-"$cc" -std=c99 -Wall -Wextra -pedantic -Werror $extra -o "$out/consumer" "$here/consumer.c" $flags -lm
+"$cc" -std=c99 -Wall -Wextra -pedantic -Werror $extra "-DZT_PC_VERSION=\"$version\"" \
+  -o "$out/consumer" "$here/consumer.c" $flags -lm
 LD_LIBRARY_PATH="$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/consumer" "$file"

@@ -29,6 +29,19 @@ int main(int argc, char** argv) {
     fprintf(stderr, "consumer: header major %d, library %s\n", ZT_VERSION_MAJOR, zt_version());
     return 1;
   }
+#ifdef ZT_PC_VERSION
+  /* Built against the install's own header (build_and_run.sh): zt.pc, the
+     header's macros and the library must say one version. A program built
+     against an older header (abi/check_old_header.sh) only shares the major. */
+  {
+    char header[32];
+    sprintf(header, "%d.%d.%d", ZT_VERSION_MAJOR, ZT_VERSION_MINOR, ZT_VERSION_PATCH);
+    if (strcmp(header, zt_version()) != 0 || strcmp(ZT_PC_VERSION, zt_version()) != 0) {
+      fprintf(stderr, "consumer: header %s, zt.pc %s, library %s\n", header, ZT_PC_VERSION, zt_version());
+      return 1;
+    }
+  }
+#endif
   s = zt_open(argv[1], &r);
   if (s != ZT_OK) return fail("zt_open", s);
   if (strcmp(zt_file_version(r), "1.2.0") != 0 || zt_object_count(r) != 2) {

@@ -6,11 +6,19 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s FILE.zt\n", argv[0]);
     return 2;
+  }
+  const std::string header = std::to_string(ZT_VERSION_MAJOR) + "." + std::to_string(ZT_VERSION_MINOR) + "." +
+                             std::to_string(ZT_VERSION_PATCH);
+  if (header != zt_version() || header != ZT_PACKAGE_VERSION) {
+    std::fprintf(stderr, "versions differ: header %s, library %s, CMake package %s\n", header.c_str(), zt_version(),
+                 ZT_PACKAGE_VERSION);
+    return 1;
   }
   zt_reader* raw = nullptr;
   if (const zt_status s = zt_open(argv[1], &raw); s != ZT_OK) {

@@ -1,0 +1,576 @@
+/*
+ * ztensor.h - the C ABI of libztensor, a reader and writer of zTensor (.zt)
+ * files: named tensors that are dense, sparse (CSR, COO), group-quantized,
+ * FP8 or complex, optionally zstd-compressed, with digests.
+ *
+ * Conventions
+ *  - Every fallible call returns zt_status (ZT_OK = 0). Results come back
+ *    through out parameters, which are left untouched on failure unless said
+ *    otherwise. New status codes may be added in later versions.
+ *  - zt_last_error() explains the last failure in the calling thread, naming
+ *    the object, component, rule and numbers involved.
+ *  - Handles are opaque. Strings and pointers returned by a reader are owned
+ *    by it and stay valid, unchanged, until zt_close().
+ *  - A zt_reader may be used from many threads at once. A zt_writer belongs
+ *    to one thread at a time.
+ *  - Option and view structs begin with `uint32_t struct_size`; fill them
+ *    with the matching *_init() call, an inline function that passes the
+ *    header's sizeof to the library's *_init_sized() (the call for FFI
+ *    users): a library newer than the header writes only the bytes the
+ *    caller's struct has, and reads only the fields it says it has.
+ *  - No C++ exception ever crosses this boundary.
+ */
+#ifndef ZTENSOR_H
+#define ZTENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define ZT_API
+#elif defined(__GNUC__)
+#define ZT_API __attribute__((visibility("default")))
+#else
+#define ZT_API
+#endif
+
+/* Library version: the header's (macros) and the linked library's (call). */
+#define ZT_VERSION_MAJOR 1
+#define ZT_VERSION_MINOR 0
+#define ZT_VERSION_PATCH 0
+#define ZT_VERSION_NUMBER (ZT_VERSION_MAJOR * 10000 + ZT_VERSION_MINOR * 100 + ZT_VERSION_PATCH)
+
+typedef enum zt_status {
+  ZT_OK = 0,
+  ZT_ERR_IO = 1,          /* open/read/write/mmap/rename failed (errno text in the message) */
+  ZT_ERR_FORMAT = 2,      /* not a zTensor file, bad magic, truncated, undecodable CBOR */
+  ZT_ERR_INVALID = 3,     /* well-formed but breaks a rule of the spec: bounds, alignment,
+                             overlap, size/shape mismatch, bad sparse structure, bad digest text */
+  ZT_ERR_UNSUPPORTED = 4, /* unknown encoding, format or dtype that the operation needs */
+  ZT_ERR_DIGEST = 5,      /* stored digest does not match the bytes */
+  ZT_ERR_LIMIT = 6,       /* a safety limit: manifest > 1 GiB, decompressed size cap, rank cap */
+  ZT_ERR_NOT_FOUND = 7,   /* no object / component / attribute of that name */
+  ZT_ERR_ARGUMENT = 8,    /* NULL pointer, wrong buffer size, bad dtype string, duplicate name */
+  ZT_ERR_STATE = 9,       /* call not valid in this state (writer already finished or failed) */
+  ZT_ERR_NOMEM = 10
+} zt_status;
+
+/* The name of a status ("ZT_ERR_INVALID"); "ZT_ERR_UNKNOWN" for other values. */
+ZT_API const char* zt_status_name(zt_status s);
+
+/* The message of the last failing call in this thread ("" if none). Valid
+   until the next call of this library in the same thread. Never NULL. */
+ZT_API const char* zt_last_error(void);
+
+/* The linked library's version, "1.0.0", and as ZT_VERSION_NUMBER. */
+ZT_API const char* zt_version(void);
+ZT_API unsigned zt_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                    */
+
+typedef struct zt_reader zt_reader;
+
+/* Opens a file: checks the container and the whole manifest (magic, footer,
+   CBOR, schema, bounds, alignment, overlaps, sizes against shapes) without
+   reading any data byte, then serves data from a read-only memory mapping.
+   Reads files of every format generation (1.2, 1.1, 1.0, 0.1); they appear
+   upgraded to the 1.2.0 vocabulary.
+   Fails with ZT_ERR_ARGUMENT (NULL), ZT_ERR_IO, ZT_ERR_FORMAT, ZT_ERR_INVALID,
+   ZT_ERR_UNSUPPORTED, ZT_ERR_LIMIT or ZT_ERR_NOMEM. *out is set only on
+   success; release it with zt_close(). */
+ZT_API zt_status zt_open(const char* path, zt_reader** out);
+
+/* As zt_open, over `size` bytes of memory that the caller keeps alive and
+   unchanged until zt_close(). */
+ZT_API zt_status zt_open_memory(const void* data, size_t size, zt_reader** out);
+
+/* How a reader gets at data bytes. */
+typedef enum zt_io_mode {
+  ZT_IO_MAP = 0, /* memory-map the file (default): zero-copy raw components; large
+                    copies of data not in the page cache use pread(2). A file
+                    truncated by someone else while mapped raises SIGBUS on access. */
+  ZT_IO_COPY = 1 /* pread(2) into owned buffers: for files that may change while
+                    open; errors come back as ZT_ERR_IO instead of a signal. */
+} zt_io_mode;
+
+typedef struct zt_open_options {
+  uint32_t struct_size;       /* sizeof(zt_open_options), set by zt_open_options_init */
+  uint32_t io_mode;           /* zt_io_mode */
+  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = build default (64 GiB) */
+} zt_open_options;
+
+/* Fills *opt with the defaults. */
+ZT_API void zt_open_options_init_sized(zt_open_options* opt, size_t size);
+static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_init_sized(opt, sizeof *opt); }
+
+/* zt_open with options (NULL = defaults). ZT_ERR_ARGUMENT if
+   opt->struct_size is not one this library knows. */
+ZT_API zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** out);
+
+/* Closes a reader and frees everything it handed out. NULL is a no-op. */
+ZT_API void zt_close(zt_reader* r);
+
+/* The version the file states: "1.2.0", "1.1.0", "1.0", "0.1.0". */
+ZT_API const char* zt_file_version(const zt_reader* r);
+
+/* The whole manifest as one JSON document in the 1.2.0 vocabulary:
+   {"version", "attributes", "objects": {name: {"shape", "format",
+   "attributes", "components": {role: {"dtype", "type", "offset", "length",
+   "uncompressed_length", "encoding", "digest"}}}}}. Absent optional fields
+   are omitted; CBOR byte strings appear as {"$bytes": "<base64>"}. Built on
+   first call. NULL only if r is NULL or memory runs out. */
+ZT_API const char* zt_manifest_json(const zt_reader* r);
+
+/* Objects in manifest order. Out-of-range indexes give NULL / 0. */
+ZT_API size_t zt_object_count(const zt_reader* r);
+ZT_API const char* zt_object_name(const zt_reader* r, size_t i);
+/* Index of the object called `name`: ZT_ERR_NOT_FOUND if none. */
+ZT_API zt_status zt_object_find(const zt_reader* r, const char* name, size_t* index);
+/* "dense", "sparse_csr", "sparse_coo", "quantized_group", or any other text. */
+ZT_API const char* zt_object_format(const zt_reader* r, size_t i);
+/* The shape; *ndim gets its rank (0 for a scalar, whose pointer may be non-NULL). */
+ZT_API const uint64_t* zt_object_shape(const zt_reader* r, size_t i, size_t* ndim);
+
+/* Components of object `object` ("data", "values", "scales", ...). */
+ZT_API size_t zt_component_count(const zt_reader* r, size_t object);
+ZT_API const char* zt_component_role(const zt_reader* r, size_t object, size_t k);
+/* Storage dtype ("f32", ...) and logical type ("f8_e4m3fn", ... or NULL if none). */
+ZT_API const char* zt_component_dtype(const zt_reader* r, size_t object, const char* role);
+ZT_API const char* zt_component_type(const zt_reader* r, size_t object, const char* role);
+/* Encoding ("raw", "zstd", or as written), stored byte count, and the decoded
+   byte count if known without decoding (else ZT_ERR_UNSUPPORTED). */
+ZT_API const char* zt_component_encoding(const zt_reader* r, size_t object, const char* role);
+ZT_API zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char* role,
+                                          uint64_t* nbytes);
+ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role,
+                                           uint64_t* nbytes);
+
+/* Decoded bytes of one component, little-endian elements of its dtype.
+   raw + little-endian: a pointer into the mapping, no copy.
+   zstd, or legacy big-endian data: decoded once, cached, owned by the reader.
+   Valid until zt_close. Fails with ZT_ERR_ARGUMENT, ZT_ERR_NOT_FOUND (no such
+   object or role), ZT_ERR_UNSUPPORTED (unknown encoding), ZT_ERR_LIMIT
+   (decoded size over the cap), ZT_ERR_INVALID (corrupt or wrongly sized
+   zstd data), ZT_ERR_NOMEM, ZT_ERR_IO (copy mode). */
+ZT_API zt_status zt_component_map(const zt_reader* r, size_t object, const char* role,
+                                  const void** data, uint64_t* nbytes);
+
+/* Decode into a caller buffer (no caching); *written gets the byte count.
+   ZT_ERR_ARGUMENT if capacity is too small (nothing is written then). */
+ZT_API zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst,
+                                   uint64_t capacity, uint64_t* written);
+
+/* Deep check of the whole file: decode every component, check every digest,
+   and check the content rules that zt_open leaves alone because they need
+   the data bytes (CSR/COO index structure, bool bytes, decoded sizes,
+   quantized_group sizes). *checked / *unchecked count components whose
+   digest was verified / was absent or of an unknown algorithm (either
+   pointer may be NULL). ZT_ERR_DIGEST names the first digest mismatch,
+   ZT_ERR_INVALID the first content rule broken. */
+ZT_API zt_status zt_verify(const zt_reader* r, uint64_t* checked, uint64_t* unchecked);
+
+/* Hints for the pages of one component's stored bytes (madvise WILLNEED /
+   DONTNEED on the mapping; no-ops in copy mode or for memory readers). */
+ZT_API zt_status zt_prefetch(const zt_reader* r, size_t object, const char* role);
+ZT_API zt_status zt_evict(const zt_reader* r, size_t object, const char* role);
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                    */
+
+typedef struct zt_writer zt_writer;
+
+/* Writes to a temporary file beside path; zt_writer_finish renames it into
+   place, so a crash or an abort never leaves a half-written file at path. */
+ZT_API zt_status zt_writer_open(const char* path, zt_writer** out);
+
+typedef enum zt_digest_algo {
+  ZT_DIGEST_XXH3 = 0, /* default: "xxh3:" + 16 hex digits (XXH3-64, canonical) */
+  ZT_DIGEST_SHA256 = 1,
+  ZT_DIGEST_NONE = 2
+} zt_digest_algo;
+
+typedef struct zt_writer_options {
+  uint32_t struct_size;     /* sizeof(zt_writer_options), set by zt_writer_options_init */
+  int32_t zstd_level;       /* default 3 */
+  uint32_t threads;         /* compression threads; 0 = all cores (default); at most 256 */
+  uint32_t digest;          /* zt_digest_algo; default ZT_DIGEST_XXH3 */
+  uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB */
+  double auto_min_ratio;    /* encoding "auto": keep zstd only if stored <= ratio * raw; default 0.9 */
+} zt_writer_options;
+
+/* Fills *opt with the defaults. */
+ZT_API void zt_writer_options_init_sized(zt_writer_options* opt, size_t size);
+static inline void zt_writer_options_init(zt_writer_options* opt) { zt_writer_options_init_sized(opt, sizeof *opt); }
+
+/* zt_writer_open with options (NULL = defaults). */
+ZT_API zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_writer** out);
+
+/* One call for the common case: a dense object with one "data" component.
+   encoding is "raw", "zstd" or "auto" (NULL = "raw"). The bytes are
+   little-endian elements of dtype; nbytes must equal product(shape) x width.
+   Fails with ZT_ERR_ARGUMENT (bad name, dtype, encoding, size, duplicate
+   name), ZT_ERR_STATE (inside an object, or after a failure), ZT_ERR_IO. */
+ZT_API zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char* dtype,
+                                     const uint64_t* shape, size_t ndim, const void* data,
+                                     uint64_t nbytes, const char* encoding);
+
+/* General objects (sparse, quantized, anything): begin, add components, end.
+   zt_writer_end_object checks the object against its format (dense size,
+   CSR/COO structure, quantized_group sizes and attributes) and fails with
+   ZT_ERR_INVALID, dropping the object, if it breaks a rule. */
+ZT_API zt_status zt_writer_begin_object(zt_writer* w, const char* name, const char* format,
+                                        const uint64_t* shape, size_t ndim);
+ZT_API zt_status zt_writer_add_component(zt_writer* w, const char* role, const char* dtype,
+                                         const char* type /* NULL = none */, const void* data,
+                                         uint64_t nbytes, const char* encoding);
+ZT_API zt_status zt_writer_end_object(zt_writer* w);
+/* Drops the object begun last, with every component added to it so far (its
+   bytes are cut off the file). ZT_ERR_STATE if no object is begun. */
+ZT_API zt_status zt_writer_cancel_object(zt_writer* w);
+
+/* Streaming: a component of any size written in pieces; peak memory stays
+   at about frame_size x threads. decoded_size is the total byte count the
+   pieces will add up to (checked at zt_writer_end_component). */
+ZT_API zt_status zt_writer_begin_component(zt_writer* w, const char* role, const char* dtype,
+                                           const char* type, const char* encoding,
+                                           uint64_t decoded_size);
+ZT_API zt_status zt_writer_write(zt_writer* w, const void* data, uint64_t nbytes);
+ZT_API zt_status zt_writer_end_component(zt_writer* w);
+
+/* Attributes as a JSON object text, stored as CBOR (integers stay integers,
+   floats floats; strings, booleans, null, arrays, maps).
+   Object attributes apply to the object begun last. */
+ZT_API zt_status zt_writer_set_file_attributes_json(zt_writer* w, const char* json);
+ZT_API zt_status zt_writer_set_object_attributes_json(zt_writer* w, const char* json);
+
+/* Manifest, footer, fsync, rename, fsync of the directory; frees w. On
+   failure the temporary file is removed and the target left as it was. */
+ZT_API zt_status zt_writer_finish(zt_writer* w);
+/* Removes the temporary file; frees w. NULL is a no-op. */
+ZT_API void zt_writer_abort(zt_writer* w);
+
+/* ---- Batch decode (issue 7) ---- */
+
+/* One component for zt_decode_many: which one, where to put it, and (out)
+   how it went. Fill it with zt_decode_request_init, then set the fields. */
+typedef struct zt_decode_request {
+  uint32_t struct_size; /* sizeof(zt_decode_request), set by zt_decode_request_init */
+  uint32_t status;      /* out: the zt_status of this request */
+  size_t object;        /* object index */
+  const char* role;     /* component role, e.g. "data" */
+  void* dst;            /* caller's buffer of `capacity` bytes (NULL only if capacity is 0) */
+  uint64_t capacity;
+  uint64_t written;     /* out: decoded bytes written to dst */
+} zt_decode_request;
+
+/* Fills *req with the defaults (no object, no buffer). */
+ZT_API void zt_decode_request_init(zt_decode_request* req);
+
+/* Decodes many components into caller buffers on up to `threads` threads
+   (0 = all cores), each as zt_component_read would (same rules, same
+   statuses, no cache). The work is shared out by zstd frame and by slices of
+   raw data, so a whole file, a list of names, or one large multi-frame
+   component all use every thread. Every request is attempted and gets its
+   own status and written count. Returns ZT_OK if all succeeded, otherwise
+   the status of the first failed request in array order, whose message
+   zt_last_error() gives. Fails with ZT_ERR_ARGUMENT (NULL reader, NULL reqs
+   with count > 0, a struct_size this library does not know) before any
+   request is attempted. Buffers must not overlap one another. */
+ZT_API zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t count, unsigned threads);
+
+/* ---- end of batch decode ---- */
+
+/* ---- Typed views (issue 4) ---- */
+/* ------------------------------------------------------------------------ */
+/* Typed views: numbers out of any object                                     */
+/*
+ * Converting calls (zt_object_read_f32, zt_component_read_f32,
+ * zt_object_decode_f32, zt_dense_rows_f32 and their f64 twins) turn the
+ * stored elements into numbers as follows:
+ *  - f64, f32, f16, bf16: exact when widening (subnormals, -0, infinities
+ *    and NaN kept); f64 to f32 rounds to nearest even.
+ *  - integers: by value; magnitudes beyond 2^24 (f32) or 2^53 (f64) round
+ *    to the nearest representable value.
+ *  - bool: 0 or 1 (any non-zero byte is 1).
+ *  - u8 with type f8_e4m3fn, f8_e5m2, f8_e4m3fnuz or f8_e5m2fnuz: the FP8
+ *    value, exactly. Sign S, exponent field e, mantissa m of M bits, bias B;
+ *    e = 0 is subnormal, (-1)^S * 2^(1-B) * m/2^M, otherwise
+ *    (-1)^S * 2^(e-B) * (1 + m/2^M).
+ *      f8_e4m3fn   (OCP E4M3)  M=3 B=7:  no infinities; S.1111.111 is NaN; max 448.
+ *      f8_e5m2     (OCP E5M2)  M=2 B=15: S.11111.00 is +-inf, S.11111.xx NaN; max 57344.
+ *      f8_e4m3fnuz (AMD)       M=3 B=8:  0x80 is the only NaN; no inf, no -0; max 240.
+ *      f8_e5m2fnuz (AMD)       M=2 B=16: 0x80 is the only NaN; no inf, no -0; max 57344.
+ *  - complex64 / complex128: interleaved (real, imag) pairs, so an object
+ *    of E elements gives 2E values.
+ *  - any other logical type: ZT_ERR_UNSUPPORTED (zt_component_map still
+ *    hands out the raw elements).
+ * Capacities of the converting calls count values (floats or doubles),
+ * not bytes.
+ * A buffer that is too small gives ZT_ERR_ARGUMENT and nothing is written.
+ *
+ * Objects that cannot be interpreted give ZT_ERR_UNSUPPORTED from every
+ * call of this section but zt_object_element_count (and zt_component_read_*
+ * still converts single components of formats it does not know): formats
+ * this library does not know, and the sparse
+ * layouts of 0.1.x files (entries whose "layout", "format", "encoding" or
+ * "dtype" names a sparse layout - contains "sparse", or is "csr", "coo" or
+ * "csc" - or that carry a "sparse_format" key; other values of "layout",
+ * such as "NHWC", stay attributes of a dense tensor). Those
+ * are listed like any object: format as the file names it ("sparse",
+ * "sparsecsr", ...; "sparse" when the file says "sparse_csr"/"sparse_coo",
+ * whose 1.x components it lacks), every key other than name, offset,
+ * size, shape, encoding and checksum in the attributes, and their blob as
+ * one u8 component "data": zt_component_map returns its bytes (decoded
+ * when the entry says "zstd") uninterpreted, and zt_verify checks them
+ * against the entry's checksum. An encoding that names the layout
+ * ("sparse") is an unknown encoding: mapping that blob, and zt_verify,
+ * give ZT_ERR_UNSUPPORTED.
+ *
+ * Calling a view of one format on an object of another (zt_csr_view on a
+ * dense object, zt_object_read_f32 on a sparse one) gives ZT_ERR_ARGUMENT.
+ * Pointers in view structs are owned by the reader and stay valid, unchanged,
+ * until zt_close(); they point into the file mapping when the component is
+ * raw little-endian (zero-copy) and into the reader's decode cache
+ * otherwise (decoded once, on first use). Mapped data starts at a multiple
+ * of 64 bytes from the start of the file, so it is aligned for its dtype in
+ * files opened with zt_open (zt_open_memory: as aligned as the caller's
+ * buffer). Dtype strings ("f32", "u64", ...) are static.
+ *
+ * View structs (zt_*_info) begin with `uint32_t struct_size`: fill it with the
+ * matching *_init() call. The library writes only the fields that fit in
+ * struct_size and fails with ZT_ERR_ARGUMENT if struct_size is smaller than
+ * the first version of the struct.
+ */
+
+/* product(shape) of object `object`: its logical element count (1 for a
+   scalar). ZT_ERR_NOT_FOUND for a bad index, ZT_ERR_LIMIT if the product
+   overflows 64 bits (a huge sparse shape). */
+ZT_API zt_status zt_object_element_count(const zt_reader* r, size_t object, uint64_t* count);
+
+/* The number of values zt_object_decode_f32/f64 write for an object:
+   product(shape), doubled when the data (dense) or values (sparse) are
+   complex. ZT_ERR_UNSUPPORTED for objects that cannot be decoded,
+   ZT_ERR_LIMIT on overflow. */
+ZT_API zt_status zt_object_value_count(const zt_reader* r, size_t object, uint64_t* count);
+
+/* Converts the "data" of a dense object of any numeric type into dst
+   (capacity counts values); *written gets the value count. Decodes without
+   caching: a zstd component's decoded bytes are freed on return (decoded
+   straight into dst when the data already is f32, resp. f64). Fails with
+   ZT_ERR_ARGUMENT (NULL, not dense, capacity too small), ZT_ERR_NOT_FOUND,
+   ZT_ERR_UNSUPPORTED (unknown type, encoding or 0.1.x sparse layout),
+   ZT_ERR_INVALID (corrupt data), ZT_ERR_LIMIT, ZT_ERR_NOMEM, ZT_ERR_IO. */
+ZT_API zt_status zt_object_read_f32(const zt_reader* r, size_t object, float* dst, uint64_t capacity,
+                                    uint64_t* written);
+ZT_API zt_status zt_object_read_f64(const zt_reader* r, size_t object, double* dst, uint64_t capacity,
+                                    uint64_t* written);
+
+/* Converts one component of any object ("scales", "values", ...) into dst:
+   one value per stored element (two per complex element). Errors as for
+   zt_object_read_f32; ZT_ERR_NOT_FOUND for an unknown role. */
+ZT_API zt_status zt_component_read_f32(const zt_reader* r, size_t object, const char* role, float* dst,
+                                       uint64_t capacity, uint64_t* written);
+ZT_API zt_status zt_component_read_f64(const zt_reader* r, size_t object, const char* role, double* dst,
+                                       uint64_t capacity, uint64_t* written);
+
+/* Any object as a dense row-major array of product(shape) values (x2 for
+   complex; see zt_object_value_count):
+    - dense: converted as described above;
+    - sparse_csr / sparse_coo: zeros everywhere but at the stored
+      coordinates; values at the same coordinates are summed (as scipy
+      does); the index structure is checked first (ZT_ERR_INVALID as in
+      zt_verify);
+    - quantized_group: dequantised, see zt_quant_view.
+   Fails as zt_object_read_f32, and with ZT_ERR_LIMIT when the dense size
+   overflows 64 bits. */
+ZT_API zt_status zt_object_decode_f32(const zt_reader* r, size_t object, float* dst, uint64_t capacity,
+                                      uint64_t* written);
+ZT_API zt_status zt_object_decode_f64(const zt_reader* r, size_t object, double* dst, uint64_t capacity,
+                                      uint64_t* written);
+
+/* A dense object at a glance. */
+typedef struct zt_dense_info {
+  uint32_t struct_size;  /* sizeof(zt_dense_info), set by zt_dense_info_init */
+  uint32_t zero_copy;    /* 1: data points into the file mapping; 0: into the decode cache */
+  uint64_t elements;     /* product(shape) */
+  uint64_t values;       /* storage elements: elements x 2 for complex, else elements */
+  const char* dtype;     /* storage dtype of the elements: "f32", "u8", ... */
+  const char* type;      /* logical type ("f8_e4m3fn", "complex64", ...) or NULL */
+  const void* data;      /* `values` little-endian elements of dtype */
+  uint64_t nbytes;       /* values x width of dtype */
+} zt_dense_info;
+
+/* Fills *v with zeros and sets struct_size. */
+ZT_API void zt_dense_info_init_sized(zt_dense_info* v, size_t size);
+static inline void zt_dense_info_init(zt_dense_info* v) { zt_dense_info_init_sized(v, sizeof *v); }
+
+/* Fills *v for a dense object (decoding zstd data into the cache, as
+   zt_component_map does). A logical type unknown to this library is
+   allowed here: dtype and data describe the raw elements. Fails with
+   ZT_ERR_ARGUMENT (NULL, bad struct_size, not dense), ZT_ERR_NOT_FOUND,
+   ZT_ERR_UNSUPPORTED, ZT_ERR_INVALID, ZT_ERR_LIMIT, ZT_ERR_NOMEM, ZT_ERR_IO. */
+ZT_API zt_status zt_dense_view(const zt_reader* r, size_t object, zt_dense_info* v);
+
+/* sparse_csr of shape [rows, cols]: row i holds values[indptr[i] ..
+   indptr[i+1]) at columns indices[...]. */
+typedef struct zt_csr_info {
+  uint32_t struct_size;  /* sizeof(zt_csr_info), set by zt_csr_info_init */
+  uint32_t zero_copy;    /* 1 if all three arrays point into the file mapping */
+  uint64_t rows, cols;
+  uint64_t nnz;          /* stored entries */
+  const void* values;    /* nnz elements (nnz x 2 storage elements for complex) */
+  const char* values_dtype;
+  const char* values_type; /* logical type or NULL */
+  const void* indices;   /* nnz column indices */
+  const char* indices_dtype; /* "u64" in spec 1.2.0 files; any integer type in older ones */
+  const void* indptr;    /* rows + 1 row pointers */
+  const char* indptr_dtype;
+} zt_csr_info;
+
+ZT_API void zt_csr_info_init_sized(zt_csr_info* v, size_t size);
+static inline void zt_csr_info_init(zt_csr_info* v) { zt_csr_info_init_sized(v, sizeof *v); }
+
+/* Fills *v after checking the structure, as zt_verify does (indptr[0] = 0,
+   non-decreasing, indptr[rows] = nnz, rows + 1 entries, nnz indices, every
+   column < cols): a view handed out can be indexed without bounds checks.
+   The check is linear in rows + nnz and runs on every call. Fails with
+   ZT_ERR_INVALID for a broken structure, ZT_ERR_UNSUPPORTED for values of
+   an unknown logical type, otherwise as zt_dense_view. Materialise with
+   zt_object_decode_f32. */
+ZT_API zt_status zt_csr_view(const zt_reader* r, size_t object, zt_csr_info* v);
+
+/* sparse_coo: entry k sits at (coords[0 * nnz + k], coords[1 * nnz + k],
+   ..., coords[(ndim - 1) * nnz + k]) (all row indices first, then all
+   column indices, ...). */
+typedef struct zt_coo_info {
+  uint32_t struct_size;  /* sizeof(zt_coo_info), set by zt_coo_info_init */
+  uint32_t zero_copy;    /* 1 if both arrays point into the file mapping */
+  uint64_t ndim;
+  const uint64_t* shape; /* ndim dimensions (the object's shape) */
+  uint64_t nnz;
+  const void* values;    /* nnz elements (x 2 storage elements for complex) */
+  const char* values_dtype;
+  const char* values_type;
+  const void* coords;    /* ndim x nnz indices */
+  const char* coords_dtype;
+} zt_coo_info;
+
+ZT_API void zt_coo_info_init_sized(zt_coo_info* v, size_t size);
+static inline void zt_coo_info_init(zt_coo_info* v) { zt_coo_info_init_sized(v, sizeof *v); }
+
+/* Fills *v after checking the structure (ndim x nnz coordinates, each
+   within its dimension). Errors as zt_csr_view. */
+ZT_API zt_status zt_coo_view(const zt_reader* r, size_t object, zt_coo_info* v);
+
+/* quantized_group (GPTQ-style), as libztensor reads it.
+ *
+ * The object has shape [..., K]: K is the input dimension (the last one),
+ * N the product of the others (1 for a rank-1 shape), as in a PyTorch
+ * Linear weight [out = N, in = K]. Attributes: "bits" (1..16; 2, 3, 4 and 8
+ * in practice), "group_size" g (> 0, or -1 as GPTQ writes per-channel
+ * quantisation: one group over all of K, reported as g = K) and "packing".
+ * G = ceil(K / g) groups run along the input dimension.
+ *
+ *  packed_weight  integer words (u8 ... i64; the bit pattern counts, signed
+ *                 words too), a [W, N] row-major array (the GPTQ qweight
+ *                 layout, transposed with respect to the weight):
+ *    "<vpe>_per_<dtype>" (e.g. "8_per_i32" for 4 bits, "4_per_i32" for 8,
+ *        "16_per_i32" for 2, "10_per_i32" for 3 bits with 2 bits of padding,
+ *        "2_per_u8" for 4 bits): W = ceil(K / vpe); q(n, k) is bits
+ *        [j * bits, (j + 1) * bits) of word [k / vpe, n] with j = k % vpe,
+ *        counted from the least significant bit; vpe x bits <= word bits,
+ *        higher bits are padding. <dtype> must be the packed_weight dtype.
+ *    "bitstream" (GPTQ's 3-bit packing, 32 values in 3 i32 words): the
+ *        words of column n, [0, n], [1, n], ..., [W - 1, n], read as one
+ *        little-endian bit string (word w holds bits [w * B, (w + 1) * B),
+ *        B the word size in bits); q(n, k) is its bits [k * bits,
+ *        (k + 1) * bits), and W = ceil(K * bits / B).
+ *  scales         floats (f16, bf16, f32, f64), [G, N]: scale of (g', n)
+ *                 at g' * N + n.
+ *  zeros          either [G, N] values, floats or integers, at g' * N + n,
+ *                 or integer words packed along N as GPTQ's qzeros,
+ *                 [G, ceil(N / vpe)]: zero(g', n) is field n % vpe of word
+ *                 [g', n / vpe] (per-word packings only). The element count
+ *                 tells the two apart; [G, N] wins when both fit (N = 1 or
+ *                 vpe = 1). The zero-points are used as stored: GPTQ v1
+ *                 checkpoints that store zero - 1 need the +1 applied by
+ *                 whoever writes the file.
+ *
+ *  w[n, k] = (q(n, k) - zero(k / g, n)) * scale(k / g, n), written at
+ *  n * K + k (the object's row-major shape). Group reordering (GPTQ
+ *  act-order g_idx) is not part of the layout.
+ */
+typedef struct zt_quant_info {
+  uint32_t struct_size;      /* sizeof(zt_quant_info), set by zt_quant_info_init */
+  uint32_t bits;
+  uint64_t group_size;
+  uint64_t n;                /* output dimension: product of all but the last dimension */
+  uint64_t k;                /* input dimension: the last dimension */
+  uint64_t groups;           /* ceil(k / group_size) */
+  uint32_t values_per_word;  /* vpe of "<vpe>_per_<dtype>"; 0 for "bitstream" */
+  uint32_t bitstream;        /* 1 for packing "bitstream" */
+  uint32_t zeros_packed;     /* 1 if zeros are words packed along n */
+  uint32_t zero_copy;        /* 1 if all three arrays point into the file mapping */
+  const void* packed_weight; /* packed_weight_count words */
+  uint64_t packed_weight_count;
+  const char* packed_weight_dtype;
+  const void* scales;        /* scales_count elements */
+  uint64_t scales_count;
+  const char* scales_dtype;
+  const void* zeros;         /* zeros_count elements */
+  uint64_t zeros_count;
+  const char* zeros_dtype;
+  const char* zeros_type;    /* logical type of zeros or NULL */
+} zt_quant_info;
+
+ZT_API void zt_quant_info_init_sized(zt_quant_info* v, size_t size);
+static inline void zt_quant_info_init(zt_quant_info* v) { zt_quant_info_init_sized(v, sizeof *v); }
+
+/* Fills *v after checking the attributes and the component sizes against
+   them (as zt_verify does). Dequantise with zt_object_decode_f32. Fails
+   with ZT_ERR_UNSUPPORTED if bits, group_size or packing is missing (or
+   scales/zeros are complex), ZT_ERR_INVALID for bad attribute values or
+   sizes, otherwise as zt_dense_view. */
+ZT_API zt_status zt_quant_view(const zt_reader* r, size_t object, zt_quant_info* v);
+
+/* Row slices of a dense object: rows [row_begin, row_end) along the first
+ * dimension, i.e. (row_end - row_begin) x product(shape[1:]) elements,
+ * little-endian bytes of the data's dtype (x 2 storage elements for
+ * complex). row_begin == row_end is an empty slice. ZT_ERR_ARGUMENT for a
+ * scalar, a range outside [0, shape[0]], or an object that is not dense.
+ */
+
+/* Zero-copy slice: *data points at the rows and *nbytes gets their size.
+   Raw little-endian data: a pointer into the file mapping. Other data (zstd,
+   big-endian 0.1.0 data, copy mode): into the reader's decode cache, which
+   decodes the whole component once. Valid until zt_close(). */
+ZT_API zt_status zt_dense_rows_map(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                                   const void** data, uint64_t* nbytes);
+
+/* Copies the rows into dst (capacity in bytes; *written gets the byte
+   count), decoding only what covers them: raw data is read at its offset;
+   zstd data stored as several frames that record their content sizes (as
+   this library writes it) has only the overlapping frames decoded, without
+   caching; other zstd data is decoded whole, once, into the reader's
+   cache. ZT_ERR_ARGUMENT if capacity is too small (nothing written). */
+ZT_API zt_status zt_dense_rows(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                               void* dst, uint64_t capacity, uint64_t* written);
+
+/* zt_dense_rows converted to f32 / f64 (capacity and *written count values). */
+ZT_API zt_status zt_dense_rows_f32(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                                   float* dst, uint64_t capacity, uint64_t* written);
+ZT_API zt_status zt_dense_rows_f64(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
+                                   double* dst, uint64_t capacity, uint64_t* written);
+
+/* ---- end of typed views ---- */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZTENSOR_H */
