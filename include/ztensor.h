@@ -19,6 +19,17 @@
  *    users): a library newer than the header writes only the bytes the
  *    caller's struct has, and reads only the fields it says it has.
  *  - No C++ exception ever crosses this boundary.
+ *
+ * ABI (docs/abi.md; checked by abidiff against abi/ on every change)
+ *  - libztensor.so.1 keeps every 1.x program running. A minor version may add
+ *    functions, append zt_status values and other enumerators, and append
+ *    fields at the end of structs that begin with struct_size. Treat an
+ *    unknown zt_status as a failure.
+ *  - Removing a function, changing a parameter or return type, moving,
+ *    retyping or removing a struct field, or changing an enumerator or macro
+ *    value needs a new soname (libztensor.so.2).
+ *  - ZT_VERSION_MAJOR is the soname's number; MINOR moves with additions,
+ *    PATCH with fixes that leave the declarations alone.
  */
 #ifndef ZTENSOR_H
 #define ZTENSOR_H

@@ -13,6 +13,7 @@ packages=(
   python3-xxhash python3-pytest
   golang-go                                                    # the Go consumer (tests/ffi/go)
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
+  abigail-tools                                                # the ABI check (abi/, docs/abi.md)
 )
 
 missing=()

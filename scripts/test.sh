@@ -3,7 +3,8 @@
 #   1. scripts/setup.sh installs missing Debian packages;
 #   2. build/ (Release as users build it, with GCC, plus -g for valgrind's
 #      traces; warnings are errors): build, then all of CTest (unit tests,
-#      install + consumers + export check, the conformance suite);
+#      install + consumers + export check, the conformance suite, the ABI
+#      check against abi/ and its deliberate-break self-test);
 #   2b. build-clang/ (Release with clang, default options, warnings are
 #      errors): build everything, then the unit tests;
 #   2c. the README's first command, `bash scripts/demo.sh`, in a fresh clone
@@ -62,7 +63,7 @@ step setup bash scripts/setup.sh || true
 # Warnings are errors here, never in a user's build (ZT_WERROR is OFF by
 # default). -O3 warns where -O2 does not, so CI builds Release like users.
 if step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g \
-     -DCMAKE_CXX_FLAGS=-g -DZT_WERROR=ON -DZT_BUILD_TESTS=ON "${conformance[@]}" &&
+     -DCMAKE_CXX_FLAGS=-g -DZT_WERROR=ON -DZT_BUILD_TESTS=ON -DZT_ABI_CHECK=ON "${conformance[@]}" &&
    step build cmake --build "$build" -j "$jobs"; then
   step ctest ctest --test-dir "$build" --output-on-failure -j "$jobs" || true
   results+=("ctest: $(ctest_counts ctest)")

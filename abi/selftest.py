@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Proves that abi_check.py catches what it must, and lets pass what it may.
+
+    selftest.py --build BUILD_DIR [--cxx c++]
+
+Each case is a copy of include/ztensor.h with one deliberate change. The C
+layer (capi/*.cpp, the only code that includes the C header) is compiled
+against that copy in a temporary directory and linked with the build's core
+(BUILD_DIR/libztensor_core.a, built with -g) through the export map into a
+libztensor.so.1, and abi_check.py judges it against the baseline:
+
+  must fail: a member moved inside zt_open_options, a member's type changed,
+             an enumerator's value changed, an exported function removed,
+             the soname changed;
+  must pass: the header unchanged; members appended to a struct, a function
+             added and a status code added, all at once.
+
+Exit status 0 when every case came out as it must.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+HEADER = os.path.join(ROOT, "include", "ztensor.h")
+
+ADDED_FUNCTION = 'extern "C" ZT_API int zt_abi_selftest_added(void) { return 1; }\n'
+
+# (name, must pass, [(old, new)], extra capi source, version-script lines, soname)
+CASES = [
+    ("unchanged", True, [], None, None, "libztensor.so.1"),
+    ("additions", True, [
+        ("  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = build default (64 GiB) */\n"
+         "} zt_open_options;",
+         "  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = build default (64 GiB) */\n"
+         "  uint32_t allow_foreign;\n} zt_open_options;"),
+        ("  ZT_ERR_NOMEM = 10\n}", "  ZT_ERR_NOMEM = 10,\n  ZT_ERR_SELFTEST = 11\n}"),
+        ("ZT_API unsigned zt_version_number(void);",
+         "ZT_API unsigned zt_version_number(void);\nZT_API int zt_abi_selftest_added(void);"),
+    ], ADDED_FUNCTION, None, "libztensor.so.1"),
+    ("member_moved", False, [
+        ("  uint32_t io_mode;           /* zt_io_mode */\n"
+         "  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = build default (64 GiB) */\n",
+         "  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = build default (64 GiB) */\n"
+         "  uint32_t io_mode;           /* zt_io_mode */\n"),
+    ], None, None, "libztensor.so.1"),
+    ("member_retyped", False, [
+        ("  uint64_t max_decoded_bytes; /* cap", "  uint32_t max_decoded_bytes; /* cap"),
+    ], None, None, "libztensor.so.1"),
+    ("enumerator_changed", False, [("ZT_ERR_NOT_FOUND = 7,", "ZT_ERR_NOT_FOUND = 17,")], None, None,
+     "libztensor.so.1"),
+    ("function_removed", False, [], None, ["zt_evict;"], "libztensor.so.1"),
+    ("soname_changed", False, [], None, None, "libztensor.so.2"),
+]
+
+
+def pkg_libs():
+    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto"],
+                       capture_output=True, text=True, check=True)
+    return p.stdout.split()
+
+
+def build_variant(tmp, name, edits, extra_source, hidden, soname, core, cxx):
+    out = os.path.join(tmp, name)
+    include = os.path.join(out, "include")
+    os.makedirs(include)
+    with open(HEADER) as f:
+        header = f.read()
+    for old, new in edits:
+        if old not in header:
+            raise SystemExit("selftest: case %s: the header no longer contains %r; update the case" % (name, old))
+        header = header.replace(old, new, 1)
+    with open(os.path.join(include, "ztensor.h"), "w") as f:
+        f.write(header)
+    sources = sorted(os.path.join(ROOT, "capi", s) for s in os.listdir(os.path.join(ROOT, "capi"))
+                     if s.endswith(".cpp"))
+    if extra_source:
+        path = os.path.join(out, "added.cpp")
+        with open(path, "w") as f:
+            f.write('#include "ztensor.h"\n' + extra_source)
+        sources.append(path)
+    flags = ["-std=c++20", "-g", "-O0", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+             "-I" + include, "-I" + os.path.join(ROOT, "src")]
+    compiles = [subprocess.Popen([cxx] + flags + ["-c", s, "-o", os.path.join(out, os.path.basename(s) + ".o")])
+                for s in sources]
+    if any(p.wait() != 0 for p in compiles):
+        raise SystemExit("selftest: case %s: the C layer does not compile against the changed header" % name)
+    version_script = os.path.join(ROOT, "capi", "ztensor.map")
+    if hidden:
+        version_script = os.path.join(out, "ztensor.map")
+        with open(version_script, "w") as f:
+            f.write("ZTENSOR_1 {\n  global:\n    zt_*;\n  local:\n    %s\n    *;\n};\n" % "\n    ".join(hidden))
+    lib = os.path.join(out, soname)
+    objects = [os.path.join(out, o) for o in sorted(os.listdir(out)) if o.endswith(".o")]
+    subprocess.run([cxx, "-shared", "-o", lib, "-Wl,-soname," + soname, "-Wl,--version-script=" + version_script,
+                    "-Wl,--no-undefined"] + objects + [core] + pkg_libs() + ["-pthread"], check=True)
+    return lib, include
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", required=True, help="a build directory with libztensor_core.a built with -g")
+    ap.add_argument("--cxx", default="c++")
+    args = ap.parse_args()
+    core = os.path.join(args.build, "libztensor_core.a")
+    if not os.path.exists(core):
+        raise SystemExit("selftest: %s does not exist" % core)
+
+    wrong = []
+    with tempfile.TemporaryDirectory(prefix="zt-abi-selftest-") as tmp:
+        for name, must_pass, edits, extra, hidden, soname in CASES:
+            lib, include = build_variant(tmp, name, edits, extra, hidden, soname, core, args.cxx)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "abi_check.py"), "--lib", lib,
+                                "--headers", include], capture_output=True, text=True)
+            verdict = {0: "compatible", 1: "INCOMPATIBLE"}.get(p.returncode, "could not check")
+            ok = p.returncode == (0 if must_pass else 1)
+            print("%-20s %-13s %s" % (name, verdict, "as it must be" if ok else "WRONG"))
+            # The problems or additions abi_check names, not abidiff's report.
+            summary = [l for l in p.stdout.split("abidiff's report:")[0].splitlines() if l.startswith("  ")][:6]
+            for line in summary:
+                print("    " + line.strip())
+            if not ok:
+                wrong.append(name)
+                print(p.stdout + p.stderr)
+    if wrong:
+        print("selftest: FAILED: %s" % ", ".join(wrong))
+        return 1
+    print("selftest: every case came out as it must (%d cases)" % len(CASES))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
