@@ -97,8 +97,13 @@ Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o) {
   // spanning all of K (g = K; an empty K has no groups).
   q.group_size = per_channel ? std::max<uint64_t>(q.k, 1) : *gs;
   q.groups = ceil_div(q.k, q.group_size);
+  // K * bits is a claim of the shape: checked, since a wrapped product would
+  // describe fewer words than the rows it promises (issue 24, item 5).
+  const auto column_bits = checked_mul(q.k, q.bits);
+  ZT_FAIL_IF(!column_bits, invalid, "%s: input dimension K = %llu times %u bits overflows 64 bits", w.c_str(),
+             static_cast<unsigned long long>(q.k), q.bits);
   const uint64_t words_per_column =
-      q.bitstream ? ceil_div(q.k * q.bits, word_bits) : ceil_div(q.k, q.values_per_word);
+      q.bitstream ? ceil_div(*column_bits, word_bits) : ceil_div(q.k, q.values_per_word);
   const auto packed = checked_mul(words_per_column, q.n);
   ZT_FAIL_IF(!packed, invalid, "%s: shape overflows", w.c_str());
   q.packed_count = *packed;

@@ -288,43 +288,45 @@ const std::string& Reader::manifest_json() const {
 
 Result<VerifyReport> Reader::verify() const {
   VerifyReport rep;
-  std::vector<uint8_t> scratch;
-  for (size_t i = 0; i < manifest_.objects.size(); ++i) {
-    const Object& o = manifest_.objects[i];
-    std::vector<std::vector<uint8_t>> owned(o.components.size());
-    std::vector<std::span<const uint8_t>> decoded(o.components.size());
-    for (size_t k = 0; k < o.components.size(); ++k) {
-      const Component& c = o.components[k];
-      const ParsedDigest d =
-          c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
-      if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
-        ++rep.unchecked;
-      } else {
-        auto st = stored(c, scratch);
-        ZT_TRY(st);
-        const std::string got = digest_hex(d.algo, *st);
-        ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
-                   component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(),
-                   d.hex.c_str(), got.c_str());
-        ++rep.checked;
-      }
-      if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
-      if (zero_copy(c)) {
-        decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
-        continue;
-      }
-      // Decode without filling the cache, so verify's memory stays bounded
-      // by one object.
-      auto bytes = decode(i, k);
-      ZT_TRY(bytes);
-      owned[k] = std::move(*bytes);
-      decoded[k] = owned[k];
-    }
-    // A file passes verify only if every component can be read.
-    ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
-    ZT_TRY(check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded));
-  }
+  for (size_t i = 0; i < manifest_.objects.size(); ++i) ZT_TRY(verify_object(i, rep));
   return rep;
+}
+
+Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
+  ZT_FAIL_IF(object >= manifest_.objects.size(), not_found, "object index %zu is out of range", object);
+  const Object& o = manifest_.objects[object];
+  std::vector<uint8_t> scratch;
+  std::vector<std::vector<uint8_t>> owned(o.components.size());
+  std::vector<std::span<const uint8_t>> decoded(o.components.size());
+  for (size_t k = 0; k < o.components.size(); ++k) {
+    const Component& c = o.components[k];
+    const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
+    if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
+      ++rep.unchecked;
+    } else {
+      auto st = stored(c, scratch);
+      ZT_TRY(st);
+      const std::string got = digest_hex(d.algo, *st);
+      ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
+                 component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(), d.hex.c_str(),
+                 got.c_str());
+      ++rep.checked;
+    }
+    if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
+    if (zero_copy(c)) {
+      decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+      continue;
+    }
+    // Decode without filling the cache, so verify's memory stays bounded
+    // by one object.
+    auto bytes = decode(object, k);
+    ZT_TRY(bytes);
+    owned[k] = std::move(*bytes);
+    decoded[k] = owned[k];
+  }
+  // A file passes verify only if every component can be read.
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  return check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded);
 }
 
 }  // namespace zt

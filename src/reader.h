@@ -56,6 +56,9 @@ class Reader {
 
   // Deep check: digests, decoding, content rules. Thread-safe.
   Result<VerifyReport> verify() const;
+  // The same check of one object, adding its digest counts to `report`.
+  // Every path that copies an object into another file calls it first.
+  Result<void> verify_object(size_t object, VerifyReport& report) const;
 
   // zt_manifest_json: built on first use, then cached.
   const std::string& manifest_json() const;

@@ -52,7 +52,9 @@ Result<std::string> compare_values(const Input& a, size_t ia, size_t ka, const I
   if (x.size() != y.size())
     return "component \"" + p.role + "\": " + std::to_string(x.size()) + " bytes -> " +
            std::to_string(y.size()) + " bytes";
-  if (std::memcmp(x.data(), y.data(), x.size()) == 0) return std::string();
+  // An empty component may have no data pointer at all: memcmp is never
+  // called with one (UB even for length 0).
+  if (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0) return std::string();
   const unsigned step = dtype_width(p.dtype) * part_ratio(p);
   uint64_t differing = 0, first = UINT64_MAX;
   for (uint64_t e = 0; e < x.size() / step; ++e)

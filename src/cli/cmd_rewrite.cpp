@@ -127,6 +127,8 @@ Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& o
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
                        const RewriteOptions& opt, Progress& progress) {
   const Item& it = in.items[i];
+  // Corrupt input is refused, never copied under a fresh digest (issue 24, item 1).
+  ZT_TRY(in.check(i));
   if (opt.densify && it.format != "dense") {
     auto d = densify(in, i);
     ZT_TRY(d);
@@ -237,6 +239,9 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   // Densified objects: their sizes come from decoding, done up front.
   std::vector<std::optional<Densified>> dense(in.items.size());
   for (size_t i = 0; i < in.items.size(); ++i) {
+    // Every object is checked before the output is begun: corrupt input is
+    // refused, never copied (issue 24, item 1).
+    if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
     if (dense_path[i]) continue;
     auto d = densify(in, i);
     if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);

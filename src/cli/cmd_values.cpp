@@ -59,6 +59,8 @@ int run_export(const Args& a) {
   if (!i) return report(i.error());
   const Item& it = (*in)->items[*i];
   const auto role = a.get("--component");
+  // Corrupt input is refused, never exported (issue 24, item 1).
+  if (auto c = (*in)->check(*i); !c) return report(c.error(), a.pos[0]);
 
   std::vector<uint64_t> shape;
   std::string descr;
@@ -95,7 +97,7 @@ int run_export(const Args& a) {
       convert_values(b->view.data(), *fmt, n, values.data());
       descr = fmt->ratio == 2 ? "<c8" : "<f4";
       bytes.owned.resize(n * 4);
-      std::memcpy(bytes.owned.data(), values.data(), n * 4);
+      if (n) std::memcpy(bytes.owned.data(), values.data(), n * 4);  // no NULL pointers at 0
       bytes.view = bytes.owned;
     }
   } else {

@@ -8,6 +8,11 @@ namespace {
 
 class ZtInput final : public Input {
  public:
+  Result<void> check(size_t item) const override {
+    VerifyReport unused;
+    return reader_->verify_object(item, unused);
+  }
+
   Result<Buffer> bytes(size_t item, size_t part) const override {
     const Component& c = reader_->manifest().objects[item].components[part];
     Buffer b;

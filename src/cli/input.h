@@ -59,6 +59,12 @@ class Input {
 
   // Decoded bytes of one component (no decode cache kept).
   virtual Result<Buffer> bytes(size_t item, size_t part) const = 0;
+  // The check every copy passes before its bytes go into another file:
+  // digests over the stored bytes and the content rules (bool bytes,
+  // sparse indices, quantized sizes), as zt verify checks them. A .zt item
+  // goes through Reader::verify_object; a foreign reader checks its content
+  // as it reads the file.
+  virtual Result<void> check(size_t /*item*/) const { return {}; }
   // The Reader for .zt inputs, else nullptr.
   virtual const Reader* reader() const { return nullptr; }
 

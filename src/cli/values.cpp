@@ -121,12 +121,12 @@ Result<Densified> densify(const Input& in, size_t item) {
     std::vector<double> out(*n);
     auto got = decode_object_as<double>(*r, item, out);
     ZT_TRY(got);
-    std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
+    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
   } else {
     std::vector<float> out(*n);
     auto got = decode_object_as<float>(*r, item, out);
     ZT_TRY(got);
-    std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
+    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
   }
   return d;
 }

@@ -30,6 +30,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import zipfile
 
@@ -769,8 +770,179 @@ class Rewrite(Base):
         self.assertEqual(np.load(self.path("pw.npy")).shape, (16 * 64,))
 
 
+def build_zt(objects, blobs=b"", attributes=None):
+    """A 1.2.0 file built byte by byte: header, blobs (offsets are the
+    caller's, counted from the file start, so 64 is the first), manifest,
+    size, footer. `objects` is the manifest's objects map, as written."""
+    import cbor2
+    body = b"ZTEN1000" + b"\0" * 56 + blobs
+    body += b"\0" * (-len(body) % 64)
+    manifest = {"version": "1.2.0", "objects": objects}
+    if attributes is not None:
+        manifest["attributes"] = attributes
+    m = cbor2.dumps(manifest)
+    return body + m + struct.pack("<Q", len(m)) + b"ZTEN1000"
+
+
+def comp(dtype, offset, length, **extra):
+    c = {"dtype": dtype, "offset": offset, "length": length}
+    c.update(extra)
+    return c
+
+
+class Trust(Base):
+    """Issue 24: corrupt and hostile input is refused, never copied, and
+    never costs a hang or a crash."""
+
+    def write(self, name, data):
+        with open(self.path(name), "wb") as f:
+            f.write(data)
+        return name
+
+    def corrupt(self, name, obj, role="data", at=5):
+        m = json.loads(self.zt("dump", "--compact", name).stdout)
+        c = m["objects"][obj]["components"][role]
+        with open(self.path(name), "r+b") as f:
+            f.seek(c["offset"] + at)
+            b = f.read(1)
+            f.seek(c["offset"] + at)
+            f.write(bytes([b[0] ^ 0x01]))
+        return c
+
+    def slurp(self, name):
+        with open(self.path(name), "rb") as f:
+            return f.read()
+
+    def refused_everywhere(self, bad, fragment):
+        """Every command that copies data refuses `bad` with exit 4, leaves
+        no output and leaves the input byte-identical."""
+        before = self.slurp(bad)
+        commands = [
+            ["convert", bad, "out.zt"],
+            ["convert", bad, "out.zt", "--compress"],
+            ["convert", bad, "out.zt", "--digest", "sha256"],
+            ["convert", bad, "out.zt", "--densify"],
+            ["convert", bad, "out.safetensors", "--densify"],
+            ["compress", bad, "-o", "out.zt"],
+            ["compress", bad, "-o", "out.zt", "--auto"],
+            ["decompress", bad, "-o", "out.zt"],
+            ["merge", bad, "-o", "out.zt"],
+            ["compress", bad, "--in-place"],
+            ["decompress", bad, "--in-place"],
+        ]
+        for cmd in commands:
+            p = self.zt(*cmd, code=4)
+            self.assertIn(fragment, p.stderr, cmd)
+            for out in ("out.zt", "out.safetensors"):
+                self.assertFalse(os.path.exists(self.path(out)), (cmd, out))
+            self.assertEqual(self.slurp(bad), before, cmd)
+
+    def test_corrupt_raw_component_is_not_copied(self):
+        self.demo("bad.zt")
+        self.corrupt("bad.zt", "proj.fp8")
+        self.refused_everywhere("bad.zt", 'object "proj.fp8": component "data": xxh3 digest mismatch')
+        self.zt("rm", "bad.zt", "embed.weight", "-o", "out.zt", code=4)
+        self.assertFalse(os.path.exists(self.path("out.zt")))
+        self.zt("rm", "bad.zt", "embed.weight", "-o", "bad.zt", code=4)
+        self.zt("export", "bad.zt", "proj.fp8", "-o", "x.npy", code=4)
+        self.assertFalse(os.path.exists(self.path("x.npy")))
+        # Removing the corrupt object itself copies nothing of it: allowed.
+        self.zt("rm", "bad.zt", "proj.fp8", "-o", "out.zt")
+
+    def test_corrupt_zstd_component_is_not_copied(self):
+        self.demo()
+        self.zt("compress", "demo.zt", "-o", "bad.zt")
+        self.corrupt("bad.zt", "embed.weight", at=20)
+        self.refused_everywhere("bad.zt", 'object "embed.weight": component "data"')
+        self.zt("export", "bad.zt", "embed.weight", "-o", "x.npy", code=4)
+        self.assertFalse(os.path.exists(self.path("x.npy")))
+
+    def test_bool_byte_two_is_not_copied(self):
+        self.write("bad.zt", build_zt({"flags": {"format": "dense", "shape": [4],
+                                                  "components": {"data": comp("bool", 64, 4)}}},
+                                      bytes([0, 1, 2, 1])))
+        self.zt("verify", "bad.zt", code=1)
+        for cmd in (["convert", "bad.zt", "out.zt"], ["compress", "bad.zt", "-o", "out.zt"],
+                    ["convert", "bad.zt", "out.safetensors"], ["export", "bad.zt", "flags", "-o", "x.npy"]):
+            self.zt(*cmd, code=4)
+        for out in ("out.zt", "out.safetensors", "x.npy"):
+            self.assertFalse(os.path.exists(self.path(out)), out)
+
+    def quantized(self, shape, bits, group_size, packing, packed, scales, zeros, packed_dtype="i32"):
+        blobs, objects = b"", {}
+        comps = {}
+        for role, dtype, data in (("packed_weight", packed_dtype, packed), ("scales", "f32", scales),
+                                  ("zeros", "f32", zeros)):
+            at = 64 + len(blobs)
+            comps[role] = comp(dtype, at, len(data))
+            blobs += data + b"\0" * (-len(data) % 64)
+        objects["q"] = {"format": "quantized_group", "shape": shape, "components": comps,
+                        "attributes": {"bits": bits, "group_size": group_size, "packing": packing}}
+        return build_zt(objects, blobs)
+
+    def test_bitstream_size_overflow_is_refused(self):
+        # K * bits wraps 64 bits: one u16 word would claim 2^60 + 1 values a row.
+        k = 2 ** 60 + 1
+        one = np.ones(1, "<f4").tobytes()
+        self.write("q16.zt", self.quantized([1, k], 16, k, "bitstream", b"\1\0", one, one, "u16"))
+        p = self.zt("verify", "q16.zt", code=1)
+        self.assertIn("overflows", p.stdout + p.stderr)
+        self.zt("cat", "q16.zt", "q", code=4)
+        k = 2 ** 62
+        self.write("q4.zt", self.quantized([1, k], 4, -1, "bitstream", b"", one, one, "u16"))
+        self.zt("verify", "q4.zt", code=1)
+        self.zt("cat", "q4.zt", "q", code=4)
+
+    def test_dequantise_empty_k_returns_at_once(self):
+        self.write("k0.zt", self.quantized([2 ** 62, 0], 4, 128, "8_per_i32", b"", b"", b""))
+        self.zt("verify", "k0.zt")
+        t = time.monotonic()
+        self.assertEqual(self.zt("cat", "k0.zt", "q").stdout.splitlines()[-1], "[]")
+        self.assertLess(time.monotonic() - t, 10)
+
+    def test_cat_of_empty_tensors_with_huge_dimensions(self):
+        for i, shape in enumerate(([2 ** 40, 2 ** 40, 0], [0, 2 ** 40])):
+            name = self.write("e%d.zt" % i, build_zt({"e": {"format": "dense", "shape": shape,
+                                                             "components": {"data": comp("f32", 64, 0)}}}))
+            for extra in ([], ["--full"]):
+                t = time.monotonic()
+                self.assertEqual(self.zt("cat", name, "e", *extra).stdout.splitlines()[-1], "[]")
+                self.assertLess(time.monotonic() - t, 10)
+        coo = build_zt({"s": {"format": "sparse_coo", "shape": [2 ** 40, 2 ** 40, 0],
+                              "components": {"values": comp("f32", 64, 0), "coords": comp("u64", 64, 0)}}})
+        self.write("coo.zt", coo)
+        self.assertEqual(self.zt("cat", "coo.zt", "s").stdout.splitlines()[-1], "[]")
+
+    def test_zero_size_data_is_clean(self):
+        # Empty components, raw and zstd: diff, export and densify make no
+        # call with NULL pointers (UBSan runs this group too).
+        objects = {"b": {"format": "dense", "shape": [0, 3], "components": {"data": comp("bf16", 64, 0)}},
+                   "f": {"format": "dense", "shape": [0], "components": {"data": comp("u8", 64, 0,
+                                                                                  type="f8_e4m3fn")}},
+                   "z": {"format": "dense", "shape": [0], "components": {"data": comp("f32", 64, 0)}},
+                   "s": {"format": "sparse_coo", "shape": [4, 4],
+                         "components": {"values": comp("f32", 64, 0), "coords": comp("u64", 64, 0)}}}
+        self.write("empty.zt", build_zt(objects))
+        self.zt("verify", "empty.zt")
+        self.zt("compress", "empty.zt", "-o", "z.zt")
+        self.zt("diff", "empty.zt", "z.zt")
+        for obj, size in (("b", 0), ("f", 0), ("z", 0), ("s", 16)):
+            self.zt("export", "z.zt", obj, "-o", obj + ".npy")
+            self.assertEqual(np.load(self.path(obj + ".npy")).size, size, obj)
+        self.zt("convert", "z.zt", "dense.zt", "--densify")
+        self.zt("convert", "z.zt", "dense.safetensors", "--densify")
+        # A differing value is still a difference.
+        self.write("one.zt", build_zt({"z": {"format": "dense", "shape": [1],
+                                             "components": {"data": comp("f32", 64, 4)}}},
+                                      np.ones(1, "<f4").tobytes()))
+        self.write("two.zt", build_zt({"z": {"format": "dense", "shape": [1],
+                                             "components": {"data": comp("f32", 64, 4)}}},
+                                      np.full(1, 2, "<f4").tobytes()))
+        self.zt("diff", "one.zt", "two.zt", code=1)
+
+
 GROUPS = {"golden": Golden, "exit_codes": ExitCodes, "print": Print, "safetensors": Safetensors, "npy": Npy,
-          "gguf": Gguf, "hostile": Hostile, "rewrite": Rewrite}
+          "gguf": Gguf, "hostile": Hostile, "rewrite": Rewrite, "trust": Trust}
 
 
 def main():

@@ -1,7 +1,9 @@
 // Regression tests of what fuzzing found (fuzz/README.md, "Findings"). Each
 // test states the contract that the finding broke; the reproducers are
 // built here byte by byte so that the tests do not depend on the corpus.
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "cbor_encode.h"
@@ -130,15 +132,18 @@ TEST(Findings, F2_WriterNeverFinishesAFileTheReaderRefuses) {
 // F5: zt_verify must not pass a file whose components cannot be read:
 // 0.1.0 sparse-layout entries are listed, and both mapping their blob and
 // zt_verify give ZT_ERR_UNSUPPORTED, whichever key names the layout.
-Bytes v010_file(std::string_view layout_key, std::string_view layout, std::string_view encoding) {
+// With dense_neighbour, a second entry "d" (dense float32 [2], raw, at 128).
+Bytes v010_file(std::string_view layout_key, std::string_view layout, std::string_view encoding,
+                bool dense_neighbour = false) {
   // The 0.1.0 magic, zeros to offset 64, then the blob. Built at its final
   // size: growing an 8-byte literal vector trips GCC 12's -Warray-bounds.
-  Bytes file(72, 0);
+  Bytes file(dense_neighbour ? 136 : 72, 0);
   const std::string_view magic = "ZTEN0001";
   std::copy(magic.begin(), magic.end(), file.begin());
   for (uint8_t i = 0; i < 8; ++i) file[64 + i] = static_cast<uint8_t>(i + 1);
+  if (dense_neighbour) file[128 + 3] = 0x3F, file[128 + 2] = 0x80;  // 1.0f, then 0.0f
   CborWriter w;
-  w.array(1);
+  w.array(dense_neighbour ? 2 : 1);
   w.map(layout_key.empty() ? 6 : 7);
   w.text("name");
   w.text("s");
@@ -156,6 +161,22 @@ Bytes v010_file(std::string_view layout_key, std::string_view layout, std::strin
   if (!layout_key.empty()) {
     w.text(layout_key);
     w.text(layout);
+  }
+  if (dense_neighbour) {
+    w.map(6);
+    w.text("name");
+    w.text("d");
+    w.text("offset");
+    w.uint(128);
+    w.text("size");
+    w.uint(8);
+    w.text("dtype");
+    w.text("float32");
+    w.text("shape");
+    w.array(1);
+    w.uint(2);
+    w.text("encoding");
+    w.text("raw");
   }
   const Bytes index = w.take();
   file.insert(file.end(), index.begin(), index.end());
@@ -187,6 +208,51 @@ TEST(Findings, F5_V010EncodingNamingTheLayoutFailsMapAndVerifyAlike) {
     EXPECT_EQ(zt_component_map(r, 0, "data", &p, &n), ZT_ERR_UNSUPPORTED) << encoding;
     EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_UNSUPPORTED)
         << encoding << ": verify passed a blob that cannot be mapped";
+  }
+}
+
+// Issue 24, item 12: zt_decode_many applies zt_component_read's rule to an
+// object the reader cannot hand out, in map and copy mode, alone and in a
+// batch whose other requests still succeed.
+TEST(Findings, DecodeManyRefusesWhatReadRefuses) {
+  const Bytes file = v010_file("layout", "csr", "raw", /*dense_neighbour=*/true);
+  for (const uint32_t mode : {uint32_t{ZT_IO_MAP}, uint32_t{ZT_IO_COPY}}) {
+    const std::string path = ::testing::TempDir() + "zt_decode_many_v010.zt";
+    {
+      std::ofstream f(path, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+    }
+    zt_open_options opt;
+    zt_open_options_init(&opt);
+    opt.io_mode = mode;
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open_ex(path.c_str(), &opt, &r), ZT_OK) << zt_last_error();
+    ReaderPtr reader(r);
+    size_t sparse = 0, dense = 0;
+    ASSERT_EQ(zt_object_find(r, "s", &sparse), ZT_OK);
+    ASSERT_EQ(zt_object_find(r, "d", &dense), ZT_OK);
+    uint8_t buf[8];
+    uint64_t n = 0;
+    EXPECT_EQ(zt_component_read(r, sparse, "data", buf, sizeof buf, &n), ZT_ERR_UNSUPPORTED);
+
+    uint8_t a[8] = {}, b[8] = {};
+    zt_decode_request reqs[2];
+    zt_decode_request_init(&reqs[0]);
+    zt_decode_request_init(&reqs[1]);
+    reqs[0].object = sparse, reqs[0].role = "data", reqs[0].dst = a, reqs[0].capacity = sizeof a;
+    reqs[1].object = dense, reqs[1].role = "data", reqs[1].dst = b, reqs[1].capacity = sizeof b;
+    EXPECT_EQ(zt_decode_many(r, reqs, 1, 1), ZT_ERR_UNSUPPORTED) << "alone, mode " << mode;
+    EXPECT_EQ(reqs[0].status, static_cast<uint32_t>(ZT_ERR_UNSUPPORTED));
+    EXPECT_EQ(reqs[0].written, 0u);
+    EXPECT_EQ(zt_decode_many(r, reqs, 2, 2), ZT_ERR_UNSUPPORTED) << "in a batch, mode " << mode;
+    EXPECT_EQ(reqs[0].status, static_cast<uint32_t>(ZT_ERR_UNSUPPORTED));
+    EXPECT_EQ(reqs[1].status, static_cast<uint32_t>(ZT_OK));
+    EXPECT_EQ(reqs[1].written, 8u);
+    float values[2];
+    std::memcpy(values, b, sizeof values);
+    EXPECT_EQ(values[0], 1.0f);
+    EXPECT_EQ(values[1], 0.0f);
+    std::remove(path.c_str());
   }
 }
 
