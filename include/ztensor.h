@@ -215,7 +215,8 @@ typedef struct zt_writer_options {
   int32_t zstd_level;       /* default 3 */
   uint32_t threads;         /* compression threads; 0 = all cores (default); at most 256 */
   uint32_t digest;          /* zt_digest_algo; default ZT_DIGEST_XXH3 */
-  uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB */
+  uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB, 1 KiB to 256 MiB
+                               (ZT_ERR_ARGUMENT outside) */
   double auto_min_ratio;    /* encoding "auto": keep zstd only if stored <= ratio * raw; default 0.9 */
 } zt_writer_options;
 

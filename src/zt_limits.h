@@ -49,6 +49,12 @@
 #define ZT_MAX_THREADS 256
 #endif
 
+// Largest zstd frame a writer makes (zt_writer_options.frame_size): a
+// reader holds one decoded frame per thread, and larger frames buy nothing.
+#ifndef ZT_MAX_FRAME_SIZE
+#define ZT_MAX_FRAME_SIZE (UINT64_C(1) << 28)
+#endif
+
 namespace zt {
 
 struct Limits {
@@ -61,6 +67,7 @@ struct Limits {
   static constexpr uint64_t components = ZT_MAX_COMPONENTS;
   static constexpr uint64_t name_bytes = ZT_MAX_NAME_BYTES;
   static constexpr unsigned threads = ZT_MAX_THREADS;
+  static constexpr uint64_t frame_size = ZT_MAX_FRAME_SIZE;
 };
 
 }  // namespace zt

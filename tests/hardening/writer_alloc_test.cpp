@@ -1,0 +1,198 @@
+// The writer as a state machine (issue 24, item 4): allocation failures
+// injected at every allocation of a sequence of writer calls. Whatever call
+// fails, the writer either rolled that call back or refuses every later call,
+// and it never publishes a file that contradicts the calls that succeeded:
+// a published file verifies and holds exactly the objects whose calls
+// returned ZT_OK, with their bytes. Also: absurd frame sizes are refused at
+// open instead of wrapping (2^61 * capacity was 0 and write spun forever).
+//
+// This binary replaces the global operator new; failures are injected on
+// the test's own thread only (the compression workers allocate too, and a
+// worker that cannot allocate is a different test).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ztensor.h"
+
+namespace {
+
+thread_local bool t_armed = false;
+thread_local long t_countdown = -1;  // the allocation that fails, counted from 0
+thread_local long t_failed = 0;      // allocations failed on purpose
+
+void* allocate(std::size_t n) {
+  if (t_armed && t_countdown >= 0 && t_countdown-- == 0) {
+    ++t_failed;
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return allocate(n); }
+void* operator new[](std::size_t n) { return allocate(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+struct Outcome {
+  bool dense_ok = false, streamed_ok = false, small_ok = false, finish_ok = false;
+};
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i / 5 + seed) % 7);
+  return v;
+}
+
+// The sequence: a zstd dense object in one call, an object streamed in
+// pieces through begin/write/end, a small raw object, finish. Every call is
+// made whatever the earlier ones returned.
+Outcome run_sequence(const std::string& path, long fail_at) {
+  Outcome o;
+  zt_writer_options opt;
+  zt_writer_options_init(&opt);
+  opt.threads = 2;
+  opt.frame_size = 4096;
+  zt_writer* w = nullptr;
+  if (zt_writer_open_ex(path.c_str(), &opt, &w) != ZT_OK) return o;
+  const std::vector<uint8_t> a = pattern(20000, 1), b = pattern(30000, 2), c = pattern(64, 3);
+  const uint64_t sa[1] = {a.size() / 4}, sb[1] = {b.size()}, sc[1] = {c.size()};
+  t_countdown = fail_at;
+  t_armed = true;
+  o.dense_ok = zt_writer_add_dense(w, "a", "f32", sa, 1, a.data(), a.size(), "zstd") == ZT_OK;
+  bool streamed = zt_writer_begin_object(w, "b", "dense", sb, 1) == ZT_OK;
+  streamed = zt_writer_begin_component(w, "data", "u8", nullptr, "zstd", b.size()) == ZT_OK && streamed;
+  for (size_t at = 0; at < b.size(); at += 7000)
+    streamed = zt_writer_write(w, b.data() + at, std::min<size_t>(7000, b.size() - at)) == ZT_OK && streamed;
+  streamed = zt_writer_end_component(w) == ZT_OK && streamed;
+  o.streamed_ok = zt_writer_end_object(w) == ZT_OK && streamed;
+  o.small_ok = zt_writer_add_dense(w, "c", "u8", sc, 1, c.data(), c.size(), nullptr) == ZT_OK;
+  o.finish_ok = zt_writer_finish(w) == ZT_OK;
+  t_armed = false;
+  return o;
+}
+
+std::string temp_path() {
+  return (std::filesystem::path(::testing::TempDir()) / ("zt_writer_alloc_" + std::to_string(::getpid()) + ".zt"))
+      .string();
+}
+
+bool object_equals(zt_reader* r, const char* name, const std::vector<uint8_t>& want) {
+  size_t i = 0;
+  if (zt_object_find(r, name, &i) != ZT_OK) return false;
+  std::vector<uint8_t> got(want.size() + 1);
+  uint64_t n = 0;
+  return zt_component_read(r, i, "data", got.data(), got.size(), &n) == ZT_OK && n == want.size() &&
+         std::equal(want.begin(), want.end(), got.begin());
+}
+
+TEST(WriterAlloc, EveryFailedAllocationLeavesNoContradictingFile) {
+  const std::string path = temp_path();
+  long points = 0;
+  for (long fail_at = 0;; ++fail_at) {
+    std::filesystem::remove(path);
+    t_failed = 0;
+    const Outcome o = run_sequence(path, fail_at);
+    if (t_failed == 0) {
+      // Past the last allocation of the sequence: everything succeeded.
+      EXPECT_TRUE(o.dense_ok && o.streamed_ok && o.small_ok && o.finish_ok);
+      break;
+    }
+    ++points;
+    SCOPED_TRACE("allocation " + std::to_string(fail_at) + " failed");
+    if (!o.finish_ok) {
+      EXPECT_FALSE(std::filesystem::exists(path)) << "a failed finish left a file";
+      continue;
+    }
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open(path.c_str(), &r), ZT_OK) << zt_last_error();
+    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+    size_t expected = 0;
+    for (const auto& [ok, name, bytes] : {std::tuple{o.dense_ok, "a", pattern(20000, 1)},
+                                          std::tuple{o.streamed_ok, "b", pattern(30000, 2)},
+                                          std::tuple{o.small_ok, "c", pattern(64, 3)}}) {
+      size_t i = 0;
+      const bool present = zt_object_find(r, name, &i) == ZT_OK;
+      EXPECT_EQ(present, ok) << "object " << name << (ok ? " was added but is missing" : " failed but is there");
+      if (ok) {
+        EXPECT_TRUE(object_equals(r, name, bytes)) << "object " << name << " differs";
+        ++expected;
+      }
+    }
+    EXPECT_EQ(zt_object_count(r), expected);
+    zt_close(r);
+  }
+  std::filesystem::remove(path);
+  EXPECT_GT(points, 20) << "the sequence made fewer allocations than expected";
+}
+
+TEST(WriterAlloc, PoisonedWriterNamesTheFirstFailure) {
+  const std::string path = temp_path();
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path.c_str(), &w), ZT_OK);
+  const std::vector<uint8_t> b = pattern(30000, 2);
+  const uint64_t sb[1] = {b.size()};
+  ASSERT_EQ(zt_writer_begin_object(w, "b", "dense", sb, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "zstd", b.size()), ZT_OK);
+  t_countdown = 0;
+  t_armed = true;
+  const zt_status s = zt_writer_write(w, b.data(), 100);
+  t_armed = false;
+  ASSERT_EQ(s, ZT_ERR_NOMEM) << zt_last_error();
+  // The bytes of the failed call were counted before it failed: nothing
+  // after it may succeed, and finish must not publish.
+  EXPECT_EQ(zt_writer_write(w, b.data() + 100, b.size() - 100), ZT_ERR_STATE);
+  EXPECT_NE(std::string(zt_last_error()).find("out of memory"), std::string::npos) << zt_last_error();
+  EXPECT_EQ(zt_writer_end_component(w), ZT_ERR_STATE);
+  EXPECT_EQ(zt_writer_finish(w), ZT_ERR_STATE);
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(WriterAlloc, AbsurdFrameSizesAreRefusedAtOpen) {
+  const std::string path = temp_path();
+  for (const uint64_t fs : {uint64_t{1} << 61, uint64_t{1} << 62, UINT64_MAX, (uint64_t{1} << 28) + 1}) {
+    zt_writer_options opt;
+    zt_writer_options_init(&opt);
+    opt.frame_size = fs;
+    zt_writer* w = nullptr;
+    EXPECT_EQ(zt_writer_open_ex(path.c_str(), &opt, &w), ZT_ERR_ARGUMENT) << fs;
+    EXPECT_NE(std::string(zt_last_error()).find("frame size"), std::string::npos) << zt_last_error();
+    if (w) zt_writer_abort(w);
+  }
+  // The largest allowed frame does not reserve itself for a small component.
+  zt_writer_options opt;
+  zt_writer_options_init(&opt);
+  opt.frame_size = uint64_t{1} << 28;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path.c_str(), &opt, &w), ZT_OK) << zt_last_error();
+  const std::vector<uint8_t> small = pattern(16384, 4);
+  const uint64_t shape[1] = {small.size()};
+  ASSERT_EQ(zt_writer_begin_object(w, "s", "dense", shape, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "zstd", small.size()), ZT_OK);
+  ASSERT_EQ(zt_writer_write(w, small.data(), 1000), ZT_OK);
+  ASSERT_EQ(zt_writer_write(w, small.data() + 1000, small.size() - 1000), ZT_OK);
+  ASSERT_EQ(zt_writer_end_component(w), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path.c_str(), &r), ZT_OK);
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_TRUE(object_equals(r, "s", small));
+  zt_close(r);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
