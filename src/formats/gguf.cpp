@@ -260,6 +260,13 @@ Result<void> Parser::metadata(ForeignFile& f, uint64_t count) {
                "%s: GGUF metadata key %llu is empty or not UTF-8", p(), static_cast<ull>(i));
     ZT_FAIL_IF(!seen.insert(*key).second, invalid, "%s: GGUF metadata key \"%s\" appears twice",
                p(), key->c_str());
+    // The reader records the file's version and every key's type under these
+    // two names: a key of the same name would be overwritten, so the file is
+    // refused rather than converted with a value lost (issue 24, item 3).
+    ZT_FAIL_IF(*key == "gguf.types" || *key == "gguf.version", invalid,
+               "%s: GGUF metadata key \"%s\" has the name of the attribute that records the GGUF %s; "
+               "refusing rather than losing either value",
+               p(), key->c_str(), *key == "gguf.types" ? "types" : "version");
     auto type = fixed<uint32_t>(key->c_str());
     ZT_TRY(type);
     std::string type_name;

@@ -655,6 +655,12 @@ class Hostile(Base):
         self.refuse("magic.gguf", b"GGUX" + b"\0" * 40, "no \"GGUF\" magic")
         self.refuse("v1.gguf", build_gguf([], ok_tensor, version=1), "version 1")
         self.refuse("v9.gguf", build_gguf([], ok_tensor, version=9), "version 9")
+        # Keys with the names of the attributes the reader adds are refused,
+        # not overwritten (issue 24, item 3).
+        self.refuse("kv.gguf", build_gguf([("gguf.version", GGUF_STRING, "mine")], ok_tensor),
+                    'metadata key "gguf.version" has the name of the attribute')
+        self.refuse("kt.gguf", build_gguf([("gguf.types", GGUF_STRING, "mine")], ok_tensor),
+                    'metadata key "gguf.types" has the name of the attribute')
         self.refuse("be.gguf", b"GGUF" + struct.pack(">I", 3) + b"\0" * 40, "big-endian")
         self.refuse("count.gguf", b"GGUF" + struct.pack("<IQQ", 3, 2 ** 60, 0) + b"\0" * 64, "more than the")
         self.refuse("kvcount.gguf", b"GGUF" + struct.pack("<IQQ", 3, 0, 2 ** 40) + b"\0" * 64, "more than the")
