@@ -95,6 +95,15 @@ Result<void> zstd_decode_exact(std::span<const uint8_t> src, std::span<uint8_t> 
   return {};
 }
 
+uint64_t zstd_most_decoded(uint64_t stored_bytes) {
+  // Every block of a frame starts with a 3-byte header and regenerates at most
+  // ZSTD_BLOCKSIZE_MAX (128 KiB) bytes, so n stored bytes hold at most n / 3
+  // blocks: a declared content size above that is a claim the data cannot
+  // back (issue 24, item 7).
+  const uint64_t blocks = stored_bytes / 3 + 1;
+  return blocks > UINT64_MAX / ZSTD_BLOCKSIZE_MAX ? UINT64_MAX : blocks * ZSTD_BLOCKSIZE_MAX;
+}
+
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total) {
   std::vector<ZstdFrame> frames;
   uint64_t pos = 0, sum = 0;
@@ -104,6 +113,7 @@ std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t t
     if (ZSTD_isError(fsize)) return {};
     const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
     if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return {};
+    if (csize > zstd_most_decoded(fsize)) return {};
     if (__builtin_add_overflow(sum, csize, &sum) || sum > total) return {};
     frames.push_back(ZstdFrame{pos, fsize, csize});
     pos += fsize;
@@ -120,6 +130,7 @@ std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src) {
     if (ZSTD_isError(fsize)) return std::nullopt;
     const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
     if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
+    if (csize > zstd_most_decoded(fsize)) return std::nullopt;  // not believed: decoded as it grows
     if (__builtin_add_overflow(sum, csize, &sum)) return std::nullopt;
     pos += fsize;
   }

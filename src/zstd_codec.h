@@ -24,12 +24,19 @@ struct ZstdFrame {
   uint64_t content_size = 0;  // from the frame header
 };
 
-// The frames of `src` when every frame records its content size and the
-// sizes add up to `total`; empty otherwise (decode it as one stream then).
+// The most bytes `stored_bytes` of zstd frames can regenerate (each block
+// has a 3-byte header and regenerates at most 128 KiB): a declared size
+// above it is not believed.
+uint64_t zstd_most_decoded(uint64_t stored_bytes);
+
+// The frames of `src` when every frame records a content size its own bytes
+// can back and the sizes add up to `total`; empty otherwise (decode it as one
+// stream then, into a buffer that grows with the delivered bytes).
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total);
 
 // Sum of the content sizes the frames of `src` declare; nullopt if a frame
-// declares none (or the data is not zstd). Lets a reader compare a claimed
+// declares none, declares more than its bytes can regenerate, or the data is
+// not zstd. Lets a reader compare a claimed
 // decoded size with the data before allocating it.
 std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src);
 

@@ -919,6 +919,23 @@ class Trust(Base):
         self.write("coo.zt", coo)
         self.assertEqual(self.zt("cat", "coo.zt", "s").stdout.splitlines()[-1], "[]")
 
+    def test_zstd_claims_are_believed_only_as_shown(self):
+        # One complete frame declaring 2 GiB (equal to uncompressed_length)
+        # whose only block, the last, is 128 KiB of RLE: 17 bytes cannot hold 2 GiB, so the
+        # claim is not believed and nothing near it is allocated.
+        n = 2 ** 31
+        frame = (b"\x28\xb5\x2f\xfd" + bytes([0xE0]) + struct.pack("<Q", n) +
+                 ((131072 << 3) | (1 << 1) | 1).to_bytes(3, "little") + b"\0")
+        self.write("claim.zt", build_zt({"w": {"format": "dense", "shape": [n], "components": {
+            "data": comp("u8", 64, len(frame), encoding="zstd", uncompressed_length=n)}}}, frame))
+        import resource
+        self.zt("verify", "claim.zt", code=1)
+        self.zt("cat", "claim.zt", "w", code=4)
+        self.zt("export", "claim.zt", "w", "-o", "w.npy", code=4)
+        self.zt("convert", "claim.zt", "out.zt", code=4)
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.assertLess(peak_mib, 200, "a 2 GiB claim in 17 bytes cost %d MiB" % peak_mib)
+
     def test_zero_size_data_is_clean(self):
         # Empty components, raw and zstd: diff, export and densify make no
         # call with NULL pointers (UBSan runs this group too).
