@@ -320,9 +320,11 @@ Result<ForeignFile> read_npz(const std::string& path) {
   // Whether the file itself can be read is settled first: after that, every
   // complaint of libzip (a read past a lying central directory included) is
   // about the archive's bytes.
+  uint64_t file_size = 0;
   {
     auto probe = Source::open_file(path, Source::Mode::copy);
     ZT_TRY(probe);
+    file_size = probe->size();
   }
   int code = 0;
   zip_t* raw = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
@@ -337,6 +339,23 @@ Result<ForeignFile> read_npz(const std::string& path) {
   const std::unique_ptr<zip_t, void (*)(zip_t*)> archive(raw, [](zip_t* z) { zip_discard(z); });
   const zip_int64_t n = zip_get_num_entries(raw, 0);
   ZT_FAIL_IF(n < 0, format, "%s: cannot list the archive", p);
+  // Entries whose compressed bytes overlap (a non-recursive zip bomb: many
+  // central-directory entries pointing at the same data, which libzip's
+  // consistency check accepts) are refused before anything is inflated:
+  // entries that do not overlap cannot together claim more compressed bytes
+  // than the file holds (issue 24, item 8).
+  uint64_t compressed = 0;
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    ZT_FAIL_IF(zip_stat_index(raw, static_cast<zip_uint64_t>(i), 0, &st) != 0, format,
+               "%s: member %lld: %s", p, static_cast<long long>(i), zip_strerror(raw));
+    if (!(st.valid & ZIP_STAT_COMP_SIZE)) continue;  // refused below if it is an array
+    ZT_FAIL_IF(__builtin_add_overflow(compressed, st.comp_size, &compressed) || compressed > file_size, invalid,
+               "%s: its %lld entries claim more compressed bytes than the %llu bytes of the file: entries "
+               "overlap (a zip bomb)",
+               p, static_cast<long long>(n), static_cast<ull>(file_size));
+  }
   std::unordered_set<std::string> names;
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
