@@ -22,15 +22,23 @@ T load(const uint8_t* p) {
   return v;
 }
 
-Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes) {
+}  // namespace
+
+Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes, uint64_t first) {
   for (size_t i = 0; i < bytes.size(); ++i) {
     if (bytes[i] > 1) {
-      return make_error(Status::invalid, "%s: bool byte 0x%02x at element %zu is neither 0x00 nor 0x01",
-                        where(o, c).c_str(), bytes[i], i);
+      return make_error(Status::invalid, "%s: bool byte 0x%02x at element %llu is neither 0x00 nor 0x01",
+                        where(o, c).c_str(), bytes[i], static_cast<unsigned long long>(first + i));
     }
   }
   return {};
 }
+
+bool content_needs_whole_components(const Object& o) {
+  return o.format == "sparse_csr" || o.format == "sparse_coo" || o.format == "quantized_group";
+}
+
+namespace {
 
 struct Indexed {
   const Component* c;

@@ -15,6 +15,14 @@ namespace zt {
 Result<void> check_content(const cbor::Document& doc, bool legacy, const Object& o,
                            std::span<const std::span<const uint8_t>> decoded);
 
+// Bool bytes are 0 or 1; `bytes` are elements [first, first + size) of c,
+// so a window of a streamed component names the element it failed at.
+Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes, uint64_t first = 0);
+
+// Whether the object's content rules need whole decoded components (sparse
+// structure, quantized sizes). Other objects are verified a window at a time.
+bool content_needs_whole_components(const Object& o);
+
 // Index element k of an integer component as a signed 128-bit value.
 __int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k);
 

@@ -292,9 +292,52 @@ Result<VerifyReport> Reader::verify() const {
   return rep;
 }
 
+// One component of an object whose content rules need no whole component:
+// decodes it (when it must be decoded) a window at a time, checking its size
+// and bool bytes, so verify holds one window whatever the component decodes
+// to (issue 24, item 7).
+Result<uint64_t> Reader::verify_streamed(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  const bool bools = c.dtype == DType::boolean && manifest_.generation == Generation::v1;
+  if (zero_copy(c)) {
+    if (bools) ZT_TRY(check_bool(o, c, std::span<const uint8_t>(source_.base() + c.offset, c.length)));
+    return c.length;
+  }
+  if (c.encoding != Encoding::zstd) {
+    // Raw data that is not mapped (copy mode, legacy big-endian): as large as
+    // its stored bytes, which the digest check has read already.
+    auto bytes = decode(object, component);
+    ZT_TRY(bytes);
+    if (bools) ZT_TRY(check_bool(o, c, *bytes));
+    return bytes->size();
+  }
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status != Status::not_found) return std::move(n).error();
+  std::vector<uint8_t> scratch;
+  auto src = stored(c, scratch);
+  ZT_TRY(src);
+  const std::string w = component_where(o, c);
+  uint64_t at = 0;
+  auto total = zstd_decode_visit(*src, n ? *n : max_decoded_, w, [&](std::span<const uint8_t> window) -> Result<void> {
+    if (bools) ZT_TRY(check_bool(o, c, window, at));
+    at += window.size();
+    return {};
+  });
+  if (!total && total.error().status == Status::limit && n)
+    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(), static_cast<ull>(*n));
+  ZT_TRY(total);
+  ZT_FAIL_IF(n && *total != *n, invalid, "%s: zstd data decodes to %llu bytes, expected %llu", w.c_str(),
+             static_cast<ull>(*total), static_cast<ull>(*n));
+  return *total;
+}
+
 Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
   ZT_FAIL_IF(object >= manifest_.objects.size(), not_found, "object index %zu is out of range", object);
   const Object& o = manifest_.objects[object];
+  // Objects whose content rules need whole components (sparse, quantized)
+  // are decoded whole; every other object is checked a window at a time.
+  const bool whole = content_needs_whole_components(o);
   std::vector<uint8_t> scratch;
   std::vector<std::vector<uint8_t>> owned(o.components.size());
   std::vector<std::span<const uint8_t>> decoded(o.components.size());
@@ -303,6 +346,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
     const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
     if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
       ++rep.unchecked;
+      if (d.algo == DigestAlgo::unknown) ++rep.unknown_algorithm;
     } else {
       auto st = stored(c, scratch);
       ZT_TRY(st);
@@ -311,10 +355,18 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
                  component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(), d.hex.c_str(),
                  got.c_str());
       ++rep.checked;
+      ++rep.by_algorithm[static_cast<size_t>(d.algo)];
     }
     if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
+    if (!whole) {
+      auto size = verify_streamed(object, k);
+      ZT_TRY(size);
+      ++rep.components, rep.decoded_bytes += *size;
+      continue;
+    }
     if (zero_copy(c)) {
       decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+      ++rep.components, rep.decoded_bytes += c.length;
       continue;
     }
     // Decode without filling the cache, so verify's memory stays bounded
@@ -323,9 +375,11 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
     ZT_TRY(bytes);
     owned[k] = std::move(*bytes);
     decoded[k] = owned[k];
+    ++rep.components, rep.decoded_bytes += decoded[k].size();
   }
   // A file passes verify only if every component can be read.
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  if (!whole) return {};  // its bool bytes were checked window by window
   return check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded);
 }
 

@@ -23,8 +23,12 @@ struct OpenOptions {
 };
 
 struct VerifyReport {
-  uint64_t checked = 0;    // components whose digest was computed and matched
-  uint64_t unchecked = 0;  // components without a digest, or of an unknown algorithm
+  uint64_t checked = 0;            // components whose digest was computed and matched
+  uint64_t unchecked = 0;          // components without a digest, or of an unknown algorithm
+  uint64_t unknown_algorithm = 0;  // of the unchecked: a digest of an algorithm not known here
+  uint64_t by_algorithm[5] = {};   // checked digests, indexed by DigestAlgo
+  uint64_t components = 0;         // components checked (decoded) in full
+  uint64_t decoded_bytes = 0;      // their decoded size
 };
 
 class Reader {
@@ -66,6 +70,7 @@ class Reader {
   uint64_t max_decoded_bytes() const { return max_decoded_; }
 
  private:
+  Result<uint64_t> verify_streamed(size_t object, size_t component) const;
   struct Slot;
   Reader();
   static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);

@@ -155,6 +155,31 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::v
   return {};
 }
 
+Result<uint64_t> zstd_decode_visit(std::span<const uint8_t> src, uint64_t limit, const std::string& where,
+                                   const std::function<Result<void>(std::span<const uint8_t>)>& visit) {
+  ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());
+  ZSTD_DCtx* d = thread_dctx();
+  ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  std::vector<uint8_t> window(ZSTD_DStreamOutSize());
+  ZSTD_inBuffer in{src.data(), src.size(), 0};
+  uint64_t total = 0;
+  size_t ret = 1;
+  // Until every input byte is consumed and the decoder holds nothing more.
+  while (in.pos < in.size || ret != 0) {
+    ZSTD_outBuffer o{window.data(), window.size(), 0};
+    const size_t before = in.pos;
+    ret = ZSTD_decompressStream(d, &o, &in);
+    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(), ZSTD_getErrorName(ret));
+    total += o.pos;
+    ZT_FAIL_IF(total > limit, limit, "%s: zstd data decodes to more than %llu bytes", where.c_str(),
+               static_cast<ull>(limit));
+    if (o.pos) ZT_TRY(visit(std::span<const uint8_t>(window.data(), o.pos)));
+    ZT_FAIL_IF(o.pos == 0 && in.pos == before && ret != 0, invalid, "%s: zstd frame is truncated", where.c_str());
+  }
+  return total;
+}
+
 Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
                                                  const std::string& where) {
   ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,13 @@ struct ZstdFrame {
   uint64_t src_size = 0;
   uint64_t content_size = 0;  // from the frame header
 };
+
+// Decodes `src` (one or more frames) a window at a time, handing each window
+// of decoded bytes to `visit`; at most `limit` bytes in all. Returns the
+// decoded size. Memory: one window (ZSTD_DStreamOutSize(), 128 KiB), whatever
+// the data decodes to, so a verify of any component stays bounded.
+Result<uint64_t> zstd_decode_visit(std::span<const uint8_t> src, uint64_t limit, const std::string& where,
+                                   const std::function<Result<void>(std::span<const uint8_t>)>& visit);
 
 // The most bytes `stored_bytes` of zstd frames can regenerate (each block
 // has a 3-byte header and regenerates at most 128 KiB): a declared size

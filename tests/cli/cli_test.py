@@ -936,6 +936,30 @@ class Trust(Base):
         peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         self.assertLess(peak_mib, 200, "a 2 GiB claim in 17 bytes cost %d MiB" % peak_mib)
 
+    def test_verify_holds_a_window_not_the_component(self):
+        # An honest 64 KiB component that decodes to 2 GiB of zeros: verify
+        # (and the check before a copy) decodes it a window at a time.
+        import resource
+        import zstandard
+        n = 2 ** 31
+        chunk = bytes(1 << 20)
+        c = zstandard.ZstdCompressor(level=1).compressobj(size=n)
+        stored = b"".join(c.compress(chunk) for _ in range(n // len(chunk))) + c.flush()
+        self.assertLess(len(stored), 1 << 20)
+        self.write("zeros.zt", build_zt({"w": {"format": "dense", "shape": [n], "components": {
+            "data": comp("u8", 64, len(stored), encoding="zstd", uncompressed_length=n)}}}, stored))
+        out = self.zt("verify", "zeros.zt").stdout
+        self.assertIn("1 decoded (2.00 GiB)", out)
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.assertLess(peak_mib, 200, "verify of 2 GiB of zeros held %d MiB" % peak_mib)
+        # A bool component streamed the same way still has its bytes checked.
+        bad = bytes(200000) + b"\x02" + bytes(100)
+        z = zstandard.ZstdCompressor(level=1).compress(bad)
+        self.write("bools.zt", build_zt({"b": {"format": "dense", "shape": [len(bad)], "components": {
+            "data": comp("bool", 64, len(z), encoding="zstd", uncompressed_length=len(bad))}}}, z))
+        p = self.zt("verify", "bools.zt", code=1)
+        self.assertIn("bool byte 0x02 at element 200000", p.stdout)
+
     def test_zero_size_data_is_clean(self):
         # Empty components, raw and zstd: diff, export and densify make no
         # call with NULL pointers (UBSan runs this group too).
