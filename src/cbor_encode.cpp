@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "cbor_value.h"
+
 namespace zt {
 
 template <typename F>
@@ -47,6 +49,66 @@ void CborWriter::boolean(bool v) {
 }
 void CborWriter::null() {
   head([&](unsigned char* b, size_t n) { return cbor_encode_null(b, n); });
+}
+void CborWriter::undefined() {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_undef(b, n); });
+}
+void CborWriter::negint(uint64_t v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_negint(v, b, n); });
+}
+void CborWriter::simple(uint8_t v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_ctrl(v, b, n); });
+}
+
+void encode_value(const cbor::Document& doc, uint32_t i, CborWriter& w) {
+  const cbor::Node& n = doc.node(i);
+  switch (n.kind) {
+    case cbor::Kind::null: return w.null();
+    case cbor::Kind::undefined: return w.undefined();
+    case cbor::Kind::simple: return w.simple(static_cast<uint8_t>(n.u));
+    case cbor::Kind::boolean: return w.boolean(n.flag);
+    case cbor::Kind::uint: return w.uint(n.u);
+    case cbor::Kind::negint: return w.negint(n.u);
+    case cbor::Kind::float_: return w.f64(n.f);
+    case cbor::Kind::text: return w.text(n.str);
+    case cbor::Kind::bytes: return w.bytes(n.str);
+    case cbor::Kind::array: {
+      w.array(n.count);
+      uint32_t k = cbor::Document::first_child(i);
+      for (uint32_t c = 0; c < n.count; ++c, k = doc.next(k)) encode_value(doc, k, w);
+      return;
+    }
+    case cbor::Kind::map: {
+      w.map(n.count);
+      uint32_t k = cbor::Document::first_child(i);
+      for (uint32_t c = 0; c < 2 * n.count; ++c, k = doc.next(k)) encode_value(doc, k, w);
+      return;
+    }
+  }
+}
+
+namespace {
+
+size_t depth_of(const cbor::Document& doc, uint32_t i) {
+  const cbor::Node& n = doc.node(i);
+  if (n.kind != cbor::Kind::array && n.kind != cbor::Kind::map) return 0;
+  const uint32_t items = n.kind == cbor::Kind::map ? 2 * n.count : n.count;
+  size_t deepest = 0;
+  uint32_t k = cbor::Document::first_child(i);
+  for (uint32_t c = 0; c < items; ++c, k = doc.next(k)) deepest = std::max(deepest, depth_of(doc, k));
+  return deepest + 1;
+}
+
+}  // namespace
+
+Result<void> check_attribute_map(std::span<const uint8_t> bytes, size_t max_depth) {
+  auto doc = cbor::decode(bytes);
+  if (!doc) return make_error(Status::argument, "attributes: %s", doc.error().message.c_str());
+  ZT_FAIL_IF(doc->node(0).kind != cbor::Kind::map, argument, "attributes must be a CBOR map");
+  const size_t depth = depth_of(*doc, 0);
+  ZT_FAIL_IF(depth > max_depth, limit, "attributes nest %zu levels deep, more than the %zu allowed here", depth,
+             max_depth);
+  return {};
 }
 
 namespace {

@@ -11,6 +11,10 @@
 
 namespace zt {
 
+namespace cbor {
+class Document;
+}
+
 class CborWriter {
  public:
   void map(size_t pairs);
@@ -22,6 +26,9 @@ class CborWriter {
   void f64(double v);
   void boolean(bool v);
   void null();
+  void undefined();
+  void negint(uint64_t n);  // the CBOR negative integer -1 - n (down to -2^64)
+  void simple(uint8_t v);   // a simple value other than false, true, null, undefined
   // Appends bytes that already are one encoded CBOR item.
   void raw(std::span<const uint8_t> item) { out_.insert(out_.end(), item.begin(), item.end()); }
 
@@ -33,6 +40,18 @@ class CborWriter {
   void head(F&& encode);
   std::vector<uint8_t> out_;
 };
+
+// Encodes the value at `node` of `doc`, with everything under it, again:
+// the same value (integers from -2^64 to 2^64 - 1 exactly, floats as doubles
+// holding the same value, NaN and infinities included, byte strings, text,
+// undefined and simple values as they were). Attributes are copied this way
+// from file to file, never through JSON.
+void encode_value(const cbor::Document& doc, uint32_t node, CborWriter& w);
+
+// Checks that `cbor` is one well-formed CBOR map with text keys, nested at
+// most max_depth deep (the map counts as 1): what a writer may store as
+// attributes. Status::argument otherwise.
+Result<void> check_attribute_map(std::span<const uint8_t> cbor, size_t max_depth);
 
 // Parses JSON text that must be an object and encodes it as a CBOR map:
 // integers stay integers, floats are doubles, {"$bytes": "<base64>"} is a

@@ -1,5 +1,7 @@
 #include "manifest.h"
 
+#include "cbor_encode.h"
+
 #include <charconv>
 #include <cstring>
 
@@ -709,6 +711,16 @@ Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes)
   auto doc = cbor::decode(bytes);
   ZT_TRY(doc);
   return parse_manifest(gen, std::move(*doc));
+}
+
+std::vector<uint8_t> encode_attributes(const cbor::Document& doc, const Attributes& a) {
+  CborWriter w;
+  w.map(a.entries.size());
+  for (const Attribute& e : a.entries) {
+    w.text(e.key);
+    encode_value(doc, e.node, w);
+  }
+  return w.take();
 }
 
 }  // namespace zt

@@ -111,4 +111,9 @@ std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b);
 // exact hex length; crc32c may carry a 0x prefix. Returns the error text.
 std::optional<std::string> digest_text_problem(std::string_view digest);
 
+// The attributes as one encoded CBOR map, every value exactly as the reader
+// holds it (cbor_encode.h, encode_value): how attributes travel from file to
+// file.
+std::vector<uint8_t> encode_attributes(const cbor::Document& doc, const Attributes& a);
+
 }  // namespace zt

@@ -522,6 +522,15 @@ Result<void> Writer::set_file_attributes_json(std::string_view json) {
   });
 }
 
+Result<void> Writer::set_file_attributes_cbor(std::span<const uint8_t> cbor) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    ZT_TRY(impl_->usable());
+    ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 1));
+    impl_->file_attributes.assign(cbor.begin(), cbor.end());
+    return {};
+  });
+}
+
 Result<void> Writer::begin_object(std::string_view name, std::string_view format, std::span<const uint64_t> shape) {
   return guarded(*impl_, [&]() -> Result<void> {
     Impl& s = *impl_;
@@ -552,6 +561,17 @@ Result<void> Writer::set_object_attributes_json(std::string_view json) {
     auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 3);
     ZT_TRY(cbor);
     s.current.attributes = std::move(*cbor);
+    return {};
+  });
+}
+
+Result<void> Writer::set_object_attributes_cbor(std::span<const uint8_t> cbor) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::object, state, "no object is begun: call zt_writer_begin_object first");
+    ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 3));
+    s.current.attributes.assign(cbor.begin(), cbor.end());
     return {};
   });
 }

@@ -36,10 +36,14 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   Result<void> set_file_attributes_json(std::string_view json);
+  // Attributes as an encoded CBOR map (text keys), stored as given: what a
+  // copy from another .zt file passes, so every value survives exactly.
+  Result<void> set_file_attributes_cbor(std::span<const uint8_t> cbor);
   Result<void> add_dense(std::string_view name, std::string_view dtype, std::span<const uint64_t> shape,
                          std::span<const uint8_t> data, std::string_view encoding);
   Result<void> begin_object(std::string_view name, std::string_view format, std::span<const uint64_t> shape);
   Result<void> set_object_attributes_json(std::string_view json);
+  Result<void> set_object_attributes_cbor(std::span<const uint8_t> cbor);
   Result<void> add_component(std::string_view role, std::string_view dtype, std::optional<std::string_view> type,
                              std::span<const uint8_t> data, std::string_view encoding);
   Result<void> begin_component(std::string_view role, std::string_view dtype, std::optional<std::string_view> type,

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cbor_encode.h"
+#include "cbor_value.h"
 #include "commands.h"
 #include "content.h"
 #include "input.h"
@@ -124,6 +126,46 @@ Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& o
   return out;
 }
 
+// `attributes` (an encoded CBOR map, or empty for none) with `key` set to the
+// text `value`: in place if the key is there, else appended.
+Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& attributes, std::string_view key,
+                                                 std::string_view value) {
+  cbor::Document doc;
+  uint32_t pairs = 0;
+  if (!attributes.empty()) {
+    auto d = cbor::decode(attributes);
+    ZT_TRY(d);
+    doc = std::move(*d);
+    pairs = doc.root().count;
+  }
+  bool replaced = false;
+  CborWriter out;
+  std::vector<uint8_t> body;
+  {
+    CborWriter w;
+    uint32_t k = cbor::Document::first_child(0);
+    for (uint32_t p = 0; p < pairs; ++p) {
+      const uint32_t v = doc.next(k);
+      w.text(doc.node(k).str);
+      if (doc.node(k).str == key) {
+        w.text(value);
+        replaced = true;
+      } else {
+        encode_value(doc, v, w);
+      }
+      k = doc.next(v);
+    }
+    if (!replaced) {
+      w.text(key);
+      w.text(value);
+    }
+    body = w.take();
+  }
+  out.map(pairs + (replaced ? 0 : 1));
+  out.raw(body);
+  return out.take();
+}
+
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
                        const RewriteOptions& opt, Progress& progress) {
   const Item& it = in.items[i];
@@ -133,9 +175,10 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     auto d = densify(in, i);
     ZT_TRY(d);
     ZT_TRY(w.begin_object(name, "dense", it.shape));
-    Json attrs = it.attributes;
-    attrs["densified_from"] = it.format;
-    ZT_TRY(w.set_object_attributes_json(dump_json(attrs)));
+    auto attrs = with_text_attribute(it.has_attributes ? it.attributes_cbor : std::vector<uint8_t>(),
+                                     "densified_from", it.format);
+    ZT_TRY(attrs);
+    ZT_TRY(w.set_object_attributes_cbor(*attrs));
     const std::string enc = opt.encode == Encode::keep ? "raw" : encoding_for(Part{}, opt.encode);
     ZT_TRY(w.begin_component("data", d->dtype, d->type, enc, d->bytes.size()));
     ZT_TRY(write_pieces(w, d->bytes, progress));
@@ -143,7 +186,8 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     return w.end_object();
   }
   ZT_TRY(w.begin_object(name, it.format, it.shape));
-  if (it.has_attributes) ZT_TRY(w.set_object_attributes_json(dump_json(it.attributes)));
+  // CBOR to CBOR: every attribute value survives exactly (issue 24, item 2).
+  if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
   for (size_t k = 0; k < it.parts.size(); ++k) {
     const Part& p = it.parts[k];
     auto b = in.bytes(i, k);
@@ -182,12 +226,15 @@ struct Planned {
   std::string name;
 };
 
+// `attributes`: the file attributes as an encoded CBOR map (an empty map,
+// or none, writes none).
 Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
-                      const Json* attributes, const RewriteOptions& opt, const char* label) {
+                      const std::vector<uint8_t>* attributes, const RewriteOptions& opt, const char* label) {
   auto w = Writer::open(out, opt.writer);
   if (!w) return qualified(std::move(w).error(), out);
-  if (attributes && !attributes->empty()) {
-    auto a = (*w)->set_file_attributes_json(dump_json(*attributes));
+  constexpr uint8_t kEmptyMap = 0xA0;
+  if (attributes && !attributes->empty() && !(attributes->size() == 1 && (*attributes)[0] == kEmptyMap)) {
+    auto a = (*w)->set_file_attributes_cbor(*attributes);
     if (!a) return qualified(std::move(a).error(), out);
   }
   uint64_t total = 0;
@@ -293,8 +340,8 @@ std::vector<Planned> all_of(const Input& in) {
   return plan;
 }
 
-const Json* file_attributes(const Input& in) {
-  return in.has_attributes ? &in.attributes : nullptr;
+const std::vector<uint8_t>* file_attributes(const Input& in) {
+  return in.has_attributes ? &in.attributes_cbor : nullptr;
 }
 
 // Errors of write_zt and write_st name their file already.
@@ -412,19 +459,37 @@ int run_merge(const Args& a) {
       plan.push_back({&in, i, name});
     }
   }
-  // File attributes: the first input that sets a key wins; conflicts are told.
-  Json attrs = Json::object();
-  std::unordered_set<std::string> keys;
-  for (const auto& in : inputs)
-    for (const auto& [k, v] : in->attributes.items()) {
-      if (keys.insert(k).second) {
-        attrs.get_ref<Json::object_t&>().emplace_back(k, v);
-      } else if (attrs[k] != v) {
-        std::fprintf(stderr,
-                     "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
-                     k.c_str(), in->path.c_str());
+  // File attributes: the first input that sets a key wins; conflicts are
+  // told. Values are compared and copied as CBOR, exactly.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> kept;
+  std::unordered_map<std::string, size_t> kept_at;
+  for (const auto& in : inputs) {
+    if (!in->has_attributes || in->attributes_cbor.empty()) continue;
+    auto doc = cbor::decode(in->attributes_cbor);
+    if (!doc) return report(doc.error(), in->path);
+    uint32_t k = cbor::Document::first_child(0);
+    for (uint32_t p = 0; p < doc->root().count; ++p) {
+      const uint32_t v = doc->next(k);
+      const std::string key(doc->node(k).str);
+      CborWriter value;
+      encode_value(*doc, v, value);
+      if (const auto at = kept_at.find(key); at == kept_at.end()) {
+        kept_at.emplace(key, kept.size());
+        kept.emplace_back(key, value.take());
+      } else if (kept[at->second].second != value.bytes()) {
+        std::fprintf(stderr, "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
+                     key.c_str(), in->path.c_str());
       }
+      k = doc->next(v);
     }
+  }
+  CborWriter merged;
+  merged.map(kept.size());
+  for (const auto& [key, value] : kept) {
+    merged.text(key);
+    merged.raw(value);
+  }
+  const std::vector<uint8_t> attrs = merged.take();
   auto w = write_zt(*out, plan, &attrs, opt, "merge");
   if (!w) return fail(w);
   std::fprintf(stderr, "wrote %s: %zu objects from %zu files\n", out->c_str(), plan.size(),

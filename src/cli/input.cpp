@@ -1,6 +1,8 @@
 #include "input.h"
 
+#include "cbor_encode.h"
 #include "validate.h"
+#include "zt_limits.h"
 
 namespace zt::cli {
 
@@ -42,6 +44,7 @@ class ZtInput final : public Input {
     in->file_size = in->reader_->file_size();
     in->has_attributes = m.attributes.present;
     in->attributes = attributes_to_json(m.doc, m.attributes);
+    if (m.attributes.present) in->attributes_cbor = encode_attributes(m.doc, m.attributes);
     for (const Object& o : m.objects) {
       Item it;
       it.name = o.name;
@@ -49,6 +52,7 @@ class ZtInput final : public Input {
       it.shape = o.shape;
       it.has_attributes = o.attributes.present;
       it.attributes = attributes_to_json(m.doc, o.attributes);
+      if (o.attributes.present) it.attributes_cbor = encode_attributes(m.doc, o.attributes);
       for (const Component& c : o.components) {
         Part p;
         p.role = c.role;
@@ -142,7 +146,25 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
 Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
   const formats::FileKind k = formats::kind_from_path(path);
   if (k == formats::FileKind::zt || k == formats::FileKind::unknown) return ZtInput::open(path);
-  return ForeignInput::open(path);
+  auto in = ForeignInput::open(path);
+  ZT_TRY(in);
+  // Foreign readers describe their metadata as JSON values; copies carry
+  // CBOR, so it is encoded once here.
+  auto encode = [&](const Json& j, size_t depth) -> Result<std::vector<uint8_t>> {
+    return json_object_to_cbor(dump_json(j), depth);
+  };
+  if ((*in)->has_attributes) {
+    auto c = encode((*in)->attributes, Limits::cbor_depth - 1);
+    ZT_TRY(c);
+    (*in)->attributes_cbor = std::move(*c);
+  }
+  for (Item& it : (*in)->items)
+    if (it.has_attributes) {
+      auto c = encode(it.attributes, Limits::cbor_depth - 3);
+      ZT_TRY(c);
+      it.attributes_cbor = std::move(*c);
+    }
+  return in;
 }
 
 std::optional<size_t> Input::find(std::string_view name) const {

@@ -32,8 +32,9 @@ struct Item {
   std::string name;
   std::string format;
   std::vector<uint64_t> shape;
-  Json attributes = Json::object();
+  Json attributes = Json::object();  // for people (info, dump); copies use attributes_cbor
   bool has_attributes = false;
+  std::vector<uint8_t> attributes_cbor;  // the same, one encoded CBOR map, exact
   std::vector<Part> parts;
 
   const Part* find(std::string_view role) const;
@@ -71,8 +72,9 @@ class Input {
   std::string path;
   formats::FileKind kind = formats::FileKind::zt;
   std::string version;  // the .zt version, or the foreign kind
-  Json attributes = Json::object();
+  Json attributes = Json::object();  // for people (info, dump); copies use attributes_cbor
   bool has_attributes = false;
+  std::vector<uint8_t> attributes_cbor;  // the same, one encoded CBOR map, exact
   std::vector<Item> items;
   uint64_t file_size = 0;
 

@@ -960,6 +960,84 @@ class Trust(Base):
         p = self.zt("verify", "bools.zt", code=1)
         self.assertIn("bool byte 0x02 at element 200000", p.stdout)
 
+    def manifest_of(self, name):
+        import cbor2
+        data = self.slurp(name)
+        size = struct.unpack("<Q", data[-16:-8])[0]
+        return cbor2.loads(data[-16 - size:-16])
+
+    def same_value(self, a, b, where):
+        """Value for value: NaN is NaN, -0.0 keeps its sign, integers stay integers."""
+        import math
+        import cbor2
+        if isinstance(a, float):
+            self.assertIsInstance(b, float, where)
+            if math.isnan(a):
+                self.assertTrue(math.isnan(b), where)
+            else:
+                self.assertEqual((a, math.copysign(1, a)), (b, math.copysign(1, b)), where)
+        elif a is cbor2.undefined:
+            self.assertIs(b, cbor2.undefined, where)
+        elif isinstance(a, dict):
+            self.assertIsInstance(b, dict, where)
+            self.assertEqual(list(a), list(b), where)
+            for k in a:
+                self.same_value(a[k], b[k], where + "." + str(k))
+        elif isinstance(a, (list, tuple)):
+            self.assertIsInstance(b, (list, tuple), where)
+            self.assertEqual(len(a), len(b), where)
+            for i, (x, y) in enumerate(zip(a, b)):
+                self.same_value(x, y, "%s[%d]" % (where, i))
+        else:
+            self.assertEqual(type(a), type(b), where)
+            self.assertEqual(a, b, where)
+
+    def test_attributes_survive_every_command_exactly(self):
+        # Issue 24, item 2: a property test over generated values, through
+        # every command that rewrites a .zt file.
+        import random
+        import cbor2
+        rng = random.Random(24)
+        specials = [float("nan"), float("inf"), float("-inf"), -0.0, 1e-310, 2 ** 64 - 1, -2 ** 64, -2 ** 63 - 1,
+                    2 ** 63, b"\x00\xff", {"$bytes": "AAEC"}, cbor2.undefined, None, True, False, "", "\u00e9\u4e2d",
+                    {"": 1}, [], {}]
+
+        def value(depth=0):
+            r = rng.random()
+            if depth < 3 and r < 0.15:
+                return [value(depth + 1) for _ in range(rng.randrange(4))]
+            if depth < 3 and r < 0.3:
+                return {"k%d" % i: value(depth + 1) for i in range(rng.randrange(4))}
+            if r < 0.6:
+                return rng.choice(specials)
+            return rng.choice([rng.randrange(-2 ** 64, 2 ** 64), rng.uniform(-1e300, 1e300),
+                               bytes(rng.randrange(256) for _ in range(rng.randrange(5))), "t%d" % rng.randrange(99)])
+
+        file_attrs = {"s%d" % i: v for i, v in enumerate(specials)}
+        file_attrs.update({"r%d" % i: value() for i in range(30)})
+        obj_attrs = {"o%d" % i: value() for i in range(30)}
+        obj_attrs.update({"s%d" % i: v for i, v in enumerate(specials)})
+        data = np.arange(4, dtype="<f4").tobytes()
+        objects = {"w": {"format": "dense", "shape": [4], "attributes": obj_attrs,
+                         "components": {"data": comp("f32", 64, 16)}},
+                   "x": {"format": "dense", "shape": [4], "components": {"data": comp("f32", 128, 16)}}}
+        self.write("a.zt", build_zt(objects, data + bytes(48) + data, attributes=file_attrs))
+        self.zt("verify", "a.zt")
+        runs = [(("compress", "a.zt", "-o", "c.zt"), "c.zt"), (("decompress", "c.zt", "-o", "d.zt"), "d.zt"),
+                (("convert", "d.zt", "e.zt", "--digest", "sha256"), "e.zt"), (("merge", "e.zt", "-o", "m.zt"), "m.zt"),
+                (("rm", "m.zt", "x", "-o", "r.zt"), "r.zt"), (("compress", "r.zt", "--in-place"), "r.zt"),
+                (("convert", "r.zt", "dense.zt", "--densify"), "dense.zt")]
+        for args, out in runs:
+            self.zt(*args)
+            m = self.manifest_of(out)
+            self.same_value(file_attrs, m["attributes"], "%s: file attributes" % " ".join(args))
+            if args[-1] != "--densify":
+                self.same_value(obj_attrs, m["objects"]["w"]["attributes"], "%s: object attributes" % " ".join(args))
+        # Densify adds only its own key.
+        m = self.manifest_of("dense.zt")
+        self.same_value(dict(obj_attrs), {k: v for k, v in m["objects"]["w"]["attributes"].items()
+                                          if k != "densified_from"}, "densify")
+
     def test_zero_size_data_is_clean(self):
         # Empty components, raw and zstd: diff, export and densify make no
         # call with NULL pointers (UBSan runs this group too).
