@@ -211,6 +211,13 @@ size_t json_nesting_depth(std::string_view text) {
   return deepest;
 }
 
+Result<std::vector<uint8_t>> json_value_to_cbor(const nlohmann::ordered_json& j) {
+  ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument, "attributes: the JSON value is not an object");
+  CborWriter w;
+  ZT_TRY(encode(j, w));
+  return w.take();
+}
+
 Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t max_depth) {
   const size_t depth = json_nesting_depth(json);
   ZT_FAIL_IF(depth > max_depth, limit, "attributes: JSON nests %zu levels deep, more than the %zu a manifest allows here",

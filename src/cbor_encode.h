@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "error.h"
 
 namespace zt {
@@ -60,6 +62,12 @@ Result<void> check_attribute_map(std::span<const uint8_t> cbor, size_t max_depth
 // as 1), checked before parsing, so that what a writer stores stays within
 // the reader's CBOR depth limit and no recursive walk runs deep.
 Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t max_depth);
+
+// The same from a JSON value in memory, without going through text: floats
+// that JSON text cannot hold (NaN, infinities) stay floats. How the metadata
+// of foreign files (GGUF, safetensors) becomes attributes. The depth is the
+// writer's to check.
+Result<std::vector<uint8_t>> json_value_to_cbor(const nlohmann::ordered_json& j);
 
 // Deepest nesting of JSON arrays and objects in text (strings skipped).
 size_t json_nesting_depth(std::string_view text);

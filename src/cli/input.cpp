@@ -149,18 +149,16 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
   auto in = ForeignInput::open(path);
   ZT_TRY(in);
   // Foreign readers describe their metadata as JSON values; copies carry
-  // CBOR, so it is encoded once here.
-  auto encode = [&](const Json& j, size_t depth) -> Result<std::vector<uint8_t>> {
-    return json_object_to_cbor(dump_json(j), depth);
-  };
+  // CBOR, so it is encoded once here, from the values (not their text: a
+  // GGUF float NaN stays NaN).
   if ((*in)->has_attributes) {
-    auto c = encode((*in)->attributes, Limits::cbor_depth - 1);
+    auto c = json_value_to_cbor((*in)->attributes);
     ZT_TRY(c);
     (*in)->attributes_cbor = std::move(*c);
   }
   for (Item& it : (*in)->items)
     if (it.has_attributes) {
-      auto c = encode(it.attributes, Limits::cbor_depth - 3);
+      auto c = json_value_to_cbor(it.attributes);
       ZT_TRY(c);
       it.attributes_cbor = std::move(*c);
     }

@@ -1038,6 +1038,17 @@ class Trust(Base):
         self.same_value(dict(obj_attrs), {k: v for k, v in m["objects"]["w"]["attributes"].items()
                                           if k != "densified_from"}, "densify")
 
+    def test_gguf_float_metadata_keeps_nan_and_infinities(self):
+        import math
+        blob = build_gguf([("test.nan", GGUF_F32, float("nan")), ("test.ninf", GGUF_F64, float("-inf")),
+                           ("test.one", GGUF_F32, 1.0)], [("t", [4], GGML_F32, b"\0" * 16)])
+        self.write("m.gguf", blob)
+        self.zt("convert", "m.gguf", "m.zt")
+        a = self.manifest_of("m.zt")["attributes"]
+        self.assertTrue(math.isnan(a["test.nan"]))
+        self.assertEqual(a["test.ninf"], float("-inf"))
+        self.assertEqual(a["test.one"], 1.0)
+
     def test_zero_size_data_is_clean(self):
         # Empty components, raw and zstd: diff, export and densify make no
         # call with NULL pointers (UBSan runs this group too).
