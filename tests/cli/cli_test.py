@@ -904,7 +904,7 @@ class Trust(Base):
         self.zt("verify", "k0.zt")
         t = time.monotonic()
         self.assertEqual(self.zt("cat", "k0.zt", "q").stdout.splitlines()[-1], "[]")
-        self.assertLess(time.monotonic() - t, 10)
+        self.assertLess(time.monotonic() - t, 60)  # "never returns" was hours
 
     def test_cat_of_empty_tensors_with_huge_dimensions(self):
         for i, shape in enumerate(([2 ** 40, 2 ** 40, 0], [0, 2 ** 40])):
@@ -913,7 +913,7 @@ class Trust(Base):
             for extra in ([], ["--full"]):
                 t = time.monotonic()
                 self.assertEqual(self.zt("cat", name, "e", *extra).stdout.splitlines()[-1], "[]")
-                self.assertLess(time.monotonic() - t, 10)
+                self.assertLess(time.monotonic() - t, 60)  # "never returns" was hours
         coo = build_zt({"s": {"format": "sparse_coo", "shape": [2 ** 40, 2 ** 40, 0],
                               "components": {"values": comp("f32", 64, 0), "coords": comp("u64", 64, 0)}}})
         self.write("coo.zt", coo)
