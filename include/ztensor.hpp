@@ -81,9 +81,21 @@ inline void check(zt_status s) {
   if (s != ZT_OK) throw Error(s, zt_last_error());
 }
 
-/// The C calls want NUL-terminated text; a string_view may not be.
+/// The C calls want NUL-terminated text; a string_view may not be. A NUL
+/// inside the view would cut the text short at the C boundary (another
+/// object, another name), so it is refused with ZT_ERR_ARGUMENT.
 inline std::string c_str(std::string_view s) {
+  if (const size_t nul = s.find('\0'); nul != std::string_view::npos) {
+    std::string message = "embedded NUL byte in \"";
+    message.append(s.substr(0, nul)).append("\\0...\"");
+    throw Error(ZT_ERR_ARGUMENT, message);
+  }
   return std::string(s);
+}
+
+/// A path for the C calls, with the same NUL rule.
+inline std::string path_str(const std::filesystem::path& p) {
+  return c_str(p.native());
 }
 
 /// A string the reader owns; NULL (an index or role that is not there) is
@@ -720,7 +732,7 @@ class Reader {
     zt_open_options_init(&o);
     o.io_mode = static_cast<std::uint32_t>(options.io_mode);
     o.max_decoded_bytes = options.max_decoded_bytes;
-    detail::check(zt_open_ex(path.c_str(), &o, &r_));
+    detail::check(zt_open_ex(detail::path_str(path).c_str(), &o, &r_));
   }
 
   /// Reads a file held in memory that the caller keeps alive and unchanged
@@ -843,7 +855,7 @@ class Writer {
     if (options.digest) o.digest = static_cast<std::uint32_t>(*options.digest);
     if (options.frame_size) o.frame_size = *options.frame_size;
     if (options.auto_min_ratio) o.auto_min_ratio = *options.auto_min_ratio;
-    detail::check(zt_writer_open_ex(path.c_str(), &o, &w_));
+    detail::check(zt_writer_open_ex(detail::path_str(path).c_str(), &o, &w_));
   }
 
   Writer(Writer&& other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
@@ -902,7 +914,7 @@ class Writer {
                         std::optional<std::string_view> type, std::span<const std::byte> data,
                         std::string_view encoding = "raw") {
     const std::optional<std::string> t =
-        type ? std::optional<std::string>(std::string(*type)) : std::nullopt;
+        type ? std::optional<std::string>(detail::c_str(*type)) : std::nullopt;
     detail::check(zt_writer_add_component(
         live(), detail::c_str(role).c_str(), detail::c_str(dtype).c_str(), t ? t->c_str() : nullptr,
         data.data(), data.size(), detail::c_str(encoding).c_str()));
@@ -945,7 +957,7 @@ class Writer {
                           std::optional<std::string_view> type, std::string_view encoding,
                           std::uint64_t decoded_size) {
     const std::optional<std::string> t =
-        type ? std::optional<std::string>(std::string(*type)) : std::nullopt;
+        type ? std::optional<std::string>(detail::c_str(*type)) : std::nullopt;
     detail::check(zt_writer_begin_component(live(), detail::c_str(role).c_str(),
                                             detail::c_str(dtype).c_str(), t ? t->c_str() : nullptr,
                                             detail::c_str(encoding).c_str(), decoded_size));

@@ -398,3 +398,66 @@ def test_threads_share_one_file(path):
         for t in threads:
             t.join()
     assert errors == []
+
+
+# -- issue 25: no crash from misuse, no silent truncation ---------------------
+
+
+def test_error_pickles_and_crosses_a_process_pool(tmp_path):
+    import multiprocessing
+    import pickle
+
+    e = ztensor.Error(7, 'no object named "x"')
+    back = pickle.loads(pickle.dumps(e))
+    assert (type(back), back.status, back.status_name, back.message, str(back)) == (
+        ztensor.Error, 7, "ZT_ERR_NOT_FOUND", 'no object named "x"', str(e))
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        with pytest.raises(ztensor.Error) as info:
+            pool.map(ztensor.load, [str(tmp_path / "missing.zt")], chunksize=1)
+    assert info.value.status_name == "ZT_ERR_IO"
+
+
+def test_handles_refuse_copy_and_pickle(path):
+    import copy
+    import dataclasses
+    import pickle
+
+    write(path, w=np.arange(3, dtype=np.float32))
+    with ztensor.open(path) as f:
+        for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="libztensor handle"):
+                attempt(f)
+
+        @dataclasses.dataclass
+        class Holder:
+            file: object
+
+        with pytest.raises(TypeError):
+            dataclasses.asdict(Holder(f))
+        assert f["w"].tolist() == [0, 1, 2]  # still usable
+    w = ztensor.Writer(str(path) + ".2")
+    for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="libztensor handle"):
+            attempt(w)
+    w["x"] = np.zeros(2, np.float32)
+    w.finish()
+    assert ztensor.load(str(path) + ".2")["x"].tolist() == [0, 0]
+
+
+def test_embedded_nul_is_refused_never_truncated(path, tmp_path):
+    with pytest.raises(ValueError, match="NUL"):
+        ztensor.Writer(str(tmp_path / "t.zt") + "\0.backup")
+    assert not (tmp_path / "t.zt").exists()
+    with ztensor.Writer(path) as w:
+        with pytest.raises(ValueError, match="NUL"):
+            w["w\0hidden"] = np.zeros(2, np.float32)
+        w["w"] = np.ones(2, np.float32)
+    with ztensor.open(path) as f:
+        assert list(f) == ["w"]
+        with pytest.raises(ValueError, match="NUL"):
+            f["w\0zzz"]
+        assert "w\0zzz" not in f
+        with pytest.raises(ValueError, match="NUL"):
+            f.component("w", "data\0junk")
+    with pytest.raises(ValueError, match="NUL"):
+        ztensor.open(str(path) + "\0x")

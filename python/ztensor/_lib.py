@@ -41,6 +41,11 @@ class Error(Exception):
         self.message = message
         super().__init__(f"{self.status_name}: {message}")
 
+    def __reduce__(self):
+        # Rebuilt from (status, message), so that the error crosses process
+        # boundaries (multiprocessing, concurrent.futures) intact.
+        return (type(self), (self.status, self.message))
+
 
 def _load():
     path = os.environ.get("ZTENSOR_LIBRARY") or ctypes.util.find_library("ztensor")
@@ -169,7 +174,36 @@ def text(p):
 
 
 def cstr(s):
-    return None if s is None else s.encode()
+    """A str for a C string argument. A NUL inside it would silently cut the
+    string short at the C boundary (another object, another file), so it is
+    refused."""
+    if s is None:
+        return None
+    if "\0" in s:
+        raise ValueError(f"embedded NUL character in {s!r}")
+    return s.encode()
+
+
+def cpath(p):
+    """A path for a C string argument, with the same NUL rule as cstr."""
+    b = os.fsencode(p)
+    if b"\0" in b:
+        raise ValueError(f"embedded NUL character in path {os.fsdecode(b)!r}")
+    return b
+
+
+class NotCopyable:
+    """Handles that own a C object cannot be copied or pickled: a copy would
+    free the same C object twice."""
+
+    def __copy__(self):
+        raise TypeError(f"cannot copy a {type(self).__name__}: it owns an open libztensor handle")
+
+    def __deepcopy__(self, memo):
+        raise TypeError(f"cannot copy a {type(self).__name__}: it owns an open libztensor handle")
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"cannot pickle a {type(self).__name__}: it owns an open libztensor handle")
 
 
 lib = _lib

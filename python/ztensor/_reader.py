@@ -8,7 +8,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 import numpy as np
 
 from . import _lib
-from ._lib import Error, check, cstr, lib, text
+from ._lib import Error, NotCopyable, check, cpath, cstr, lib, text
 
 # Storage dtypes that numpy has, little-endian. bf16 has no numpy type: its
 # elements come out as their uint16 bit patterns unless converted.
@@ -110,7 +110,7 @@ class COO(tuple):
         return f"COO(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
 
 
-class File(collections.abc.Mapping):
+class File(NotCopyable, collections.abc.Mapping):
     """An open .zt file: a read-only mapping from object names, in manifest order,
     to their data.
 
@@ -134,7 +134,7 @@ class File(collections.abc.Mapping):
         opt.io_mode = _lib.IO_COPY if copy else _lib.IO_MAP
         opt.max_decoded_bytes = max_decoded_bytes
         ptr = c_void_p()
-        check(lib.zt_open_ex(os.fsencode(path), byref(opt), byref(ptr)))
+        check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
         self._handle = _Handle(ptr.value)
         self._float32 = float32
         self.path = os.fspath(path)
@@ -173,7 +173,7 @@ class File(collections.abc.Mapping):
             yield text(lib.zt_object_name(r, i))
 
     def __contains__(self, name):
-        return isinstance(name, str) and self._find(name, missing_ok=True) is not None
+        return isinstance(name, str) and "\0" not in name and self._find(name, missing_ok=True) is not None
 
     def __getitem__(self, name):
         i = self._index(name)
@@ -295,7 +295,7 @@ class File(collections.abc.Mapping):
 
     def _find(self, name, missing_ok=False):
         i = c_size_t()
-        status = lib.zt_object_find(self._r(), name.encode(), byref(i))
+        status = lib.zt_object_find(self._r(), cstr(name), byref(i))
         if status == _lib.ERR_NOT_FOUND and missing_ok:
             return None
         check(status)

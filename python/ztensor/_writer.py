@@ -7,7 +7,7 @@ from ctypes import byref, c_uint64, c_void_p
 import numpy as np
 
 from . import _lib
-from ._lib import check, cstr, lib
+from ._lib import NotCopyable, check, cpath, cstr, lib
 
 # numpy dtype kind+size -> (storage dtype, logical type)
 _ZT_OF_NUMPY = {
@@ -66,7 +66,7 @@ def _shape_arg(shape):
     return arr, len(dims)
 
 
-class Writer:
+class Writer(NotCopyable):
     """Writes a .zt file. Nothing appears at `path` until finish(); used as a
     context manager it finishes on success and aborts on an exception.
 
@@ -96,7 +96,7 @@ class Writer:
         if auto_min_ratio is not None:
             opt.auto_min_ratio = auto_min_ratio
         w = c_void_p()
-        check(lib.zt_writer_open_ex(os.fsencode(path), byref(opt), byref(w)))
+        check(lib.zt_writer_open_ex(cpath(path), byref(opt), byref(w)))
         self._w = w.value
         self.path = os.fspath(path)
 

@@ -12,8 +12,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <ztensor.hpp>
 
@@ -614,3 +616,48 @@ TEST_F(TypedViewTest, ViewsOfTheWrongFormatGiveTheLibrarysError) {
 }
 
 }  // namespace typed
+
+namespace {
+
+// Issue 25, item 3: a NUL inside a std::string_view is refused, never cut
+// short into another name.
+class WrapperNulTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("zt_nul_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+void expect_argument_error(const std::function<void()>& call, const char* what) {
+  try {
+    call();
+    ADD_FAILURE() << what << ": no error";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << what << ": " << e.what();
+    EXPECT_NE(e.message().find("NUL"), std::string::npos) << e.message();
+  }
+}
+
+TEST_F(WrapperNulTest, EmbeddedNulIsAnArgumentErrorNeverAnotherName) {
+  using namespace std::string_view_literals;
+  const std::filesystem::path p = dir_ / "t.zt";
+  {
+    ztensor::Writer w(p);
+    const std::vector<float> v{1, 2};
+    expect_argument_error([&] { w.add_dense("weight\0.secret"sv, v, {2}); }, "add_dense");
+    w.add_dense("weight", v, {2});
+    w.finish();
+  }
+  ztensor::Reader r(p);
+  EXPECT_EQ(r.size(), 1u);
+  expect_argument_error([&] { (void)r["weight\0zzz"sv]; }, "operator[]");
+  expect_argument_error([&] { (void)r.find("weight\0zzz"sv); }, "find");
+  expect_argument_error([&] { ztensor::Reader bad(std::string("t.zt\0x", 6)); }, "Reader path");
+  expect_argument_error([&] { ztensor::Writer bad(dir_ / std::string("u.zt\0.backup", 12)); }, "Writer path");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "u.zt"));
+}
+
+}  // namespace
