@@ -461,3 +461,15 @@ def test_embedded_nul_is_refused_never_truncated(path, tmp_path):
             f.component("w", "data\0junk")
     with pytest.raises(ValueError, match="NUL"):
         ztensor.open(str(path) + "\0x")
+
+
+def test_empty_complex_arrays_stay_complex(path):
+    # Issue 25, item 11.
+    write(path, c=np.zeros((0, 2), np.complex64), d=np.zeros((3, 0), np.complex128))
+    with ztensor.open(path) as f:
+        for name in ("c", "d"):
+            for got in (f.array(name, np.float32), f.decode(name), f.decode(name, np.float64)):
+                assert got.dtype.kind == "c", (name, got.dtype)
+                assert got.shape == f[name].shape
+        assert f.array("c", np.float32).dtype == np.complex64
+        assert f.decode("d", np.float64).dtype == np.complex128

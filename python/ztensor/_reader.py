@@ -400,7 +400,17 @@ class File(NotCopyable, collections.abc.Mapping):
         check(fn(r, i, out.ctypes.data_as(c_void_p), count.value, byref(written)))
         shape = self._shape(i)
         elements = int(np.prod(shape, dtype=np.uint64))
-        return _complex_pairs(out, count.value == 2 * elements and count.value > 0).reshape(shape)
+        # Counts tell complex data apart only when there is some: an empty
+        # object is complex when its values component says so.
+        is_complex = count.value == 2 * elements if elements else self._values_are_complex(i)
+        return _complex_pairs(out, is_complex).reshape(shape)
+
+    def _values_are_complex(self, i):
+        roles = self._roles(i)
+        role = "data" if "data" in roles else "values" if "values" in roles else None
+        if role is None:
+            return False
+        return text(lib.zt_component_type(self._r(), i, cstr(role))) in ("complex64", "complex128")
 
 
 def _float_type(dtype):
