@@ -473,3 +473,35 @@ def test_empty_complex_arrays_stay_complex(path):
                 assert got.shape == f[name].shape
         assert f.array("c", np.float32).dtype == np.complex64
         assert f.decode("d", np.float64).dtype == np.complex128
+
+
+def test_integers_are_range_checked_never_wrapped(path):
+    # Issue 25, item 9 (integers) and item 8 (rows checked before allocating).
+    write(path, w=np.arange(6, dtype=np.float32).reshape(3, 2))
+    with ztensor.Writer(str(path) + ".2") as w:
+        with pytest.raises(ValueError, match="out of range"):
+            w.add_object("a", "dense", (2 ** 64 + 3,), {"data": np.zeros(3, np.float32)})
+        with pytest.raises(TypeError, match="integer"):
+            w.add_object("b", "dense", (2.9,), {"data": np.zeros(2, np.float32)})
+        w["ok"] = np.zeros(2, np.float32)
+    assert list(ztensor.load(str(path) + ".2")) == ["ok"]
+    with pytest.raises(ValueError, match="out of range"):
+        ztensor.open(path, max_decoded_bytes=-1)
+    with pytest.raises(ValueError, match="out of range"):
+        ztensor.Writer(str(path) + ".3", frame_size=-1)
+    with ztensor.open(path) as f:
+        with pytest.raises(ValueError, match="out of range"):
+            f.rows("w", 2 ** 64, 2 ** 64 + 2)
+        with pytest.raises(ztensor.Error) as info:
+            f.rows("w", 0, 2 ** 40, np.float32)
+        assert info.value.status_name == "ZT_ERR_ARGUMENT"
+        assert f.rows("w", 1, 3).tolist() == [[2, 3], [4, 5]]
+
+
+def test_a_python_error_inside_an_object_leaves_the_writer_usable(path):
+    # Issue 25, item 9: encoding=3 fails in Python after the object began.
+    with ztensor.Writer(path) as w:
+        with pytest.raises(TypeError):
+            w.add_object("o", "dense", (2,), {"data": np.zeros(2, np.float32)}, encoding=3)
+        w["after"] = np.ones(2, np.float32)
+    assert list(ztensor.load(path)) == ["after"]

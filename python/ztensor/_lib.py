@@ -184,6 +184,18 @@ def cstr(s):
     return s.encode()
 
 
+def checked_int(v, what, lo=0, hi=2 ** 64 - 1):
+    """An integer for a C integer argument, range-checked: ctypes would wrap
+    2**64 + 3 to 3 and truncate 2.9 to 2 without a word."""
+    import numbers
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{what} must be an integer, not {type(v).__name__} {v!r}")
+    v = int(v)
+    if not lo <= v <= hi:
+        raise ValueError(f"{what} {v} is out of range [{lo}, {hi}]")
+    return v
+
+
 def cpath(p):
     """A path for a C string argument, with the same NUL rule as cstr."""
     b = os.fsencode(p)

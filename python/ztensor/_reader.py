@@ -8,7 +8,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 import numpy as np
 
 from . import _lib
-from ._lib import Error, NotCopyable, check, cpath, cstr, lib, text
+from ._lib import Error, NotCopyable, check, checked_int, cpath, cstr, lib, text
 
 # Storage dtypes that numpy has, little-endian. bf16 has no numpy type: its
 # elements come out as their uint16 bit patterns unless converted.
@@ -132,7 +132,7 @@ class File(NotCopyable, collections.abc.Mapping):
     def __init__(self, path, *, float32=False, copy=False, max_decoded_bytes=0):
         opt = _lib.new_struct(_lib.OpenOptions, lib.zt_open_options_init_sized)
         opt.io_mode = _lib.IO_COPY if copy else _lib.IO_MAP
-        opt.max_decoded_bytes = max_decoded_bytes
+        opt.max_decoded_bytes = checked_int(max_decoded_bytes, "max_decoded_bytes")
         ptr = c_void_p()
         check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
         self._handle = _Handle(ptr.value)
@@ -264,11 +264,16 @@ class File(NotCopyable, collections.abc.Mapping):
         """Rows [start, stop) of a dense object's first dimension. dtype None:
         the stored type, zero-copy for raw data, else a copy that decodes only
         the zstd frames covering the rows; numpy.float32 / float64: converted."""
+        start, stop = checked_int(start, "start"), checked_int(stop, "stop")
         i = self._index(name)
         r = self._r()
         shape = self._shape(i)
         if not shape:
             raise Error(_lib.ERR_ARGUMENT, f'object "{name}" is a scalar: it has no rows')
+        # Checked before anything is allocated for the rows.
+        if not start <= stop <= shape[0]:
+            raise Error(_lib.ERR_ARGUMENT, f'object "{name}": rows [{start}, {stop}) are not within its '
+                        f'{shape[0]} rows')
         out_shape = (max(stop - start, 0),) + shape[1:]
         dtype_name, ltype, dt = self._numpy_dtype(i, "data")
         if dtype is not None:

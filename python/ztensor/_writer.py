@@ -7,7 +7,7 @@ from ctypes import byref, c_uint64, c_void_p
 import numpy as np
 
 from . import _lib
-from ._lib import NotCopyable, check, cpath, cstr, lib
+from ._lib import NotCopyable, check, checked_int, cpath, cstr, lib
 
 # numpy dtype kind+size -> (storage dtype, logical type)
 _ZT_OF_NUMPY = {
@@ -59,9 +59,7 @@ def _prepare(array, dtype=None, type=None):
 
 
 def _shape_arg(shape):
-    dims = [int(d) for d in shape]
-    if any(d < 0 for d in dims):
-        raise ValueError(f"negative dimension in shape {tuple(dims)}")
+    dims = [checked_int(d, "dimension") for d in shape]
     arr = (c_uint64 * max(len(dims), 1))(*dims)
     return arr, len(dims)
 
@@ -84,15 +82,15 @@ class Writer(NotCopyable):
                  auto_min_ratio=None):
         opt = _lib.new_struct(_lib.WriterOptions, lib.zt_writer_options_init_sized)
         if zstd_level is not None:
-            opt.zstd_level = zstd_level
+            opt.zstd_level = checked_int(zstd_level, "zstd_level", -(2 ** 31), 2 ** 31 - 1)
         if threads is not None:
-            opt.threads = threads
+            opt.threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
         if digest is not None:
             if digest not in _lib.DIGESTS:
                 raise ValueError(f"digest must be one of {sorted(_lib.DIGESTS)}")
             opt.digest = _lib.DIGESTS[digest]
         if frame_size is not None:
-            opt.frame_size = frame_size
+            opt.frame_size = checked_int(frame_size, "frame_size")
         if auto_min_ratio is not None:
             opt.auto_min_ratio = auto_min_ratio
         w = c_void_p()
@@ -170,8 +168,11 @@ class Writer(NotCopyable):
                 check(lib.zt_writer_add_component(w, cstr(role), cstr(zdtype), cstr(ztype),
                                                   a.ctypes.data_as(c_void_p), a.nbytes,
                                                   cstr(encoding)))
-        except _lib.Error:
-            lib.zt_writer_cancel_object(w)  # nothing of the object stays in the file
+        except BaseException:
+            # Any failure, the library's or Python's (a bad encoding argument,
+            # KeyboardInterrupt): nothing of the object stays, and the writer
+            # can take the next one.
+            lib.zt_writer_cancel_object(w)
             raise
         check(lib.zt_writer_end_object(w))
 
