@@ -505,3 +505,38 @@ def test_a_python_error_inside_an_object_leaves_the_writer_usable(path):
             w.add_object("o", "dense", (2,), {"data": np.zeros(2, np.float32)}, encoding=3)
         w["after"] = np.ones(2, np.float32)
     assert list(ztensor.load(path)) == ["after"]
+
+
+def test_use_after_close_raises_instead_of_crashing(path):
+    # Issue 25, item 1: an iterator that outlives the `with` block.
+    write(path, a=np.zeros(2, np.float32), b=np.ones(2, np.float32))
+    with ztensor.open(path) as f:
+        it = iter(f)
+        assert next(it) == "a"
+    gc.collect()
+    with pytest.raises(ValueError, match="closed"):
+        list(it)
+    with pytest.raises(ValueError, match="closed"):
+        f["a"]
+
+
+def test_close_while_another_thread_decodes(path):
+    # The reader is freed only after the call in flight returns.
+    big = np.arange(1 << 22, dtype=np.float32)
+    with ztensor.Writer(path) as w:
+        w.add("big", big, encoding="zstd")
+    for _ in range(20):
+        f = ztensor.open(path)
+        results = []
+
+        def decode():
+            try:
+                results.append(f.decode("big").sum())
+            except ValueError:
+                results.append("closed")
+
+        t = threading.Thread(target=decode)
+        t.start()
+        f.close()
+        t.join()
+        assert results and (results[0] == "closed" or results[0] == big.sum())

@@ -35,6 +35,14 @@ class _Handle:
     def __init__(self, ptr):
         self.ptr = ptr
 
+    @property
+    def _as_parameter_(self):
+        # ctypes passes the handle itself as the zt_reader*: every call holds
+        # a reference to the handle for its duration, so a close() from
+        # another thread, or the end of a `with` block, frees the reader only
+        # after the calls in flight have returned.
+        return self.ptr
+
     def __del__(self):
         ptr, self.ptr = self.ptr, None
         if ptr and lib is not None:
@@ -158,9 +166,12 @@ class File(NotCopyable, collections.abc.Mapping):
         return self._handle is None
 
     def _r(self):
-        if self._handle is None:
+        """The reader for one call: the handle object itself (not its raw
+        pointer), so that the reader outlives the call."""
+        handle = self._handle
+        if handle is None:
             raise ValueError("I/O operation on a closed ztensor file")
-        return self._handle.ptr
+        return handle
 
     # -- the mapping --------------------------------------------------------
 
@@ -168,9 +179,10 @@ class File(NotCopyable, collections.abc.Mapping):
         return lib.zt_object_count(self._r())
 
     def __iter__(self):
-        r = self._r()
-        for i in range(lib.zt_object_count(r)):
-            yield text(lib.zt_object_name(r, i))
+        # The File is asked again at every step: an iterator that outlives a
+        # close() raises ValueError instead of reading a freed reader.
+        for i in range(lib.zt_object_count(self._r())):
+            yield text(lib.zt_object_name(self._r(), i))
 
     def __contains__(self, name):
         return isinstance(name, str) and "\0" not in name and self._find(name, missing_ok=True) is not None
