@@ -540,3 +540,23 @@ def test_close_while_another_thread_decodes(path):
         f.close()
         t.join()
         assert results and (results[0] == "closed" or results[0] == big.sum())
+
+
+def test_one_writer_shared_by_threads(path):
+    # Issue 25, item 4: every add lands and the file verifies.
+    with ztensor.Writer(path, threads=2) as w:
+        def work(t):
+            for k in range(50):
+                w.add(f"t{t}.{k}", np.full(1000, t * 100 + k, np.float32), encoding="zstd" if k % 2 else "raw")
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    with ztensor.open(path) as f:
+        assert len(f) == 400
+        f.verify()
+        for t in range(8):
+            for k in range(50):
+                assert f[f"t{t}.{k}"][0] == t * 100 + k

@@ -2,6 +2,7 @@
 
 import json
 import os
+import threading
 from ctypes import byref, c_uint64, c_void_p
 
 import numpy as np
@@ -80,6 +81,9 @@ class Writer(NotCopyable):
 
     def __init__(self, path, *, zstd_level=None, threads=None, digest=None, frame_size=None,
                  auto_min_ratio=None):
+        # One call at a time: ctypes releases the GIL, and the C writer is
+        # one caller at a time. Threads may share a Writer; their calls queue.
+        self._lock = threading.RLock()
         opt = _lib.new_struct(_lib.WriterOptions, lib.zt_writer_options_init_sized)
         if zstd_level is not None:
             opt.zstd_level = checked_int(zstd_level, "zstd_level", -(2 ** 31), 2 ** 31 - 1)
@@ -121,14 +125,15 @@ class Writer(NotCopyable):
         """A dense object holding `array` (any shape, C order). dtype/type
         store raw bit patterns under another name: a uint16 array as
         dtype="bf16", a uint8 array with type="f8_e4m3fn"."""
-        a, zdtype, ztype = _prepare(array, dtype, type)
-        if ztype is None and attributes is None:
-            shape, ndim = _shape_arg(a.shape)
-            check(lib.zt_writer_add_dense(self._live(), cstr(name), cstr(zdtype), shape, ndim,
-                                          a.ctypes.data_as(c_void_p), a.nbytes, cstr(encoding)))
-            return
-        self.add_object(name, "dense", a.shape, {"data": (a, zdtype, ztype)},
-                        encoding=encoding, attributes=attributes)
+        with self._lock:
+            a, zdtype, ztype = _prepare(array, dtype, type)
+            if ztype is None and attributes is None:
+                shape, ndim = _shape_arg(a.shape)
+                check(lib.zt_writer_add_dense(self._live(), cstr(name), cstr(zdtype), shape, ndim,
+                                              a.ctypes.data_as(c_void_p), a.nbytes, cstr(encoding)))
+                return
+            self.add_object(name, "dense", a.shape, {"data": (a, zdtype, ztype)},
+                            encoding=encoding, attributes=attributes)
 
     __setitem__ = add
 
@@ -152,48 +157,55 @@ class Writer(NotCopyable):
         """Any object: components maps role -> array, or -> (array, dtype, type)
         to store bit patterns under another dtype or logical type. The library
         checks the object against its format (ZT_ERR_INVALID drops it)."""
-        w = self._live()
-        dims, ndim = _shape_arg(shape)
-        # Everything Python can refuse is refused before the object begins.
-        parts = []
-        for role, spec in components.items():
-            array, dtype, ltype = spec if isinstance(spec, tuple) else (spec, None, None)
-            parts.append((role, *_prepare(array, dtype, ltype)))
-        attrs = None if attributes is None else _attributes_json(attributes)
-        check(lib.zt_writer_begin_object(w, cstr(name), cstr(format), dims, ndim))
-        try:
-            if attrs is not None:
-                check(lib.zt_writer_set_object_attributes_json(w, attrs))
-            for role, a, zdtype, ztype in parts:
-                check(lib.zt_writer_add_component(w, cstr(role), cstr(zdtype), cstr(ztype),
-                                                  a.ctypes.data_as(c_void_p), a.nbytes,
-                                                  cstr(encoding)))
-        except BaseException:
-            # Any failure, the library's or Python's (a bad encoding argument,
-            # KeyboardInterrupt): nothing of the object stays, and the writer
-            # can take the next one.
-            lib.zt_writer_cancel_object(w)
-            raise
-        check(lib.zt_writer_end_object(w))
+        with self._lock:
+            w = self._live()
+            dims, ndim = _shape_arg(shape)
+            # Everything Python can refuse is refused before the object begins.
+            parts = []
+            for role, spec in components.items():
+                array, dtype, ltype = spec if isinstance(spec, tuple) else (spec, None, None)
+                parts.append((role, *_prepare(array, dtype, ltype)))
+            attrs = None if attributes is None else _attributes_json(attributes)
+            check(lib.zt_writer_begin_object(w, cstr(name), cstr(format), dims, ndim))
+            try:
+                if attrs is not None:
+                    check(lib.zt_writer_set_object_attributes_json(w, attrs))
+                for role, a, zdtype, ztype in parts:
+                    check(lib.zt_writer_add_component(w, cstr(role), cstr(zdtype), cstr(ztype),
+                                                      a.ctypes.data_as(c_void_p), a.nbytes,
+                                                      cstr(encoding)))
+            except BaseException:
+                # Any failure, the library's or Python's (a bad encoding argument,
+                # KeyboardInterrupt): nothing of the object stays, and the writer
+                # can take the next one.
+                lib.zt_writer_cancel_object(w)
+                raise
+            check(lib.zt_writer_end_object(w))
 
     def set_attributes(self, attributes):
         """The file's attributes (a JSON-able dict)."""
-        check(lib.zt_writer_set_file_attributes_json(self._live(), _attributes_json(attributes)))
+        with self._lock:
+            check(lib.zt_writer_set_file_attributes_json(self._live(), _attributes_json(attributes)))
 
     # -- the end ------------------------------------------------------------
 
     def finish(self):
         """Writes the manifest and publishes the file at its path. The writer is
         spent afterwards, whether this succeeds or raises."""
-        w = self._live()
-        self._w = None
-        check(lib.zt_writer_finish(w))
+        with self._lock:
+            w = self._live()
+            self._w = None
+            check(lib.zt_writer_finish(w))
 
     def abort(self):
         """Drops everything written; the path is left as it was."""
-        w, self._w = getattr(self, "_w", None), None
-        if w and lib is not None:
-            lib.zt_writer_abort(w)
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            w, self._w = getattr(self, "_w", None), None
+            if w and lib is not None:
+                lib.zt_writer_abort(w)
 
     @property
     def closed(self):
