@@ -578,8 +578,12 @@ class Object {
     zt_dense_info v;
     zt_dense_info_init(&v);
     detail::check(zt_dense_view(r_, index_, &v));
+    // Sized by the storage elements the library counted in the bytes
+    // (v.values), never by the shape: for a logical type the library does
+    // not know, the shape is not checked against the bytes.
     return {v.zero_copy != 0, v.elements, shape(),
-            detail::array(v.data, v.elements, v.dtype, v.type, where("data"))};
+            ArrayView(v.data, v.values, detail::owned_text(v.dtype, "dtype"), detail::opt_text(v.type),
+                      where("data"))};
   }
 
   CsrView csr() const {

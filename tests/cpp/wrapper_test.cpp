@@ -661,3 +661,72 @@ TEST_F(WrapperNulTest, EmbeddedNulIsAnArgumentErrorNeverAnotherName) {
 }
 
 }  // namespace
+
+namespace {
+
+// A minimal CBOR writer for the hostile file below (the wrapper tests link
+// the public library only).
+struct Cbor {
+  std::vector<std::uint8_t> out;
+  void head(std::uint8_t major, std::uint64_t v) {
+    if (v < 24) {
+      out.push_back(static_cast<std::uint8_t>(major << 5 | v));
+    } else {
+      out.push_back(static_cast<std::uint8_t>(major << 5 | 27));
+      for (int i = 7; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    }
+  }
+  void text(std::string_view s) {
+    head(3, s.size());
+    out.insert(out.end(), s.begin(), s.end());
+  }
+};
+
+// Issue 25, item 5: a 64-byte u8 component with a logical type the library
+// does not know and shape [2^40]. The view must be sized by the 64 bytes.
+TEST_F(WrapperNulTest, DenseViewIsSizedByTheBytesNotTheShape) {
+  Cbor c;
+  c.head(5, 2);
+  c.text("version");
+  c.text("1.2.0");
+  c.text("objects");
+  c.head(5, 1);
+  c.text("w");
+  c.head(5, 3);
+  c.text("format");
+  c.text("dense");
+  c.text("shape");
+  c.head(4, 1);
+  c.head(0, std::uint64_t{1} << 40);
+  c.text("components");
+  c.head(5, 1);
+  c.text("data");
+  c.head(5, 4);
+  c.text("dtype");
+  c.text("u8");
+  c.text("type");
+  c.text("my_type");
+  c.text("offset");
+  c.head(0, 64);
+  c.text("length");
+  c.head(0, 64);
+  std::vector<std::uint8_t> file(128, 7);
+  const std::string_view magic = "ZTEN1000";
+  std::copy(magic.begin(), magic.end(), file.begin());
+  file.insert(file.end(), c.out.begin(), c.out.end());
+  for (int i = 0; i < 8; ++i) file.push_back(static_cast<std::uint8_t>(c.out.size() >> (8 * i)));
+  file.insert(file.end(), magic.begin(), magic.end());
+  const std::filesystem::path p = dir_ / "hostile.zt";
+  {
+    std::ofstream f(p, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  }
+  ztensor::Reader r(p);
+  const ztensor::DenseView v = r["w"].dense();
+  EXPECT_EQ(v.elements, std::uint64_t{1} << 40);  // what the shape claims
+  EXPECT_EQ(v.data.size(), 64u);                  // what the bytes hold
+  EXPECT_EQ(v.data.bytes().size(), 64u);
+  EXPECT_EQ(v.data.bytes().back(), std::byte{7});
+}
+
+}  // namespace
