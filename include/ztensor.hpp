@@ -183,9 +183,19 @@ class Shape {
 /* Reading                                                                    */
 
 /// Index-based iteration over the objects of a reader or the components of
-/// an object, yielding handles by value.
+/// an object, yielding handles by value. A range holds a copy of an owner
+/// that is a cheap handle (Object), so `for (Component c :
+/// file["w"].components())` iterates a range that owns what it points into;
+/// a Reader, which cannot be copied, is held by address, and its ranges
+/// cannot be taken from a temporary Reader (those overloads are deleted).
+class Reader;
+
 template <typename Owner, typename Item>
 class IndexRange {
+  // Decided by name, not by a trait: Reader is incomplete where its own
+  // ranges are declared.
+  using Holder = std::conditional_t<std::is_same_v<Owner, Reader>, const Owner*, Owner>;
+
  public:
   class iterator {
    public:
@@ -214,13 +224,26 @@ class IndexRange {
     std::size_t i_ = 0;
   };
 
-  explicit IndexRange(const Owner* owner) : owner_(owner) {}
-  iterator begin() const { return {owner_, 0}; }
-  iterator end() const { return {owner_, owner_->size()}; }
-  std::size_t size() const { return owner_->size(); }
+  explicit IndexRange(const Owner* owner) : owner_(hold(owner)) {}
+  iterator begin() const { return {&owner(), 0}; }
+  iterator end() const { return {&owner(), owner().size()}; }
+  std::size_t size() const { return owner().size(); }
 
  private:
-  const Owner* owner_;
+  static Holder hold(const Owner* o) {
+    if constexpr (std::is_pointer_v<Holder>)
+      return o;
+    else
+      return *o;
+  }
+  const Owner& owner() const {
+    if constexpr (std::is_pointer_v<Holder>)
+      return *owner_;
+    else
+      return owner_;
+  }
+
+  Holder owner_;
 };
 
 /// Byte width of a storage dtype ("f32" -> 4); throws ZT_ERR_UNSUPPORTED
@@ -803,9 +826,14 @@ class Reader {
   }
   bool contains(std::string_view name) const { return find(name).has_value(); }
 
-  IndexRange<Reader, Object>::iterator begin() const { return objects().begin(); }
-  IndexRange<Reader, Object>::iterator end() const { return objects().end(); }
-  IndexRange<Reader, Object> objects() const { return IndexRange<Reader, Object>(this); }
+  IndexRange<Reader, Object>::iterator begin() const& { return objects().begin(); }
+  IndexRange<Reader, Object>::iterator end() const& { return objects().end(); }
+  IndexRange<Reader, Object> objects() const& { return IndexRange<Reader, Object>(this); }
+  // A temporary Reader closes at the end of the full expression: its
+  // objects would dangle. Keep the Reader in a variable.
+  void begin() const&& = delete;
+  void end() const&& = delete;
+  void objects() const&& = delete;
 
   /// Decodes every component and checks every digest and content rule.
   VerifyResult verify() const {

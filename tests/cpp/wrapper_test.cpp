@@ -730,3 +730,27 @@ TEST_F(WrapperNulTest, DenseViewIsSizedByTheBytesNotTheShape) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 25, item 6: the obvious loop over a temporary Object's components
+// (ASan: stack-use-after-scope before the range held the Object by value).
+TEST_F(WrapperNulTest, RangesOverTemporariesOwnWhatTheyIterate) {
+  const std::filesystem::path p = dir_ / "r.zt";
+  {
+    ztensor::Writer w(p);
+    const std::vector<float> v{1, 2, 3};
+    w.add_dense("w", v, {3});
+    w.add_dense("x", v, {3});
+    w.finish();
+  }
+  ztensor::Reader file(p);
+  std::vector<std::string> roles;
+  for (ztensor::Component c : file["w"].components()) roles.emplace_back(c.role());
+  EXPECT_EQ(roles, std::vector<std::string>{"data"});
+  std::vector<std::string> names;
+  for (ztensor::Object o : file) names.emplace_back(o.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"w", "x"}));
+}
+
+}  // namespace
