@@ -42,6 +42,8 @@
 #include <filesystem>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
+#include <limits>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -91,6 +93,30 @@ inline std::string c_str(std::string_view s) {
     throw Error(ZT_ERR_ARGUMENT, message);
   }
   return std::string(s);
+}
+
+/// Memory for `n` elements the library is about to fill, not zeroed: a size
+/// a file claims (a zstd component's uncompressed_length) costs nothing
+/// until the library has decoded that many bytes, and a claim it refuses
+/// leaves the pages untouched. Running out of memory is a ztensor::Error.
+template <typename T>
+std::unique_ptr<T[]> uninitialized(std::uint64_t n, const std::string& where) {
+  try {
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_alloc();
+    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n)]);
+  } catch (const std::bad_alloc&) {
+    throw Error(ZT_ERR_NOMEM, where + ": cannot allocate " + std::to_string(n) + " elements");
+  }
+}
+
+/// The first `n` elements of `p` as a vector; a ztensor::Error if memory runs out.
+template <typename T>
+std::vector<T> to_vector(const T* p, std::uint64_t n, const std::string& where) {
+  try {
+    return std::vector<T>(p, p + n);
+  } catch (const std::bad_alloc&) {
+    throw Error(ZT_ERR_NOMEM, where + ": cannot allocate " + std::to_string(n) + " elements");
+  }
 }
 
 /// A path for the C calls, with the same NUL rule.
@@ -476,9 +502,10 @@ class Component {
 
   /// A decoded copy of the bytes, without caching in the reader.
   std::vector<std::byte> read_bytes() const {
-    std::vector<std::byte> out(static_cast<std::size_t>(decoded_size_or_decode()));
-    out.resize(static_cast<std::size_t>(read_into(out)));
-    return out;
+    const std::uint64_t n = decoded_size_or_decode();
+    const auto buf = detail::uninitialized<std::byte>(n, where());
+    const std::uint64_t written = read_into({buf.get(), static_cast<std::size_t>(n)});
+    return detail::to_vector(buf.get(), written, where());
   }
 
   /// A decoded copy of the elements as T (rules of as<T>), without caching.
@@ -508,11 +535,11 @@ class Component {
 
   template <typename F>
   std::vector<F> convert(ReadFn<F> read) const {
-    std::vector<F> out(static_cast<std::size_t>(decoded_size_or_decode() / dtype_width(dtype())));
+    const std::uint64_t n = decoded_size_or_decode() / dtype_width(dtype());
+    const auto buf = detail::uninitialized<F>(n, where());
     std::uint64_t written = 0;
-    detail::check(read(r_, object_, role_, out.data(), out.size(), &written));
-    out.resize(static_cast<std::size_t>(written));
-    return out;
+    detail::check(read(r_, object_, role_, buf.get(), n, &written));
+    return detail::to_vector(buf.get(), written, where());
   }
 
   std::string where() const {
@@ -693,11 +720,12 @@ class Object {
 
   template <typename F>
   std::vector<F> convert(ReadFn<F> read) const {
-    std::vector<F> out(static_cast<std::size_t>(value_count()));
+    const std::uint64_t n = value_count();
+    const std::string where = std::string("object \"") + std::string(name()) + "\"";
+    const auto buf = detail::uninitialized<F>(n, where);
     std::uint64_t written = 0;
-    detail::check(read(r_, index_, out.data(), out.size(), &written));
-    out.resize(static_cast<std::size_t>(written));
-    return out;
+    detail::check(read(r_, index_, buf.get(), n, &written));
+    return detail::to_vector(buf.get(), written, where);
   }
 
   template <typename F>

@@ -4,6 +4,8 @@
 // RAII (an unfinished writer leaves nothing behind, moved-from handles are
 // empty). Linked with libztensor.so only: no core header is reachable here.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -751,6 +753,94 @@ TEST_F(WrapperNulTest, RangesOverTemporariesOwnWhatTheyIterate) {
   std::vector<std::string> names;
   for (ztensor::Object o : file) names.emplace_back(o.name());
   EXPECT_EQ(names, (std::vector<std::string>{"w", "x"}));
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 25, item 8: a 17-byte zstd component claiming 256 MiB. The wrapper's
+// copies give the library's refusal as ztensor::Error, and the claim costs
+// no memory (it was zero-filled before the library was asked).
+TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
+  const std::uint64_t claim = std::uint64_t{256} << 20;
+  std::vector<std::uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xE0};
+  for (int i = 0; i < 8; ++i) frame.push_back(static_cast<std::uint8_t>(claim >> (8 * i)));
+  const std::uint32_t block = (131072u << 3) | (1u << 1) | 1u;  // last block, RLE, 128 KiB
+  for (int i = 0; i < 3; ++i) frame.push_back(static_cast<std::uint8_t>(block >> (8 * i)));
+  frame.push_back(0);
+  Cbor c;
+  c.head(5, 2);
+  c.text("version");
+  c.text("1.2.0");
+  c.text("objects");
+  c.head(5, 1);
+  c.text("w");
+  c.head(5, 3);
+  c.text("format");
+  c.text("dense");
+  c.text("shape");
+  c.head(4, 1);
+  c.head(0, claim / 4);
+  c.text("components");
+  c.head(5, 1);
+  c.text("data");
+  c.head(5, 5);
+  c.text("dtype");
+  c.text("f32");
+  c.text("offset");
+  c.head(0, 64);
+  c.text("length");
+  c.head(0, frame.size());
+  c.text("encoding");
+  c.text("zstd");
+  c.text("uncompressed_length");
+  c.head(0, claim);
+  // Built at its final size (growing a fixed-size vector by insert trips
+  // GCC 12's -Warray-bounds at -O3): magic, frame at 64, manifest at 128.
+  std::vector<std::uint8_t> file(128 + c.out.size() + 16, 0);
+  const std::string_view magic = "ZTEN1000";
+  std::copy(magic.begin(), magic.end(), file.begin());
+  std::copy(frame.begin(), frame.end(), file.begin() + 64);
+  std::copy(c.out.begin(), c.out.end(), file.begin() + 128);
+  const std::size_t tail = 128 + c.out.size();
+  for (std::size_t i = 0; i < 8; ++i) file[tail + i] = static_cast<std::uint8_t>(c.out.size() >> (8 * i));
+  std::copy(magic.begin(), magic.end(), file.begin() + static_cast<std::ptrdiff_t>(tail + 8));
+  const std::filesystem::path p = dir_ / "claim.zt";
+  {
+    std::ofstream f(p, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  }
+  // In a child, so that its peak resident memory is this test's alone.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int code = 0;
+    try {
+      ztensor::Reader r(p);
+      const ztensor::Component data = r["w"].component("data");
+      for (int k = 0; k < 3; ++k) {
+        try {
+          if (k == 0) (void)data.read_bytes();
+          if (k == 1) (void)data.read_f32();
+          if (k == 2) (void)r["w"].read_f64();
+          code |= 1;  // no error
+        } catch (const ztensor::Error& e) {
+          if (e.status() != ZT_ERR_INVALID) code |= 2;
+        }
+      }
+    } catch (...) {
+      code |= 4;
+    }
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    if (ru.ru_maxrss > 200 * 1024) code |= 8;  // KiB: the claim is 256 MiB
+    _exit(code);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error, 2: not ZT_ERR_INVALID, 4: other exception, 8: peak > 200 MiB";
 }
 
 }  // namespace
