@@ -560,3 +560,27 @@ def test_one_writer_shared_by_threads(path):
         for t in range(8):
             for k in range(50):
                 assert f[f"t{t}.{k}"][0] == t * 100 + k
+
+
+def _zt_bytes(objects):
+    """A 1.2.0 file of empty components, built byte by byte (cbor2)."""
+    import struct
+    cbor2 = pytest.importorskip("cbor2")
+    m = cbor2.dumps({"version": "1.2.0", "objects": objects})
+    return b"ZTEN1000" + b"\0" * 56 + m + struct.pack("<Q", len(m)) + b"ZTEN1000"
+
+
+def test_empty_objects_with_huge_other_dimensions(path):
+    # Issue 25, item 12: an empty array of the right shape, or a ztensor.Error
+    # naming the object where numpy cannot hold the shape.
+    empty = {"dtype": "f32", "offset": 64, "length": 0}
+    path.write_bytes(_zt_bytes({
+        "ok": {"format": "dense", "shape": [0, 2 ** 40], "components": {"data": empty}},
+        "huge": {"format": "dense", "shape": [0, 2 ** 62], "components": {"data": empty}}}))
+    with ztensor.open(path) as f:
+        for got in (f["ok"], f.array("ok", np.float32), f.decode("ok"), f.rows("ok", 0, 0)):
+            assert got.shape[1:] == (2 ** 40,) and got.size == 0
+        for call in (lambda: f["huge"], lambda: f.array("huge", np.float32), lambda: f.decode("huge"),
+                     lambda: f.rows("huge", 0, 0)):
+            with pytest.raises(ztensor.Error, match='object "huge"'):
+                call()

@@ -63,11 +63,35 @@ class _Owner:
         }
 
 
-def _view(handle, address, nbytes, dtype, shape):
+def _empty(shape, dtype, what="an array"):
+    """An output array for the library to fill. numpy does not touch its
+    pages, so a size a file claims costs nothing until the library has
+    decoded it; when even the address space is refused, that is a
+    ztensor.Error (ZT_ERR_NOMEM), not a MemoryError."""
+    try:
+        return np.empty(shape, dtype)
+    except MemoryError:
+        raise Error(_lib.ERR_NOMEM, f"{what}: cannot allocate an array of shape {shape} and dtype "
+                    f"{np.dtype(dtype)}") from None
+    except ValueError as e:
+        # numpy cannot represent the shape (more than 2**63 bytes, even empty).
+        raise Error(_lib.ERR_LIMIT, f"{what}: numpy cannot hold shape {shape} of {np.dtype(dtype)}: {e}") from None
+
+
+def _reshape(a, shape, what):
+    """a.reshape(shape), with numpy's refusal of a shape it cannot represent
+    as a ztensor.Error naming the object."""
+    try:
+        return a.reshape(shape)
+    except ValueError as e:
+        raise Error(_lib.ERR_LIMIT, f"{what}: numpy cannot hold shape {tuple(shape)} of {a.dtype}: {e}") from None
+
+
+def _view(handle, address, nbytes, dtype, shape, what="an array"):
     """A read-only numpy array over reader-owned memory, kept alive by the array."""
     dtype = np.dtype(dtype)
     if nbytes == 0:
-        a = np.empty(shape, dtype)
+        a = _empty(shape, dtype, what)
         a.flags.writeable = False
         return a
     raw = np.asarray(_Owner(handle, address, nbytes))
@@ -292,17 +316,17 @@ class File(NotCopyable, collections.abc.Mapping):
             ft = _float_type(dtype)
             complex_data = ltype in ("complex64", "complex128")
             values = int(np.prod(out_shape, dtype=np.uint64)) * (2 if complex_data else 1)
-            out = np.empty(values, ft)
+            out = _empty(values, ft, self._what(i))
             written = c_uint64()
             fn = lib.zt_dense_rows_f32 if ft == np.float32 else lib.zt_dense_rows_f64
             check(fn(r, i, start, stop, out.ctypes.data_as(c_void_p), values, byref(written)))
-            return _complex_pairs(out, complex_data).reshape(out_shape)
+            return _reshape(_complex_pairs(out, complex_data), out_shape, self._what(i))
         if text(lib.zt_component_encoding(r, i, b"data")) == "raw":
             address, n = c_void_p(), c_uint64()
             check(lib.zt_dense_rows_map(r, i, start, stop, byref(address), byref(n)))
             out_shape = _check_size(n.value, dt, out_shape, "data")
-            return _view(self._handle, address.value, n.value, dt, out_shape)
-        out = np.empty(out_shape, dt)
+            return _view(self._handle, address.value, n.value, dt, out_shape, self._what(i))
+        out = _empty(out_shape, dt, self._what(i))
         written = c_uint64()
         check(lib.zt_dense_rows(r, i, start, stop, out.ctypes.data_as(c_void_p), out.nbytes,
                                 byref(written)))
@@ -351,11 +375,11 @@ class File(NotCopyable, collections.abc.Mapping):
             address, n = c_void_p(), c_uint64()
             check(lib.zt_component_map(r, i, role_b, byref(address), byref(n)))
             shape = _check_size(n.value, dtype, shape, role)
-            return _view(self._handle, address.value, n.value, dtype, shape)
+            return _view(self._handle, address.value, n.value, dtype, shape, self._what(i))
         size = c_uint64()
         check(lib.zt_component_decoded_size(r, i, role_b, byref(size)))
         shape = _check_size(size.value, dtype, shape, role)
-        out = np.empty(shape, dtype)
+        out = _empty(shape, dtype, self._what(i))
         written = c_uint64()
         check(lib.zt_component_read(r, i, role_b, out.ctypes.data_as(c_void_p), out.nbytes,
                                     byref(written)))
@@ -393,7 +417,7 @@ class File(NotCopyable, collections.abc.Mapping):
     def _sparse_values(self, i, v, nnz):
         dtype, ltype = text(v.values_dtype), text(v.values_type)
         if self._float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES):
-            out = np.empty(nnz, np.float32)
+            out = _empty(nnz, np.float32)
             written = c_uint64()
             check(lib.zt_component_read_f32(self._r(), i, b"values", out.ctypes.data_as(c_void_p),
                                             nnz, byref(written)))
@@ -411,7 +435,7 @@ class File(NotCopyable, collections.abc.Mapping):
         r = self._r()
         count = c_uint64()
         check(lib.zt_object_value_count(r, i, byref(count)))
-        out = np.empty(count.value, ft)
+        out = _empty(count.value, ft, self._what(i))
         written = c_uint64()
         fn = read_f32 if ft == np.float32 else read_f64
         check(fn(r, i, out.ctypes.data_as(c_void_p), count.value, byref(written)))
@@ -420,7 +444,10 @@ class File(NotCopyable, collections.abc.Mapping):
         # Counts tell complex data apart only when there is some: an empty
         # object is complex when its values component says so.
         is_complex = count.value == 2 * elements if elements else self._values_are_complex(i)
-        return _complex_pairs(out, is_complex).reshape(shape)
+        return _reshape(_complex_pairs(out, is_complex), shape, self._what(i))
+
+    def _what(self, i):
+        return f'object "{text(lib.zt_object_name(self._r(), i))}"'
 
     def _values_are_complex(self, i):
         roles = self._roles(i)
