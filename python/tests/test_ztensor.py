@@ -584,3 +584,13 @@ def test_empty_objects_with_huge_other_dimensions(path):
                      lambda: f.rows("huge", 0, 0)):
             with pytest.raises(ztensor.Error, match='object "huge"'):
                 call()
+
+
+def test_sparse_values_given_as_a_tuple(path):
+    # Issue 25, item 9: values=(1.0, 2.0, 3.0) is data, not (array, dtype, type).
+    with ztensor.Writer(path) as w:
+        w.add_csr("m", (1.0, 2.0, 3.0), [0, 1, 2], [0, 1, 2, 3], shape=(3, 3))
+        w.add_coo("c", (4.0, 5.0), [[0, 1], [1, 0]], shape=(2, 2))
+    with ztensor.open(path) as f:
+        assert f["m"].values.tolist() == [1.0, 2.0, 3.0]
+        assert f.decode("c").tolist() == [[0, 4], [5, 0]]

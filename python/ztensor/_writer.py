@@ -140,7 +140,7 @@ class Writer(NotCopyable):
     def add_csr(self, name, values, indices, indptr, shape, *, encoding="raw", attributes=None):
         """A sparse_csr object of shape (rows, cols); indices and indptr are stored as u64."""
         self.add_object(name, "sparse_csr", shape, {
-            "values": values,
+            "values": np.asarray(values),  # not a tuple: that means (array, dtype, type)
             "indices": np.asarray(indices, dtype=np.uint64),
             "indptr": np.asarray(indptr, dtype=np.uint64),
         }, encoding=encoding, attributes=attributes)
@@ -149,7 +149,7 @@ class Writer(NotCopyable):
         """A sparse_coo object; coords is (ndim, nnz): all row indices, then all
         column indices, ... (stored as u64)."""
         self.add_object(name, "sparse_coo", shape, {
-            "values": values,
+            "values": np.asarray(values),  # not a tuple: that means (array, dtype, type)
             "coords": np.asarray(coords, dtype=np.uint64).reshape(-1),
         }, encoding=encoding, attributes=attributes)
 
