@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -682,28 +683,49 @@ struct Cbor {
     head(3, s.size());
     out.insert(out.end(), s.begin(), s.end());
   }
+  // {"version": "1.2.0", "objects": {"w": {"format": "dense", "shape": [n],
+  // "components": {"data": {<pairs> ...: the caller writes the pairs.
+  void dense_w(std::uint64_t n, std::uint64_t component_pairs) {
+    head(5, 2);
+    text("version");
+    text("1.2.0");
+    text("objects");
+    head(5, 1);
+    text("w");
+    head(5, 3);
+    text("format");
+    text("dense");
+    text("shape");
+    head(4, 1);
+    head(0, n);
+    text("components");
+    head(5, 1);
+    text("data");
+    head(5, component_pairs);
+  }
 };
+
+// A 1.2.0 file: `blob` (at most 64 bytes) at offset 64, the manifest at 128.
+// Built at its final size: growing a vector by insert trips GCC 12's
+// -Warray-bounds at -O3.
+void write_file(const std::filesystem::path& p, std::span<const std::uint8_t> blob, const Cbor& manifest) {
+  std::vector<std::uint8_t> file(128 + manifest.out.size() + 16, 0);
+  const std::string_view magic = "ZTEN1000";
+  std::copy(magic.begin(), magic.end(), file.begin());
+  std::copy(blob.begin(), blob.end(), file.begin() + 64);
+  std::copy(manifest.out.begin(), manifest.out.end(), file.begin() + 128);
+  const std::size_t tail = 128 + manifest.out.size();
+  for (std::size_t i = 0; i < 8; ++i) file[tail + i] = static_cast<std::uint8_t>(manifest.out.size() >> (8 * i));
+  std::copy(magic.begin(), magic.end(), file.begin() + static_cast<std::ptrdiff_t>(tail + 8));
+  std::ofstream f(p, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+}
 
 // Issue 25, item 5: a 64-byte u8 component with a logical type the library
 // does not know and shape [2^40]. The view must be sized by the 64 bytes.
 TEST_F(WrapperNulTest, DenseViewIsSizedByTheBytesNotTheShape) {
   Cbor c;
-  c.head(5, 2);
-  c.text("version");
-  c.text("1.2.0");
-  c.text("objects");
-  c.head(5, 1);
-  c.text("w");
-  c.head(5, 3);
-  c.text("format");
-  c.text("dense");
-  c.text("shape");
-  c.head(4, 1);
-  c.head(0, std::uint64_t{1} << 40);
-  c.text("components");
-  c.head(5, 1);
-  c.text("data");
-  c.head(5, 4);
+  c.dense_w(std::uint64_t{1} << 40, 4);
   c.text("dtype");
   c.text("u8");
   c.text("type");
@@ -712,17 +734,9 @@ TEST_F(WrapperNulTest, DenseViewIsSizedByTheBytesNotTheShape) {
   c.head(0, 64);
   c.text("length");
   c.head(0, 64);
-  std::vector<std::uint8_t> file(128, 7);
-  const std::string_view magic = "ZTEN1000";
-  std::copy(magic.begin(), magic.end(), file.begin());
-  file.insert(file.end(), c.out.begin(), c.out.end());
-  for (int i = 0; i < 8; ++i) file.push_back(static_cast<std::uint8_t>(c.out.size() >> (8 * i)));
-  file.insert(file.end(), magic.begin(), magic.end());
+  const std::vector<std::uint8_t> data(64, 7);
   const std::filesystem::path p = dir_ / "hostile.zt";
-  {
-    std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
-  }
+  write_file(p, data, c);
   ztensor::Reader r(p);
   const ztensor::DenseView v = r["w"].dense();
   EXPECT_EQ(v.elements, std::uint64_t{1} << 40);  // what the shape claims
@@ -770,22 +784,7 @@ TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
   for (int i = 0; i < 3; ++i) frame.push_back(static_cast<std::uint8_t>(block >> (8 * i)));
   frame.push_back(0);
   Cbor c;
-  c.head(5, 2);
-  c.text("version");
-  c.text("1.2.0");
-  c.text("objects");
-  c.head(5, 1);
-  c.text("w");
-  c.head(5, 3);
-  c.text("format");
-  c.text("dense");
-  c.text("shape");
-  c.head(4, 1);
-  c.head(0, claim / 4);
-  c.text("components");
-  c.head(5, 1);
-  c.text("data");
-  c.head(5, 5);
+  c.dense_w(claim / 4, 5);
   c.text("dtype");
   c.text("f32");
   c.text("offset");
@@ -796,21 +795,8 @@ TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
   c.text("zstd");
   c.text("uncompressed_length");
   c.head(0, claim);
-  // Built at its final size (growing a fixed-size vector by insert trips
-  // GCC 12's -Warray-bounds at -O3): magic, frame at 64, manifest at 128.
-  std::vector<std::uint8_t> file(128 + c.out.size() + 16, 0);
-  const std::string_view magic = "ZTEN1000";
-  std::copy(magic.begin(), magic.end(), file.begin());
-  std::copy(frame.begin(), frame.end(), file.begin() + 64);
-  std::copy(c.out.begin(), c.out.end(), file.begin() + 128);
-  const std::size_t tail = 128 + c.out.size();
-  for (std::size_t i = 0; i < 8; ++i) file[tail + i] = static_cast<std::uint8_t>(c.out.size() >> (8 * i));
-  std::copy(magic.begin(), magic.end(), file.begin() + static_cast<std::ptrdiff_t>(tail + 8));
   const std::filesystem::path p = dir_ / "claim.zt";
-  {
-    std::ofstream f(p, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
-  }
+  write_file(p, frame, c);
   // In a child, so that its peak resident memory is this test's alone.
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);

@@ -143,31 +143,13 @@ Bytes v010_file(std::string_view layout_key, std::string_view layout, std::strin
   for (uint8_t i = 0; i < 8; ++i) file[64 + i] = static_cast<uint8_t>(i + 1);
   if (dense_neighbour) file[128 + 3] = 0x3F, file[128 + 2] = 0x80;  // 1.0f, then 0.0f
   CborWriter w;
-  w.array(dense_neighbour ? 2 : 1);
-  w.map(layout_key.empty() ? 6 : 7);
-  w.text("name");
-  w.text("s");
-  w.text("offset");
-  w.uint(64);
-  w.text("size");
-  w.uint(8);  // the blob at offset 64
-  w.text("dtype");
-  w.text("float32");
-  w.text("shape");
-  w.array(1);
-  w.uint(2);
-  w.text("encoding");
-  w.text(encoding);
-  if (!layout_key.empty()) {
-    w.text(layout_key);
-    w.text(layout);
-  }
-  if (dense_neighbour) {
-    w.map(6);
+  // One 0.1.0 index entry: eight bytes of float32 [2] at `offset`.
+  auto entry = [&w](std::string_view name, uint64_t offset, std::string_view enc, size_t extra_pairs) {
+    w.map(6 + extra_pairs);
     w.text("name");
-    w.text("d");
+    w.text(name);
     w.text("offset");
-    w.uint(128);
+    w.uint(offset);
     w.text("size");
     w.uint(8);
     w.text("dtype");
@@ -176,8 +158,15 @@ Bytes v010_file(std::string_view layout_key, std::string_view layout, std::strin
     w.array(1);
     w.uint(2);
     w.text("encoding");
-    w.text("raw");
+    w.text(enc);
+  };
+  w.array(dense_neighbour ? 2 : 1);
+  entry("s", 64, encoding, layout_key.empty() ? 0 : 1);
+  if (!layout_key.empty()) {
+    w.text(layout_key);
+    w.text(layout);
   }
+  if (dense_neighbour) entry("d", 128, "raw", 0);
   const Bytes index = w.take();
   file.insert(file.end(), index.begin(), index.end());
   uint64_t n = index.size();
