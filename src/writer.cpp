@@ -502,8 +502,9 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const Writ
   ZT_FAIL_IF(opt.frame_size > Limits::frame_size, argument,
              "frame size %llu is above the limit of %llu bytes (ZT_MAX_FRAME_SIZE)",
              static_cast<ull>(opt.frame_size), static_cast<ull>(Limits::frame_size));
-  ZT_FAIL_IF(!(opt.auto_min_ratio > 0) || opt.auto_min_ratio > 1e6, argument,
-             "auto_min_ratio must be a positive number");
+  // 0 is honoured (auto never keeps zstd); NaN and negative ratios are not numbers a user meant.
+  ZT_FAIL_IF(!(opt.auto_min_ratio >= 0) || opt.auto_min_ratio > 1e6, argument,
+             "auto_min_ratio must be a number from 0 to 1e6");
   std::unique_ptr<Writer> w(new Writer());
   w->impl_->opt = opt;
   w->impl_->path = path;

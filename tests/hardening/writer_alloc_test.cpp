@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
@@ -171,6 +172,16 @@ TEST(WriterAlloc, AbsurdFrameSizesAreRefusedAtOpen) {
     EXPECT_EQ(zt_writer_open_ex(path.c_str(), &opt, &w), ZT_ERR_ARGUMENT) << fs;
     EXPECT_NE(std::string(zt_last_error()).find("frame size"), std::string::npos) << zt_last_error();
     if (w) zt_writer_abort(w);
+  }
+  // auto_min_ratio: NaN and negative ratios are refused, 0 is honoured.
+  for (const double ratio : {-1.0, std::numeric_limits<double>::quiet_NaN(), 0.0}) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.auto_min_ratio = ratio;
+    zt_writer* x = nullptr;
+    const zt_status s = zt_writer_open_ex(path.c_str(), &o, &x);
+    EXPECT_EQ(s, ratio == 0.0 ? ZT_OK : ZT_ERR_ARGUMENT) << ratio;
+    if (x) zt_writer_abort(x);
   }
   // The largest allowed frame does not reserve itself for a small component.
   zt_writer_options opt;
