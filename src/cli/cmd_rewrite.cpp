@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "cbor_encode.h"
 #include "cbor_value.h"
