@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <xxhash.h>
+
+#include "cbor_item.h"
 #include "cbor_value.h"
 #include "zt_limits.h"
 
@@ -58,16 +61,22 @@ bool is_valid_utf8(std::string_view s) {
 // Builds a Document from libcbor's streaming callbacks, one head at a time.
 class Builder {
  public:
-  Builder(std::span<const uint8_t> bytes, const EntrySink* sink) : bytes_(bytes), sink_(sink) {}
+  Builder(std::span<const uint8_t> bytes, const EntrySink* sink, const ValuePolicy* policy)
+      : bytes_(bytes), sink_(sink), policy_(policy) {}
 
   Result<Document> run();
 
  private:
+  static constexpr uint32_t kNoNode = UINT32_MAX;  // a container inside a muted value
+
   struct Frame {
-    uint32_t node;
+    uint32_t node;       // kNoNode while muted
     uint64_t remaining;  // items still expected (definite containers)
     bool indefinite;
     bool is_map;
+    uint32_t keys_start;   // this map's first key in keys_
+    uint32_t dropped = 0;  // pairs the policy dropped
+    std::string_view key;  // the key of the value being decoded (maps with nodes)
   };
 
   static Builder& self(void* ctx) { return *static_cast<Builder*>(ctx); }
@@ -78,44 +87,66 @@ class Builder {
   }
   bool failed() const { return error_.status != Status::ok; }
 
-  // Adds a leaf or container node as the next item of the current container.
-  Node* add(Kind kind);
+  // Adds a leaf or container head as the next item of the current container.
+  // Returns the node to fill in: a scratch node while muted.
+  Node* add(Kind kind, std::string_view str = {}, uint64_t count = 0, bool indefinite = false);
   void close_items();  // pops every finished definite container
   void leaf(Kind kind, uint64_t u) {
     if (Node* n = add(kind)) n->u = u;
     close_items();
   }
   void open(Kind kind, uint64_t count, bool indefinite);
+  void end_container(const Frame& f);
   void text_or_bytes(Kind kind, cbor_data data, size_t len);
   void string_start(Kind kind);
   void on_break();
-  bool unassigned_head(uint8_t b, size_t* consumed);
+  bool unassigned_head(size_t* consumed);
   bool opens_streamed_map(bool is_map) const;
   bool is_streamed(uint32_t node) const { return streamed_map_ != 0 && node == streamed_map_; }
   void streamed_item_done(uint32_t map, bool key);
-  Result<void> check_duplicate_keys(uint32_t map);
+  void record_key(std::string_view key);
+  Result<void> check_duplicate_keys(size_t first);
+  Keep decide(const ValueHead& head);
+  void start_muting(Keep keep);
+  void finish_muting();
 
   std::span<const uint8_t> bytes_;
   const EntrySink* sink_;
+  const ValuePolicy* policy_;
   size_t pos_ = 0;
-  uint64_t items_ = 0;  // every item decoded, also those a sink dropped
+  size_t item_start_ = 0;  // first byte of the item being added
+  size_t head_end_ = 0;    // one past the head being decoded (known while muting or deciding)
+  uint64_t items_ = 0;     // every item decoded, also those a sink dropped or a policy muted
   Document doc_;
-  // The map whose entries go to the sink (0: none yet), the key node of its
-  // entry being decoded, and all its keys (for the duplicate check).
+  // The map whose entries go to the sink (0: none yet), and the key node of
+  // its entry being decoded.
   uint32_t streamed_map_ = 0;
   uint32_t streamed_key_ = 0;
-  std::vector<std::string_view> streamed_keys_;
+  // Keys of the open maps, innermost last: the top 32 bits of the key's
+  // XXH3-64, then its offset. 8 bytes a key, whatever the key's size.
+  std::vector<uint64_t> keys_;
   std::vector<Frame> stack_;
+  std::vector<std::string_view> path_;
+  // A value the policy keeps encoded or drops: no nodes are made while it is
+  // decoded; it ends when the stack is back to mute_depth_.
+  bool value_pending_ = false;  // the next item is a map value to decide on
+  bool muting_ = false;
+  Keep mute_keep_ = Keep::nodes;
+  size_t mute_depth_ = 0;
+  size_t mute_start_ = 0;
+  uint32_t mute_node_ = 0;
+  Node scratch_;
   bool root_done_ = false;
   bool tag_pending_ = false;
-  // Indefinite string being joined: kind and the chunks so far.
+  // Indefinite string being joined: kind, first byte and the chunks so far.
   bool in_string_ = false;
   Kind string_kind_ = Kind::text;
+  size_t string_start_ = 0;
   std::string joined_;
   Error error_;
 };
 
-Node* Builder::add(Kind kind) {
+Node* Builder::add(Kind kind, std::string_view str, uint64_t count, bool indefinite) {
   if (failed()) return nullptr;
   if (in_string_) {
     fail(Status::format, "a chunk of an indefinite-length string is not a definite string");
@@ -131,52 +162,110 @@ Node* Builder::add(Kind kind) {
   }
   // Keys sit at even item positions of a map (remaining counts down from
   // 2 * pairs in definite maps and up from 0 in indefinite ones).
-  if (!stack_.empty() && stack_.back().is_map && stack_.back().remaining % 2 == 0 &&
-      kind != Kind::text) {
+  const bool is_key = !stack_.empty() && stack_.back().is_map && stack_.back().remaining % 2 == 0;
+  if (is_key && kind != Kind::text) {
     error_ =
         make_error(Status::invalid, "manifest: a map key at byte %zu is not a text string", pos_);
     return nullptr;
   }
   tag_pending_ = false;
   ++items_;
+  if (is_key) record_key(str);
+  if (muting_) return &scratch_;
+  if (value_pending_) {
+    value_pending_ = false;
+    const Keep keep = decide(ValueHead{kind, count, indefinite});
+    if (keep != Keep::nodes) {
+      start_muting(keep);
+      return &scratch_;
+    }
+  }
   Node& n = doc_.nodes_.push();
   n.kind = kind;
+  n.str = str;
   n.set_end(doc_.nodes_.size());
   return &n;
 }
 
+void Builder::record_key(std::string_view key) {
+  const uint64_t hash = XXH3_64bits(key.data(), key.size()) >> 32;
+  keys_.push_back(hash << 32 | item_start_);
+}
+
+Keep Builder::decide(const ValueHead& head) {
+  // The sink's entries are the sink's to keep or drop.
+  if (is_streamed(stack_.back().node)) return Keep::nodes;
+  path_.clear();
+  for (const Frame& f : stack_) path_.push_back(f.is_map ? f.key : std::string_view());
+  return (*policy_)(path_, head);
+}
+
+void Builder::start_muting(Keep keep) {
+  muting_ = true;
+  mute_keep_ = keep;
+  mute_depth_ = stack_.size();
+  if (keep == Keep::encoded) {
+    Node& n = doc_.nodes_.push();
+    n.kind = Kind::encoded;
+    n.set_end(doc_.nodes_.size());
+    mute_node_ = doc_.nodes_.size() - 1;
+    mute_start_ = item_start_;
+  } else {
+    // The key is the last node: the pair goes.
+    doc_.nodes_.truncate(doc_.nodes_.size() - 1);
+    ++stack_.back().dropped;
+  }
+}
+
+void Builder::finish_muting() {
+  muting_ = false;
+  if (mute_keep_ == Keep::encoded) {
+    doc_.nodes_[mute_node_].str = std::string_view(
+        reinterpret_cast<const char*>(bytes_.data() + mute_start_), head_end_ - mute_start_);
+  }
+}
+
 void Builder::close_items() {
   if (failed()) return;
-  if (stack_.empty()) {
-    root_done_ = true;
-    return;
-  }
   // One more item finished in the top container.
   for (;;) {
-    Frame& f = stack_.back();
-    if (f.indefinite) {
-      ++f.remaining;  // counts items seen, so keys sit at even positions
-      if (is_streamed(f.node)) streamed_item_done(f.node, f.remaining % 2 == 1);
-      return;
-    }
-    --f.remaining;
-    if (is_streamed(f.node)) streamed_item_done(f.node, f.remaining % 2 == 1);
-    if (f.remaining > 0) return;
-    const uint32_t idx = f.node;
-    doc_.nodes_[idx].set_end(doc_.nodes_.size());
-    const bool is_map = f.is_map;
-    stack_.pop_back();
-    if (is_map) {
-      auto r = check_duplicate_keys(idx);
-      if (!r) {
-        error_ = std::move(r).error();
-        return;
-      }
-    }
+    if (muting_ && stack_.size() == mute_depth_) finish_muting();
     if (stack_.empty()) {
       root_done_ = true;
       return;
     }
+    Frame& f = stack_.back();
+    if (f.indefinite) {
+      ++f.remaining;  // counts items seen, so keys sit at even positions
+    } else {
+      --f.remaining;
+    }
+    const bool key_done = f.is_map && f.remaining % 2 == 1;
+    if (key_done && f.node != kNoNode) {
+      f.key = doc_.nodes_[doc_.nodes_.size() - 1].str;
+      value_pending_ = policy_ != nullptr && !muting_;
+    }
+    if (is_streamed(f.node)) streamed_item_done(f.node, key_done);
+    if (failed() || f.indefinite || f.remaining > 0) return;
+    const Frame done = f;
+    stack_.pop_back();
+    end_container(done);
+    if (failed()) return;
+  }
+}
+
+// A container's last item is done (or its break read): its node learns its
+// count and subtree end, and a map's keys are checked and forgotten.
+void Builder::end_container(const Frame& f) {
+  if (f.node != kNoNode) {
+    Node& n = doc_.nodes_[f.node];
+    if (f.indefinite) n.count = static_cast<uint32_t>(f.is_map ? f.remaining / 2 : f.remaining);
+    n.count -= f.dropped;
+    n.set_end(doc_.nodes_.size());
+  }
+  if (f.is_map) {
+    auto r = check_duplicate_keys(f.keys_start);
+    if (!r) error_ = std::move(r).error();
   }
 }
 
@@ -197,16 +286,20 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
     return;
   }
   const bool streamed = opens_streamed_map(is_map);
-  Node* n = add(kind);
+  Node* n = add(kind, {}, count, indefinite);
   if (!n) return;
-  n->count = static_cast<uint32_t>(count);
-  const uint32_t idx = static_cast<uint32_t>(doc_.nodes_.size() - 1);
-  if (streamed) streamed_map_ = idx;
+  uint32_t idx = kNoNode;
+  if (n != &scratch_) {
+    n->count = static_cast<uint32_t>(count);
+    idx = static_cast<uint32_t>(doc_.nodes_.size() - 1);
+    if (streamed) streamed_map_ = idx;
+  }
   if (!indefinite && count == 0) {
     close_items();
     return;
   }
-  stack_.push_back(Frame{idx, indefinite ? 0 : (is_map ? count * 2 : count), indefinite, is_map});
+  stack_.push_back(Frame{idx, indefinite ? 0 : (is_map ? count * 2 : count), indefinite, is_map,
+                         static_cast<uint32_t>(keys_.size()), 0, {}});
 }
 
 void Builder::text_or_bytes(Kind kind, cbor_data data, size_t len) {
@@ -229,7 +322,7 @@ void Builder::text_or_bytes(Kind kind, cbor_data data, size_t len) {
     fail(Status::format, "a text string is not valid UTF-8");
     return;
   }
-  if (Node* n = add(kind)) n->str = sv;
+  add(kind, sv);
   close_items();
 }
 
@@ -241,12 +334,14 @@ void Builder::string_start(Kind kind) {
   }
   in_string_ = true;
   string_kind_ = kind;
+  string_start_ = pos_;
   joined_.clear();
 }
 
 void Builder::on_break() {
   if (failed()) return;
-  if (tag_pending_) {
+  // A tag before an indefinite string tags the string: its break ends it.
+  if (tag_pending_ && !in_string_) {
     fail(Status::format, "a tag without an item");
     return;
   }
@@ -256,9 +351,14 @@ void Builder::on_break() {
       fail(Status::format, "a text string is not valid UTF-8");
       return;
     }
-    doc_.owned_.push_back(std::move(joined_));
+    item_start_ = string_start_;
+    Node* n = add(string_kind_, joined_);
+    // Only a string that stays a node keeps its joined text.
+    if (n && n != &scratch_) {
+      doc_.owned_.push_back(std::move(joined_));
+      n->str = doc_.owned_.back();
+    }
     joined_ = std::string();
-    if (Node* n = add(string_kind_)) n->str = doc_.owned_.back();
     close_items();
     return;
   }
@@ -266,32 +366,23 @@ void Builder::on_break() {
     fail(Status::format, "unexpected break byte");
     return;
   }
-  Frame f = stack_.back();
+  const Frame f = stack_.back();
   if (f.is_map && f.remaining % 2 != 0) {
     fail(Status::format, "a map key without a value");
     return;
   }
   stack_.pop_back();
-  Node& n = doc_.nodes_[f.node];
-  n.count = static_cast<uint32_t>(f.is_map ? f.remaining / 2 : f.remaining);
-  n.set_end(doc_.nodes_.size());
-  if (f.is_map) {
-    auto r = check_duplicate_keys(f.node);
-    if (!r) {
-      error_ = std::move(r).error();
-      return;
-    }
-  }
+  end_container(f);
   close_items();
 }
 
 // The first map opened as the value of the sink's key in the root map.
 bool Builder::opens_streamed_map(bool is_map) const {
-  if (!sink_ || streamed_map_ || !is_map || stack_.size() != 1 || !stack_[0].is_map) return false;
+  if (!sink_ || streamed_map_ || muting_ || !is_map || stack_.size() != 1 || !stack_[0].is_map)
+    return false;
   // A value position of the root map: the item before is its (text) key.
   if (stack_[0].remaining % 2 != 1) return false;
-  const Node& key = doc_.nodes_[doc_.nodes_.size() - 1];
-  return key.kind == Kind::text && key.str == sink_->root_key;
+  return stack_[0].key == sink_->root_key;
 }
 
 // Keys and values are whole items here: a key is one text node, and the
@@ -300,33 +391,38 @@ void Builder::streamed_item_done(uint32_t map, bool key) {
   if (failed()) return;
   if (key) {
     streamed_key_ = doc_.nodes_.size() - 1;
-    streamed_keys_.push_back(doc_.nodes_[streamed_key_].str);
     return;
   }
   if (sink_->on_entry(doc_, map, streamed_key_, streamed_key_ + 1))
     doc_.nodes_.truncate(streamed_key_);
 }
 
-Result<void> Builder::check_duplicate_keys(uint32_t map) {
-  const Node& m = doc_.nodes_[map];
-  if (m.count < 2) return {};
-  std::vector<std::string_view> keys;
-  if (is_streamed(map)) {
-    keys = std::move(streamed_keys_);
-  } else {
-    keys.reserve(m.count);
-    uint32_t k = Document::first_child(map);
-    for (uint32_t p = 0; p < m.count; ++p) {
-      keys.push_back(doc_.nodes_[k].str);
-      k = doc_.next(doc_.next(k));
+// Sorted by hash, then offset: keys with equal hashes are compared by their
+// text, read again from the input (a hash says nothing about equality).
+Result<void> Builder::check_duplicate_keys(size_t first) {
+  const auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(first);
+  std::sort(begin, keys_.end());
+  auto text_at = [&](uint64_t key) -> std::string {
+    auto s = scalar(bytes_.subspan(static_cast<uint32_t>(key)));
+    return s ? std::string(s->str) : std::string();
+  };
+  for (auto g = begin; g != keys_.end();) {
+    auto e = g + 1;
+    while (e != keys_.end() && (*e >> 32) == (*g >> 32)) ++e;
+    if (e - g > 1) {
+      std::vector<std::string> texts;
+      for (auto k = g; k != e; ++k) texts.push_back(text_at(*k));
+      std::sort(texts.begin(), texts.end());
+      const auto dup = std::adjacent_find(texts.begin(), texts.end());
+      if (dup != texts.end()) {
+        const std::string shown(dup->substr(0, 200));
+        keys_.resize(first);
+        return make_error(Status::format, "manifest: duplicate map key \"%s\"", shown.c_str());
+      }
     }
+    g = e;
   }
-  std::sort(keys.begin(), keys.end());
-  const auto dup = std::adjacent_find(keys.begin(), keys.end());
-  if (dup != keys.end()) {
-    const std::string shown(dup->substr(0, 200));
-    return make_error(Status::format, "manifest: duplicate map key \"%s\"", shown.c_str());
-  }
+  keys_.resize(first);
   return {};
 }
 
@@ -334,29 +430,22 @@ Result<void> Builder::check_duplicate_keys(uint32_t map) {
 // other than false/true/null/undefined); RFC 8949 allows them. They are
 // single heads without content, decoded here and passed on as a tag (ignored)
 // or a simple value.
-bool Builder::unassigned_head(uint8_t b, size_t* consumed) {
-  if (b >= 0xC6 && b <= 0xD4) {
+bool Builder::unassigned_head(size_t* consumed) {
+  // A truncated two-byte simple value is libcbor's to report.
+  if (bytes_[pos_] == 0xF8 && pos_ + 1 >= bytes_.size()) return false;
+  const auto h = cbor::unassigned_head(bytes_, pos_);
+  if (!h) return false;
+  *consumed = h->consumed;
+  head_end_ = pos_ + h->consumed;
+  if (h->malformed) {
+    fail(Status::format, "a simple value below 32 in two bytes");
+  } else if (h->is_tag) {
+    if (in_string_) fail(Status::format, "a tag inside an indefinite-length string");
     if (!root_done_) tag_pending_ = true;
-    *consumed = 1;
-    return true;
+  } else {
+    leaf(Kind::simple, h->simple);
   }
-  if (b >= 0xE0 && b <= 0xF3) {
-    leaf(Kind::simple, b - 0xE0u);
-    *consumed = 1;
-    return true;
-  }
-  if (b == 0xF8) {
-    if (pos_ + 1 >= bytes_.size()) return false;
-    const uint8_t v = bytes_[pos_ + 1];
-    if (v < 32) {
-      fail(Status::format, "a simple value below 32 in two bytes");
-    } else {
-      leaf(Kind::simple, v);
-    }
-    *consumed = 2;
-    return true;
-  }
-  return false;
+  return true;
 }
 
 const cbor_callbacks& Builder::callbacks() {
@@ -409,18 +498,29 @@ const cbor_callbacks& Builder::callbacks() {
 
 Result<Document> Builder::run() {
   ZT_FAIL_IF(bytes_.empty(), format, "manifest: empty CBOR input");
+  // Key offsets are kept in 32 bits (manifests are at most 1 GiB).
+  ZT_FAIL_IF(bytes_.size() > UINT32_MAX, limit, "manifest: CBOR input of %zu bytes is over 4 GiB",
+             bytes_.size());
   while (pos_ < bytes_.size() && !failed()) {
     if (root_done_) {
       return make_error(Status::format, "manifest: %zu trailing bytes after the CBOR item",
                         bytes_.size() - pos_);
     }
+    item_start_ = pos_;
     size_t consumed = 0;
-    if (unassigned_head(bytes_[pos_], &consumed)) {
+    if (unassigned_head(&consumed)) {
       pos_ += consumed;
       continue;
     }
-    const cbor_decoder_result r =
-        cbor_stream_decode(bytes_.data() + pos_, bytes_.size() - pos_, &callbacks(), this);
+    const unsigned char* at = bytes_.data() + pos_;
+    const size_t left = bytes_.size() - pos_;
+    // Where a value kept encoded may end, its last head's end is needed in
+    // the callbacks: a first pass over the one head tells it.
+    if (muting_ || value_pending_) {
+      const cbor_decoder_result h = cbor_stream_decode(at, left, &cbor_empty_callbacks, nullptr);
+      head_end_ = pos_ + h.read;
+    }
+    const cbor_decoder_result r = cbor_stream_decode(at, left, &callbacks(), this);
     if (r.status == CBOR_DECODER_NEDATA)
       return make_error(Status::format, "manifest: truncated CBOR at byte %zu", pos_);
     if (r.status != CBOR_DECODER_FINISHED || r.read == 0)
@@ -433,8 +533,9 @@ Result<Document> Builder::run() {
   return std::move(doc_);
 }
 
-Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink) {
-  return Builder(bytes, sink).run();
+Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink,
+                        const ValuePolicy* policy) {
+  return Builder(bytes, sink, policy).run();
 }
 
 }  // namespace zt::cbor

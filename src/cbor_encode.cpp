@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cbor_item.h"
 #include "cbor_value.h"
 
 namespace zt {
@@ -84,6 +85,14 @@ void encode_value(const cbor::Document& doc, uint32_t i, CborWriter& w) {
       for (uint32_t c = 0; c < 2 * n.count; ++c, k = doc.next(k)) encode_value(doc, k, w);
       return;
     }
+    case cbor::Kind::encoded: {
+      // Checked by the decoder that kept it, so re-encoding cannot fail; if
+      // it did, the bytes as they were are still the same value.
+      const auto bytes = std::span(reinterpret_cast<const uint8_t*>(n.str.data()), n.str.size());
+      CborWriter item;
+      if (cbor::transcode(bytes, item)) return w.raw(item.bytes());
+      return w.raw(bytes);
+    }
   }
 }
 
@@ -91,6 +100,7 @@ namespace {
 
 size_t depth_of(const cbor::Document& doc, uint32_t i) {
   const cbor::Node& n = doc.node(i);
+  // Kept-encoded values appear only in documents decoded with a policy.
   if (n.kind != cbor::Kind::array && n.kind != cbor::Kind::map) return 0;
   const uint32_t items = n.kind == cbor::Kind::map ? 2 * n.count : n.count;
   size_t deepest = 0;

@@ -2,7 +2,11 @@
 // for the whole manifest, strings viewed in place in the manifest bytes.
 // Decoding uses libcbor's streaming decoder; this file adds the rules of
 // zTensor manifests: bounded depth and item count, no duplicate map keys,
-// text-only map keys, UTF-8 text, no trailing bytes.
+// text-only map keys, UTF-8 text, no trailing bytes. A caller's policy may
+// keep chosen map values as their encoded bytes (one node) or drop them:
+// they are checked by the same rules but never become nodes, so what a
+// manifest holds beyond the model (attributes, unknown fields) costs no
+// memory per item.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +37,8 @@ enum class Kind : uint8_t {
   text,
   bytes,
   array,
-  map
+  map,
+  encoded  // a value kept as its encoded CBOR bytes (`str`), checked but not built
 };
 
 // 32 bytes: `end` and `kind` share a word (the item limit keeps indexes
@@ -44,7 +49,7 @@ struct Node {
     uint64_t u = 0;  // uint value; negint n stands for -1 - n; simple value
     double f;        // float value
   };
-  uint32_t count = 0;     // array items, or map pairs
+  uint32_t count = 0;     // array items, or map pairs (those a policy dropped left out)
   uint32_t end : 27 = 0;  // index one past this node's subtree
   Kind kind : 4 = Kind::null;
   bool flag : 1 = false;  // boolean value
@@ -107,6 +112,24 @@ class Document {
   std::deque<std::string> owned_;  // joined chunks of indefinite strings
 };
 
+// What the decoder keeps of one map value.
+enum class Keep : uint8_t {
+  nodes,    // the value as nodes
+  encoded,  // one Kind::encoded node viewing the value's bytes
+  nothing   // neither the value nor its key (the map's count leaves the pair out)
+};
+// The first head of a map value: its kind, and for a definite array or map
+// its count.
+struct ValueHead {
+  Kind kind;
+  uint64_t count;
+  bool indefinite;
+};
+// Decides, for each map value outside values kept encoded or dropped, what
+// is kept. `path` holds the key of each enclosing map (an empty view for an
+// array), outermost first; its last element is the value's own key.
+using ValuePolicy = std::function<Keep(std::span<const std::string_view> path, const ValueHead& head)>;
+
 // Hands the entries of one map to the caller as each completes, so that
 // the caller can turn them into its own model and let their nodes go: a
 // manifest of a million objects never has its whole tape in memory. The
@@ -127,7 +150,10 @@ struct EntrySink {
 // entries it drops are absent from the Document (its map keeps its count
 // but no children); a decoding error is returned even if the sink has
 // consumed entries before it.
-Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink = nullptr);
+// With a policy, map values are kept as it decides; every rule above still
+// applies inside values kept encoded or dropped (their items count too).
+Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink = nullptr,
+                        const ValuePolicy* policy = nullptr);
 
 bool is_valid_utf8(std::string_view s);
 

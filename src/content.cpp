@@ -147,12 +147,12 @@ __int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k) {
   }
 }
 
-Result<void> check_content(const cbor::Document& doc, bool legacy, const Object& o,
+Result<void> check_content(bool legacy, const Object& o,
                            std::span<const std::span<const uint8_t>> decoded) {
   for (size_t k = 0; k < o.components.size(); ++k)
     if (o.components[k].dtype == DType::boolean && !legacy) ZT_TRY(check_bool(o, o.components[k], decoded[k]));
   if (o.format == "sparse_csr" || o.format == "sparse_coo") return check_sparse(o, decoded);
-  if (o.format == "quantized_group") return check_quantized_layout(doc, o, decoded);
+  if (o.format == "quantized_group") return check_quantized_layout(o, decoded);
   return {};
 }
 

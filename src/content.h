@@ -12,7 +12,7 @@
 namespace zt {
 
 // `decoded[k]` holds the decoded bytes of o.components[k].
-Result<void> check_content(const cbor::Document& doc, bool legacy, const Object& o,
+Result<void> check_content(bool legacy, const Object& o,
                            std::span<const std::span<const uint8_t>> decoded);
 
 // Bool bytes are 0 or 1; `bytes` are elements [first, first + size) of c,

@@ -1,5 +1,7 @@
 #include "json.h"
 
+#include "cbor_item.h"
+
 namespace zt {
 
 std::string base64_encode(std::string_view bytes) {
@@ -52,6 +54,12 @@ Json cbor_to_json(const cbor::Document& doc, uint32_t i) {
       for (uint32_t k = 0; k < n.count; ++k, c = doc.next(c)) a.push_back(cbor_to_json(doc, c));
       return a;
     }
+    case cbor::Kind::encoded: {
+      std::string text;
+      if (!cbor::append_json(std::span(reinterpret_cast<const uint8_t*>(n.str.data()), n.str.size()), text))
+        return nullptr;
+      return Json::parse(text);
+    }
     case cbor::Kind::map: {
       Json m = Json::object();
       uint32_t c = cbor::Document::first_child(i);
@@ -66,10 +74,17 @@ Json cbor_to_json(const cbor::Document& doc, uint32_t i) {
   return nullptr;
 }
 
-Json attributes_to_json(const cbor::Document& doc, const Attributes& a) {
-  Json m = Json::object();
-  for (const auto& e : a.entries) m[std::string(e.key)] = cbor_to_json(doc, e.node);
-  return m;
+void append_attributes_json(const Attributes& a, std::string& out) {
+  const size_t before = out.size();
+  if (a.present && cbor::append_json(a.encoded, out)) return;
+  out.resize(before);
+  out += "{}";
+}
+
+std::string attributes_json(const Attributes& a) {
+  std::string out;
+  append_attributes_json(a, out);
+  return out;
 }
 
 namespace {
@@ -94,7 +109,10 @@ std::string dump_json(const Json& j) { return j.dump(-1, ' ', false, Json::error
 // make a manifest of 100k objects quadratic. Names are unique already.
 std::string manifest_to_json(const Manifest& m) {
   std::string out = "{\"version\":" + dump_json(m.version);
-  if (m.attributes.present) out += ",\"attributes\":" + dump_json(attributes_to_json(m.doc, m.attributes));
+  if (m.attributes.present) {
+    out += ",\"attributes\":";
+    append_attributes_json(m.attributes, out);
+  }
   out += ",\"objects\":{";
   bool first = true;
   for (const Object& o : m.objects) {
@@ -102,7 +120,10 @@ std::string manifest_to_json(const Manifest& m) {
     first = false;
     out += dump_json(o.name);
     out += ":{\"shape\":" + dump_json(o.shape) + ",\"format\":" + dump_json(o.format);
-    if (o.attributes.present) out += ",\"attributes\":" + dump_json(attributes_to_json(m.doc, o.attributes));
+    if (o.attributes.present) {
+      out += ",\"attributes\":";
+      append_attributes_json(o.attributes, out);
+    }
     out += ",\"components\":{";
     for (size_t k = 0; k < o.components.size(); ++k) {
       if (k) out += ',';

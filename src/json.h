@@ -17,7 +17,10 @@ using Json = nlohmann::ordered_json;
 // dropped, undefined and other simple values become null, as do NaN and
 // infinities (JSON has none).
 Json cbor_to_json(const cbor::Document& doc, uint32_t node);
-Json attributes_to_json(const cbor::Document& doc, const Attributes& a);
+// The attributes as JSON text, written as the CBOR is read (no tree); "{}"
+// when absent.
+std::string attributes_json(const Attributes& a);
+void append_attributes_json(const Attributes& a, std::string& out);
 
 // The manifest in the 1.2.0 vocabulary, whatever generation the file is.
 std::string manifest_to_json(const Manifest& m);

@@ -1,6 +1,7 @@
 #include "manifest.h"
 
 #include "cbor_encode.h"
+#include "cbor_item.h"
 
 #include <charconv>
 #include <cstring>
@@ -160,6 +161,17 @@ class Parser {
   bool is_text(uint32_t i) const { return i && node(i).kind == Kind::text; }
   bool is_uint(uint32_t i) const { return i && node(i).kind == Kind::uint; }
   bool is_map(uint32_t i) const { return i && node(i).kind == Kind::map; }
+  // A map as nodes, or a map value kept as its encoded bytes.
+  bool is_any_map(uint32_t i) const { return i && kind_of(i) == Kind::map; }
+  Kind kind_of(uint32_t i) const {
+    if (node(i).kind != Kind::encoded) return node(i).kind;
+    const auto s = cbor::scalar(encoded_bytes(i));
+    return s ? s->kind : Kind::encoded;
+  }
+  std::span<const uint8_t> encoded_bytes(uint32_t i) const {
+    const std::string_view b = node(i).str;
+    return {reinterpret_cast<const uint8_t*>(b.data()), b.size()};
+  }
   bool is_null_or_absent(uint32_t i) const { return !i || node(i).kind == Kind::null; }
   uint32_t get(uint32_t map, std::string_view key) const { return doc_->find(map, key); }
 
@@ -175,11 +187,14 @@ class Parser {
     return {};
   }
 
-  Attributes attributes_of(uint32_t map) const;
+  Attributes attributes_of(uint32_t map);
+  Attributes made_attributes(std::vector<uint8_t> map);
+  Result<void> check_components_count(const std::string& what, uint32_t comps) const;
   Result<uint32_t> parse_v1_header();
   Result<void> parse_v1();
   bool take_streamed_object(const Document& d, uint32_t map, uint32_t key, uint32_t value);
   Result<void> parse_v100();
+  Result<void> add_generator(std::string_view generator);
   Result<void> parse_v010();
   Result<std::vector<uint64_t>> parse_shape(const std::string& what, uint32_t shape) const;
   Result<void> parse_object_v1(std::string_view name, uint32_t od);
@@ -197,14 +212,34 @@ class Parser {
   std::optional<Error> streamed_error_;  // the first streamed object refused
 };
 
-Attributes Parser::attributes_of(uint32_t map) const {
-  Attributes a;
-  a.present = true;
-  (void)for_each_entry(map, [&](std::string_view k, uint32_t v) -> Result<void> {
-    a.entries.push_back(Attribute{k, v});
-    return {};
-  });
-  return a;
+// Kept as the manifest's bytes when decoded with manifest_policy; a map
+// decoded as nodes (a document decoded without it) is encoded once.
+Attributes Parser::attributes_of(uint32_t map) {
+  if (node(map).kind == Kind::encoded) return Attributes{true, encoded_bytes(map)};
+  CborWriter w;
+  encode_value(*doc_, map, w);
+  return made_attributes(w.take());
+}
+
+Attributes Parser::made_attributes(std::vector<uint8_t> map) {
+  m_.made.push_back(std::move(map));
+  return Attributes{true, m_.made.back()};
+}
+
+// A components map too large to decode is kept encoded by the policy.
+Result<void> Parser::check_components_count(const std::string& what, uint32_t comps) const {
+  uint64_t n = 0;
+  if (node(comps).kind == Kind::encoded) {
+    auto c = cbor::container_count(encoded_bytes(comps));
+    ZT_TRY(c);
+    n = *c;
+  } else {
+    n = node(comps).count;
+  }
+  ZT_FAIL_IF(n > Limits::components, limit, "%s has %llu components, more than the limit %llu",
+             what.c_str(), static_cast<unsigned long long>(n),
+             static_cast<unsigned long long>(Limits::components));
+  return {};
 }
 
 // Text that reaches C callers as a C string may not hold a NUL byte: it
@@ -240,11 +275,16 @@ Result<void> Parser::add_object(Object o) {
 
 Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint32_t shape) const {
   ZT_FAIL_IF(!shape, invalid, "%s has no \"shape\"", what.c_str());
-  ZT_FAIL_IF(node(shape).kind != Kind::array, invalid, "%s: \"shape\" is not an array",
+  ZT_FAIL_IF(kind_of(shape) != Kind::array, invalid, "%s: \"shape\" is not an array",
              what.c_str());
-  const uint32_t n = node(shape).count;
-  ZT_FAIL_IF(n > Limits::rank, limit, "%s: shape has %u dimensions, more than the limit %u",
-             what.c_str(), n, Limits::rank);
+  uint64_t n = node(shape).count;
+  if (node(shape).kind == Kind::encoded) {  // kept encoded: longer than the limit
+    auto c = cbor::container_count(encoded_bytes(shape));
+    ZT_TRY(c);
+    n = *c;
+  }
+  ZT_FAIL_IF(n > Limits::rank, limit, "%s: shape has %llu dimensions, more than the limit %u",
+             what.c_str(), static_cast<unsigned long long>(n), Limits::rank);
   std::vector<uint64_t> out;
   out.reserve(n);
   uint32_t i = Document::first_child(shape);
@@ -347,14 +387,12 @@ Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   o.format = std::string(node(fmt).str);
   const uint32_t at = get(od, "attributes");
   if (at) {
-    ZT_FAIL_IF(!is_map(at), invalid, "%s: \"attributes\" is not a map", what.c_str());
+    ZT_FAIL_IF(!is_any_map(at), invalid, "%s: \"attributes\" is not a map", what.c_str());
     o.attributes = attributes_of(at);
   }
   const uint32_t comps = get(od, "components");
-  ZT_FAIL_IF(!is_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
-  ZT_FAIL_IF(node(comps).count > Limits::components, limit,
-             "%s has %u components, more than the limit %llu", what.c_str(), node(comps).count,
-             static_cast<unsigned long long>(Limits::components));
+  ZT_FAIL_IF(!is_any_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
+  ZT_TRY(check_components_count(what, comps));
   o.components.reserve(node(comps).count);
   ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
     ZT_TRY(check_name("component", role));
@@ -385,7 +423,7 @@ Result<uint32_t> Parser::parse_v1_header() {
   ZT_FAIL_IF(!is_map(objs), invalid, "manifest \"objects\" is not a map");
   const uint32_t at = get(root, "attributes");
   if (at) {
-    ZT_FAIL_IF(!is_map(at), invalid, "file \"attributes\" is not a map");
+    ZT_FAIL_IF(!is_any_map(at), invalid, "file \"attributes\" is not a map");
     m_.attributes = attributes_of(at);
   }
   ZT_FAIL_IF(node(objs).count > Limits::objects, limit, "%u objects, more than the limit %llu",
@@ -406,7 +444,8 @@ Result<void> Parser::parse_v1() {
 // 1.2 (the version may come later in the map: "objects" sorts before
 // "version"); what 1.1 reads differently fails here (an old dtype name, a
 // zstd length left out), so a 1.1 file is parsed again whole if anything
-// failed. Objects without attributes keep no node indexes: theirs go.
+// failed. Objects keep no node indexes (attributes are their bytes): their
+// nodes go.
 bool Parser::take_streamed_object(const Document& d, uint32_t map, uint32_t key, uint32_t value) {
   if (streamed_error_) return false;
   doc_ = &d;
@@ -427,7 +466,7 @@ bool Parser::take_streamed_object(const Document& d, uint32_t map, uint32_t key,
     streamed_error_ = std::move(r).error();
     return false;
   }
-  return !m_.objects.back().attributes.present;
+  return true;
 }
 
 Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
@@ -435,14 +474,14 @@ Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
                              [this](const Document& d, uint32_t map, uint32_t key, uint32_t value) {
                                return take_streamed_object(d, map, key, value);
                              }};
-  auto doc = cbor::decode(bytes, &sink);
+  auto doc = cbor::decode(bytes, &sink, &manifest_policy(m_.generation));
   ZT_TRY(doc);
   m_.doc = std::move(*doc);
   doc_ = &m_.doc;
   ZT_TRY(parse_v1_header());
   if (streamed_error_) {
     if (!m_.v11) return std::move(*streamed_error_);
-    auto whole = cbor::decode(bytes);
+    auto whole = cbor::decode(bytes, nullptr, &manifest_policy(m_.generation));
     ZT_TRY(whole);
     return Parser(m_.generation, std::move(*whole)).run();
   }
@@ -470,9 +509,8 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   ZT_FAIL_IF(!dtype, unsupported, "%s: unknown dtype \"%s\"", what.c_str(),
              std::string(node(dt).str).c_str());
   const uint32_t comps = get(td, "components");
-  ZT_FAIL_IF(!is_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
-  ZT_FAIL_IF(node(comps).count > Limits::components, limit, "%s has too many components",
-             what.c_str());
+  ZT_FAIL_IF(!is_any_map(comps), invalid, "%s: \"components\" is missing or not a map", what.c_str());
+  ZT_TRY(check_components_count(what, comps));
   ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
     ZT_TRY(check_name("component", role));
     const std::string w = where_of(o.name, role);
@@ -507,6 +545,31 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   return add_object(std::move(o));
 }
 
+// A 1.0.x "generator" is shown as a file attribute, unless one has that name.
+Result<void> Parser::add_generator(std::string_view generator) {
+  CborWriter w;
+  if (!m_.attributes.present) {
+    w.map(1);
+  } else {
+    auto has = cbor::find_entry(m_.attributes.encoded, "generator");
+    ZT_TRY(has);
+    if (*has) return {};
+    auto n = cbor::container_count(m_.attributes.encoded);
+    ZT_TRY(n);
+    w.map(*n + 1);
+    ZT_TRY(cbor::for_each_entry(m_.attributes.encoded,
+                                [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+                                  w.text(k);
+                                  w.raw(v);
+                                  return {};
+                                }));
+  }
+  w.text("generator");
+  w.text(generator);
+  m_.attributes = made_attributes(w.take());
+  return {};
+}
+
 Result<void> Parser::parse_v100() {
   const uint32_t root = 0;
   const uint32_t ver = get(root, "version");
@@ -521,16 +584,13 @@ Result<void> Parser::parse_v100() {
   ZT_FAIL_IF(!is_map(tensors), invalid, "manifest \"tensors\" is not a map");
   const uint32_t at = get(root, "attributes");
   if (at) {
-    ZT_FAIL_IF(!is_map(at), invalid, "file \"attributes\" is not a map");
+    ZT_FAIL_IF(!is_any_map(at), invalid, "file \"attributes\" is not a map");
     m_.attributes = attributes_of(at);
   }
   const uint32_t gen = get(root, "generator");
   if (gen) {
     ZT_FAIL_IF(!is_text(gen), invalid, "manifest \"generator\" is not a text string");
-    m_.attributes.present = true;
-    bool has = false;
-    for (const auto& a : m_.attributes.entries) has = has || a.key == "generator";
-    if (!has) m_.attributes.entries.push_back(Attribute{"generator", gen});
+    ZT_TRY(add_generator(node(gen).str));
   }
   ZT_FAIL_IF(node(tensors).count > Limits::objects, limit, "too many tensors");
   m_.objects.reserve(node(tensors).count);
@@ -642,15 +702,29 @@ Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
   static constexpr std::string_view kPlacement[] = {"name",  "offset",   "size",
                                                     "shape", "encoding", "checksum"};
   static constexpr std::string_view kDense[] = {"dtype", "data_endianness"};
-  ZT_TRY(for_each_entry(e, [&](std::string_view k, uint32_t v) -> Result<void> {
+  auto is_attribute = [&](std::string_view k) {
     for (const auto known : kPlacement)
-      if (k == known) return {};
+      if (k == known) return false;
     for (const auto known : kDense)
-      if (!sparse && k == known) return {};
-    o.attributes.present = true;
-    o.attributes.entries.push_back(Attribute{k, v});
+      if (!sparse && k == known) return false;
+    return true;
+  };
+  size_t kept = 0;
+  ZT_TRY(for_each_entry(e, [&](std::string_view k, uint32_t) -> Result<void> {
+    kept += is_attribute(k);
     return {};
   }));
+  if (kept) {
+    CborWriter map;
+    map.map(kept);
+    ZT_TRY(for_each_entry(e, [&](std::string_view k, uint32_t v) -> Result<void> {
+      if (!is_attribute(k)) return {};
+      map.text(k);
+      encode_value(*doc_, v, map);
+      return {};
+    }));
+    o.attributes = made_attributes(map.take());
+  }
   o.components.push_back(std::move(c));
   return add_object(std::move(o));
 }
@@ -681,7 +755,90 @@ Result<Manifest> Parser::run() {
   return std::move(m_);
 }
 
+
+// ---- What the decoder keeps (manifest_policy) ----
+
+using cbor::Keep;
+using cbor::ValueHead;
+using Path = std::span<const std::string_view>;
+
+bool is_container(const ValueHead& h) { return h.kind == Kind::array || h.kind == Kind::map; }
+
+// A field the model reads as a scalar: a container there is refused by the
+// parser, which needs only its kind.
+Keep scalar_field(const ValueHead& h) { return is_container(h) ? Keep::encoded : Keep::nodes; }
+
+// A shape or a components map larger than the limits is kept encoded: the
+// parser refuses it by its count without its items ever becoming nodes.
+Keep shape_field(const ValueHead& h) {
+  return h.kind == Kind::array && (h.indefinite || h.count <= Limits::rank) ? Keep::nodes
+                                                                            : Keep::encoded;
+}
+Keep components_field(const ValueHead& h) {
+  return h.kind == Kind::map && (h.indefinite || h.count <= Limits::components) ? Keep::nodes
+                                                                                : Keep::encoded;
+}
+
+bool is_one_of(std::string_view k, std::initializer_list<std::string_view> names) {
+  for (const auto n : names)
+    if (k == n) return true;
+  return false;
+}
+
+// 1.x: {version, attributes, objects: {name: {shape, format, attributes,
+// components: {role: {dtype, type, offset, length, uncompressed_length,
+// encoding, digest}}}}}; 1.0.x the same with "tensors" and "generator".
+Keep policy_v1(Path path, const ValueHead& h, std::string_view objects) {
+  const std::string_view k = path.back();
+  if (path.size() == 1) {
+    if (k == objects) return Keep::nodes;
+    if (k == "attributes") return Keep::encoded;
+    if (k == "version" || (objects == "tensors" && k == "generator")) return scalar_field(h);
+    return Keep::nothing;
+  }
+  if (path[0] != objects) return Keep::nodes;
+  if (path.size() == 3) {
+    if (k == "attributes") return Keep::encoded;
+    if (k == "shape") return shape_field(h);
+    if (k == "components") return components_field(h);
+    if (k == "format" || (objects == "tensors" && k == "dtype")) return scalar_field(h);
+    return Keep::nothing;
+  }
+  if (path.size() == 5 && path[2] == "components") {
+    const bool known =
+        objects == "tensors"
+            ? is_one_of(k, {"offset", "length", "encoding", "digest"})
+            : is_one_of(k, {"dtype", "type", "offset", "length", "uncompressed_length", "encoding", "digest"});
+    return known ? scalar_field(h) : Keep::nothing;
+  }
+  return Keep::nodes;
+}
+
+// 0.1.0: [{name, offset, size, dtype, shape, encoding, ...}]: every key
+// that is not read becomes an attribute, so it is kept encoded.
+Keep policy_v010(Path path, const ValueHead& h) {
+  if (path.size() != 2) return Keep::nodes;
+  const std::string_view k = path.back();
+  if (k == "shape") return shape_field(h);
+  if (is_one_of(k, {"name", "offset", "size", "dtype", "encoding", "checksum", "data_endianness", "layout",
+                    "format", "sparse_format"}))
+    return scalar_field(h);
+  return Keep::encoded;
+}
+
 }  // namespace
+
+const cbor::ValuePolicy& manifest_policy(Generation gen) {
+  static const cbor::ValuePolicy v1 = [](Path p, const ValueHead& h) { return policy_v1(p, h, "objects"); };
+  static const cbor::ValuePolicy v100 = [](Path p, const ValueHead& h) { return policy_v1(p, h, "tensors"); };
+  static const cbor::ValuePolicy v010 = [](Path p, const ValueHead& h) { return policy_v010(p, h); };
+  switch (gen) {
+    case Generation::v1_0: return v100;
+    case Generation::v0_1: return v010;
+    case Generation::v1: break;
+  }
+  return v1;
+}
 
 std::optional<std::string> digest_text_problem(std::string_view digest) {
   const size_t colon = digest.find(':');
@@ -708,18 +865,14 @@ Result<Manifest> parse_manifest(Generation gen, cbor::Document doc) {
 
 Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes) {
   if (gen == Generation::v1) return Parser(gen).run_streaming(bytes);
-  auto doc = cbor::decode(bytes);
+  auto doc = cbor::decode(bytes, nullptr, &manifest_policy(gen));
   ZT_TRY(doc);
   return parse_manifest(gen, std::move(*doc));
 }
 
-std::vector<uint8_t> encode_attributes(const cbor::Document& doc, const Attributes& a) {
+Result<std::vector<uint8_t>> encode_attributes(const Attributes& a) {
   CborWriter w;
-  w.map(a.entries.size());
-  for (const Attribute& e : a.entries) {
-    w.text(e.key);
-    encode_value(doc, e.node, w);
-  }
+  ZT_TRY(cbor::transcode(a.encoded, w));
   return w.take();
 }
 

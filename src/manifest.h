@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,14 +21,14 @@ namespace zt {
 enum class Generation : uint8_t { v0_1, v1_0, v1 };  // v1 = 1.1.x, 1.2.x and later 1.x
 enum class Encoding : uint8_t { raw, zstd, unknown };
 
-// Attribute map entries point at values in the manifest's CBOR document.
-struct Attribute {
-  std::string_view key;
-  uint32_t node;  // value node in Manifest::doc
-};
+// The attributes of a file or object: one encoded CBOR map, as stored in
+// the manifest (or made by the reader from an older generation's fields).
+// Read on demand without building a tree (cbor_item.h), so attributes cost
+// no memory beyond the manifest's own bytes, whatever they hold.
 struct Attributes {
   bool present = false;
-  std::vector<Attribute> entries;
+  std::span<const uint8_t> encoded;  // a CBOR map when present; views the
+                                     // manifest bytes or Manifest::made
 };
 
 struct Component {
@@ -87,13 +88,23 @@ struct Manifest {
   Attributes attributes;
   std::vector<Object> objects;
   NameIndex by_name;
-  cbor::Document doc;  // owns attribute values; views the manifest bytes
+  cbor::Document doc;  // views the manifest bytes
+  // Attribute maps the reader made (a 1.0.x generator, 0.1.0 custom keys):
+  // a deque, so that growing it never moves what Attributes view.
+  std::deque<std::vector<uint8_t>> made;
 
   std::optional<size_t> find(std::string_view name) const;
 };
 
+// What the decoder keeps of a manifest of each generation: the fields the
+// model reads as nodes, attributes as their encoded bytes, unknown fields
+// and values of the wrong kind not at all (or encoded, for the parser to
+// refuse), so that memory follows the model, not what the manifest holds.
+const cbor::ValuePolicy& manifest_policy(Generation gen);
+
 // Parses a decoded manifest of the given generation. Schema errors only;
-// placement and size rules are validate()'s.
+// placement and size rules are validate()'s. The document may be decoded
+// with or without manifest_policy.
 Result<Manifest> parse_manifest(Generation gen, cbor::Document doc);
 
 // Decodes and parses manifest bytes; the result and every error are those
@@ -111,9 +122,9 @@ std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b);
 // exact hex length; crc32c may carry a 0x prefix. Returns the error text.
 std::optional<std::string> digest_text_problem(std::string_view digest);
 
-// The attributes as one encoded CBOR map, every value exactly as the reader
-// holds it (cbor_encode.h, encode_value): how attributes travel from file to
-// file.
-std::vector<uint8_t> encode_attributes(const cbor::Document& doc, const Attributes& a);
+// The attributes as one deterministically encoded CBOR map, every value
+// exactly as the reader holds it (cbor_encode.h, encode_value): how
+// attributes travel from file to file.
+Result<std::vector<uint8_t>> encode_attributes(const Attributes& a);
 
 }  // namespace zt

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "cbor_item.h"
 #include "validate.h"
 
 namespace zt {
@@ -11,61 +12,55 @@ namespace {
 
 using ull = unsigned long long;
 
-std::optional<uint64_t> uint_attr(const cbor::Document& doc, const Object& o, std::string_view key) {
-  for (const auto& a : o.attributes.entries) {
-    if (a.key != key) continue;
-    const cbor::Node& n = doc.node(a.node);
-    if (n.kind == cbor::Kind::uint) return n.u;
-    if (n.kind == cbor::Kind::float_ && n.f >= 0 && n.f < 1e18 && n.f == static_cast<double>(static_cast<uint64_t>(n.f)))
-      return static_cast<uint64_t>(n.f);
-    return std::nullopt;
-  }
+// The value of attribute `key` (its first head only: a container's items are
+// never read), or nullopt when the object has no such attribute.
+Result<std::optional<cbor::Scalar>> attr(const Object& o, std::string_view key) {
+  if (!o.attributes.present) return std::optional<cbor::Scalar>();
+  auto v = cbor::find_entry(o.attributes.encoded, key);
+  ZT_TRY(v);
+  if (!*v) return std::optional<cbor::Scalar>();
+  auto s = cbor::scalar(**v);
+  ZT_TRY(s);
+  return std::optional<cbor::Scalar>(std::move(*s));
+}
+
+std::optional<uint64_t> as_uint(const cbor::Scalar& n) {
+  if (n.kind == cbor::Kind::uint) return n.u;
+  if (n.kind == cbor::Kind::float_ && n.f >= 0 && n.f < 1e18 && n.f == static_cast<double>(static_cast<uint64_t>(n.f)))
+    return static_cast<uint64_t>(n.f);
   return std::nullopt;
 }
 
-std::optional<std::string_view> text_attr(const cbor::Document& doc, const Object& o, std::string_view key) {
-  for (const auto& a : o.attributes.entries)
-    if (a.key == key && doc.node(a.node).kind == cbor::Kind::text) return doc.node(a.node).str;
-  return std::nullopt;
-}
-
-bool is_minus_one(const cbor::Document& doc, const Object& o, std::string_view key) {
-  for (const auto& a : o.attributes.entries) {
-    if (a.key != key) continue;
-    const cbor::Node& n = doc.node(a.node);
-    return (n.kind == cbor::Kind::negint && n.u == 0) ||
-           (n.kind == cbor::Kind::float_ && n.f == -1.0);
-  }
-  return false;
-}
-
-bool has_attr(const Object& o, std::string_view key) {
-  for (const auto& a : o.attributes.entries)
-    if (a.key == key) return true;
-  return false;
+bool is_minus_one(const cbor::Scalar& n) {
+  return (n.kind == cbor::Kind::negint && n.u == 0) || (n.kind == cbor::Kind::float_ && n.f == -1.0);
 }
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 }  // namespace
 
-Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o) {
+Result<QuantLayout> quant_layout(const Object& o) {
   const std::string w = "object \"" + o.name + "\"";
-  for (const char* key : {"bits", "group_size", "packing"})
-    ZT_FAIL_IF(!has_attr(o, key), not_found, "%s: quantized_group needs the attribute \"%s\"", w.c_str(), key);
+  std::optional<cbor::Scalar> found[3];
+  const char* const keys[3] = {"bits", "group_size", "packing"};
+  for (size_t i = 0; i < 3; ++i) {
+    auto a = attr(o, keys[i]);
+    ZT_TRY(a);
+    ZT_FAIL_IF(!*a, not_found, "%s: quantized_group needs the attribute \"%s\"", w.c_str(), keys[i]);
+    found[i] = std::move(*a);
+  }
   QuantLayout q;
-  const auto bits = uint_attr(doc, o, "bits");
+  const auto bits = as_uint(*found[0]);
   ZT_FAIL_IF(!bits || *bits < 1 || *bits > 16, invalid, "%s: attribute \"bits\" must be an integer from 1 to 16",
              w.c_str());
   q.bits = static_cast<unsigned>(*bits);
-  const auto gs = uint_attr(doc, o, "group_size");
-  const bool per_channel = !gs && is_minus_one(doc, o, "group_size");
+  const auto gs = as_uint(*found[1]);
+  const bool per_channel = !gs && is_minus_one(*found[1]);
   ZT_FAIL_IF(!per_channel && (!gs || *gs == 0), invalid,
              "%s: attribute \"group_size\" must be a positive integer, or -1 for one group over the input dimension",
              w.c_str());
-  const auto packing = text_attr(doc, o, "packing");
-  ZT_FAIL_IF(!packing, invalid, "%s: attribute \"packing\" must be a string", w.c_str());
-  q.packing = std::string(*packing);
+  ZT_FAIL_IF(found[2]->kind != cbor::Kind::text, invalid, "%s: attribute \"packing\" must be a string", w.c_str());
+  q.packing = std::string(found[2]->str);
   const Component* pw = o.find("packed_weight");
   ZT_FAIL_IF(!pw, invalid, "%s: quantized_group requires component \"packed_weight\"", w.c_str());
   ZT_FAIL_IF(!dtype_is_integer(pw->dtype), invalid, "%s: packed_weight dtype \"%s\" is not an integer type",
@@ -110,9 +105,9 @@ Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o) {
   return q;
 }
 
-Result<void> check_quantized_layout(const cbor::Document& doc, const Object& o,
+Result<void> check_quantized_layout(const Object& o,
                                     std::span<const std::span<const uint8_t>> decoded) {
-  auto q = quant_layout(doc, o);
+  auto q = quant_layout(o);
   if (!q && q.error().status == Status::not_found) return {};
   ZT_TRY(q);
   std::vector<uint64_t> sizes;

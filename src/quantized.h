@@ -56,14 +56,14 @@ struct QuantLayout {
 // Reads bits, group_size and packing from the object's attributes and
 // computes the expected component counts. Status::invalid on bad values,
 // Status::not_found if an attribute is missing.
-Result<QuantLayout> quant_layout(const cbor::Document& doc, const Object& o);
+Result<QuantLayout> quant_layout(const Object& o);
 
 // Decoded component sizes (bytes, in o.components order) against the layout.
 Result<void> check_quantized_sizes(const Object& o, const QuantLayout& q, std::span<const uint64_t> sizes);
 
 // Component sizes against the layout (verify). Objects without the three
 // attributes are left alone: they cannot be dequantised but are not wrong.
-Result<void> check_quantized_layout(const cbor::Document& doc, const Object& o,
+Result<void> check_quantized_layout(const Object& o,
                                     std::span<const std::span<const uint8_t>> decoded);
 
 }  // namespace zt

@@ -380,7 +380,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
   // A file passes verify only if every component can be read.
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   if (!whole) return {};  // its bool bytes were checked window by window
-  return check_content(manifest_.doc, manifest_.generation != Generation::v1, o, decoded);
+  return check_content(manifest_.generation != Generation::v1, o, decoded);
 }
 
 }  // namespace zt

@@ -115,7 +115,7 @@ Result<void> check_structure(const Reader& r, const Object& o,
                              std::initializer_list<const ComponentView*> views) {
   std::vector<std::span<const uint8_t>> decoded(o.components.size());
   for (const ComponentView* v : views) decoded[index_of(o, v->component)] = v->bytes;
-  return check_content(r.manifest().doc, r.manifest().generation != Generation::v1, o, decoded);
+  return check_content(r.manifest().generation != Generation::v1, o, decoded);
 }
 
 // Calls f(I{}) with I the C++ type of an integer dtype.
@@ -355,7 +355,7 @@ Result<QuantView> quant_view(const Reader& r, size_t object) {
   auto o = object_of_format(r, object, "quantized_group", "");
   ZT_TRY(o);
   const Object& obj = **o;
-  auto layout = quant_layout(r.manifest().doc, obj);
+  auto layout = quant_layout(obj);
   if (!layout && layout.error().status == Status::not_found)
     return make_error(Status::unsupported, "%s; it cannot be dequantised without it",
                       layout.error().message.c_str());

@@ -277,23 +277,13 @@ struct Writer::Impl {
   }
 
   // The object being ended, as the reader's model, so the reader's rules apply.
-  Result<Object> model_of(const OutObject& o, cbor::Document& attr_doc) const {
+  // The attributes view o.attributes (checked when they were set).
+  Result<Object> model_of(const OutObject& o) const {
     Object m;
     m.name = o.name;
     m.format = o.format;
     m.shape = o.shape;
-    if (!o.attributes.empty()) {
-      auto d = cbor::decode(o.attributes);
-      ZT_TRY(d);
-      attr_doc = std::move(*d);
-      m.attributes.present = true;
-      uint32_t k = cbor::Document::first_child(0);
-      for (uint32_t p = 0; p < attr_doc.root().count; ++p) {
-        const uint32_t v = attr_doc.next(k);
-        m.attributes.entries.push_back(Attribute{attr_doc.node(k).str, v});
-        k = attr_doc.next(v);
-      }
-    }
+    if (!o.attributes.empty()) m.attributes = Attributes{true, o.attributes};
     for (const OutComponent& c : o.components) {
       Component mc;
       mc.role = c.role;
@@ -326,8 +316,7 @@ struct Writer::Impl {
   }
 
   Result<void> check_object_rules(const OutObject& o) const {
-    cbor::Document attr_doc;
-    auto m = model_of(o, attr_doc);
+    auto m = model_of(o);
     ZT_TRY(m);
     ZT_TRY(validate_object(*m));
     if (o.format == "sparse_csr" || o.format == "sparse_coo") {
@@ -344,10 +333,10 @@ struct Writer::Impl {
         owned.push_back(std::move(*b));
         decoded.emplace_back(owned.back());
       }
-      return check_content(attr_doc, false, *m, decoded);
+      return check_content(false, *m, decoded);
     }
     if (o.format == "quantized_group") {
-      auto q = quant_layout(attr_doc, *m);
+      auto q = quant_layout(*m);
       ZT_FAIL_IF(!q && q.error().status == Status::not_found, invalid, "%s", q.error().message.c_str());
       ZT_TRY(q);
       std::vector<uint64_t> sizes;

@@ -2,6 +2,7 @@
 // shape, attributes, components, dtypes, decoded values). Encodings and
 // digests are how bytes are stored, not what they are: they are not
 // compared. Any two readable files can be compared (.zt, .safetensors, ...).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -25,9 +26,37 @@ std::string summary(const Item& it) {
   return s;
 }
 
-// Equal as JSON values, whatever the order of map keys.
-bool json_equal(const Json& a, const Json& b) {
-  return nlohmann::json(a) == nlohmann::json(b);
+// The encoded value of each attribute, in file order. Values are compared
+// as their deterministic CBOR: NaN equals NaN, 1 differs from 1.0.
+std::vector<std::pair<std::string, std::span<const uint8_t>>> attribute_list(const std::vector<uint8_t>& cbor) {
+  std::vector<std::pair<std::string, std::span<const uint8_t>>> out;
+  (void)for_each_attribute(cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+    out.emplace_back(std::string(k), v);
+    return {};
+  });
+  return out;
+}
+
+const std::span<const uint8_t>* find_attribute(const std::vector<std::pair<std::string, std::span<const uint8_t>>>& list,
+                                               std::string_view key) {
+  for (const auto& [k, v] : list)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+// Equal maps whatever the order of their keys.
+bool same_attributes(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  const auto x = attribute_list(a), y = attribute_list(b);
+  if (x.size() != y.size()) return false;
+  for (const auto& [k, v] : x) {
+    const auto* w = find_attribute(y, k);
+    if (!w || !same_bytes(v, *w)) return false;
+  }
+  return true;
 }
 
 std::string part_text(const Part& p) {
@@ -76,8 +105,8 @@ Result<std::vector<std::string>> compare_items(const Input& a, size_t ia, const 
   if (x.format != y.format) out.push_back("format " + x.format + " -> " + y.format);
   if (x.shape != y.shape)
     out.push_back("shape " + shape_text(x.shape) + " -> " + shape_text(y.shape));
-  if (!json_equal(x.attributes, y.attributes))
-    out.push_back("attributes " + dump_json(x.attributes) + " -> " + dump_json(y.attributes));
+  if (!same_attributes(x.attributes_cbor, y.attributes_cbor))
+    out.push_back("attributes " + attribute_text(x.attributes_cbor) + " -> " + attribute_text(y.attributes_cbor));
   for (size_t k = 0; k < x.parts.size(); ++k) {
     const Part& p = x.parts[k];
     const auto kb = y.index_of(p.role);
@@ -115,16 +144,16 @@ int run_diff(const Args& args) {
   };
   uint64_t attr_changes = 0, added = 0, removed = 0, changed = 0, same = 0;
 
-  for (const auto& [k, v] : A.attributes.items()) {
-    const auto it = B.attributes.find(k);
-    if (it == B.attributes.end())
+  const auto attrs_a = attribute_list(A.attributes_cbor), attrs_b = attribute_list(B.attributes_cbor);
+  for (const auto& [k, v] : attrs_a) {
+    const auto* w = find_attribute(attrs_b, k);
+    if (!w)
       say("- attribute " + k), ++attr_changes;
-    else if (!json_equal(*it, v))
-      say("~ attribute " + k + ": " + dump_json(v) + " -> " + dump_json(*it)), ++attr_changes;
+    else if (!same_bytes(v, *w))
+      say("~ attribute " + k + ": " + attribute_text(v) + " -> " + attribute_text(*w)), ++attr_changes;
   }
-  for (const auto& [k, v] : B.attributes.items())
-    if (A.attributes.find(k) == A.attributes.end())
-      say("+ attribute " + k + ": " + dump_json(v)), ++attr_changes;
+  for (const auto& [k, v] : attrs_b)
+    if (!find_attribute(attrs_a, k)) say("+ attribute " + k + ": " + attribute_text(v)), ++attr_changes;
 
   for (size_t i = 0; i < A.items.size(); ++i) {
     const auto j = B.find(A.items[i].name);

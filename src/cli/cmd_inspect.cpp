@@ -2,10 +2,12 @@
 #include <cstdio>
 #include <map>
 
+#include "cbor_item.h"
 #include "commands.h"
 #include "content.h"
 #include "digest.h"
 #include "input.h"
+#include "json_layout.h"
 #include "progress.h"
 
 namespace zt::cli {
@@ -43,11 +45,11 @@ std::string clipped(std::string s, size_t max) {
 
 // The object row's dtype column: the component that carries the values.
 std::string object_dtype(const Item& it) {
-  if (it.format == "quantized_group") {
-    const auto bits = it.attributes.find("bits");
-    const auto group = it.attributes.find("group_size");
-    if (bits != it.attributes.end() && group != it.attributes.end())
-      return "int" + dump_json(*bits) + " g" + dump_json(*group);
+  if (it.format == "quantized_group" && it.has_attributes) {
+    const auto bits = cbor::find_entry(it.attributes_cbor, "bits");
+    const auto group = cbor::find_entry(it.attributes_cbor, "group_size");
+    if (bits && *bits && group && *group)
+      return "int" + attribute_text(**bits, 20) + " g" + attribute_text(**group, 20);
   }
   for (const char* role : {"data", "values", "packed_weight"})
     if (const Part* p = it.find(role)) return part_dtype(*p);
@@ -73,7 +75,43 @@ Totals totals_of(const Input& in) {
   return t;
 }
 
-Json info_json(const Input& in) {
+// Attribute maps are not built as JSON trees in the info document: each is
+// a placeholder string there, replaced in the printed text by the map's
+// JSON written straight from its CBOR (cbor::append_json), at the indentation
+// of the placeholder. Control characters cannot appear unescaped in dumped
+// text, so "\u0001" opens no other string.
+constexpr std::string_view kAttributesMark = "\\u0001zt-attributes-";
+
+Json attributes_mark(std::vector<std::span<const uint8_t>>& maps, std::span<const uint8_t> cbor) {
+  if (cbor.empty()) return Json::object();
+  maps.push_back(cbor);
+  return "\x01zt-attributes-" + std::to_string(maps.size() - 1);
+}
+
+std::string with_attributes(std::string text, const std::vector<std::span<const uint8_t>>& maps, int indent) {
+  std::string out;
+  size_t from = 0;
+  for (;;) {
+    const size_t at = text.find(kAttributesMark, from);
+    if (at == std::string::npos || at == 0) break;
+    const size_t quote = at - 1;  // the opening quote
+    const size_t end = text.find('"', at);
+    const size_t k = std::stoul(text.substr(at + kAttributesMark.size(), end - at - kAttributesMark.size()));
+    const size_t line = text.rfind('\n', quote);
+    const size_t first = line == std::string::npos ? 0 : line + 1;
+    const size_t spaces = text.find_first_not_of(' ', first) - first;
+    out.append(text, from, quote - from);
+    cbor::JsonStyle style;
+    style.indent = indent;
+    style.base_level = indent > 0 ? static_cast<unsigned>(spaces / static_cast<size_t>(indent)) : 0;
+    if (!cbor::append_json(maps[k], out, style)) out += "null";
+    from = end + 1;
+  }
+  out.append(text, from, std::string::npos);
+  return out;
+}
+
+Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
   const Totals t = totals_of(in);
   Json j = Json::object();
   j["file"] = in.path;
@@ -84,14 +122,14 @@ Json info_json(const Input& in) {
   j["component_count"] = t.components;
   j["stored_bytes"] = t.stored;
   j["decoded_bytes"] = t.decoded_known ? Json(t.decoded) : Json(nullptr);
-  j["attributes"] = in.attributes;
+  j["attributes"] = attributes_mark(maps, in.attributes_cbor);
   Json objects = Json::array();
   for (const Item& it : in.items) {
     Json o = Json::object();
     o["name"] = it.name;
     o["format"] = it.format;
     o["shape"] = it.shape;
-    if (it.has_attributes) o["attributes"] = it.attributes;
+    if (it.has_attributes) o["attributes"] = attributes_mark(maps, it.attributes_cbor);
     Json comps = Json::array();
     for (const Part& p : it.parts) {
       Json c = Json::object();
@@ -150,16 +188,14 @@ void print_info(const Input& in) {
                 grouped(t.decoded).c_str(), ratio_text(t.decoded, t.stored).c_str());
   else
     std::printf("decoded     unknown (a legacy zstd component does not state its size)\n");
-  if (in.attributes.empty()) {
-    std::printf("attributes  (none)\n");
-  } else {
-    bool first = true;
-    for (const auto& [k, v] : in.attributes.items()) {
-      std::printf("%s%s: %s\n", first ? "attributes  " : "            ", k.c_str(),
-                  clipped(dump_json(v), 100).c_str());
-      first = false;
-    }
-  }
+  bool first = true;
+  const auto shown = for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+    std::printf("%s%.*s: %s\n", first ? "attributes  " : "            ", static_cast<int>(k.size()), k.data(),
+                clipped(attribute_text(v, 100), 100).c_str());
+    first = false;
+    return {};
+  });
+  if (first) std::printf("attributes  %s\n", shown ? "(none)" : "(unreadable)");
   if (in.items.empty()) return;
   std::printf("\n");
   std::vector<std::vector<std::string>> rows;
@@ -203,10 +239,11 @@ int run_info(const Args& a) {
   if (a.pos.size() != 1) return usage_error("info", "expects one FILE");
   auto in = open_input(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
-  if (a.has("--json"))
-    std::printf("%s\n",
-                info_json(**in).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
-  else
+  if (a.has("--json")) {
+    std::vector<std::span<const uint8_t>> maps;
+    const std::string text = info_json(**in, maps).dump(2, ' ', false, Json::error_handler_t::replace);
+    std::printf("%s\n", with_attributes(text, maps, 2).c_str());
+  } else
     print_info(**in);
   return kOk;
 }
@@ -240,8 +277,9 @@ int run_dump(const Args& a) {
   if (a.has("--compact")) {
     std::printf("%s\n", text.c_str());
   } else {
-    const Json j = Json::parse(text, nullptr, false);
-    std::printf("%s\n", j.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+    auto laid_out = indented_json(text, 2);
+    if (!laid_out) return report(laid_out.error(), a.pos[0]);
+    std::printf("%s\n", laid_out->c_str());
   }
   return kOk;
 }

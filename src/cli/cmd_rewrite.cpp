@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "cbor_encode.h"
+#include "cbor_item.h"
 #include "cbor_value.h"
 #include "commands.h"
 #include "content.h"
@@ -300,8 +301,12 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
     dense[i] = std::move(*d);
   }
   std::vector<std::pair<std::string, std::string>> metadata;
-  for (const auto& [k, v] : in.attributes.items())
-    metadata.emplace_back(k, v.is_string() ? v.get<std::string>() : dump_json(v));
+  ZT_TRY(for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+    auto s = cbor::scalar(v);
+    ZT_TRY(s);
+    metadata.emplace_back(std::string(k), s->kind == cbor::Kind::text ? std::string(s->str) : attribute_text(v));
+    return {};
+  }));
   uint64_t total = 0;
   for (const auto& e : entries) total += e.nbytes;
   Progress progress("convert", total);
@@ -324,7 +329,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   if (!r) return qualified(std::move(r).error(), out);
   progress.finish();
   uint64_t dropped = 0;
-  for (const Item& it : in.items) dropped += it.has_attributes && !it.attributes.empty() ? 1 : 0;
+  for (const Item& it : in.items) dropped += it.has_attributes && it.attributes_cbor.size() > 1 ? 1 : 0;
   if (dropped)
     std::fprintf(
         stderr,

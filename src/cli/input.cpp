@@ -1,6 +1,7 @@
 #include "input.h"
 
 #include "cbor_encode.h"
+#include "cbor_item.h"
 #include "validate.h"
 #include "zt_limits.h"
 
@@ -43,16 +44,22 @@ class ZtInput final : public Input {
     in->version = m.version;
     in->file_size = in->reader_->file_size();
     in->has_attributes = m.attributes.present;
-    in->attributes = attributes_to_json(m.doc, m.attributes);
-    if (m.attributes.present) in->attributes_cbor = encode_attributes(m.doc, m.attributes);
+    if (m.attributes.present) {
+      auto a = encode_attributes(m.attributes);
+      ZT_TRY(a);
+      in->attributes_cbor = std::move(*a);
+    }
     for (const Object& o : m.objects) {
       Item it;
       it.name = o.name;
       it.format = o.format;
       it.shape = o.shape;
       it.has_attributes = o.attributes.present;
-      it.attributes = attributes_to_json(m.doc, o.attributes);
-      if (o.attributes.present) it.attributes_cbor = encode_attributes(m.doc, o.attributes);
+      if (o.attributes.present) {
+        auto a = encode_attributes(o.attributes);
+        ZT_TRY(a);
+        it.attributes_cbor = std::move(*a);
+      }
       for (const Component& c : o.components) {
         Part p;
         p.role = c.role;
@@ -91,15 +98,26 @@ class ForeignInput final : public Input {
     in->kind = in->file_.kind;
     in->version = std::string(formats::kind_name(in->kind));
     in->file_size = in->file_.source.size();
-    in->attributes = in->file_.attributes;
-    in->has_attributes = !in->attributes.empty();
+    // Foreign readers describe their metadata as JSON values; copies carry
+    // CBOR, so it is encoded once here, from the values (not their text: a
+    // GGUF float NaN stays NaN).
+    in->has_attributes = !in->file_.attributes.empty();
+    if (in->has_attributes) {
+      auto c = json_value_to_cbor(in->file_.attributes);
+      ZT_TRY(c);
+      in->attributes_cbor = std::move(*c);
+    }
     for (const formats::ForeignObject& o : in->file_.objects) {
       Item it;
       it.name = o.name;
       it.format = o.format;
       it.shape = o.shape;
-      it.attributes = o.attributes;
       it.has_attributes = !o.attributes.empty();
+      if (it.has_attributes) {
+        auto c = json_value_to_cbor(o.attributes);
+        ZT_TRY(c);
+        it.attributes_cbor = std::move(*c);
+      }
       for (const formats::ForeignComponent& c : o.components) {
         Part p;
         p.role = c.role;
@@ -146,23 +164,21 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
 Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
   const formats::FileKind k = formats::kind_from_path(path);
   if (k == formats::FileKind::zt || k == formats::FileKind::unknown) return ZtInput::open(path);
-  auto in = ForeignInput::open(path);
-  ZT_TRY(in);
-  // Foreign readers describe their metadata as JSON values; copies carry
-  // CBOR, so it is encoded once here, from the values (not their text: a
-  // GGUF float NaN stays NaN).
-  if ((*in)->has_attributes) {
-    auto c = json_value_to_cbor((*in)->attributes);
-    ZT_TRY(c);
-    (*in)->attributes_cbor = std::move(*c);
-  }
-  for (Item& it : (*in)->items)
-    if (it.has_attributes) {
-      auto c = json_value_to_cbor(it.attributes);
-      ZT_TRY(c);
-      it.attributes_cbor = std::move(*c);
-    }
-  return in;
+  return ForeignInput::open(path);
+}
+
+Result<void> for_each_attribute(std::span<const uint8_t> attributes_cbor, const AttributeVisitor& f) {
+  if (attributes_cbor.empty()) return {};
+  return cbor::for_each_entry(attributes_cbor, f);
+}
+
+std::string attribute_text(std::span<const uint8_t> value, size_t max_bytes) {
+  std::string out;
+  cbor::JsonStyle style;
+  style.max_bytes = max_bytes;
+  const auto r = cbor::append_json(value, out, style);
+  if (!r && r.error().status != Status::limit) return "?";
+  return out;
 }
 
 std::optional<size_t> Input::find(std::string_view name) const {

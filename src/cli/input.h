@@ -4,7 +4,9 @@
 // little-endian.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -32,9 +34,8 @@ struct Item {
   std::string name;
   std::string format;
   std::vector<uint64_t> shape;
-  Json attributes = Json::object();  // for people (info, dump); copies use attributes_cbor
   bool has_attributes = false;
-  std::vector<uint8_t> attributes_cbor;  // the same, one encoded CBOR map, exact
+  std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)
   std::vector<Part> parts;
 
   const Part* find(std::string_view role) const;
@@ -72,9 +73,8 @@ class Input {
   std::string path;
   formats::FileKind kind = formats::FileKind::zt;
   std::string version;  // the .zt version, or the foreign kind
-  Json attributes = Json::object();  // for people (info, dump); copies use attributes_cbor
   bool has_attributes = false;
-  std::vector<uint8_t> attributes_cbor;  // the same, one encoded CBOR map, exact
+  std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)
   std::vector<Item> items;
   uint64_t file_size = 0;
 
@@ -90,5 +90,15 @@ class Input {
 // A component's element width and count of logical elements per element of
 // its dtype (2 for complex).
 unsigned part_ratio(const Part& p);
+
+// Attributes for people. Each value is read from its CBOR as it is shown
+// (cbor_item.h), never built as a tree, so showing attributes costs what the
+// longest value's text does, whatever the attributes hold.
+using AttributeVisitor = std::function<Result<void>(std::string_view key, std::span<const uint8_t> value)>;
+Result<void> for_each_attribute(std::span<const uint8_t> attributes_cbor, const AttributeVisitor& f);
+// A value as JSON text (NaN and infinities as null, bytes as {"$bytes": ..});
+// text beyond max_bytes is not made (the result is then longer than
+// max_bytes, for the caller to clip).
+std::string attribute_text(std::span<const uint8_t> value, size_t max_bytes = SIZE_MAX);
 
 }  // namespace zt::cli

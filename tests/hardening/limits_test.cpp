@@ -356,6 +356,122 @@ TEST_F(Limits, MillionsOfComponentsInOneObjectAreRefused) {
                       kSmall + kRefusePerManifestByte * file.size()));
 }
 
+// Item 10 of issue #24: what a manifest holds beyond the model (attribute
+// values, unknown fields) is kept as its encoded bytes or skipped, never
+// built as 32-byte CBOR nodes. Each file is one valid object and a 16 MB
+// value of 1-byte items at one place; opening it (and rendering the
+// manifest as JSON, which reads the attributes) stays within the bound of
+// a manifest of objects.
+enum class BigAt { file_attribute, object_attribute, root_unknown, object_unknown, component_unknown };
+
+// An array of n one-byte integers, or a map of n/4 entries with 3-byte keys.
+void big_value(CborWriter& w, size_t n, bool as_map) {
+  if (!as_map) {
+    w.array(n);
+    for (size_t i = 0; i < n; ++i) w.uint(i % 24);
+    return;
+  }
+  const size_t pairs = n / 4;
+  w.map(pairs);
+  char key[3];
+  for (size_t i = 0; i < pairs; ++i) {
+    key[0] = static_cast<char>('a' + i % 26);
+    key[1] = static_cast<char>('a' + i / 26 % 26);
+    key[2] = static_cast<char>('a' + i / 676 % 26);
+    // 17576 distinct 2-character keys, then longer ones: every key unique.
+    const size_t rest = i / 17576;
+    std::string k(key, 3);
+    if (rest) k += std::to_string(rest);
+    w.text(k);
+    w.uint(i % 24);
+  }
+}
+
+Bytes one_object_with_big_value(BigAt at, size_t n, bool as_map) {
+  CborWriter w;
+  const bool root_extra = at == BigAt::file_attribute || at == BigAt::root_unknown;
+  w.map(root_extra ? 3 : 2);
+  if (root_extra) {
+    w.text(at == BigAt::file_attribute ? "attributes" : "zz_unknown");
+    if (at == BigAt::file_attribute) {
+      w.map(1);
+      w.text("big");
+    }
+    big_value(w, n, as_map);
+  }
+  w.text("objects");
+  w.map(1);
+  w.text("w");
+  const bool object_extra = at == BigAt::object_attribute || at == BigAt::object_unknown;
+  w.map(object_extra ? 4 : 3);
+  if (object_extra) {
+    w.text(at == BigAt::object_attribute ? "attributes" : "zz_unknown");
+    if (at == BigAt::object_attribute) {
+      w.map(1);
+      w.text("big");
+    }
+    big_value(w, n, as_map);
+  }
+  w.text("shape");
+  w.array(1);
+  w.uint(1);
+  w.text("format");
+  w.text("dense");
+  w.text("components");
+  w.map(1);
+  w.text("data");
+  if (at == BigAt::component_unknown) {
+    w.map(4);
+    w.text("dtype");
+    w.text("u8");
+    w.text("length");
+    w.uint(1);
+    w.text("offset");
+    w.uint(64);
+    w.text("zz_unknown");
+    big_value(w, n, as_map);
+  } else {
+    component(w, "u8", 64, 1);
+  }
+  w.text("version");
+  w.text("1.2.0");
+  return assemble(Bytes(56 + 1, 7), w.bytes());
+}
+
+TEST_F(Limits, AttributesAndUnknownFieldsCostNoMemoryPerItem) {
+  const size_t n = (16u << 20) / kScale;
+  const std::pair<BigAt, const char*> places[] = {{BigAt::file_attribute, "file attribute"},
+                                                  {BigAt::object_attribute, "object attribute"},
+                                                  {BigAt::root_unknown, "unknown root field"},
+                                                  {BigAt::object_unknown, "unknown object field"},
+                                                  {BigAt::component_unknown, "unknown component field"}};
+  for (const auto& [at, what] : places) {
+    for (const bool as_map : {false, true}) {
+      SCOPED_TRACE(std::string(what) + (as_map ? ", a map" : ", an array"));
+      const Bytes file = one_object_with_big_value(at, n, as_map);
+      const auto c = run_child([&] {
+        zt_reader* r = nullptr;
+        const zt_status s = zt_open_memory(file.data(), file.size(), &r);
+        if (s != ZT_OK) return static_cast<int>(s);
+        // The JSON of the manifest holds the attributes' text.
+        const char* json = zt_manifest_json(r);
+        const bool ok = zt_object_count(r) == 1 && json && std::strlen(json) > 10;
+        zt_close(r);
+        return ok ? 0 : 99;
+      });
+      ASSERT_TRUE(c.exited);
+      EXPECT_EQ(c.exit_code, ZT_OK) << status_of(c.exit_code);
+      if (kMeasure) {
+        EXPECT_LT(c.growth(), kSmall + kOpenPerManifestByte * file.size())
+            << "a " << file.size() / kMiB << " MiB manifest took " << c.growth() / kMiB << " MiB";
+      }
+      std::fprintf(stderr, "  %s%s: manifest %llu KiB, peak RSS growth %llu KiB\n", what,
+                   as_map ? " (map)" : " (array)", static_cast<unsigned long long>(file.size() / 1024),
+                   static_cast<unsigned long long>(c.growth() / 1024));
+    }
+  }
+}
+
 TEST_F(Limits, MegabyteNamesAreRefused) {
   const std::string long_name(4 * kMiB, 'n');
   const std::vector<uint64_t> shape = {1};

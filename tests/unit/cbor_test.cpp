@@ -163,6 +163,45 @@ TEST(Cbor, DuplicateKeySpelledInChunksIsFormat) {
       OpensWith(with_raw_attributes(b, attrs), ZT_ERR_FORMAT, {"duplicate map key \"ab\""}));
 }
 
+// Keys are checked by a 32-bit hash and then by their text: among 300 000
+// distinct keys some hashes collide (about ten pairs), and none of them is
+// taken for a duplicate; the same key twice still is, wherever it sits.
+TEST(Cbor, KeysWithEqualHashesAreComparedByText) {
+  const FileBuilder b = one_object();
+  const size_t n = 300000;
+  CborWriter w;
+  w.map(n);
+  for (size_t i = 0; i < n; ++i) {
+    w.text(numbered("k", i));
+    w.uint(i % 24);
+  }
+  EXPECT_TRUE(OpensWith(with_raw_attributes(b, w.bytes()), ZT_OK));
+
+  CborWriter d;
+  d.map(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    d.text(numbered("k", i));
+    d.uint(1);
+  }
+  d.text(numbered("k", 123456));
+  d.uint(2);
+  EXPECT_TRUE(OpensWith(with_raw_attributes(b, d.bytes()), ZT_ERR_FORMAT, {"duplicate map key \"k123456\""}));
+}
+
+TEST(Cbor, TaggedIndefiniteStringsOpen) {
+  const FileBuilder b = one_object();
+  // tag 1 and tag 6 (which libcbor 0.8 does not decode) on "ab" in chunks.
+  const Bytes attrs = cat({Bytes{0xA2}, cbor_text("t1"), Bytes{0xC1, 0x7F}, cbor_text("a"), cbor_text("b"),
+                           Bytes{0xFF}, cbor_text("t6"), Bytes{0xC6, 0x7F}, cbor_text("ab"), Bytes{0xFF}});
+  const Bytes file = with_raw_attributes(b, attrs);  // read in place: must outlive the reader
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_EQ(attributes_json(o.get()).dump(), R"({"t1":"ab","t6":"ab"})");
+  // A tag on a chunk is not well-formed.
+  const Bytes chunk_tag = map_of("t", cat({Bytes{0x7F, 0xC6}, cbor_text("a"), Bytes{0xFF}}));
+  EXPECT_TRUE(OpensWith(with_raw_attributes(b, chunk_tag), ZT_ERR_FORMAT, {"tag inside an indefinite-length string"}));
+}
+
 TEST(Cbor, SameKeyInDifferentMapsIsFine) {
   const FileBuilder b = one_object();
   const Bytes attrs = cat(

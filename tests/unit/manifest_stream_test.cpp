@@ -103,6 +103,51 @@ TEST(ManifestStream, DropsTheNodesOfObjectsWithoutAttributes) {
   EXPECT_EQ(b.tape_nodes, 5u);
 }
 
+// manifest_policy: unknown fields never become nodes, and what the model
+// reads as a scalar or a bounded list is refused by its kind or count
+// without its items becoming nodes; the messages are those of the whole
+// tape.
+TEST(ManifestStream, UnknownFieldsAreSkippedNotBuilt) {
+  Json m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
+  const Outcome plain = streamed(Generation::v1, manifest_cbor(m));
+  Json big = Json::array();
+  for (int i = 0; i < 5000; ++i) big.push_back(i);
+  m["zz_root"] = big;
+  m["objects"]["w"]["zz_object"] = big;
+  m["objects"]["w"]["components"]["data"]["zz_component"] = {{"x", big}};
+  const Bytes bytes = manifest_cbor(m);
+  expect_same(bytes, "unknown fields");
+  const Outcome b = streamed(Generation::v1, bytes);
+  ASSERT_EQ(b.status, Status::ok) << b.text;
+  EXPECT_EQ(b.text, plain.text);
+  EXPECT_EQ(b.tape_nodes, 5u);  // as without them
+}
+
+TEST(ManifestStream, OversizedFieldsAreRefusedByTheirCount) {
+  Json shape = Json::array();
+  for (int i = 0; i < 100; ++i) shape.push_back(1);
+  Json m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
+  m["objects"]["w"]["shape"] = shape;
+  expect_same(manifest_cbor(m), "long shape");
+  EXPECT_NE(streamed(Generation::v1, manifest_cbor(m)).text.find("shape has 100 dimensions, more than the limit 64"),
+            std::string::npos);
+
+  Json comps = Json::object();
+  for (int i = 0; i < 2000; ++i) comps[numbered("c", i)] = {{"dtype", "u8"}, {"offset", 64}, {"length", 1}};
+  m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
+  m["objects"]["w"]["components"] = comps;
+  expect_same(manifest_cbor(m), "many components");
+  const Outcome c = streamed(Generation::v1, manifest_cbor(m));
+  EXPECT_EQ(c.status, Status::limit);
+  EXPECT_NE(c.text.find("has 2000 components, more than the limit 1024"), std::string::npos) << c.text;
+
+  m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
+  m["objects"]["w"]["format"] = {{"x", shape}};
+  m["attributes"] = shape;
+  expect_same(manifest_cbor(m), "containers where scalars and maps belong");
+  EXPECT_EQ(streamed(Generation::v1, manifest_cbor(m)).status, Status::invalid);
+}
+
 TEST(ManifestStream, FindsEveryObjectByName) {
   Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
   for (int i = 0; i < 3000; ++i)
@@ -134,7 +179,7 @@ TEST(ManifestStream, LegacyDuplicateNamesAreRefused) {
   EXPECT_EQ(dup.error().message, "duplicate object name \"a\"");
 }
 
-TEST(ManifestStream, KeepsTheNodesOfObjectAttributes) {
+TEST(ManifestStream, KeepsObjectAttributesAsTheirBytes) {
   Json m = {{"objects", Json::object()}, {"version", "1.2.0"}};
   for (int i = 0; i < 50; ++i) {
     Json o = dense_object(64 * (i + 1));
@@ -149,7 +194,7 @@ TEST(ManifestStream, KeepsTheNodesOfObjectAttributes) {
   EXPECT_LT(man->doc.size(), whole_tape(Generation::v1, bytes).tape_nodes);
   const auto i = man->find("w3");
   ASSERT_TRUE(i);
-  EXPECT_EQ(dump_json(attributes_to_json(man->doc, man->objects[*i].attributes)),
+  EXPECT_EQ(attributes_json(man->objects[*i].attributes),
             R"({"layer":3,"tags":["a","b"],"scale":{"x":0.5}})");
 }
 
