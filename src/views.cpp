@@ -426,11 +426,16 @@ void materialize(const CooView& v, std::span<T> dst) {
 
 template <typename T>
 void dequantize(const QuantView& v, std::span<T> dst) {
+  dequantize_rows(v, 0, v.layout.n, dst);
+}
+
+template <typename T>
+void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst) {
   const QuantLayout& q = v.layout;
   const uint64_t n_out = q.n, k_in = q.k, g = q.group_size;
   // No values: return before walking the other dimension, which an empty
   // object may claim to be 2^62 long (issue 24, item 6).
-  if (n_out == 0 || k_in == 0) return;
+  if (n_out == 0 || k_in == 0 || n_begin >= n_end) return;
   const std::vector<T> scale = converted<T>(v.scales, v.scales_format);
   const uint64_t mask = (uint64_t{1} << q.bits) - 1;
   std::vector<T> zero;
@@ -461,8 +466,8 @@ void dequantize(const QuantView& v, std::span<T> dst) {
     auto word = [&](uint64_t row, uint64_t n) -> uint64_t {
       return load<W>(words + (row * n_out + n) * sizeof(W));
     };
-    for (uint64_t n0 = 0; n0 < n_out; n0 += kBlock) {
-      const uint64_t n1 = std::min(n_out, n0 + kBlock);
+    for (uint64_t n0 = n_begin; n0 < n_end; n0 += kBlock) {
+      const uint64_t n1 = std::min(n_end, n0 + kBlock);
       if (!q.bitstream) {
         const unsigned vpe = q.values_per_word;
         for (uint64_t k = 0; k < k_in;) {
@@ -471,7 +476,7 @@ void dequantize(const QuantView& v, std::span<T> dst) {
           for (uint64_t n = n0; n < n1; ++n) {
             const T s = scale[gi * n_out + n], z = zero[gi * n_out + n];
             uint64_t bits = word(row, n) >> (j * q.bits);
-            T* out = dst.data() + n * k_in;
+            T* out = dst.data() + (n - n_begin) * k_in;
             for (uint64_t i = k; i < end; ++i, bits >>= q.bits)
               out[i] = (static_cast<T>(bits & mask) - z) * s;
           }
@@ -486,7 +491,7 @@ void dequantize(const QuantView& v, std::span<T> dst) {
         const uint64_t k_end = std::min(k_in, (gi + 1) * g);
         for (uint64_t n = n0; n < n1; ++n) {
           const T s = scale[gi * n_out + n], z = zero[gi * n_out + n];
-          T* out = dst.data() + n * k_in;
+          T* out = dst.data() + (n - n_begin) * k_in;
           for (uint64_t k = gi * g; k < k_end; ++k) {
             const uint64_t bit = k * q.bits;
             const uint64_t row = bit / kWordBits;
@@ -507,6 +512,8 @@ template void materialize<float>(const CooView&, std::span<float>);
 template void materialize<double>(const CooView&, std::span<double>);
 template void dequantize<float>(const QuantView&, std::span<float>);
 template void dequantize<double>(const QuantView&, std::span<double>);
+template void dequantize_rows<float>(const QuantView&, uint64_t, uint64_t, std::span<float>);
+template void dequantize_rows<double>(const QuantView&, uint64_t, uint64_t, std::span<double>);
 
 namespace {
 
@@ -761,5 +768,124 @@ template Result<uint64_t> dense_rows_as<float>(const Reader&, size_t, uint64_t, 
                                                std::span<float>);
 template Result<uint64_t> dense_rows_as<double>(const Reader&, size_t, uint64_t, uint64_t,
                                                 std::span<double>);
+
+namespace {
+
+// Rows of `row_values` values each, `rows_per` at a time, filled by
+// fill(first_row, end_row, dst) into one reused buffer.
+template <typename T, typename Fill>
+Result<void> by_rows(uint64_t rows, uint64_t row_values, uint64_t chunk_values, const ValueSink<T>& sink,
+                     Fill&& fill) {
+  const uint64_t rows_per = std::max<uint64_t>(1, chunk_values / std::max<uint64_t>(1, row_values));
+  std::vector<T> buf;
+  for (uint64_t r0 = 0; r0 < rows; r0 += rows_per) {
+    const uint64_t r1 = std::min(rows, r0 + rows_per);
+    buf.assign((r1 - r0) * row_values, T{0});
+    ZT_TRY(fill(r0, r1, std::span<T>(buf)));
+    ZT_TRY(sink(buf));
+  }
+  return {};
+}
+
+template <typename T>
+Result<void> csr_chunked(const CsrView& v, uint64_t chunk_values, const ValueSink<T>& sink) {
+  const unsigned ratio = v.values_format.ratio;
+  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  const uint64_t row_values = v.cols * ratio;
+  return by_rows<T>(v.rows, row_values, chunk_values, sink, [&](uint64_t r0, uint64_t r1, std::span<T> dst) {
+    with_index_type(v.indices.component->dtype, [&](auto tag) {
+      using I = decltype(tag);
+      for (uint64_t row = r0; row < r1; ++row) {
+        T* out = dst.data() + (row - r0) * row_values;
+        const auto p0 = static_cast<uint64_t>(load_index(v.indptr.bytes, v.indptr.component->dtype, row));
+        const auto p1 = static_cast<uint64_t>(load_index(v.indptr.bytes, v.indptr.component->dtype, row + 1));
+        for (uint64_t p = p0; p < p1; ++p) {
+          const auto col = static_cast<uint64_t>(load<I>(v.indices.bytes.data() + p * sizeof(I)));
+          for (unsigned c = 0; c < ratio; ++c) out[col * ratio + c] += values[p * ratio + c];
+        }
+      }
+    });
+    return Result<void>{};
+  });
+}
+
+// COO entries in row-major order (a sort of their flat positions), then
+// consecutive element ranges filled from a cursor: duplicates add up as in
+// materialize.
+template <typename T>
+Result<void> coo_chunked(const CooView& v, uint64_t elements, uint64_t chunk_values, const ValueSink<T>& sink) {
+  const unsigned ratio = v.values_format.ratio;
+  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  const size_t nd = v.shape.size();
+  std::vector<std::pair<uint64_t, uint64_t>> order(v.nnz);  // (flat position, entry)
+  with_index_type(v.coords.component->dtype, [&](auto tag) {
+    using I = decltype(tag);
+    const uint8_t* coords = v.coords.bytes.data();
+    for (uint64_t k = 0; k < v.nnz; ++k) {
+      uint64_t flat = 0;
+      for (size_t d = 0; d < nd; ++d)
+        flat = flat * v.shape[d] + static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
+      order[k] = {flat, k};
+    }
+  });
+  std::sort(order.begin(), order.end());
+  const uint64_t per_chunk = std::max<uint64_t>(1, chunk_values / ratio);
+  std::vector<T> buf;
+  size_t next = 0;
+  for (uint64_t e0 = 0; e0 < elements; e0 += per_chunk) {
+    const uint64_t e1 = std::min(elements, e0 + per_chunk);
+    buf.assign((e1 - e0) * ratio, T{0});
+    for (; next < order.size() && order[next].first < e1; ++next) {
+      const auto [flat, k] = order[next];
+      for (unsigned c = 0; c < ratio; ++c) buf[(flat - e0) * ratio + c] += values[k * ratio + c];
+    }
+    ZT_TRY(sink(buf));
+  }
+  return {};
+}
+
+}  // namespace
+
+template <typename T>
+Result<uint64_t> decode_object_chunked(const Reader& r, size_t object, uint64_t chunk_values,
+                                       const ValueSink<T>& sink) {
+  const Object& o = r.manifest().objects[object];
+  auto n = decoded_value_count(r, object);
+  ZT_TRY(n);
+  if (*n == 0) return uint64_t{0};
+  if (*n <= chunk_values || o.shape.empty()) {  // one chunk (a rank-0 object has one value)
+    std::vector<T> all(*n);
+    ZT_TRY(decode_object_as(r, object, std::span<T>(all)));
+    ZT_TRY(sink(all));
+    return *n;
+  }
+  const uint64_t rows = o.shape[0];  // > 0: there are values
+  if (o.format == "dense") {
+    ZT_TRY(by_rows<T>(rows, *n / rows, chunk_values, sink, [&](uint64_t r0, uint64_t r1, std::span<T> dst) -> Result<void> {
+      auto got = dense_rows_as(r, object, r0, r1, dst);
+      ZT_TRY(got);
+      return {};
+    }));
+  } else if (o.format == "sparse_csr") {
+    auto v = csr_view(r, object);
+    ZT_TRY(v);
+    ZT_TRY(csr_chunked(*v, chunk_values, sink));
+  } else if (o.format == "sparse_coo") {
+    auto v = coo_view(r, object);
+    ZT_TRY(v);
+    ZT_TRY(coo_chunked(*v, *n / v->values_format.ratio, chunk_values, sink));
+  } else {
+    auto v = quant_view(r, object);
+    ZT_TRY(v);
+    ZT_TRY(by_rows<T>(v->layout.n, v->layout.k, chunk_values, sink, [&](uint64_t r0, uint64_t r1, std::span<T> dst) {
+      dequantize_rows(*v, r0, r1, dst);
+      return Result<void>{};
+    }));
+  }
+  return *n;
+}
+
+template Result<uint64_t> decode_object_chunked<float>(const Reader&, size_t, uint64_t, const ValueSink<float>&);
+template Result<uint64_t> decode_object_chunked<double>(const Reader&, size_t, uint64_t, const ValueSink<double>&);
 
 }  // namespace zt

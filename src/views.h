@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -115,6 +116,9 @@ void materialize(const CooView& v, std::span<T> dst);
 // w[n, k] = (q(n, k) - zero[k / g, n]) * scale[k / g, n], dst of N x K.
 template <typename T>
 void dequantize(const QuantView& v, std::span<T> dst);
+// Rows [n_begin, n_end) of the same: dst of (n_end - n_begin) x K.
+template <typename T>
+void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst);
 
 // Converts the "data" of a dense object into dst (no caching: decoded bytes
 // of encoded data are freed on return). Returns the value count.
@@ -131,6 +135,19 @@ Result<uint64_t> read_component_as(const Reader& r, size_t object, size_t compon
 // quantized_group) as a dense row-major array. Returns the value count.
 template <typename T>
 Result<uint64_t> decode_object_as(const Reader& r, size_t object, std::span<T> dst);
+
+// decode_object_as in consecutive chunks of at most max(chunk_values, one
+// row) values, handed to `sink` in order: how an output far larger than
+// memory is written in bounded memory. Besides the chunk, memory is what
+// the object's components take (raw ones are mapped or read in place, zstd
+// dense data is decoded frame by frame where its frames allow), plus 16
+// bytes per stored value of a sparse_coo object (its values in row-major
+// order). Returns the value count.
+template <typename T>
+using ValueSink = std::function<Result<void>(std::span<const T>)>;
+template <typename T>
+Result<uint64_t> decode_object_chunked(const Reader& r, size_t object, uint64_t chunk_values,
+                                       const ValueSink<T>& sink);
 
 // Rows [begin, end) of a dense object along its first dimension, as
 // little-endian bytes of the data's dtype (end - begin rows of

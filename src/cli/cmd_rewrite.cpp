@@ -172,7 +172,7 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
   // Corrupt input is refused, never copied under a fresh digest (issue 24, item 1).
   ZT_TRY(in.check(i));
   if (opt.densify && it.format != "dense") {
-    auto d = densify(in, i);
+    auto d = dense_form(in, i);
     ZT_TRY(d);
     ZT_TRY(w.begin_object(name, "dense", it.shape));
     auto attrs = with_text_attribute(it.has_attributes ? it.attributes_cbor : std::vector<uint8_t>(),
@@ -180,8 +180,9 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     ZT_TRY(attrs);
     ZT_TRY(w.set_object_attributes_cbor(*attrs));
     const std::string enc = opt.encode == Encode::keep ? "raw" : encoding_for(Part{}, opt.encode);
-    ZT_TRY(w.begin_component("data", d->dtype, d->type, enc, d->bytes.size()));
-    ZT_TRY(write_pieces(w, d->bytes, progress));
+    ZT_TRY(w.begin_component("data", d->dtype, d->type, enc, d->bytes));
+    // Streamed: the dense array is never held whole (issue 24, item 9).
+    ZT_TRY(write_densified(in, i, [&](std::span<const uint8_t> piece) { return write_pieces(w, piece, progress); }));
     ZT_TRY(w.end_component());
     return w.end_object();
   }
@@ -283,22 +284,21 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
              "--densify to store "
              "them as dense f32/f64 values)",
              out.c_str(), refused.c_str());
-  // Densified objects: their sizes come from decoding, done up front.
-  std::vector<std::optional<Densified>> dense(in.items.size());
+  // Densified objects: their sizes are known without decoding; their values
+  // are decoded as they are written.
   for (size_t i = 0; i < in.items.size(); ++i) {
     // Every object is checked before the output is begun: corrupt input is
     // refused, never copied (issue 24, item 1).
     if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
     if (dense_path[i]) continue;
-    auto d = densify(in, i);
+    auto d = dense_form(in, i);
     if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
     entries[i].dtype =
         d->type ? (d->type == "complex64" ? "C64" : "") : (d->dtype == "f64" ? "F64" : "F32");
     ZT_FAIL_IF(entries[i].dtype.empty(), argument,
                "%s: object \"%s\": complex128 has no safetensors dtype", out.c_str(),
                in.items[i].name.c_str());
-    entries[i].nbytes = d->bytes.size();
-    dense[i] = std::move(*d);
+    entries[i].nbytes = d->bytes;
   }
   std::vector<std::pair<std::string, std::string>> metadata;
   ZT_TRY(for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
@@ -312,9 +312,13 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   Progress progress("convert", total);
   auto r = formats::write_safetensors(
       out, metadata, entries, [&](size_t i, const formats::ByteSink& sink) -> Result<void> {
-        if (dense[i]) {
-          progress.advance(dense[i]->bytes.size());
-          return sink(dense[i]->bytes);
+        if (!dense_path[i]) {
+          auto d = write_densified(in, i, [&](std::span<const uint8_t> piece) {
+            progress.advance(piece.size());
+            return sink(piece);
+          });
+          if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
+          return d;
         }
         const auto k = in.items[i].index_of("data");
         auto b = in.bytes(i, *k);

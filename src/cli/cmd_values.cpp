@@ -1,5 +1,7 @@
 // zt cat, zt export.
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <cstring>
 
 #include "commands.h"
@@ -14,6 +16,73 @@ namespace {
 using ull = unsigned long long;
 
 constexpr uint64_t kDefaultMaxValues = uint64_t{1} << 27;
+
+// What export writes: the .npy dtype and shape, and how the values are
+// written, known before any of them is decoded.
+struct ExportPlan {
+  std::string descr;
+  std::vector<uint64_t> shape;
+  std::function<Result<void>(const ByteSink&)> write;
+};
+
+Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<std::string>& role) {
+  const Item& it = in.items[i];
+  ExportPlan plan;
+  if (role) {  // one component as a 1-D array: its decoded bytes, as stored
+    const auto k = it.index_of(*role);
+    ZT_FAIL_IF(!k, not_found, "object \"%s\" has no component \"%s\"", it.name.c_str(), role->c_str());
+    const Part& p = it.parts[*k];
+    auto b = in.bytes(i, *k);
+    ZT_TRY(b);
+    plan.shape = {b->view.size() / (dtype_width(p.dtype) * part_ratio(p))};
+    auto held = std::make_shared<Buffer>(std::move(*b));
+    if (const auto d = formats::npy_descr(p.dtype, p.type)) {
+      plan.descr = *d;
+      plan.write = [held](const ByteSink& sink) { return sink(held->view); };
+      return plan;
+    }
+    // bf16 and FP8 have no numpy dtype: their values go out as float32.
+    Component c;
+    c.role = p.role;
+    c.dtype = p.dtype;
+    c.type = p.type;
+    c.known_type = p.type ? find_logical_type(*p.type) : nullptr;
+    Object model;
+    model.name = it.name;
+    auto fmt = numeric_format(model, c);
+    ZT_TRY(fmt);
+    plan.descr = fmt->ratio == 2 ? "<c8" : "<f4";
+    plan.write = [held, f = *fmt, width = dtype_width(p.dtype)](const ByteSink& sink) -> Result<void> {
+      const uint64_t n = held->view.size() / width;
+      std::vector<float> values(std::min(n, kChunkValues));
+      for (uint64_t at = 0; at < n; at += values.size()) {
+        const uint64_t m = std::min<uint64_t>(values.size(), n - at);
+        convert_values(held->view.data() + at * width, f, m, values.data());
+        ZT_TRY(sink(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()), m * 4)));
+      }
+      return {};
+    };
+    return plan;
+  }
+  plan.shape = it.shape;
+  const Part* data = it.format == "dense" ? it.find("data") : nullptr;
+  if (data) {
+    if (const auto d = formats::npy_descr(data->dtype, data->type)) {
+      plan.descr = *d;
+      plan.write = [&in, i](const ByteSink& sink) { return write_dense_bytes(in, i, sink); };
+      return plan;
+    }
+    // bf16 and FP8 have no numpy dtype: their values go out as float32.
+    plan.descr = part_ratio(*data) == 2 ? "<c8" : "<f4";
+    plan.write = [&in, i](const ByteSink& sink) { return write_as_f32(in, i, sink); };
+    return plan;
+  }
+  auto form = dense_form(in, i);
+  ZT_TRY(form);
+  plan.descr = form->type ? (form->dtype == "f64" ? "<c16" : "<c8") : (form->dtype == "f64" ? "<f8" : "<f4");
+  plan.write = [&in, i](const ByteSink& sink) { return write_densified(in, i, sink); };
+  return plan;
+}
 
 Result<size_t> find_item(const Input& in, const std::string& name) {
   const auto i = in.find(name);
@@ -57,67 +126,35 @@ int run_export(const Args& a) {
   if (!in) return report(in.error(), a.pos[0]);
   auto i = find_item(**in, a.pos[1]);
   if (!i) return report(i.error());
-  const Item& it = (*in)->items[*i];
   const auto role = a.get("--component");
   // Corrupt input is refused, never exported (issue 24, item 1).
   if (auto c = (*in)->check(*i); !c) return report(c.error(), a.pos[0]);
 
-  std::vector<uint64_t> shape;
-  std::string descr;
-  Buffer bytes;
-  const std::optional<size_t> k = role                   ? it.index_of(*role)
-                                  : it.format == "dense" ? it.index_of("data")
-                                                         : std::nullopt;
-  if (role && !k)
-    return report(make_error(Status::not_found, "object \"%s\" has no component \"%s\"",
-                             it.name.c_str(), role->c_str()),
-                  a.pos[0]);
-  if (k) {
-    const Part& p = it.parts[*k];
-    auto b = (*in)->bytes(*i, *k);
-    if (!b) return report(b.error(), a.pos[0]);
-    const unsigned step = dtype_width(p.dtype) * part_ratio(p);
-    shape = role ? std::vector<uint64_t>{b->view.size() / step} : it.shape;
-    if (const auto d = formats::npy_descr(p.dtype, p.type)) {
-      descr = *d;
-      bytes = std::move(*b);
-    } else {
-      // bf16 and FP8 have no numpy dtype: their values go out as float32.
-      Component c;
-      c.role = p.role;
-      c.dtype = p.dtype;
-      c.type = p.type;
-      c.known_type = p.type ? find_logical_type(*p.type) : nullptr;
-      Object model;
-      model.name = it.name;
-      auto fmt = numeric_format(model, c);
-      if (!fmt) return report(fmt.error(), a.pos[0]);
-      const uint64_t n = b->view.size() / dtype_width(p.dtype);
-      std::vector<float> values(n);
-      convert_values(b->view.data(), *fmt, n, values.data());
-      descr = fmt->ratio == 2 ? "<c8" : "<f4";
-      bytes.owned.resize(n * 4);
-      if (n) std::memcpy(bytes.owned.data(), values.data(), n * 4);  // no NULL pointers at 0
-      bytes.view = bytes.owned;
-    }
-  } else {
-    auto d = densify(**in, *i);
-    if (!d) return report(d.error(), a.pos[0]);
-    shape = it.shape;
-    descr = d->type ? (d->dtype == "f64" ? "<c16" : "<c8") : (d->dtype == "f64" ? "<f8" : "<f4");
-    bytes.owned = std::move(d->bytes);
-    bytes.view = bytes.owned;
-  }
-  const std::string header = formats::npy_header(descr, shape);
+  auto plan = export_plan(**in, *i, role);
+  if (!plan) return report(plan.error(), a.pos[0]);
+  // The values go out piece by piece behind the header: a 1 GiB array is
+  // never held whole. The file appears at OUT only when all of it is written.
+  const std::string header = formats::npy_header(plan->descr, plan->shape);
   auto file = formats::AtomicFile::create(*out);
   if (!file) return report(file.error(), *out);
+  uint64_t written = 0;
+  bool output_failed = false;
   auto w = file->write(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(header.data()), header.size()));
-  if (w) w = file->write(bytes.view);
+  if (w) {
+    w = plan->write([&](std::span<const uint8_t> piece) {
+      written += piece.size();
+      auto put = file->write(piece);
+      output_failed = !put;
+      return put;
+    });
+    // Decoding failed: the input's fault, named as such.
+    if (!w && !output_failed) return report(w.error(), a.pos[0]);
+  }
   if (w) w = file->commit();
   if (!w) return report(w.error(), *out);
-  std::fprintf(stderr, "wrote %s: %s %s (%s)\n", out->c_str(), descr.c_str(),
-               shape_text(shape).c_str(), human_bytes(bytes.view.size()).c_str());
+  std::fprintf(stderr, "wrote %s: %s %s (%s)\n", out->c_str(), plan->descr.c_str(),
+               shape_text(plan->shape).c_str(), human_bytes(written).c_str());
   return kOk;
 }
 

@@ -1,5 +1,6 @@
 #include "values.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "content.h"
@@ -102,33 +103,77 @@ Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, siz
 
 }  // namespace
 
-Result<Densified> densify(const Input& in, size_t item) {
+Result<DenseForm> dense_form(const Input& in, size_t item) {
   const Item& it = in.items[item];
   const Reader* r = in.reader();
   ZT_FAIL_IF(!r, unsupported, "%s: object \"%s\": only .zt objects can be densified",
              in.path.c_str(), it.name.c_str());
   auto n = decoded_value_count(*r, item);
   ZT_TRY(n);
-  Densified d;
+  DenseForm d;
   const bool wide = wide_values(it);
   const bool cplx = complex_values(it);
   d.dtype = wide ? "f64" : "f32";
   if (cplx) d.type = wide ? "complex128" : "complex64";
   const uint64_t width = wide ? 8 : 4;
   ZT_FAIL_IF(*n > UINT64_MAX / width, limit, "object \"%s\": too many values", it.name.c_str());
-  d.bytes.resize(*n * width);
-  if (wide) {
-    std::vector<double> out(*n);
-    auto got = decode_object_as<double>(*r, item, out);
-    ZT_TRY(got);
-    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
-  } else {
-    std::vector<float> out(*n);
-    auto got = decode_object_as<float>(*r, item, out);
-    ZT_TRY(got);
-    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), out.data(), d.bytes.size());
-  }
+  d.bytes = *n * width;
   return d;
+}
+
+namespace {
+
+template <typename T>
+Result<void> stream_values(const Reader& r, size_t item, const ByteSink& sink) {
+  auto got = decode_object_chunked<T>(r, item, kChunkValues, [&](std::span<const T> v) {
+    return sink(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size_bytes()));
+  });
+  ZT_TRY(got);
+  return {};
+}
+
+}  // namespace
+
+Result<void> write_densified(const Input& in, size_t item, const ByteSink& sink) {
+  auto form = dense_form(in, item);
+  ZT_TRY(form);
+  const Reader& r = *in.reader();
+  return form->dtype == "f64" ? stream_values<double>(r, item, sink) : stream_values<float>(r, item, sink);
+}
+
+Result<void> write_as_f32(const Input& in, size_t item, const ByteSink& sink) {
+  const Reader* r = in.reader();
+  ZT_FAIL_IF(!r, unsupported, "%s: object \"%s\": only .zt objects convert to f32", in.path.c_str(),
+             in.items[item].name.c_str());
+  return stream_values<float>(*r, item, sink);
+}
+
+Result<void> write_dense_bytes(const Input& in, size_t item, const ByteSink& sink) {
+  const Item& it = in.items[item];
+  const Reader* r = in.reader();
+  const auto k = it.index_of("data");
+  ZT_FAIL_IF(!k, invalid, "%s: dense object \"%s\" has no \"data\" component", in.path.c_str(), it.name.c_str());
+  const Part& p = it.parts[*k];
+  if (!r || it.shape.empty() || !p.decoded) {
+    auto b = in.bytes(item, *k);
+    ZT_TRY(b);
+    return sink(b->view);
+  }
+  // Rows at a time: raw data is read in place and zstd data frame by frame
+  // where its frames allow, so the output never exists whole.
+  const uint64_t rows = it.shape[0];
+  if (rows == 0 || *p.decoded == 0) return {};
+  const uint64_t row_bytes = *p.decoded / rows;
+  const uint64_t rows_per = std::max<uint64_t>(1, kChunkValues * 4 / std::max<uint64_t>(1, row_bytes));
+  std::vector<uint8_t> buf;
+  for (uint64_t r0 = 0; r0 < rows; r0 += rows_per) {
+    const uint64_t r1 = std::min(rows, r0 + rows_per);
+    buf.resize((r1 - r0) * row_bytes);
+    auto got = dense_rows(*r, item, r0, r1, buf);
+    ZT_TRY(got);
+    ZT_TRY(sink(std::span<const uint8_t>(buf).first(*got)));
+  }
+  return {};
 }
 
 Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,26 @@ Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
                                             const std::optional<std::string>& role,
                                             uint64_t max_values);
 
-// Decodes any object of a .zt input into dense f32 or f64 values (complex
-// interleaved); the value type follows the object's values (f64 stays f64).
-struct Densified {
+// Densifying any object of a .zt input gives dense f32 or f64 values
+// (complex interleaved); the value type follows the object's values (f64
+// stays f64). The form is known before anything is decoded.
+struct DenseForm {
   std::string dtype;                // "f32" or "f64"
   std::optional<std::string> type;  // "complex64" / "complex128"
-  std::vector<uint8_t> bytes;
+  uint64_t bytes = 0;
 };
-Result<Densified> densify(const Input& in, size_t item);
+Result<DenseForm> dense_form(const Input& in, size_t item);
+
+// Writers of an object's values, piece by piece (at most a few MiB are
+// held, whatever the object's size), to a sink that writes them out.
+using ByteSink = std::function<Result<void>(std::span<const uint8_t>)>;
+constexpr uint64_t kChunkValues = uint64_t{1} << 20;
+// The dense_form values of any object (.zt inputs).
+Result<void> write_densified(const Input& in, size_t item, const ByteSink& sink);
+// A dense object's values converted to f32 (complex interleaved): for
+// types with no numpy dtype (bf16, FP8).
+Result<void> write_as_f32(const Input& in, size_t item, const ByteSink& sink);
+// A dense object's "data" as stored once decoded: little-endian elements.
+Result<void> write_dense_bytes(const Input& in, size_t item, const ByteSink& sink);
 
 }  // namespace zt::cli

@@ -13,10 +13,54 @@
 #include <optional>
 #include <random>
 
+#include "reader.h"
 #include "test_files.h"
+#include "views.h"
 
 namespace zt::test {
 namespace {
+
+// decode_object_chunked hands out what decode_object_as writes, in pieces
+// of every size, or fails with the same status: checked on every file a
+// test below opens.
+template <typename T>
+void expect_chunks_match_as(const Reader& r, size_t i, uint64_t n) {
+  std::vector<T> whole(n);
+  const auto w = decode_object_as<T>(r, i, std::span<T>(whole));
+  for (const uint64_t chunk : {uint64_t{1}, uint64_t{3}, uint64_t{7}, uint64_t{64}, uint64_t{1} << 20}) {
+    std::vector<T> got;
+    size_t pieces = 0;
+    const auto c = decode_object_chunked<T>(r, i, chunk, [&](std::span<const T> v) -> Result<void> {
+      EXPECT_FALSE(v.empty());
+      got.insert(got.end(), v.begin(), v.end());
+      ++pieces;
+      return {};
+    });
+    ASSERT_EQ(static_cast<bool>(c), static_cast<bool>(w)) << "object " << i << ", chunks of " << chunk;
+    if (!w) {
+      EXPECT_EQ(c.error().status, w.error().status);
+      continue;
+    }
+    ASSERT_EQ(got.size(), whole.size()) << "object " << i << ", chunks of " << chunk;
+    EXPECT_EQ(std::memcmp(got.data(), whole.data(), got.size() * sizeof(T)), 0)
+        << "object " << i << ", chunks of " << chunk;
+    if (n > chunk * 64) {
+      EXPECT_GT(pieces, 1u);
+    }
+  }
+}
+
+void expect_chunks_match(std::span<const uint8_t> file) {
+  auto r = Reader::open_memory(file);
+  if (!r) return;
+  for (size_t i = 0; i < (*r)->manifest().objects.size(); ++i) {
+    const auto n = decoded_value_count(**r, i);
+    if (!n || *n > (uint64_t{1} << 22)) continue;
+    expect_chunks_match_as<float>(**r, i, *n);
+    expect_chunks_match_as<double>(**r, i, *n);
+  }
+}
+
 
 // ---- helpers ---------------------------------------------------------------
 
@@ -111,6 +155,7 @@ TEST_P(Fp8All, Every256CodesDecodeBitExactly) {
   for (unsigned c = 0; c < 256; ++c) codes[c] = static_cast<uint8_t>(c);
   const Bytes file = one_dense("u8", {256}, codes, t.type);
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const std::vector<float> f = read_f32(o.get(), 0);
   const std::vector<double> d = read_f64(o.get(), 0);
@@ -167,6 +212,8 @@ TEST(Views, Fp8SpotValuesFromTheSpecifications) {
   for (const Spot& s : spots) {
     const Bytes file = one_dense("u8", {1}, Bytes{s.code}, s.type);
     const Opened o = open_memory(file);
+    expect_chunks_match(file);
+  expect_chunks_match(file);
     ASSERT_EQ(o.status, ZT_OK) << o.error;
     const std::vector<float> f = read_f32(o.get(), 0);
     ASSERT_EQ(f.size(), 1u);
@@ -181,6 +228,7 @@ TEST(Views, V11Fp8DtypesAreDecodedAsTheirUpgradedTypes) {
   b.object("b", "dense", {1}, Json{{"data", b.raw("f8_e5m2", Bytes{0x7b})}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   EXPECT_EQ(read_f32(o.get(), object_index(o.get(), "a")), (std::vector<float>{448.0f, -1.0f}));
   EXPECT_EQ(read_f32(o.get(), object_index(o.get(), "b")), (std::vector<float>{57344.0f}));
@@ -207,6 +255,7 @@ void check_all_halves(const char* dtype, int exp_bits, int man_bits) {
   for (uint32_t c = 0; c < 65536; ++c) codes[c] = static_cast<uint16_t>(c);
   const Bytes file = one_dense(dtype, {65536}, le(codes));
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const std::vector<float> f = read_f32(o.get(), 0);
   const std::vector<double> d = read_f64(o.get(), 0);
@@ -246,6 +295,8 @@ TEST(Views, F16AndBf16ClassesHaveTheirValues) {
        {std::tuple{"f16", f16, f16_want}, std::tuple{"bf16", bf16, bf16_want}}) {
     const Bytes file = one_dense(dtype, {codes.size()}, le(codes));
     const Opened o = open_memory(file);
+    expect_chunks_match(file);
+  expect_chunks_match(file);
     ASSERT_EQ(o.status, ZT_OK) << o.error;
     const std::vector<float> got = read_f32(o.get(), 0);
     ASSERT_EQ(got.size(), want.size());
@@ -273,6 +324,7 @@ TEST(Views, IntegersBoolAndF64ConvertByValue) {
   b.dense("f64", "f64", {2}, le(std::vector<double>{0.1, -1e300}));
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   auto f64 = [&](const char* name) { return read_f64(o.get(), object_index(o.get(), name)); };
   auto f32 = [&](const char* name) { return read_f32(o.get(), object_index(o.get(), name)); };
@@ -299,6 +351,7 @@ TEST(Views, ComplexIsInterleavedPairsAndCountsTwice) {
   b.object("w", "dense", {}, Json{{"data", d}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const size_t z = object_index(o.get(), "z"), w = object_index(o.get(), "w");
   uint64_t elements = 0, values = 0;
@@ -321,6 +374,7 @@ TEST(Views, ZstdDataConvertsAndMatchesRaw) {
   b.object("f32", "dense", {1000}, Json{{"data", b.zstd("f32", le(f))}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const std::vector<float> raw = read_f32(o.get(), object_index(o.get(), "raw"));
   EXPECT_EQ(raw, read_f32(o.get(), object_index(o.get(), "packed")));
@@ -332,6 +386,7 @@ TEST(Views, ZstdDataConvertsAndMatchesRaw) {
 TEST(Views, BuffersThatAreTooSmallAreRefusedUntouched) {
   const Bytes file = one_dense("i16", {4}, le(std::vector<int16_t>{1, 2, 3, 4}));
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   std::vector<float> out(3, 7.0f);
   uint64_t written = 99;
@@ -357,6 +412,7 @@ TEST(Views, DenseViewDescribesTheData) {
   b.object("odd", "dense", {3}, Json{{"data", c}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
 
   zt_dense_info v;
@@ -404,6 +460,7 @@ TEST(Views, ComponentReadConvertsAnyRole) {
                 {"indptr", b.raw("u64", le(std::vector<uint64_t>{0, 1, 2}))}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   float values[2];
   double indptr[3];
@@ -445,6 +502,7 @@ Bytes csr_file(const std::vector<uint64_t>& indices, const std::vector<uint64_t>
 TEST(Views, CsrViewPointsIntoTheFileAndMaterialises) {
   const Bytes file = csr_file({0, 2, 1, 3}, {0, 2, 2, 4});
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   zt_csr_info v;
   zt_csr_info_init(&v);
@@ -470,6 +528,8 @@ TEST(Views, CsrWithCompressedIndicesAndSummedDuplicates) {
   {
     const Bytes file = csr_file({0, 2, 1, 3}, {0, 2, 2, 4}, {1, 2, 3, 4}, /*zstd_indices=*/true);
     const Opened o = open_memory(file);
+    expect_chunks_match(file);
+  expect_chunks_match(file);
     ASSERT_EQ(o.status, ZT_OK) << o.error;
     zt_csr_info v;
     zt_csr_info_init(&v);
@@ -482,6 +542,8 @@ TEST(Views, CsrWithCompressedIndicesAndSummedDuplicates) {
     // Row 0 stores column 1 twice: 5 + 6.
     const Bytes file = csr_file({1, 1, 1, 3}, {0, 2, 2, 4}, {5, 6, 3, 4});
     const Opened o = open_memory(file);
+    expect_chunks_match(file);
+  expect_chunks_match(file);
     ASSERT_EQ(o.status, ZT_OK) << o.error;
     EXPECT_EQ(decode_f32(o.get(), 0), (std::vector<float>{0, 11, 0, 0, 0, 0, 0, 0, 0, 3, 0, 4}));
   }
@@ -496,6 +558,7 @@ TEST(Views, CsrOfOlderFilesWithI32IndicesAndComplexValues) {
                 {"indptr", b.raw("i32", le(std::vector<int32_t>{0, 1, 2}))}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   zt_csr_info v;
   zt_csr_info_init(&v);
@@ -517,6 +580,7 @@ TEST(Views, CooViewOfThreeDimensionsMaterialises) {
                 {"coords", b.raw("u64", le(coords))}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   zt_coo_info v;
   zt_coo_info_init(&v);
@@ -725,6 +789,7 @@ std::vector<float> expected_weights(const Quant& t) {
 // pointers (the reader is closed on return).
 zt_status quant_view(const Bytes& file, zt_quant_info& v) {
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   if (o.status != ZT_OK) return o.status;
   zt_quant_info_init(&v);
   return zt_quant_view(o.get(), 0, &v);
@@ -733,6 +798,7 @@ zt_status quant_view(const Bytes& file, zt_quant_info& v) {
 void check_dequantised(const Quant& t) {
   const Bytes file = quant_file(t);
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   uint64_t checked = 0, unchecked = 0;
   EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
@@ -814,6 +880,7 @@ TEST(Views, PackedZerosMustFitTheirWords) {
   obj["attributes"] = Json{{"bits", 4}, {"group_size", 8}, {"packing", "8_per_i32"}};
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_INVALID,
                         {"object \"q\"", "zeros packed 8 per word"}));
@@ -827,6 +894,7 @@ TEST(Views, QuantViewExposesTheLayout) {
   t.zeros = Quant::Zeros::packed;
   const Bytes file = quant_file(t);
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   zt_quant_info v;
   zt_quant_info_init(&v);
@@ -954,6 +1022,7 @@ std::vector<float> rows_via_bytes(const zt_reader* r, size_t object, uint64_t a,
 TEST(Views, RawRowsAreZeroCopyAndCopied) {
   const FramedRows t;
   const Opened o = open_memory(t.file);
+  expect_chunks_match(t.file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const size_t raw = object_index(o.get(), "raw");
   const void* p = nullptr;
@@ -980,6 +1049,7 @@ TEST(Views, MultiFrameZstdRowsDecodeOnlyTheCoveringFrames) {
   // a frame.
   const FramedRows t(/*corrupt=*/0);
   const Opened o = open_memory(t.file);
+  expect_chunks_match(t.file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const size_t x = object_index(o.get(), "x");
   const Mapped whole = map_component(o.get(), "x", "data");
@@ -998,6 +1068,7 @@ TEST(Views, MultiFrameZstdRowsDecodeOnlyTheCoveringFrames) {
 TEST(Views, ZstdRowsWithoutFrameSizesGoThroughTheCache) {
   const FramedRows t(/*corrupt=*/-1, /*content_size=*/false);
   const Opened o = open_memory(t.file);
+  expect_chunks_match(t.file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   const size_t x = object_index(o.get(), "x");
   zt_status s = ZT_OK;
@@ -1020,6 +1091,7 @@ TEST(Views, RowsConvertToF32AndRespectCapacity) {
   b.dense("s", "f32", {}, le(std::vector<float>{1}));
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   std::vector<float> out(6, -1);
   uint64_t written = 0;
@@ -1062,6 +1134,7 @@ TEST(Views, UnknownFormatsAreUnsupported) {
   b.object("blk", "block_sparse", {4}, Json{{"blocks", b.raw("f32", le(std::vector<float>{1}))}});
   const Bytes file = b.build();
   const Opened o = open_memory(file);
+  expect_chunks_match(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   uint64_t n = 0;
   EXPECT_TRUE(FailsWith(zt_object_value_count(o.get(), 0, &n), ZT_ERR_UNSUPPORTED,
