@@ -296,40 +296,78 @@ Result<VerifyReport> Reader::verify() const {
 // decodes it (when it must be decoded) a window at a time, checking its size
 // and bool bytes, so verify holds one window whatever the component decodes
 // to (issue 24, item 7).
+DecodedWindows::~DecodedWindows() = default;
+
+Result<std::span<const uint8_t>> DecodedWindows::next() {
+  if (!mapped_.empty() || (c_->length == 0 && c_->encoding != Encoding::zstd)) {
+    if (mapped_done_) return std::span<const uint8_t>();
+    mapped_done_ = true;
+    return mapped_;
+  }
+  if (!zstd_) {
+    // Raw data that is not mapped (copy mode, legacy big-endian).
+    constexpr uint64_t kPiece = uint64_t{1} << 20;  // a multiple of every element width
+    const uint64_t n = std::min(kPiece, c_->length - raw_at_);
+    if (n == 0) return std::span<const uint8_t>();
+    buffer_.resize(n);
+    ZT_TRY(source_->read_into(c_->offset + raw_at_, buffer_));
+    raw_at_ += n;
+    if (c_->big_endian) swap_elements(buffer_, c_->width());
+    return std::span<const uint8_t>(buffer_);
+  }
+  auto w = zstd_->next();
+  // Decoding past the size the manifest implies is a broken file, not a
+  // limit of this reader.
+  if (!w && w.error().status == Status::limit && expected_)
+    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),
+                      static_cast<ull>(*expected_));
+  ZT_TRY(w);
+  ZT_FAIL_IF(w->empty() && expected_ && zstd_->delivered() != *expected_, invalid,
+             "%s: zstd data decodes to %llu bytes, expected %llu", where_.c_str(),
+             static_cast<ull>(zstd_->delivered()), static_cast<ull>(*expected_));
+  return *w;
+}
+
+Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t component) const {
+  ZT_FAIL_IF(object >= manifest_.objects.size(), not_found, "object index %zu is out of range", object);
+  const Object& o = manifest_.objects[object];
+  ZT_FAIL_IF(component >= o.components.size(), not_found, "component index %zu is out of range", component);
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  const Component& c = o.components[component];
+  auto w = std::make_unique<DecodedWindows>();
+  w->source_ = &source_;
+  w->c_ = &c;
+  w->where_ = component_where(o, c);
+  if (zero_copy(c)) {
+    w->mapped_ = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+    return w;
+  }
+  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"", w->where_.c_str(),
+             c.encoding_text.value_or("").c_str());
+  if (c.encoding != Encoding::zstd) return w;
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status != Status::not_found) return std::move(n).error();
+  if (n) w->expected_ = *n;
+  auto src = stored(c, w->buffer_);
+  ZT_TRY(src);
+  w->zstd_ = std::make_unique<ZstdWindows>(*src, n ? *n : max_decoded_, w->where_);
+  return w;
+}
+
 Result<uint64_t> Reader::verify_streamed(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   const bool bools = c.dtype == DType::boolean && manifest_.generation == Generation::v1;
-  if (zero_copy(c)) {
-    if (bools) ZT_TRY(check_bool(o, c, std::span<const uint8_t>(source_.base() + c.offset, c.length)));
-    return c.length;
-  }
-  if (c.encoding != Encoding::zstd) {
-    // Raw data that is not mapped (copy mode, legacy big-endian): as large as
-    // its stored bytes, which the digest check has read already.
-    auto bytes = decode(object, component);
-    ZT_TRY(bytes);
-    if (bools) ZT_TRY(check_bool(o, c, *bytes));
-    return bytes->size();
-  }
-  auto n = decoded_length_for(o, c);
-  if (!n && n.error().status != Status::not_found) return std::move(n).error();
-  std::vector<uint8_t> scratch;
-  auto src = stored(c, scratch);
-  ZT_TRY(src);
-  const std::string w = component_where(o, c);
+  auto windows = this->windows(object, component);
+  ZT_TRY(windows);
   uint64_t at = 0;
-  auto total = zstd_decode_visit(*src, n ? *n : max_decoded_, w, [&](std::span<const uint8_t> window) -> Result<void> {
-    if (bools) ZT_TRY(check_bool(o, c, window, at));
-    at += window.size();
-    return {};
-  });
-  if (!total && total.error().status == Status::limit && n)
-    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(), static_cast<ull>(*n));
-  ZT_TRY(total);
-  ZT_FAIL_IF(n && *total != *n, invalid, "%s: zstd data decodes to %llu bytes, expected %llu", w.c_str(),
-             static_cast<ull>(*total), static_cast<ull>(*n));
-  return *total;
+  for (;;) {
+    auto w = (*windows)->next();
+    ZT_TRY(w);
+    if (w->empty()) return at;
+    if (bools) ZT_TRY(check_bool(o, c, *w, at));
+    at += w->size();
+  }
 }
 
 Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,6 +30,35 @@ struct VerifyReport {
   uint64_t by_algorithm[5] = {};   // checked digests, indexed by DigestAlgo
   uint64_t components = 0;         // components checked (decoded) in full
   uint64_t decoded_bytes = 0;      // their decoded size
+};
+
+class ZstdWindows;
+
+// A component's decoded little-endian bytes pulled a window at a time, in
+// memory bounded whatever the component decodes to: mapped raw data as one
+// view of the mapping, other raw data read 1 MiB at a time, zstd data
+// through a ZstdWindows (128 KiB windows). The decoded size is checked
+// against what the manifest implies: more or fewer bytes is
+// Status::invalid, when the end is reached. From Reader::windows; must not
+// outlive the Reader.
+class DecodedWindows {
+ public:
+  DecodedWindows() = default;  // empty; Reader::windows makes useful ones
+  ~DecodedWindows();
+  // The next window (valid until the following call); empty at the end.
+  Result<std::span<const uint8_t>> next();
+
+ private:
+  friend class Reader;
+  const Source* source_ = nullptr;
+  const Component* c_ = nullptr;
+  std::string where_;
+  std::optional<uint64_t> expected_;  // decoded size, when the manifest implies one
+  std::span<const uint8_t> mapped_;   // mapped raw data, handed out once
+  bool mapped_done_ = false;
+  uint64_t raw_at_ = 0;               // raw data read so far (not mapped)
+  std::vector<uint8_t> buffer_;       // raw pieces; zstd stored bytes in copy mode
+  std::unique_ptr<ZstdWindows> zstd_;
 };
 
 class Reader {
@@ -55,6 +85,8 @@ class Reader {
   Result<uint64_t> read(size_t object, size_t component, std::span<uint8_t> dst) const;
   // Decodes into a fresh buffer (no cache).
   Result<std::vector<uint8_t>> decode(size_t object, size_t component) const;
+  // The decoded bytes a window at a time (no cache, bounded memory).
+  Result<std::unique_ptr<DecodedWindows>> windows(size_t object, size_t component) const;
   // The stored (possibly compressed) bytes.
   Result<std::span<const uint8_t>> stored(const Component& c, std::vector<uint8_t>& scratch) const;
 

@@ -155,29 +155,48 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::v
   return {};
 }
 
+struct ZstdWindows::Decoder {
+  struct Free {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+  };
+  std::unique_ptr<ZSTD_DCtx, Free> ctx{ZSTD_createDCtx()};
+};
+
+ZstdWindows::ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where)
+    : d_(std::make_unique<Decoder>()), src_(src), limit_(limit), where_(std::move(where)) {}
+
+ZstdWindows::~ZstdWindows() = default;
+
+Result<std::span<const uint8_t>> ZstdWindows::next() {
+  ZT_FAIL_IF(src_.empty(), invalid, "%s: empty zstd stream", where_.c_str());
+  ZT_FAIL_IF(!d_->ctx, nomem, "%s: cannot create a zstd decoder", where_.c_str());
+  if (window_.empty()) window_.resize(ZSTD_DStreamOutSize());
+  ZSTD_inBuffer in{src_.data(), src_.size(), in_pos_};
+  // Until every input byte is consumed and the decoder holds nothing more.
+  while (in.pos < in.size || ret_ != 0) {
+    ZSTD_outBuffer o{window_.data(), window_.size(), 0};
+    const size_t before = in.pos;
+    ret_ = ZSTD_decompressStream(d_->ctx.get(), &o, &in);
+    in_pos_ = in.pos;
+    ZT_FAIL_IF(ZSTD_isError(ret_), invalid, "%s: corrupt zstd data: %s", where_.c_str(), ZSTD_getErrorName(ret_));
+    total_ += o.pos;
+    ZT_FAIL_IF(total_ > limit_, limit, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),
+               static_cast<ull>(limit_));
+    ZT_FAIL_IF(o.pos == 0 && in.pos == before && ret_ != 0, invalid, "%s: zstd frame is truncated", where_.c_str());
+    if (o.pos) return std::span<const uint8_t>(window_.data(), o.pos);
+  }
+  return std::span<const uint8_t>();
+}
+
 Result<uint64_t> zstd_decode_visit(std::span<const uint8_t> src, uint64_t limit, const std::string& where,
                                    const std::function<Result<void>(std::span<const uint8_t>)>& visit) {
-  ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());
-  ZSTD_DCtx* d = thread_dctx();
-  ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
-  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-  std::vector<uint8_t> window(ZSTD_DStreamOutSize());
-  ZSTD_inBuffer in{src.data(), src.size(), 0};
-  uint64_t total = 0;
-  size_t ret = 1;
-  // Until every input byte is consumed and the decoder holds nothing more.
-  while (in.pos < in.size || ret != 0) {
-    ZSTD_outBuffer o{window.data(), window.size(), 0};
-    const size_t before = in.pos;
-    ret = ZSTD_decompressStream(d, &o, &in);
-    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(), ZSTD_getErrorName(ret));
-    total += o.pos;
-    ZT_FAIL_IF(total > limit, limit, "%s: zstd data decodes to more than %llu bytes", where.c_str(),
-               static_cast<ull>(limit));
-    if (o.pos) ZT_TRY(visit(std::span<const uint8_t>(window.data(), o.pos)));
-    ZT_FAIL_IF(o.pos == 0 && in.pos == before && ret != 0, invalid, "%s: zstd frame is truncated", where.c_str());
+  ZstdWindows windows(src, limit, where);
+  for (;;) {
+    auto w = windows.next();
+    ZT_TRY(w);
+    if (w->empty()) return windows.delivered();
+    ZT_TRY(visit(*w));
   }
-  return total;
 }
 
 Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,

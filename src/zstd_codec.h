@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,34 @@ struct ZstdFrame {
   uint64_t src_offset = 0;
   uint64_t src_size = 0;
   uint64_t content_size = 0;  // from the frame header
+};
+
+// Decoded bytes of `src` (one or more frames) pulled a window at a time:
+// next() returns the next window (valid until the following call), empty
+// at the end. At most `limit` bytes in all (Status::limit beyond). Owns its
+// decoder, so several can be read side by side (diff reads two). Memory:
+// one window (ZSTD_DStreamOutSize(), 128 KiB) and the decoder, whatever the
+// data decodes to.
+class ZstdWindows {
+ public:
+  ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where);
+  ~ZstdWindows();
+  ZstdWindows(const ZstdWindows&) = delete;
+  ZstdWindows& operator=(const ZstdWindows&) = delete;
+
+  Result<std::span<const uint8_t>> next();
+  uint64_t delivered() const { return total_; }
+
+ private:
+  struct Decoder;
+  std::unique_ptr<Decoder> d_;
+  std::span<const uint8_t> src_;
+  size_t in_pos_ = 0;
+  uint64_t limit_;
+  std::string where_;
+  std::vector<uint8_t> window_;
+  uint64_t total_ = 0;
+  size_t ret_ = 1;  // what the decoder still expects (0: between frames)
 };
 
 // Decodes `src` (one or more frames) a window at a time, handing each window

@@ -63,38 +63,89 @@ std::string part_text(const Part& p) {
   return std::string(dtype_name(p.dtype)) + (p.type ? "/" + *p.type : "");
 }
 
-std::string shown_value(const Input& in, size_t item, const std::string& role, uint64_t index) {
-  auto v = load_values(in, item, role, UINT64_MAX);
-  if (!v || index >= (*v)->shape[0]) return "?";
-  return format_scalar((*v)->kind, (*v)->at(index), (*v)->precision);
-}
+// Blocks of exactly `size` bytes cut from a stream of windows (fewer only
+// at its end): a view into the window when it holds the block, else the
+// block assembled in `carry_`.
+class Blocks {
+ public:
+  explicit Blocks(std::unique_ptr<Windows> w) : w_(std::move(w)) {}
 
-// Differences between the decoded bytes of one component in A and B.
+  Result<std::span<const uint8_t>> take(size_t size) {
+    if (rest_.size() >= size) return cut(size);
+    carry_.assign(rest_.begin(), rest_.end());
+    rest_ = {};
+    while (carry_.size() < size) {
+      auto next = w_->next();
+      ZT_TRY(next);
+      if (next->empty()) break;
+      const size_t want = size - carry_.size();
+      if (carry_.empty() && next->size() >= want) {  // no copy needed
+        rest_ = *next;
+        return cut(size);
+      }
+      const size_t n = std::min(want, next->size());
+      carry_.insert(carry_.end(), next->begin(), next->begin() + static_cast<std::ptrdiff_t>(n));
+      rest_ = next->subspan(n);
+    }
+    return std::span<const uint8_t>(carry_);
+  }
+
+ private:
+  std::span<const uint8_t> cut(size_t size) {
+    const auto b = rest_.first(size);
+    rest_ = rest_.subspan(size);
+    return b;
+  }
+  std::unique_ptr<Windows> w_;
+  std::span<const uint8_t> rest_;
+  std::vector<uint8_t> carry_;
+};
+
+// Differences between the decoded bytes of one component in A and B, read
+// side by side a block at a time: diff of two files of any size holds two
+// blocks and their decoders' windows, never a component.
 Result<std::string> compare_values(const Input& a, size_t ia, size_t ka, const Input& b, size_t ib,
                                    size_t kb) {
   const Part& p = a.items[ia].parts[ka];
-  auto ba = a.bytes(ia, ka);
-  ZT_TRY(ba);
-  auto bb = b.bytes(ib, kb);
-  ZT_TRY(bb);
-  const auto x = ba->view, y = bb->view;
-  if (x.size() != y.size())
-    return "component \"" + p.role + "\": " + std::to_string(x.size()) + " bytes -> " +
-           std::to_string(y.size()) + " bytes";
-  // An empty component may have no data pointer at all: memcmp is never
-  // called with one (UB even for length 0).
-  if (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0) return std::string();
   const unsigned step = dtype_width(p.dtype) * part_ratio(p);
-  uint64_t differing = 0, first = UINT64_MAX;
-  for (uint64_t e = 0; e < x.size() / step; ++e)
-    if (std::memcmp(x.data() + e * step, y.data() + e * step, step) != 0) {
-      if (first == UINT64_MAX) first = e;
+  const size_t block = size_t{step} << 16;
+  auto wa = a.windows(ia, ka);
+  ZT_TRY(wa);
+  auto wb = b.windows(ib, kb);
+  ZT_TRY(wb);
+  Blocks x(std::move(*wa)), y(std::move(*wb));
+  uint64_t size_a = 0, size_b = 0, differing = 0, first = UINT64_MAX;
+  std::vector<uint8_t> first_a, first_b;
+  for (;;) {
+    auto bx = x.take(block);
+    ZT_TRY(bx);
+    auto by = y.take(block);
+    ZT_TRY(by);
+    size_a += bx->size(), size_b += by->size();
+    if (bx->empty() && by->empty()) break;
+    if (bx->size() != by->size()) continue;  // sizes differ: only the totals are told
+    // An empty block may have no data pointer: memcmp never sees one.
+    if (std::memcmp(bx->data(), by->data(), bx->size()) == 0) continue;
+    const uint64_t base = (size_a - bx->size()) / step;
+    for (uint64_t e = 0; e < bx->size() / step; ++e) {
+      if (std::memcmp(bx->data() + e * step, by->data() + e * step, step) == 0) continue;
+      if (first == UINT64_MAX) {
+        first = base + e;
+        first_a.assign(bx->begin() + static_cast<std::ptrdiff_t>(e * step),
+                       bx->begin() + static_cast<std::ptrdiff_t>((e + 1) * step));
+        first_b.assign(by->begin() + static_cast<std::ptrdiff_t>(e * step),
+                       by->begin() + static_cast<std::ptrdiff_t>((e + 1) * step));
+      }
       ++differing;
     }
-  return "component \"" + p.role + "\": " + grouped(differing) + " of " + grouped(x.size() / step) +
-         " elements differ (first at element " + std::to_string(first) + ": " +
-         shown_value(a, ia, p.role, first) + " -> " +
-         shown_value(b, ib, b.items[ib].parts[kb].role, first) + ")";
+  }
+  if (size_a != size_b)
+    return "component \"" + p.role + "\": " + std::to_string(size_a) + " bytes -> " + std::to_string(size_b) +
+           " bytes";
+  if (differing == 0) return std::string();
+  return "component \"" + p.role + "\": " + grouped(differing) + " of " + grouped(size_a / step) +
+         " elements differ (first at element " + std::to_string(first) + ": " + element_text(a, ia, ka, first_a) +
+         " -> " + element_text(b, ib, kb, first_b) + ")";
 }
 
 Result<std::vector<std::string>> compare_items(const Input& a, size_t ia, const Input& b,

@@ -9,6 +9,30 @@ namespace zt::cli {
 
 namespace {
 
+class ReaderWindows final : public Windows {
+ public:
+  explicit ReaderWindows(std::unique_ptr<DecodedWindows> w) : w_(std::move(w)) {}
+  Result<std::span<const uint8_t>> next() override { return w_->next(); }
+
+ private:
+  std::unique_ptr<DecodedWindows> w_;
+};
+
+// A component's bytes as one window.
+class BufferWindows final : public Windows {
+ public:
+  explicit BufferWindows(Buffer b) { b_ = std::move(b); }
+  Result<std::span<const uint8_t>> next() override {
+    if (done_) return std::span<const uint8_t>();
+    done_ = true;
+    return b_.view;
+  }
+
+ private:
+  Buffer b_;
+  bool done_ = false;
+};
+
 class ZtInput final : public Input {
  public:
   Result<void> check(size_t item) const override {
@@ -32,6 +56,12 @@ class ZtInput final : public Input {
     return b;
   }
   const Reader* reader() const override { return reader_.get(); }
+
+  Result<std::unique_ptr<Windows>> windows(size_t item, size_t part) const override {
+    auto w = reader_->windows(item, part);
+    ZT_TRY(w);
+    return std::unique_ptr<Windows>(std::make_unique<ReaderWindows>(std::move(*w)));
+  }
 
   static Result<std::unique_ptr<Input>> open(const std::string& path) {
     auto r = Reader::open_file(path);
@@ -147,6 +177,12 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     o.view = {};
   }
   return *this;
+}
+
+Result<std::unique_ptr<Windows>> Input::windows(size_t item, size_t part) const {
+  auto b = bytes(item, part);
+  ZT_TRY(b);
+  return std::unique_ptr<Windows>(std::make_unique<BufferWindows>(std::move(*b)));
 }
 
 const Part* Item::find(std::string_view role) const {

@@ -30,6 +30,14 @@ struct Part {
   std::optional<std::string> digest;  // "algo:hex"
 };
 
+// A component's decoded bytes a window at a time (bounded memory).
+class Windows {
+ public:
+  virtual ~Windows() = default;
+  // The next window (valid until the following call); empty at the end.
+  virtual Result<std::span<const uint8_t>> next() = 0;
+};
+
 struct Item {
   std::string name;
   std::string format;
@@ -61,6 +69,9 @@ class Input {
 
   // Decoded bytes of one component (no decode cache kept).
   virtual Result<Buffer> bytes(size_t item, size_t part) const = 0;
+  // The same a window at a time: for .zt inputs in bounded memory whatever
+  // the component decodes to; foreign files hold their bytes already.
+  virtual Result<std::unique_ptr<Windows>> windows(size_t item, size_t part) const;
   // The check every copy passes before its bytes go into another file:
   // digests over the stored bytes and the content rules (bool bytes,
   // sparse indices, quantized sizes), as zt verify checks them. A .zt item

@@ -49,14 +49,13 @@ bool complex_values(const Item& it) {
   return false;
 }
 
-Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, size_t k,
-                                               bool as_object) {
+// The values of component k held in `bytes` (all of them, or a part).
+Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t k, Buffer&& bytes_held,
+                                           bool as_object) {
   const Item& it = in.items[item];
   const Part& p = it.parts[k];
   auto v = std::make_unique<Values>();
-  auto b = in.bytes(item, k);
-  ZT_TRY(b);
-  v->buffer = std::move(*b);
+  v->buffer = std::move(bytes_held);
   const std::span<const uint8_t> bytes = v->buffer.view;
   const Component c = model_component(p);
   Object model;
@@ -101,7 +100,22 @@ Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, siz
   return v;
 }
 
+Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, size_t k, bool as_object) {
+  auto b = in.bytes(item, k);
+  ZT_TRY(b);
+  return from_bytes(in, item, k, std::move(*b), as_object);
+}
+
 }  // namespace
+
+std::string element_text(const Input& in, size_t item, size_t k, std::span<const uint8_t> element) {
+  Buffer b;
+  b.owned.assign(element.begin(), element.end());
+  b.view = b.owned;
+  auto v = from_bytes(in, item, k, std::move(b), false);
+  if (!v || (*v)->shape[0] == 0) return "?";
+  return format_scalar((*v)->kind, (*v)->at(0), (*v)->precision);
+}
 
 Result<DenseForm> dense_form(const Input& in, size_t item) {
   const Item& it = in.items[item];

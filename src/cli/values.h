@@ -33,6 +33,10 @@ Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
                                             const std::optional<std::string>& role,
                                             uint64_t max_values);
 
+// One element of component k (its stored bytes, decoded), shown as cat
+// shows it.
+std::string element_text(const Input& in, size_t item, size_t k, std::span<const uint8_t> element);
+
 // Densifying any object of a .zt input gives dense f32 or f64 values
 // (complex interleaved); the value type follows the object's values (f64
 // stays f64). The form is known before anything is decoded.

@@ -986,6 +986,41 @@ class Trust(Base):
             self.assertFalse(os.path.exists(self.path(out)), out)
             self.assertEqual(sorted(os.listdir(self.dir)), before)
 
+    def test_diff_streams(self):
+        # Two components that decode to 2 GiB each (one zstd frame, 64 KiB
+        # stored), one byte apart: diff reads them side by side a block at a
+        # time. Before, it held both, and again to show the first value.
+        import zstandard
+        n = 2 ** 31
+        at = 3 * 2 ** 29 + 12345
+        chunk = bytes(1 << 20)
+
+        def stored(changed):
+            c = zstandard.ZstdCompressor(level=1).compressobj(size=n)
+            parts = []
+            for i in range(n // len(chunk)):
+                if changed and i == at // len(chunk):
+                    b = bytearray(chunk)
+                    b[at % len(chunk)] = 7
+                    parts.append(c.compress(bytes(b)))
+                else:
+                    parts.append(c.compress(chunk))
+            return b"".join(parts) + c.flush()
+
+        for name, changed in [("a.zt", False), ("b.zt", True), ("c.zt", False)]:
+            z = stored(changed)
+            self.write(name, build_zt({"w": {"format": "dense", "shape": [n], "components": {
+                "data": comp("u8", 64, len(z), encoding="zstd", uncompressed_length=n)}}}, z))
+        code, peak, err = self.peak_mib("diff", "a.zt", "b.zt")
+        self.assertEqual(code, 1, err)
+        self.assertLess(peak, 200, "diff of two 2 GiB components held %d MiB" % peak)
+        out = self.zt("diff", "a.zt", "b.zt", code=1).stdout
+        self.assertIn("1 of 2,147,483,648 elements differ (first at element %d: 0 -> 7)" % at, out)
+        code, peak, err = self.peak_mib("diff", "a.zt", "c.zt")
+        self.assertEqual(code, 0, err)
+        self.assertLess(peak, 200, "diff of two equal 2 GiB components held %d MiB" % peak)
+        sys.stderr.write("  zt diff of 2 GiB components: peak %d MiB\n" % peak)
+
     def test_zstd_claims_are_believed_only_as_shown(self):
         # One complete frame declaring 2 GiB (equal to uncompressed_length)
         # whose only block, the last, is 128 KiB of RLE: 17 bytes cannot hold 2 GiB, so the
