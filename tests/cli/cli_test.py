@@ -39,6 +39,7 @@ import numpy as np
 ZT = None
 GOLDEN = None
 REF = None
+REF_DIR_PATH = ""  # the conformance suite (--ref-dir), with its corpus
 UPDATE = os.environ.get("ZT_UPDATE_GOLDEN") == "1"
 
 
@@ -1021,6 +1022,49 @@ class Trust(Base):
         self.assertLess(peak, 200, "diff of two equal 2 GiB components held %d MiB" % peak)
         sys.stderr.write("  zt diff of 2 GiB components: peak %d MiB\n" % peak)
 
+    def test_memory_follows_the_file(self):
+        # The CLI side of the property (the library side is in
+        # hardening.limits): conformance vectors and fuzz corpus files, also
+        # cut short and with bytes changed (a fixed seed), through verify,
+        # cat and export; each run's peak is at most a constant plus a
+        # multiple of the file size, and every run ends with an exit code.
+        import random
+        rng = random.Random(24)
+        here = os.path.dirname(os.path.abspath(__file__))
+        dirs = [os.path.join(REF_DIR_PATH, "corpus", "valid"), os.path.join(REF_DIR_PATH, "corpus", "reject"),
+                os.path.join(here, "..", "..", "fuzz", "corpus", "open_walk")]
+        files = []
+        for d in dirs:
+            if os.path.isdir(d):
+                files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if not f.endswith(".json")]
+        self.assertGreater(len(files), 100)
+        worst = 0
+        for path in rng.sample(files, 80):
+            with open(path, "rb") as f:
+                data = bytearray(f.read())
+            variant = rng.randrange(3)
+            if variant == 1 and len(data) > 24:
+                del data[-rng.randrange(1, 17):]
+            elif variant == 2 and data:
+                for _ in range(4):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+            self.write("m.zt", bytes(data))
+            names = []
+            p = run(["ls", "m.zt"], self.dir)
+            if p.returncode == 0:
+                names = p.stdout.splitlines()[:2]
+            runs = [["verify", "m.zt"]]
+            for n in names:
+                runs += [["cat", "m.zt", n], ["export", "m.zt", n, "-o", "m.npy"]]
+            for args in runs:
+                code, peak, err = self.peak_mib(*args, fsize=16 << 20)
+                worst = max(worst, peak)
+                self.assertLess(peak, 64 + 16 * len(data) / 2 ** 20,
+                                "zt %s on %s (variant %d) held %d MiB" % (" ".join(args), path, variant, peak))
+                if os.path.exists(self.path("m.npy")):
+                    os.remove(self.path("m.npy"))
+        sys.stderr.write("  worst peak %d MiB\n" % worst)
+
     def test_zstd_claims_are_believed_only_as_shown(self):
         # One complete frame declaring 2 GiB (equal to uncompressed_length)
         # whose only block, the last, is 128 KiB of RLE: 17 bytes cannot hold 2 GiB, so the
@@ -1182,7 +1226,7 @@ GROUPS = {"golden": Golden, "exit_codes": ExitCodes, "print": Print, "safetensor
 
 
 def main():
-    global ZT, GOLDEN, REF
+    global ZT, GOLDEN, REF, REF_DIR_PATH
     ap = argparse.ArgumentParser()
     ap.add_argument("--zt", required=True)
     ap.add_argument("--golden", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
@@ -1191,6 +1235,7 @@ def main():
     args, rest = ap.parse_known_args()
     ZT = os.path.abspath(args.zt)
     GOLDEN = args.golden
+    REF_DIR_PATH = os.path.abspath(args.ref_dir) if args.ref_dir else ""
     if args.ref_dir and os.path.exists(os.path.join(args.ref_dir, "ref.py")):
         sys.path.insert(0, args.ref_dir)
         import ref  # the conformance suite's independent reader

@@ -5,6 +5,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <vector>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -470,6 +476,75 @@ TEST_F(Limits, AttributesAndUnknownFieldsCostNoMemoryPerItem) {
                    static_cast<unsigned long long>(c.growth() / 1024));
     }
   }
+}
+
+// The property behind every row above, on files nobody designed: the
+// valid conformance vectors and the fuzz corpus, each also cut short and
+// with bytes changed (a fixed seed: the same files every run). Opening,
+// verifying, rendering the manifest, mapping every component and decoding
+// every object cost at most a constant plus a fixed multiple of the file
+// size, whatever each call answers.
+std::vector<Bytes> corpus_files() {
+  std::vector<Bytes> out;
+  for (const char* dir : {ZT_TEST_CORPUS "/valid", ZT_TEST_CORPUS "/reject", ZT_TEST_FUZZ_CORPUS}) {
+    std::vector<std::filesystem::path> paths;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() != ".json") paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto& p : paths) {
+      std::ifstream in(p, std::ios::binary);
+      out.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+  }
+  return out;
+}
+
+int exercise(const Bytes& file) {
+  zt_reader* r = nullptr;
+  if (zt_open_memory(file.data(), file.size(), &r) != ZT_OK) return 0;
+  (void)zt_verify(r, nullptr, nullptr);
+  (void)zt_manifest_json(r);
+  const size_t objects = zt_object_count(r);
+  for (size_t i = 0; i < objects; ++i) {
+    for (size_t k = 0; k < zt_component_count(r, i); ++k) {
+      const void* p = nullptr;
+      uint64_t n = 0;
+      (void)zt_component_map(r, i, zt_component_role(r, i, k), &p, &n);
+    }
+    // The caller's buffer is the caller's memory: only objects whose
+    // values fit in 4 Mi floats are decoded.
+    uint64_t count = 0;
+    if (zt_object_value_count(r, i, &count) != ZT_OK || count > (uint64_t{1} << 22)) continue;
+    std::vector<float> values(count);
+    (void)zt_object_decode_f32(r, i, values.data(), values.size(), &count);
+  }
+  zt_close(r);
+  return 0;
+}
+
+TEST_F(Limits, MemoryFollowsTheFileOnMutatedCorpusFiles) {
+  const std::vector<Bytes> files = corpus_files();
+  ASSERT_GT(files.size(), 100u);
+  std::mt19937_64 rng(24);
+  uint64_t runs = 0, worst = 0;
+  for (const Bytes& original : files) {
+    for (int variant = 0; variant < (kSanitized ? 1 : 3); ++variant) {
+      Bytes f = original;
+      if (variant == 1 && f.size() > 24) f.resize(f.size() - 1 - rng() % 16);
+      if (variant == 2 && !f.empty())
+        for (int k = 0; k < 4; ++k) f[rng() % f.size()] = static_cast<uint8_t>(rng());
+      const auto c = run_child([&] { return exercise(f); });
+      ASSERT_TRUE(c.exited) << "signal " << c.signal << " on a file of " << f.size() << " bytes";
+      ++runs;
+      worst = std::max(worst, c.growth());
+      if (kMeasure) {
+        EXPECT_LT(c.growth(), kSmall + 16 * f.size())
+            << "a " << f.size() << "-byte file cost " << c.growth() / 1024 << " KiB";
+      }
+    }
+  }
+  std::fprintf(stderr, "  %llu files, worst peak RSS growth %llu KiB\n", static_cast<unsigned long long>(runs),
+               static_cast<unsigned long long>(worst / 1024));
 }
 
 TEST_F(Limits, MegabyteNamesAreRefused) {
