@@ -58,10 +58,18 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+// Bytes of a head, from its initial byte (RFC 8949 3: the additional
+// information 24..27 is followed by 1, 2, 4 or 8 bytes). libcbor decodes the
+// head; this only says where it ends, which its callbacks do not.
+size_t head_size(uint8_t initial) {
+  const unsigned info = initial & 0x1Fu;
+  return info < 24 ? 1 : info <= 27 ? 1 + (size_t{1} << (info - 24)) : 1;
+}
+
 // Builds a Document from libcbor's streaming callbacks, one head at a time.
 class Builder {
  public:
-  Builder(std::span<const uint8_t> bytes, const EntrySink* sink, const ValuePolicy* policy)
+  Builder(std::span<const uint8_t> bytes, const EntrySink* sink, ValuePolicy policy)
       : bytes_(bytes), sink_(sink), policy_(policy) {}
 
   Result<Document> run();
@@ -112,10 +120,10 @@ class Builder {
 
   std::span<const uint8_t> bytes_;
   const EntrySink* sink_;
-  const ValuePolicy* policy_;
+  ValuePolicy policy_;
   size_t pos_ = 0;
   size_t item_start_ = 0;  // first byte of the item being added
-  size_t head_end_ = 0;    // one past the head being decoded (known while muting or deciding)
+  size_t head_end_ = 0;    // one past the head being decoded (and a definite string's bytes)
   uint64_t items_ = 0;     // every item decoded, also those a sink dropped or a policy muted
   Document doc_;
   // The map whose entries go to the sink (0: none yet), and the key node of
@@ -126,7 +134,7 @@ class Builder {
   // XXH3-64, then its offset. 8 bytes a key, whatever the key's size.
   std::vector<uint64_t> keys_;
   std::vector<Frame> stack_;
-  std::vector<std::string_view> path_;
+  std::vector<std::string_view> path_;  // per frame: its current key (maps), empty (arrays)
   // A value the policy keeps encoded or drops: no nodes are made while it is
   // decoded; it ends when the stack is back to mute_depth_.
   bool value_pending_ = false;  // the next item is a map value to decide on
@@ -195,9 +203,7 @@ void Builder::record_key(std::string_view key) {
 Keep Builder::decide(const ValueHead& head) {
   // The sink's entries are the sink's to keep or drop.
   if (is_streamed(stack_.back().node)) return Keep::nodes;
-  path_.clear();
-  for (const Frame& f : stack_) path_.push_back(f.is_map ? f.key : std::string_view());
-  return (*policy_)(path_, head);
+  return policy_(path_, head);
 }
 
 void Builder::start_muting(Keep keep) {
@@ -243,12 +249,14 @@ void Builder::close_items() {
     const bool key_done = f.is_map && f.remaining % 2 == 1;
     if (key_done && f.node != kNoNode) {
       f.key = doc_.nodes_[doc_.nodes_.size() - 1].str;
+      path_.back() = f.key;
       value_pending_ = policy_ != nullptr && !muting_;
     }
     if (is_streamed(f.node)) streamed_item_done(f.node, key_done);
     if (failed() || f.indefinite || f.remaining > 0) return;
     const Frame done = f;
     stack_.pop_back();
+    path_.pop_back();
     end_container(done);
     if (failed()) return;
   }
@@ -300,6 +308,7 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
   }
   stack_.push_back(Frame{idx, indefinite ? 0 : (is_map ? count * 2 : count), indefinite, is_map,
                          static_cast<uint32_t>(keys_.size()), 0, {}});
+  path_.emplace_back();
 }
 
 void Builder::text_or_bytes(Kind kind, cbor_data data, size_t len) {
@@ -318,6 +327,7 @@ void Builder::text_or_bytes(Kind kind, cbor_data data, size_t len) {
     joined_.append(sv);
     return;
   }
+  head_end_ = static_cast<size_t>(data - bytes_.data()) + len;
   if (kind == Kind::text && !is_valid_utf8(sv)) {
     fail(Status::format, "a text string is not valid UTF-8");
     return;
@@ -372,6 +382,7 @@ void Builder::on_break() {
     return;
   }
   stack_.pop_back();
+  path_.pop_back();
   end_container(f);
   close_items();
 }
@@ -400,6 +411,10 @@ void Builder::streamed_item_done(uint32_t map, bool key) {
 // Sorted by hash, then offset: keys with equal hashes are compared by their
 // text, read again from the input (a hash says nothing about equality).
 Result<void> Builder::check_duplicate_keys(size_t first) {
+  if (keys_.size() - first < 2) {
+    keys_.resize(first);
+    return {};
+  }
   const auto begin = keys_.begin() + static_cast<std::ptrdiff_t>(first);
   std::sort(begin, keys_.end());
   auto text_at = [&](uint64_t key) -> std::string {
@@ -512,15 +527,12 @@ Result<Document> Builder::run() {
       pos_ += consumed;
       continue;
     }
-    const unsigned char* at = bytes_.data() + pos_;
-    const size_t left = bytes_.size() - pos_;
-    // Where a value kept encoded may end, its last head's end is needed in
-    // the callbacks: a first pass over the one head tells it.
-    if (muting_ || value_pending_) {
-      const cbor_decoder_result h = cbor_stream_decode(at, left, &cbor_empty_callbacks, nullptr);
-      head_end_ = pos_ + h.read;
-    }
-    const cbor_decoder_result r = cbor_stream_decode(at, left, &callbacks(), this);
+    // A value kept encoded ends with some head: where that head ends is
+    // needed inside the callbacks (a definite string's callback moves it
+    // past its bytes).
+    head_end_ = pos_ + head_size(bytes_[pos_]);
+    const cbor_decoder_result r =
+        cbor_stream_decode(bytes_.data() + pos_, bytes_.size() - pos_, &callbacks(), this);
     if (r.status == CBOR_DECODER_NEDATA)
       return make_error(Status::format, "manifest: truncated CBOR at byte %zu", pos_);
     if (r.status != CBOR_DECODER_FINISHED || r.read == 0)
@@ -534,7 +546,7 @@ Result<Document> Builder::run() {
 }
 
 Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink,
-                        const ValuePolicy* policy) {
+                        ValuePolicy policy) {
   return Builder(bytes, sink, policy).run();
 }
 

@@ -128,7 +128,7 @@ struct ValueHead {
 // Decides, for each map value outside values kept encoded or dropped, what
 // is kept. `path` holds the key of each enclosing map (an empty view for an
 // array), outermost first; its last element is the value's own key.
-using ValuePolicy = std::function<Keep(std::span<const std::string_view> path, const ValueHead& head)>;
+using ValuePolicy = Keep (*)(std::span<const std::string_view> path, const ValueHead& head);
 
 // Hands the entries of one map to the caller as each completes, so that
 // the caller can turn them into its own model and let their nodes go: a
@@ -153,7 +153,7 @@ struct EntrySink {
 // With a policy, map values are kept as it decides; every rule above still
 // applies inside values kept encoded or dropped (their items count too).
 Result<Document> decode(std::span<const uint8_t> bytes, const EntrySink* sink = nullptr,
-                        const ValuePolicy* policy = nullptr);
+                        ValuePolicy policy = nullptr);
 
 bool is_valid_utf8(std::string_view s);
 

@@ -474,14 +474,14 @@ Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
                              [this](const Document& d, uint32_t map, uint32_t key, uint32_t value) {
                                return take_streamed_object(d, map, key, value);
                              }};
-  auto doc = cbor::decode(bytes, &sink, &manifest_policy(m_.generation));
+  auto doc = cbor::decode(bytes, &sink, manifest_policy(m_.generation));
   ZT_TRY(doc);
   m_.doc = std::move(*doc);
   doc_ = &m_.doc;
   ZT_TRY(parse_v1_header());
   if (streamed_error_) {
     if (!m_.v11) return std::move(*streamed_error_);
-    auto whole = cbor::decode(bytes, nullptr, &manifest_policy(m_.generation));
+    auto whole = cbor::decode(bytes, nullptr, manifest_policy(m_.generation));
     ZT_TRY(whole);
     return Parser(m_.generation, std::move(*whole)).run();
   }
@@ -828,16 +828,13 @@ Keep policy_v010(Path path, const ValueHead& h) {
 
 }  // namespace
 
-const cbor::ValuePolicy& manifest_policy(Generation gen) {
-  static const cbor::ValuePolicy v1 = [](Path p, const ValueHead& h) { return policy_v1(p, h, "objects"); };
-  static const cbor::ValuePolicy v100 = [](Path p, const ValueHead& h) { return policy_v1(p, h, "tensors"); };
-  static const cbor::ValuePolicy v010 = [](Path p, const ValueHead& h) { return policy_v010(p, h); };
+cbor::ValuePolicy manifest_policy(Generation gen) {
   switch (gen) {
-    case Generation::v1_0: return v100;
-    case Generation::v0_1: return v010;
+    case Generation::v1_0: return [](Path p, const ValueHead& h) { return policy_v1(p, h, "tensors"); };
+    case Generation::v0_1: return policy_v010;
     case Generation::v1: break;
   }
-  return v1;
+  return [](Path p, const ValueHead& h) { return policy_v1(p, h, "objects"); };
 }
 
 std::optional<std::string> digest_text_problem(std::string_view digest) {
@@ -865,7 +862,7 @@ Result<Manifest> parse_manifest(Generation gen, cbor::Document doc) {
 
 Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes) {
   if (gen == Generation::v1) return Parser(gen).run_streaming(bytes);
-  auto doc = cbor::decode(bytes, nullptr, &manifest_policy(gen));
+  auto doc = cbor::decode(bytes, nullptr, manifest_policy(gen));
   ZT_TRY(doc);
   return parse_manifest(gen, std::move(*doc));
 }

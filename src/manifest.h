@@ -100,7 +100,7 @@ struct Manifest {
 // model reads as nodes, attributes as their encoded bytes, unknown fields
 // and values of the wrong kind not at all (or encoded, for the parser to
 // refuse), so that memory follows the model, not what the manifest holds.
-const cbor::ValuePolicy& manifest_policy(Generation gen);
+cbor::ValuePolicy manifest_policy(Generation gen);
 
 // Parses a decoded manifest of the given generation. Schema errors only;
 // placement and size rules are validate()'s. The document may be decoded
