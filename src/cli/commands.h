@@ -19,6 +19,11 @@ struct Command {
 
 std::span<const Command> commands();
 
+// The whole command line (argv[0] is the program): finds the command,
+// parses its options, runs it; returns the exit code. May throw
+// std::bad_alloc (main() reports it).
+int run_zt(int argc, char** argv);
+
 // Prints "zt NAME: message" and a pointer to --help; returns kUsage.
 int usage_error(std::string_view command, std::string_view message);
 

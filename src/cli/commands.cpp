@@ -1,0 +1,295 @@
+// The command table of `zt`, its help texts and the command-line dispatch:
+// everything of the tool but main(), so that tests and fuzz targets run the
+// commands in-process exactly as the tool does.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+#include "ztensor.h"
+
+namespace zt::cli {
+
+namespace {
+
+constexpr std::string_view kExitCodes =
+    "Exit codes:\n"
+    "  0  success (diff: no differences; verify: every check held)\n"
+    "  1  diff found differences, or verify found a file that breaks a rule\n"
+    "  2  usage error (unknown command or option, missing argument)\n"
+    "  3  I/O error: a file could not be opened, read or written\n"
+    "  4  invalid input: a file is not valid in its format (bad header, offsets,\n"
+    "     sizes, digests, limits) or holds something zt cannot read\n"
+    "  5  refused: the request cannot be done as asked (no such object, name\n"
+    "     clash, sparse object to safetensors without --densify, ...)\n";
+
+constexpr std::string_view kWriteOptions =
+    "  --digest ALGO        xxh3 (default), sha256 or none\n"
+    "  --threads N          compression threads (default: all cores)\n";
+
+constexpr OptSpec kInfoOpts[] = {{"--json"}};
+constexpr OptSpec kLsOpts[] = {{"--long", OptSpec::flag, "-l"}};
+constexpr OptSpec kDumpOpts[] = {{"--compact"}};
+constexpr OptSpec kVerifyOpts[] = {{"--verbose", OptSpec::flag, "-v"}};
+constexpr OptSpec kCatOpts[] = {
+    {"--component", OptSpec::value, "-c"}, {"--full"}, {"--max-values", OptSpec::value}};
+constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
+                                   {"--component", OptSpec::value, "-c"}};
+constexpr OptSpec kConvertOpts[] = {{"--compress", OptSpec::optional_value},
+                                    {"--digest", OptSpec::value},
+                                    {"--threads", OptSpec::value},
+                                    {"--densify"}};
+constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"}, {"--in-place"},
+                                   {"--level", OptSpec::value},        {"--auto"},
+                                   {"--min-ratio", OptSpec::value},    {"--digest", OptSpec::value},
+                                   {"--threads", OptSpec::value}};
+constexpr OptSpec kDecompressOpts[] = {{"--output", OptSpec::value, "-o"},
+                                       {"--in-place"},
+                                       {"--digest", OptSpec::value},
+                                       {"--threads", OptSpec::value}};
+constexpr OptSpec kMergeOpts[] = {{"--output", OptSpec::value, "-o"},
+                                  {"--rename"},
+                                  {"--compress", OptSpec::optional_value},
+                                  {"--digest", OptSpec::value},
+                                  {"--threads", OptSpec::value}};
+constexpr OptSpec kRmOpts[] = {{"--output", OptSpec::value, "-o"},
+                               {"--digest", OptSpec::value},
+                               {"--threads", OptSpec::value}};
+constexpr OptSpec kDiffOpts[] = {{"--quiet", OptSpec::flag, "-q"}};
+
+const std::string kConvertUsage =
+    std::string(
+        "Usage: zt convert IN OUT [options]\n"
+        "\n"
+        "Converts between formats, chosen by extension:\n"
+        "  IN   .zt, .safetensors, .gguf (v2, v3), .npy, .npz\n"
+        "  OUT  .zt or .safetensors\n"
+        "\n"
+        "safetensors -> zt -> safetensors keeps tensor bytes, dtypes, shapes and\n"
+        "__metadata__ (as file attributes). F8_E4M3/F8_E5M2 become u8 typed\n"
+        "f8_e4m3fn/f8_e5m2, C64 becomes f32 typed complex64. GGUF tensors come out\n"
+        "in row-major shape; block-quantized GGML types stay raw u8 with ggml_type\n"
+        "and logical_shape attributes; metadata become file attributes (types in\n"
+        "\"gguf.types\"). npy big-endian data is swapped, Fortran order transposed.\n"
+        "\n"
+        "Options:\n"
+        "  --compress[=LEVEL]   zstd-compress every component (level 1..22, default 3);\n"
+        "                       without it, .zt inputs keep their encodings\n") +
+    std::string(kWriteOptions) +
+    "  --densify            write sparse and quantized objects (and dtypes safetensors\n"
+    "                       lacks) as dense f32/f64 values; without it, writing them\n"
+    "                       to .safetensors is refused, naming them\n";
+
+const std::string kCompressUsage =
+    std::string(
+        "Usage: zt compress FILE (-o OUT | --in-place) [options]\n"
+        "\n"
+        "Re-encodes every component of a .zt file with zstd.\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output OUT     write OUT (FILE is left alone)\n"
+        "  --in-place           replace FILE (atomically: a crash leaves it intact)\n"
+        "  --level N            zstd level 1..22 (default 3)\n"
+        "  --auto               keep a component raw if zstd saves too little\n"
+        "  --min-ratio R        with --auto: keep zstd if stored <= R x raw (default 0.9)\n") +
+    std::string(kWriteOptions);
+
+const std::string kDecompressUsage =
+    std::string(
+        "Usage: zt decompress FILE (-o OUT | --in-place) [options]\n"
+        "\n"
+        "Re-encodes every component of a .zt file raw (memory-mappable).\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output OUT     write OUT (FILE is left alone)\n"
+        "  --in-place           replace FILE (atomically)\n") +
+    std::string(kWriteOptions);
+
+const std::string kMergeUsage =
+    std::string(
+        "Usage: zt merge A B... -o OUT.zt [options]\n"
+        "\n"
+        "Writes the objects of every input (any readable format) into one .zt file,\n"
+        "in order. An object name in two inputs is refused unless --rename is given,\n"
+        "which renames the later one NAME.K (K = the input's position, from 1).\n"
+        "File attributes are merged; for a key set twice the first input wins.\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output OUT     the merged file (required)\n"
+        "  --rename             keep clashing objects under new names\n"
+        "  --compress[=LEVEL]   zstd-compress every component\n") +
+    std::string(kWriteOptions);
+
+const std::string kRmUsage =
+    std::string(
+        "Usage: zt rm FILE NAME... -o OUT.zt [options]\n"
+        "\n"
+        "Writes FILE without the named objects. Every NAME must exist.\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output OUT     the new file (required; may be FILE itself)\n") +
+    std::string(kWriteOptions);
+
+const Command kCommands[] = {
+    {"info", "version, sizes, attributes and a table of objects",
+     "Usage: zt info FILE [--json]\n"
+     "\n"
+     "Shows the format version, object count, file, stored and decoded sizes,\n"
+     "file attributes, then one row per object: name, format, shape,\n"
+     "dtype/type, encoding, stored bytes, compression ratio and digest\n"
+     "(objects of several components get a row per component). Works on any\n"
+     "readable file (.zt, .safetensors, .gguf, .npy, .npz).\n"
+     "\n"
+     "Options:\n"
+     "  --json   the same as one JSON document, for machines\n",
+     kInfoOpts, run_info},
+    {"ls", "object names, one a line",
+     "Usage: zt ls FILE [-l]\n"
+     "\n"
+     "Prints object names, one a line, in file order.\n"
+     "\n"
+     "Options:\n"
+     "  -l, --long   also format, shape and dtype\n",
+     kLsOpts, run_ls},
+    {"dump", "the manifest as JSON",
+     "Usage: zt dump FILE [--compact]\n"
+     "\n"
+     "Prints the manifest of a .zt file as JSON in the 1.2.0 vocabulary (files\n"
+     "of older generations appear upgraded). CBOR byte strings appear as\n"
+     "{\"$bytes\": \"<base64>\"}.\n"
+     "\n"
+     "Options:\n"
+     "  --compact   one line instead of indented\n",
+     kDumpOpts, run_dump},
+    {"verify", "deep check: digests, decoding, content rules",
+     "Usage: zt verify FILE... [-v]\n"
+     "\n"
+     "Checks each file completely: the container and manifest (done on open),\n"
+     "then every component: its digest over the stored bytes, its decoding\n"
+     "(zstd to the stated size), and the rules that need data (CSR/COO index\n"
+     "structure, bool bytes, quantized_group sizes). Prints what was checked;\n"
+     "every failing object is named with the rule it breaks. Exits 0 only if\n"
+     "everything holds in every file, 1 if a file breaks a rule, 3 if a file\n"
+     "cannot be read. Foreign files get their structure checked.\n"
+     "\n"
+     "Options:\n"
+     "  -v, --verbose   one line per object\n",
+     kVerifyOpts, run_verify},
+    {"cat", "print values like numpy (any format decoded)",
+     "Usage: zt cat FILE NAME [options]\n"
+     "\n"
+     "Prints an object's values as numpy prints arrays: shortest text at up to\n"
+     "8 decimals, aligned columns, and for more than 1000 elements the first\n"
+     "and last 3 along each dimension. Any dtype and logical type (bf16, FP8,\n"
+     "complex) is decoded; sparse objects are densified and quantized ones\n"
+     "dequantised.\n"
+     "\n"
+     "Options:\n"
+     "  -c, --component ROLE   print one component's stored elements instead\n"
+     "  --full                 print every element\n"
+     "  --max-values N         refuse to densify into more values (default 2^27)\n",
+     kCatOpts, run_cat},
+    {"export", "write one object as .npy",
+     "Usage: zt export FILE NAME -o OUT.npy [-c ROLE]\n"
+     "\n"
+     "Writes an object as a NumPy .npy file: dense data of numpy's dtypes as\n"
+     "stored; bf16 and FP8 as float32 values; sparse and quantized objects\n"
+     "densified (float32, or float64 for f64 values).\n"
+     "\n"
+     "Options:\n"
+     "  -o, --output OUT       the .npy file (required)\n"
+     "  -c, --component ROLE   export one component's elements (1-D)\n",
+     kExportOpts, run_export},
+    {"convert", "between .zt, .safetensors, .gguf, .npy, .npz", kConvertUsage, kConvertOpts,
+     run_convert},
+    {"compress", "re-encode components with zstd", kCompressUsage, kRecodeOpts, run_compress},
+    {"decompress", "re-encode components raw", kDecompressUsage, kDecompressOpts, run_decompress},
+    {"merge", "several files into one", kMergeUsage, kMergeOpts, run_merge},
+    {"rm", "a copy without some objects", kRmUsage, kRmOpts, run_rm},
+    {"diff", "objects added, removed, changed",
+     "Usage: zt diff A B [-q]\n"
+     "\n"
+     "Compares two files (any readable formats): file attributes, objects added\n"
+     "(+), removed (-) and changed (~: format, shape, attributes, components,\n"
+     "dtypes, decoded values with the first differing element). Encodings and\n"
+     "digests are not compared. Exits 1 if anything differs, 0 if not.\n"
+     "\n"
+     "Options:\n"
+     "  -q, --quiet   print nothing; the exit code tells\n",
+     kDiffOpts, run_diff},
+    {"demo-checkpoint",
+     "write the demo's example checkpoint",
+     "Usage: zt demo-checkpoint OUT.zt\n"
+     "\n"
+     "Writes a small deterministic checkpoint with one object of every kind:\n"
+     "dense f32 (zstd) and bf16 tensors, an FP8 (f8_e4m3fn) tensor, a CSR\n"
+     "matrix, a 4-bit quantized_group weight, an i64 vector, file and object\n"
+     "attributes. Used by scripts/demo.sh and the tests.\n",
+     {},
+     run_demo_checkpoint},
+};
+
+void print_main_help() {
+  std::printf(
+      "zt %s: inspect, check and convert zTensor (.zt) files\n"
+      "\n"
+      "Usage: zt COMMAND [ARGS...]   (zt COMMAND --help for details)\n"
+      "\n"
+      "Commands:\n",
+      zt_version());
+  for (const Command& c : kCommands)
+    std::printf("  %-16s %.*s\n", std::string(c.name).c_str(), static_cast<int>(c.summary.size()),
+                c.summary.data());
+  std::printf("\n%.*s", static_cast<int>(kExitCodes.size()), kExitCodes.data());
+  std::printf(
+      "\nErrors go to stderr and name the file, the object and the rule broken, e.g.\n"
+      "  zt: model.zt: object \"w\": component \"data\": xxh3 digest mismatch: ...\n"
+      "A progress bar appears on stderr for work over 256 MiB when stderr is a terminal.\n");
+}
+
+}  // namespace
+
+std::span<const Command> commands() {
+  return kCommands;
+}
+
+int usage_error(std::string_view command, std::string_view message) {
+  std::fprintf(stderr, "zt %.*s: %.*s\nTry 'zt %.*s --help'.\n", static_cast<int>(command.size()),
+               command.data(), static_cast<int>(message.size()), message.data(),
+               static_cast<int>(command.size()), command.data());
+  return kUsage;
+}
+
+int run_zt(int argc, char** argv) {
+  if (argc < 2) {
+    print_main_help();
+    return kUsage;
+  }
+  const std::string_view cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    print_main_help();
+    return kOk;
+  }
+  if (cmd == "--version") {
+    std::printf("zt %s\n", zt_version());
+    return kOk;
+  }
+  for (const Command& c : kCommands) {
+    if (c.name != cmd) continue;
+    auto args =
+        parse_args(std::span<char* const>(argv + 2, static_cast<size_t>(argc - 2)), c.options);
+    if (!args) return usage_error(c.name, args.error().message);
+    if (args->help) {
+      std::printf("%.*s\n%.*s", static_cast<int>(c.usage.size()), c.usage.data(),
+                  static_cast<int>(kExitCodes.size()), kExitCodes.data());
+      return kOk;
+    }
+    return c.run(*args);
+  }
+  std::fprintf(stderr, "zt: unknown command '%.*s'\nTry 'zt --help'.\n",
+               static_cast<int>(cmd.size()), cmd.data());
+  return kUsage;
+}
+
+}  // namespace zt::cli
+
