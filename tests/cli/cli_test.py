@@ -43,6 +43,19 @@ REF_DIR_PATH = ""  # the conformance suite (--ref-dir), with its corpus
 UPDATE = os.environ.get("ZT_UPDATE_GOLDEN") == "1"
 
 
+def sanitized():
+    """Whether ZT is built with AddressSanitizer, whose memory use says
+    nothing about ours (the C++ hardening tests likewise check statuses only)."""
+    global _SANITIZED
+    if _SANITIZED is None:
+        with open(ZT, "rb") as f:
+            _SANITIZED = b"__asan_" in f.read()
+    return _SANITIZED
+
+
+_SANITIZED = None
+
+
 def run(args, cwd, stdin=None):
     p = subprocess.run([ZT] + list(args), cwd=cwd, capture_output=True, text=True, timeout=120)
     if p.returncode < 0 or p.returncode > 5 or "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
@@ -943,8 +956,13 @@ class Trust(Base):
         # Issue 24 item 9: 5 values in a COO object of shape [16384, 16384]
         # become a 1 GiB dense array, written piece by piece.
         import numpy as np
+        # 1 GiB outputs when the disk has room for them, else 64 MiB ones
+        # (said on stderr: the memory bound then shows less).
         n = 16384
-        rows, cols = [3, 0, 16383, 3, 9000], [7, 0, 16383, 7, 1]
+        if shutil.disk_usage(self.dir).free < 4 << 30:
+            n = 4096
+            sys.stderr.write("  less than 4 GiB free: outputs of 64 MiB instead of 1 GiB\n")
+        rows, cols = [3, 0, n - 1, 3, 9000 % n], [7, 0, n - 1, 7, 1]
         vals = np.array([1.5, -2.0, 3.25, 0.5, 8.0], "<f4")
         coords = np.array(rows + cols, "<u8").tobytes()
         blobs = vals.tobytes() + b"\0" * 44 + coords
@@ -1059,6 +1077,8 @@ class Trust(Base):
             for args in runs:
                 code, peak, err = self.peak_mib(*args, fsize=16 << 20)
                 worst = max(worst, peak)
+                if sanitized():  # ASan's shadow memory and quarantine: statuses only
+                    continue
                 self.assertLess(peak, 64 + 16 * len(data) / 2 ** 20,
                                 "zt %s on %s (variant %d) held %d MiB" % (" ".join(args), path, variant, peak))
                 if os.path.exists(self.path("m.npy")):
