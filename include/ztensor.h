@@ -239,7 +239,11 @@ ZT_API zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char*
 /* General objects (sparse, quantized, anything): begin, add components, end.
    zt_writer_end_object checks the object against its format (dense size,
    CSR/COO structure, quantized_group sizes and attributes) and fails with
-   ZT_ERR_INVALID, dropping the object, if it breaks a rule. */
+   ZT_ERR_INVALID, dropping the object, if it breaks a rule. A
+   quantized_group missing one of its attributes "bits", "group_size" and
+   "packing" is stored unchecked, as readers list it: not dequantisable
+   (zt_quant_view fails with ZT_ERR_UNSUPPORTED), so that every file a
+   reader opens can be copied. */
 ZT_API zt_status zt_writer_begin_object(zt_writer* w, const char* name, const char* format,
                                         const uint64_t* shape, size_t ndim);
 ZT_API zt_status zt_writer_add_component(zt_writer* w, const char* role, const char* dtype,

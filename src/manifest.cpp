@@ -243,15 +243,19 @@ Result<void> Parser::check_components_count(const std::string& what, uint32_t co
 }
 
 // Text that reaches C callers as a C string may not hold a NUL byte: it
-// would be cut short there ("dense\0x" read as "dense").
+// would be cut short there ("dense\0x" read as "dense"). Nor may it be
+// empty: the writer refuses empty text, so what the reader accepts can
+// always be copied (fuzz finding F8).
 Result<void> Parser::check_c_text(const std::string& where, const char* field,
                                   uint32_t text) const {
+  ZT_FAIL_IF(node(text).str.empty(), invalid, "%s: \"%s\" is empty", where.c_str(), field);
   ZT_FAIL_IF(node(text).str.find('\0') != std::string_view::npos, invalid,
              "%s: \"%s\" contains a NUL byte", where.c_str(), field);
   return {};
 }
 
 Result<void> Parser::check_name(std::string_view what, std::string_view name) const {
+  ZT_FAIL_IF(name.empty(), invalid, "%.*s name is empty", static_cast<int>(what.size()), what.data());
   ZT_FAIL_IF(name.size() > Limits::name_bytes, limit,
              "%.*s name of %zu bytes exceeds the limit of %llu", static_cast<int>(what.size()),
              what.data(), name.size(), static_cast<unsigned long long>(Limits::name_bytes));

@@ -399,6 +399,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
     if (!whole) {
       auto size = verify_streamed(object, k);
       ZT_TRY(size);
+      ZT_TRY(check_whole_elements(o, c, *size));
       ++rep.components, rep.decoded_bytes += *size;
       continue;
     }
@@ -413,6 +414,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
     ZT_TRY(bytes);
     owned[k] = std::move(*bytes);
     decoded[k] = owned[k];
+    ZT_TRY(check_whole_elements(o, c, decoded[k].size()));
     ++rep.components, rep.decoded_bytes += decoded[k].size();
   }
   // A file passes verify only if every component can be read.

@@ -124,8 +124,16 @@ Result<void> check_sparse(const Object& o) {
 
 }  // namespace
 
-Result<void> validate_object(const Object& o) {
-  if (!o.unsupported.empty()) return {};  // listed only; refused on access
+Result<void> check_whole_elements(const Object& o, const Component& c, uint64_t decoded) {
+  const unsigned unit = c.width() * c.ratio();
+  ZT_FAIL_IF(decoded % unit != 0, invalid, "%s: %llu bytes is not a whole number of %u-byte elements",
+             where(o, c).c_str(), static_cast<ull>(decoded), unit);
+  return {};
+}
+
+namespace {
+
+Result<void> check_format_rules(const Object& o) {
   const auto* req = required_roles(o.format);
   if (!req) return {};  // unknown format: structural checks only
   for (const auto r : *req)
@@ -133,6 +141,18 @@ Result<void> validate_object(const Object& o) {
                o.name.c_str(), o.format.c_str(), static_cast<int>(r.size()), r.data());
   if (o.format == "dense") return check_dense(o);
   if (o.format == "sparse_csr" || o.format == "sparse_coo") return check_sparse(o);
+  return {};
+}
+
+}  // namespace
+
+Result<void> validate_object(const Object& o) {
+  if (!o.unsupported.empty()) return {};  // listed only; refused on access
+  ZT_TRY(check_format_rules(o));  // first: its messages say more (a dense size against the shape)
+  // Every format, known or not: the writer stores only whole elements, so a
+  // file the reader accepts can be copied (fuzz finding F11).
+  for (const Component& c : o.components)
+    if (const auto n = decoded_size(c)) ZT_TRY(check_whole_elements(o, c, *n));
   return {};
 }
 

@@ -16,6 +16,11 @@ Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_s
 // sparse index dtypes and counts); the writer applies them too.
 Result<void> validate_object(const Object& o);
 
+// Whole elements of c's dtype (times its known type's ratio) in `decoded`
+// bytes, for every format: at open when the size is in the manifest, at
+// verify when only decoding tells.
+Result<void> check_whole_elements(const Object& o, const Component& c, uint64_t decoded);
+
 // Decoded byte count known from the manifest alone, if any.
 std::optional<uint64_t> decoded_size(const Component& c);
 

@@ -336,8 +336,11 @@ struct Writer::Impl {
       return check_content(false, *m, decoded);
     }
     if (o.format == "quantized_group") {
+      // Without one of its parameters the object is stored as the reader
+      // lists it: not dequantisable, its sizes unchecked (fuzz finding F10:
+      // a file that opens and verifies can always be copied).
       auto q = quant_layout(*m);
-      ZT_FAIL_IF(!q && q.error().status == Status::not_found, invalid, "%s", q.error().message.c_str());
+      if (!q && q.error().status == Status::not_found) return {};
       ZT_TRY(q);
       std::vector<uint64_t> sizes;
       for (const Component& c : m->components) sizes.push_back(*decoded_size(c));

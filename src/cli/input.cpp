@@ -9,13 +9,32 @@ namespace zt::cli {
 
 namespace {
 
+// 0.1.0 and 1.0.x files read a bool byte other than 0 as true; 1.1 and
+// later, which every copy writes, allow only 0 and 1. Copies carry the
+// value, true, as 1 (fuzz finding F9).
+bool legacy_bool(const Reader& r, const Component& c) {
+  return c.dtype == DType::boolean && r.manifest().generation != Generation::v1;
+}
+
+void normalise_bools(std::span<uint8_t> bytes) {
+  for (uint8_t& b : bytes) b = b != 0;
+}
+
 class ReaderWindows final : public Windows {
  public:
-  explicit ReaderWindows(std::unique_ptr<DecodedWindows> w) : w_(std::move(w)) {}
-  Result<std::span<const uint8_t>> next() override { return w_->next(); }
+  ReaderWindows(std::unique_ptr<DecodedWindows> w, bool legacy_bool) : w_(std::move(w)), legacy_bool_(legacy_bool) {}
+  Result<std::span<const uint8_t>> next() override {
+    auto w = w_->next();
+    if (!w || !legacy_bool_) return w;
+    normalised_.assign(w->begin(), w->end());
+    normalise_bools(normalised_);
+    return std::span<const uint8_t>(normalised_);
+  }
 
  private:
   std::unique_ptr<DecodedWindows> w_;
+  bool legacy_bool_;
+  std::vector<uint8_t> normalised_;
 };
 
 // A component's bytes as one window.
@@ -43,7 +62,8 @@ class ZtInput final : public Input {
   Result<Buffer> bytes(size_t item, size_t part) const override {
     const Component& c = reader_->manifest().objects[item].components[part];
     Buffer b;
-    if (c.encoding == Encoding::raw && !c.big_endian && reader_->source().base()) {
+    const bool legacy = legacy_bool(*reader_, c);
+    if (c.encoding == Encoding::raw && !c.big_endian && reader_->source().base() && !legacy) {
       auto m = reader_->map(item, part);
       ZT_TRY(m);
       b.view = *m;
@@ -52,6 +72,7 @@ class ZtInput final : public Input {
     auto d = reader_->decode(item, part);
     ZT_TRY(d);
     b.owned = std::move(*d);
+    if (legacy) normalise_bools(b.owned);
     b.view = b.owned;
     return b;
   }
@@ -60,7 +81,8 @@ class ZtInput final : public Input {
   Result<std::unique_ptr<Windows>> windows(size_t item, size_t part) const override {
     auto w = reader_->windows(item, part);
     ZT_TRY(w);
-    return std::unique_ptr<Windows>(std::make_unique<ReaderWindows>(std::move(*w)));
+    const Component& c = reader_->manifest().objects[item].components[part];
+    return std::unique_ptr<Windows>(std::make_unique<ReaderWindows>(std::move(*w), legacy_bool(*reader_, c)));
   }
 
   static Result<std::unique_ptr<Input>> open(const std::string& path) {

@@ -900,6 +900,37 @@ class Trust(Base):
                         "attributes": {"bits": bits, "group_size": group_size, "packing": packing}}
         return build_zt(objects, blobs)
 
+    def test_what_opens_and_verifies_converts(self):
+        # Fuzz findings F9 and F10 (fuzz/README.md): a file zt verify passes
+        # is one zt convert copies, exactly as the reader reads it.
+        # F9: 0.1.0 reads a bool byte other than 0 as true; 1.1 and later,
+        # which every copy is, hold true as 1.
+        import cbor2
+        index = cbor2.dumps([{"name": "flags", "offset": 64, "size": 4, "dtype": "bool", "shape": [4],
+                              "encoding": "raw"}])
+        self.write("old.zt", b"ZTEN0001" + b"\0" * 56 + bytes([0, 2, 1, 0xFF]) + index +
+                   struct.pack("<Q", len(index)))
+        self.zt("verify", "old.zt")
+        self.zt("convert", "old.zt", "new.zt")
+        self.zt("verify", "new.zt")
+        self.zt("export", "old.zt", "flags", "-o", "flags.npy")
+        self.assertEqual(np.load(self.path("flags.npy")).tolist(), [False, True, True, True])
+        self.zt("export", "new.zt", "flags", "-o", "flags2.npy")
+        self.assertEqual(np.load(self.path("flags2.npy")).tolist(), [False, True, True, True])
+        self.zt("convert", "old.zt", "new.safetensors")
+        self.zt("diff", "old.zt", "new.safetensors")
+        # F10: a quantized_group without "packing" is listed, not
+        # dequantisable; it is copied as it is, attributes and all.
+        one = np.ones(1, "<f4").tobytes()
+        q = self.quantized([1, 8], 4, 8, "8_per_i32", b"\1\0\0\0", one, one)
+        self.write("q.zt", q.replace(b"gpacking", b"gpackinG"))
+        self.zt("verify", "q.zt")
+        self.zt("cat", "q.zt", "q", code=4)
+        self.zt("convert", "q.zt", "q2.zt")
+        self.zt("verify", "q2.zt")
+        attrs = json.loads(self.zt("dump", "--compact", "q2.zt").stdout)["objects"]["q"]["attributes"]
+        self.assertEqual(attrs, {"bits": 4, "group_size": 8, "packinG": "8_per_i32"})
+
     def test_bitstream_size_overflow_is_refused(self):
         # K * bits wraps 64 bits: one u16 word would claim 2^60 + 1 values a row.
         k = 2 ** 60 + 1

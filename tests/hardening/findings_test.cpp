@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "cbor_encode.h"
@@ -242,6 +243,124 @@ TEST(Findings, DecodeManyRefusesWhatReadRefuses) {
     EXPECT_EQ(values[0], 1.0f);
     EXPECT_EQ(values[1], 0.0f);
     std::remove(path.c_str());
+  }
+}
+
+// F8: what the reader accepts, the writer must be able to store. The writer
+// refuses empty text, so the reader does too: an empty object name, format,
+// component role, type or encoding made a file that opened and verified but
+// that `zt convert` could not copy.
+Bytes manifest_of_one_component(std::string_view name, std::string_view format, std::string_view role,
+                                std::optional<std::string_view> type, std::optional<std::string_view> encoding,
+                                uint64_t at) {
+  CborWriter w;
+  w.map(2);
+  w.text("version");
+  w.text("1.2.0");
+  w.text("objects");
+  w.map(1);
+  w.text(name);
+  w.map(3);
+  w.text("shape");
+  w.array(1);
+  w.uint(4);
+  w.text("format");
+  w.text(format);
+  w.text("components");
+  w.map(1);
+  w.text(role);
+  w.map(3 + (type ? 1 : 0) + (encoding ? 1 : 0));
+  w.text("dtype");
+  w.text("u8");
+  w.text("offset");
+  w.uint(at);
+  w.text("length");
+  w.uint(4);
+  if (type) {
+    w.text("type");
+    w.text(*type);
+  }
+  if (encoding) {
+    w.text("encoding");
+    w.text(*encoding);
+  }
+  return w.take();
+}
+
+TEST(Findings, F8_EmptyNamesAndTextsAreRefusedAtOpen) {
+  Blobs blobs;
+  const uint64_t at = blobs.add(Bytes(4, 1));
+  const struct {
+    const char* what;
+    Bytes manifest;
+    const char* message;
+  } cases[] = {
+      {"object name", manifest_of_one_component("", "dense", "data", std::nullopt, std::nullopt, at),
+       "object name is empty"},
+      {"format", manifest_of_one_component("w", "", "data", std::nullopt, std::nullopt, at), "\"format\" is empty"},
+      {"role", manifest_of_one_component("w", "blocks", "", std::nullopt, std::nullopt, at),
+       "component name is empty"},
+      {"type", manifest_of_one_component("w", "dense", "data", "", std::nullopt, at), "\"type\" is empty"},
+      {"encoding", manifest_of_one_component("w", "dense", "data", std::nullopt, "", at), "\"encoding\" is empty"},
+  };
+  for (const auto& c : cases) {
+    const Bytes file = assemble(blobs.bytes(), c.manifest);
+    zt_reader* r = nullptr;
+    const zt_status s = zt_open_memory(file.data(), file.size(), &r);
+    ReaderPtr reader(r);
+    EXPECT_EQ(s, ZT_ERR_INVALID) << "empty " << c.what;
+    EXPECT_NE(std::string(zt_last_error()).find(c.message), std::string::npos) << zt_last_error();
+  }
+  // The control: the same file with every text present opens.
+  const Bytes good = assemble(blobs.bytes(), manifest_of_one_component("w", "dense", "data", std::nullopt, "raw", at));
+  zt_reader* r = nullptr;
+  EXPECT_EQ(zt_open_memory(good.data(), good.size(), &r), ZT_OK) << zt_last_error();
+  zt_close(r);
+}
+
+// F11: every component of every format holds whole elements of its dtype,
+// as the writer requires. A 12-byte f64 component of an unknown format
+// opened and verified. Known sizes are checked at open; a zstd size the
+// manifest does not give (1.1.0 allows that), at verify.
+TEST(Findings, F11_ComponentsHoldWholeElementsInEveryFormat) {
+  Blobs blobs;
+  const Bytes twelve(12, 0);
+  const uint64_t raw_at = blobs.add(twelve);
+  const Bytes frame = zstd_frame(twelve);
+  const uint64_t zstd_at = blobs.add(frame);
+  const uint64_t shape[] = {3};
+  {
+    const Bytes file = assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "f64", shape, raw_at, 12, false,
+                                                              std::nullopt, "some_future_format"));
+    zt_reader* r = nullptr;
+    EXPECT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_ERR_INVALID);
+    zt_close(r);
+    EXPECT_NE(std::string(zt_last_error()).find("12 bytes is not a whole number of 8-byte elements"),
+              std::string::npos)
+        << zt_last_error();
+  }
+  {
+    const Bytes file = assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "f64", shape, zstd_at, frame.size(),
+                                                              true, std::nullopt, "some_future_format"));
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
+    ReaderPtr reader(r);
+    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_INVALID);
+    EXPECT_NE(std::string(zt_last_error()).find("12 bytes is not a whole number of 8-byte elements"),
+              std::string::npos)
+        << zt_last_error();
+  }
+  {
+    // The control: 16 bytes are two f64 elements.
+    Blobs ok;
+    const uint64_t at = ok.add(Bytes(16, 0));
+    const uint64_t two[] = {2};
+    const Bytes file =
+        assemble(ok.bytes(), dense_manifest("1.2.0", "w", "f64", two, at, 16, false, std::nullopt, "some_future_format"));
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
+    ReaderPtr reader(r);
+    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
   }
 }
 

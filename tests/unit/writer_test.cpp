@@ -517,17 +517,31 @@ TEST_F(WriterTest, InvalidObjectsAreCutOffTheFile) {
   ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, sc, 32, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, sc, 32, nullptr), ZT_OK);
-  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // no bits/group_size/packing
+  // No bits/group_size/packing: stored as readers list it, not dequantisable.
+  EXPECT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_begin_object(w, "q17", "quantized_group", qshape, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_set_object_attributes_json(w, R"({"bits": 17, "group_size": 8, "packing": "1_per_i32"})"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, sc, 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, sc, 32, nullptr), ZT_OK);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // present but wrong: refused
+  EXPECT_NE(std::string(zt_last_error()).find("\"bits\""), std::string::npos) << zt_last_error();
   const float ok[2] = {5, 6};
   const uint64_t s2[1] = {2};
   ASSERT_EQ(zt_writer_add_dense(w, "ok", "f32", s2, 1, ok, 8, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   zt_reader* r = open_verified(path());
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(zt_object_count(r), 1u);
+  EXPECT_EQ(zt_object_count(r), 2u);
+  zt_quant_info q;
+  zt_quant_info_init(&q);
+  size_t qi = 0;
+  ASSERT_EQ(zt_object_find(r, "q", &qi), ZT_OK);
+  EXPECT_EQ(zt_quant_view(r, qi, &q), ZT_ERR_UNSUPPORTED);
   zt_close(r);
-  // The refused objects' bytes were cut: the one blob sits right after the header.
-  EXPECT_LT(slurp(path()).size(), 64u + 64u + 200u);
+  // The refused objects' bytes were cut: "q" takes [64, 416) and "ok" sits
+  // at 448; had "q17" stayed, "ok" would be at 832 and the file over 1100.
+  EXPECT_LT(slurp(path()).size(), 1000u);
 }
 
 TEST_F(WriterTest, CancelledObjectLeavesNoTrace) {
