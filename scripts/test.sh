@@ -15,7 +15,7 @@
 #   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
 #      and the writer's compression workers;
 #   5. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
-#      60) each, one per core at a time, when clang is installed
+#      45) each, one per core at a time, when clang is installed
 #      (scripts/setup.sh installs it).
 # Exits non-zero if any step fails; the last line is a one-line summary.
 # Environment: ZT_BUILD_DIR, ZT_ASAN_BUILD_DIR (build directories),
@@ -34,15 +34,17 @@ results=()
 failed=0
 
 # step NAME COMMAND...: runs a step, shows its output, records the outcome.
+# Each step's wall time goes into the summary ("build ok 212s"), so that the
+# suite's time (kept well under 30 minutes on 2 cores) is seen step by step.
 step() {
-  local name=$1
+  local name=$1 started=$SECONDS
   shift
   echo "==== $name: $*"
   if "$@" 2>&1 | tee "$log_dir/$name.log"; then
-    results+=("$name ok")
+    results+=("$name ok $((SECONDS - started))s")
     return 0
   fi
-  results+=("$name FAILED")
+  results+=("$name FAILED $((SECONDS - started))s")
   failed=1
   return 1
 }
@@ -110,11 +112,12 @@ if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
 fi
 
 if command -v clang++ >/dev/null 2>&1; then
-  step fuzz bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-60}" || true
+  step fuzz bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-45}" || true
 else
   results+=("fuzz skipped: no clang++")
 fi
 
+results+=("total $((SECONDS / 60)) min")
 summary=$(IFS=';'; echo "${results[*]}" | sed 's/;/; /g')
 if [ "$failed" -eq 0 ]; then
   echo "test.sh: PASSED ($summary)"

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../unit/sanitized.h"
+
 #include "cbor_encode.h"
 #include "ztensor.h"
 
@@ -100,20 +102,6 @@ ChildOutcome run_child(const std::function<int()>& body);
 
 inline constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-// Whether this is a sanitizer build: memory figures mean nothing there
-// (shadow memory, redzones, quarantine), big inputs are slow, and the
-// sanitizer's own handler reports a SIGBUS and exits instead of dying of it.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
+using test::kSanitized;  // ../unit/sanitized.h
 
 }  // namespace zt::hardening
