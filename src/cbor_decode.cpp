@@ -85,6 +85,7 @@ class Builder {
     uint32_t keys_start;   // this map's first key in keys_
     uint32_t dropped = 0;  // pairs the policy dropped
     std::string_view key;  // the key of the value being decoded (maps with nodes)
+    uint64_t max_seen = UINT64_MAX;  // indefinite: items (keys and values) it may hold
   };
 
   static Builder& self(void* ctx) { return *static_cast<Builder*>(ctx); }
@@ -114,7 +115,7 @@ class Builder {
   void streamed_item_done(uint32_t map, bool key);
   void record_key(std::string_view key);
   Result<void> check_duplicate_keys(size_t first);
-  Keep decide(const ValueHead& head);
+  Decision decide(const ValueHead& head);
   void start_muting(Keep keep);
   void finish_muting();
 
@@ -140,6 +141,7 @@ class Builder {
   bool value_pending_ = false;  // the next item is a map value to decide on
   bool muting_ = false;
   Keep mute_keep_ = Keep::nodes;
+  uint64_t pending_max_items_ = UINT64_MAX;  // the policy's cap for the container being opened
   size_t mute_depth_ = 0;
   size_t mute_start_ = 0;
   uint32_t mute_node_ = 0;
@@ -179,14 +181,16 @@ Node* Builder::add(Kind kind, std::string_view str, uint64_t count, bool indefin
   tag_pending_ = false;
   ++items_;
   if (is_key) record_key(str);
+  pending_max_items_ = UINT64_MAX;
   if (muting_) return &scratch_;
   if (value_pending_) {
     value_pending_ = false;
-    const Keep keep = decide(ValueHead{kind, count, indefinite});
-    if (keep != Keep::nodes) {
-      start_muting(keep);
+    const Decision d = decide(ValueHead{kind, count, indefinite});
+    if (d.keep != Keep::nodes) {
+      start_muting(d.keep);
       return &scratch_;
     }
+    pending_max_items_ = d.max_items;
   }
   Node& n = doc_.nodes_.push();
   n.kind = kind;
@@ -200,7 +204,7 @@ void Builder::record_key(std::string_view key) {
   keys_.push_back(hash << 32 | item_start_);
 }
 
-Keep Builder::decide(const ValueHead& head) {
+Decision Builder::decide(const ValueHead& head) {
   // The sink's entries are the sink's to keep or drop.
   if (is_streamed(stack_.back().node)) return Keep::nodes;
   return policy_(path_, head);
@@ -243,6 +247,12 @@ void Builder::close_items() {
     Frame& f = stack_.back();
     if (f.indefinite) {
       ++f.remaining;  // counts items seen, so keys sit at even positions
+      if (f.remaining > f.max_seen) {
+        const std::string what = "an indefinite-length value of \"" + std::string(path_.size() > 1 ? path_[path_.size() - 2] : std::string_view()) +
+                                 "\" holds more items than the limit of " + std::to_string(f.is_map ? f.max_seen / 2 : f.max_seen);
+        fail(Status::limit, what.c_str());
+        return;
+      }
     } else {
       --f.remaining;
     }
@@ -296,6 +306,10 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
   const bool streamed = opens_streamed_map(is_map);
   Node* n = add(kind, {}, count, indefinite);
   if (!n) return;
+  const uint64_t max_items = pending_max_items_;
+  const uint64_t max_seen = !indefinite || max_items == UINT64_MAX ? UINT64_MAX
+                            : is_map                               ? 2 * std::min<uint64_t>(max_items, UINT64_MAX / 4)
+                                                                   : max_items;
   uint32_t idx = kNoNode;
   if (n != &scratch_) {
     n->count = static_cast<uint32_t>(count);
@@ -307,7 +321,7 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
     return;
   }
   stack_.push_back(Frame{idx, indefinite ? 0 : (is_map ? count * 2 : count), indefinite, is_map,
-                         static_cast<uint32_t>(keys_.size()), 0, {}});
+                         static_cast<uint32_t>(keys_.size()), 0, {}, max_seen});
   path_.emplace_back();
 }
 

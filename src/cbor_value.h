@@ -125,10 +125,20 @@ struct ValueHead {
   uint64_t count;
   bool indefinite;
 };
+// What is kept of a value, and for an indefinite-length array or map kept
+// as nodes the most items it may hold: one more is Status::limit as it
+// arrives, so that a value whose definite count would have been refused by
+// its head (and kept encoded for the caller to refuse) cannot instead grow
+// a node per item by leaving its count out.
+struct Decision {
+  Keep keep;
+  uint64_t max_items = UINT64_MAX;
+  Decision(Keep k, uint64_t max = UINT64_MAX) : keep(k), max_items(max) {}  // NOLINT: a Keep is a Decision
+};
 // Decides, for each map value outside values kept encoded or dropped, what
 // is kept. `path` holds the key of each enclosing map (an empty view for an
 // array), outermost first; its last element is the value's own key.
-using ValuePolicy = Keep (*)(std::span<const std::string_view> path, const ValueHead& head);
+using ValuePolicy = Decision (*)(std::span<const std::string_view> path, const ValueHead& head);
 
 // Hands the entries of one map to the caller as each completes, so that
 // the caller can turn them into its own model and let their nodes go: a

@@ -762,6 +762,7 @@ Result<Manifest> Parser::run() {
 
 // ---- What the decoder keeps (manifest_policy) ----
 
+using cbor::Decision;
 using cbor::Keep;
 using cbor::ValueHead;
 using Path = std::span<const std::string_view>;
@@ -770,17 +771,20 @@ bool is_container(const ValueHead& h) { return h.kind == Kind::array || h.kind =
 
 // A field the model reads as a scalar: a container there is refused by the
 // parser, which needs only its kind.
-Keep scalar_field(const ValueHead& h) { return is_container(h) ? Keep::encoded : Keep::nodes; }
+Decision scalar_field(const ValueHead& h) { return is_container(h) ? Keep::encoded : Keep::nodes; }
 
 // A shape or a components map larger than the limits is kept encoded: the
-// parser refuses it by its count without its items ever becoming nodes.
-Keep shape_field(const ValueHead& h) {
-  return h.kind == Kind::array && (h.indefinite || h.count <= Limits::rank) ? Keep::nodes
-                                                                            : Keep::encoded;
+// parser refuses it by its count without its items ever becoming nodes. An
+// indefinite-length one is decoded with the limit as its cap.
+Decision shape_field(const ValueHead& h) {
+  if (h.kind != Kind::array) return Keep::encoded;
+  if (h.indefinite) return Decision(Keep::nodes, Limits::rank);
+  return h.count <= Limits::rank ? Keep::nodes : Keep::encoded;
 }
-Keep components_field(const ValueHead& h) {
-  return h.kind == Kind::map && (h.indefinite || h.count <= Limits::components) ? Keep::nodes
-                                                                                : Keep::encoded;
+Decision components_field(const ValueHead& h) {
+  if (h.kind != Kind::map) return Keep::encoded;
+  if (h.indefinite) return Decision(Keep::nodes, Limits::components);
+  return h.count <= Limits::components ? Keep::nodes : Keep::encoded;
 }
 
 bool is_one_of(std::string_view k, std::initializer_list<std::string_view> names) {
@@ -792,7 +796,7 @@ bool is_one_of(std::string_view k, std::initializer_list<std::string_view> names
 // 1.x: {version, attributes, objects: {name: {shape, format, attributes,
 // components: {role: {dtype, type, offset, length, uncompressed_length,
 // encoding, digest}}}}}; 1.0.x the same with "tensors" and "generator".
-Keep policy_v1(Path path, const ValueHead& h, std::string_view objects) {
+Decision policy_v1(Path path, const ValueHead& h, std::string_view objects) {
   const std::string_view k = path.back();
   if (path.size() == 1) {
     if (k == objects) return Keep::nodes;
@@ -820,7 +824,7 @@ Keep policy_v1(Path path, const ValueHead& h, std::string_view objects) {
 
 // 0.1.0: [{name, offset, size, dtype, shape, encoding, ...}]: every key
 // that is not read becomes an attribute, so it is kept encoded.
-Keep policy_v010(Path path, const ValueHead& h) {
+Decision policy_v010(Path path, const ValueHead& h) {
   if (path.size() != 2) return Keep::nodes;
   const std::string_view k = path.back();
   if (k == "shape") return shape_field(h);

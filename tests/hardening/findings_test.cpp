@@ -254,13 +254,7 @@ Bytes manifest_of_one_component(std::string_view name, std::string_view format, 
                                 std::optional<std::string_view> type, std::optional<std::string_view> encoding,
                                 uint64_t at) {
   CborWriter w;
-  w.map(2);
-  w.text("version");
-  w.text("1.2.0");
-  w.text("objects");
-  w.map(1);
-  w.text(name);
-  w.map(3);
+  begin_one_object(w, "1.2.0", name, 3);
   w.text("shape");
   w.array(1);
   w.uint(4);

@@ -66,17 +66,21 @@ void component(CborWriter& w, std::string_view dtype, uint64_t offset, uint64_t 
   }
 }
 
-Bytes dense_manifest(std::string_view version, std::string_view name, std::string_view dtype,
-                     std::span<const uint64_t> shape, uint64_t offset, uint64_t length, bool zstd,
-                     std::optional<uint64_t> uncompressed_length, std::string_view format) {
-  CborWriter w;
+void begin_one_object(CborWriter& w, std::string_view version, std::string_view name, size_t fields) {
   w.map(2);
   w.text("version");
   w.text(version);
   w.text("objects");
   w.map(1);
   w.text(name);
-  w.map(3);
+  w.map(fields);
+}
+
+Bytes dense_manifest(std::string_view version, std::string_view name, std::string_view dtype,
+                     std::span<const uint64_t> shape, uint64_t offset, uint64_t length, bool zstd,
+                     std::optional<uint64_t> uncompressed_length, std::string_view format) {
+  CborWriter w;
+  begin_one_object(w, version, name, 3);
   w.text("shape");
   w.array(shape.size());
   for (const uint64_t d : shape) w.uint(d);

@@ -55,6 +55,10 @@ class Blobs {
 void component(CborWriter& w, std::string_view dtype, uint64_t offset, uint64_t length,
                bool zstd = false, std::optional<uint64_t> uncompressed_length = std::nullopt);
 
+// Starts a manifest of one object: {"version": version, "objects": {name:
+// a map of `fields` entries, which the caller writes next}}.
+void begin_one_object(CborWriter& w, std::string_view version, std::string_view name, size_t fields);
+
 // The manifest of one dense object with one "data" component.
 Bytes dense_manifest(std::string_view version, std::string_view name, std::string_view dtype,
                      std::span<const uint64_t> shape, uint64_t offset, uint64_t length,

@@ -338,13 +338,7 @@ TEST_F(Limits, ManyObjectsWithTheLastOneBrokenAreRefused) {
 TEST_F(Limits, MillionsOfComponentsInOneObjectAreRefused) {
   const size_t n = 2000000 / kScale;  // over the limit either way
   CborWriter w;
-  w.map(2);
-  w.text("version");
-  w.text("1.2.0");
-  w.text("objects");
-  w.map(1);
-  w.text("w");
-  w.map(3);
+  begin_one_object(w, "1.2.0", "w", 3);
   w.text("shape");
   w.array(0);
   w.text("format");
@@ -360,6 +354,66 @@ TEST_F(Limits, MillionsOfComponentsInOneObjectAreRefused) {
   const Bytes file = assemble({}, w.bytes());
   EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT},
                       kSmall + kRefusePerManifestByte * file.size()));
+}
+
+// The same limits when the count is left out: an indefinite-length shape
+// or components map is refused as its items arrive, before they add up to
+// a node each (16 M shape items were 512 MiB of nodes, then refused).
+TEST_F(Limits, IndefiniteShapesAndComponentMapsAreCappedAsTheyArrive) {
+  constexpr uint8_t kIndefiniteArray = 0x9F, kIndefiniteMap = 0xBF, kBreak = 0xFF;
+  for (const bool components : {false, true}) {
+    SCOPED_TRACE(components ? "components" : "shape");
+    CborWriter w;
+    begin_one_object(w, "1.2.0", "w", 3);
+    w.text("format");
+    w.text("opaque");
+    w.text("shape");
+    if (components) {
+      w.array(0);
+    } else {
+      w.raw(std::span<const uint8_t>(&kIndefiniteArray, 1));
+      for (size_t i = 0; i < (16u << 20) / kScale; ++i) w.uint(1);
+      w.raw(std::span<const uint8_t>(&kBreak, 1));
+    }
+    w.text("components");
+    if (components) {
+      w.raw(std::span<const uint8_t>(&kIndefiniteMap, 1));
+      char role[32];
+      for (size_t i = 0; i < 2000000 / kScale; ++i) {
+        std::snprintf(role, sizeof role, "c%07zu", i);
+        w.text(role);
+        component(w, "u8", 64, 0);
+      }
+      w.raw(std::span<const uint8_t>(&kBreak, 1));
+    } else {
+      w.map(0);
+    }
+    const Bytes file = assemble({}, w.bytes());
+    EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(file); }), {ZT_ERR_LIMIT},
+                        kSmall + kRefusePerManifestByte * file.size()));
+  }
+  // Within the limits, an indefinite shape and components map open.
+  Blobs blobs;
+  const uint64_t at = blobs.add(Bytes(6, 1));
+  CborWriter w;
+  begin_one_object(w, "1.2.0", "w", 3);
+  w.text("format");
+  w.text("dense");
+  w.text("shape");
+  w.raw(std::span<const uint8_t>(&kIndefiniteArray, 1));
+  w.uint(2);
+  w.uint(3);
+  w.raw(std::span<const uint8_t>(&kBreak, 1));
+  w.text("components");
+  w.raw(std::span<const uint8_t>(&kIndefiniteMap, 1));
+  w.text("data");
+  component(w, "u8", at, 6);
+  w.raw(std::span<const uint8_t>(&kBreak, 1));
+  const Bytes file = assemble(blobs.bytes(), w.bytes());
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+  zt_close(r);
 }
 
 // Item 10 of issue #24: what a manifest holds beyond the model (attribute

@@ -4,6 +4,7 @@
 // status and message, on every file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -143,6 +144,27 @@ TEST(ManifestStream, OversizedFieldsAreRefusedByTheirCount) {
   const Outcome c = streamed(Generation::v1, manifest_cbor(m));
   EXPECT_EQ(c.status, Status::limit);
   EXPECT_NE(c.text.find("has 2000 components, more than the limit 1024"), std::string::npos) << c.text;
+
+  // Without a count to refuse by, an indefinite-length shape is refused by
+  // the decoder at its 65th item, before the rest become nodes: the one
+  // place where the policy's message differs from the whole tape's (whose
+  // parser counts all 100), the status being the same.
+  m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
+  m["objects"]["w"]["shape"] = {1};
+  Bytes indefinite = manifest_cbor(m);
+  const uint8_t one_item_shape[] = {0x65, 's', 'h', 'a', 'p', 'e', 0x81, 0x01};
+  const auto at = std::search(indefinite.begin(), indefinite.end(), std::begin(one_item_shape), std::end(one_item_shape));
+  ASSERT_NE(at, indefinite.end());
+  Bytes items = {0x9F};
+  items.insert(items.end(), 100, 0x01);
+  items.push_back(0xFF);
+  const auto value = (at - indefinite.begin()) + 6;  // the shape's [1]
+  indefinite.erase(indefinite.begin() + value, indefinite.begin() + value + 2);
+  indefinite.insert(indefinite.begin() + value, items.begin(), items.end());
+  EXPECT_EQ(whole_tape(Generation::v1, indefinite).status, Status::limit);
+  const Outcome d = streamed(Generation::v1, indefinite);
+  EXPECT_EQ(d.status, Status::limit);
+  EXPECT_NE(d.text.find("\"shape\" holds more items than the limit of 64"), std::string::npos) << d.text;
 
   m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
   m["objects"]["w"]["format"] = {{"x", shape}};
