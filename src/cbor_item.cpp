@@ -363,6 +363,8 @@ void json_number(uint64_t v, std::string& out) {
 Result<void> json_rest(Reader& r, const Head& h, unsigned depth, std::string& out, Buffers& b,
                        const JsonStyle& style, size_t stop_at) {
   ZT_FAIL_IF(out.size() > stop_at, limit, "CBOR item: JSON text longer than %zu bytes", style.max_bytes);
+  constexpr size_t kDrainAt = size_t{1} << 16;
+  if (style.drain && out.size() >= kDrainAt) style.drain(out);
   const unsigned level = style.base_level + depth - 1;
   switch (h.kind) {
     case Kind::null:

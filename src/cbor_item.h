@@ -132,10 +132,17 @@ Result<void> transcode(std::span<const uint8_t> item, CborWriter& w);
 // document (so that it can be put into one). Text longer than max_bytes
 // stops the walk with Status::limit, `out` holding at least max_bytes of it:
 // how a value is shown clipped without its whole text ever existing.
+//
+// With a drain, the text is handed on as it is made: whenever `out` holds
+// 64 KiB or more, drain(out) is called and must take the text (write it
+// somewhere and clear `out`), so that a value of any size is printed in
+// bounded memory. max_bytes counts what `out` holds, so a drain is for
+// unclipped text only.
 struct JsonStyle {
   int indent = -1;  // spaces per level; -1: compact
   unsigned base_level = 0;
   size_t max_bytes = SIZE_MAX;
+  std::function<void(std::string&)> drain;
 };
 Result<void> append_json(std::span<const uint8_t> item, std::string& out, const JsonStyle& style = {});
 

@@ -88,7 +88,15 @@ Json attributes_mark(std::vector<std::span<const uint8_t>>& maps, std::span<cons
   return "\x01zt-attributes-" + std::to_string(maps.size() - 1);
 }
 
-std::string with_attributes(std::string text, const std::vector<std::span<const uint8_t>>& maps, int indent) {
+void print_and_clear(std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  text.clear();
+}
+
+// Prints `text` with each placeholder replaced, each map's text written as
+// it is made (cbor::JsonStyle::drain): what is held is a piece of 64 KiB,
+// whatever the attributes hold.
+void print_with_attributes(const std::string& text, const std::vector<std::span<const uint8_t>>& maps, int indent) {
   std::string out;
   size_t from = 0;
   for (;;) {
@@ -104,11 +112,13 @@ std::string with_attributes(std::string text, const std::vector<std::span<const 
     cbor::JsonStyle style;
     style.indent = indent;
     style.base_level = indent > 0 ? static_cast<unsigned>(spaces / static_cast<size_t>(indent)) : 0;
+    style.drain = print_and_clear;
     if (!cbor::append_json(maps[k], out, style)) out += "null";
+    print_and_clear(out);
     from = end + 1;
   }
   out.append(text, from, std::string::npos);
-  return out;
+  print_and_clear(out);
 }
 
 Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
@@ -242,7 +252,8 @@ int run_info(const Args& a) {
   if (a.has("--json")) {
     std::vector<std::span<const uint8_t>> maps;
     const std::string text = info_json(**in, maps).dump(2, ' ', false, Json::error_handler_t::replace);
-    std::printf("%s\n", with_attributes(text, maps, 2).c_str());
+    print_with_attributes(text, maps, 2);
+    std::printf("\n");
   } else
     print_info(**in);
   return kOk;
@@ -277,9 +288,9 @@ int run_dump(const Args& a) {
   if (a.has("--compact")) {
     std::printf("%s\n", text.c_str());
   } else {
-    auto laid_out = indented_json(text, 2);
+    auto laid_out = write_indented_json(text, 2, stdout);
     if (!laid_out) return report(laid_out.error(), a.pos[0]);
-    std::printf("%s\n", laid_out->c_str());
+    std::printf("\n");
   }
   return kOk;
 }

@@ -191,10 +191,27 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
   if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
   for (size_t k = 0; k < it.parts.size(); ++k) {
     const Part& p = it.parts[k];
-    auto b = in.bytes(i, k);
-    ZT_TRY(b);
     const std::optional<std::string_view> type =
         p.type ? std::optional<std::string_view>(*p.type) : std::nullopt;
+    if (p.decoded && !narrow_sparse_index(it, p)) {
+      // Its size known, a component goes across a window at a time: a copy
+      // holds a bounded window whatever the component decodes to.
+      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type, encoding_for(p, opt.encode), *p.decoded));
+      auto windows = in.windows(i, k);
+      ZT_TRY(windows);
+      for (;;) {
+        auto piece = (*windows)->next();
+        ZT_TRY(piece);
+        if (piece->empty()) break;
+        ZT_TRY(write_pieces(w, *piece, progress));
+      }
+      ZT_TRY(w.end_component());
+      continue;
+    }
+    // Sparse indices to widen, or a 1.1 zstd component whose size only
+    // decoding tells: held whole.
+    auto b = in.bytes(i, k);
+    ZT_TRY(b);
     DType dtype = p.dtype;
     if (narrow_sparse_index(it, p)) {
       // Files before 1.2.0 could store sparse indices in any integer type;

@@ -12,7 +12,7 @@ namespace {
 // it breaks its line: an empty one prints as {} or [], as dump does.
 class Layout final : public nlohmann::json_sax<Json> {
  public:
-  explicit Layout(int indent) : indent_(static_cast<size_t>(indent)) {}
+  Layout(int indent, std::FILE* out) : indent_(static_cast<size_t>(indent)), file_(out) {}
 
   bool null() override { return scalar("null"); }
   bool boolean(bool v) override { return scalar(v ? "true" : "false"); }
@@ -35,7 +35,12 @@ class Layout final : public nlohmann::json_sax<Json> {
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
-  std::string take() { return std::move(out_); }
+  // Writes what is pending; false if the stream failed.
+  bool flush() {
+    const bool ok = std::fwrite(out_.data(), 1, out_.size(), file_) == out_.size();
+    out_.clear();
+    return ok;
+  }
 
  private:
   // Before a value or key: a separator and a new line inside containers,
@@ -54,7 +59,7 @@ class Layout final : public nlohmann::json_sax<Json> {
   bool scalar(std::string_view text) {
     item();
     out_ += text;
-    return true;
+    return out_.size() < kPiece || flush();
   }
   bool open(char c) {
     item();
@@ -73,7 +78,10 @@ class Layout final : public nlohmann::json_sax<Json> {
     return true;
   }
 
+  static constexpr size_t kPiece = size_t{1} << 16;
+
   size_t indent_;
+  std::FILE* file_;
   std::string out_;
   std::vector<bool> open_;  // per open container: no item yet
   bool after_key_ = false;
@@ -81,11 +89,13 @@ class Layout final : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
-Result<std::string> indented_json(std::string_view compact, int indent) {
-  Layout layout(indent < 0 ? 0 : indent);
+Result<void> write_indented_json(std::string_view compact, int indent, std::FILE* out) {
+  Layout layout(indent < 0 ? 0 : indent, out);
   const bool ok = Json::sax_parse(compact.begin(), compact.end(), &layout, nlohmann::json::input_format_t::json, true);
+  const bool written = layout.flush();
   ZT_FAIL_IF(!ok, format, "the manifest's JSON text does not parse");
-  return layout.take();
+  ZT_FAIL_IF(!written, io, "writing the JSON text failed");
+  return {};
 }
 
 }  // namespace zt::cli

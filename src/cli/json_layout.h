@@ -4,6 +4,7 @@
 // millions of values is printed in memory proportional to its text.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -11,7 +12,10 @@
 
 namespace zt::cli {
 
-// `compact` must be valid JSON (Status::format otherwise).
-Result<std::string> indented_json(std::string_view compact, int indent);
+// Writes `compact` laid out to `out` as it is read, in pieces of about
+// 64 KiB: what it holds is one piece, whatever the text's length. `compact`
+// must be valid JSON (Status::format otherwise, after what came before the
+// error was written).
+Result<void> write_indented_json(std::string_view compact, int indent, std::FILE* out);
 
 }  // namespace zt::cli
