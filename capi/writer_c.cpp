@@ -1,5 +1,6 @@
 // The C ABI over the core, writing half.
 #include <cstring>
+#include <span>
 
 #include "capi_internal.h"
 
@@ -141,6 +142,22 @@ zt_status zt_writer_set_object_attributes_json(zt_writer* w, const char* json) {
   if (zt_status s = check_writer(w)) return s;
   if (!json) return fail(ZT_ERR_ARGUMENT, "json is NULL");
   return guard([&] { return to_status(w->impl->set_object_attributes_json(json)); });
+}
+
+zt_status zt_writer_set_file_attributes_cbor(zt_writer* w, const void* cbor, size_t size) {
+  if (zt_status s = check_writer(w)) return s;
+  if (!cbor) return fail(ZT_ERR_ARGUMENT, "cbor is NULL");
+  return guard([&] {
+    return to_status(w->impl->set_file_attributes_cbor(std::span(static_cast<const uint8_t*>(cbor), size)));
+  });
+}
+
+zt_status zt_writer_set_object_attributes_cbor(zt_writer* w, const void* cbor, size_t size) {
+  if (zt_status s = check_writer(w)) return s;
+  if (!cbor) return fail(ZT_ERR_ARGUMENT, "cbor is NULL");
+  return guard([&] {
+    return to_status(w->impl->set_object_attributes_cbor(std::span(static_cast<const uint8_t*>(cbor), size)));
+  });
 }
 
 zt_status zt_writer_finish(zt_writer* w) {

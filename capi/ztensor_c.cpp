@@ -131,6 +131,28 @@ const char* zt_manifest_json(const zt_reader* r) {
   return guard_value<const char*>(nullptr, [&] { return r->impl->manifest_json().c_str(); });
 }
 
+namespace {
+
+zt_status attributes_out(const zt::Attributes& a, const void** data, size_t* size) {
+  *data = a.present ? a.encoded.data() : nullptr;
+  *size = a.present ? a.encoded.size() : 0;
+  return ZT_OK;
+}
+
+}  // namespace
+
+zt_status zt_file_attributes_cbor(const zt_reader* r, const void** data, size_t* size) {
+  if (!r || !data || !size) return fail(ZT_ERR_ARGUMENT, "reader, data or size is NULL");
+  return attributes_out(r->impl->manifest().attributes, data, size);
+}
+
+zt_status zt_object_attributes_cbor(const zt_reader* r, size_t object, const void** data, size_t* size) {
+  if (!r || !data || !size) return fail(ZT_ERR_ARGUMENT, "reader, data or size is NULL");
+  const zt::Object* o = object_at(r, object);
+  if (!o) return fail(ZT_ERR_NOT_FOUND, "object index out of range");
+  return attributes_out(o->attributes, data, size);
+}
+
 size_t zt_object_count(const zt_reader* r) { return r ? r->impl->manifest().objects.size() : 0; }
 
 const char* zt_object_name(const zt_reader* r, size_t i) {

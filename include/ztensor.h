@@ -142,6 +142,20 @@ ZT_API const char* zt_file_version(const zt_reader* r);
    first call. NULL only if r is NULL or memory runs out. */
 ZT_API const char* zt_manifest_json(const zt_reader* r);
 
+/* The attributes of the file, or of object `object`, as one encoded CBOR
+   map, exactly as the file stores it (for 0.1.0 and 1.0 files, the map the
+   reader derives from their extra fields, as in zt_manifest_json). Every
+   value is there as written: NaN, infinities, integers from -2^64 to
+   2^64 - 1, byte strings, undefined and other simple values (which the JSON
+   of zt_manifest_json cannot tell apart); tags and indefinite lengths as
+   stored. Decode it with any CBOR library. *data points into memory the
+   reader owns, valid until zt_close; *size is its byte count. Without
+   attributes: ZT_OK, *data NULL and *size 0. Fails with ZT_ERR_ARGUMENT
+   (a NULL argument) or ZT_ERR_NOT_FOUND (object out of range). */
+ZT_API zt_status zt_file_attributes_cbor(const zt_reader* r, const void** data, size_t* size);
+ZT_API zt_status zt_object_attributes_cbor(const zt_reader* r, size_t object, const void** data,
+                                           size_t* size);
+
 /* Objects in manifest order. Out-of-range indexes give NULL / 0. */
 ZT_API size_t zt_object_count(const zt_reader* r);
 ZT_API const char* zt_object_name(const zt_reader* r, size_t i);
@@ -268,6 +282,17 @@ ZT_API zt_status zt_writer_end_component(zt_writer* w);
    Object attributes apply to the object begun last. */
 ZT_API zt_status zt_writer_set_file_attributes_json(zt_writer* w, const char* json);
 ZT_API zt_status zt_writer_set_object_attributes_json(zt_writer* w, const char* json);
+/* The same as one encoded CBOR map of `size` bytes, stored byte for byte:
+   every CBOR value survives exactly (NaN, infinities, integers to +-2^64,
+   byte strings, simple values), which JSON text cannot carry. The bytes
+   must be one well-formed CBOR map with text keys (valid UTF-8), no
+   duplicate key, nested no deeper than readers accept there (127 levels
+   for file attributes, 125 for object attributes, with the default CBOR
+   depth limit of 128): ZT_ERR_ARGUMENT otherwise (ZT_ERR_LIMIT when too
+   deep). Object attributes apply to the object begun last. The
+   bytes are copied; the caller keeps ownership of `cbor`. */
+ZT_API zt_status zt_writer_set_file_attributes_cbor(zt_writer* w, const void* cbor, size_t size);
+ZT_API zt_status zt_writer_set_object_attributes_cbor(zt_writer* w, const void* cbor, size_t size);
 
 /* Manifest, footer, fsync, rename, fsync of the directory; frees w. On
    failure the temporary file is removed and the target left as it was. */

@@ -578,6 +578,14 @@ class Object {
     const std::uint64_t* dims = zt_object_shape(r_, index_, &ndim);
     return {dims, ndim};
   }
+  /// The object's attributes as one encoded CBOR map, exactly as stored
+  /// (empty when it has none); valid while the reader lives.
+  std::span<const std::byte> attributes_cbor() const {
+    const void* data = nullptr;
+    std::size_t size = 0;
+    detail::check(zt_object_attributes_cbor(r_, index_, &data, &size));
+    return {static_cast<const std::byte*>(data), size};
+  }
   /// product(shape), 1 for a scalar; ZT_ERR_LIMIT if it overflows 64 bits.
   std::uint64_t element_count() const {
     std::uint64_t n = 0;
@@ -829,6 +837,15 @@ class Reader {
     return j;
   }
 
+  /// The file's attributes as one encoded CBOR map, exactly as stored
+  /// (empty when it has none): every value, NaN and byte strings included.
+  std::span<const std::byte> attributes_cbor() const {
+    const void* data = nullptr;
+    std::size_t size = 0;
+    detail::check(zt_file_attributes_cbor(live(), &data, &size));
+    return {static_cast<const std::byte*>(data), size};
+  }
+
   /// Objects in manifest order.
   std::size_t size() const { return zt_object_count(live()); }
   Object operator[](std::size_t i) const {
@@ -1039,6 +1056,15 @@ class Writer {
   }
   Writer& set_object_attributes_json(std::string_view json) {
     detail::check(zt_writer_set_object_attributes_json(live(), detail::c_str(json).c_str()));
+    return *this;
+  }
+  /// The same as one encoded CBOR map, stored byte for byte (every value exact).
+  Writer& set_file_attributes_cbor(std::span<const std::byte> cbor) {
+    detail::check(zt_writer_set_file_attributes_cbor(live(), cbor.data(), cbor.size()));
+    return *this;
+  }
+  Writer& set_object_attributes_cbor(std::span<const std::byte> cbor) {
+    detail::check(zt_writer_set_object_attributes_cbor(live(), cbor.data(), cbor.size()));
     return *this;
   }
 

@@ -304,6 +304,56 @@ def test_rows_are_zero_copy_for_raw_data_and_partial_decodes_for_zstd(path):
 # writer behaviour, attributes, digests
 
 
+def test_attributes_round_trip_exactly(path):
+    # Issue 25, item 10: values JSON cannot carry come back as they went in.
+    import math
+    exact = {
+        "nan": math.nan, "inf": math.inf, "-inf": -math.inf, "-0": -0.0,
+        "big": 2**64 - 1, "small": -2**64, "i": 2**53 + 1,
+        "bytes": b"\x00\xff", "looks_like_bytes": {"$bytes": "AAH+/w=="},
+        "undefined": ztensor.UNDEFINED, "simple": ztensor.Simple(16), "none": None,
+        "nested": [1, [2.5, {"t": True}], ()],
+    }
+    with ztensor.Writer(path) as w:
+        w.set_attributes(exact)
+        w.add("x", np.zeros(2, np.float32), attributes={"nan": math.nan, "b": b""})
+        w.add("y", np.zeros(2, np.float32))
+    with ztensor.open(path) as f:
+        got = f.attributes
+        assert list(got) == list(exact)
+        assert math.isnan(got["nan"]) and got["inf"] == math.inf and got["-inf"] == -math.inf
+        assert math.copysign(1.0, got["-0"]) == -1.0
+        assert got["big"] == 2**64 - 1 and got["small"] == -2**64 and got["i"] == 2**53 + 1
+        assert type(got["i"]) is int
+        assert got["bytes"] == b"\x00\xff" and got["looks_like_bytes"] == {"$bytes": "AAH+/w=="}
+        assert got["undefined"] is ztensor.UNDEFINED and got["simple"] == ztensor.Simple(16)
+        assert got["none"] is None and got["nested"] == [1, [2.5, {"t": True}], []]
+        x = f.info("x").attributes
+        assert math.isnan(x["nan"]) and x["b"] == b""
+        assert f.info("y").attributes == {}
+        # The JSON view stays what it was: NaN there is null.
+        assert f.manifest["attributes"]["nan"] is None
+
+
+def test_attributes_json_cannot_hold_are_refused_before_anything_is_written(path):
+    w = ztensor.Writer(path)
+    for bad, error in (({1: 2}, TypeError), ({"x": object()}, TypeError), ({"x": 2**64}, OverflowError),
+                       ({"x": "\ud800"}, ValueError), ([1], TypeError)):
+        with pytest.raises(error):
+            w.set_attributes(bad)
+        with pytest.raises(error):
+            w.add("o", np.zeros(1, np.float32), attributes=bad)
+    deep = {"d": []}
+    for _ in range(130):
+        deep = {"d": [deep]}
+    with pytest.raises(ValueError):
+        w.set_attributes(deep)
+    w.add("o", np.zeros(1, np.float32), attributes={"ok": 1})  # the writer is still usable
+    w.finish()
+    with ztensor.open(path) as f:
+        assert list(f) == ["o"] and f.info("o").attributes == {"ok": 1}
+
+
 def test_attributes_round_trip_through_json(path):
     with ztensor.Writer(path) as w:
         w.set_attributes({"framework": "numpy", "epoch": np.int64(3), "lr": 0.5, "tags": ["a"]})

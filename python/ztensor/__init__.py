@@ -11,15 +11,22 @@
 The library is loaded from $ZTENSOR_LIBRARY, else found by the system's
 loader (libztensor.so.1). Errors are ztensor.Error with .status,
 .status_name and .message.
+
+Attributes (File.attributes, File.info(name).attributes, and the
+attributes= arguments of Writer) travel as CBOR, so every value is exact:
+int (from -2**64 to 2**64 - 1), float (NaN, infinities and -0.0 included),
+str, bytes, bool, None, list (tuples are written as lists), dict with str
+keys, and the CBOR values ztensor.UNDEFINED and ztensor.Simple(n).
 """
 
+from ._cbor import UNDEFINED, Simple
 from ._lib import Error
 from ._lib import lib as _cdll
 from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, open
 from ._writer import Writer, save
 
 __all__ = ["open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
-           "ComponentInfo", "library_version"]
+           "ComponentInfo", "library_version", "UNDEFINED", "Simple"]
 
 
 def library_version():

@@ -130,6 +130,10 @@ for _name, _res, _args in [
     ("zt_writer_cancel_object", _STATUS, [_writer_p]),
     ("zt_writer_set_file_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_object_attributes_json", _STATUS, [_writer_p, c_char_p]),
+    ("zt_writer_set_file_attributes_cbor", _STATUS, [_writer_p, c_char_p, c_size_t]),
+    ("zt_writer_set_object_attributes_cbor", _STATUS, [_writer_p, c_char_p, c_size_t]),
+    ("zt_file_attributes_cbor", _STATUS, [_reader_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    ("zt_object_attributes_cbor", _STATUS, [_reader_p, c_size_t, POINTER(c_void_p), POINTER(c_size_t)]),
     ("zt_writer_finish", _STATUS, [_writer_p]),
     ("zt_writer_abort", None, [_writer_p]),
     # typed views

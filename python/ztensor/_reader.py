@@ -3,11 +3,11 @@
 import collections.abc
 import json
 import os
-from ctypes import byref, c_size_t, c_uint64, c_void_p
+from ctypes import byref, c_size_t, c_uint64, c_void_p, string_at
 
 import numpy as np
 
-from . import _lib
+from . import _cbor, _lib
 from ._lib import Error, NotCopyable, check, checked_int, cpath, cstr, lib, text
 
 # Storage dtypes that numpy has, little-endian. bf16 has no numpy type: its
@@ -237,7 +237,10 @@ class File(NotCopyable, collections.abc.Mapping):
 
     @property
     def manifest(self):
-        """The whole manifest as a dict, in the 1.2.0 vocabulary."""
+        """The whole manifest as a dict, in the 1.2.0 vocabulary, parsed from
+        zt_manifest_json: attribute values there are JSON (NaN and infinities
+        as None, byte strings as {"$bytes": base64}); `attributes` and
+        `info(name).attributes` give them exactly."""
         if self._manifest is None:
             j = lib.zt_manifest_json(self._r())
             if j is None:
@@ -247,8 +250,19 @@ class File(NotCopyable, collections.abc.Mapping):
 
     @property
     def attributes(self):
-        """The file's attributes (a dict)."""
-        return self.manifest.get("attributes", {})
+        """The file's attributes (a dict), every value exact (see ztensor's docs)."""
+        return self._attributes(None)
+
+    def _attributes(self, i):
+        """Attributes of object i (None: of the file), decoded from their CBOR."""
+        r = self._r()
+        data, size = c_void_p(), c_size_t()
+        if i is None:
+            check(lib.zt_file_attributes_cbor(r, byref(data), byref(size)))
+        else:
+            check(lib.zt_object_attributes_cbor(r, i, byref(data), byref(size)))
+        # Copied out while r (the handle) is held: the bytes are the reader's.
+        return _cbor.loads(string_at(data.value, size.value)) if size.value else {}
 
     def info(self, name):
         """An object's metadata (ObjectInfo) without reading its data."""
@@ -262,8 +276,7 @@ class File(NotCopyable, collections.abc.Mapping):
                 role, text(lib.zt_component_dtype(r, i, cstr(role))),
                 text(lib.zt_component_type(r, i, cstr(role))),
                 text(lib.zt_component_encoding(r, i, cstr(role))), n.value)
-        attrs = self.manifest["objects"][name].get("attributes", {})
-        return ObjectInfo(name, text(lib.zt_object_format(r, i)), self._shape(i), comps, attrs)
+        return ObjectInfo(name, text(lib.zt_object_format(r, i)), self._shape(i), comps, self._attributes(i))
 
     def verify(self):
         """Decodes every component and checks digests and content rules; returns

@@ -1,13 +1,12 @@
 """Writing: ztensor.Writer takes numpy arrays."""
 
-import json
 import os
 import threading
 from ctypes import byref, c_uint64, c_void_p
 
 import numpy as np
 
-from . import _lib
+from . import _cbor, _lib
 from ._lib import NotCopyable, check, checked_int, cpath, cstr, lib
 
 # numpy dtype kind+size -> (storage dtype, logical type)
@@ -22,18 +21,12 @@ _WIDTH = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2,
           "u64": 8, "u32": 4, "u16": 2, "u8": 1, "bool": 1}
 
 
-def _json_default(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(f"attribute value of type {type(x).__name__} is not JSON-serialisable")
-
-
-def _attributes_json(attributes):
+def _attributes_cbor(attributes):
+    """The attributes dict as one encoded CBOR map: every value exact. Refused
+    here (TypeError, ValueError, OverflowError) before anything is begun."""
     if not isinstance(attributes, dict):
         raise TypeError("attributes must be a dict")
-    return json.dumps(attributes, default=_json_default).encode()
+    return _cbor.dumps(attributes)
 
 
 def _prepare(array, dtype=None, type=None):
@@ -165,11 +158,11 @@ class Writer(NotCopyable):
             for role, spec in components.items():
                 array, dtype, ltype = spec if isinstance(spec, tuple) else (spec, None, None)
                 parts.append((role, *_prepare(array, dtype, ltype)))
-            attrs = None if attributes is None else _attributes_json(attributes)
+            attrs = None if attributes is None else _attributes_cbor(attributes)
             check(lib.zt_writer_begin_object(w, cstr(name), cstr(format), dims, ndim))
             try:
                 if attrs is not None:
-                    check(lib.zt_writer_set_object_attributes_json(w, attrs))
+                    check(lib.zt_writer_set_object_attributes_cbor(w, attrs, len(attrs)))
                 for role, a, zdtype, ztype in parts:
                     check(lib.zt_writer_add_component(w, cstr(role), cstr(zdtype), cstr(ztype),
                                                       a.ctypes.data_as(c_void_p), a.nbytes,
@@ -183,9 +176,10 @@ class Writer(NotCopyable):
             check(lib.zt_writer_end_object(w))
 
     def set_attributes(self, attributes):
-        """The file's attributes (a JSON-able dict)."""
+        """The file's attributes (a dict; values as ztensor's docs list them)."""
+        attrs = _attributes_cbor(attributes)
         with self._lock:
-            check(lib.zt_writer_set_file_attributes_json(self._live(), _attributes_json(attributes)))
+            check(lib.zt_writer_set_file_attributes_cbor(self._live(), attrs, len(attrs)))
 
     # -- the end ------------------------------------------------------------
 

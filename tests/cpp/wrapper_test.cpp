@@ -108,6 +108,27 @@ TEST_F(WrapperTest, RoundTripKeepsNamesShapesTypesAndValues) {
   EXPECT_EQ(v.unchecked, 0u);
 }
 
+TEST_F(WrapperTest, CborAttributesRoundTripByteForByte) {
+  // {"nan": NaN as a half float, "b": h'00ff'}: neither survives JSON text.
+  const std::vector<std::byte> attrs = {std::byte{0xA2}, std::byte{0x63}, std::byte{'n'}, std::byte{'a'},
+                                        std::byte{'n'},  std::byte{0xF9}, std::byte{0x7E}, std::byte{0x00},
+                                        std::byte{0x61}, std::byte{'b'},  std::byte{0x42}, std::byte{0x00},
+                                        std::byte{0xFF}};
+  const std::vector<std::uint8_t> one{1};
+  {
+    ztensor::Writer w(path());
+    w.set_file_attributes_cbor(attrs);
+    w.add_dense("x", one, {1});
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const std::span<const std::byte> got = r.attributes_cbor();
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), attrs.begin(), attrs.end()));
+  EXPECT_TRUE(r["x"].attributes_cbor().empty());
+  ztensor::Writer bad(path("t2.zt"));
+  EXPECT_THROW(bad.set_file_attributes_cbor(std::span<const std::byte>(attrs).first(5)), ztensor::Error);
+}
+
 TEST_F(WrapperTest, RawDataIsAViewOfTheCallersMemoryNotACopy) {
   const std::vector<std::byte> file = slurp(write_sample());
   ztensor::Reader r = ztensor::Reader::from_memory(file);

@@ -211,6 +211,84 @@ TEST_F(WriterTest, AttributesRoundTripExactly) {
   zt_close(r);
 }
 
+// CBOR in, the same CBOR out: values JSON cannot carry (NaN, infinities,
+// -2^64, byte strings, undefined, a simple value, a tag, indefinite
+// lengths, a map whose key is "$bytes") pass through byte for byte.
+TEST_F(WriterTest, CborAttributesAreStoredAndHandedOutByteForByte) {
+  const Bytes file_attrs = {
+      0xA7,                                                   // map of 7
+      0x61, 'n', 0xFB, 0x7F, 0xF8, 0, 0, 0, 0, 0, 1,          // "n": a NaN with a payload
+      0x61, 'i', 0xF9, 0xFC, 0x00,                            // "i": -inf (half float)
+      0x61, 'm', 0x3B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,  // "m": -2^64
+      0x61, 'b', 0x42, 0x00, 0xFF,                            // "b": bytes 00 FF
+      0x61, 'u', 0x9F, 0xF7, 0xF0, 0xFF,                      // "u": [_ undefined, simple(16)]
+      0x61, 't', 0xC1, 0x1A, 0x51, 0x4B, 0x67, 0xB0,          // "t": tag 1 (epoch time)
+      0x66, '$', 'b', 'y', 't', 'e', 's', 0xA1, 0x66, '$', 'b', 'y', 't', 'e', 's', 0x60};  // {"$bytes": {"$bytes": ""}}
+  const Bytes object_attrs = {0xA1, 0x61, 'k', 0xFA, 0x7F, 0x80, 0x00, 0x00};  // {"k": +inf (single)}
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  ASSERT_EQ(zt_writer_set_file_attributes_cbor(w, file_attrs.data(), file_attrs.size()), ZT_OK) << zt_last_error();
+  const uint64_t s1[1] = {1};
+  const uint8_t one = 1;
+  ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", s1, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_set_object_attributes_cbor(w, object_attrs.data(), object_attrs.size()), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, &one, 1, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "plain", "u8", s1, 1, &one, 1, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  const void* data = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(zt_file_attributes_cbor(r, &data, &size), ZT_OK);
+  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size), file_attrs);
+  ASSERT_EQ(zt_object_attributes_cbor(r, 0, &data, &size), ZT_OK);
+  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size), object_attrs);
+  ASSERT_EQ(zt_object_attributes_cbor(r, 1, &data, &size), ZT_OK);
+  EXPECT_EQ(data, nullptr);
+  EXPECT_EQ(size, 0u);
+  EXPECT_EQ(zt_object_attributes_cbor(r, 2, &data, &size), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(zt_object_attributes_cbor(r, 0, nullptr, &size), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_file_attributes_cbor(nullptr, &data, &size), ZT_ERR_ARGUMENT);
+  zt_close(r);
+}
+
+TEST_F(WriterTest, CborAttributesThatReadersWouldRefuseAreRefused) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const struct {
+    const char* what;
+    Bytes cbor;
+    zt_status want;
+  } cases[] = {
+      {"an array, not a map", {0x80}, ZT_ERR_ARGUMENT},
+      {"a key that is not text", {0xA1, 0x01, 0x02}, ZT_ERR_ARGUMENT},
+      {"a duplicate key", {0xA2, 0x61, 'a', 0x01, 0x61, 'a', 0x02}, ZT_ERR_ARGUMENT},
+      {"bytes after the map", {0xA0, 0x00}, ZT_ERR_ARGUMENT},
+      {"truncated", {0xA1, 0x61, 'a'}, ZT_ERR_ARGUMENT},
+      {"invalid UTF-8", {0xA1, 0x62, 0xC3, 0x28, 0x01}, ZT_ERR_ARGUMENT},
+      {"empty", {}, ZT_ERR_ARGUMENT},
+  };
+  for (const auto& c : cases) {
+    const uint8_t none = 0;
+    EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, c.cbor.empty() ? &none : c.cbor.data(), c.cbor.size()), c.want)
+        << c.what;
+  }
+  Bytes deep = {0xA1, 0x61, 'a'};  // {"a": [[...]]}: 1 + 127 containers
+  deep.insert(deep.end(), 127, 0x81);
+  deep.push_back(0x00);
+  EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_ERR_LIMIT);
+  deep.erase(deep.begin() + 3);  // 127 deep: readers accept it at the root
+  EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, nullptr, 1), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_set_object_attributes_cbor(w, deep.data(), deep.size()), ZT_ERR_STATE);  // no object
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK);
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  zt_close(r);
+}
+
 // What the writer accepts must reopen: attributes may nest only as deep as
 // the reader's CBOR depth limit allows at their place in the manifest.
 TEST_F(WriterTest, AttributeNestingStaysWithinTheReadersLimit) {
