@@ -375,6 +375,10 @@ class File(NotCopyable, collections.abc.Mapping):
     def _numpy_dtype(self, i, role):
         r = self._r()
         dtype = text(lib.zt_component_dtype(r, i, cstr(role)))
+        if dtype is None:  # no such component (an object the reader lists but cannot read)
+            n = c_uint64()
+            check(lib.zt_component_stored_size(r, i, cstr(role), byref(n)))  # the library's refusal
+            raise Error(_lib.ERR_NOT_FOUND, f"object {text(lib.zt_object_name(r, i))!r} has no component {role!r}")
         ltype = text(lib.zt_component_type(r, i, cstr(role)))
         return dtype, ltype, np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
 

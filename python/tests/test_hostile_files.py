@@ -1,0 +1,94 @@
+"""Hostile files through the Python API raise ztensor.Error, and nothing else.
+
+Issue 25: the C library refuses hostile input with a status; the Python
+module must keep that promise on its own side (no numpy ValueError,
+MemoryError, OverflowError or TypeError from what a file claims, no
+crash). The inputs are the conformance vectors and the fuzz corpus, each as
+it is, cut short and with bytes changed (a fixed seed: the same files every
+run), opened in map and copy mode and walked through every reading call.
+"""
+
+import os
+import pathlib
+import random
+
+import numpy as np
+import pytest
+
+import ztensor
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS_DIRS = [ROOT.parent / "shared" / "conformance" / "corpus" / "valid",
+               ROOT.parent / "shared" / "conformance" / "corpus" / "reject",
+               ROOT / "fuzz" / "corpus" / "open_walk"]
+MAX_FILE = 1 << 16  # larger corpus files are skipped: the point is variety, not size
+
+
+def corpus():
+    files = []
+    for d in CORPUS_DIRS:
+        if not d.is_dir():
+            continue
+        for p in sorted(d.iterdir()):
+            if p.is_file() and p.suffix != ".json" and p.stat().st_size <= MAX_FILE:
+                files.append(p.read_bytes())
+    return files
+
+
+def variants(data, rng):
+    """The file, three cuts and eight single-byte changes of it."""
+    yield data
+    for _ in range(3):
+        yield data[:rng.randrange(len(data) + 1)]
+    for _ in range(8):
+        if not data:
+            break
+        b = bytearray(data)
+        at = rng.randrange(len(b))
+        b[at] = rng.choice([0x00, 0xFF, b[at] ^ 0x01, (b[at] + 0x20) & 0xFF, rng.randrange(256)])
+        yield bytes(b)
+
+
+def walk(path, copy):
+    """Every reading call on every object; the values themselves do not matter."""
+    with ztensor.open(path, copy=copy) as f:
+        (f.version, f.attributes, f.manifest)  # properties that read the manifest
+        for name in list(f):
+            info = f.info(name)
+            attempt(lambda: f[name])
+            attempt(lambda: f.array(name))
+            attempt(lambda: f.decode(name))
+            attempt(lambda: f.rows(name, 0, 1))
+            for role in info.components:
+                attempt(lambda: f.component(name, role))
+        attempt(f.verify)
+    attempt(lambda: ztensor.load(path))
+
+
+def attempt(call):
+    """A call may be refused, but only as ztensor.Error."""
+    try:
+        call()
+    except ztensor.Error:
+        pass
+
+
+def test_hostile_files_only_ever_raise_ztensor_error(tmp_path):
+    files = corpus()
+    assert len(files) > 20, "the conformance and fuzz corpora were not found"
+    rng = random.Random(2025)
+    path = tmp_path / "h.zt"
+    tried = refused_at_open = 0
+    for data in files:
+        for v in variants(data, rng):
+            path.write_bytes(v)
+            for copy in (False, True):
+                tried += 1
+                try:
+                    walk(path, copy)
+                except ztensor.Error:
+                    refused_at_open += 1
+                except Exception as e:  # noqa: BLE001 - the point of the test
+                    pytest.fail(f"{type(e).__name__}: {e} (copy={copy}, {len(v)} bytes: {v[:64].hex()}...)")
+    # Both outcomes occur: the walk is not vacuous.
+    assert 0 < refused_at_open < tried
