@@ -15,7 +15,7 @@
 #   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
 #      and the writer's compression workers;
 #   5. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
-#      45) each, one per core at a time, when clang is installed
+#      30) each, one per core at a time, when clang is installed
 #      (scripts/setup.sh installs it).
 # Exits non-zero if any step fails; the last line is a one-line summary.
 # Environment: ZT_BUILD_DIR, ZT_ASAN_BUILD_DIR (build directories),
@@ -112,7 +112,7 @@ if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
 fi
 
 if command -v clang++ >/dev/null 2>&1; then
-  step fuzz bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-45}" || true
+  step fuzz bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-30}" || true
 else
   results+=("fuzz skipped: no clang++")
 fi
