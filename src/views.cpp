@@ -405,11 +405,12 @@ void materialize(const CsrView& v, std::span<T> dst) {
   });
 }
 
-template <typename T>
-void materialize(const CooView& v, std::span<T> dst) {
-  std::fill(dst.begin(), dst.end(), T{0});
-  const unsigned ratio = v.values_format.ratio;
-  const std::vector<T> values = converted<T>(v.values, v.values_format);
+namespace {
+
+// Calls f(k, flat) for each COO entry k with its row-major element position
+// (coordinates were checked against the shape by check_structure).
+template <typename F>
+void for_each_coo_position(const CooView& v, F&& f) {
   const size_t nd = v.shape.size();
   with_index_type(v.coords.component->dtype, [&](auto tag) {
     using I = decltype(tag);
@@ -417,10 +418,21 @@ void materialize(const CooView& v, std::span<T> dst) {
     for (uint64_t k = 0; k < v.nnz; ++k) {
       uint64_t flat = 0;
       for (size_t d = 0; d < nd; ++d)
-        flat = flat * v.shape[d] +
-               static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
-      for (unsigned c = 0; c < ratio; ++c) dst[flat * ratio + c] += values[k * ratio + c];
+        flat = flat * v.shape[d] + static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
+      f(k, flat);
     }
+  });
+}
+
+}  // namespace
+
+template <typename T>
+void materialize(const CooView& v, std::span<T> dst) {
+  std::fill(dst.begin(), dst.end(), T{0});
+  const unsigned ratio = v.values_format.ratio;
+  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  for_each_coo_position(v, [&](uint64_t k, uint64_t flat) {
+    for (unsigned c = 0; c < ratio; ++c) dst[flat * ratio + c] += values[k * ratio + c];
   });
 }
 
@@ -816,18 +828,8 @@ template <typename T>
 Result<void> coo_chunked(const CooView& v, uint64_t elements, uint64_t chunk_values, const ValueSink<T>& sink) {
   const unsigned ratio = v.values_format.ratio;
   const std::vector<T> values = converted<T>(v.values, v.values_format);
-  const size_t nd = v.shape.size();
   std::vector<std::pair<uint64_t, uint64_t>> order(v.nnz);  // (flat position, entry)
-  with_index_type(v.coords.component->dtype, [&](auto tag) {
-    using I = decltype(tag);
-    const uint8_t* coords = v.coords.bytes.data();
-    for (uint64_t k = 0; k < v.nnz; ++k) {
-      uint64_t flat = 0;
-      for (size_t d = 0; d < nd; ++d)
-        flat = flat * v.shape[d] + static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
-      order[k] = {flat, k};
-    }
-  });
+  for_each_coo_position(v, [&](uint64_t k, uint64_t flat) { order[k] = {flat, k}; });
   std::sort(order.begin(), order.end());
   const uint64_t per_chunk = std::max<uint64_t>(1, chunk_values / ratio);
   std::vector<T> buf;

@@ -42,14 +42,9 @@ Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<st
       return plan;
     }
     // bf16 and FP8 have no numpy dtype: their values go out as float32.
-    Component c;
-    c.role = p.role;
-    c.dtype = p.dtype;
-    c.type = p.type;
-    c.known_type = p.type ? find_logical_type(*p.type) : nullptr;
     Object model;
     model.name = it.name;
-    auto fmt = numeric_format(model, c);
+    auto fmt = numeric_format(model, model_component(p));
     ZT_TRY(fmt);
     plan.descr = fmt->ratio == 2 ? "<c8" : "<f4";
     plan.write = [held, f = *fmt, width = dtype_width(p.dtype)](const ByteSink& sink) -> Result<void> {

@@ -8,10 +8,6 @@
 
 namespace zt::cli {
 
-namespace {
-
-using ull = unsigned long long;
-
 Component model_component(const Part& p) {
   Component c;
   c.role = p.role;
@@ -20,6 +16,10 @@ Component model_component(const Part& p) {
   c.known_type = p.type ? find_logical_type(*p.type) : nullptr;
   return c;
 }
+
+namespace {
+
+using ull = unsigned long long;
 
 std::string dtype_text(const Part& p) {
   std::string s(dtype_name(p.dtype));

@@ -27,6 +27,10 @@ struct Values {
   std::vector<double> decoded;  // densified values
 };
 
+// The core's model of a part (role, dtype, logical type), for the numeric
+// conversions of views.h.
+Component model_component(const Part& p);
+
 // Values of `item`, or of its component `role` seen as a 1-D array. Objects
 // that must be densified are refused above `max_values` values.
 Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
