@@ -6,13 +6,22 @@
 // returned ZT_OK, with their bytes. Also: absurd frame sizes are refused at
 // open instead of wrapping (2^61 * capacity was 0 and write spun forever).
 //
-// This binary replaces the global operator new; failures are injected on
-// the test's own thread only (the compression workers allocate too, and a
-// worker that cannot allocate is a different test).
+// The same for I/O: write, pread, ftruncate, fsync, linkat and rename fail
+// with EIO at each of their calls in turn.
+//
+// This binary replaces the global operator new and those system call
+// wrappers (the core is linked in statically, so its calls land here);
+// failures are injected on the test's own thread only (the compression
+// workers allocate too, and a worker that cannot allocate is a different
+// test).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -37,7 +46,50 @@ void* allocate(std::size_t n) {
   throw std::bad_alloc();
 }
 
+thread_local long t_io_countdown = -1;  // the system call that fails, counted from 0
+thread_local long t_io_failed = 0;
+
+// Whether this call is the one to fail (errno set to EIO).
+bool io_fails() {
+  if (!t_armed || t_io_countdown < 0 || t_io_countdown-- != 0) return false;
+  ++t_io_failed;
+  errno = EIO;
+  return true;
+}
+
+template <typename F>
+F* real(const char* name) {
+  return reinterpret_cast<F*>(dlsym(RTLD_NEXT, name));
+}
+
 }  // namespace
+
+extern "C" {
+ssize_t write(int fd, const void* buf, size_t n) {
+  static auto* next = real<ssize_t(int, const void*, size_t)>("write");
+  return io_fails() ? -1 : next(fd, buf, n);
+}
+ssize_t pread(int fd, void* buf, size_t n, off_t at) {
+  static auto* next = real<ssize_t(int, void*, size_t, off_t)>("pread");
+  return io_fails() ? -1 : next(fd, buf, n, at);
+}
+int ftruncate(int fd, off_t size) {
+  static auto* next = real<int(int, off_t)>("ftruncate");
+  return io_fails() ? -1 : next(fd, size);
+}
+int fsync(int fd) {
+  static auto* next = real<int(int)>("fsync");
+  return io_fails() ? -1 : next(fd);
+}
+int linkat(int olddir, const char* oldpath, int newdir, const char* newpath, int flags) {
+  static auto* next = real<int(int, const char*, int, const char*, int)>("linkat");
+  return io_fails() ? -1 : next(olddir, oldpath, newdir, newpath, flags);
+}
+int rename(const char* from, const char* to) {
+  static auto* next = real<int(const char*, const char*)>("rename");
+  return io_fails() ? -1 : next(from, to);
+}
+}
 
 void* operator new(std::size_t n) { return allocate(n); }
 void* operator new[](std::size_t n) { return allocate(n); }
@@ -61,7 +113,9 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
 // The sequence: a zstd dense object in one call, an object streamed in
 // pieces through begin/write/end, a small raw object, finish. Every call is
 // made whatever the earlier ones returned.
-Outcome run_sequence(const std::string& path, long fail_at) {
+enum class Fault { allocation, io };
+
+Outcome run_sequence(const std::string& path, long fail_at, Fault fault = Fault::allocation) {
   Outcome o;
   zt_writer_options opt;
   zt_writer_options_init(&opt);
@@ -71,7 +125,7 @@ Outcome run_sequence(const std::string& path, long fail_at) {
   if (zt_writer_open_ex(path.c_str(), &opt, &w) != ZT_OK) return o;
   const std::vector<uint8_t> a = pattern(20000, 1), b = pattern(30000, 2), c = pattern(64, 3);
   const uint64_t sa[1] = {a.size() / 4}, sb[1] = {b.size()}, sc[1] = {c.size()};
-  t_countdown = fail_at;
+  (fault == Fault::allocation ? t_countdown : t_io_countdown) = fail_at;
   t_armed = true;
   o.dense_ok = zt_writer_add_dense(w, "a", "f32", sa, 1, a.data(), a.size(), "zstd") == ZT_OK;
   bool streamed = zt_writer_begin_object(w, "b", "dense", sb, 1) == ZT_OK;
@@ -83,6 +137,7 @@ Outcome run_sequence(const std::string& path, long fail_at) {
   o.small_ok = zt_writer_add_dense(w, "c", "u8", sc, 1, c.data(), c.size(), nullptr) == ZT_OK;
   o.finish_ok = zt_writer_finish(w) == ZT_OK;
   t_armed = false;
+  t_countdown = t_io_countdown = -1;
   return o;
 }
 
@@ -100,26 +155,32 @@ bool object_equals(zt_reader* r, const char* name, const std::vector<uint8_t>& w
          std::equal(want.begin(), want.end(), got.begin());
 }
 
-TEST(WriterAlloc, EveryFailedAllocationLeavesNoContradictingFile) {
+// Fails the fault's calls one at a time, from the first of the sequence to
+// past its last; returns how many were failed.
+long fail_each_call(Fault fault) {
   const std::string path = temp_path();
   long points = 0;
   for (long fail_at = 0;; ++fail_at) {
     std::filesystem::remove(path);
-    t_failed = 0;
-    const Outcome o = run_sequence(path, fail_at);
-    if (t_failed == 0) {
-      // Past the last allocation of the sequence: everything succeeded.
+    t_failed = t_io_failed = 0;
+    const Outcome o = run_sequence(path, fail_at, fault);
+    if ((fault == Fault::allocation ? t_failed : t_io_failed) == 0) {
+      // Past the last such call of the sequence: everything succeeded.
       EXPECT_TRUE(o.dense_ok && o.streamed_ok && o.small_ok && o.finish_ok);
       break;
     }
     ++points;
-    SCOPED_TRACE("allocation " + std::to_string(fail_at) + " failed");
+    SCOPED_TRACE((fault == Fault::allocation ? "allocation " : "system call ") + std::to_string(fail_at) +
+                 " failed");
     if (!o.finish_ok) {
       EXPECT_FALSE(std::filesystem::exists(path)) << "a failed finish left a file";
       continue;
     }
     zt_reader* r = nullptr;
-    ASSERT_EQ(zt_open(path.c_str(), &r), ZT_OK) << zt_last_error();
+    if (zt_open(path.c_str(), &r) != ZT_OK) {
+      ADD_FAILURE() << "a finished file does not open: " << zt_last_error();
+      continue;
+    }
     EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
     size_t expected = 0;
     for (const auto& [ok, name, bytes] : {std::tuple{o.dense_ok, "a", pattern(20000, 1)},
@@ -137,7 +198,18 @@ TEST(WriterAlloc, EveryFailedAllocationLeavesNoContradictingFile) {
     zt_close(r);
   }
   std::filesystem::remove(path);
-  EXPECT_GT(points, 20) << "the sequence made fewer allocations than expected";
+  std::fprintf(stderr, "  %ld %s failed in turn\n", points, fault == Fault::allocation ? "allocations" : "system calls");
+  return points;
+}
+
+TEST(WriterAlloc, EveryFailedAllocationLeavesNoContradictingFile) {
+  EXPECT_GT(fail_each_call(Fault::allocation), 20) << "the sequence made fewer allocations than expected";
+}
+
+TEST(WriterIo, EveryFailedSystemCallLeavesNoContradictingFile) {
+  // Writes of the three objects and the manifest, the read-back of "b" for
+  // its content check, fsync, linkat or rename: at least 6.
+  EXPECT_GE(fail_each_call(Fault::io), 6) << "the sequence made fewer system calls than expected";
 }
 
 TEST(WriterAlloc, PoisonedWriterNamesTheFirstFailure) {
