@@ -148,7 +148,8 @@ zt_status zt_writer_set_file_attributes_cbor(zt_writer* w, const void* cbor, siz
   if (zt_status s = check_writer(w)) return s;
   if (!cbor) return fail(ZT_ERR_ARGUMENT, "cbor is NULL");
   return guard([&] {
-    return to_status(w->impl->set_file_attributes_cbor(std::span(static_cast<const uint8_t*>(cbor), size)));
+    return to_status(
+        w->impl->set_file_attributes_cbor(std::span(static_cast<const uint8_t*>(cbor), size)));
   });
 }
 
@@ -156,7 +157,8 @@ zt_status zt_writer_set_object_attributes_cbor(zt_writer* w, const void* cbor, s
   if (zt_status s = check_writer(w)) return s;
   if (!cbor) return fail(ZT_ERR_ARGUMENT, "cbor is NULL");
   return guard([&] {
-    return to_status(w->impl->set_object_attributes_cbor(std::span(static_cast<const uint8_t*>(cbor), size)));
+    return to_status(
+        w->impl->set_object_attributes_cbor(std::span(static_cast<const uint8_t*>(cbor), size)));
   });
 }
 

@@ -146,7 +146,8 @@ zt_status zt_file_attributes_cbor(const zt_reader* r, const void** data, size_t*
   return attributes_out(r->impl->manifest().attributes, data, size);
 }
 
-zt_status zt_object_attributes_cbor(const zt_reader* r, size_t object, const void** data, size_t* size) {
+zt_status zt_object_attributes_cbor(const zt_reader* r, size_t object, const void** data,
+                                    size_t* size) {
   if (!r || !data || !size) return fail(ZT_ERR_ARGUMENT, "reader, data or size is NULL");
   const zt::Object* o = object_at(r, object);
   if (!o) return fail(ZT_ERR_NOT_FOUND, "object index out of range");

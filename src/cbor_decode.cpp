@@ -116,6 +116,7 @@ class Builder {
   void record_key(std::string_view key);
   Result<void> check_duplicate_keys(size_t first);
   Decision decide(const ValueHead& head);
+  void fail_over_cap(const Frame& f);
   void start_muting(Keep keep);
   void finish_muting();
 
@@ -204,6 +205,16 @@ void Builder::record_key(std::string_view key) {
   keys_.push_back(hash << 32 | item_start_);
 }
 
+// An indefinite-length container kept as nodes got one item more than its
+// policy allows; it is named by the key it is the value of.
+void Builder::fail_over_cap(const Frame& f) {
+  std::string what = "an indefinite-length value of \"";
+  if (path_.size() > 1) what += path_[path_.size() - 2];
+  what += "\" holds more items than the limit of ";
+  what += std::to_string(f.is_map ? f.max_seen / 2 : f.max_seen);
+  fail(Status::limit, what.c_str());
+}
+
 Decision Builder::decide(const ValueHead& head) {
   // The sink's entries are the sink's to keep or drop.
   if (is_streamed(stack_.back().node)) return Keep::nodes;
@@ -248,9 +259,7 @@ void Builder::close_items() {
     if (f.indefinite) {
       ++f.remaining;  // counts items seen, so keys sit at even positions
       if (f.remaining > f.max_seen) {
-        const std::string what = "an indefinite-length value of \"" + std::string(path_.size() > 1 ? path_[path_.size() - 2] : std::string_view()) +
-                                 "\" holds more items than the limit of " + std::to_string(f.is_map ? f.max_seen / 2 : f.max_seen);
-        fail(Status::limit, what.c_str());
+        fail_over_cap(f);
         return;
       }
     } else {
@@ -306,10 +315,11 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
   const bool streamed = opens_streamed_map(is_map);
   Node* n = add(kind, {}, count, indefinite);
   if (!n) return;
+  // Keys and values both count in an indefinite map's frame.
   const uint64_t max_items = pending_max_items_;
-  const uint64_t max_seen = !indefinite || max_items == UINT64_MAX ? UINT64_MAX
-                            : is_map                               ? 2 * std::min<uint64_t>(max_items, UINT64_MAX / 4)
-                                                                   : max_items;
+  uint64_t max_seen = UINT64_MAX;
+  if (indefinite && max_items != UINT64_MAX)
+    max_seen = is_map ? 2 * std::min(max_items, UINT64_MAX / 4) : max_items;
   uint32_t idx = kNoNode;
   if (n != &scratch_) {
     n->count = static_cast<uint32_t>(count);
@@ -320,8 +330,14 @@ void Builder::open(Kind kind, uint64_t count, bool indefinite) {
     close_items();
     return;
   }
-  stack_.push_back(Frame{idx, indefinite ? 0 : (is_map ? count * 2 : count), indefinite, is_map,
-                         static_cast<uint32_t>(keys_.size()), 0, {}, max_seen});
+  stack_.push_back(Frame{idx,
+                         indefinite ? 0 : (is_map ? count * 2 : count),
+                         indefinite,
+                         is_map,
+                         static_cast<uint32_t>(keys_.size()),
+                         0,
+                         {},
+                         max_seen});
   path_.emplace_back();
 }
 

@@ -133,7 +133,8 @@ struct ValueHead {
 struct Decision {
   Keep keep;
   uint64_t max_items = UINT64_MAX;
-  Decision(Keep k, uint64_t max = UINT64_MAX) : keep(k), max_items(max) {}  // NOLINT: a Keep is a Decision
+  Decision(Keep k, uint64_t max = UINT64_MAX)
+      : keep(k), max_items(max) {}  // NOLINT: a Keep is a Decision
 };
 // Decides, for each map value outside values kept encoded or dropped, what
 // is kept. `path` holds the key of each enclosing map (an empty view for an

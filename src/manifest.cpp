@@ -245,7 +245,7 @@ Result<void> Parser::check_components_count(const std::string& what, uint32_t co
 // Text that reaches C callers as a C string may not hold a NUL byte: it
 // would be cut short there ("dense\0x" read as "dense"). Nor may it be
 // empty: the writer refuses empty text, so what the reader accepts can
-// always be copied (fuzz finding F8).
+// always be copied.
 Result<void> Parser::check_c_text(const std::string& where, const char* field,
                                   uint32_t text) const {
   ZT_FAIL_IF(node(text).str.empty(), invalid, "%s: \"%s\" is empty", where.c_str(), field);
@@ -255,7 +255,8 @@ Result<void> Parser::check_c_text(const std::string& where, const char* field,
 }
 
 Result<void> Parser::check_name(std::string_view what, std::string_view name) const {
-  ZT_FAIL_IF(name.empty(), invalid, "%.*s name is empty", static_cast<int>(what.size()), what.data());
+  ZT_FAIL_IF(name.empty(), invalid, "%.*s name is empty", static_cast<int>(what.size()),
+             what.data());
   ZT_FAIL_IF(name.size() > Limits::name_bytes, limit,
              "%.*s name of %zu bytes exceeds the limit of %llu", static_cast<int>(what.size()),
              what.data(), name.size(), static_cast<unsigned long long>(Limits::name_bytes));
@@ -771,7 +772,9 @@ bool is_container(const ValueHead& h) { return h.kind == Kind::array || h.kind =
 
 // A field the model reads as a scalar: a container there is refused by the
 // parser, which needs only its kind.
-Decision scalar_field(const ValueHead& h) { return is_container(h) ? Keep::encoded : Keep::nodes; }
+Decision scalar_field(const ValueHead& h) {
+  return is_container(h) ? Keep::encoded : Keep::nodes;
+}
 
 // A shape or a components map larger than the limits is kept encoded: the
 // parser refuses it by its count without its items ever becoming nodes. An

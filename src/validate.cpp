@@ -126,8 +126,9 @@ Result<void> check_sparse(const Object& o) {
 
 Result<void> check_whole_elements(const Object& o, const Component& c, uint64_t decoded) {
   const unsigned unit = c.width() * c.ratio();
-  ZT_FAIL_IF(decoded % unit != 0, invalid, "%s: %llu bytes is not a whole number of %u-byte elements",
-             where(o, c).c_str(), static_cast<ull>(decoded), unit);
+  ZT_FAIL_IF(decoded % unit != 0, invalid,
+             "%s: %llu bytes is not a whole number of %u-byte elements", where(o, c).c_str(),
+             static_cast<ull>(decoded), unit);
   return {};
 }
 
@@ -150,7 +151,7 @@ Result<void> validate_object(const Object& o) {
   if (!o.unsupported.empty()) return {};  // listed only; refused on access
   ZT_TRY(check_format_rules(o));  // first: its messages say more (a dense size against the shape)
   // Every format, known or not: the writer stores only whole elements, so a
-  // file the reader accepts can be copied (fuzz finding F11).
+  // file the reader accepts can be copied.
   for (const Component& c : o.components)
     if (const auto n = decoded_size(c)) ZT_TRY(check_whole_elements(o, c, *n));
   return {};

@@ -418,7 +418,8 @@ void for_each_coo_position(const CooView& v, F&& f) {
     for (uint64_t k = 0; k < v.nnz; ++k) {
       uint64_t flat = 0;
       for (size_t d = 0; d < nd; ++d)
-        flat = flat * v.shape[d] + static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
+        flat = flat * v.shape[d] +
+               static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
       f(k, flat);
     }
   });

@@ -337,8 +337,8 @@ struct Writer::Impl {
     }
     if (o.format == "quantized_group") {
       // Without one of its parameters the object is stored as the reader
-      // lists it: not dequantisable, its sizes unchecked (fuzz finding F10:
-      // a file that opens and verifies can always be copied).
+      // lists it: not dequantisable, its sizes unchecked, so that a file
+      // that opens and verifies can always be copied.
       auto q = quant_layout(*m);
       if (!q && q.error().status == Status::not_found) return {};
       ZT_TRY(q);

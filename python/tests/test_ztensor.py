@@ -644,3 +644,34 @@ def test_sparse_values_given_as_a_tuple(path):
     with ztensor.open(path) as f:
         assert f["m"].values.tolist() == [1.0, 2.0, 3.0]
         assert f.decode("c").tolist() == [[0, 4], [5, 0]]
+
+
+def test_every_public_value_type_pickles_and_copies(path):
+    # Issue 25: what the module hands out survives pickle, copy and deepcopy
+    # (multiprocessing sends results through pickle); handles refuse (above).
+    import copy
+    import math
+    import pickle
+
+    with ztensor.Writer(path) as w:
+        w.add_csr("csr", np.array([1.0, 2.0], np.float32), np.array([0, 2]), np.array([0, 1, 2]), shape=(2, 3))
+        w.add_coo("coo", np.array([5.0], np.float32), np.array([[1], [2]]), shape=(2, 3))
+        w.add("d", np.arange(4, dtype=np.int16), attributes={"nan": math.nan, "u": ztensor.UNDEFINED})
+    with ztensor.open(path) as f:
+        values = [f["csr"], f["coo"], f.info("d"), f.info("d").components["data"],
+                  ztensor.Error(3, "bad"), ztensor.UNDEFINED, ztensor.Simple(40)]
+    for v in values:
+        for back in (pickle.loads(pickle.dumps(v)), copy.copy(v), copy.deepcopy(v)):
+            assert type(back) is type(v)
+            if isinstance(v, (ztensor.CSR, ztensor.COO)):
+                assert back.shape == v.shape and all(np.array_equal(a, b) for a, b in zip(back, v))
+            elif isinstance(v, ztensor.ObjectInfo):
+                assert (back.name, back.format, back.shape, back.components) == \
+                    (v.name, v.format, v.shape, v.components)
+                assert math.isnan(back.attributes["nan"]) and back.attributes["u"] is ztensor.UNDEFINED
+            elif isinstance(v, ztensor.Error):
+                assert (back.status, back.message) == (v.status, v.message)
+            elif v is ztensor.UNDEFINED:
+                assert back is ztensor.UNDEFINED
+            else:
+                assert back == v

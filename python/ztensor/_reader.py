@@ -122,6 +122,9 @@ class CSR(tuple):
     indices = property(lambda self: self[1])
     indptr = property(lambda self: self[2])
 
+    def __getnewargs__(self):  # pickle and copy rebuild it through __new__
+        return (*self, self.shape)
+
     def __repr__(self):
         return f"CSR(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
 
@@ -137,6 +140,9 @@ class COO(tuple):
 
     values = property(lambda self: self[0])
     coords = property(lambda self: self[1])
+
+    def __getnewargs__(self):  # pickle and copy rebuild it through __new__
+        return (*self, self.shape)
 
     def __repr__(self):
         return f"COO(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"

@@ -96,7 +96,8 @@ void print_and_clear(std::string& text) {
 // Prints `text` with each placeholder replaced, each map's text written as
 // it is made (cbor::JsonStyle::drain): what is held is a piece of 64 KiB,
 // whatever the attributes hold.
-void print_with_attributes(const std::string& text, const std::vector<std::span<const uint8_t>>& maps, int indent) {
+void print_with_attributes(const std::string& text,
+                           const std::vector<std::span<const uint8_t>>& maps, int indent) {
   std::string out;
   size_t from = 0;
   for (;;) {

@@ -196,7 +196,8 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     if (p.decoded && !narrow_sparse_index(it, p)) {
       // Its size known, a component goes across a window at a time: a copy
       // holds a bounded window whatever the component decodes to.
-      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type, encoding_for(p, opt.encode), *p.decoded));
+      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type, encoding_for(p, opt.encode),
+                               *p.decoded));
       auto windows = in.windows(i, k);
       ZT_TRY(windows);
       for (;;) {

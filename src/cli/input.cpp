@@ -11,7 +11,7 @@ namespace {
 
 // 0.1.0 and 1.0.x files read a bool byte other than 0 as true; 1.1 and
 // later, which every copy writes, allow only 0 and 1. Copies carry the
-// value, true, as 1 (fuzz finding F9).
+// value, true, as 1.
 bool legacy_bool(const Reader& r, const Component& c) {
   return c.dtype == DType::boolean && r.manifest().generation != Generation::v1;
 }
@@ -22,7 +22,8 @@ void normalise_bools(std::span<uint8_t> bytes) {
 
 class ReaderWindows final : public Windows {
  public:
-  ReaderWindows(std::unique_ptr<DecodedWindows> w, bool legacy_bool) : w_(std::move(w)), legacy_bool_(legacy_bool) {}
+  ReaderWindows(std::unique_ptr<DecodedWindows> w, bool legacy_bool)
+      : w_(std::move(w)), legacy_bool_(legacy_bool) {}
   Result<std::span<const uint8_t>> next() override {
     auto w = w_->next();
     if (!w || !legacy_bool_) return w;
@@ -82,7 +83,8 @@ class ZtInput final : public Input {
     auto w = reader_->windows(item, part);
     ZT_TRY(w);
     const Component& c = reader_->manifest().objects[item].components[part];
-    return std::unique_ptr<Windows>(std::make_unique<ReaderWindows>(std::move(*w), legacy_bool(*reader_, c)));
+    return std::unique_ptr<Windows>(
+        std::make_unique<ReaderWindows>(std::move(*w), legacy_bool(*reader_, c)));
   }
 
   static Result<std::unique_ptr<Input>> open(const std::string& path) {

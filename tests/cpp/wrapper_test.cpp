@@ -110,10 +110,10 @@ TEST_F(WrapperTest, RoundTripKeepsNamesShapesTypesAndValues) {
 
 TEST_F(WrapperTest, CborAttributesRoundTripByteForByte) {
   // {"nan": NaN as a half float, "b": h'00ff'}: neither survives JSON text.
-  const std::vector<std::byte> attrs = {std::byte{0xA2}, std::byte{0x63}, std::byte{'n'}, std::byte{'a'},
-                                        std::byte{'n'},  std::byte{0xF9}, std::byte{0x7E}, std::byte{0x00},
-                                        std::byte{0x61}, std::byte{'b'},  std::byte{0x42}, std::byte{0x00},
-                                        std::byte{0xFF}};
+  const std::vector<std::byte> attrs = {
+      std::byte{0xA2}, std::byte{0x63}, std::byte{'n'},  std::byte{'a'},  std::byte{'n'},
+      std::byte{0xF9}, std::byte{0x7E}, std::byte{0x00}, std::byte{0x61}, std::byte{'b'},
+      std::byte{0x42}, std::byte{0x00}, std::byte{0xFF}};
   const std::vector<std::uint8_t> one{1};
   {
     ztensor::Writer w(path());
@@ -126,7 +126,8 @@ TEST_F(WrapperTest, CborAttributesRoundTripByteForByte) {
   EXPECT_TRUE(std::equal(got.begin(), got.end(), attrs.begin(), attrs.end()));
   EXPECT_TRUE(r["x"].attributes_cbor().empty());
   ztensor::Writer bad(path("t2.zt"));
-  EXPECT_THROW(bad.set_file_attributes_cbor(std::span<const std::byte>(attrs).first(5)), ztensor::Error);
+  EXPECT_THROW(bad.set_file_attributes_cbor(std::span<const std::byte>(attrs).first(5)),
+               ztensor::Error);
 }
 
 TEST_F(WrapperTest, RawDataIsAViewOfTheCallersMemoryNotACopy) {

@@ -250,9 +250,9 @@ TEST(Findings, DecodeManyRefusesWhatReadRefuses) {
 // refuses empty text, so the reader does too: an empty object name, format,
 // component role, type or encoding made a file that opened and verified but
 // that `zt convert` could not copy.
-Bytes manifest_of_one_component(std::string_view name, std::string_view format, std::string_view role,
-                                std::optional<std::string_view> type, std::optional<std::string_view> encoding,
-                                uint64_t at) {
+Bytes manifest_of_one_component(std::string_view name, std::string_view format,
+                                std::string_view role, std::optional<std::string_view> type,
+                                std::optional<std::string_view> encoding, uint64_t at) {
   CborWriter w;
   begin_one_object(w, "1.2.0", name, 3);
   w.text("shape");
@@ -289,13 +289,17 @@ TEST(Findings, F8_EmptyNamesAndTextsAreRefusedAtOpen) {
     Bytes manifest;
     const char* message;
   } cases[] = {
-      {"object name", manifest_of_one_component("", "dense", "data", std::nullopt, std::nullopt, at),
+      {"object name",
+       manifest_of_one_component("", "dense", "data", std::nullopt, std::nullopt, at),
        "object name is empty"},
-      {"format", manifest_of_one_component("w", "", "data", std::nullopt, std::nullopt, at), "\"format\" is empty"},
+      {"format", manifest_of_one_component("w", "", "data", std::nullopt, std::nullopt, at),
+       "\"format\" is empty"},
       {"role", manifest_of_one_component("w", "blocks", "", std::nullopt, std::nullopt, at),
        "component name is empty"},
-      {"type", manifest_of_one_component("w", "dense", "data", "", std::nullopt, at), "\"type\" is empty"},
-      {"encoding", manifest_of_one_component("w", "dense", "data", std::nullopt, "", at), "\"encoding\" is empty"},
+      {"type", manifest_of_one_component("w", "dense", "data", "", std::nullopt, at),
+       "\"type\" is empty"},
+      {"encoding", manifest_of_one_component("w", "dense", "data", std::nullopt, "", at),
+       "\"encoding\" is empty"},
   };
   for (const auto& c : cases) {
     const Bytes file = assemble(blobs.bytes(), c.manifest);
@@ -306,7 +310,8 @@ TEST(Findings, F8_EmptyNamesAndTextsAreRefusedAtOpen) {
     EXPECT_NE(std::string(zt_last_error()).find(c.message), std::string::npos) << zt_last_error();
   }
   // The control: the same file with every text present opens.
-  const Bytes good = assemble(blobs.bytes(), manifest_of_one_component("w", "dense", "data", std::nullopt, "raw", at));
+  const Bytes good = assemble(
+      blobs.bytes(), manifest_of_one_component("w", "dense", "data", std::nullopt, "raw", at));
   zt_reader* r = nullptr;
   EXPECT_EQ(zt_open_memory(good.data(), good.size(), &r), ZT_OK) << zt_last_error();
   zt_close(r);
@@ -324,24 +329,28 @@ TEST(Findings, F11_ComponentsHoldWholeElementsInEveryFormat) {
   const uint64_t zstd_at = blobs.add(frame);
   const uint64_t shape[] = {3};
   {
-    const Bytes file = assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "f64", shape, raw_at, 12, false,
-                                                              std::nullopt, "some_future_format"));
+    const Bytes file =
+        assemble(blobs.bytes(), dense_manifest("1.2.0", "w", "f64", shape, raw_at, 12, false,
+                                               std::nullopt, "some_future_format"));
     zt_reader* r = nullptr;
     EXPECT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_ERR_INVALID);
     zt_close(r);
-    EXPECT_NE(std::string(zt_last_error()).find("12 bytes is not a whole number of 8-byte elements"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(zt_last_error()).find("12 bytes is not a whole number of 8-byte elements"),
+        std::string::npos)
         << zt_last_error();
   }
   {
-    const Bytes file = assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "f64", shape, zstd_at, frame.size(),
-                                                              true, std::nullopt, "some_future_format"));
+    const Bytes file =
+        assemble(blobs.bytes(), dense_manifest("1.1.0", "w", "f64", shape, zstd_at, frame.size(),
+                                               true, std::nullopt, "some_future_format"));
     zt_reader* r = nullptr;
     ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
     ReaderPtr reader(r);
     EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_ERR_INVALID);
-    EXPECT_NE(std::string(zt_last_error()).find("12 bytes is not a whole number of 8-byte elements"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(zt_last_error()).find("12 bytes is not a whole number of 8-byte elements"),
+        std::string::npos)
         << zt_last_error();
   }
   {
@@ -349,8 +358,8 @@ TEST(Findings, F11_ComponentsHoldWholeElementsInEveryFormat) {
     Blobs ok;
     const uint64_t at = ok.add(Bytes(16, 0));
     const uint64_t two[] = {2};
-    const Bytes file =
-        assemble(ok.bytes(), dense_manifest("1.2.0", "w", "f64", two, at, 16, false, std::nullopt, "some_future_format"));
+    const Bytes file = assemble(ok.bytes(), dense_manifest("1.2.0", "w", "f64", two, at, 16, false,
+                                                           std::nullopt, "some_future_format"));
     zt_reader* r = nullptr;
     ASSERT_EQ(zt_open_memory(file.data(), file.size(), &r), ZT_OK) << zt_last_error();
     ReaderPtr reader(r);

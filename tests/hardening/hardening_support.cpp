@@ -66,7 +66,8 @@ void component(CborWriter& w, std::string_view dtype, uint64_t offset, uint64_t 
   }
 }
 
-void begin_one_object(CborWriter& w, std::string_view version, std::string_view name, size_t fields) {
+void begin_one_object(CborWriter& w, std::string_view version, std::string_view name,
+                      size_t fields) {
   w.map(2);
   w.text("version");
   w.text(version);

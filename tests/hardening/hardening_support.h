@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "../unit/sanitized.h"
-
 #include "cbor_encode.h"
 #include "ztensor.h"
 
@@ -57,7 +56,8 @@ void component(CborWriter& w, std::string_view dtype, uint64_t offset, uint64_t 
 
 // Starts a manifest of one object: {"version": version, "objects": {name:
 // a map of `fields` entries, which the caller writes next}}.
-void begin_one_object(CborWriter& w, std::string_view version, std::string_view name, size_t fields);
+void begin_one_object(CborWriter& w, std::string_view version, std::string_view name,
+                      size_t fields);
 
 // The manifest of one dense object with one "data" component.
 Bytes dense_manifest(std::string_view version, std::string_view name, std::string_view dtype,

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -170,8 +169,8 @@ long fail_each_call(Fault fault) {
       break;
     }
     ++points;
-    SCOPED_TRACE((fault == Fault::allocation ? "allocation " : "system call ") + std::to_string(fail_at) +
-                 " failed");
+    SCOPED_TRACE((fault == Fault::allocation ? "allocation " : "system call ") +
+                 std::to_string(fail_at) + " failed");
     if (!o.finish_ok) {
       EXPECT_FALSE(std::filesystem::exists(path)) << "a failed finish left a file";
       continue;
@@ -198,12 +197,14 @@ long fail_each_call(Fault fault) {
     zt_close(r);
   }
   std::filesystem::remove(path);
-  std::fprintf(stderr, "  %ld %s failed in turn\n", points, fault == Fault::allocation ? "allocations" : "system calls");
+  std::fprintf(stderr, "  %ld %s failed in turn\n", points,
+               fault == Fault::allocation ? "allocations" : "system calls");
   return points;
 }
 
 TEST(WriterAlloc, EveryFailedAllocationLeavesNoContradictingFile) {
-  EXPECT_GT(fail_each_call(Fault::allocation), 20) << "the sequence made fewer allocations than expected";
+  EXPECT_GT(fail_each_call(Fault::allocation), 20)
+      << "the sequence made fewer allocations than expected";
 }
 
 TEST(WriterIo, EveryFailedSystemCallLeavesNoContradictingFile) {

@@ -153,7 +153,8 @@ TEST(ManifestStream, OversizedFieldsAreRefusedByTheirCount) {
   m["objects"]["w"]["shape"] = {1};
   Bytes indefinite = manifest_cbor(m);
   const uint8_t one_item_shape[] = {0x65, 's', 'h', 'a', 'p', 'e', 0x81, 0x01};
-  const auto at = std::search(indefinite.begin(), indefinite.end(), std::begin(one_item_shape), std::end(one_item_shape));
+  const auto at = std::search(indefinite.begin(), indefinite.end(), std::begin(one_item_shape),
+                              std::end(one_item_shape));
   ASSERT_NE(at, indefinite.end());
   Bytes items = {0x9F};
   items.insert(items.end(), 100, 0x01);
@@ -164,7 +165,8 @@ TEST(ManifestStream, OversizedFieldsAreRefusedByTheirCount) {
   EXPECT_EQ(whole_tape(Generation::v1, indefinite).status, Status::limit);
   const Outcome d = streamed(Generation::v1, indefinite);
   EXPECT_EQ(d.status, Status::limit);
-  EXPECT_NE(d.text.find("\"shape\" holds more items than the limit of 64"), std::string::npos) << d.text;
+  EXPECT_NE(d.text.find("\"shape\" holds more items than the limit of 64"), std::string::npos)
+      << d.text;
 
   m = {{"objects", {{"w", dense_object(64)}}}, {"version", "1.2.0"}};
   m["objects"]["w"]["format"] = {{"x", shape}};

@@ -216,22 +216,26 @@ TEST_F(WriterTest, AttributesRoundTripExactly) {
 // lengths, a map whose key is "$bytes") pass through byte for byte.
 TEST_F(WriterTest, CborAttributesAreStoredAndHandedOutByteForByte) {
   const Bytes file_attrs = {
-      0xA7,                                                   // map of 7
-      0x61, 'n', 0xFB, 0x7F, 0xF8, 0, 0, 0, 0, 0, 1,          // "n": a NaN with a payload
-      0x61, 'i', 0xF9, 0xFC, 0x00,                            // "i": -inf (half float)
+      0xA7,                                                             // map of 7
+      0x61, 'n', 0xFB, 0x7F, 0xF8, 0,    0,    0,    0,    0,    1,     // "n": a NaN with a payload
+      0x61, 'i', 0xF9, 0xFC, 0x00,                                      // "i": -inf (half float)
       0x61, 'm', 0x3B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,  // "m": -2^64
-      0x61, 'b', 0x42, 0x00, 0xFF,                            // "b": bytes 00 FF
-      0x61, 'u', 0x9F, 0xF7, 0xF0, 0xFF,                      // "u": [_ undefined, simple(16)]
-      0x61, 't', 0xC1, 0x1A, 0x51, 0x4B, 0x67, 0xB0,          // "t": tag 1 (epoch time)
-      0x66, '$', 'b', 'y', 't', 'e', 's', 0xA1, 0x66, '$', 'b', 'y', 't', 'e', 's', 0x60};  // {"$bytes": {"$bytes": ""}}
-  const Bytes object_attrs = {0xA1, 0x61, 'k', 0xFA, 0x7F, 0x80, 0x00, 0x00};  // {"k": +inf (single)}
+      0x61, 'b', 0x42, 0x00, 0xFF,                                      // "b": bytes 00 FF
+      0x61, 'u', 0x9F, 0xF7, 0xF0, 0xFF,              // "u": [_ undefined, simple(16)]
+      0x61, 't', 0xC1, 0x1A, 0x51, 0x4B, 0x67, 0xB0,  // "t": tag 1 (epoch time)
+      0x66, '$', 'b',  'y',  't',  'e',  's',  0xA1, 0x66, '$',  'b',
+      'y',  't', 'e',  's',  0x60};  // {"$bytes": {"$bytes": ""}}
+  const Bytes object_attrs = {0xA1, 0x61, 'k',  0xFA,
+                              0x7F, 0x80, 0x00, 0x00};  // {"k": +inf (single)}
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
-  ASSERT_EQ(zt_writer_set_file_attributes_cbor(w, file_attrs.data(), file_attrs.size()), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_set_file_attributes_cbor(w, file_attrs.data(), file_attrs.size()), ZT_OK)
+      << zt_last_error();
   const uint64_t s1[1] = {1};
   const uint8_t one = 1;
   ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", s1, 1), ZT_OK);
-  ASSERT_EQ(zt_writer_set_object_attributes_cbor(w, object_attrs.data(), object_attrs.size()), ZT_OK)
+  ASSERT_EQ(zt_writer_set_object_attributes_cbor(w, object_attrs.data(), object_attrs.size()),
+            ZT_OK)
       << zt_last_error();
   ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, &one, 1, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
@@ -242,9 +246,11 @@ TEST_F(WriterTest, CborAttributesAreStoredAndHandedOutByteForByte) {
   const void* data = nullptr;
   size_t size = 0;
   ASSERT_EQ(zt_file_attributes_cbor(r, &data, &size), ZT_OK);
-  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size), file_attrs);
+  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size),
+            file_attrs);
   ASSERT_EQ(zt_object_attributes_cbor(r, 0, &data, &size), ZT_OK);
-  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size), object_attrs);
+  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size),
+            object_attrs);
   ASSERT_EQ(zt_object_attributes_cbor(r, 1, &data, &size), ZT_OK);
   EXPECT_EQ(data, nullptr);
   EXPECT_EQ(size, 0u);
@@ -272,7 +278,9 @@ TEST_F(WriterTest, CborAttributesThatReadersWouldRefuseAreRefused) {
   };
   for (const auto& c : cases) {
     const uint8_t none = 0;
-    EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, c.cbor.empty() ? &none : c.cbor.data(), c.cbor.size()), c.want)
+    EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, c.cbor.empty() ? &none : c.cbor.data(),
+                                                 c.cbor.size()),
+              c.want)
         << c.what;
   }
   Bytes deep = {0xA1, 0x61, 'a'};  // {"a": [[...]]}: 1 + 127 containers
@@ -280,9 +288,11 @@ TEST_F(WriterTest, CborAttributesThatReadersWouldRefuseAreRefused) {
   deep.push_back(0x00);
   EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_ERR_LIMIT);
   deep.erase(deep.begin() + 3);  // 127 deep: readers accept it at the root
-  EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_OK)
+      << zt_last_error();
   EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, nullptr, 1), ZT_ERR_ARGUMENT);
-  EXPECT_EQ(zt_writer_set_object_attributes_cbor(w, deep.data(), deep.size()), ZT_ERR_STATE);  // no object
+  EXPECT_EQ(zt_writer_set_object_attributes_cbor(w, deep.data(), deep.size()),
+            ZT_ERR_STATE);  // no object
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   zt_reader* r = open_verified(path());
   ASSERT_NE(r, nullptr);
@@ -598,8 +608,11 @@ TEST_F(WriterTest, InvalidObjectsAreCutOffTheFile) {
   // No bits/group_size/packing: stored as readers list it, not dequantisable.
   EXPECT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
   ASSERT_EQ(zt_writer_begin_object(w, "q17", "quantized_group", qshape, 2), ZT_OK);
-  ASSERT_EQ(zt_writer_set_object_attributes_json(w, R"({"bits": 17, "group_size": 8, "packing": "1_per_i32"})"), ZT_OK);
-  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_set_object_attributes_json(
+                w, R"({"bits": 17, "group_size": 8, "packing": "1_per_i32"})"),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr),
+            ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, sc, 32, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, sc, 32, nullptr), ZT_OK);
   EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // present but wrong: refused
