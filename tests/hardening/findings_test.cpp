@@ -37,43 +37,41 @@ TEST(Findings, F3_FormatWithANulByteIsRefused) {
                                << (r ? zt_object_format(r, 0) : "") << "\"";
 }
 
-// The same for the other texts the ABI returns: type, encoding, version.
-Bytes manifest_with(std::string_view version, std::string_view type, std::string_view encoding,
-                    uint64_t at) {
+// A manifest of one object of shape [4] with one u8 component of 4 bytes at
+// `at`, its texts as given (type and encoding absent when nullopt).
+Bytes manifest_of_one_component(std::string_view version, std::string_view name,
+                                std::string_view format, std::string_view role,
+                                std::optional<std::string_view> type,
+                                std::optional<std::string_view> encoding, uint64_t at) {
   CborWriter w;
-  w.map(2);
-  w.text("version");
-  w.text(version);
-  w.text("objects");
-  w.map(1);
-  w.text("w");
-  w.map(3);
+  begin_one_object(w, version, name, 3);
   w.text("shape");
   w.array(1);
   w.uint(4);
   w.text("format");
-  w.text("dense");
+  w.text(format);
   w.text("components");
   w.map(1);
-  w.text("data");
-  w.map(3 + (type.empty() ? 0 : 1) + (encoding.empty() ? 0 : 1));
+  w.text(role);
+  w.map(3 + (type ? 1 : 0) + (encoding ? 1 : 0));
   w.text("dtype");
   w.text("u8");
   w.text("offset");
   w.uint(at);
   w.text("length");
   w.uint(4);
-  if (!type.empty()) {
+  if (type) {
     w.text("type");
-    w.text(type);
+    w.text(*type);
   }
-  if (!encoding.empty()) {
+  if (encoding) {
     w.text("encoding");
-    w.text(encoding);
+    w.text(*encoding);
   }
   return w.take();
 }
 
+// The same for the other texts the ABI returns: type, encoding, version.
 TEST(Findings, F3_TypeEncodingAndVersionWithANulByteAreRefused) {
   Blobs blobs;
   const uint64_t at = blobs.add(Bytes(4, 0x38));
@@ -82,9 +80,12 @@ TEST(Findings, F3_TypeEncodingAndVersionWithANulByteAreRefused) {
     const char* what;
     Bytes manifest;
   } cases[] = {
-      {"type", manifest_with("1.2.0", "f8_e4m3fn\0x"sv, "", at)},
-      {"encoding", manifest_with("1.2.0", "", "raw\0x"sv, at)},
-      {"version", manifest_with("1.2.0\0x"sv, "", "", at)},
+      {"type", manifest_of_one_component("1.2.0", "w", "dense", "data", "f8_e4m3fn\0x"sv,
+                                         std::nullopt, at)},
+      {"encoding",
+       manifest_of_one_component("1.2.0", "w", "dense", "data", std::nullopt, "raw\0x"sv, at)},
+      {"version", manifest_of_one_component("1.2.0\0x"sv, "w", "dense", "data", std::nullopt,
+                                            std::nullopt, at)},
   };
   for (const auto& c : cases) {
     const Bytes file = assemble(blobs.bytes(), c.manifest);
@@ -250,36 +251,6 @@ TEST(Findings, DecodeManyRefusesWhatReadRefuses) {
 // refuses empty text, so the reader does too: an empty object name, format,
 // component role, type or encoding made a file that opened and verified but
 // that `zt convert` could not copy.
-Bytes manifest_of_one_component(std::string_view name, std::string_view format,
-                                std::string_view role, std::optional<std::string_view> type,
-                                std::optional<std::string_view> encoding, uint64_t at) {
-  CborWriter w;
-  begin_one_object(w, "1.2.0", name, 3);
-  w.text("shape");
-  w.array(1);
-  w.uint(4);
-  w.text("format");
-  w.text(format);
-  w.text("components");
-  w.map(1);
-  w.text(role);
-  w.map(3 + (type ? 1 : 0) + (encoding ? 1 : 0));
-  w.text("dtype");
-  w.text("u8");
-  w.text("offset");
-  w.uint(at);
-  w.text("length");
-  w.uint(4);
-  if (type) {
-    w.text("type");
-    w.text(*type);
-  }
-  if (encoding) {
-    w.text("encoding");
-    w.text(*encoding);
-  }
-  return w.take();
-}
 
 TEST(Findings, F8_EmptyNamesAndTextsAreRefusedAtOpen) {
   Blobs blobs;
@@ -290,15 +261,17 @@ TEST(Findings, F8_EmptyNamesAndTextsAreRefusedAtOpen) {
     const char* message;
   } cases[] = {
       {"object name",
-       manifest_of_one_component("", "dense", "data", std::nullopt, std::nullopt, at),
+       manifest_of_one_component("1.2.0", "", "dense", "data", std::nullopt, std::nullopt, at),
        "object name is empty"},
-      {"format", manifest_of_one_component("w", "", "data", std::nullopt, std::nullopt, at),
+      {"format",
+       manifest_of_one_component("1.2.0", "w", "", "data", std::nullopt, std::nullopt, at),
        "\"format\" is empty"},
-      {"role", manifest_of_one_component("w", "blocks", "", std::nullopt, std::nullopt, at),
+      {"role",
+       manifest_of_one_component("1.2.0", "w", "blocks", "", std::nullopt, std::nullopt, at),
        "component name is empty"},
-      {"type", manifest_of_one_component("w", "dense", "data", "", std::nullopt, at),
+      {"type", manifest_of_one_component("1.2.0", "w", "dense", "data", "", std::nullopt, at),
        "\"type\" is empty"},
-      {"encoding", manifest_of_one_component("w", "dense", "data", std::nullopt, "", at),
+      {"encoding", manifest_of_one_component("1.2.0", "w", "dense", "data", std::nullopt, "", at),
        "\"encoding\" is empty"},
   };
   for (const auto& c : cases) {
@@ -310,8 +283,9 @@ TEST(Findings, F8_EmptyNamesAndTextsAreRefusedAtOpen) {
     EXPECT_NE(std::string(zt_last_error()).find(c.message), std::string::npos) << zt_last_error();
   }
   // The control: the same file with every text present opens.
-  const Bytes good = assemble(
-      blobs.bytes(), manifest_of_one_component("w", "dense", "data", std::nullopt, "raw", at));
+  const Bytes good =
+      assemble(blobs.bytes(),
+               manifest_of_one_component("1.2.0", "w", "dense", "data", std::nullopt, "raw", at));
   zt_reader* r = nullptr;
   EXPECT_EQ(zt_open_memory(good.data(), good.size(), &r), ZT_OK) << zt_last_error();
   zt_close(r);
