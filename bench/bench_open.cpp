@@ -10,9 +10,9 @@
 
 #include "bench_util.h"
 #include "cbor_floor.h"
-#include "cbor_value.h"
-#include "manifest.h"
-#include "validate.h"
+#include "cbor/cbor_value.h"
+#include "manifest/manifest.h"
+#include "read/validate.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include <fstream>
 
 #include "bench_util.h"
-#include "cbor_encode.h"
+#include "cbor/cbor_encode.h"
 
 namespace {
 

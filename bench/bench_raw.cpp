@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "bench_util.h"
-#include "reader.h"
+#include "read/reader.h"
 
 namespace {
 

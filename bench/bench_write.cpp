@@ -16,7 +16,7 @@
 #include <zstd.h>
 
 #include "bench_util.h"
-#include "digest.h"
+#include "container/digest.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "bench_util.h"
-#include "reader.h"
-#include "zstd_codec.h"
+#include "read/reader.h"
+#include "container/zstd_codec.h"
 
 namespace {
 

@@ -3,33 +3,25 @@
 #include <string>
 #include <vector>
 
-#include "batch_decode.h"
 #include "capi_internal.h"
+#include "read/batch_decode.h"
 
 using namespace zt::capi;
 
 namespace {
 
 // Resolves a request's object index and role to a core request, or says why not.
-zt::Error resolve(const zt::Reader& reader, const zt_decode_request& q, zt::DecodeRequest& out) {
-  if (!q.role) return zt::make_error(zt::Status::argument, "role is NULL");
+zt::Error resolve(const zt_reader* r, const zt_decode_request& q, zt::DecodeRequest& out) {
+  zt::Result<size_t> k = find_component(r, q.object, q.role);
+  // Argument errors come before lookup failures: a NULL role, then a NULL dst.
+  if (!k && k.error().status == zt::Status::argument) return k.error();
   if (!q.dst && q.capacity > 0) return zt::make_error(zt::Status::argument, "dst is NULL");
-  const auto& objects = reader.manifest().objects;
-  if (q.object >= objects.size())
-    return zt::make_error(zt::Status::not_found,
-                          "object index %zu is out of range (the file has %zu objects)", q.object,
-                          objects.size());
-  const zt::Object& o = objects[q.object];
-  for (size_t k = 0; k < o.components.size(); ++k) {
-    if (o.components[k].role != q.role) continue;
-    static uint8_t empty;
-    uint8_t* dst = q.dst ? static_cast<uint8_t*>(q.dst) : &empty;
-    out = zt::DecodeRequest{
-        q.object, k, std::span<uint8_t>(dst, static_cast<size_t>(q.capacity)), 0, {}};
-    return {};
-  }
-  return zt::make_error(zt::Status::not_found, "object \"%s\" has no component \"%s\"",
-                        o.name.c_str(), q.role);
+  if (!k) return k.error();
+  static uint8_t empty;
+  uint8_t* dst = q.dst ? static_cast<uint8_t*>(q.dst) : &empty;
+  out = zt::DecodeRequest{
+      q.object, *k, std::span<uint8_t>(dst, static_cast<size_t>(q.capacity)), 0, {}};
+  return {};
 }
 
 }  // namespace
@@ -60,7 +52,7 @@ zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t cou
     origin.reserve(count);
     for (size_t i = 0; i < count; ++i) {
       zt::DecodeRequest q;
-      refused[i] = resolve(*r->impl, reqs[i], q);
+      refused[i] = resolve(r, reqs[i], q);
       if (refused[i].status != zt::Status::ok) continue;
       core.push_back(q);
       origin.push_back(i);

@@ -1,18 +1,18 @@
 // Shared by the C ABI's translation units: handles, the thread-local error
-// message, and the exception barrier.
+// message, the exception barrier and the lookup of components.
 #pragma once
 
 #include <cstddef>
 #include <cstring>
 #include <exception>
-#include <type_traits>
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 
-#include "error.h"
-#include "reader.h"
-#include "writer.h"
+#include "base/error.h"
+#include "read/reader.h"
+#include "write/writer.h"
 #include "ztensor.h"
 
 struct zt_reader {
@@ -55,6 +55,35 @@ T guard_value(T fallback, F&& f) noexcept {
 }
 
 inline zt_status to_status(const Result<void>& r) { return r ? ZT_OK : set_error(r.error()); }
+
+// The one lookup of a component by (object index, role) behind every call
+// that names one, with the statuses and messages the header promises. The
+// failures come back as Errors: a caller that returns zt_status makes one
+// the thread's message (to_status, set_error); zt_decode_many keeps one per
+// request.
+
+// The reader and the object index.
+inline Result<void> check_object(const zt_reader* r, size_t object) {
+  if (!r) return make_error(Status::argument, "reader is NULL");
+  const size_t n = r->impl->manifest().objects.size();
+  if (object >= n)
+    return make_error(Status::not_found,
+                      "object index %zu is out of range (the file has %zu objects)", object, n);
+  return {};
+}
+
+// The index of component `role` in object `object`. A NULL reader is named
+// first, then a NULL role, then a bad object index: argument checks come
+// before lookups.
+inline Result<size_t> find_component(const zt_reader* r, size_t object, const char* role) {
+  if (r && !role) return make_error(Status::argument, "role is NULL");
+  if (const Result<void> c = check_object(r, object); !c) return c.error();
+  const Object& o = r->impl->manifest().objects[object];
+  for (size_t k = 0; k < o.components.size(); ++k)
+    if (o.components[k].role == role) return k;
+  return make_error(Status::not_found, "object \"%s\" has no component \"%s\"", o.name.c_str(),
+                    role);
+}
 
 // *_init_sized: writes `defaults` into the caller's struct, but no more than
 // the `size` bytes the caller's header says it has, and records that size.

@@ -1,12 +1,12 @@
 // The typed-view calls of the C ABI: argument checks and translation of
-// src/views.h results into the structs and statuses of ztensor.h.
+// src/views/views.h results into the structs and statuses of ztensor.h.
 #include <cstddef>
 #include <cstring>
 #include <span>
 #include <string>
 
 #include "capi_internal.h"
-#include "views.h"
+#include "views/views.h"
 
 using namespace zt::capi;
 
@@ -19,29 +19,6 @@ const char* type_text(const zt::Component& c) {
   return c.type ? c.type->c_str() : nullptr;
 }
 
-zt_status check_reader(const zt_reader* r, size_t object) {
-  if (!r) return fail(ZT_ERR_ARGUMENT, "reader is NULL");
-  const size_t n = r->impl->manifest().objects.size();
-  if (object >= n) {
-    set_message("object index " + std::to_string(object) + " is out of range (the file has " +
-                std::to_string(n) + " objects)");
-    return ZT_ERR_NOT_FOUND;
-  }
-  return ZT_OK;
-}
-
-zt_status find_role(const zt_reader* r, size_t object, const char* role, size_t* k) {
-  if (!role) return fail(ZT_ERR_ARGUMENT, "role is NULL");
-  const zt::Object& o = r->impl->manifest().objects[object];
-  for (size_t i = 0; i < o.components.size(); ++i)
-    if (o.components[i].role == role) {
-      *k = i;
-      return ZT_OK;
-    }
-  set_message("object \"" + o.name + "\" has no component \"" + role + "\"");
-  return ZT_ERR_NOT_FOUND;
-}
-
 // A converted read into a caller buffer of `capacity` values.
 template <typename T, typename F>
 zt_status read_values(const zt_reader* r, size_t object, T* dst, uint64_t capacity,
@@ -49,7 +26,7 @@ zt_status read_values(const zt_reader* r, size_t object, T* dst, uint64_t capaci
   if (!written) return fail(ZT_ERR_ARGUMENT, "written is NULL");
   if (!dst && capacity > 0) return fail(ZT_ERR_ARGUMENT, "dst is NULL");
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     static T empty;
     auto n = call(std::span<T>(dst ? dst : &empty, dst ? static_cast<size_t>(capacity) : 0));
     if (!n) return set_error(n.error());
@@ -83,7 +60,7 @@ extern "C" {
 zt_status zt_object_element_count(const zt_reader* r, size_t object, uint64_t* count) {
   if (!count) return fail(ZT_ERR_ARGUMENT, "count is NULL");
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto n = zt::element_count(r->impl->manifest().objects[object]);
     if (!n) return set_error(n.error());
     *count = *n;
@@ -94,7 +71,7 @@ zt_status zt_object_element_count(const zt_reader* r, size_t object, uint64_t* c
 zt_status zt_object_value_count(const zt_reader* r, size_t object, uint64_t* count) {
   if (!count) return fail(ZT_ERR_ARGUMENT, "count is NULL");
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto n = zt::decoded_value_count(*r->impl, object);
     if (!n) return set_error(n.error());
     *count = *n;
@@ -118,23 +95,21 @@ zt_status zt_object_read_f64(const zt_reader* r, size_t object, double* dst, uin
 
 zt_status zt_component_read_f32(const zt_reader* r, size_t object, const char* role, float* dst,
                                 uint64_t capacity, uint64_t* written) {
-  size_t k = 0;
   return read_values(r, object, dst, capacity, written,
                      [&](std::span<float> out) -> zt::Result<uint64_t> {
-                       if (const zt_status s = find_role(r, object, role, &k))
-                         return zt::Error{static_cast<zt::Status>(s), zt_last_error()};
-                       return zt::read_component_as(*r->impl, object, k, out);
+                       zt::Result<size_t> k = find_component(r, object, role);
+                       if (!k) return std::move(k).error();
+                       return zt::read_component_as(*r->impl, object, *k, out);
                      });
 }
 
 zt_status zt_component_read_f64(const zt_reader* r, size_t object, const char* role, double* dst,
                                 uint64_t capacity, uint64_t* written) {
-  size_t k = 0;
   return read_values(r, object, dst, capacity, written,
                      [&](std::span<double> out) -> zt::Result<uint64_t> {
-                       if (const zt_status s = find_role(r, object, role, &k))
-                         return zt::Error{static_cast<zt::Status>(s), zt_last_error()};
-                       return zt::read_component_as(*r->impl, object, k, out);
+                       zt::Result<size_t> k = find_component(r, object, role);
+                       if (!k) return std::move(k).error();
+                       return zt::read_component_as(*r->impl, object, *k, out);
                      });
 }
 
@@ -160,7 +135,7 @@ void zt_quant_info_init_sized(zt_quant_info* v, size_t size) { init_sized(v, siz
 zt_status zt_dense_view(const zt_reader* r, size_t object, zt_dense_info* v) {
   if (const zt_status s = check_struct(v, sizeof(zt_dense_info))) return s;
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto dv = zt::dense_view(*r->impl, object);
     if (!dv) return set_error(dv.error());
     zt_dense_info full{};
@@ -179,7 +154,7 @@ zt_status zt_dense_view(const zt_reader* r, size_t object, zt_dense_info* v) {
 zt_status zt_csr_view(const zt_reader* r, size_t object, zt_csr_info* v) {
   if (const zt_status s = check_struct(v, sizeof(zt_csr_info))) return s;
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto cv = zt::csr_view(*r->impl, object);
     if (!cv) return set_error(cv.error());
     zt_csr_info full{};
@@ -202,7 +177,7 @@ zt_status zt_csr_view(const zt_reader* r, size_t object, zt_csr_info* v) {
 zt_status zt_coo_view(const zt_reader* r, size_t object, zt_coo_info* v) {
   if (const zt_status s = check_struct(v, sizeof(zt_coo_info))) return s;
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto cv = zt::coo_view(*r->impl, object);
     if (!cv) return set_error(cv.error());
     zt_coo_info full{};
@@ -223,7 +198,7 @@ zt_status zt_coo_view(const zt_reader* r, size_t object, zt_coo_info* v) {
 zt_status zt_quant_view(const zt_reader* r, size_t object, zt_quant_info* v) {
   if (const zt_status s = check_struct(v, sizeof(zt_quant_info))) return s;
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto qv = zt::quant_view(*r->impl, object);
     if (!qv) return set_error(qv.error());
     const zt::QuantLayout& q = qv->layout;
@@ -256,7 +231,7 @@ zt_status zt_dense_rows_map(const zt_reader* r, size_t object, uint64_t row_begi
                             const void** data, uint64_t* nbytes) {
   if (!data || !nbytes) return fail(ZT_ERR_ARGUMENT, "data or nbytes is NULL");
   return guard([&] {
-    if (const zt_status s = check_reader(r, object)) return s;
+    if (const zt_status s = to_status(check_object(r, object))) return s;
     auto m = zt::dense_rows_map(*r->impl, object, row_begin, row_end);
     if (!m) return set_error(m.error());
     *data = m->data();

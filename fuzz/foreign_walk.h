@@ -12,12 +12,12 @@
 #include <set>
 #include <string>
 
-#include "cbor_value.h"
-#include "formats/foreign.h"
+#include "cbor/cbor_value.h"
+#include "foreign/foreign.h"
 #include "fuzz_support.h"
-#include "json.h"
-#include "manifest.h"
-#include "writer.h"
+#include "manifest/json.h"
+#include "manifest/manifest.h"
+#include "write/writer.h"
 #include "ztensor.h"
 
 namespace zt::fuzz {

@@ -43,11 +43,11 @@
 
 #include "commands.h"
 #include "common.h"
-#include "foreign.h"
+#include "foreign/foreign.h"
 #include "fuzz_support.h"
-#include "reader.h"
-#include "quantized.h"
-#include "views.h"
+#include "read/reader.h"
+#include "formats/quantized.h"
+#include "views/views.h"
 
 // Findings F8-F11 (fuzz/README.md), fixed; each macro tolerated one while it
 // was open and stays, at 0, to show what a regression would look like:

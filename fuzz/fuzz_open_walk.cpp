@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include "container.h"
+#include "container/container.h"
 #include "fuzz_support.h"
-#include "io.h"
-#include "json.h"
-#include "manifest.h"
+#include "container/io.h"
+#include "manifest/json.h"
+#include "manifest/manifest.h"
 #include "walk.h"
 #include "ztensor.h"
 

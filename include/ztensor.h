@@ -18,13 +18,21 @@
  *    header's sizeof to the library's *_init_sized() (the call for FFI
  *    users): a library newer than the header writes only the bytes the
  *    caller's struct has, and reads only the fields it says it has.
+ *    The one exception is zt_decode_request: it is an array element, whose
+ *    size is the array's stride, so its layout is frozen (a new field means
+ *    a new struct), its struct_size must be this header's sizeof, and it has
+ *    no *_init_sized().
+ *  - Limits on untrusted input are fixed when the library is built (the
+ *    ZT_MAX_* macros of its private src/base/zt_limits.h; SECURITY.md,
+ *    "Limits", lists them). This header names each by its macro and quotes
+ *    its default; a build may have set another value.
  *  - No C++ exception ever crosses this boundary.
  *
  * ABI (docs/abi.md; checked by abidiff against abi/ on every change)
  *  - libztensor.so.1 keeps every 1.x program running. A minor version may add
  *    functions, append zt_status values and other enumerators, and append
- *    fields at the end of structs that begin with struct_size. Treat an
- *    unknown zt_status as a failure.
+ *    fields at the end of structs that begin with struct_size (except
+ *    zt_decode_request). Treat an unknown zt_status as a failure.
  *  - Removing a function, changing a parameter or return type, moving,
  *    retyping or removing a struct field, or changing an enumerator or macro
  *    value needs a new soname (libztensor.so.2).
@@ -66,7 +74,10 @@ typedef enum zt_status {
                              overlap, size/shape mismatch, bad sparse structure, bad digest text */
   ZT_ERR_UNSUPPORTED = 4, /* unknown encoding, format or dtype that the operation needs */
   ZT_ERR_DIGEST = 5,      /* stored digest does not match the bytes */
-  ZT_ERR_LIMIT = 6,       /* a safety limit: manifest > 1 GiB, decompressed size cap, rank cap */
+  ZT_ERR_LIMIT = 6,       /* a safety limit (ZT_MAX_*, see Conventions): manifest size
+                             (ZT_MAX_MANIFEST_BYTES, default 1 GiB), decoded size
+                             (ZT_MAX_DECODED_BYTES, default 64 GiB), rank (ZT_MAX_RANK,
+                             default 64), counts of objects, components, CBOR items */
   ZT_ERR_NOT_FOUND = 7,   /* no object / component / attribute of that name */
   ZT_ERR_ARGUMENT = 8,    /* NULL pointer, wrong buffer size, bad dtype string, duplicate name */
   ZT_ERR_STATE = 9,       /* call not valid in this state (writer already finished or failed) */
@@ -117,7 +128,8 @@ typedef enum zt_io_mode {
 typedef struct zt_open_options {
   uint32_t struct_size;       /* sizeof(zt_open_options), set by zt_open_options_init */
   uint32_t io_mode;           /* zt_io_mode */
-  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = build default (64 GiB) */
+  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = the build's
+                                 ZT_MAX_DECODED_BYTES (default 64 GiB) */
 } zt_open_options;
 
 /* Fills *opt with the defaults. */
@@ -185,7 +197,8 @@ ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, co
    zstd, or legacy big-endian data: decoded once, cached, owned by the reader.
    Valid until zt_close. Fails with ZT_ERR_ARGUMENT, ZT_ERR_NOT_FOUND (no such
    object or role), ZT_ERR_UNSUPPORTED (unknown encoding), ZT_ERR_LIMIT
-   (decoded size over the cap), ZT_ERR_INVALID (corrupt or wrongly sized
+   (decoded size over zt_open_options.max_decoded_bytes, by default
+   ZT_MAX_DECODED_BYTES), ZT_ERR_INVALID (corrupt or wrongly sized
    zstd data), ZT_ERR_NOMEM, ZT_ERR_IO (copy mode). */
 ZT_API zt_status zt_component_map(const zt_reader* r, size_t object, const char* role,
                                   const void** data, uint64_t* nbytes);
@@ -227,10 +240,12 @@ typedef enum zt_digest_algo {
 typedef struct zt_writer_options {
   uint32_t struct_size;     /* sizeof(zt_writer_options), set by zt_writer_options_init */
   int32_t zstd_level;       /* default 3 */
-  uint32_t threads;         /* compression threads; 0 = all cores (default); at most 256 */
+  uint32_t threads;         /* compression threads; 0 = all cores (default); more than the
+                               build's ZT_MAX_THREADS (default 256) are clamped to it */
   uint32_t digest;          /* zt_digest_algo; default ZT_DIGEST_XXH3 */
-  uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB, 1 KiB to 256 MiB
-                               (ZT_ERR_ARGUMENT outside) */
+  uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB, from 1 KiB to the
+                               build's ZT_MAX_FRAME_SIZE (default 256 MiB); ZT_ERR_ARGUMENT
+                               outside */
   double auto_min_ratio;    /* encoding "auto": keep zstd only if stored <= ratio * raw; default 0.9 */
 } zt_writer_options;
 
@@ -286,11 +301,12 @@ ZT_API zt_status zt_writer_set_object_attributes_json(zt_writer* w, const char* 
    every CBOR value survives exactly (NaN, infinities, integers to +-2^64,
    byte strings, simple values), which JSON text cannot carry. The bytes
    must be one well-formed CBOR map with text keys (valid UTF-8), no
-   duplicate key, nested no deeper than readers accept there (127 levels
-   for file attributes, 125 for object attributes, with the default CBOR
-   depth limit of 128): ZT_ERR_ARGUMENT otherwise (ZT_ERR_LIMIT when too
-   deep). Object attributes apply to the object begun last. The
-   bytes are copied; the caller keeps ownership of `cbor`. */
+   duplicate key, nested no deeper than readers accept there
+   (ZT_MAX_CBOR_DEPTH - 1 levels for file attributes, ZT_MAX_CBOR_DEPTH - 3
+   for object attributes: 127 and 125 with the default of 128):
+   ZT_ERR_ARGUMENT otherwise (ZT_ERR_LIMIT when too deep). Object
+   attributes apply to the object begun last. The bytes are copied; the
+   caller keeps ownership of `cbor`. */
 ZT_API zt_status zt_writer_set_file_attributes_cbor(zt_writer* w, const void* cbor, size_t size);
 ZT_API zt_status zt_writer_set_object_attributes_cbor(zt_writer* w, const void* cbor, size_t size);
 
@@ -300,10 +316,15 @@ ZT_API zt_status zt_writer_finish(zt_writer* w);
 /* Removes the temporary file; frees w. NULL is a no-op. */
 ZT_API void zt_writer_abort(zt_writer* w);
 
-/* ---- Batch decode (issue 7) ---- */
+/* ------------------------------------------------------------------------ */
+/* Batch decode                                                               */
 
 /* One component for zt_decode_many: which one, where to put it, and (out)
-   how it went. Fill it with zt_decode_request_init, then set the fields. */
+   how it went. Fill it with zt_decode_request_init, then set the fields.
+   The exception to the struct_size rule (see Conventions): requests come as
+   an array, whose stride is this struct's size, so its layout is frozen; a
+   new field means a new struct. struct_size must be
+   sizeof(zt_decode_request), as zt_decode_request_init sets it. */
 typedef struct zt_decode_request {
   uint32_t struct_size; /* sizeof(zt_decode_request), set by zt_decode_request_init */
   uint32_t status;      /* out: the zt_status of this request */
@@ -329,9 +350,6 @@ ZT_API void zt_decode_request_init(zt_decode_request* req);
    request is attempted. Buffers must not overlap one another. */
 ZT_API zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t count, unsigned threads);
 
-/* ---- end of batch decode ---- */
-
-/* ---- Typed views (issue 4) ---- */
 /* ------------------------------------------------------------------------ */
 /* Typed views: numbers out of any object                                     */
 /*
@@ -612,8 +630,6 @@ ZT_API zt_status zt_dense_rows_f32(const zt_reader* r, size_t object, uint64_t r
                                    float* dst, uint64_t capacity, uint64_t* written);
 ZT_API zt_status zt_dense_rows_f64(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
                                    double* dst, uint64_t capacity, uint64_t* written);
-
-/* ---- end of typed views ---- */
 
 #ifdef __cplusplus
 }

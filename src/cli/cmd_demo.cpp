@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "commands.h"
-#include "writer.h"
+#include "write/writer.h"
 
 namespace zt::cli {
 

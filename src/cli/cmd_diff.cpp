@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "commands.h"
+#include "formats/object_format.h"
 #include "input.h"
 #include "values.h"
 
@@ -18,7 +19,8 @@ using ull = unsigned long long;
 
 std::string summary(const Item& it) {
   std::string s = it.format + " " + shape_text(it.shape);
-  if (const Part* p = it.find(it.format == "dense" ? "data" : "values")) {
+  const ObjectFormat* f = find_object_format(it.format);
+  if (const Part* p = it.find(f && !f->value_role.empty() ? f->value_role : "values")) {
     s += ' ';
     s += dtype_name(p->dtype);
     if (p->type) s.append(1, '/').append(*p->type);

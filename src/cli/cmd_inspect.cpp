@@ -2,13 +2,14 @@
 #include <cstdio>
 #include <map>
 
-#include "cbor_item.h"
+#include "cbor/cbor_item.h"
 #include "commands.h"
-#include "content.h"
-#include "digest.h"
+#include "container/digest.h"
+#include "formats/object_format.h"
 #include "input.h"
 #include "json_layout.h"
 #include "progress.h"
+#include "read/content.h"
 
 namespace zt::cli {
 
@@ -45,14 +46,21 @@ std::string clipped(std::string s, size_t max) {
 
 // The object row's dtype column: the component that carries the values.
 std::string object_dtype(const Item& it) {
-  if (it.format == "quantized_group" && it.has_attributes) {
-    const auto bits = cbor::find_entry(it.attributes_cbor, "bits");
-    const auto group = cbor::find_entry(it.attributes_cbor, "group_size");
-    if (bits && *bits && group && *group)
-      return "int" + attribute_text(**bits, 20) + " g" + attribute_text(**group, 20);
+  const ObjectFormat* f = find_object_format(it.format);
+  if (f && !f->listed_attributes.empty() && it.has_attributes) {
+    std::string text;
+    for (const ListedAttribute& a : f->listed_attributes) {
+      const auto v = cbor::find_entry(it.attributes_cbor, a.key);
+      if (!v || !*v) {
+        text.clear();
+        break;
+      }
+      text.append(a.prefix).append(attribute_text(**v, 20));
+    }
+    if (!text.empty()) return text;
   }
-  for (const char* role : {"data", "values", "packed_weight"})
-    if (const Part* p = it.find(role)) return part_dtype(*p);
+  for (const ObjectFormat* g : object_formats())
+    if (const Part* p = it.find(g->listed_role)) return part_dtype(*p);
   return it.parts.empty() ? "-" : part_dtype(it.parts[0]);
 }
 
@@ -309,9 +317,8 @@ struct VerifyCounts {
 };
 
 std::string structure_rule(const Object& o) {
-  if (o.format == "sparse_csr") return "CSR structure";
-  if (o.format == "sparse_coo") return "COO coordinates";
-  if (o.format == "quantized_group") return "quantized_group layout";
+  if (const ObjectFormat* f = format_of(o); f && !f->content_rules.empty())
+    return std::string(f->content_rules);
   for (const Component& c : o.components)
     if (c.dtype == DType::boolean) return "bool bytes";
   return "";

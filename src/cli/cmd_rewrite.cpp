@@ -6,16 +6,18 @@
 #include <set>
 #include <unordered_map>
 
-#include "cbor_encode.h"
-#include "cbor_item.h"
-#include "cbor_value.h"
+#include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
+#include "cbor/cbor_value.h"
 #include "commands.h"
-#include "content.h"
+#include "foreign/safetensors.h"
+#include "formats/object_format.h"
 #include "input.h"
 #include "progress.h"
-#include "safetensors.h"
+#include "read/content.h"
 #include "values.h"
-#include "writer.h"
+#include "write/writer.h"
 
 namespace zt::cli {
 
@@ -65,7 +67,8 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
   if (const auto t = a.get("--threads")) {
     auto v = parse_uint("--threads", *t);
     ZT_TRY(v);
-    ZT_FAIL_IF(*v > 1024, argument, "option '--threads': %llu is too many", static_cast<ull>(*v));
+    ZT_FAIL_IF(*v > Limits::threads, argument, "option '--threads': %llu is more than the limit %u",
+               static_cast<ull>(*v), Limits::threads);
     o.writer.threads = static_cast<unsigned>(*v);
   }
   o.densify = a.has("--densify");
@@ -104,9 +107,8 @@ Result<void> write_pieces(Writer& w, std::span<const uint8_t> bytes, Progress& p
 }
 
 bool narrow_sparse_index(const Item& it, const Part& p) {
-  const bool sparse = it.format == "sparse_csr" || it.format == "sparse_coo";
-  const bool index = p.role == "indices" || p.role == "indptr" || p.role == "coords";
-  return sparse && index && p.dtype != DType::u64 && dtype_is_integer(p.dtype);
+  const ObjectFormat* f = find_object_format(it.format);
+  return f && is_index_role(*f, p.role) && p.dtype != DType::u64 && dtype_is_integer(p.dtype);
 }
 
 Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& object) {
@@ -169,12 +171,12 @@ Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& att
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
                        const RewriteOptions& opt, Progress& progress) {
   const Item& it = in.items[i];
-  // Corrupt input is refused, never copied under a fresh digest (issue 24, item 1).
+  // Corrupt input is refused, never copied under a fresh digest.
   ZT_TRY(in.check(i));
-  if (opt.densify && it.format != "dense") {
+  if (opt.densify && !is_format(it.format, kDenseFormat)) {
     auto d = dense_form(in, i);
     ZT_TRY(d);
-    ZT_TRY(w.begin_object(name, "dense", it.shape));
+    ZT_TRY(w.begin_object(name, kDenseFormat.name, it.shape));
     auto attrs = with_text_attribute(it.has_attributes ? it.attributes_cbor : std::vector<uint8_t>(),
                                      "densified_from", it.format);
     ZT_TRY(attrs);
@@ -277,7 +279,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   std::string refused;
   for (size_t i = 0; i < in.items.size(); ++i) {
     const Item& it = in.items[i];
-    const Part* data = it.format == "dense" ? it.find("data") : nullptr;
+    const Part* data = is_format(it.format, kDenseFormat) ? it.find("data") : nullptr;
     const auto st = data ? formats::safetensors_dtype(data->dtype, data->type) : std::nullopt;
     formats::SafetensorsEntry e;
     e.name = it.name;

@@ -1,13 +1,15 @@
 // zt cat, zt export.
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
-#include <cstring>
 
 #include "commands.h"
-#include "npy.h"
+#include "foreign/npy.h"
+#include "formats/object_format.h"
 #include "values.h"
-#include "views.h"
+#include "views/views.h"
+#include "write/output_file.h"
 
 namespace zt::cli {
 
@@ -60,7 +62,7 @@ Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<st
     return plan;
   }
   plan.shape = it.shape;
-  const Part* data = it.format == "dense" ? it.find("data") : nullptr;
+  const Part* data = is_format(it.format, kDenseFormat) ? it.find("data") : nullptr;
   if (data) {
     if (const auto d = formats::npy_descr(data->dtype, data->type)) {
       plan.descr = *d;
@@ -122,7 +124,7 @@ int run_export(const Args& a) {
   auto i = find_item(**in, a.pos[1]);
   if (!i) return report(i.error());
   const auto role = a.get("--component");
-  // Corrupt input is refused, never exported (issue 24, item 1).
+  // Corrupt input is refused, never exported.
   if (auto c = (*in)->check(*i); !c) return report(c.error(), a.pos[0]);
 
   auto plan = export_plan(**in, *i, role);
@@ -130,7 +132,7 @@ int run_export(const Args& a) {
   // The values go out piece by piece behind the header: a 1 GiB array is
   // never held whole. The file appears at OUT only when all of it is written.
   const std::string header = formats::npy_header(plan->descr, plan->shape);
-  auto file = formats::AtomicFile::create(*out);
+  auto file = OutputFile::create(*out);
   if (!file) return report(file.error(), *out);
   uint64_t written = 0;
   bool output_failed = false;
@@ -146,7 +148,7 @@ int run_export(const Args& a) {
     // Decoding failed: the input's fault, named as such.
     if (!w && !output_failed) return report(w.error(), a.pos[0]);
   }
-  if (w) w = file->commit();
+  if (w) w = file->publish();
   if (!w) return report(w.error(), *out);
   std::fprintf(stderr, "wrote %s: %s %s (%s)\n", out->c_str(), plan->descr.c_str(),
                shape_text(plan->shape).c_str(), human_bytes(written).c_str());

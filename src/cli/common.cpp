@@ -115,12 +115,6 @@ std::string human_bytes(uint64_t n) {
   return buf;
 }
 
-std::string shape_text(std::span<const uint64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string grouped(uint64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {

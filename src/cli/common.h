@@ -11,7 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
+#include "manifest/manifest.h"
 
 namespace zt::cli {
 
@@ -58,8 +59,6 @@ Result<int> parse_int(std::string_view option, std::string_view text);
 
 // 1536 -> "1.5 KiB"; under 1024 bytes: "512 B".
 std::string human_bytes(uint64_t n);
-// [2, 3] -> "[2, 3]"; scalar -> "[]".
-std::string shape_text(std::span<const uint64_t> shape);
 // "12,345,678"
 std::string grouped(uint64_t n);
 

@@ -1,9 +1,9 @@
 #include "input.h"
 
-#include "cbor_encode.h"
-#include "cbor_item.h"
-#include "validate.h"
-#include "zt_limits.h"
+#include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
+#include "read/validate.h"
 
 namespace zt::cli {
 

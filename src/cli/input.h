@@ -1,5 +1,5 @@
 // One view of every file `zt` reads: a .zt file through the core Reader, or
-// a foreign file (safetensors, GGUF, npy, npz) through src/formats. Objects
+// a foreign file (safetensors, GGUF, npy, npz) through src/foreign. Objects
 // and components are described alike; bytes are fetched on demand, decoded,
 // little-endian.
 #pragma once
@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "foreign.h"
-#include "json.h"
-#include "reader.h"
+#include "foreign/foreign.h"
+#include "manifest/json.h"
+#include "read/reader.h"
 
 namespace zt::cli {
 
@@ -63,7 +63,7 @@ struct Buffer {
 class Input {
  public:
   // Opens by extension: .zt through the Reader (also any file that is not a
-  // known foreign type), the others through src/formats.
+  // known foreign type), the others through src/foreign.
   static Result<std::unique_ptr<Input>> open(const std::string& path);
   virtual ~Input() = default;
 

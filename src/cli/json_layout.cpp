@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "json.h"
+#include "manifest/json.h"
 
 namespace zt::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace zt::cli {
 

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "content.h"
-#include "views.h"
+#include "formats/object_format.h"
+#include "read/content.h"
+#include "views/views.h"
 
 namespace zt::cli {
 
@@ -200,7 +201,7 @@ Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
                it.name.c_str(), role->c_str());
     return from_component(in, item, *k, false);
   }
-  if (it.format == "dense") {
+  if (is_format(it.format, kDenseFormat)) {
     const auto k = it.index_of("data");
     ZT_FAIL_IF(!k, invalid, "%s: dense object \"%s\" has no \"data\" component", in.path.c_str(),
                it.name.c_str());
@@ -223,13 +224,10 @@ Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
   const bool cplx = complex_values(it);
   v->kind = cplx ? CellKind::complex : CellKind::real;
   v->precision = wide_values(it) ? Precision::f64 : Precision::f32;
-  if (it.format == "quantized_group") {
-    v->what = "dequantized";
-  } else {
-    const Part* values = it.find("values");
-    v->what = (values ? std::string(dtype_name(values->dtype)) + " values, " : std::string()) +
-              "densified";
-  }
+  const ObjectFormat& format = *find_object_format(it.format);  // decoded: a known format
+  const Part* values = format.value_role.empty() ? nullptr : it.find(format.value_role);
+  v->what = (values ? std::string(dtype_name(values->dtype)) + " values, " : std::string()) +
+            std::string(format.decoded_as);
   const double* data = v->decoded.data();
   if (cplx)
     v->at = [data](uint64_t f) { return Cell{0, data[2 * f], data[2 * f + 1]}; };

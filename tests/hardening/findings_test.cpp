@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "cbor_encode.h"
+#include "cbor/cbor_encode.h"
 #include "hardening_support.h"
 
 namespace zt::hardening {

@@ -1,14 +1,14 @@
 // Regression tests of what fuzzing found in the foreign-format readers
 // (fuzz/README.md, findings F6 and F7). The readers promise that what they
-// return can go straight to zt::Writer (src/formats/foreign.h), and that a
+// return can go straight to zt::Writer (src/foreign/foreign.h), and that a
 // corrupt file is ZT_ERR_FORMAT / ZT_ERR_INVALID, not an I/O error.
 #include <cstring>
 #include <string>
 
-#include "formats/foreign.h"
+#include "foreign/foreign.h"
 #include "hardening_support.h"
-#include "json.h"
-#include "writer.h"
+#include "manifest/json.h"
+#include "write/writer.h"
 
 namespace zt::hardening {
 namespace {

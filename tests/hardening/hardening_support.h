@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../unit/sanitized.h"
-#include "cbor_encode.h"
+#include "cbor/cbor_encode.h"
 #include "ztensor.h"
 
 namespace zt::hardening {

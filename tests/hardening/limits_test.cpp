@@ -1,4 +1,4 @@
-// Every safety limit (src/zt_limits.h) against a hostile file, each in a
+// Every safety limit (src/base/zt_limits.h) against a hostile file, each in a
 // child process whose peak resident memory the test reads: a file is
 // refused with ZT_ERR_LIMIT or ZT_ERR_INVALID, and the refusal costs a
 // bounded amount of memory (no allocation sized by what the file claims).
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "hardening_support.h"
-#include "zt_limits.h"
+#include "base/zt_limits.h"
 
 namespace zt::hardening {
 namespace {

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "cbor_encode.h"
-#include "cbor_item.h"
-#include "cbor_value.h"
-#include "json.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
+#include "cbor/cbor_value.h"
+#include "manifest/json.h"
 #include "test_files.h"
-#include "zt_limits.h"
+#include "base/zt_limits.h"
 
 namespace zt::test {
 namespace {

@@ -3,9 +3,9 @@
 // refuses although RFC 8949 allows them (tags 6..20, unassigned simple values).
 #include <gtest/gtest.h>
 
-#include "cbor_encode.h"
+#include "cbor/cbor_encode.h"
 #include "test_files.h"
-#include "zt_limits.h"
+#include "base/zt_limits.h"
 
 namespace zt::test {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "test_files.h"
-#include "zt_limits.h"
+#include "base/zt_limits.h"
 
 namespace zt::test {
 namespace {

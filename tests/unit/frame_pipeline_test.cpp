@@ -1,15 +1,15 @@
 // The writer's frame pipeline: frames come back in submission order whatever
 // the number of workers, never more than capacity() are in flight, and
 // cancel() leaves no worker reading submitted memory.
-#include "frame_pipeline.h"
+#include "write/frame_pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "zstd_codec.h"
-#include "zt_limits.h"
+#include "container/zstd_codec.h"
+#include "base/zt_limits.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <iterator>
 
-#include "container.h"
-#include "io.h"
-#include "json.h"
-#include "manifest.h"
+#include "container/container.h"
+#include "container/io.h"
+#include "manifest/json.h"
+#include "manifest/manifest.h"
 #include "sanitized.h"
 #include "test_files.h"
 

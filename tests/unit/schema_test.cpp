@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "test_files.h"
-#include "zt_limits.h"
+#include "base/zt_limits.h"
 
 namespace zt::test {
 namespace {

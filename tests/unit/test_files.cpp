@@ -11,7 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "cbor_encode.h"
+#include "cbor/cbor_encode.h"
 
 static_assert(std::endian::native == std::endian::little,
               "the tests build little-endian files in memory");

@@ -13,9 +13,9 @@
 #include <optional>
 #include <random>
 
-#include "reader.h"
+#include "read/reader.h"
 #include "test_files.h"
-#include "views.h"
+#include "views/views.h"
 
 namespace zt::test {
 namespace {

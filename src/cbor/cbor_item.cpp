@@ -1,0 +1,544 @@
+#include "cbor/cbor_item.h"
+
+#include <cbor.h>
+
+#include <charconv>
+#include <utility>
+
+#include "base/zt_limits.h"
+#include "manifest/json.h"
+
+// Binds the value of a Result<T> expression to `var`, or returns its error.
+#define ZT_ITEM_LET(var, expr) ZT_ITEM_LET_(var, expr, ZT_CAT(zt_item_r_, __COUNTER__))
+#define ZT_ITEM_LET_(var, expr, tmp)            \
+  auto tmp = (expr);                            \
+  if (!tmp.ok()) return std::move(tmp).error(); \
+  auto& var = tmp.value()
+
+namespace zt::cbor {
+
+std::optional<UnassignedHead> unassigned_head(std::span<const uint8_t> bytes, size_t pos) {
+  if (pos >= bytes.size()) return std::nullopt;
+  const uint8_t b = bytes[pos];
+  if (b >= 0xC6 && b <= 0xD4) return UnassignedHead{true, 0, 1, false};
+  if (b >= 0xE0 && b <= 0xF3)
+    return UnassignedHead{false, static_cast<uint8_t>(b - 0xE0), 1, false};
+  if (b == 0xF8) {
+    if (pos + 1 >= bytes.size()) return UnassignedHead{false, 0, 1, true};
+    const uint8_t v = bytes[pos + 1];
+    return UnassignedHead{false, v, 2, v < 32};
+  }
+  return std::nullopt;
+}
+
+Scalar& Scalar::operator=(const Scalar& o) {
+  if (this == &o) return *this;
+  const bool views_joined = o.str.data() == o.joined.data();
+  kind = o.kind;
+  u = o.u;
+  f = o.f;
+  flag = o.flag;
+  indefinite = o.indefinite;
+  joined = o.joined;
+  str = views_joined ? std::string_view(joined) : o.str;
+  return *this;
+}
+
+Scalar& Scalar::operator=(Scalar&& o) noexcept {
+  if (this == &o) return *this;
+  const bool views_joined = o.str.data() == o.joined.data();
+  kind = o.kind;
+  u = o.u;
+  f = o.f;
+  flag = o.flag;
+  indefinite = o.indefinite;
+  joined = std::move(o.joined);
+  str = views_joined ? std::string_view(joined) : o.str;
+  return *this;
+}
+
+namespace {
+
+enum class HeadType : uint8_t {
+  value,         // a scalar, a definite string or the head of an array or map
+  tag,           // a tag head (ignored)
+  brk,           // the break byte 0xFF
+  string_start,  // the head of an indefinite-length string (kind text or bytes)
+};
+
+// One head as libcbor's streaming decoder reports it, or, from
+// Reader::item, one item's first head after its tags.
+struct Head {
+  HeadType type = HeadType::value;
+  Kind kind = Kind::null;
+  uint64_t u = 0;  // uint, negint (-1 - u), simple value, container count
+  double f = 0;
+  bool flag = false;
+  bool indefinite = false;  // array, map or string of indefinite length
+  std::string_view str;     // text or bytes
+  size_t start = 0;         // offset of the item's first byte (its first tag)
+};
+
+// The context of one cbor_stream_decode call: the callback fills `head`.
+struct Decoded {
+  Head head;
+  bool got = false;
+};
+
+Decoded& ctx(void* x) {
+  return *static_cast<Decoded*>(x);
+}
+void set(void* x, HeadType type, Kind kind, uint64_t u) {
+  Decoded& d = ctx(x);
+  d.head.type = type;
+  d.head.kind = kind;
+  d.head.u = u;
+  d.got = true;
+}
+void set_value(void* x, Kind kind, uint64_t u) {
+  set(x, HeadType::value, kind, u);
+}
+void set_float(void* x, double v) {
+  set_value(x, Kind::float_, 0);
+  ctx(x).head.f = v;
+}
+void set_string(void* x, Kind kind, cbor_data data, size_t len) {
+  set_value(x, kind, 0);
+  ctx(x).head.str = std::string_view(reinterpret_cast<const char*>(data), len);
+}
+void set_container(void* x, Kind kind, uint64_t count, bool indefinite) {
+  set_value(x, kind, count);
+  ctx(x).head.indefinite = indefinite;
+}
+
+const cbor_callbacks& callbacks() {
+  static const cbor_callbacks cb = [] {
+    // Starting from libcbor's no-op table: a null entry would be called.
+    cbor_callbacks c = cbor_empty_callbacks;
+    c.uint8 = [](void* x, uint8_t v) { set_value(x, Kind::uint, v); };
+    c.uint16 = [](void* x, uint16_t v) { set_value(x, Kind::uint, v); };
+    c.uint32 = [](void* x, uint32_t v) { set_value(x, Kind::uint, v); };
+    c.uint64 = [](void* x, uint64_t v) { set_value(x, Kind::uint, v); };
+    c.negint8 = [](void* x, uint8_t v) { set_value(x, Kind::negint, v); };
+    c.negint16 = [](void* x, uint16_t v) { set_value(x, Kind::negint, v); };
+    c.negint32 = [](void* x, uint32_t v) { set_value(x, Kind::negint, v); };
+    c.negint64 = [](void* x, uint64_t v) { set_value(x, Kind::negint, v); };
+    c.byte_string = [](void* x, cbor_data d, size_t n) { set_string(x, Kind::bytes, d, n); };
+    c.byte_string_start = [](void* x) { set(x, HeadType::string_start, Kind::bytes, 0); };
+    c.string = [](void* x, cbor_data d, size_t n) { set_string(x, Kind::text, d, n); };
+    c.string_start = [](void* x) { set(x, HeadType::string_start, Kind::text, 0); };
+    c.array_start = [](void* x, size_t n) { set_container(x, Kind::array, n, false); };
+    c.indef_array_start = [](void* x) { set_container(x, Kind::array, 0, true); };
+    c.map_start = [](void* x, size_t n) { set_container(x, Kind::map, n, false); };
+    c.indef_map_start = [](void* x) { set_container(x, Kind::map, 0, true); };
+    c.tag = [](void* x, uint64_t v) { set(x, HeadType::tag, Kind::null, v); };
+    c.float2 = [](void* x, float v) { set_float(x, v); };
+    c.float4 = [](void* x, float v) { set_float(x, v); };
+    c.float8 = [](void* x, double v) { set_float(x, v); };
+    c.undefined = [](void* x) { set_value(x, Kind::undefined, 0); };
+    c.null = [](void* x) { set_value(x, Kind::null, 0); };
+    c.boolean = [](void* x, bool v) {
+      set_value(x, Kind::boolean, 0);
+      ctx(x).head.flag = v;
+    };
+    c.indef_break = [](void* x) { set(x, HeadType::brk, Kind::null, 0); };
+    return c;
+  }();
+  return cb;
+}
+
+bool is_container(Kind k) {
+  return k == Kind::array || k == Kind::map;
+}
+
+// Reads the heads of one item, one cbor_stream_decode call each.
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+
+  size_t pos() const { return pos_; }
+  size_t left() const { return bytes_.size() - pos_; }
+
+  // The next head, whatever it is.
+  Result<Head> head() {
+    ZT_FAIL_IF(pos_ >= bytes_.size(), format, "CBOR item: truncated at byte %zu", pos_);
+    if (const auto un = unassigned_head(bytes_, pos_)) {
+      ZT_FAIL_IF(un->malformed && pos_ + 1 >= bytes_.size(), format,
+                 "CBOR item: truncated at byte %zu", pos_);
+      ZT_FAIL_IF(un->malformed, format,
+                 "CBOR item: a simple value below 32 in two bytes at byte %zu", pos_);
+      Head h;
+      if (un->is_tag) {
+        h.type = HeadType::tag;
+      } else {
+        h.kind = Kind::simple;
+        h.u = un->simple;
+      }
+      pos_ += un->consumed;
+      return h;
+    }
+    Decoded d;
+    const cbor_decoder_result r =
+        cbor_stream_decode(bytes_.data() + pos_, bytes_.size() - pos_, &callbacks(), &d);
+    ZT_FAIL_IF(r.status == CBOR_DECODER_NEDATA, format, "CBOR item: truncated at byte %zu", pos_);
+    ZT_FAIL_IF(r.status != CBOR_DECODER_FINISHED || r.read == 0 || r.read > left() || !d.got,
+               format, "CBOR item: malformed head 0x%02x at byte %zu", bytes_[pos_], pos_);
+    pos_ += r.read;
+    return d.head;
+  }
+
+  // The next item's first head: tags skipped, an indefinite-length string
+  // read to its break (joined into *joined unless that is null), text
+  // checked to be UTF-8. A break is returned only when allow_break.
+  Result<Head> item(std::string* joined, bool allow_break) {
+    const size_t start = pos_;
+    bool tagged = false;
+    for (;;) {
+      const size_t at = pos_;
+      ZT_ITEM_LET(h, head());
+      h.start = start;
+      switch (h.type) {
+        case HeadType::tag:
+          tagged = true;
+          continue;
+        case HeadType::brk:
+          ZT_FAIL_IF(tagged, format, "CBOR item: a tag without an item at byte %zu", start);
+          ZT_FAIL_IF(!allow_break, format,
+                     "CBOR item: a break byte outside an indefinite-length item at byte %zu", at);
+          return std::move(h);
+        case HeadType::string_start:
+          ZT_TRY(join(h, joined));
+          return std::move(h);
+        case HeadType::value:
+          ZT_FAIL_IF(h.kind == Kind::text && !is_valid_utf8(h.str), format,
+                     "CBOR item: a text string at byte %zu is not valid UTF-8", at);
+          return std::move(h);
+      }
+    }
+  }
+
+ private:
+  // The chunks of the indefinite-length string h starts, up to its break.
+  Result<void> join(Head& h, std::string* joined) {
+    if (joined) joined->clear();
+    for (;;) {
+      const size_t at = pos_;
+      ZT_ITEM_LET(c, head());
+      if (c.type == HeadType::brk) break;
+      ZT_FAIL_IF(c.type != HeadType::value || c.kind != h.kind, format,
+                 "CBOR item: a chunk of an indefinite-length string at byte %zu is not a definite "
+                 "string of its major type",
+                 at);
+      // RFC 8949: each chunk of a text string is valid UTF-8 on its own.
+      ZT_FAIL_IF(c.kind == Kind::text && !is_valid_utf8(c.str), format,
+                 "CBOR item: a chunk of a text string at byte %zu is not valid UTF-8", at);
+      if (joined) joined->append(c.str);
+    }
+    h.type = HeadType::value;
+    h.indefinite = true;
+    h.str = joined ? std::string_view(*joined) : std::string_view();
+    return {};
+  }
+
+  std::span<const uint8_t> bytes_;
+  size_t pos_ = 0;
+};
+
+// Every item takes a byte at least: a definite container whose count is
+// beyond the bytes left after its head is truncated, refused before walking.
+Result<void> check_count(const Reader& r, const Head& h) {
+  if (!is_container(h.kind) || h.indefinite) return {};
+  const uint64_t left = r.left();
+  ZT_FAIL_IF(
+      h.u > left || (h.kind == Kind::map && 2 * h.u > left), format,
+      "CBOR item: truncated (a container at byte %zu claims %llu items, %llu bytes are left)",
+      h.start, static_cast<unsigned long long>(h.u), static_cast<unsigned long long>(left));
+  return {};
+}
+
+// Calls f(child, index) with the first head of each item of the container
+// whose head h was just read (depth: its nesting depth, the item's outermost
+// container being 1); f consumes the rest of the child. Map keys (even
+// indexes) must be text; their indefinite strings are joined into *key_buf,
+// those of other items into *val_buf (null: not joined), each valid until
+// the next item read into the same buffer.
+template <typename F>
+Result<void> for_children(Reader& r, const Head& h, unsigned depth, std::string* key_buf,
+                          std::string* val_buf, F&& f) {
+  ZT_FAIL_IF(depth > Limits::cbor_depth, limit,
+             "CBOR item: containers nested deeper than the limit of %u at byte %zu",
+             Limits::cbor_depth, h.start);
+  const bool is_map = h.kind == Kind::map;
+  ZT_TRY(check_count(r, h));
+  auto child = [&](uint64_t i, bool allow_break) -> Result<Head> {
+    const bool key = is_map && i % 2 == 0;
+    ZT_ITEM_LET(c, r.item(key ? key_buf : val_buf, allow_break));
+    ZT_FAIL_IF(key && c.type == HeadType::value && c.kind != Kind::text, format,
+               "CBOR item: a map key at byte %zu is not a text string", c.start);
+    return std::move(c);
+  };
+  if (!h.indefinite) {
+    const uint64_t n = is_map ? 2 * h.u : h.u;
+    for (uint64_t i = 0; i < n; ++i) {
+      ZT_ITEM_LET(c, child(i, false));
+      ZT_TRY(f(c, i));
+    }
+    return {};
+  }
+  for (uint64_t i = 0;; ++i) {
+    ZT_ITEM_LET(c, child(i, true));
+    if (c.type == HeadType::brk) {
+      ZT_FAIL_IF(is_map && i % 2 == 1, format, "CBOR item: a map key without a value at byte %zu",
+                 r.pos() - 1);
+      return {};
+    }
+    ZT_TRY(f(c, i));
+  }
+}
+
+// Consumes (and checks) the rest of the item whose first head h was read.
+Result<void> skip_rest(Reader& r, const Head& h, unsigned depth) {
+  if (!is_container(h.kind)) return {};
+  return for_children(r, h, depth, nullptr, nullptr,
+                      [&](const Head& c, uint64_t) { return skip_rest(r, c, depth + 1); });
+}
+
+// Consumes the rest of the container h and counts its items (map: pairs).
+Result<uint64_t> count_rest(Reader& r, const Head& h, unsigned depth) {
+  uint64_t n = 0;
+  ZT_TRY(for_children(r, h, depth, nullptr, nullptr, [&](const Head& c, uint64_t) {
+    ++n;
+    return skip_rest(r, c, depth + 1);
+  }));
+  return h.kind == Kind::map ? n / 2 : n;
+}
+
+// Strings being joined: map keys and other items apart, so that a key is
+// still there while its value is read.
+struct Buffers {
+  std::string key;
+  std::string value;
+};
+
+Result<void> transcode_rest(Reader& r, const Head& h, unsigned depth, CborWriter& w, Buffers& b) {
+  switch (h.kind) {
+    case Kind::null:
+      w.null();
+      return {};
+    case Kind::undefined:
+      w.undefined();
+      return {};
+    case Kind::simple:
+      w.simple(static_cast<uint8_t>(h.u));
+      return {};
+    case Kind::boolean:
+      w.boolean(h.flag);
+      return {};
+    case Kind::uint:
+      w.uint(h.u);
+      return {};
+    case Kind::negint:
+      w.negint(h.u);
+      return {};
+    case Kind::float_:
+      w.f64(h.f);
+      return {};
+    case Kind::text:
+      w.text(h.str);
+      return {};
+    case Kind::bytes:
+      w.bytes(h.str);
+      return {};
+    case Kind::array:
+    case Kind::map: {
+      uint64_t n = h.u;
+      if (h.indefinite) {
+        // The definite head needs the count first: a walk of a copy.
+        Reader probe = r;
+        ZT_ITEM_LET(counted, count_rest(probe, h, depth));
+        n = counted;
+      } else {
+        ZT_TRY(check_count(r, h));  // before the head is written
+      }
+      if (h.kind == Kind::map)
+        w.map(n);
+      else
+        w.array(n);
+      return for_children(r, h, depth, &b.key, &b.value, [&](const Head& c, uint64_t) {
+        return transcode_rest(r, c, depth + 1, w, b);
+      });
+    }
+    default:
+      return make_error(Status::format, "CBOR item: an unexpected item at byte %zu", h.start);
+  }
+}
+
+// Where a pretty-printed container's items start: a new line, indented one
+// level deeper than `level`.
+void json_break(const JsonStyle& style, unsigned level, std::string& out) {
+  if (style.indent < 0) return;
+  out += '\n';
+  out.append(static_cast<size_t>(style.indent) * level, ' ');
+}
+
+void json_number(uint64_t v, std::string& out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+Result<void> json_rest(Reader& r, const Head& h, unsigned depth, std::string& out, Buffers& b,
+                       const JsonStyle& style, size_t stop_at) {
+  ZT_FAIL_IF(out.size() > stop_at, limit, "CBOR item: JSON text longer than %zu bytes",
+             style.max_bytes);
+  constexpr size_t kDrainAt = size_t{1} << 16;
+  if (style.drain && out.size() >= kDrainAt) style.drain(out);
+  const unsigned level = style.base_level + depth - 1;
+  switch (h.kind) {
+    case Kind::null:
+    case Kind::undefined:
+    case Kind::simple:
+      out += "null";
+      return {};
+    case Kind::boolean:
+      out += h.flag ? "true" : "false";
+      return {};
+    case Kind::uint:
+      json_number(h.u, out);
+      return {};
+    case Kind::negint:
+      if (h.u <= static_cast<uint64_t>(INT64_MAX)) {
+        out += '-';
+        json_number(h.u + 1, out);
+      } else {
+        out += dump_json(Json(-1.0 - static_cast<double>(h.u)));
+      }
+      return {};
+    case Kind::float_:
+      out += dump_json(Json(h.f));
+      return {};  // NaN, infinities: null
+    case Kind::text:
+      out += dump_json(Json(std::string(h.str)));
+      return {};
+    case Kind::bytes:
+      out += "{";
+      json_break(style, level + 1, out);
+      out += style.indent < 0 ? "\"$bytes\":" : "\"$bytes\": ";
+      out += dump_json(Json(base64_encode(h.str)));
+      json_break(style, level, out);
+      out += '}';
+      return {};
+    case Kind::array: {
+      out += '[';
+      bool any = false;
+      ZT_TRY(for_children(r, h, depth, &b.key, &b.value, [&](const Head& c, uint64_t i) {
+        if (i > 0) out += ',';
+        any = true;
+        json_break(style, level + 1, out);
+        return json_rest(r, c, depth + 1, out, b, style, stop_at);
+      }));
+      if (any) json_break(style, level, out);
+      out += ']';
+      return {};
+    }
+    case Kind::map: {
+      out += '{';
+      bool any = false;
+      ZT_TRY(for_children(r, h, depth, &b.key, &b.value,
+                          [&](const Head& c, uint64_t i) -> Result<void> {
+                            if (i % 2 == 1)
+                              return json_rest(r, c, depth + 1, out, b, style, stop_at);
+                            if (i > 0) out += ',';
+                            any = true;
+                            json_break(style, level + 1, out);
+                            out += dump_json(Json(std::string(c.str)));
+                            out += style.indent < 0 ? ":" : ": ";
+                            return {};
+                          }));
+      if (any) json_break(style, level, out);
+      out += '}';
+      return {};
+    }
+    default:
+      return make_error(Status::format, "CBOR item: an unexpected item at byte %zu", h.start);
+  }
+}
+
+}  // namespace
+
+Result<size_t> item_size(std::span<const uint8_t> bytes) {
+  Reader r(bytes);
+  ZT_ITEM_LET(h, r.item(nullptr, false));
+  ZT_TRY(skip_rest(r, h, 1));
+  return r.pos();
+}
+
+Result<Scalar> scalar(std::span<const uint8_t> item) {
+  Reader r(item);
+  Scalar s;
+  ZT_ITEM_LET(h, r.item(&s.joined, false));
+  ZT_TRY(check_count(r, h));
+  s.kind = h.kind;
+  s.u = h.u;
+  s.f = h.f;
+  s.flag = h.flag;
+  s.indefinite = h.indefinite;
+  s.str = h.str;  // views `item` or s.joined
+  return s;
+}
+
+Result<void> for_each_entry(
+    std::span<const uint8_t> map,
+    const std::function<Result<void>(std::string_view key, std::span<const uint8_t> value)>& f) {
+  Reader r(map);
+  ZT_ITEM_LET(h, r.item(nullptr, false));
+  ZT_FAIL_IF(h.kind != Kind::map, invalid, "CBOR item: not a map");
+  std::string key_buf;
+  std::string_view key;
+  return for_children(r, h, 1, &key_buf, nullptr, [&](const Head& c, uint64_t i) -> Result<void> {
+    if (i % 2 == 0) {
+      key = c.str;  // views `map` or key_buf, which values (read unjoined) leave alone
+      return {};
+    }
+    ZT_TRY(skip_rest(r, c, 2));
+    return f(key, map.subspan(c.start, r.pos() - c.start));
+  });
+}
+
+Result<std::optional<std::span<const uint8_t>>> find_entry(std::span<const uint8_t> map,
+                                                           std::string_view key) {
+  std::optional<std::span<const uint8_t>> found;
+  ZT_TRY(for_each_entry(map, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+    if (!found && k == key) found = v;
+    return {};
+  }));
+  return found;
+}
+
+Result<uint64_t> container_count(std::span<const uint8_t> item) {
+  Reader r(item);
+  ZT_ITEM_LET(h, r.item(nullptr, false));
+  ZT_FAIL_IF(!is_container(h.kind), invalid, "CBOR item: not an array or a map");
+  return count_rest(r, h, 1);
+}
+
+Result<void> transcode(std::span<const uint8_t> item, CborWriter& w) {
+  Reader r(item);
+  Buffers b;
+  ZT_ITEM_LET(h, r.item(&b.value, false));
+  return transcode_rest(r, h, 1, w, b);
+}
+
+Result<void> append_json(std::span<const uint8_t> item, std::string& out, const JsonStyle& style) {
+  Reader r(item);
+  Buffers b;
+  ZT_ITEM_LET(h, r.item(&b.value, false));
+  const size_t stop_at =
+      style.max_bytes > SIZE_MAX - out.size() ? SIZE_MAX : out.size() + style.max_bytes;
+  ZT_TRY(json_rest(r, h, 1, out, b, style, stop_at));
+  ZT_FAIL_IF(out.size() > stop_at, limit, "CBOR item: JSON text longer than %zu bytes",
+             style.max_bytes);
+  return {};
+}
+
+}  // namespace zt::cbor

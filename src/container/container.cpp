@@ -1,0 +1,102 @@
+#include "container/container.h"
+
+#include <cstring>
+
+#include "base/zt_limits.h"
+
+namespace zt {
+
+using ull = unsigned long long;
+
+uint64_t load_u64_le(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+namespace {
+
+bool is_magic(std::span<const uint8_t> at, const char (&magic)[8]) {
+  return at.size() >= 8 && std::memcmp(at.data(), magic, 8) == 0;
+}
+
+Result<uint64_t> u64_at(const Source& src, uint64_t off) {
+  uint8_t b[8];
+  ZT_TRY(src.read_into(off, b));
+  return load_u64_le(b);
+}
+
+Result<Located> locate_v0(const Source& src, std::vector<uint8_t>& storage) {
+  const uint64_t size = src.size();
+  ZT_FAIL_IF(size < 17, format, "legacy 0.1.0 file is %llu bytes, shorter than the minimum 17",
+             static_cast<ull>(size));
+  auto msize = u64_at(src, size - 8);
+  ZT_TRY(msize);
+  ZT_FAIL_IF(*msize > Limits::manifest_bytes, limit,
+             "legacy index size %llu exceeds the %llu-byte limit", static_cast<ull>(*msize),
+             static_cast<ull>(Limits::manifest_bytes));
+  ZT_FAIL_IF(*msize > size - 16, format, "legacy index size %llu does not fit in a %llu-byte file",
+             static_cast<ull>(*msize), static_cast<ull>(size));
+  Located l;
+  l.generation = Generation::v0_1;
+  l.manifest_start = size - 8 - *msize;
+  auto bytes = src.bytes(l.manifest_start, *msize, storage);
+  ZT_TRY(bytes);
+  l.manifest = *bytes;
+  return l;
+}
+
+// A "ZTEN1000" file without the footer is 1.0.x only if its last 8 bytes are
+// a size that fits and the bytes before them decode to a map with "tensors".
+std::optional<Located> detect_v100(const Source& src, std::vector<uint8_t>& storage) {
+  const uint64_t size = src.size();
+  auto msize = u64_at(src, size - 8);
+  if (!msize || *msize > size - 16 || *msize > Limits::manifest_bytes) return std::nullopt;
+  Located l;
+  l.generation = Generation::v1_0;
+  l.manifest_start = size - 8 - *msize;
+  auto bytes = src.bytes(l.manifest_start, *msize, storage);
+  if (!bytes) return std::nullopt;
+  l.manifest = *bytes;
+  auto doc = cbor::decode(l.manifest);
+  if (!doc || doc->root().kind != cbor::Kind::map || !doc->find(0, "tensors")) return std::nullopt;
+  l.doc = std::move(*doc);
+  return l;
+}
+
+}  // namespace
+
+Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage) {
+  const uint64_t size = src.size();
+  ZT_FAIL_IF(size < 8, format, "file is %llu bytes, too short for a zTensor file",
+             static_cast<ull>(size));
+  uint8_t head[8];
+  ZT_TRY(src.read_into(0, head));
+  if (is_magic(head, kMagicV0)) return locate_v0(src, storage);
+  ZT_FAIL_IF(!is_magic(head, kMagicV1), format, "bad header magic (not a zTensor file)");
+  ZT_FAIL_IF(size < 24, format, "file is %llu bytes, shorter than header + manifest size + footer",
+             static_cast<ull>(size));
+  uint8_t tail[16];
+  ZT_TRY(src.read_into(size - 16, tail));
+  if (!is_magic(std::span<const uint8_t>(tail + 8, 8), kMagicV1)) {
+    auto v100 = detect_v100(src, storage);
+    ZT_FAIL_IF(
+        !v100, format,
+        "bad footer magic (truncated file?), and no 1.0.x manifest precedes the last 8 bytes");
+    return std::move(*v100);
+  }
+  const uint64_t msize = load_u64_le(tail);
+  ZT_FAIL_IF(msize > Limits::manifest_bytes, limit,
+             "manifest size %llu exceeds the %llu-byte limit", static_cast<ull>(msize),
+             static_cast<ull>(Limits::manifest_bytes));
+  ZT_FAIL_IF(msize > size - 24, format, "manifest size %llu does not fit in a %llu-byte file",
+             static_cast<ull>(msize), static_cast<ull>(size));
+  Located l;
+  l.manifest_start = size - 16 - msize;
+  auto bytes = src.bytes(l.manifest_start, msize, storage);
+  ZT_TRY(bytes);
+  l.manifest = *bytes;
+  return l;
+}
+
+}  // namespace zt

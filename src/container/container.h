@@ -1,0 +1,35 @@
+// The container stage: magic, footer, manifest size, and which generation of
+// the format a file is. Reads only the first 8 bytes and the tail.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/error.h"
+#include "cbor/cbor_value.h"
+#include "container/io.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+inline constexpr char kMagicV1[8] = {'Z', 'T', 'E', 'N', '1', '0', '0', '0'};
+inline constexpr char kMagicV0[8] = {'Z', 'T', 'E', 'N', '0', '0', '0', '1'};
+inline constexpr uint64_t kAlignment = 64;
+
+struct Located {
+  Generation generation = Generation::v1;
+  uint64_t manifest_start = 0;        // file offset of the manifest
+  std::span<const uint8_t> manifest;  // views the source or `storage`
+  std::optional<cbor::Document> doc;  // already decoded (1.0.x detection needs it)
+};
+
+// Finds the manifest. In copy mode its bytes are read into `storage`, which
+// must outlive the result. Errors: format (bad magic, truncated, size does
+// not fit), limit (manifest over 1 GiB), io.
+Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage);
+
+uint64_t load_u64_le(const uint8_t* p);
+
+}  // namespace zt

@@ -1,0 +1,120 @@
+#include "container/io.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace zt {
+
+using ull = unsigned long long;
+
+Result<Source> Source::open_file(const std::string& path, Mode mode) {
+  Source s;
+  s.path_ = path;
+  s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ZT_FAIL_IF(s.fd_ < 0, io, "%s: cannot open: %s", path.c_str(), std::strerror(errno));
+  struct stat st {};
+  ZT_FAIL_IF(::fstat(s.fd_, &st) != 0, io, "%s: cannot stat: %s", path.c_str(),
+             std::strerror(errno));
+  ZT_FAIL_IF(!S_ISREG(st.st_mode), io, "%s: not a regular file", path.c_str());
+  s.size_ = static_cast<uint64_t>(st.st_size);
+  if (mode == Mode::map && s.size_ > 0) {
+    void* p = ::mmap(nullptr, s.size_, PROT_READ, MAP_SHARED, s.fd_, 0);
+    ZT_FAIL_IF(p == MAP_FAILED, io, "%s: cannot mmap %llu bytes: %s", path.c_str(),
+               static_cast<ull>(s.size_), std::strerror(errno));
+    s.base_ = static_cast<const uint8_t*>(p);
+    s.owns_mapping_ = true;  // the descriptor stays open for cold copies (read_into)
+  }
+  return s;
+}
+
+Source Source::from_memory(std::span<const uint8_t> bytes) {
+  Source s;
+  s.base_ = bytes.data();
+  s.size_ = bytes.size();
+  return s;
+}
+
+Source::Source(Source&& o) noexcept {
+  *this = std::move(o);
+}
+
+Source& Source::operator=(Source&& o) noexcept {
+  if (this != &o) {
+    this->~Source();
+    base_ = std::exchange(o.base_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    owns_mapping_ = std::exchange(o.owns_mapping_, false);
+    fd_ = std::exchange(o.fd_, -1);
+    path_ = std::move(o.path_);
+  }
+  return *this;
+}
+
+Source::~Source() {
+  if (owns_mapping_ && base_) ::munmap(const_cast<uint8_t*>(base_), size_);
+  if (fd_ >= 0) ::close(fd_);
+  base_ = nullptr;
+  owns_mapping_ = false;
+  fd_ = -1;
+}
+
+// Whether the first pages of [off, off + len) are in the page cache.
+bool Source::starts_resident(uint64_t off, uint64_t len) const {
+  constexpr uint64_t kProbe = uint64_t{8} << 20;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = off / page * page;
+  const uint64_t span = std::min(len, kProbe) + (off - start);
+  std::vector<unsigned char> in_core((span + page - 1) / page);
+  if (::mincore(const_cast<uint8_t*>(base_) + start, span, in_core.data()) != 0) return true;
+  return std::all_of(in_core.begin(), in_core.end(), [](unsigned char v) { return (v & 1) != 0; });
+}
+
+Result<void> Source::read_into(uint64_t off, std::span<uint8_t> dst) const {
+  if (dst.empty()) return {};
+  // From the mapping, unless a large range is not in the page cache: then
+  // pread, whose readahead reads a cold file faster than page faults on the
+  // mapping do (0.8 of pread on a cold 1 GiB read), while a copy of resident
+  // pages from the mapping beats pread (1.3).
+  constexpr uint64_t kLargeRead = uint64_t{8} << 20;
+  if (base_ && (fd_ < 0 || dst.size() < kLargeRead || starts_resident(off, dst.size()))) {
+    std::memcpy(dst.data(), base_ + off, dst.size());
+    return {};
+  }
+  size_t done = 0;
+  while (done < dst.size()) {
+    const ssize_t n =
+        ::pread(fd_, dst.data() + done, dst.size() - done, static_cast<off_t>(off + done));
+    if (n < 0 && errno == EINTR) continue;
+    ZT_FAIL_IF(n < 0, io, "%s: read of %zu bytes at %llu failed: %s", path_.c_str(), dst.size(),
+               static_cast<ull>(off), std::strerror(errno));
+    ZT_FAIL_IF(n == 0, io, "%s: file shrank while open (read at %llu)", path_.c_str(),
+               static_cast<ull>(off + done));
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Result<std::span<const uint8_t>> Source::bytes(uint64_t off, uint64_t len,
+                                               std::vector<uint8_t>& scratch) const {
+  if (base_) return std::span<const uint8_t>(base_ + off, len);
+  scratch.resize(len);
+  ZT_TRY(read_into(off, scratch));
+  return std::span<const uint8_t>(scratch);
+}
+
+void Source::advise(uint64_t off, uint64_t len, int advice) const {
+  if (!owns_mapping_ || len == 0) return;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = off / page * page;
+  ::madvise(const_cast<uint8_t*>(base_) + start, len + (off - start), advice);
+}
+
+}  // namespace zt

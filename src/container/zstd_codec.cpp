@@ -1,0 +1,280 @@
+#include "container/zstd_codec.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace zt {
+
+namespace {
+
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+using DCtx = std::unique_ptr<ZSTD_DCtx, DCtxDeleter>;
+using CCtx = std::unique_ptr<ZSTD_CCtx, CCtxDeleter>;
+
+// One context per thread: creating a DCtx costs more than a small decode.
+ZSTD_DCtx* thread_dctx() {
+  thread_local DCtx dctx(ZSTD_createDCtx());
+  return dctx.get();
+}
+
+using ull = unsigned long long;
+
+// Streams one frame whose header gives no content size into dst; the frame
+// must end exactly where the input does and fit in dst.
+Result<uint64_t> stream_frame(ZSTD_DCtx* d, std::span<const uint8_t> frame, std::span<uint8_t> dst,
+                              const std::string& where) {
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  ZSTD_outBuffer out{dst.data(), dst.size(), 0};
+  size_t ret = 1;
+  while (ret != 0) {
+    ret = ZSTD_decompressStream(d, &out, &in);
+    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
+               ZSTD_getErrorName(ret));
+    if (ret == 0) break;
+    if (out.pos == out.size) {
+      // Output is full: any further byte means the data is longer than declared.
+      uint8_t probe = 0;
+      ZSTD_outBuffer extra{&probe, 1, 0};
+      const size_t r2 = ZSTD_decompressStream(d, &extra, &in);
+      ZT_FAIL_IF(ZSTD_isError(r2), invalid, "%s: corrupt zstd data: %s", where.c_str(),
+                 ZSTD_getErrorName(r2));
+      ZT_FAIL_IF(extra.pos > 0, invalid, "%s: zstd data decodes to more than %llu bytes",
+                 where.c_str(), static_cast<ull>(dst.size()));
+      ret = r2;
+      if (ret == 0) break;
+      ZT_FAIL_IF(in.pos == in.size, invalid, "%s: zstd frame is truncated", where.c_str());
+      continue;
+    }
+    ZT_FAIL_IF(in.pos == in.size, invalid, "%s: zstd frame is truncated", where.c_str());
+  }
+  return static_cast<uint64_t>(out.pos);
+}
+
+}  // namespace
+
+Result<void> zstd_decode_exact(std::span<const uint8_t> src, std::span<uint8_t> dst,
+                               const std::string& where) {
+  ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());
+  ZSTD_DCtx* d = thread_dctx();
+  ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
+  uint64_t pos = 0, out = 0;
+  while (pos < src.size()) {
+    const auto rest = src.subspan(pos);
+    const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+    ZT_FAIL_IF(ZSTD_isError(fsize), invalid, "%s: corrupt or truncated zstd frame at byte %llu: %s",
+               where.c_str(), static_cast<ull>(pos), ZSTD_getErrorName(fsize));
+    const auto frame = rest.first(fsize);
+    const unsigned long long csize = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    ZT_FAIL_IF(csize == ZSTD_CONTENTSIZE_ERROR, invalid, "%s: bad zstd frame header at byte %llu",
+               where.c_str(), static_cast<ull>(pos));
+    const auto room = dst.subspan(out);
+    if (csize != ZSTD_CONTENTSIZE_UNKNOWN) {
+      ZT_FAIL_IF(csize > room.size(), invalid, "%s: zstd data decodes to more than %llu bytes",
+                 where.c_str(), static_cast<ull>(dst.size()));
+      const size_t got = ZSTD_decompressDCtx(d, room.data(), csize, frame.data(), frame.size());
+      ZT_FAIL_IF(ZSTD_isError(got), invalid, "%s: corrupt zstd data: %s", where.c_str(),
+                 ZSTD_getErrorName(got));
+      ZT_FAIL_IF(got != csize, invalid, "%s: zstd frame decodes to %zu bytes, its header says %llu",
+                 where.c_str(), got, csize);
+      out += got;
+    } else {
+      auto got = stream_frame(d, frame, room, where);
+      ZT_TRY(got);
+      out += *got;
+    }
+    pos += fsize;
+  }
+  ZT_FAIL_IF(out != dst.size(), invalid, "%s: zstd data decodes to %llu bytes, expected %llu",
+             where.c_str(), static_cast<ull>(out), static_cast<ull>(dst.size()));
+  return {};
+}
+
+uint64_t zstd_most_decoded(uint64_t stored_bytes) {
+  // Every block of a frame starts with a 3-byte header and regenerates at most
+  // ZSTD_BLOCKSIZE_MAX (128 KiB) bytes, so n stored bytes hold at most n / 3
+  // blocks: a declared content size above that is a claim the data cannot
+  // back (issue 24, item 7).
+  const uint64_t blocks = stored_bytes / 3 + 1;
+  return blocks > UINT64_MAX / ZSTD_BLOCKSIZE_MAX ? UINT64_MAX : blocks * ZSTD_BLOCKSIZE_MAX;
+}
+
+std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total) {
+  std::vector<ZstdFrame> frames;
+  uint64_t pos = 0, sum = 0;
+  while (pos < src.size()) {
+    const auto rest = src.subspan(pos);
+    const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+    if (ZSTD_isError(fsize)) return {};
+    const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
+    if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return {};
+    if (csize > zstd_most_decoded(fsize)) return {};
+    if (__builtin_add_overflow(sum, csize, &sum) || sum > total) return {};
+    frames.push_back(ZstdFrame{pos, fsize, csize});
+    pos += fsize;
+  }
+  if (sum != total) return {};
+  return frames;
+}
+
+std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src) {
+  uint64_t pos = 0, sum = 0;
+  while (pos < src.size()) {
+    const auto rest = src.subspan(pos);
+    const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+    if (ZSTD_isError(fsize)) return std::nullopt;
+    const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
+    if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
+    if (csize > zstd_most_decoded(fsize)) return std::nullopt;  // not believed: decoded as it grows
+    if (__builtin_add_overflow(sum, csize, &sum)) return std::nullopt;
+    pos += fsize;
+  }
+  return sum;
+}
+
+Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level,
+                                 std::vector<uint8_t>& out) {
+  thread_local CCtx cctx(ZSTD_createCCtx());
+  ZT_FAIL_IF(!cctx, nomem, "cannot create a zstd encoder");
+  const size_t bound = ZSTD_compressBound(src.size());
+  const size_t at = out.size();
+  out.resize(at + bound);
+  ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);
+  const size_t n = ZSTD_compress2(cctx.get(), out.data() + at, bound, src.data(), src.size());
+  if (ZSTD_isError(n)) {
+    out.resize(at);
+    return make_error(Status::invalid, "zstd compression failed: %s", ZSTD_getErrorName(n));
+  }
+  out.resize(at + n);
+  return {};
+}
+
+struct ZstdWindows::Decoder {
+  struct Free {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+  };
+  std::unique_ptr<ZSTD_DCtx, Free> ctx{ZSTD_createDCtx()};
+};
+
+ZstdWindows::ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where)
+    : d_(std::make_unique<Decoder>()), src_(src), limit_(limit), where_(std::move(where)) {}
+
+ZstdWindows::~ZstdWindows() = default;
+
+Result<std::span<const uint8_t>> ZstdWindows::next() {
+  ZT_FAIL_IF(src_.empty(), invalid, "%s: empty zstd stream", where_.c_str());
+  ZT_FAIL_IF(!d_->ctx, nomem, "%s: cannot create a zstd decoder", where_.c_str());
+  if (window_.empty()) window_.resize(ZSTD_DStreamOutSize());
+  ZSTD_inBuffer in{src_.data(), src_.size(), in_pos_};
+  // Until every input byte is consumed and the decoder holds nothing more.
+  while (in.pos < in.size || ret_ != 0) {
+    ZSTD_outBuffer o{window_.data(), window_.size(), 0};
+    const size_t before = in.pos;
+    ret_ = ZSTD_decompressStream(d_->ctx.get(), &o, &in);
+    in_pos_ = in.pos;
+    ZT_FAIL_IF(ZSTD_isError(ret_), invalid, "%s: corrupt zstd data: %s", where_.c_str(),
+               ZSTD_getErrorName(ret_));
+    total_ += o.pos;
+    ZT_FAIL_IF(total_ > limit_, limit, "%s: zstd data decodes to more than %llu bytes",
+               where_.c_str(), static_cast<ull>(limit_));
+    ZT_FAIL_IF(o.pos == 0 && in.pos == before && ret_ != 0, invalid, "%s: zstd frame is truncated",
+               where_.c_str());
+    if (o.pos) return std::span<const uint8_t>(window_.data(), o.pos);
+  }
+  return std::span<const uint8_t>();
+}
+
+Result<uint64_t> zstd_decode_visit(
+    std::span<const uint8_t> src, uint64_t limit, const std::string& where,
+    const std::function<Result<void>(std::span<const uint8_t>)>& visit) {
+  ZstdWindows windows(src, limit, where);
+  for (;;) {
+    auto w = windows.next();
+    ZT_TRY(w);
+    if (w->empty()) return windows.delivered();
+    ZT_TRY(visit(*w));
+  }
+}
+
+Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
+                                                 const std::string& where) {
+  ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());
+  ZSTD_DCtx* d = thread_dctx();
+  ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  std::vector<uint8_t> out;
+  ZSTD_inBuffer in{src.data(), src.size(), 0};
+  size_t ret = 0;
+  while (in.pos < in.size) {
+    const size_t step = std::max<size_t>(ZSTD_DStreamOutSize(), out.size());
+    const size_t at = out.size();
+    out.resize(at + step);
+    ZSTD_outBuffer o{out.data() + at, step, 0};
+    ret = ZSTD_decompressStream(d, &o, &in);
+    out.resize(at + o.pos);
+    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
+               ZSTD_getErrorName(ret));
+    ZT_FAIL_IF(out.size() > limit, limit,
+               "%s: zstd data decodes to more than the limit of %llu bytes", where.c_str(),
+               static_cast<ull>(limit));
+    if (o.pos == 0 && in.pos == in.size) break;
+  }
+  // Flush what the decoder still holds.
+  while (ret != 0) {
+    const size_t at = out.size();
+    out.resize(at + ZSTD_DStreamOutSize());
+    ZSTD_outBuffer o{out.data() + at, ZSTD_DStreamOutSize(), 0};
+    ret = ZSTD_decompressStream(d, &o, &in);
+    out.resize(at + o.pos);
+    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
+               ZSTD_getErrorName(ret));
+    ZT_FAIL_IF(out.size() > limit, limit,
+               "%s: zstd data decodes to more than the limit of %llu bytes", where.c_str(),
+               static_cast<ull>(limit));
+    ZT_FAIL_IF(ret != 0 && o.pos == 0, invalid, "%s: zstd frame is truncated", where.c_str());
+  }
+  return out;
+}
+
+Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
+                                  const std::string& where, unsigned threads) {
+  constexpr uint64_t kMinParallelBytes = 4u << 20;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads < 2 || dst.size() < kMinParallelBytes) return zstd_decode_exact(src, dst, where);
+  const std::vector<ZstdFrame> frames = zstd_frame_index(src, dst.size());
+  if (frames.size() < 2) return zstd_decode_exact(src, dst, where);
+  std::vector<uint64_t> out_at(frames.size());
+  for (size_t i = 1; i < frames.size(); ++i) out_at[i] = out_at[i - 1] + frames[i - 1].content_size;
+  std::atomic<size_t> next{0};
+  std::vector<Error> errors(frames.size());
+  auto work = [&] {
+    for (size_t i = next++; i < frames.size(); i = next++) {
+      const ZstdFrame& f = frames[i];
+      auto r = zstd_decode_exact(src.subspan(f.src_offset, f.src_size),
+                                 dst.subspan(out_at[i], f.content_size), where);
+      if (!r) errors[i] = std::move(r).error();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    const unsigned n = std::min<unsigned>(threads, static_cast<unsigned>(frames.size()));
+    for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+  }
+  for (auto& e : errors)
+    if (e.status != Status::ok) return std::move(e);
+  return {};
+}
+
+}  // namespace zt

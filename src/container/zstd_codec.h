@@ -1,0 +1,99 @@
+// zstd through libzstd: exact-size decoding that trusts no frame header,
+// a frame index for parallel and partial decoding, and frame encoding.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+
+namespace zt {
+
+// Decodes every frame of `src` into exactly dst.size() bytes. Output that
+// would be longer or shorter, corrupt or truncated frames: Status::invalid,
+// with `where` (object and component) in the message.
+Result<void> zstd_decode_exact(std::span<const uint8_t> src, std::span<uint8_t> dst,
+                               const std::string& where);
+
+// One zstd frame of a component: where it is and how much it decodes to.
+struct ZstdFrame {
+  uint64_t src_offset = 0;
+  uint64_t src_size = 0;
+  uint64_t content_size = 0;  // from the frame header
+};
+
+// Decoded bytes of `src` (one or more frames) pulled a window at a time:
+// next() returns the next window (valid until the following call), empty
+// at the end. At most `limit` bytes in all (Status::limit beyond). Owns its
+// decoder, so several can be read side by side (diff reads two). Memory:
+// one window (ZSTD_DStreamOutSize(), 128 KiB) and the decoder, whatever the
+// data decodes to.
+class ZstdWindows {
+ public:
+  ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where);
+  ~ZstdWindows();
+  ZstdWindows(const ZstdWindows&) = delete;
+  ZstdWindows& operator=(const ZstdWindows&) = delete;
+
+  Result<std::span<const uint8_t>> next();
+  uint64_t delivered() const { return total_; }
+
+ private:
+  struct Decoder;
+  std::unique_ptr<Decoder> d_;
+  std::span<const uint8_t> src_;
+  size_t in_pos_ = 0;
+  uint64_t limit_;
+  std::string where_;
+  std::vector<uint8_t> window_;
+  uint64_t total_ = 0;
+  size_t ret_ = 1;  // what the decoder still expects (0: between frames)
+};
+
+// Decodes `src` (one or more frames) a window at a time, handing each window
+// of decoded bytes to `visit`; at most `limit` bytes in all. Returns the
+// decoded size. Memory: one window (ZSTD_DStreamOutSize(), 128 KiB), whatever
+// the data decodes to, so a verify of any component stays bounded.
+Result<uint64_t> zstd_decode_visit(
+    std::span<const uint8_t> src, uint64_t limit, const std::string& where,
+    const std::function<Result<void>(std::span<const uint8_t>)>& visit);
+
+// The most bytes `stored_bytes` of zstd frames can regenerate (each block
+// has a 3-byte header and regenerates at most 128 KiB): a declared size
+// above it is not believed.
+uint64_t zstd_most_decoded(uint64_t stored_bytes);
+
+// The frames of `src` when every frame records a content size its own bytes
+// can back and the sizes add up to `total`; empty otherwise (decode it as one
+// stream then, into a buffer that grows with the delivered bytes).
+std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total);
+
+// Sum of the content sizes the frames of `src` declare; nullopt if a frame
+// declares none, declares more than its bytes can regenerate, or the data is
+// not zstd. Lets a reader compare a claimed
+// decoded size with the data before allocating it.
+std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src);
+
+// Compresses `src` as one frame (content size recorded) appended to `out`.
+Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level,
+                                 std::vector<uint8_t>& out);
+
+}  // namespace zt
+
+namespace zt {
+
+// Decodes a stream of unknown decoded size, refusing more than `limit` bytes.
+Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
+                                                 const std::string& where);
+
+// zstd_decode_exact, but a component stored as several frames that record
+// their sizes is decoded on up to `threads` threads (0: all cores).
+Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
+                                  const std::string& where, unsigned threads = 0);
+
+}  // namespace zt

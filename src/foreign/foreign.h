@@ -1,0 +1,88 @@
+// Foreign tensor files (safetensors, GGUF, npy, npz) as the zTensor model
+// sees them: named objects with a format, a shape, components of a dtype
+// (and logical type) and attributes. Each reader checks its format's rules
+// (bounds, overlaps, sizes against shapes, header limits) before it hands a
+// byte out, so what leaves here can go straight to zt::Writer.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/error.h"
+#include "cbor/cbor_encode.h"
+#include "container/io.h"
+#include "manifest/json.h"
+
+namespace zt::formats {
+
+enum class FileKind { zt, safetensors, gguf, npy, npz, unknown };
+
+// By extension: ".zt", ".safetensors", ".gguf", ".npy", ".npz".
+FileKind kind_from_path(std::string_view path);
+std::string_view kind_name(FileKind k);
+
+struct ForeignComponent {
+  std::string role;
+  DType dtype = DType::u8;
+  std::optional<std::string> type;  // logical type ("f8_e4m3fn", "complex64", ...)
+  std::span<const uint8_t> bytes;   // little-endian elements; owned by the ForeignFile
+};
+
+struct ForeignObject {
+  std::string name;
+  std::string format = "dense";
+  std::vector<uint64_t> shape;
+  Json attributes = Json::object();
+  std::vector<ForeignComponent> components;
+};
+
+struct ForeignFile {
+  FileKind kind = FileKind::unknown;
+  Json attributes = Json::object();
+  std::vector<ForeignObject> objects;
+  Source source;                           // the mapped file, when bytes are viewed in place
+  std::deque<std::vector<uint8_t>> owned;  // bytes made here: unzipped, byte-swapped, transposed
+
+  ForeignFile() = default;
+  ForeignFile(ForeignFile&&) = default;
+  ForeignFile& operator=(ForeignFile&&) = default;
+};
+
+// Reads any supported foreign file by its extension.
+Result<ForeignFile> read_foreign(const std::string& path);
+
+// A bounded little-endian cursor over untrusted bytes: every read checks
+// what is left first, so no length in the input can send it past the end.
+class Cursor {
+ public:
+  Cursor(std::span<const uint8_t> bytes, uint64_t pos = 0) : bytes_(bytes), pos_(pos) {}
+  uint64_t pos() const { return pos_; }
+  uint64_t left() const { return bytes_.size() - pos_; }
+  bool take(uint64_t n, std::span<const uint8_t>& out);
+  template <typename T>
+  bool le(T& out) {
+    std::span<const uint8_t> b;
+    if (!take(sizeof(T), b)) return false;
+    T v = 0;
+    for (size_t i = 0; i < sizeof(T); ++i)
+      v = static_cast<T>(v | static_cast<T>(T(b[i]) << (8 * i)));
+    out = v;
+    return true;
+  }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  uint64_t pos_;
+};
+
+// json_nesting_depth (cbor_encode.h) refuses hostile headers before a
+// recursive walk runs over them.
+
+
+}  // namespace zt::formats

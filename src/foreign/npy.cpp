@@ -1,0 +1,460 @@
+#include "foreign/npy.h"
+
+#include <zip.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <unordered_set>
+
+#include "base/zt_limits.h"
+#include "manifest/manifest.h"
+
+namespace zt::formats {
+
+using ull = unsigned long long;
+
+namespace {
+
+// ---- The header: a Python dict literal ------------------------------------
+
+struct Token {
+  enum Kind { punct, string, name, integer, end, bad } kind = end;
+  char punct_char = 0;
+  std::string text;
+  uint64_t value = 0;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view s) : s_(s) {}
+
+  Token next() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+    Token t;
+    if (i_ >= s_.size()) return t;
+    const char c = s_[i_];
+    if (std::strchr("{}():,[]", c)) {
+      ++i_;
+      t.kind = Token::punct;
+      t.punct_char = c;
+      return t;
+    }
+    if (c == '\'' || c == '"') {
+      const size_t close = s_.find(c, i_ + 1);
+      if (close == std::string_view::npos) return bad();
+      t.kind = Token::string;
+      t.text = std::string(s_.substr(i_ + 1, close - i_ - 1));
+      i_ = close + 1;
+      return t;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      t.kind = Token::integer;
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
+        const uint64_t d = static_cast<uint64_t>(s_[i_] - '0');
+        if (t.value > (UINT64_MAX - d) / 10) return bad();
+        t.value = t.value * 10 + d;
+        ++i_;
+      }
+      if (i_ < s_.size() && s_[i_] == 'L') ++i_;  // Python 2 long suffix
+      return t;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      t.kind = Token::name;
+      while (i_ < s_.size() && std::isalnum(static_cast<unsigned char>(s_[i_]))) t.text += s_[i_++];
+      return t;
+    }
+    return bad();
+  }
+
+ private:
+  Token bad() {
+    Token t;
+    t.kind = Token::bad;
+    return t;
+  }
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  std::vector<uint64_t> shape;
+};
+
+bool is_punct(const Token& t, char c) {
+  return t.kind == Token::punct && t.punct_char == c;
+}
+
+Result<NpyHeader> parse_header(std::string_view text, const std::string& where) {
+  const char* w = where.c_str();
+  Lexer lx(text);
+  NpyHeader h;
+  bool have_descr = false, have_order = false, have_shape = false;
+  ZT_FAIL_IF(!is_punct(lx.next(), '{'), format, "%s: the npy header is not a dict literal", w);
+  Token t = lx.next();
+  while (!is_punct(t, '}')) {
+    ZT_FAIL_IF(t.kind != Token::string, format, "%s: npy header: expected a quoted key", w);
+    const std::string key = t.text;
+    ZT_FAIL_IF(!is_punct(lx.next(), ':'), format, "%s: npy header: expected ':' after '%s'", w,
+               key.c_str());
+    Token v = lx.next();
+    if (key == "descr") {
+      ZT_FAIL_IF(is_punct(v, '['), unsupported,
+                 "%s: structured (record) arrays cannot be stored as tensors", w);
+      ZT_FAIL_IF(v.kind != Token::string, format, "%s: npy header: 'descr' is not a string", w);
+      h.descr = v.text;
+      have_descr = true;
+    } else if (key == "fortran_order") {
+      ZT_FAIL_IF(v.kind != Token::name || (v.text != "True" && v.text != "False"), format,
+                 "%s: npy header: 'fortran_order' is not True or False", w);
+      h.fortran = v.text == "True";
+      have_order = true;
+    } else if (key == "shape") {
+      ZT_FAIL_IF(!is_punct(v, '('), format, "%s: npy header: 'shape' is not a tuple", w);
+      Token d = lx.next();
+      while (!is_punct(d, ')')) {
+        ZT_FAIL_IF(d.kind != Token::integer, format,
+                   "%s: npy header: shape entries must be non-negative integers", w);
+        ZT_FAIL_IF(h.shape.size() >= Limits::rank, limit, "%s: more than %u dimensions", w,
+                   Limits::rank);
+        h.shape.push_back(d.value);
+        d = lx.next();
+        if (is_punct(d, ','))
+          d = lx.next();
+        else
+          ZT_FAIL_IF(!is_punct(d, ')'), format, "%s: npy header: bad shape tuple", w);
+      }
+      have_shape = true;
+    } else {
+      return make_error(Status::format, "%s: npy header: unexpected key '%s'", w, key.c_str());
+    }
+    t = lx.next();
+    if (is_punct(t, ','))
+      t = lx.next();
+    else
+      ZT_FAIL_IF(!is_punct(t, '}'), format, "%s: npy header: expected ',' or '}' after '%s'", w,
+                 key.c_str());
+  }
+  ZT_FAIL_IF(!have_descr || !have_order || !have_shape, format,
+             "%s: npy header lacks one of 'descr', 'fortran_order', 'shape'", w);
+  return h;
+}
+
+// ---- dtypes -----------------------------------------------------------------
+
+struct NpyType {
+  DType dtype;
+  std::optional<std::string> type;
+  unsigned item_bytes;  // bytes of one array element
+  bool big_endian;
+};
+
+Result<NpyType> npy_type(const std::string& descr, const std::string& where) {
+  const char* w = where.c_str();
+  ZT_FAIL_IF(descr.size() < 2 || !std::strchr("<>|=", descr[0]), unsupported,
+             "%s: npy dtype '%s' is not a simple array type", w, descr.c_str());
+  const char order = descr[0];
+  const char kind = descr[1];
+  const std::string size = descr.substr(2);
+  struct Known {
+    char kind;
+    const char* size;
+    DType dtype;
+    const char* type;
+  };
+  static constexpr Known kKnown[] = {
+      {'b', "1", DType::boolean, nullptr}, {'i', "1", DType::i8, nullptr},
+      {'i', "2", DType::i16, nullptr},     {'i', "4", DType::i32, nullptr},
+      {'i', "8", DType::i64, nullptr},     {'u', "1", DType::u8, nullptr},
+      {'u', "2", DType::u16, nullptr},     {'u', "4", DType::u32, nullptr},
+      {'u', "8", DType::u64, nullptr},     {'f', "2", DType::f16, nullptr},
+      {'f', "4", DType::f32, nullptr},     {'f', "8", DType::f64, nullptr},
+      {'c', "8", DType::f32, "complex64"}, {'c', "16", DType::f64, "complex128"},
+  };
+  for (const Known& k : kKnown) {
+    if (k.kind != kind || size != k.size) continue;
+    NpyType t{k.dtype, k.type ? std::optional<std::string>(k.type) : std::nullopt,
+              dtype_width(k.dtype) * (k.type ? 2u : 1u), order == '>'};
+    return t;
+  }
+  const char* what = kind == 'U'   ? "unicode strings"
+                     : kind == 'S' ? "byte strings"
+                     : kind == 'O' ? "Python objects (pickle)"
+                     : kind == 'V' ? "raw void records"
+                     : kind == 'M' ? "datetimes"
+                     : kind == 'm' ? "timedeltas"
+                                   : "an element type without a zTensor dtype";
+  return make_error(Status::unsupported, "%s: npy dtype '%s' (%s) cannot be stored as a tensor", w,
+                    descr.c_str(), what);
+}
+
+void byteswap_elements(std::span<uint8_t> bytes, unsigned width) {
+  for (size_t i = 0; i + width <= bytes.size(); i += width)
+    std::reverse(bytes.begin() + i, bytes.begin() + i + width);
+}
+
+// Fortran (column-major) order to row-major, for any rank.
+std::vector<uint8_t> fortran_to_c(std::span<const uint8_t> src, std::span<const uint64_t> shape,
+                                  unsigned item) {
+  std::vector<uint8_t> out(src.size());
+  const size_t rank = shape.size();
+  std::vector<uint64_t> fstride(rank), index(rank, 0);
+  uint64_t s = 1;
+  for (size_t k = 0; k < rank; ++k) fstride[k] = s, s *= shape[k];
+  const uint64_t count = src.size() / item;
+  uint64_t from = 0;
+  for (uint64_t n = 0; n < count; ++n) {
+    std::memcpy(out.data() + n * item, src.data() + from * item, item);
+    // Advance the row-major index (last dimension fastest), tracking the
+    // Fortran offset of the element it names.
+    for (size_t k = rank; k-- > 0;) {
+      if (++index[k] < shape[k]) {
+        from += fstride[k];
+        break;
+      }
+      from -= fstride[k] * (shape[k] - 1);
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+
+std::string stem_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.size() > 4 && base.ends_with(".npy")) base.resize(base.size() - 4);
+  return base;
+}
+
+}  // namespace
+
+Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::string& where,
+                                const std::string& name, ForeignFile& f) {
+  const char* w = where.c_str();
+  static constexpr uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  Cursor cur(image);
+  std::span<const uint8_t> magic;
+  ZT_FAIL_IF(!cur.take(6, magic) || std::memcmp(magic.data(), kMagic, 6) != 0, format,
+             "%s: not an .npy array (no \\x93NUMPY magic)", w);
+  uint8_t major = 0, minor = 0;
+  ZT_FAIL_IF(!cur.le(major) || !cur.le(minor), format, "%s: truncated .npy header", w);
+  ZT_FAIL_IF(major < 1 || major > 3, unsupported,
+             "%s: .npy format version %u.%u is not supported (1.0 to 3.0 are)", w, major, minor);
+  uint64_t header_len = 0;
+  if (major == 1) {
+    uint16_t n = 0;
+    ZT_FAIL_IF(!cur.le(n), format, "%s: truncated .npy header", w);
+    header_len = n;
+  } else {
+    uint32_t n = 0;
+    ZT_FAIL_IF(!cur.le(n), format, "%s: truncated .npy header", w);
+    header_len = n;
+  }
+  ZT_FAIL_IF(header_len > kNpyMaxHeader, limit,
+             "%s: .npy header of %llu bytes exceeds the limit of %llu", w,
+             static_cast<ull>(header_len), static_cast<ull>(kNpyMaxHeader));
+  std::span<const uint8_t> text;
+  ZT_FAIL_IF(!cur.take(header_len, text), format,
+             "%s: .npy header of %llu bytes goes beyond the end", w, static_cast<ull>(header_len));
+  auto h = parse_header(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
+                        where);
+  ZT_TRY(h);
+  auto t = npy_type(h->descr, where);
+  ZT_TRY(t);
+  const auto count = shape_product(h->shape);
+  const auto nbytes = count ? checked_mul(*count, t->item_bytes) : std::nullopt;
+  ZT_FAIL_IF(!nbytes, invalid, "%s: the shape's byte size overflows 64 bits", w);
+  ZT_FAIL_IF(*nbytes > cur.left(), format,
+             "%s: shape x '%s' needs %llu bytes of data, the file has %llu", w, h->descr.c_str(),
+             static_cast<ull>(*nbytes), static_cast<ull>(cur.left()));
+  ZT_FAIL_IF(*nbytes < cur.left(), invalid, "%s: %llu bytes follow the %llu bytes of array data", w,
+             static_cast<ull>(cur.left() - *nbytes), static_cast<ull>(*nbytes));
+  std::span<const uint8_t> data;
+  (void)cur.take(*nbytes, data);
+
+  ForeignObject o;
+  o.name = name;
+  o.shape = h->shape;
+  ForeignComponent c;
+  c.role = "data";
+  c.dtype = t->dtype;
+  c.type = t->type;
+  const unsigned width = dtype_width(t->dtype);
+  const bool swap = t->big_endian && width > 1;
+  const bool transpose = h->fortran && h->shape.size() > 1;
+  if (swap || transpose) {
+    std::vector<uint8_t> bytes = transpose ? fortran_to_c(data, h->shape, t->item_bytes)
+                                           : std::vector<uint8_t>(data.begin(), data.end());
+    if (swap) byteswap_elements(bytes, width);
+    f.owned.push_back(std::move(bytes));
+    c.bytes = f.owned.back();
+  } else {
+    c.bytes = data;
+  }
+  o.components.push_back(std::move(c));
+  return o;
+}
+
+Result<ForeignFile> read_npy(const std::string& path) {
+  ForeignFile f;
+  f.kind = FileKind::npy;
+  auto src = Source::open_file(path, Source::Mode::map);
+  ZT_TRY(src);
+  f.source = std::move(*src);
+  ZT_FAIL_IF(f.source.size() < 10, format, "%s: %llu bytes is too short for an .npy file",
+             path.c_str(), static_cast<ull>(f.source.size()));
+  auto o =
+      parse_npy(std::span<const uint8_t>(f.source.base(), f.source.size()), path, stem_of(path), f);
+  ZT_TRY(o);
+  f.objects.push_back(std::move(*o));
+  return f;
+}
+
+Result<ForeignFile> read_npz(const std::string& path) {
+  const char* p = path.c_str();
+  ForeignFile f;
+  f.kind = FileKind::npz;
+  // Whether the file itself can be read is settled first: after that, every
+  // complaint of libzip (a read past a lying central directory included) is
+  // about the archive's bytes.
+  uint64_t file_size = 0;
+  {
+    auto probe = Source::open_file(path, Source::Mode::copy);
+    ZT_TRY(probe);
+    file_size = probe->size();
+  }
+  int code = 0;
+  zip_t* raw = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  if (!raw) {
+    zip_error_t err;
+    zip_error_init_with_code(&err, code);
+    const Error e = make_error(code == ZIP_ER_MEMORY ? Status::nomem : Status::format,
+                               "%s: cannot open as a zip archive: %s", p, zip_error_strerror(&err));
+    zip_error_fini(&err);
+    return e;
+  }
+  const std::unique_ptr<zip_t, void (*)(zip_t*)> archive(raw, [](zip_t* z) { zip_discard(z); });
+  const zip_int64_t n = zip_get_num_entries(raw, 0);
+  ZT_FAIL_IF(n < 0, format, "%s: cannot list the archive", p);
+  // Entries whose compressed bytes overlap (a non-recursive zip bomb: many
+  // central-directory entries pointing at the same data, which libzip's
+  // consistency check accepts) are refused before anything is inflated:
+  // entries that do not overlap cannot together claim more compressed bytes
+  // than the file holds (issue 24, item 8).
+  uint64_t compressed = 0;
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    ZT_FAIL_IF(zip_stat_index(raw, static_cast<zip_uint64_t>(i), 0, &st) != 0, format,
+               "%s: member %lld: %s", p, static_cast<long long>(i), zip_strerror(raw));
+    if (!(st.valid & ZIP_STAT_COMP_SIZE)) continue;  // refused below if it is an array
+    ZT_FAIL_IF(
+        __builtin_add_overflow(compressed, st.comp_size, &compressed) || compressed > file_size,
+        invalid,
+        "%s: its %lld entries claim more compressed bytes than the %llu bytes of the file: entries "
+        "overlap (a zip bomb)",
+        p, static_cast<long long>(n), static_cast<ull>(file_size));
+  }
+  std::unordered_set<std::string> names;
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    ZT_FAIL_IF(zip_stat_index(raw, static_cast<zip_uint64_t>(i), 0, &st) != 0, format,
+               "%s: member %lld: %s", p, static_cast<long long>(i), zip_strerror(raw));
+    const std::string member = (st.valid & ZIP_STAT_NAME) && st.name ? st.name : "";
+    if (member.empty() || member.back() == '/') continue;  // directories
+    const std::string where = path + ": member \"" + member + "\"";
+    const char* w = where.c_str();
+    ZT_FAIL_IF(!member.ends_with(".npy"), unsupported, "%s: not an .npy array", w);
+    ZT_FAIL_IF(!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE), format,
+               "%s: sizes are unknown", w);
+    ZT_FAIL_IF(st.size > Limits::decoded_bytes, limit, "%s: %llu bytes, more than the limit %llu",
+               w, static_cast<ull>(st.size), static_cast<ull>(Limits::decoded_bytes));
+    // Deflate expands at most ~1032:1; a larger claim is a zip bomb or a lie.
+    ZT_FAIL_IF(st.size > st.comp_size * 1100 + 4096, invalid,
+               "%s: claims %llu bytes from %llu compressed, beyond what deflate can produce", w,
+               static_cast<ull>(st.size), static_cast<ull>(st.comp_size));
+    zip_file_t* zf = zip_fopen_index(raw, static_cast<zip_uint64_t>(i), 0);
+    ZT_FAIL_IF(!zf, format, "%s: cannot open: %s", w, zip_strerror(raw));
+    const std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zf, zip_fclose);
+    std::vector<uint8_t> bytes(st.size);
+    uint64_t got = 0;
+    while (got < bytes.size()) {
+      const zip_int64_t r = zip_fread(zf, bytes.data() + got, bytes.size() - got);
+      ZT_FAIL_IF(r < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
+      ZT_FAIL_IF(r == 0, format, "%s: ends after %llu of %llu bytes", w, static_cast<ull>(got),
+                 static_cast<ull>(bytes.size()));
+      got += static_cast<uint64_t>(r);
+    }
+    uint8_t extra = 0;
+    const zip_int64_t more = zip_fread(zf, &extra, 1);
+    ZT_FAIL_IF(more < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
+    ZT_FAIL_IF(more > 0, format, "%s: holds more than the %llu bytes its entry states", w,
+               static_cast<ull>(st.size));
+    std::string name = member.substr(0, member.size() - 4);
+    ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", p,
+               name.c_str());
+    f.owned.push_back(std::move(bytes));
+    auto o = parse_npy(f.owned.back(), where, name, f);
+    ZT_TRY(o);
+    f.objects.push_back(std::move(*o));
+  }
+  return f;
+}
+
+std::optional<std::string> npy_descr(DType dtype, const std::optional<std::string>& type) {
+  if (type) {
+    if (*type == "complex64" && dtype == DType::f32) return "<c8";
+    if (*type == "complex128" && dtype == DType::f64) return "<c16";
+    return std::nullopt;
+  }
+  switch (dtype) {
+    case DType::boolean:
+      return "|b1";
+    case DType::i8:
+      return "|i1";
+    case DType::u8:
+      return "|u1";
+    case DType::i16:
+      return "<i2";
+    case DType::u16:
+      return "<u2";
+    case DType::i32:
+      return "<i4";
+    case DType::u32:
+      return "<u4";
+    case DType::i64:
+      return "<i8";
+    case DType::u64:
+      return "<u8";
+    case DType::f16:
+      return "<f2";
+    case DType::f32:
+      return "<f4";
+    case DType::f64:
+      return "<f8";
+    case DType::bf16:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string npy_header(const std::string& descr, std::span<const uint64_t> shape) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i)
+    dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
+  dict += "), }";
+  // magic (6) + version (2) + length (2) + dict + padding + '\n', 64-aligned.
+  const size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(dict.size() & 0xFF);
+  out += static_cast<char>(dict.size() >> 8);
+  return out + dict;
+}
+
+}  // namespace zt::formats

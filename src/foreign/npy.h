@@ -1,0 +1,41 @@
+// NumPy .npy (format versions 1.0, 2.0, 3.0) and .npz (a zip archive of
+// .npy members, stored or deflated; read with libzip).
+//
+// Every dtype a component can hold is read: bool, int8..int64, uint8..uint64,
+// float16/32/64, complex64 and complex128 (f32/f64 + type complex64/128),
+// in either byte order (big-endian data is swapped). Fortran-order arrays
+// are transposed to row-major. Structured, string, object (pickle),
+// datetime and long double arrays are refused with their descr named.
+// The header is a Python dict literal; it is tokenised here (no library
+// reads it) with a bounded length, and nothing in it is evaluated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "foreign/foreign.h"
+
+namespace zt::formats {
+
+inline constexpr uint64_t kNpyMaxHeader = 1 << 20;
+
+// An .npy file becomes one object named after the file (without ".npy").
+Result<ForeignFile> read_npy(const std::string& path);
+// Each NAME.npy member of an .npz becomes object NAME.
+Result<ForeignFile> read_npz(const std::string& path);
+
+// Parses one .npy image into `out` (bytes view `image` when they need no
+// change, else land in f.owned). `where` names it in messages.
+Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::string& where,
+                                const std::string& name, ForeignFile& f);
+
+// The numpy descr ("<f4", "|b1", "<c8", ...) of a dtype and logical type, if
+// numpy has one.
+std::optional<std::string> npy_descr(DType dtype, const std::optional<std::string>& type);
+
+// An .npy version 1.0 header (C order, padded so data starts 64-aligned).
+std::string npy_header(const std::string& descr, std::span<const uint64_t> shape);
+
+}  // namespace zt::formats

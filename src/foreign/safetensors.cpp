@@ -1,0 +1,266 @@
+#include "foreign/safetensors.h"
+
+#include <algorithm>
+#include <array>
+#include <unordered_set>
+
+#include "base/zt_limits.h"
+#include "container/container.h"
+#include "manifest/manifest.h"
+#include "write/output_file.h"
+
+namespace zt::formats {
+
+using ull = unsigned long long;
+
+namespace {
+
+struct DTypeMap {
+  std::string_view st;
+  DType dtype;
+  std::string_view type;  // "" for none
+};
+
+constexpr std::array<DTypeMap, 17> kDTypes = {{
+    {"BOOL", DType::boolean, ""},
+    {"U8", DType::u8, ""},
+    {"I8", DType::i8, ""},
+    {"U16", DType::u16, ""},
+    {"I16", DType::i16, ""},
+    {"U32", DType::u32, ""},
+    {"I32", DType::i32, ""},
+    {"U64", DType::u64, ""},
+    {"I64", DType::i64, ""},
+    {"F16", DType::f16, ""},
+    {"BF16", DType::bf16, ""},
+    {"F32", DType::f32, ""},
+    {"F64", DType::f64, ""},
+    {"F8_E4M3", DType::u8, "f8_e4m3fn"},
+    {"F8_E5M2", DType::u8, "f8_e5m2"},
+    {"F8_E8M0", DType::u8, "f8_e8m0fnu"},
+    {"C64", DType::f32, "complex64"},
+}};
+
+const DTypeMap* from_safetensors(std::string_view name) {
+  for (const auto& m : kDTypes)
+    if (m.st == name) return &m;
+  return nullptr;
+}
+
+// Bytes of one element as safetensors counts them.
+unsigned element_bytes(const DTypeMap& m) {
+  return dtype_width(m.dtype) * (m.type.starts_with("complex") ? 2 : 1);
+}
+
+bool is_uint(const nlohmann::json& j) {
+  return j.is_number_unsigned();
+}
+
+struct Entry {
+  std::string name;
+  const DTypeMap* dtype = nullptr;
+  std::vector<uint64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+Result<Entry> parse_entry(const std::string& path, const std::string& name, const nlohmann::json& v,
+                          uint64_t data_size) {
+  const char* p = path.c_str();
+  const char* n = name.c_str();
+  ZT_FAIL_IF(name.empty(), invalid, "%s: a tensor has an empty name", p);
+  ZT_FAIL_IF(!v.is_object(), invalid, "%s: tensor \"%s\": the header entry is not a JSON object", p,
+             n);
+  const auto dt = v.find("dtype");
+  const auto shape = v.find("shape");
+  const auto offs = v.find("data_offsets");
+  ZT_FAIL_IF(dt == v.end() || !dt->is_string(), invalid,
+             "%s: tensor \"%s\": \"dtype\" is missing or not a string", p, n);
+  ZT_FAIL_IF(shape == v.end() || !shape->is_array(), invalid,
+             "%s: tensor \"%s\": \"shape\" is missing or not an array", p, n);
+  ZT_FAIL_IF(offs == v.end() || !offs->is_array() || offs->size() != 2 || !is_uint((*offs)[0]) ||
+                 !is_uint((*offs)[1]),
+             invalid,
+             "%s: tensor \"%s\": \"data_offsets\" must be [begin, end] with non-negative integers",
+             p, n);
+  Entry e;
+  e.name = name;
+  const std::string dname = dt->get<std::string>();
+  e.dtype = from_safetensors(dname);
+  if (!e.dtype && (dname == "F4" || dname.starts_with("F6_")))
+    return make_error(Status::unsupported,
+                      "%s: tensor \"%s\": dtype %s packs elements below a byte; not supported", p,
+                      n, dname.c_str());
+  ZT_FAIL_IF(!e.dtype, unsupported, "%s: tensor \"%s\": unknown safetensors dtype \"%s\"", p, n,
+             dname.c_str());
+  ZT_FAIL_IF(shape->size() > Limits::rank, limit,
+             "%s: tensor \"%s\": %zu dimensions, more than the limit %u", p, n, shape->size(),
+             Limits::rank);
+  for (const auto& d : *shape) {
+    ZT_FAIL_IF(!is_uint(d), invalid,
+               "%s: tensor \"%s\": shape entries must be non-negative integers", p, n);
+    e.shape.push_back(d.get<uint64_t>());
+  }
+  e.begin = (*offs)[0].get<uint64_t>();
+  e.end = (*offs)[1].get<uint64_t>();
+  ZT_FAIL_IF(e.begin > e.end, invalid,
+             "%s: tensor \"%s\": data_offsets [%llu, %llu] end before they begin", p, n,
+             static_cast<ull>(e.begin), static_cast<ull>(e.end));
+  ZT_FAIL_IF(e.end > data_size, invalid,
+             "%s: tensor \"%s\": data_offsets [%llu, %llu] go beyond the %llu bytes of data after "
+             "the header",
+             p, n, static_cast<ull>(e.begin), static_cast<ull>(e.end), static_cast<ull>(data_size));
+  const auto count = shape_product(e.shape);
+  const auto bytes = count ? checked_mul(*count, element_bytes(*e.dtype)) : std::nullopt;
+  ZT_FAIL_IF(!bytes, invalid, "%s: tensor \"%s\": the shape's byte size overflows 64 bits", p, n);
+  ZT_FAIL_IF(*bytes != e.end - e.begin, invalid,
+             "%s: tensor \"%s\": shape x %s (%llu bytes) does not match its byte span [%llu, %llu) "
+             "of %llu bytes",
+             p, n, dname.c_str(), static_cast<ull>(*bytes), static_cast<ull>(e.begin),
+             static_cast<ull>(e.end), static_cast<ull>(e.end - e.begin));
+  return e;
+}
+
+}  // namespace
+
+std::optional<std::string_view> safetensors_dtype(DType dtype,
+                                                  const std::optional<std::string>& type) {
+  for (const auto& m : kDTypes)
+    if (m.dtype == dtype && (type ? m.type == *type : m.type.empty())) return m.st;
+  return std::nullopt;
+}
+
+Result<ForeignFile> read_safetensors(const std::string& path) {
+  const char* p = path.c_str();
+  ForeignFile f;
+  f.kind = FileKind::safetensors;
+  auto src = Source::open_file(path, Source::Mode::map);
+  ZT_TRY(src);
+  f.source = std::move(*src);
+  const uint64_t size = f.source.size();
+  ZT_FAIL_IF(size < 8, format,
+             "%s: %llu bytes is too short for a safetensors file (8-byte header length first)", p,
+             static_cast<ull>(size));
+  const uint8_t* base = f.source.base();
+  const uint64_t n = load_u64_le(base);
+  ZT_FAIL_IF(n > kSafetensorsMaxHeader, limit,
+             "%s: safetensors header of %llu bytes exceeds the limit of %llu bytes", p,
+             static_cast<ull>(n), static_cast<ull>(kSafetensorsMaxHeader));
+  ZT_FAIL_IF(n > size - 8, format,
+             "%s: safetensors header length %llu goes beyond the file (%llu bytes follow it)", p,
+             static_cast<ull>(n), static_cast<ull>(size - 8));
+  const std::string_view text(reinterpret_cast<const char*>(base + 8), n);
+  const size_t depth = json_nesting_depth(text);
+  ZT_FAIL_IF(depth > 8, invalid,
+             "%s: safetensors header nests %zu levels deep; a valid one needs 3", p, depth);
+
+  // Duplicate tensor names would silently shadow each other: refuse them.
+  std::unordered_set<std::string> keys;
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t on_event = [&](int d, nlohmann::json::parse_event_t ev,
+                                                         nlohmann::json& parsed) {
+    if (d == 1 && ev == nlohmann::json::parse_event_t::key &&
+        !keys.insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  // Parsed into nlohmann::json (a sorted map): ordered_json inserts keys with
+  // a linear search, quadratic in the tensor count. File order comes from
+  // the offsets anyway.
+  const nlohmann::json header = nlohmann::json::parse(text.begin(), text.end(), on_event, false);
+  ZT_FAIL_IF(header.is_discarded(), format, "%s: the safetensors header is not valid JSON", p);
+  ZT_FAIL_IF(!header.is_object(), format, "%s: the safetensors header is not a JSON object", p);
+  ZT_FAIL_IF(!duplicate.empty(), invalid, "%s: tensor \"%s\" appears twice in the header", p,
+             duplicate.c_str());
+
+  const uint64_t data_start = 8 + n;
+  const uint64_t data_size = size - data_start;
+  std::vector<Entry> entries;
+  for (const auto& [key, value] : header.items()) {
+    if (key == "__metadata__") {
+      ZT_FAIL_IF(!value.is_object(), invalid, "%s: \"__metadata__\" is not a JSON object", p);
+      for (const auto& [k, v] : value.items())
+        f.attributes.get_ref<Json::object_t&>().emplace_back(k, v);
+      continue;
+    }
+    auto e = parse_entry(path, key, value, data_size);
+    ZT_TRY(e);
+    entries.push_back(std::move(*e));
+  }
+  // File order; two tensors may not share a byte (empty ones share none).
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  const Entry* last = nullptr;
+  for (const Entry& e : entries) {
+    if (e.begin == e.end) continue;
+    ZT_FAIL_IF(last && e.begin < last->end, invalid,
+               "%s: tensors \"%s\" [%llu, %llu) and \"%s\" [%llu, %llu) overlap", p,
+               last->name.c_str(), static_cast<ull>(last->begin), static_cast<ull>(last->end),
+               e.name.c_str(), static_cast<ull>(e.begin), static_cast<ull>(e.end));
+    last = &e;
+  }
+  for (Entry& e : entries) {
+    ForeignObject o;
+    o.name = std::move(e.name);
+    o.shape = std::move(e.shape);
+    ForeignComponent c;
+    c.role = "data";
+    c.dtype = e.dtype->dtype;
+    if (!e.dtype->type.empty()) c.type = std::string(e.dtype->type);
+    c.bytes = std::span<const uint8_t>(base + data_start + e.begin, e.end - e.begin);
+    o.components.push_back(std::move(c));
+    f.objects.push_back(std::move(o));
+  }
+  return f;
+}
+
+Result<void> write_safetensors(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& metadata,
+    const std::vector<SafetensorsEntry>& entries,
+    const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor) {
+  // Built piecewise: an ordered_json map looks keys up linearly, which would
+  // make a header of many tensors quadratic.
+  std::string text = "{";
+  if (!metadata.empty()) {
+    Json m = Json::object();
+    for (const auto& [k, v] : metadata) m[k] = v;
+    text += "\"__metadata__\":" + dump_json(m);
+  }
+  std::unordered_set<std::string_view> names;
+  uint64_t offset = 0;
+  for (const SafetensorsEntry& e : entries) {
+    ZT_FAIL_IF(e.name == "__metadata__" || !names.insert(e.name).second, argument,
+               "%s: tensor name \"%s\" is used twice or is reserved", path.c_str(), e.name.c_str());
+    if (text.size() > 1) text += ',';
+    text +=
+        dump_json(e.name) + ':' +
+        dump_json(Json{
+            {"dtype", e.dtype}, {"shape", e.shape}, {"data_offsets", {offset, offset + e.nbytes}}});
+    offset += e.nbytes;
+  }
+  text += '}';
+  text.append((8 - text.size() % 8) % 8, ' ');
+  auto out = OutputFile::create(path);
+  ZT_TRY(out);
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  ZT_TRY(out->write(len));
+  ZT_TRY(out->write(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    uint64_t written = 0;
+    const ByteSink sink = [&](std::span<const uint8_t> piece) -> Result<void> {
+      written += piece.size();
+      return out->write(piece);
+    };
+    ZT_TRY(write_tensor(i, sink));
+    ZT_FAIL_IF(written != entries[i].nbytes, invalid,
+               "%s: tensor \"%s\": %llu bytes delivered, %llu announced", path.c_str(),
+               entries[i].name.c_str(), static_cast<ull>(written),
+               static_cast<ull>(entries[i].nbytes));
+  }
+  return out->publish();
+}
+
+}  // namespace zt::formats

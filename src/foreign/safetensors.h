@@ -1,0 +1,53 @@
+// safetensors: an 8-byte little-endian header length, a JSON header
+// ({"__metadata__": {str: str}, name: {"dtype", "shape", "data_offsets"}}),
+// then the tensor bytes. The header is parsed with nlohmann-json after the
+// checks that made other readers crash: header length within the file and
+// under 100 MB, bounded nesting, offsets inside the data area, no two
+// tensors sharing bytes, shape x dtype equal to each byte span.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "foreign/foreign.h"
+
+namespace zt::formats {
+
+inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
+
+// Tensors become dense objects in file order; __metadata__ becomes the file
+// attributes. F8_E4M3 -> u8 + f8_e4m3fn, F8_E5M2 -> u8 + f8_e5m2,
+// F8_E8M0 -> u8 + f8_e8m0fnu, C64 -> f32 + complex64; sub-byte F4/F6 types
+// are refused.
+Result<ForeignFile> read_safetensors(const std::string& path);
+
+// The safetensors dtype of a zTensor dtype and logical type, if it has one.
+std::optional<std::string_view> safetensors_dtype(DType dtype,
+                                                  const std::optional<std::string>& type);
+
+struct SafetensorsEntry {
+  std::string name;
+  std::string_view dtype;  // a safetensors dtype name
+  std::vector<uint64_t> shape;
+  uint64_t nbytes = 0;
+};
+
+// Receives one tensor's bytes in pieces.
+using ByteSink = std::function<Result<void>(std::span<const uint8_t>)>;
+
+// Writes a safetensors file atomically: __metadata__ first (when not
+// empty), tensors in the given order, the header padded with spaces to a
+// multiple of 8 bytes. write_tensor(i, sink) must deliver exactly
+// entries[i].nbytes bytes.
+Result<void> write_safetensors(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& metadata,
+    const std::vector<SafetensorsEntry>& entries,
+    const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor);
+
+}  // namespace zt::formats

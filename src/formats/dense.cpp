@@ -1,0 +1,69 @@
+// "dense": one component "data" holding product(shape) elements, row-major.
+#include "formats/object_format.h"
+#include "views/views.h"
+
+namespace zt {
+
+namespace {
+
+using ull = unsigned long long;
+
+// The data's size against the shape, when both are known.
+Result<void> check_dense(const Object& o) {
+  const Component& c = *o.find("data");
+  if (!c.element_size_known()) return {};  // unknown logical type: size unknown
+  const auto want = dense_bytes(o, c);
+  const std::string w = component_where(o, c);
+  ZT_FAIL_IF(!want, invalid, "%s: shape %s x %u bytes overflows 64 bits", w.c_str(),
+             shape_text(o.shape).c_str(), c.width() * c.ratio());
+  const auto got = decoded_size(c);
+  ZT_FAIL_IF(got && *got != *want, invalid, "%s: %s %llu does not match shape %s x %u bytes = %llu",
+             w.c_str(), c.encoding == Encoding::raw ? "length" : "uncompressed_length",
+             static_cast<ull>(*got), shape_text(o.shape).c_str(), c.width() * c.ratio(),
+             static_cast<ull>(*want));
+  return {};
+}
+
+template <typename T>
+Result<void> whole(const Reader& r, size_t object, std::span<T> dst) {
+  auto n = read_dense_as(r, object, dst);
+  ZT_TRY(n);
+  return {};
+}
+
+// Whole rows at a time, decoding only the frames that cover them.
+template <typename T>
+Result<void> chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                    const ValueSink<T>& sink) {
+  const uint64_t rows = r.manifest().objects[object].shape[0];
+  return by_rows<T>(rows, values / rows, chunk, sink,
+                    [&](uint64_t r0, uint64_t r1, std::span<T> dst) -> Result<void> {
+                      auto got = dense_rows_as(r, object, r0, r1, dst);
+                      ZT_TRY(got);
+                      return {};
+                    });
+}
+
+constexpr std::string_view kRequired[] = {"data"};
+
+}  // namespace
+
+const ObjectFormat kDenseFormat = {
+    .name = "dense",
+    .required_roles = kRequired,
+    .index_roles = {},
+    .value_role = "data",
+    .listed_role = "data",
+    .sized_by_shape = true,
+    .content_needs_whole_components = false,
+    .content_rules = "",
+    .decoded_as = "",
+    .check_structure = check_dense,
+    .check_content = nullptr,
+    .check_written = nullptr,
+    .listed_attributes = {},
+    .to_f32 = {whole<float>, chunks<float>},
+    .to_f64 = {whole<double>, chunks<double>},
+};
+
+}  // namespace zt

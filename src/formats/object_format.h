@@ -1,0 +1,132 @@
+// One descriptor per object format ("dense", "sparse_csr", "sparse_coo",
+// "quantized_group"): everything the library knows about a format, in one
+// place, the way ggml keeps one type_traits entry per tensor type. The
+// stages ask the descriptor instead of comparing names: validate (its rules
+// at open), content (its rules at verify), the writer (what it checks of a
+// written object), the views (how it decodes to dense) and the CLI (how it
+// names it). A format not in the table is listed and its components are
+// served as bytes, but nothing is checked beyond placement and whole
+// elements, and it cannot be decoded to dense.
+//
+// Adding a format: one file beside dense.cpp defining its descriptor, one
+// line in object_format.cpp's table, its tests (docs/architecture.md has
+// the whole checklist).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "base/error.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+class Reader;
+
+// Decoded bytes of an object's components: decoded[k] for components[k].
+using DecodedComponents = std::span<const std::span<const uint8_t>>;
+
+// Receives dense values in order, a chunk at a time.
+template <typename T>
+using ValueSink = std::function<Result<void>(std::span<const T>)>;
+
+// Reads back the decoded bytes of one component the writer has written.
+using ReadBack = std::function<Result<std::vector<uint8_t>>(const Component&)>;
+
+// How a format decodes to a dense row-major array of T (float or double).
+// Both are called only after decoded_value_count (views.h) gave `values`.
+template <typename T>
+struct DenseDecoder {
+  // Writes exactly dst.size() == values values.
+  Result<void> (*whole)(const Reader& r, size_t object, std::span<T> dst);
+  // The same values in consecutive chunks of at most max(chunk, one row)
+  // values, for an object of rank >= 1 with more than `chunk` values.
+  Result<void> (*chunks)(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                         const ValueSink<T>& sink);
+};
+
+struct ListedAttribute {
+  std::string_view prefix;
+  std::string_view key;
+};
+
+struct ObjectFormat {
+  std::string_view name;  // as written in a manifest
+  // Components the format needs; others may be present and are carried along.
+  std::span<const std::string_view> required_roles;
+  // Integer index components: stored as u64 by writers (1.0.x files do not
+  // say their dtype: it is u64), any integer dtype accepted from readers.
+  std::span<const std::string_view> index_roles;
+  // The component whose numeric type the decoded values take (its complex
+  // ratio doubles the value count); empty when the values are computed
+  // (dequantised) rather than stored.
+  std::string_view value_role;
+  // The component whose dtype a listing shows as the object's.
+  std::string_view listed_role;
+  // The value_role's decoded size is product(shape) x element size, known
+  // without its uncompressed_length.
+  bool sized_by_shape = false;
+  // The content rules read whole decoded components; other formats are
+  // verified a window at a time.
+  bool content_needs_whole_components = false;
+  // What `zt verify` calls the rules check_content applies; empty if none.
+  std::string_view content_rules;
+  // What decoding it to dense does, in words ("densified", "dequantized").
+  std::string_view decoded_as;
+
+  // The rules of the manifest alone, at open and in the writer; the
+  // required roles are present when it is called.
+  Result<void> (*check_structure)(const Object& o) = nullptr;
+  // The rules of the decoded bytes, at verify and before a view is handed
+  // out; nullptr when there are none.
+  Result<void> (*check_content)(const Object& o, DecodedComponents decoded) = nullptr;
+  // What the writer checks of an object it wrote beyond check_structure
+  // (the reader accepts more: older writers' index dtypes); nullptr: none.
+  Result<void> (*check_written)(const Object& o, const ReadBack& read_back) = nullptr;
+  // The object's type in listings, made of attributes ("int" bits, " g"
+  // group_size: "int4 g128") when it has them all; else the listed_role's
+  // dtype.
+  std::span<const ListedAttribute> listed_attributes;
+
+  DenseDecoder<float> to_f32;
+  DenseDecoder<double> to_f64;
+
+  template <typename T>
+  const DenseDecoder<T>& decoder() const {
+    if constexpr (std::is_same_v<T, float>)
+      return to_f32;
+    else
+      return to_f64;
+  }
+};
+
+// The formats this library knows.
+extern const ObjectFormat kDenseFormat;
+extern const ObjectFormat kSparseCsrFormat;
+extern const ObjectFormat kSparseCooFormat;
+extern const ObjectFormat kQuantizedGroupFormat;
+
+// Every known format, in the order above.
+std::span<const ObjectFormat* const> object_formats();
+
+// The descriptor of a format name; nullptr for a format this library does
+// not know.
+const ObjectFormat* find_object_format(std::string_view name);
+inline const ObjectFormat* format_of(const Object& o) {
+  return find_object_format(o.format);
+}
+
+inline bool is_format(std::string_view name, const ObjectFormat& f) {
+  return name == f.name;
+}
+
+// Whether `role` is one of f's index components.
+bool is_index_role(const ObjectFormat& f, std::string_view role);
+
+}  // namespace zt

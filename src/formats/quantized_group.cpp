@@ -1,0 +1,66 @@
+// "quantized_group" (GPTQ-style): packed_weight, scales and zeros, read
+// with the attributes bits, group_size and packing (layout in quantized.h).
+#include "formats/object_format.h"
+#include "formats/quantized.h"
+#include "views/views.h"
+
+namespace zt {
+
+namespace {
+
+// Without one of its parameters the object is stored as the reader lists
+// it: not dequantisable, its sizes unchecked, so that a file that opens and
+// verifies can always be copied. Parameters present but wrong are refused.
+Result<void> check_written_quantized(const Object& o, const ReadBack&) {
+  auto q = quant_layout(o);
+  if (!q && q.error().status == Status::not_found) return {};
+  ZT_TRY(q);
+  std::vector<uint64_t> sizes;
+  for (const Component& c : o.components) sizes.push_back(*decoded_size(c));
+  return check_quantized_sizes(o, *q, sizes);
+}
+
+template <typename T>
+Result<void> whole(const Reader& r, size_t object, std::span<T> dst) {
+  auto v = quant_view(r, object);
+  ZT_TRY(v);
+  dequantize(*v, dst);
+  return {};
+}
+
+template <typename T>
+Result<void> chunks(const Reader& r, size_t object, uint64_t, uint64_t chunk,
+                    const ValueSink<T>& sink) {
+  auto v = quant_view(r, object);
+  ZT_TRY(v);
+  return by_rows<T>(v->layout.n, v->layout.k, chunk, sink,
+                    [&](uint64_t r0, uint64_t r1, std::span<T> dst) {
+                      dequantize_rows(*v, r0, r1, dst);
+                      return Result<void>{};
+                    });
+}
+
+constexpr std::string_view kRequired[] = {"packed_weight", "scales", "zeros"};
+constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size"}};
+
+}  // namespace
+
+const ObjectFormat kQuantizedGroupFormat = {
+    .name = "quantized_group",
+    .required_roles = kRequired,
+    .index_roles = {},
+    .value_role = "",
+    .listed_role = "packed_weight",
+    .sized_by_shape = false,
+    .content_needs_whole_components = true,
+    .content_rules = "quantized_group layout",
+    .decoded_as = "dequantized",
+    .check_structure = nullptr,
+    .check_content = check_quantized_layout,
+    .check_written = check_written_quantized,
+    .listed_attributes = kListed,
+    .to_f32 = {whole<float>, chunks<float>},
+    .to_f64 = {whole<double>, chunks<double>},
+};
+
+}  // namespace zt

@@ -1,0 +1,282 @@
+// "sparse_csr" and "sparse_coo": nnz stored values with integer index
+// components. CSR (2-d): row i holds values[indptr[i] .. indptr[i+1]) at
+// columns indices[...]. COO: entry k sits at (coords[0*nnz + k],
+// coords[1*nnz + k], ...). The two share their value and index rules.
+#include "formats/object_format.h"
+#include "read/content.h"
+#include "views/views.h"
+
+namespace zt {
+
+namespace {
+
+using ull = unsigned long long;
+
+// ---- at open: the manifest alone ----
+
+// Readers are liberal: 1.2-era writers emitted i32/i64 indices.
+Result<void> check_index_dtypes(const Object& o, const ObjectFormat& f) {
+  for (const auto r : f.index_roles) {
+    const Component& c = *o.find(r);
+    ZT_FAIL_IF(!dtype_is_integer(c.dtype), invalid, "%s: index dtype \"%s\" is not an integer type",
+               component_where(o, c).c_str(), std::string(dtype_name(c.dtype)).c_str());
+  }
+  return {};
+}
+
+Result<uint64_t> stored_count(const Object& o, const Component& c, unsigned unit) {
+  const uint64_t n = *decoded_size(c);
+  ZT_FAIL_IF(n % unit != 0, invalid, "%s: %llu bytes is not a whole number of %u-byte elements",
+             component_where(o, c).c_str(), static_cast<ull>(n), unit);
+  return n / unit;
+}
+
+// nnz when the manifest gives every size the counts need; nullopt if not.
+Result<std::optional<uint64_t>> known_nnz(const Object& o, const ObjectFormat& f) {
+  const Component& values = *o.find("values");
+  if (!values.element_size_known() || !decoded_size(values)) return std::optional<uint64_t>();
+  for (const auto r : f.index_roles)
+    if (!decoded_size(*o.find(r))) return std::optional<uint64_t>();
+  auto nnz = stored_count(o, values, values.width() * values.ratio());
+  ZT_TRY(nnz);
+  return std::optional<uint64_t>(*nnz);
+}
+
+Result<void> check_csr_structure(const Object& o) {
+  ZT_TRY(check_index_dtypes(o, kSparseCsrFormat));
+  ZT_FAIL_IF(o.shape.size() != 2, invalid, "object \"%s\": sparse_csr needs a 2-d shape, got %s",
+             o.name.c_str(), shape_text(o.shape).c_str());
+  auto nnz = known_nnz(o, kSparseCsrFormat);
+  ZT_TRY(nnz);
+  if (!*nnz) return {};
+  const Component& indices = *o.find("indices");
+  const Component& indptr = *o.find("indptr");
+  auto ni = stored_count(o, indices, indices.width());
+  ZT_TRY(ni);
+  auto np = stored_count(o, indptr, indptr.width());
+  ZT_TRY(np);
+  ZT_FAIL_IF(*ni != **nnz, invalid, "%s: %llu indices for %llu values",
+             component_where(o, indices).c_str(), static_cast<ull>(*ni), static_cast<ull>(**nnz));
+  ZT_FAIL_IF(o.shape[0] == UINT64_MAX || *np != o.shape[0] + 1, invalid,
+             "%s: indptr has %llu entries, rows + 1 = %llu + 1", component_where(o, indptr).c_str(),
+             static_cast<ull>(*np), static_cast<ull>(o.shape[0]));
+  return {};
+}
+
+Result<void> check_coo_structure(const Object& o) {
+  ZT_TRY(check_index_dtypes(o, kSparseCooFormat));
+  auto nnz = known_nnz(o, kSparseCooFormat);
+  ZT_TRY(nnz);
+  if (!*nnz) return {};
+  const Component& coords = *o.find("coords");
+  auto nc = stored_count(o, coords, coords.width());
+  ZT_TRY(nc);
+  const auto want = checked_mul(o.shape.size(), **nnz);
+  ZT_FAIL_IF(!want || *nc != *want, invalid, "%s: coords has %llu entries, ndim * nnz = %zu * %llu",
+             component_where(o, coords).c_str(), static_cast<ull>(*nc), o.shape.size(),
+             static_cast<ull>(**nnz));
+  return {};
+}
+
+// ---- at verify: the decoded bytes ----
+
+struct Indexed {
+  const Component* c;
+  std::span<const uint8_t> bytes;
+  uint64_t count;
+  __int128 at(uint64_t k) const { return load_index(bytes, c->dtype, k); }
+};
+
+std::optional<Indexed> indexed(const Object& o, DecodedComponents decoded, std::string_view role) {
+  for (size_t k = 0; k < o.components.size(); ++k) {
+    const Component& c = o.components[k];
+    if (c.role != role) continue;
+    const uint64_t unit = c.width() * (role == "values" ? c.ratio() : 1);
+    return Indexed{&c, decoded[k], decoded[k].size() / unit};
+  }
+  return std::nullopt;
+}
+
+// The values' count when the rules apply (values of a known type, integer
+// index components), after checking that every component holds whole
+// elements; nullopt when they do not apply.
+Result<std::optional<uint64_t>> decoded_nnz(const Object& o, const ObjectFormat& f,
+                                            DecodedComponents decoded) {
+  const auto values = indexed(o, decoded, "values");
+  if (!values || !values->c->element_size_known()) return std::optional<uint64_t>();
+  const uint64_t unit = values->c->width() * values->c->ratio();
+  ZT_FAIL_IF(values->bytes.size() % unit != 0, invalid,
+             "%s: values are not a whole number of elements",
+             component_where(o, *values->c).c_str());
+  for (const auto role : f.index_roles) {
+    const auto ix = indexed(o, decoded, role);
+    if (!ix || !dtype_is_integer(ix->c->dtype)) return std::optional<uint64_t>();
+    ZT_FAIL_IF(ix->bytes.size() % ix->c->width() != 0, invalid,
+               "%s: not a whole number of %u-byte indices", component_where(o, *ix->c).c_str(),
+               ix->c->width());
+  }
+  return std::optional<uint64_t>(values->count);
+}
+
+Result<void> check_csr_content(const Object& o, DecodedComponents decoded) {
+  auto nnz_or = decoded_nnz(o, kSparseCsrFormat, decoded);
+  ZT_TRY(nnz_or);
+  if (!*nnz_or || o.shape.size() != 2) return {};
+  const uint64_t nnz = **nnz_or;
+  const Indexed indptr = *indexed(o, decoded, "indptr");
+  const Indexed indices = *indexed(o, decoded, "indices");
+  const uint64_t rows = o.shape[0], cols = o.shape[1];
+  const std::string wp = component_where(o, *indptr.c);
+  // rows + 1 computed without wrapping: a file may claim UINT64_MAX rows.
+  ZT_FAIL_IF(rows == UINT64_MAX || indptr.count != rows + 1, invalid,
+             "%s: indptr has %llu entries, rows + 1 = %llu + 1", wp.c_str(),
+             static_cast<ull>(indptr.count), static_cast<ull>(rows));
+  ZT_FAIL_IF(indices.count != nnz, invalid, "%s: %llu indices for %llu values",
+             component_where(o, *indices.c).c_str(), static_cast<ull>(indices.count),
+             static_cast<ull>(nnz));
+  ZT_FAIL_IF(indptr.at(0) != 0, invalid, "%s: indptr[0] is %lld, must be 0", wp.c_str(),
+             static_cast<long long>(indptr.at(0)));
+  for (uint64_t i = 0; i < rows; ++i) {
+    const __int128 a = indptr.at(i), b = indptr.at(i + 1);
+    ZT_FAIL_IF(b < a, invalid, "%s: indptr decreases at row %llu (%lld -> %lld)", wp.c_str(),
+               static_cast<ull>(i), static_cast<long long>(a), static_cast<long long>(b));
+  }
+  ZT_FAIL_IF(indptr.at(rows) != static_cast<__int128>(nnz), invalid,
+             "%s: indptr[rows] is %lld, must equal nnz %llu", wp.c_str(),
+             static_cast<long long>(indptr.at(rows)), static_cast<ull>(nnz));
+  for (uint64_t k = 0; k < indices.count; ++k) {
+    const __int128 j = indices.at(k);
+    ZT_FAIL_IF(j < 0 || j >= static_cast<__int128>(cols), invalid,
+               "%s: column index %lld at position %llu is out of range [0, %llu)",
+               component_where(o, *indices.c).c_str(), static_cast<long long>(j),
+               static_cast<ull>(k), static_cast<ull>(cols));
+  }
+  return {};
+}
+
+Result<void> check_coo_content(const Object& o, DecodedComponents decoded) {
+  auto nnz_or = decoded_nnz(o, kSparseCooFormat, decoded);
+  ZT_TRY(nnz_or);
+  if (!*nnz_or) return {};
+  const uint64_t nnz = **nnz_or;
+  const Indexed coords = *indexed(o, decoded, "coords");
+  const uint64_t nd = o.shape.size();
+  const std::string w = component_where(o, *coords.c);
+  ZT_FAIL_IF(nd != 0 && nnz > coords.count / nd, invalid,
+             "%s: coords has %llu entries, ndim * nnz = %llu * %llu", w.c_str(),
+             static_cast<ull>(coords.count), static_cast<ull>(nd), static_cast<ull>(nnz));
+  ZT_FAIL_IF(coords.count != nd * nnz, invalid,
+             "%s: coords has %llu entries, ndim * nnz = %llu * %llu", w.c_str(),
+             static_cast<ull>(coords.count), static_cast<ull>(nd), static_cast<ull>(nnz));
+  for (uint64_t d = 0; d < nd; ++d) {
+    for (uint64_t k = 0; k < nnz; ++k) {
+      const __int128 v = coords.at(d * nnz + k);
+      ZT_FAIL_IF(v < 0 || v >= static_cast<__int128>(o.shape[d]), invalid,
+                 "%s: coordinate %lld of dimension %llu (entry %llu) is out of range [0, %llu)",
+                 w.c_str(), static_cast<long long>(v), static_cast<ull>(d), static_cast<ull>(k),
+                 static_cast<ull>(o.shape[d]));
+    }
+  }
+  return {};
+}
+
+// ---- in the writer: u64 indices (spec 1.2.0), then every content rule on
+// the bytes read back ----
+
+Result<void> check_written_sparse(const Object& o, const ReadBack& read_back) {
+  const ObjectFormat& f = *format_of(o);
+  for (const Component& c : o.components)
+    ZT_FAIL_IF(is_index_role(f, c.role) && c.dtype != DType::u64, invalid,
+               "object \"%s\": component \"%s\": sparse index components must be u64 (spec 1.2.0), "
+               "not %s",
+               o.name.c_str(), c.role.c_str(), std::string(dtype_name(c.dtype)).c_str());
+  std::vector<std::vector<uint8_t>> owned;
+  std::vector<std::span<const uint8_t>> decoded;
+  owned.reserve(o.components.size());
+  for (const Component& c : o.components) {
+    auto b = read_back(c);
+    ZT_TRY(b);
+    owned.push_back(std::move(*b));
+    decoded.emplace_back(owned.back());
+  }
+  return check_content(false, o, decoded);
+}
+
+// ---- to dense: duplicates are summed, as scipy does ----
+
+template <typename T>
+Result<void> csr_whole(const Reader& r, size_t object, std::span<T> dst) {
+  auto v = csr_view(r, object);
+  ZT_TRY(v);
+  materialize(*v, dst);
+  return {};
+}
+
+template <typename T>
+Result<void> csr_chunks(const Reader& r, size_t object, uint64_t, uint64_t chunk,
+                        const ValueSink<T>& sink) {
+  auto v = csr_view(r, object);
+  ZT_TRY(v);
+  return materialize_rows(*v, chunk, sink);
+}
+
+template <typename T>
+Result<void> coo_whole(const Reader& r, size_t object, std::span<T> dst) {
+  auto v = coo_view(r, object);
+  ZT_TRY(v);
+  materialize(*v, dst);
+  return {};
+}
+
+template <typename T>
+Result<void> coo_chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                        const ValueSink<T>& sink) {
+  auto v = coo_view(r, object);
+  ZT_TRY(v);
+  return materialize_in_order(*v, values / v->values_format.ratio, chunk, sink);
+}
+
+constexpr std::string_view kCsrRequired[] = {"values", "indices", "indptr"};
+constexpr std::string_view kCsrIndex[] = {"indices", "indptr"};
+constexpr std::string_view kCooRequired[] = {"values", "coords"};
+constexpr std::string_view kCooIndex[] = {"coords"};
+
+}  // namespace
+
+const ObjectFormat kSparseCsrFormat = {
+    .name = "sparse_csr",
+    .required_roles = kCsrRequired,
+    .index_roles = kCsrIndex,
+    .value_role = "values",
+    .listed_role = "values",
+    .sized_by_shape = false,
+    .content_needs_whole_components = true,
+    .content_rules = "CSR structure",
+    .decoded_as = "densified",
+    .check_structure = check_csr_structure,
+    .check_content = check_csr_content,
+    .check_written = check_written_sparse,
+    .listed_attributes = {},
+    .to_f32 = {csr_whole<float>, csr_chunks<float>},
+    .to_f64 = {csr_whole<double>, csr_chunks<double>},
+};
+
+const ObjectFormat kSparseCooFormat = {
+    .name = "sparse_coo",
+    .required_roles = kCooRequired,
+    .index_roles = kCooIndex,
+    .value_role = "values",
+    .listed_role = "values",
+    .sized_by_shape = false,
+    .content_needs_whole_components = true,
+    .content_rules = "COO coordinates",
+    .decoded_as = "densified",
+    .check_structure = check_coo_structure,
+    .check_content = check_coo_content,
+    .check_written = check_written_sparse,
+    .listed_attributes = {},
+    .to_f32 = {coo_whole<float>, coo_chunks<float>},
+    .to_f64 = {coo_whole<double>, coo_chunks<double>},
+};
+
+}  // namespace zt

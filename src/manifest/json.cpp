@@ -1,0 +1,142 @@
+#include "manifest/json.h"
+
+#include "cbor/cbor_item.h"
+
+namespace zt {
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = (p[i] << 16) | (p[i + 1] << 8) | p[i + 2];
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  const size_t rest = bytes.size() - i;
+  if (rest) {
+    const uint32_t v = (p[i] << 16) | (rest == 2 ? p[i + 1] << 8 : 0);
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Json cbor_to_json(const cbor::Document& doc, uint32_t i) {
+  const cbor::Node& n = doc.node(i);
+  switch (n.kind) {
+    case cbor::Kind::null:
+    case cbor::Kind::undefined:
+    case cbor::Kind::simple:
+      return nullptr;
+    case cbor::Kind::boolean:
+      return n.flag;
+    case cbor::Kind::uint:
+      return n.u;
+    case cbor::Kind::negint:
+      if (n.u <= static_cast<uint64_t>(INT64_MAX)) return -1 - static_cast<int64_t>(n.u);
+      return -1.0 - static_cast<double>(n.u);
+    case cbor::Kind::float_:
+      return n.f;  // nlohmann renders NaN and infinities as null
+    case cbor::Kind::text:
+      return std::string(n.str);
+    case cbor::Kind::bytes:
+      return Json{{"$bytes", base64_encode(n.str)}};
+    case cbor::Kind::array: {
+      Json a = Json::array();
+      uint32_t c = cbor::Document::first_child(i);
+      for (uint32_t k = 0; k < n.count; ++k, c = doc.next(c)) a.push_back(cbor_to_json(doc, c));
+      return a;
+    }
+    case cbor::Kind::encoded: {
+      std::string text;
+      if (!cbor::append_json(
+              std::span(reinterpret_cast<const uint8_t*>(n.str.data()), n.str.size()), text))
+        return nullptr;
+      return Json::parse(text);
+    }
+    case cbor::Kind::map: {
+      Json m = Json::object();
+      uint32_t c = cbor::Document::first_child(i);
+      for (uint32_t k = 0; k < n.count; ++k) {
+        const uint32_t v = doc.next(c);
+        m[std::string(doc.node(c).str)] = cbor_to_json(doc, v);
+        c = doc.next(v);
+      }
+      return m;
+    }
+  }
+  return nullptr;
+}
+
+void append_attributes_json(const Attributes& a, std::string& out) {
+  const size_t before = out.size();
+  if (a.present && cbor::append_json(a.encoded, out)) return;
+  out.resize(before);
+  out += "{}";
+}
+
+std::string attributes_json(const Attributes& a) {
+  std::string out;
+  append_attributes_json(a, out);
+  return out;
+}
+
+namespace {
+
+Json component_to_json(const Component& c) {
+  Json j = Json::object();
+  j["dtype"] = std::string(dtype_name(c.dtype));
+  if (c.type) j["type"] = *c.type;
+  j["offset"] = c.offset;
+  j["length"] = c.length;
+  if (c.uncompressed_length) j["uncompressed_length"] = *c.uncompressed_length;
+  if (c.encoding_text) j["encoding"] = *c.encoding_text;
+  if (c.digest) j["digest"] = *c.digest;
+  return j;
+}
+
+}  // namespace
+
+std::string dump_json(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// Written piecewise: an ordered_json map looks keys up linearly, which would
+// make a manifest of 100k objects quadratic. Names are unique already.
+std::string manifest_to_json(const Manifest& m) {
+  std::string out = "{\"version\":" + dump_json(m.version);
+  if (m.attributes.present) {
+    out += ",\"attributes\":";
+    append_attributes_json(m.attributes, out);
+  }
+  out += ",\"objects\":{";
+  bool first = true;
+  for (const Object& o : m.objects) {
+    if (!first) out += ',';
+    first = false;
+    out += dump_json(o.name);
+    out += ":{\"shape\":" + dump_json(o.shape) + ",\"format\":" + dump_json(o.format);
+    if (o.attributes.present) {
+      out += ",\"attributes\":";
+      append_attributes_json(o.attributes, out);
+    }
+    out += ",\"components\":{";
+    for (size_t k = 0; k < o.components.size(); ++k) {
+      if (k) out += ',';
+      out += dump_json(o.components[k].role) + ':' + dump_json(component_to_json(o.components[k]));
+    }
+    out += "}}";
+  }
+  out += "}}";
+  return out;
+}
+
+}  // namespace zt

@@ -1,0 +1,31 @@
+// Manifest and attribute values as JSON text (nlohmann-json), and JSON
+// attribute text as values for the writer.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/error.h"
+#include "cbor/cbor_value.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+using Json = nlohmann::ordered_json;
+
+// A CBOR value as JSON: byte strings become {"$bytes": "<base64>"}, tags are
+// dropped, undefined and other simple values become null, as do NaN and
+// infinities (JSON has none).
+Json cbor_to_json(const cbor::Document& doc, uint32_t node);
+// The attributes as JSON text, written as the CBOR is read (no tree); "{}"
+// when absent.
+std::string attributes_json(const Attributes& a);
+void append_attributes_json(const Attributes& a, std::string& out);
+
+// The manifest in the 1.2.0 vocabulary, whatever generation the file is.
+std::string manifest_to_json(const Manifest& m);
+
+std::string base64_encode(std::string_view bytes);
+std::string dump_json(const Json& j);
+
+}  // namespace zt

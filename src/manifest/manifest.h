@@ -1,0 +1,153 @@
+// The one model of a manifest that every generation of the format is parsed
+// into (0.1.0, 1.0.x, 1.1.x, 1.2.x), in the 1.2.0 vocabulary. Nothing after
+// this stage knows generations, except the big-endian flag of 0.1.0 data.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/arithmetic.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "cbor/cbor_value.h"
+
+namespace zt {
+
+enum class Generation : uint8_t { v0_1, v1_0, v1 };  // v1 = 1.1.x, 1.2.x and later 1.x
+enum class Encoding : uint8_t { raw, zstd, unknown };
+
+// The attributes of a file or object: one encoded CBOR map, as stored in
+// the manifest (or made by the reader from an older generation's fields).
+// Read on demand without building a tree (cbor_item.h), so attributes cost
+// no memory beyond the manifest's own bytes, whatever they hold.
+struct Attributes {
+  bool present = false;
+  std::span<const uint8_t> encoded;  // a CBOR map when present; views the
+                                     // manifest bytes or Manifest::made
+};
+
+struct Component {
+  std::string role;
+  DType dtype = DType::u8;
+  std::optional<std::string> type;  // logical type as written (after 1.1 upgrade)
+  const LogicalType* known_type = nullptr;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::optional<uint64_t> uncompressed_length;
+  std::optional<std::string> encoding_text;  // as written; absent means "raw"
+  Encoding encoding = Encoding::raw;
+  std::optional<std::string> digest;  // "algorithm:hex" (legacy checksums normalised)
+  bool big_endian = false;            // 0.1.0 data_endianness "big"
+
+  unsigned width() const { return dtype_width(dtype); }
+  // Storage elements per logical element: 2 for complex, else 1.
+  unsigned ratio() const { return known_type ? known_type->ratio : 1; }
+  // Whether the logical element size is known (no unknown `type`).
+  bool element_size_known() const { return !type || known_type; }
+};
+
+struct Object {
+  std::string name;
+  std::vector<uint64_t> shape;
+  std::string format;
+  Attributes attributes;
+  std::vector<Component> components;
+  // Set for objects that are listed but cannot be read (0.1.x sparse
+  // layouts the spec never described): the reason, given on every access.
+  std::string unsupported;
+
+  const Component* find(std::string_view role) const;
+};
+
+// Indexes of objects by name: open addressing over 32-bit indexes (one
+// allocation, at most half full) instead of a hash node per object; the
+// names themselves stay in the objects.
+class NameIndex {
+ public:
+  void reserve(size_t n, const std::vector<Object>& objects);
+  // Indexes objects[i] under its name; false if the name is there already.
+  bool insert(uint32_t i, const std::vector<Object>& objects);
+  std::optional<size_t> find(std::string_view name, const std::vector<Object>& objects) const;
+
+ private:
+  void rehash(size_t capacity, const std::vector<Object>& objects);
+
+  std::vector<uint32_t> table_;  // object index + 1; 0 = empty
+  size_t used_ = 0;
+};
+
+struct Manifest {
+  Generation generation = Generation::v1;
+  std::string version;  // as stored: "1.2.0", "1.0", "0.1.0"
+  bool v11 = false;     // a 1.x file older than 1.2.0
+  Attributes attributes;
+  std::vector<Object> objects;
+  NameIndex by_name;
+  cbor::Document doc;  // views the manifest bytes
+  // Attribute maps the reader made (a 1.0.x generator, 0.1.0 custom keys):
+  // a deque, so that growing it never moves what Attributes view.
+  std::deque<std::vector<uint8_t>> made;
+
+  std::optional<size_t> find(std::string_view name) const;
+};
+
+// What the decoder keeps of a manifest of each generation: the fields the
+// model reads as nodes, attributes as their encoded bytes, unknown fields
+// and values of the wrong kind not at all (or encoded, for the parser to
+// refuse), so that memory follows the model, not what the manifest holds.
+cbor::ValuePolicy manifest_policy(Generation gen);
+
+// Parses a decoded manifest of the given generation. Schema errors only;
+// placement and size rules are validate()'s. The document may be decoded
+// with or without manifest_policy.
+Result<Manifest> parse_manifest(Generation gen, cbor::Document doc);
+
+// Decodes and parses manifest bytes; the result and every error are those
+// of cbor::decode + parse_manifest. For 1.x files the objects are parsed
+// while the CBOR is decoded and their nodes dropped, so that the peak
+// memory is the model's, not the model's plus the whole CBOR tape.
+Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes);
+
+// Product of a shape; nullopt when it overflows uint64.
+std::optional<uint64_t> shape_product(std::span<const uint64_t> shape);
+
+// Decoded byte count known from the manifest alone, if any.
+std::optional<uint64_t> decoded_size(const Component& c);
+
+// Bytes that product(shape) logical elements of c take; nullopt if unknown
+// (unknown type) or overflowing.
+std::optional<uint64_t> dense_bytes(const Object& o, const Component& c);
+
+// The rule for every name and text a manifest holds (object names, roles,
+// formats, types), which the reader, the writer and the foreign readers
+// share: not empty, at most Limits::name_bytes bytes, no NUL byte (C
+// callers would see it cut short), valid UTF-8. Checked in that order.
+enum class NameFault : uint8_t { none, empty, too_long, nul_byte, not_utf8 };
+NameFault name_fault(std::string_view name);
+
+// How messages name things: object "w", object "w": component "data", [2, 3].
+std::string object_where(const Object& o);
+std::string component_where(const Object& o, const Component& c);
+std::string shape_text(std::span<const uint64_t> shape);
+
+// Checks a digest text ("algorithm:hex"). Known algorithms must have their
+// exact hex length; crc32c may carry a 0x prefix. Returns the error text.
+std::optional<std::string> digest_text_problem(std::string_view digest);
+
+// The 1.2.0 manifest of `objects` (deterministic CBOR), with the file's
+// attributes (one encoded CBOR map, or empty for none): what writers store.
+std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
+                                     std::span<const Object> objects);
+
+// The attributes as one deterministically encoded CBOR map, every value
+// exactly as the reader holds it (cbor_encode.h, encode_value): how
+// attributes travel from file to file.
+Result<std::vector<uint8_t>> encode_attributes(const Attributes& a);
+
+}  // namespace zt

@@ -1,0 +1,71 @@
+#include "read/content.h"
+
+#include <cstring>
+#include <string>
+
+#include "formats/object_format.h"
+
+namespace zt {
+
+namespace {
+
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes,
+                        uint64_t first) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] > 1) {
+      return make_error(
+          Status::invalid, "%s: bool byte 0x%02x at element %llu is neither 0x00 nor 0x01",
+          component_where(o, c).c_str(), bytes[i], static_cast<unsigned long long>(first + i));
+    }
+  }
+  return {};
+}
+
+bool content_needs_whole_components(const Object& o) {
+  const ObjectFormat* f = format_of(o);
+  return f && f->content_needs_whole_components;
+}
+
+__int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k) {
+  const uint8_t* p = bytes.data() + k * dtype_width(dtype);
+  switch (dtype) {
+    case DType::i8:
+      return load<int8_t>(p);
+    case DType::i16:
+      return load<int16_t>(p);
+    case DType::i32:
+      return load<int32_t>(p);
+    case DType::i64:
+      return load<int64_t>(p);
+    case DType::u8:
+      return load<uint8_t>(p);
+    case DType::u16:
+      return load<uint16_t>(p);
+    case DType::u32:
+      return load<uint32_t>(p);
+    case DType::u64:
+      return load<uint64_t>(p);
+    default:
+      return -1;
+  }
+}
+
+Result<void> check_content(bool legacy, const Object& o,
+                           std::span<const std::span<const uint8_t>> decoded) {
+  for (size_t k = 0; k < o.components.size(); ++k)
+    if (o.components[k].dtype == DType::boolean && !legacy)
+      ZT_TRY(check_bool(o, o.components[k], decoded[k]));
+  const ObjectFormat* f = format_of(o);
+  return f && f->check_content ? f->check_content(o, decoded) : Result<void>{};
+}
+
+}  // namespace zt

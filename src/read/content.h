@@ -1,0 +1,30 @@
+// Content rules that need decoded data bytes (zt_verify): bool bytes are
+// 0/1, CSR indptr/indices structure, COO coordinates in range,
+// quantized_group sizes against bits, group_size and packing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "base/error.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+// `decoded[k]` holds the decoded bytes of o.components[k].
+Result<void> check_content(bool legacy, const Object& o,
+                           std::span<const std::span<const uint8_t>> decoded);
+
+// Bool bytes are 0 or 1; `bytes` are elements [first, first + size) of c,
+// so a window of a streamed component names the element it failed at.
+Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes,
+                        uint64_t first = 0);
+
+// Whether the object's content rules need whole decoded components (sparse
+// structure, quantized sizes). Other objects are verified a window at a time.
+bool content_needs_whole_components(const Object& o);
+
+// Index element k of an integer component as a signed 128-bit value.
+__int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k);
+
+}  // namespace zt

@@ -1,0 +1,428 @@
+#include "read/reader.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "base/byte_order.h"
+#include "base/zt_limits.h"
+#include "container/container.h"
+#include "container/digest.h"
+#include "container/zstd_codec.h"
+#include "formats/object_format.h"
+#include "manifest/json.h"
+#include "read/content.h"
+#include "read/validate.h"
+
+namespace zt {
+
+using ull = unsigned long long;
+
+struct Reader::Slot {
+  std::mutex mu;
+  bool done = false;
+  std::unique_ptr<uint8_t[]> data;  // decoded bytes of a known size
+  uint64_t size = 0;
+  std::vector<uint8_t> vec;  // decoded bytes of a size known only after decoding
+  Error error;
+};
+
+Reader::Reader() = default;
+Reader::~Reader() {
+  for (size_t i = 0; i < slot_count_; ++i)
+    std::unique_ptr<Slot>(slots_[i].load(std::memory_order_relaxed)).reset();
+}
+
+Reader::Slot& Reader::slot(size_t object, size_t component) const {
+  std::atomic<Slot*>& p = slots_[slot_base_[object] + component];
+  Slot* s = p.load(std::memory_order_acquire);
+  if (s) return *s;
+  auto fresh = std::make_unique<Slot>();
+  // The first thread's slot wins; the others use it and drop theirs.
+  if (p.compare_exchange_strong(s, fresh.get(), std::memory_order_acq_rel,
+                                std::memory_order_acquire))
+    return *fresh.release();
+  return *s;
+}
+
+Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const OpenOptions& opt) {
+  auto src = Source::open_file(path, opt.mode);
+  ZT_TRY(src);
+  std::unique_ptr<Reader> r(new Reader());
+  r->source_ = std::move(*src);
+  r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
+  return finish_open(std::move(r));
+}
+
+Result<std::unique_ptr<Reader>> Reader::open_memory(std::span<const uint8_t> bytes,
+                                                    const OpenOptions& opt) {
+  std::unique_ptr<Reader> r(new Reader());
+  r->source_ = Source::from_memory(bytes);
+  r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
+  return finish_open(std::move(r));
+}
+
+Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
+  auto loc = locate_manifest(r->source_, r->manifest_storage_);
+  ZT_TRY(loc);
+  // 1.0.x files were decoded to tell them apart.
+  auto m = loc->doc ? parse_manifest(loc->generation, std::move(*loc->doc))
+                    : decode_manifest(loc->generation, loc->manifest);
+  ZT_TRY(m);
+  r->manifest_ = std::move(*m);
+  ZT_TRY(validate(r->manifest_, r->source_.size(), loc->manifest_start));
+  size_t total = 0;
+  r->slot_base_.reserve(r->manifest_.objects.size());
+  for (const Object& o : r->manifest_.objects) {
+    r->slot_base_.push_back(total);
+    total += o.components.size();
+  }
+  r->slots_ = std::make_unique<std::atomic<Slot*>[]>(total);
+  r->slot_count_ = total;
+  return r;
+}
+
+namespace {
+
+// Whether the object's format sizes its components by its shape, so that a
+// 1.0.x zstd component without uncompressed_length has a known size.
+bool sized_by_shape(const Object& o) {
+  const ObjectFormat* f = format_of(o);
+  return f && f->sized_by_shape;
+}
+
+}  // namespace
+
+bool Reader::zero_copy(const Component& c) const {
+  return source_.base() && c.encoding == Encoding::raw && !c.big_endian;
+}
+
+std::optional<uint64_t> Reader::known_decoded_size(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  if (c.encoding == Encoding::raw) return c.length;
+  if (c.encoding != Encoding::zstd) return std::nullopt;
+  if (c.uncompressed_length) return c.uncompressed_length;
+  if (sized_by_shape(o)) return dense_bytes(o, c);
+  return std::nullopt;
+}
+
+// The decoded size, checked against the cap before anything is allocated.
+// 0 with Status::ok never happens for unknown sizes: those return not_found
+// internally and are decoded with a growing buffer.
+Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c) const {
+  const std::string w = component_where(o, c);
+  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"",
+             w.c_str(), c.encoding_text->c_str());
+  if (c.encoding == Encoding::raw) {
+    ZT_FAIL_IF(c.big_endian && c.length % c.width() != 0, invalid,
+               "%s: big-endian data of %llu bytes is not a whole number of %u-byte elements",
+               w.c_str(), static_cast<ull>(c.length), c.width());
+    return c.length;
+  }
+  if (c.uncompressed_length) {
+    ZT_FAIL_IF(*c.uncompressed_length > max_decoded_, limit,
+               "%s: uncompressed_length %llu exceeds the decode limit %llu", w.c_str(),
+               static_cast<ull>(*c.uncompressed_length), static_cast<ull>(max_decoded_));
+    return *c.uncompressed_length;
+  }
+  if (sized_by_shape(o) && c.element_size_known()) {
+    const auto n = dense_bytes(o, c);
+    ZT_FAIL_IF(!n || *n > max_decoded_, limit, "%s: the shape's size exceeds the decode limit %llu",
+               w.c_str(), static_cast<ull>(max_decoded_));
+    return *n;
+  }
+  return make_error(Status::not_found, "%s: decoded size unknown", w.c_str());
+}
+
+Result<std::span<const uint8_t>> Reader::stored(const Component& c,
+                                                std::vector<uint8_t>& scratch) const {
+  return source_.bytes(c.offset, c.length, scratch);
+}
+
+Result<void> Reader::decode_into(const Object& o, const Component& c,
+                                 std::span<uint8_t> dst) const {
+  if (c.encoding == Encoding::raw) {
+    ZT_TRY(source_.read_into(c.offset, dst));
+  } else {
+    std::vector<uint8_t> scratch;
+    auto src = stored(c, scratch);
+    ZT_TRY(src);
+    ZT_TRY(zstd_decode_parallel(*src, dst, component_where(o, c)));
+  }
+  if (c.big_endian) swap_elements(dst, c.width());
+  return {};
+}
+
+Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o,
+                                                         const Component& c) const {
+  std::vector<uint8_t> scratch;
+  auto src = stored(c, scratch);
+  ZT_TRY(src);
+  return zstd_decode_bounded(*src, max_decoded_, component_where(o, c));
+}
+
+Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  if (zero_copy(c)) return std::span<const uint8_t>(source_.base() + c.offset, c.length);
+  Slot& s = slot(object, component);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.done) {
+    auto r = fill_slot(o, c, s);
+    if (!r) s.error = std::move(r).error();
+    s.done = true;
+  }
+  if (s.error.status != Status::ok) return s.error;
+  if (!s.vec.empty()) return std::span<const uint8_t>(s.vec);
+  return std::span<const uint8_t>(s.data.get(), s.size);
+}
+
+// A zstd component's claimed size n is only a claim: before n bytes are
+// allocated, frames that declare their sizes must add up to n. Frames that
+// declare none are decoded into a growing buffer bounded by n, returned here;
+// nullopt means the caller may allocate n bytes and decode into them.
+Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size(const Object& o,
+                                                                                 const Component& c,
+                                                                                 uint64_t n) const {
+  if (c.encoding != Encoding::zstd) return std::optional<std::vector<uint8_t>>();
+  std::vector<uint8_t> scratch;
+  auto src = stored(c, scratch);
+  ZT_TRY(src);
+  const std::string w = component_where(o, c);
+  if (const auto declared = zstd_declared_size(*src)) {
+    ZT_FAIL_IF(*declared > n, invalid,
+               "%s: zstd data decodes to more than %llu bytes: its frames declare %llu", w.c_str(),
+               static_cast<ull>(n), static_cast<ull>(*declared));
+    ZT_FAIL_IF(*declared < n, invalid, "%s: zstd frames declare %llu bytes, expected %llu",
+               w.c_str(), static_cast<ull>(*declared), static_cast<ull>(n));
+    return std::optional<std::vector<uint8_t>>();
+  }
+  auto bytes = zstd_decode_bounded(*src, n, w);
+  if (!bytes && bytes.error().status == Status::limit)
+    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(),
+                      static_cast<ull>(n));
+  ZT_TRY(bytes);
+  ZT_FAIL_IF(bytes->size() != n, invalid, "%s: zstd data decodes to %zu bytes, expected %llu",
+             w.c_str(), bytes->size(), static_cast<ull>(n));
+  if (c.big_endian) swap_elements(*bytes, c.width());
+  return std::optional<std::vector<uint8_t>>(std::move(*bytes));
+}
+
+// Decodes straight into the slot's buffer (no zero-fill, no second copy).
+Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) const {
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found) {
+    auto bytes = decode_unknown_size(o, c);
+    ZT_TRY(bytes);
+    s.vec = std::move(*bytes);
+    return {};
+  }
+  ZT_TRY(n);
+  auto grown = decode_without_trusting_size(o, c, *n);
+  ZT_TRY(grown);
+  if (*grown) {
+    s.vec = std::move(**grown);
+    return {};
+  }
+  try {
+    s.data = std::make_unique_for_overwrite<uint8_t[]>(*n ? *n : 1);
+  } catch (const std::bad_alloc&) {
+    return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
+                      component_where(o, c).c_str(), static_cast<ull>(*n));
+  }
+  s.size = *n;
+  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size));
+}
+
+Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
+  ZT_TRY(n);
+  auto grown = decode_without_trusting_size(o, c, *n);
+  ZT_TRY(grown);
+  if (*grown) return std::move(**grown);
+  std::vector<uint8_t> out;
+  try {
+    out.resize(*n);
+  } catch (const std::bad_alloc&) {
+    return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
+                      component_where(o, c).c_str(), static_cast<ull>(*n));
+  }
+  ZT_TRY(decode_into(o, c, out));
+  return out;
+}
+
+Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t> dst) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found) {
+    auto bytes = decode_unknown_size(o, c);
+    ZT_TRY(bytes);
+    ZT_FAIL_IF(bytes->size() > dst.size(), argument,
+               "%s: %llu decoded bytes do not fit in a buffer of %zu",
+               component_where(o, c).c_str(), static_cast<ull>(bytes->size()), dst.size());
+    std::copy(bytes->begin(), bytes->end(), dst.begin());
+    return bytes->size();
+  }
+  ZT_TRY(n);
+  ZT_FAIL_IF(*n > dst.size(), argument, "%s: %llu decoded bytes do not fit in a buffer of %zu",
+             component_where(o, c).c_str(), static_cast<ull>(*n), dst.size());
+  ZT_TRY(decode_into(o, c, dst.first(*n)));
+  return *n;
+}
+
+const std::string& Reader::manifest_json() const {
+  std::call_once(json_once_, [this] { json_ = manifest_to_json(manifest_); });
+  return json_;
+}
+
+Result<VerifyReport> Reader::verify() const {
+  VerifyReport rep;
+  for (size_t i = 0; i < manifest_.objects.size(); ++i) ZT_TRY(verify_object(i, rep));
+  return rep;
+}
+
+// One component of an object whose content rules need no whole component:
+// decodes it (when it must be decoded) a window at a time, checking its size
+// and bool bytes, so verify holds one window whatever the component decodes
+// to (issue 24, item 7).
+DecodedWindows::~DecodedWindows() = default;
+
+Result<std::span<const uint8_t>> DecodedWindows::next() {
+  if (!mapped_.empty() || (c_->length == 0 && c_->encoding != Encoding::zstd)) {
+    if (mapped_done_) return std::span<const uint8_t>();
+    mapped_done_ = true;
+    return mapped_;
+  }
+  if (!zstd_) {
+    // Raw data that is not mapped (copy mode, legacy big-endian).
+    constexpr uint64_t kPiece = uint64_t{1} << 20;  // a multiple of every element width
+    const uint64_t n = std::min(kPiece, c_->length - raw_at_);
+    if (n == 0) return std::span<const uint8_t>();
+    buffer_.resize(n);
+    ZT_TRY(source_->read_into(c_->offset + raw_at_, buffer_));
+    raw_at_ += n;
+    if (c_->big_endian) swap_elements(buffer_, c_->width());
+    return std::span<const uint8_t>(buffer_);
+  }
+  auto w = zstd_->next();
+  // Decoding past the size the manifest implies is a broken file, not a
+  // limit of this reader.
+  if (!w && w.error().status == Status::limit && expected_)
+    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes",
+                      where_.c_str(), static_cast<ull>(*expected_));
+  ZT_TRY(w);
+  ZT_FAIL_IF(w->empty() && expected_ && zstd_->delivered() != *expected_, invalid,
+             "%s: zstd data decodes to %llu bytes, expected %llu", where_.c_str(),
+             static_cast<ull>(zstd_->delivered()), static_cast<ull>(*expected_));
+  return *w;
+}
+
+Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t component) const {
+  ZT_FAIL_IF(object >= manifest_.objects.size(), not_found, "object index %zu is out of range",
+             object);
+  const Object& o = manifest_.objects[object];
+  ZT_FAIL_IF(component >= o.components.size(), not_found, "component index %zu is out of range",
+             component);
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  const Component& c = o.components[component];
+  auto w = std::make_unique<DecodedWindows>();
+  w->source_ = &source_;
+  w->c_ = &c;
+  w->where_ = component_where(o, c);
+  if (zero_copy(c)) {
+    w->mapped_ = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+    return w;
+  }
+  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"",
+             w->where_.c_str(), c.encoding_text.value_or("").c_str());
+  if (c.encoding != Encoding::zstd) return w;
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status != Status::not_found) return std::move(n).error();
+  if (n) w->expected_ = *n;
+  auto src = stored(c, w->buffer_);
+  ZT_TRY(src);
+  w->zstd_ = std::make_unique<ZstdWindows>(*src, n ? *n : max_decoded_, w->where_);
+  return w;
+}
+
+Result<uint64_t> Reader::verify_streamed(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  const bool bools = c.dtype == DType::boolean && manifest_.generation == Generation::v1;
+  auto windows = this->windows(object, component);
+  ZT_TRY(windows);
+  uint64_t at = 0;
+  for (;;) {
+    auto w = (*windows)->next();
+    ZT_TRY(w);
+    if (w->empty()) return at;
+    if (bools) ZT_TRY(check_bool(o, c, *w, at));
+    at += w->size();
+  }
+}
+
+Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
+  ZT_FAIL_IF(object >= manifest_.objects.size(), not_found, "object index %zu is out of range",
+             object);
+  const Object& o = manifest_.objects[object];
+  // Objects whose content rules need whole components (sparse, quantized)
+  // are decoded whole; every other object is checked a window at a time.
+  const bool whole = content_needs_whole_components(o);
+  std::vector<uint8_t> scratch;
+  std::vector<std::vector<uint8_t>> owned(o.components.size());
+  std::vector<std::span<const uint8_t>> decoded(o.components.size());
+  for (size_t k = 0; k < o.components.size(); ++k) {
+    const Component& c = o.components[k];
+    const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
+    if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
+      ++rep.unchecked;
+      if (d.algo == DigestAlgo::unknown) ++rep.unknown_algorithm;
+    } else {
+      auto st = stored(c, scratch);
+      ZT_TRY(st);
+      const std::string got = digest_hex(d.algo, *st);
+      ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
+                 component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(),
+                 d.hex.c_str(), got.c_str());
+      ++rep.checked;
+      ++rep.by_algorithm[static_cast<size_t>(d.algo)];
+    }
+    if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
+    if (!whole) {
+      auto size = verify_streamed(object, k);
+      ZT_TRY(size);
+      ZT_TRY(check_whole_elements(o, c, *size));
+      ++rep.components, rep.decoded_bytes += *size;
+      continue;
+    }
+    if (zero_copy(c)) {
+      decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+      ++rep.components, rep.decoded_bytes += c.length;
+      continue;
+    }
+    // Decode without filling the cache, so verify's memory stays bounded
+    // by one object.
+    auto bytes = decode(object, k);
+    ZT_TRY(bytes);
+    owned[k] = std::move(*bytes);
+    decoded[k] = owned[k];
+    ZT_TRY(check_whole_elements(o, c, decoded[k].size()));
+    ++rep.components, rep.decoded_bytes += decoded[k].size();
+  }
+  // A file passes verify only if every component can be read.
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  if (!whole) return {};  // its bool bytes were checked window by window
+  return check_content(manifest_.generation != Generation::v1, o, decoded);
+}
+
+}  // namespace zt

@@ -1,0 +1,132 @@
+// Reader = source + validated manifest + a decode cache. Immutable after
+// open except the cache, which is guarded per component (decoded once,
+// concurrent callers wait), so one Reader serves many threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "container/io.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+struct OpenOptions {
+  Source::Mode mode = Source::Mode::map;
+  uint64_t max_decoded_bytes = 0;  // 0: the build's ZT_MAX_DECODED_BYTES
+};
+
+struct VerifyReport {
+  uint64_t checked = 0;            // components whose digest was computed and matched
+  uint64_t unchecked = 0;          // components without a digest, or of an unknown algorithm
+  uint64_t unknown_algorithm = 0;  // of the unchecked: a digest of an algorithm not known here
+  uint64_t by_algorithm[5] = {};   // checked digests, indexed by DigestAlgo
+  uint64_t components = 0;         // components checked (decoded) in full
+  uint64_t decoded_bytes = 0;      // their decoded size
+};
+
+class ZstdWindows;
+
+// A component's decoded little-endian bytes pulled a window at a time, in
+// memory bounded whatever the component decodes to: mapped raw data as one
+// view of the mapping, other raw data read 1 MiB at a time, zstd data
+// through a ZstdWindows (128 KiB windows). The decoded size is checked
+// against what the manifest implies: more or fewer bytes is
+// Status::invalid, when the end is reached. From Reader::windows; must not
+// outlive the Reader.
+class DecodedWindows {
+ public:
+  DecodedWindows() = default;  // empty; Reader::windows makes useful ones
+  ~DecodedWindows();
+  // The next window (valid until the following call); empty at the end.
+  Result<std::span<const uint8_t>> next();
+
+ private:
+  friend class Reader;
+  const Source* source_ = nullptr;
+  const Component* c_ = nullptr;
+  std::string where_;
+  std::optional<uint64_t> expected_;  // decoded size, when the manifest implies one
+  std::span<const uint8_t> mapped_;   // mapped raw data, handed out once
+  bool mapped_done_ = false;
+  uint64_t raw_at_ = 0;          // raw data read so far (not mapped)
+  std::vector<uint8_t> buffer_;  // raw pieces; zstd stored bytes in copy mode
+  std::unique_ptr<ZstdWindows> zstd_;
+};
+
+class Reader {
+ public:
+  static Result<std::unique_ptr<Reader>> open_file(const std::string& path,
+                                                   const OpenOptions& opt = {});
+  // The caller keeps `bytes` alive as long as the Reader.
+  static Result<std::unique_ptr<Reader>> open_memory(std::span<const uint8_t> bytes,
+                                                     const OpenOptions& opt = {});
+  ~Reader();
+
+  const Manifest& manifest() const { return manifest_; }
+  const Source& source() const { return source_; }
+  uint64_t file_size() const { return source_.size(); }
+
+  // Decoded little-endian bytes of a component: a view into the mapping for
+  // raw little-endian data, otherwise decoded once and cached. Valid for the
+  // Reader's lifetime.
+  Result<std::span<const uint8_t>> map(size_t object, size_t component) const;
+  // Decoded size if it is known without decoding.
+  std::optional<uint64_t> known_decoded_size(size_t object, size_t component) const;
+  // Decodes into dst (no cache). Errors with Status::argument if dst is too
+  // small; returns the byte count.
+  Result<uint64_t> read(size_t object, size_t component, std::span<uint8_t> dst) const;
+  // Decodes into a fresh buffer (no cache).
+  Result<std::vector<uint8_t>> decode(size_t object, size_t component) const;
+  // The decoded bytes a window at a time (no cache, bounded memory).
+  Result<std::unique_ptr<DecodedWindows>> windows(size_t object, size_t component) const;
+  // The stored (possibly compressed) bytes.
+  Result<std::span<const uint8_t>> stored(const Component& c, std::vector<uint8_t>& scratch) const;
+
+  // Deep check: digests, decoding, content rules. Thread-safe.
+  Result<VerifyReport> verify() const;
+  // The same check of one object, adding its digest counts to `report`.
+  // Every path that copies an object into another file calls it first.
+  Result<void> verify_object(size_t object, VerifyReport& report) const;
+
+  // zt_manifest_json: built on first use, then cached.
+  const std::string& manifest_json() const;
+
+  uint64_t max_decoded_bytes() const { return max_decoded_; }
+
+ private:
+  Result<uint64_t> verify_streamed(size_t object, size_t component) const;
+  struct Slot;
+  Reader();
+  static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);
+  Result<uint64_t> decoded_length_for(const Object& o, const Component& c) const;
+  Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const;
+  Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
+  bool zero_copy(const Component& c) const;
+  Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
+  Slot& slot(size_t object, size_t component) const;
+  Result<std::optional<std::vector<uint8_t>>> decode_without_trusting_size(const Object& o,
+                                                                           const Component& c,
+                                                                           uint64_t n) const;
+
+  Source source_;
+  std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
+  Manifest manifest_;
+  uint64_t max_decoded_ = 0;
+  std::vector<size_t> slot_base_;  // first slot of each object
+  // One pointer per component, set on its first decode: most components
+  // (raw, mapped) never need a slot, and a file may have millions.
+  std::unique_ptr<std::atomic<Slot*>[]> slots_;
+  size_t slot_count_ = 0;
+  mutable std::once_flag json_once_;
+  mutable std::string json_;
+};
+
+}  // namespace zt

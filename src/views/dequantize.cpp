@@ -1,0 +1,99 @@
+// Dequantisation of quantized_group objects (layout in formats/quantized.h):
+// per-word and bitstream packings, [G, N] or packed zeros.
+#include <algorithm>
+
+#include "views/kernels.h"
+
+namespace zt {
+
+using namespace zt::views;
+using ull = unsigned long long;
+
+template <typename T>
+void dequantize(const QuantView& v, std::span<T> dst) {
+  dequantize_rows(v, 0, v.layout.n, dst);
+}
+
+template <typename T>
+void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst) {
+  const QuantLayout& q = v.layout;
+  const uint64_t n_out = q.n, k_in = q.k, g = q.group_size;
+  // No values: return before walking the other dimension, which an empty
+  // object may claim to be 2^62 long (issue 24, item 6).
+  if (n_out == 0 || k_in == 0 || n_begin >= n_end) return;
+  const std::vector<T> scale = converted<T>(v.scales, v.scales_format);
+  const uint64_t mask = (uint64_t{1} << q.bits) - 1;
+  std::vector<T> zero;
+  if (v.zeros_packed) {
+    // GPTQ qzeros: zero(gi, n) is field n % vpe of word [gi, n / vpe].
+    const unsigned zw = v.zeros.component->width();
+    const uint64_t words_per_group = ceil_div(n_out, q.values_per_word);
+    zero.resize(q.groups * n_out);
+    for (uint64_t gi = 0; gi < q.groups; ++gi)
+      for (uint64_t n = 0; n < n_out; ++n) {
+        const uint64_t word =
+            word_at(v.zeros.bytes, zw, gi * words_per_group + n / q.values_per_word);
+        zero[gi * n_out + n] = static_cast<T>((word >> ((n % q.values_per_word) * q.bits)) & mask);
+      }
+  } else {
+    zero = converted<T>(v.zeros, v.zeros_format);
+  }
+  const unsigned width = v.packed_weight.component->width();
+  // Blocks of 16 output rows: a block reads the packed words of a word row
+  // as one run (16 adjacent words) and writes 16 output rows in order.
+  // Within a segment of k where both the word and the group stay the same,
+  // the field position and the group's scale and zero are fixed, so the
+  // inner loop is shifts, a subtraction and a product.
+  constexpr uint64_t kBlock = 16;
+  with_word_type(width, [&](auto tag) {
+    using W = decltype(tag);
+    const uint8_t* words = v.packed_weight.bytes.data();
+    auto word = [&](uint64_t row, uint64_t n) -> uint64_t {
+      return load<W>(words + (row * n_out + n) * sizeof(W));
+    };
+    for (uint64_t n0 = n_begin; n0 < n_end; n0 += kBlock) {
+      const uint64_t n1 = std::min(n_end, n0 + kBlock);
+      if (!q.bitstream) {
+        const unsigned vpe = q.values_per_word;
+        for (uint64_t k = 0; k < k_in;) {
+          const uint64_t gi = k / g, row = k / vpe, j = k % vpe;
+          const uint64_t end = std::min({k_in, (gi + 1) * g, (row + 1) * vpe});
+          for (uint64_t n = n0; n < n1; ++n) {
+            const T s = scale[gi * n_out + n], z = zero[gi * n_out + n];
+            uint64_t bits = word(row, n) >> (j * q.bits);
+            T* out = dst.data() + (n - n_begin) * k_in;
+            for (uint64_t i = k; i < end; ++i, bits >>= q.bits)
+              out[i] = (static_cast<T>(bits & mask) - z) * s;
+          }
+          k = end;
+        }
+        continue;
+      }
+      // bitstream: column n's words, read in order, form one little-endian
+      // bit string; q(n, k) is its bits [k * bits, (k + 1) * bits).
+      constexpr unsigned kWordBits = sizeof(W) * 8;
+      for (uint64_t gi = 0; gi < q.groups; ++gi) {
+        const uint64_t k_end = std::min(k_in, (gi + 1) * g);
+        for (uint64_t n = n0; n < n1; ++n) {
+          const T s = scale[gi * n_out + n], z = zero[gi * n_out + n];
+          T* out = dst.data() + (n - n_begin) * k_in;
+          for (uint64_t k = gi * g; k < k_end; ++k) {
+            const uint64_t bit = k * q.bits;
+            const uint64_t row = bit / kWordBits;
+            const unsigned off = static_cast<unsigned>(bit % kWordBits);
+            uint64_t field = word(row, n) >> off;
+            if (off + q.bits > kWordBits) field |= word(row + 1, n) << (kWordBits - off);
+            out[k] = (static_cast<T>(field & mask) - z) * s;
+          }
+        }
+      }
+    }
+  });
+}
+
+template void dequantize<float>(const QuantView&, std::span<float>);
+template void dequantize<double>(const QuantView&, std::span<double>);
+template void dequantize_rows<float>(const QuantView&, uint64_t, uint64_t, std::span<float>);
+template void dequantize_rows<double>(const QuantView&, uint64_t, uint64_t, std::span<double>);
+
+}  // namespace zt

@@ -1,0 +1,164 @@
+// Row slices of dense objects: only what covers the rows is read or
+// decoded (raw data at its offset, zstd frame by frame where the frames
+// record their sizes).
+#include <algorithm>
+#include <cstring>
+
+#include "base/byte_order.h"
+#include "container/zstd_codec.h"
+#include "formats/object_format.h"
+#include "views/kernels.h"
+
+namespace zt {
+
+using namespace zt::views;
+using ull = unsigned long long;
+
+namespace {
+
+struct Rows {
+  const Object* object = nullptr;
+  const Component* data = nullptr;
+  size_t k = 0;
+  NumericFormat format;
+  uint64_t row_values = 0;  // storage elements per row
+  uint64_t row_bytes = 0;
+  uint64_t offset = 0;  // first byte of the range in the decoded data
+  uint64_t bytes = 0;   // byte count of the range
+};
+
+Result<Rows> rows_of(const Reader& r, size_t object, uint64_t begin, uint64_t end) {
+  auto o = object_of_format(r, object, kDenseFormat, "");
+  ZT_TRY(o);
+  const Object& obj = **o;
+  ZT_FAIL_IF(obj.shape.empty(), argument, "%s is a scalar: it has no rows",
+             object_where(obj).c_str());
+  ZT_FAIL_IF(begin > end || end > obj.shape[0], argument,
+             "%s: rows [%llu, %llu) are not within [0, %llu)", object_where(obj).c_str(),
+             static_cast<ull>(begin), static_cast<ull>(end), static_cast<ull>(obj.shape[0]));
+  Rows rows;
+  rows.object = &obj;
+  rows.data = obj.find("data");
+  rows.k = index_of(obj, rows.data);
+  auto f = numeric_format(obj, *rows.data);
+  ZT_TRY(f);
+  rows.format = *f;
+  if (begin == end) return rows;
+  // shape[0] >= 1 here, so the rest of the shape cannot overflow: the whole
+  // product was checked at open.
+  const auto per_row = shape_product(std::span<const uint64_t>(obj.shape).subspan(1));
+  ZT_FAIL_IF(!per_row, limit, "%s: the shape overflows", object_where(obj).c_str());
+  rows.row_values = *per_row * f->ratio;
+  rows.row_bytes = rows.row_values * rows.data->width();
+  rows.offset = begin * rows.row_bytes;
+  rows.bytes = (end - begin) * rows.row_bytes;
+  return rows;
+}
+
+// Decodes only the zstd frames that overlap the range; false when the
+// component is not stored as several frames with recorded sizes.
+Result<bool> decode_frames(const Reader& r, size_t object, const Rows& rows,
+                           std::span<uint8_t> dst) {
+  const Component& c = *rows.data;
+  const auto total = r.known_decoded_size(object, rows.k);
+  if (!total) return false;
+  ZT_FAIL_IF(*total > r.max_decoded_bytes(), limit,
+             "%s: decoded size %llu exceeds the decode limit %llu",
+             component_where(*rows.object, c).c_str(), static_cast<ull>(*total),
+             static_cast<ull>(r.max_decoded_bytes()));
+  std::vector<uint8_t> scratch;
+  auto src = r.stored(c, scratch);
+  ZT_TRY(src);
+  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
+  if (frames.size() < 2) return false;
+  const std::string w = component_where(*rows.object, c);
+  const uint64_t lo = rows.offset, hi = rows.offset + rows.bytes;
+  uint64_t pos = 0;
+  std::vector<uint8_t> partial;
+  for (const ZstdFrame& f : frames) {
+    const uint64_t f_lo = pos, f_hi = pos + f.content_size;
+    pos = f_hi;
+    if (f_hi <= lo || f_lo >= hi) continue;
+    const auto frame = src->subspan(f.src_offset, f.src_size);
+    if (f_lo >= lo && f_hi <= hi) {
+      ZT_TRY(zstd_decode_exact(frame, dst.subspan(f_lo - lo, f.content_size), w));
+      continue;
+    }
+    partial.resize(f.content_size);
+    ZT_TRY(zstd_decode_exact(frame, partial, w));
+    const uint64_t a = std::max(lo, f_lo), b = std::min(hi, f_hi);
+    std::memcpy(dst.data() + (a - lo), partial.data() + (a - f_lo), b - a);
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::span<const uint8_t>> dense_rows_map(const Reader& r, size_t object, uint64_t begin,
+                                                uint64_t end) {
+  auto rows = rows_of(r, object, begin, end);
+  ZT_TRY(rows);
+  if (rows->bytes == 0) return std::span<const uint8_t>();
+  auto m = r.map(object, rows->k);
+  ZT_TRY(m);
+  ZT_FAIL_IF(m->size() < rows->offset + rows->bytes, invalid,
+             "%s: %zu decoded bytes, rows need %llu",
+             component_where(*rows->object, *rows->data).c_str(), m->size(),
+             static_cast<ull>(rows->offset + rows->bytes));
+  return m->subspan(rows->offset, rows->bytes);
+}
+
+Result<uint64_t> dense_rows(const Reader& r, size_t object, uint64_t begin, uint64_t end,
+                            std::span<uint8_t> dst) {
+  auto rows = rows_of(r, object, begin, end);
+  ZT_TRY(rows);
+  const Component& c = *rows->data;
+  const std::string w = component_where(*rows->object, c);
+  ZT_FAIL_IF(rows->bytes > dst.size(), argument,
+             "%s: %llu bytes of rows do not fit in a buffer of %zu", w.c_str(),
+             static_cast<ull>(rows->bytes), dst.size());
+  if (rows->bytes == 0) return uint64_t{0};
+  const std::span<uint8_t> out = dst.first(rows->bytes);
+  if (c.encoding == Encoding::raw) {
+    ZT_TRY(r.source().read_into(c.offset + rows->offset, out));
+    if (c.big_endian) swap_elements(out, c.width());
+    return rows->bytes;
+  }
+  if (c.encoding == Encoding::zstd) {
+    auto partial = decode_frames(r, object, *rows, out);
+    ZT_TRY(partial);
+    if (*partial) return rows->bytes;
+  }
+  auto m = dense_rows_map(r, object, begin, end);
+  ZT_TRY(m);
+  std::memcpy(out.data(), m->data(), m->size());
+  return rows->bytes;
+}
+
+template <typename T>
+Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, uint64_t end,
+                               std::span<T> dst) {
+  auto rows = rows_of(r, object, begin, end);
+  ZT_TRY(rows);
+  const uint64_t n = (end - begin) * rows->row_values;
+  ZT_TRY(fits(component_where(*rows->object, *rows->data), n, dst));
+  if (n == 0) return uint64_t{0};
+  if (is_zero_copy(r, *rows->data)) {
+    auto m = dense_rows_map(r, object, begin, end);
+    ZT_TRY(m);
+    convert_values(m->data(), rows->format, n, dst.data());
+    return n;
+  }
+  std::vector<uint8_t> bytes(rows->bytes);
+  auto got = dense_rows(r, object, begin, end, bytes);
+  ZT_TRY(got);
+  convert_values(bytes.data(), rows->format, n, dst.data());
+  return n;
+}
+
+template Result<uint64_t> dense_rows_as<float>(const Reader&, size_t, uint64_t, uint64_t,
+                                               std::span<float>);
+template Result<uint64_t> dense_rows_as<double>(const Reader&, size_t, uint64_t, uint64_t,
+                                                std::span<double>);
+
+}  // namespace zt

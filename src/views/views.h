@@ -1,0 +1,198 @@
+// Typed views of objects: numbers out of any component (integers, bool,
+// f16, bf16, FP8, complex) as f32 or f64; CSR, COO and quantized_group
+// views over the reader's decoded components; dequantisation; one decode of
+// any object into a dense array; row slices of dense objects that decode
+// only what covers the rows.
+//
+// Everything here is a free function over a const Reader: stateless, so as
+// thread-safe as the Reader. Pointers and spans handed out view the mapping
+// or the reader's decode cache and live as long as the Reader.
+//
+// Output element types are float and double (the templates are instantiated
+// for those two only).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/error.h"
+#include "formats/object_format.h"
+#include "formats/quantized.h"
+#include "manifest/manifest.h"
+#include "read/reader.h"
+#include "views/fp_convert.h"
+
+namespace zt {
+
+// How the numbers of one component are stored: its dtype, the FP8 type for
+// u8 components typed f8_*, and 2 storage elements per complex element.
+struct NumericFormat {
+  DType dtype = DType::u8;
+  Fp8 fp8 = Fp8::none;
+  unsigned ratio = 1;
+};
+
+// The numeric format of a component. Status::unsupported for a logical type
+// this library does not know (its bytes can still be mapped).
+Result<NumericFormat> numeric_format(const Object& o, const Component& c);
+
+// Converts `n` storage elements of format `f` at `src` (little-endian, any
+// alignment) into dst[0..n). One switch per call, then a tight loop per
+// source type: FP8 through 256-entry tables, f16 and bf16 by bit operations,
+// integers by value, bool bytes as 0 / 1 (any non-zero byte is 1), f64 to
+// f32 rounded to nearest. For complex formats `n` counts storage elements
+// (two per complex number) and the output is interleaved (real, imag).
+template <typename T>
+void convert_values(const uint8_t* src, const NumericFormat& f, uint64_t n, T* dst);
+
+// Status::unsupported (naming the object) unless this library can interpret
+// the object's data: refuses 0.1.x sparse layouts, which no spec describes,
+// and formats it does not know.
+Result<void> require_interpretable(const Object& o);
+
+// product(shape): the logical element count (1 for a scalar).
+// Status::limit if it overflows 64 bits (possible for sparse shapes).
+Result<uint64_t> element_count(const Object& o);
+
+// The number of values decode_object_as writes for an object: product(shape),
+// times 2 when the data (dense), values (sparse) are complex.
+// Status::unsupported for formats or types that cannot be decoded.
+Result<uint64_t> decoded_value_count(const Reader& r, size_t object);
+
+// A component's decoded bytes as seen by a view.
+struct ComponentView {
+  const Component* component = nullptr;
+  std::span<const uint8_t> bytes;  // little-endian elements of component->dtype
+  uint64_t count = 0;              // storage elements (bytes.size() / width)
+  bool zero_copy = false;          // bytes point into the file mapping
+};
+
+// The "data" component of a dense object through Reader::map. A logical
+// type unknown to this library still gives a view of the raw elements
+// (format is then empty and the size is not checked against the shape).
+struct DenseView {
+  uint64_t elements = 0;  // product(shape)
+  std::optional<NumericFormat> format;
+  ComponentView data;
+};
+Result<DenseView> dense_view(const Reader& r, size_t object);
+
+// sparse_csr: row i holds values[indptr[i] .. indptr[i+1]) at columns
+// indices[...]. Structure checked (check_content) before it is returned.
+struct CsrView {
+  uint64_t rows = 0, cols = 0, nnz = 0;
+  NumericFormat values_format;
+  ComponentView values, indices, indptr;
+};
+Result<CsrView> csr_view(const Reader& r, size_t object);
+
+// sparse_coo: entry k sits at (coords[0*nnz + k], coords[1*nnz + k], ...).
+// Structure checked before it is returned.
+struct CooView {
+  std::span<const uint64_t> shape;
+  uint64_t nnz = 0;
+  NumericFormat values_format;
+  ComponentView values, coords;
+};
+Result<CooView> coo_view(const Reader& r, size_t object);
+
+// quantized_group (layout in formats/quantized.h). Component sizes checked.
+struct QuantView {
+  QuantLayout layout;
+  bool zeros_packed = false;  // zeros are integer words packed along N
+  NumericFormat scales_format, zeros_format;
+  ComponentView packed_weight, scales, zeros;
+};
+Result<QuantView> quant_view(const Reader& r, size_t object);
+
+// Dense output of a view, row-major over the object's shape. dst must hold
+// exactly the value count (sparse duplicates are summed, as scipy does).
+template <typename T>
+void materialize(const CsrView& v, std::span<T> dst);
+template <typename T>
+void materialize(const CooView& v, std::span<T> dst);
+// w[n, k] = (q(n, k) - zero[k / g, n]) * scale[k / g, n], dst of N x K.
+template <typename T>
+void dequantize(const QuantView& v, std::span<T> dst);
+// Rows [n_begin, n_end) of the same: dst of (n_end - n_begin) x K.
+template <typename T>
+void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst);
+// materialize in whole rows, at most max(chunk_values, one row) values each.
+template <typename T>
+Result<void> materialize_rows(const CsrView& v, uint64_t chunk_values, const ValueSink<T>& sink);
+// materialize in chunks of at most max(chunk_values, 1 element) values: the
+// entries are sorted by position (16 bytes each), then written in order.
+template <typename T>
+Result<void> materialize_in_order(const CooView& v, uint64_t elements, uint64_t chunk_values,
+                                  const ValueSink<T>& sink);
+
+// `rows` rows of `row_values` values each, as many rows per chunk as fit in
+// chunk_values (at least one), filled by fill(first_row, end_row, dst) into
+// one reused buffer and handed to `sink`.
+template <typename T, typename Fill>
+Result<void> by_rows(uint64_t rows, uint64_t row_values, uint64_t chunk_values,
+                     const ValueSink<T>& sink, Fill&& fill) {
+  const uint64_t rows_per = std::max<uint64_t>(1, chunk_values / std::max<uint64_t>(1, row_values));
+  std::vector<T> buf;
+  for (uint64_t r0 = 0; r0 < rows; r0 += rows_per) {
+    const uint64_t r1 = std::min(rows, r0 + rows_per);
+    buf.assign((r1 - r0) * row_values, T{0});
+    ZT_TRY(fill(r0, r1, std::span<T>(buf)));
+    ZT_TRY(sink(buf));
+  }
+  return {};
+}
+
+// Converts the "data" of a dense object into dst (no caching: decoded bytes
+// of encoded data are freed on return). Returns the value count.
+// Status::argument if dst is too small (nothing written).
+template <typename T>
+Result<uint64_t> read_dense_as(const Reader& r, size_t object, std::span<T> dst);
+
+// Converts any component with a numeric format into dst (no caching).
+template <typename T>
+Result<uint64_t> read_component_as(const Reader& r, size_t object, size_t component,
+                                   std::span<T> dst);
+
+// Any object (dense of any numeric type, sparse_csr, sparse_coo,
+// quantized_group) as a dense row-major array. Returns the value count.
+template <typename T>
+Result<uint64_t> decode_object_as(const Reader& r, size_t object, std::span<T> dst);
+
+// decode_object_as in consecutive chunks of at most max(chunk_values, one
+// row) values, handed to `sink` in order: how an output far larger than
+// memory is written in bounded memory. Besides the chunk, memory is what
+// the object's components take (raw ones are mapped or read in place, zstd
+// dense data is decoded frame by frame where its frames allow), plus 16
+// bytes per stored value of a sparse_coo object (its values in row-major
+// order). Returns the value count.
+template <typename T>
+Result<uint64_t> decode_object_chunked(const Reader& r, size_t object, uint64_t chunk_values,
+                                       const ValueSink<T>& sink);
+
+// Rows [begin, end) of a dense object along its first dimension, as
+// little-endian bytes of the data's dtype (end - begin rows of
+// product(shape[1:]) x element size bytes).
+//
+// dense_rows_map: raw little-endian data without a copy (a view into the
+// mapping); other data through the reader's decode cache (the whole
+// component is decoded once).
+Result<std::span<const uint8_t>> dense_rows_map(const Reader& r, size_t object, uint64_t begin,
+                                                uint64_t end);
+// dense_rows: into dst, touching only what covers the rows: raw data is
+// read at its offset; zstd stored as several frames that record their
+// content sizes is decoded frame by frame, only the frames that overlap the
+// rows; other zstd data is decoded whole, through the reader's cache.
+// Status::argument if dst is too small. Returns the byte count.
+Result<uint64_t> dense_rows(const Reader& r, size_t object, uint64_t begin, uint64_t end,
+                            std::span<uint8_t> dst);
+// dense_rows converted to T. Returns the value count.
+template <typename T>
+Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, uint64_t end,
+                               std::span<T> dst);
+
+}  // namespace zt

@@ -1,0 +1,181 @@
+// A component's bytes on their way to the file: the bool rule, hashing
+// while writing, zstd frames compressed on the pool and written in order,
+// and the "auto" policy that keeps zstd only where it pays.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "container/container.h"
+#include "container/zstd_codec.h"
+#include "write/writer_impl.h"
+
+namespace zt {
+
+using ull = unsigned long long;
+
+unsigned Writer::Impl::threads() const {
+  return opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+Result<void> Writer::Impl::write_all(std::span<const uint8_t> bytes) {
+  if (auto r = file->write(bytes); !r) {
+    state = State::failed;
+    return r;
+  }
+  pos += bytes.size();
+  return {};
+}
+
+Result<void> Writer::Impl::pad_to_alignment() {
+  static constexpr uint8_t kZeros[kAlignment] = {};
+  const uint64_t pad = (kAlignment - pos % kAlignment) % kAlignment;
+  return write_all(std::span<const uint8_t>(kZeros, pad));
+}
+
+Result<void> Writer::Impl::truncate_to(uint64_t size) {
+  if (frames) frames->cancel();
+  if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0 ||
+      ::lseek(file->fd(), static_cast<off_t>(size), SEEK_SET) < 0) {
+    state = State::failed;
+    return make_error(Status::io, "%s: truncate failed: %s", path.c_str(), std::strerror(errno));
+  }
+  pos = size;
+  return {};
+}
+
+// Writes stored bytes, hashing them on the way. With a digest, a slice is
+// hashed and then written while it is still in cache (one pass over
+// memory instead of two); slices are 4 MiB because every write(2) costs
+// kernel time of its own: on a 512 MiB write with xxh3, 256 KiB slices ran
+// at 0.68 of a single write(2), 4 MiB ones at 0.83; 16 MiB and one call
+// were as fast at best but far more spread (BENCHMARKS.md). Without a
+// digest there is nothing to keep in cache: the bytes go out in one call.
+Result<void> Writer::Impl::emit_stored(std::span<const uint8_t> stored) {
+  const size_t kSlice = pending.hasher ? size_t{4} << 20 : std::max<size_t>(stored.size(), 1);
+  for (size_t at = 0; at < stored.size(); at += kSlice) {
+    const auto slice = stored.subspan(at, std::min(kSlice, stored.size() - at));
+    if (pending.hasher) pending.hasher->update(slice);
+    ZT_TRY(write_all(slice));
+  }
+  pending.out.length += stored.size();
+  return {};
+}
+
+uint64_t Writer::Impl::frame_size() const {
+  return std::max<uint64_t>(opt.frame_size, 1024);
+}
+
+FramePipeline& Writer::Impl::pipeline() {
+  if (!frames)
+    frames = std::make_unique<FramePipeline>(threads() > 1 ? threads() : 0, opt.zstd_level);
+  return *frames;
+}
+
+// Writes the oldest frame in flight once it is compressed. On failure
+// nothing stays in flight, so no worker reads the caller's memory after
+// the call that gave it returns.
+Result<void> Writer::Impl::write_oldest_frame() {
+  auto out = frames->wait_oldest();
+  Result<void> r = out ? emit_stored(*out) : Result<void>(std::move(out).error());
+  if (!r) {
+    frames->cancel();
+    return r;
+  }
+  frames->pop_oldest();
+  return {};
+}
+
+// Queues one frame, first writing frames to make room, then writing any
+// that are already done: the file grows while the workers compress.
+Result<void> Writer::Impl::submit_frame(std::span<const uint8_t> input,
+                                        std::vector<uint8_t> owned) {
+  FramePipeline& p = pipeline();
+  while (p.full()) ZT_TRY(write_oldest_frame());
+  p.submit(input, std::move(owned));
+  while (p.oldest_done()) ZT_TRY(write_oldest_frame());
+  return {};
+}
+
+Result<void> Writer::Impl::drain_frames() {
+  while (frames && frames->in_flight() > 0) ZT_TRY(write_oldest_frame());
+  return {};
+}
+
+// Compresses `input` (the caller's memory) as frames of frame_size()
+// bytes and writes them all before returning.
+Result<void> Writer::Impl::emit_frames(std::span<const uint8_t> input) {
+  const uint64_t fs = frame_size();
+  for (uint64_t at = 0; at < input.size(); at += fs)
+    ZT_TRY(submit_frame(input.subspan(at, std::min<uint64_t>(fs, input.size() - at))));
+  return drain_frames();
+}
+
+// Queues pending.frame as an owned frame; the frames stay in flight
+// across write() calls until end_component().
+Result<void> Writer::Impl::submit_pending_frame() {
+  std::vector<uint8_t> owned = std::exchange(pending.frame, pipeline().spare_buffer());
+  const std::span<const uint8_t> input(owned);
+  return submit_frame(input, std::move(owned));
+}
+
+// "auto": compress the first batch; keep zstd only if it shrinks enough.
+Result<void> Writer::Impl::decide_auto(std::span<const uint8_t> input) {
+  std::vector<uint8_t> probe;
+  const auto sample = input.first(std::min<uint64_t>(input.size(), frame_size()));
+  ZT_TRY(zstd_compress_frame(sample, opt.zstd_level, probe));
+  pending.mode =
+      static_cast<double>(probe.size()) <= opt.auto_min_ratio * static_cast<double>(sample.size())
+          ? Mode::zstd
+          : Mode::raw;
+  pending.out.encoding = pending.mode == Mode::zstd ? Encoding::zstd : Encoding::raw;
+  return {};
+}
+
+Result<void> Writer::Impl::accept(std::span<const uint8_t> data) {
+  if (pending.check_bool) {
+    const auto bad = std::find_if(data.begin(), data.end(), [](uint8_t b) { return b > 1; });
+    ZT_FAIL_IF(
+        bad != data.end(), argument,
+        "object \"%s\": component \"%s\": bool byte 0x%02x at element %llu is neither 0 nor 1",
+        current.name.c_str(), pending.out.role.c_str(), *bad,
+        static_cast<ull>(pending.received + static_cast<uint64_t>(bad - data.begin())));
+  }
+  ZT_FAIL_IF(data.size() > pending.declared - pending.received, argument,
+             "object \"%s\": component \"%s\": more bytes than the %llu announced",
+             current.name.c_str(), pending.out.role.c_str(), static_cast<ull>(pending.declared));
+  pending.received += data.size();
+  if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
+  if (pending.mode == Mode::raw) return emit_stored(data);
+  // zstd. Frames start every frame_size() bytes of the component, whatever
+  // the pieces and threads. A piece that fills the whole pipeline goes out
+  // without a copy (and is written before this call returns); smaller
+  // pieces are gathered into owned frames, which stay in flight across
+  // calls so that the workers are kept busy by pieces of any size.
+  const uint64_t fs = frame_size();
+  const uint64_t zero_copy_min = fs * pipeline().capacity();
+  while (!data.empty()) {
+    if (pending.frame.empty() && data.size() >= zero_copy_min) {
+      const uint64_t whole = data.size() / fs * fs;
+      ZT_TRY(emit_frames(data.first(whole)));
+      data = data.subspan(whole);
+      continue;
+    }
+    // Room for this frame, but never more than the component still brings:
+    // a 16 KiB component does not reserve a 256 MiB frame.
+    const uint64_t coming = data.size() + (pending.declared - pending.received);
+    const uint64_t want = std::min<uint64_t>(fs, pending.frame.size() + coming);
+    if (pending.frame.capacity() < want) pending.frame.reserve(want);
+    const uint64_t take = std::min<uint64_t>(data.size(), fs - pending.frame.size());
+    pending.frame.insert(pending.frame.end(), data.begin(),
+                         data.begin() + static_cast<ptrdiff_t>(take));
+    data = data.subspan(take);
+    if (pending.frame.size() == fs) ZT_TRY(submit_pending_frame());
+  }
+  return {};
+}
+
+}  // namespace zt

@@ -1,0 +1,112 @@
+#include "write/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace zt {
+
+Error OutputFile::io_error(const char* step) const {
+  return make_error(Status::io, "%s: %s failed: %s", path_.c_str(), step, std::strerror(errno));
+}
+
+Result<OutputFile> OutputFile::create(const std::string& path) {
+  OutputFile f;
+  f.path_ = path;
+  const size_t slash = path.rfind('/');
+  f.dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+#ifdef O_TMPFILE
+  f.fd_ = ::open(f.dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+  f.anonymous_ = f.fd_ >= 0;
+#endif
+  if (f.fd_ < 0) {
+    std::string tmp = path + ".tmp-XXXXXX";
+    f.fd_ = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (f.fd_ < 0) return f.io_error("creating a temporary file beside the target");
+    f.tmp_ = std::move(tmp);
+    // mkostemp creates 0600; the published file gets the usual 0666 & ~umask.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(f.fd_, 0666 & ~mask);
+  }
+  return f;
+}
+
+OutputFile::OutputFile(OutputFile&& o) noexcept {
+  *this = std::move(o);
+}
+
+OutputFile& OutputFile::operator=(OutputFile&& o) noexcept {
+  if (this != &o) {
+    discard();
+    path_ = std::move(o.path_);
+    dir_ = std::move(o.dir_);
+    tmp_ = std::exchange(o.tmp_, std::string());
+    fd_ = std::exchange(o.fd_, -1);
+    anonymous_ = o.anonymous_;
+  }
+  return *this;
+}
+
+OutputFile::~OutputFile() {
+  discard();
+}
+
+Result<void> OutputFile::write(std::span<const uint8_t> bytes) {
+  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error("write");
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Result<void> OutputFile::publish() {
+  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  auto failed = [this](const char* step) {
+    const Error e = io_error(step);
+    discard();
+    return e;
+  };
+  if (::fsync(fd_) != 0) return failed("fsync");
+  if (anonymous_) {
+    // Give the unnamed file a temporary name, then rename it over the target.
+    char proc[64];
+    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_);
+    for (int attempt = 0; attempt < 100 && tmp_.empty(); ++attempt) {
+      std::string name =
+          path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+      if (::linkat(AT_FDCWD, proc, AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
+        tmp_ = std::move(name);
+      else if (errno != EEXIST)
+        return failed("linking the temporary file");
+    }
+    if (tmp_.empty()) return failed("naming the temporary file");
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return failed("rename onto the target");
+  tmp_.clear();
+  discard();
+  const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return {};
+}
+
+void OutputFile::discard() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  tmp_.clear();
+}
+
+}  // namespace zt

@@ -1,0 +1,51 @@
+// A file that appears at its path whole or not at all, like libgit2's
+// filebuf: the bytes go to an unnamed file in the target's directory
+// (O_TMPFILE; a named "<path>.tmp-XXXXXX" where the file system has none),
+// and publish() makes them durable and visible in one step: fsync, a name
+// (linkat), rename over the target, fsync of the directory. A file dropped
+// before publish() leaves nothing behind. The writer and every foreign
+// writer publish through it, so all outputs get the same durability.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "base/error.h"
+
+namespace zt {
+
+class OutputFile {
+ public:
+  // Opens the temporary file beside `path`. Status::io naming the step.
+  static Result<OutputFile> create(const std::string& path);
+
+  OutputFile(OutputFile&& o) noexcept;
+  OutputFile& operator=(OutputFile&& o) noexcept;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  // The open descriptor, for pread, ftruncate and lseek; -1 once closed.
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+  // Writes all of `bytes` at the current position (EINTR retried).
+  Result<void> write(std::span<const uint8_t> bytes);
+  // fsync, name, rename over the target, fsync the directory. The file is
+  // closed afterwards, whatever the outcome.
+  Result<void> publish();
+  // Closes the file and removes its temporary name, if any.
+  void discard();
+
+ private:
+  OutputFile() = default;
+  Error io_error(const char* step) const;
+
+  std::string path_, dir_;
+  std::string tmp_;  // the temporary name, once the file has one
+  int fd_ = -1;
+  bool anonymous_ = false;  // O_TMPFILE: no name until publish()
+};
+
+}  // namespace zt

@@ -1,0 +1,462 @@
+// The writer: the public calls as a state machine (every call runs through
+// one guard), the object rules at end_object, publication at finish. The
+// bytes of a component go out through component_stream.cpp.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <utility>
+
+#include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_value.h"
+#include "container/container.h"
+#include "container/zstd_codec.h"
+#include "formats/object_format.h"
+#include "read/validate.h"
+#include "write/writer_impl.h"
+
+namespace zt {
+
+using ull = unsigned long long;
+
+Result<void> Writer::Impl::usable() const {
+  ZT_FAIL_IF(state == State::done, state, "the writer has already finished");
+  ZT_FAIL_IF(state == State::failed, state, "the writer failed earlier (%s) and cannot continue",
+             first_failure.empty() ? "it was aborted" : first_failure.c_str());
+  return {};
+}
+
+// After a failure that cannot be rolled back (an exception half-way
+// through a call, say) every later call is refused, naming this one, and
+// the file is never published. No frame stays in flight, so no worker
+// reads the caller's memory after the call returns.
+Error Writer::Impl::poison(Error e) {
+  if (frames) frames->cancel();
+  state = State::failed;
+  if (first_failure.empty()) first_failure = e.message;
+  return e;
+}
+
+Result<void> Writer::Impl::open_file() {
+  auto f = OutputFile::create(path);
+  if (!f) {
+    state = State::failed;
+    return std::move(f).error();
+  }
+  file = std::move(*f);
+  return write_all(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kMagicV1), 8));
+}
+
+void Writer::Impl::discard() {
+  if (file) file->discard();
+}
+
+Result<void> Writer::Impl::publish() {
+  auto r = file->publish();
+  if (!r) state = State::failed;
+  return r;
+}
+
+namespace {
+
+bool valid_name(std::string_view s) { return name_fault(s) == NameFault::none; }
+
+std::string shown(std::string_view s) { return std::string(s.substr(0, 200)); }
+
+Result<void> check_name(std::string_view what, std::string_view name) {
+  ZT_FAIL_IF(!valid_name(name), argument,
+             "%.*s name \"%s\" is empty, too long, has a NUL byte or is not UTF-8",
+             static_cast<int>(what.size()), what.data(), shown(name).c_str());
+  return {};
+}
+
+}  // namespace
+
+// Reads back and decodes one written component (sparse checks need indices).
+Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
+  std::vector<uint8_t> stored(c.length);
+  size_t done = 0;
+  while (done < stored.size()) {
+    const ssize_t n = ::pread(file->fd(), stored.data() + done, stored.size() - done,
+                              static_cast<off_t>(c.offset + done));
+    ZT_FAIL_IF(n <= 0, io, "%s: reading back object data failed: %s", path.c_str(),
+               std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  if (c.encoding == Encoding::raw) return stored;
+  std::vector<uint8_t> out(*c.uncompressed_length);
+  ZT_TRY(zstd_decode_exact(stored, out, "object component"));
+  return out;
+}
+
+// The object being ended, checked by the reader's own rules (its
+// attributes were checked when they were set), then by what its format
+// asks of written objects.
+Result<void> Writer::Impl::check_object_rules() {
+  current.attributes = current_attributes.empty() ? Attributes{}
+                                                  : Attributes{true, current_attributes};
+  ZT_TRY(validate_object(current));
+  const ObjectFormat* f = format_of(current);
+  if (!f || !f->check_written) return {};
+  return f->check_written(current, [this](const Component& c) { return read_back(c); });
+}
+
+Writer::Writer() : impl_(std::make_unique<Impl>()) {}
+
+Writer::~Writer() {
+  if (impl_) impl_->discard();
+}
+
+namespace {
+
+// Every public call runs through here: a call either succeeds, fails and
+// leaves the writer as it was (the calls roll their own work back), or
+// poisons the writer. An exception (std::bad_alloc from a frame buffer, a
+// thread that cannot start) poisons it: the bytes it had counted may not
+// have been written, so nothing after it may be published.
+template <typename Call>
+Result<void> guarded(Writer::Impl& s, Call&& call) noexcept {
+  try {
+    Result<void> r = call();
+    if (!r && s.state == Writer::Impl::State::failed && s.first_failure.empty())
+      s.first_failure = r.error().message;
+    return r;
+  } catch (const std::bad_alloc&) {
+    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
+  } catch (const std::length_error&) {
+    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
+  } catch (const std::exception& e) {
+    return s.poison(make_error(Status::io, "%s: %s", s.path.c_str(), e.what()));
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
+  ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
+  ZT_FAIL_IF(opt.zstd_level < -131072 || opt.zstd_level > 22, argument,
+             "zstd level %d is out of range", opt.zstd_level);
+  ZT_FAIL_IF(opt.digest == DigestAlgo::crc32c || opt.digest == DigestAlgo::unknown, argument,
+             "writers produce xxh3 or sha256 digests, or none");
+  ZT_FAIL_IF(opt.frame_size > Limits::frame_size, argument,
+             "frame size %llu is above the limit of %llu bytes (ZT_MAX_FRAME_SIZE)",
+             static_cast<ull>(opt.frame_size), static_cast<ull>(Limits::frame_size));
+  // 0 is honoured (auto never keeps zstd); NaN and negative ratios are not numbers a user meant.
+  ZT_FAIL_IF(!(opt.auto_min_ratio >= 0) || opt.auto_min_ratio > 1e6, argument,
+             "auto_min_ratio must be a number from 0 to 1e6");
+  std::unique_ptr<Writer> w(new Writer());
+  w->impl_->opt = opt;
+  w->impl_->path = path;
+  ZT_TRY(w->impl_->open_file());
+  return w;
+}
+
+Result<void> Writer::set_file_attributes_json(std::string_view json) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    ZT_TRY(impl_->usable());
+    // The manifest root holds file attributes at CBOR depth 2.
+    auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 1);
+    ZT_TRY(cbor);
+    impl_->file_attributes = std::move(*cbor);
+    return {};
+  });
+}
+
+Result<void> Writer::set_file_attributes_cbor(std::span<const uint8_t> cbor) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    ZT_TRY(impl_->usable());
+    ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 1));
+    impl_->file_attributes.assign(cbor.begin(), cbor.end());
+    return {};
+  });
+}
+
+Result<void> Writer::begin_object(std::string_view name, std::string_view format,
+                                  std::span<const uint64_t> shape) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::idle, state,
+               "an object is already begun (\"%s\"): end it first", s.current.name.c_str());
+    ZT_TRY(check_name("object", name));
+    ZT_FAIL_IF(!valid_name(format), argument, "object \"%s\": format \"%s\" is not valid text",
+               shown(name).c_str(), shown(format).c_str());
+    ZT_FAIL_IF(shape.size() > Limits::rank, argument,
+               "object \"%s\": %zu dimensions, more than the limit %u", shown(name).c_str(),
+               shape.size(), Limits::rank);
+    ZT_FAIL_IF(s.names.count(std::string(name)), argument, "duplicate object name \"%s\"",
+               shown(name).c_str());
+    ZT_FAIL_IF(s.objects.size() >= Limits::objects, limit, "more than %llu objects",
+               static_cast<ull>(Limits::objects));
+    s.current = Object{};
+    s.current.name = std::string(name);
+    s.current.format = std::string(format);
+    s.current.shape.assign(shape.begin(), shape.end());
+    s.current_attributes.clear();
+    s.object_start = s.pos;
+    s.state = Impl::State::object;
+    return {};
+  });
+}
+
+Result<void> Writer::set_object_attributes_json(std::string_view json) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::object, state,
+               "no object is begun: call zt_writer_begin_object first");
+    // root -> objects -> object -> attributes: object attributes sit at depth 4.
+    auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 3);
+    ZT_TRY(cbor);
+    s.current_attributes = std::move(*cbor);
+    return {};
+  });
+}
+
+Result<void> Writer::set_object_attributes_cbor(std::span<const uint8_t> cbor) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::object, state,
+               "no object is begun: call zt_writer_begin_object first");
+    ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 3));
+    s.current_attributes.assign(cbor.begin(), cbor.end());
+    return {};
+  });
+}
+
+Result<void> Writer::begin_component(std::string_view role, std::string_view dtype,
+                                     std::optional<std::string_view> type,
+                                     std::string_view encoding, uint64_t decoded_size) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state == Impl::State::component, state,
+               "component \"%s\" is still open: end it first", s.pending.out.role.c_str());
+    ZT_FAIL_IF(s.state != Impl::State::object, state,
+               "no object is begun: call zt_writer_begin_object first");
+    const std::string& obj = s.current.name;
+    ZT_TRY(check_name("component", role));
+    for (const auto& c : s.current.components)
+      ZT_FAIL_IF(c.role == role, argument, "object \"%s\": duplicate component \"%s\"", obj.c_str(),
+                 shown(role).c_str());
+    ZT_FAIL_IF(s.current.components.size() >= Limits::components, limit,
+               "object \"%s\": too many components", obj.c_str());
+    const auto dt = dtype_from_name(dtype);
+    ZT_FAIL_IF(!dt, argument, "object \"%s\": component \"%s\": unknown dtype \"%s\"", obj.c_str(),
+               shown(role).c_str(), shown(dtype).c_str());
+    const LogicalType* lt = type ? find_logical_type(*type) : nullptr;
+    if (type) {
+      ZT_FAIL_IF(!valid_name(*type), argument,
+                 "object \"%s\": component \"%s\": type is not valid text", obj.c_str(),
+                 shown(role).c_str());
+      ZT_FAIL_IF(lt && lt->storage != *dt, argument,
+                 "object \"%s\": component \"%s\": type \"%s\" needs dtype \"%s\", not \"%s\"",
+                 obj.c_str(), shown(role).c_str(), shown(*type).c_str(),
+                 std::string(dtype_name(lt->storage)).c_str(), shown(dtype).c_str());
+    }
+    Mode mode;
+    if (encoding == "raw")
+      mode = Mode::raw;
+    else if (encoding == "zstd")
+      mode = Mode::zstd;
+    else if (encoding == "auto")
+      mode = Mode::undecided;
+    else
+      return make_error(
+          Status::argument,
+          "object \"%s\": component \"%s\": unknown encoding \"%s\" (raw, zstd or auto)",
+          obj.c_str(), shown(role).c_str(), shown(encoding).c_str());
+    const unsigned unit = dtype_width(*dt) * (lt ? lt->ratio : 1);
+    ZT_FAIL_IF(
+        decoded_size % unit != 0, argument,
+        "object \"%s\": component \"%s\": %llu bytes is not a whole number of %u-byte elements",
+        obj.c_str(), shown(role).c_str(), static_cast<ull>(decoded_size), unit);
+    const ObjectFormat* format = find_object_format(s.current.format);
+    if (format && format->sized_by_shape && role == format->value_role && (!type || lt)) {
+      const auto n = shape_product(s.current.shape);
+      const auto want = n ? checked_mul(*n, unit) : std::nullopt;
+      ZT_FAIL_IF(!want, argument, "object \"%s\": the shape's byte size overflows 64 bits",
+                 obj.c_str());
+      ZT_FAIL_IF(*want != decoded_size, argument,
+                 "object \"%s\": component \"data\": %llu bytes given, shape x %u bytes needs %llu",
+                 obj.c_str(), static_cast<ull>(decoded_size), unit, static_cast<ull>(*want));
+    }
+    Pending p;
+    p.out.role = std::string(role);
+    p.out.dtype = *dt;
+    if (type) p.out.type = std::string(*type);
+    p.out.known_type = lt;
+    p.mode = mode;
+    p.out.encoding = mode == Mode::zstd ? Encoding::zstd : Encoding::raw;
+    p.declared = decoded_size;
+    p.rollback_to = s.pos;
+    p.check_bool = *dt == DType::boolean;
+    if (s.opt.digest != DigestAlgo::none) p.hasher.emplace(s.opt.digest);
+    // Zero-length raw components take no bytes; zstd ones hold one empty frame.
+    if (decoded_size > 0 || mode == Mode::zstd) ZT_TRY(s.pad_to_alignment());
+    p.out.offset = (s.pos + kAlignment - 1) / kAlignment * kAlignment;
+    s.pending = std::move(p);
+    s.state = Impl::State::component;
+    return {};
+  });
+}
+
+Result<void> Writer::write(std::span<const uint8_t> data) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::component, state,
+               "no component is begun: call zt_writer_begin_component first");
+    auto r = s.accept(data);
+    if (!r && s.state != Impl::State::failed) {
+      // A refused piece drops the whole component: nothing half-written stays.
+      ZT_TRY(s.truncate_to(s.pending.rollback_to));
+      s.state = Impl::State::object;
+    }
+    return r;
+  });
+}
+
+Result<void> Writer::end_component() {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::component, state, "no component is begun");
+    Pending& p = s.pending;
+    if (p.received != p.declared) {
+      ZT_TRY(s.truncate_to(p.rollback_to));
+      s.state = Impl::State::object;
+      return make_error(Status::invalid,
+                        "object \"%s\": component \"%s\": %llu bytes written, %llu announced",
+                        s.current.name.c_str(), p.out.role.c_str(), static_cast<ull>(p.received),
+                        static_cast<ull>(p.declared));
+    }
+    if (p.mode == Mode::undecided)
+      p.mode = Mode::raw, p.out.encoding = Encoding::raw;  // nothing was written
+    if (p.mode == Mode::zstd) {
+      if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
+      ZT_TRY(s.drain_frames());
+      if (p.declared == 0) {
+        std::vector<uint8_t> empty_frame;
+        ZT_TRY(zstd_compress_frame(std::span<const uint8_t>(), s.opt.zstd_level, empty_frame));
+        ZT_TRY(s.emit_stored(empty_frame));
+      }
+      p.out.uncompressed_length = p.declared;
+      p.out.encoding_text = "zstd";
+    }
+    if (p.out.length == 0)
+      p.out.offset = (p.rollback_to + kAlignment - 1) / kAlignment * kAlignment;
+    if (p.hasher)
+      p.out.digest = std::string(digest_algo_name(p.hasher->algo())) + ":" + p.hasher->finish_hex();
+    s.current.components.push_back(std::move(p.out));
+    s.pending = Pending{};
+    s.state = Impl::State::object;
+    return {};
+  });
+}
+
+Result<void> Writer::add_component(std::string_view role, std::string_view dtype,
+                                   std::optional<std::string_view> type,
+                                   std::span<const uint8_t> data, std::string_view encoding) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    ZT_TRY(begin_component(role, dtype, type, encoding, data.size()));
+    ZT_TRY(write(data));
+    return end_component();
+  });
+}
+
+Result<void> Writer::end_object() {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state == Impl::State::component, state,
+               "component \"%s\" is still open: end it first", s.pending.out.role.c_str());
+    ZT_FAIL_IF(s.state != Impl::State::object, state, "no object is begun");
+    auto rules = s.check_object_rules();
+    if (!rules) {
+      // The object is dropped whole: its bytes are cut off the file again.
+      ZT_TRY(s.truncate_to(s.object_start));
+      s.state = Impl::State::idle;
+      return rules;
+    }
+    s.names.insert(s.current.name);
+    if (s.current.attributes.present) {
+      s.kept_attributes.push_back(std::move(s.current_attributes));
+      s.current.attributes.encoded = s.kept_attributes.back();
+    }
+    s.objects.push_back(std::move(s.current));
+    s.current = Object{};
+    s.current_attributes.clear();
+    s.state = Impl::State::idle;
+    return {};
+  });
+}
+
+Result<void> Writer::cancel_object() {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(s.state != Impl::State::object && s.state != Impl::State::component, state,
+               "no object is begun");
+    ZT_TRY(s.truncate_to(s.object_start));
+    s.current = Object{};
+    s.current_attributes.clear();
+    s.pending = Pending{};
+    s.state = Impl::State::idle;
+    return {};
+  });
+}
+
+Result<void> Writer::add_dense(std::string_view name, std::string_view dtype,
+                               std::span<const uint64_t> shape, std::span<const uint8_t> data,
+                               std::string_view encoding) {
+  return guarded(*impl_, [&]() -> Result<void> {
+    ZT_TRY(impl_->usable());
+    ZT_FAIL_IF(impl_->state != Impl::State::idle, state,
+               "an object is begun (\"%s\"): end it first", impl_->current.name.c_str());
+    ZT_TRY(begin_object(name, kDenseFormat.name, shape));
+    auto r = add_component("data", dtype, std::nullopt, data, encoding);
+    if (!r) {
+      if (impl_->state == Impl::State::object) {
+        ZT_TRY(impl_->truncate_to(impl_->object_start));
+        impl_->state = Impl::State::idle;
+      }
+      return r;
+    }
+    return end_object();
+  });
+}
+
+Result<void> Writer::finish() {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    if (s.state != Impl::State::idle) {
+      s.discard();
+      s.state = Impl::State::failed;
+      return make_error(Status::state, "object \"%s\" is still open: the file was not written",
+                        s.current.name.c_str());
+    }
+    const std::vector<uint8_t> manifest = encode_manifest(s.file_attributes, s.objects);
+    uint8_t trailer[16];
+    uint64_t n = manifest.size();
+    for (int i = 0; i < 8; ++i, n >>= 8) trailer[i] = static_cast<uint8_t>(n & 0xFF);
+    std::memcpy(trailer + 8, kMagicV1, 8);
+    auto r = s.write_all(manifest);
+    if (r) r = s.write_all(trailer);
+    if (r) r = s.publish();
+    s.discard();
+    s.state = r ? Impl::State::done : Impl::State::failed;
+    return r;
+  });
+}
+
+void Writer::abort() {
+  impl_->discard();
+  impl_->state = Impl::State::failed;
+}
+
+}  // namespace zt

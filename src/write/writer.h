@@ -1,0 +1,71 @@
+// The writer: spec 1.2.0 files, 64-byte aligned blobs with zero padding,
+// digests computed while writing, zstd as independent frames compressed on
+// a pool, deterministic output, atomic publication (an unnamed temporary
+// file in the target's directory, fsync, link + rename, fsync of the
+// directory). Single caller; see ztensor.h for the call contract.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/error.h"
+#include "container/digest.h"
+
+namespace zt {
+
+struct WriterOptions {
+  int zstd_level = 3;
+  unsigned threads = 0;  // 0: all cores
+  DigestAlgo digest = DigestAlgo::xxh3;
+  uint64_t frame_size = uint64_t{1} << 20;
+  double auto_min_ratio = 0.9;
+};
+
+class Writer {
+ public:
+  static Result<std::unique_ptr<Writer>> open(const std::string& path,
+                                              const WriterOptions& opt = {});
+  ~Writer();  // aborts an unfinished file
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  Result<void> set_file_attributes_json(std::string_view json);
+  // Attributes as an encoded CBOR map (text keys), stored as given: what a
+  // copy from another .zt file passes, so every value survives exactly.
+  Result<void> set_file_attributes_cbor(std::span<const uint8_t> cbor);
+  Result<void> add_dense(std::string_view name, std::string_view dtype,
+                         std::span<const uint64_t> shape, std::span<const uint8_t> data,
+                         std::string_view encoding);
+  Result<void> begin_object(std::string_view name, std::string_view format,
+                            std::span<const uint64_t> shape);
+  Result<void> set_object_attributes_json(std::string_view json);
+  Result<void> set_object_attributes_cbor(std::span<const uint8_t> cbor);
+  Result<void> add_component(std::string_view role, std::string_view dtype,
+                             std::optional<std::string_view> type, std::span<const uint8_t> data,
+                             std::string_view encoding);
+  Result<void> begin_component(std::string_view role, std::string_view dtype,
+                               std::optional<std::string_view> type, std::string_view encoding,
+                               uint64_t decoded_size);
+  Result<void> write(std::span<const uint8_t> data);
+  Result<void> end_component();
+  Result<void> end_object();
+  // Drops the object begun last, with whatever components it has so far.
+  Result<void> cancel_object();
+  Result<void> finish();
+  void abort();
+
+  struct Impl;
+
+ private:
+  Writer();
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zt

@@ -1,0 +1,87 @@
+// The writer's state, shared by its two source files: writer.cpp (the
+// public calls, the object rules, publishing) and component_stream.cpp (a
+// component's bytes on their way to the file: hashing, zstd frames on the
+// pool, the "auto" policy). Internal to src/write.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "container/digest.h"
+#include "manifest/manifest.h"
+#include "write/frame_pipeline.h"
+#include "write/output_file.h"
+#include "write/writer.h"
+
+namespace zt {
+
+enum class Mode { raw, zstd, undecided };  // undecided: "auto" before its first batch
+
+// The component being written; `out` is what the manifest will say.
+struct Pending {
+  Component out;
+  Mode mode = Mode::raw;
+  uint64_t declared = 0;  // decoded bytes announced
+  uint64_t received = 0;
+  uint64_t rollback_to = 0;  // file size before this component
+  std::optional<Hasher> hasher;
+  std::vector<uint8_t> frame;  // zstd input short of a whole frame
+  bool check_bool = false;
+};
+
+struct Writer::Impl {
+  enum class State { idle, object, component, done, failed };
+
+  WriterOptions opt;
+  std::string path;
+  std::optional<OutputFile> file;
+  uint64_t pos = 0;  // bytes written so far
+  State state = State::idle;
+  std::vector<uint8_t> file_attributes;  // one encoded CBOR map, or empty
+  // The objects written, in the reader's model; their attributes view
+  // kept_attributes (a deque: growing it never moves what they view).
+  std::vector<Object> objects;
+  std::deque<std::vector<uint8_t>> kept_attributes;
+  std::unordered_set<std::string> names;
+  Object current;
+  std::vector<uint8_t> current_attributes;  // of `current`, or empty
+  uint64_t object_start = 0;
+  Pending pending;
+  std::unique_ptr<FramePipeline> frames;  // made at the first zstd frame
+  std::string first_failure;              // the message of the call that failed the writer
+
+  // ---- state (writer.cpp) ----
+  Result<void> usable() const;
+  Error poison(Error e);
+  Result<void> open_file();
+  void discard();
+  Result<void> publish();
+  Result<void> check_object_rules();
+  Result<std::vector<uint8_t>> read_back(const Component& c) const;
+
+  // ---- bytes (component_stream.cpp) ----
+  unsigned threads() const;
+  Result<void> write_all(std::span<const uint8_t> bytes);
+  Result<void> pad_to_alignment();
+  // Cuts the file back to `size`, dropping any frames still in flight.
+  Result<void> truncate_to(uint64_t size);
+  Result<void> emit_stored(std::span<const uint8_t> stored);
+  uint64_t frame_size() const;
+  FramePipeline& pipeline();
+  Result<void> write_oldest_frame();
+  Result<void> submit_frame(std::span<const uint8_t> input, std::vector<uint8_t> owned = {});
+  Result<void> drain_frames();
+  Result<void> emit_frames(std::span<const uint8_t> input);
+  Result<void> submit_pending_frame();
+  Result<void> decide_auto(std::span<const uint8_t> input);
+  // Checks and writes one piece of the pending component.
+  Result<void> accept(std::span<const uint8_t> data);
+};
+
+}  // namespace zt
