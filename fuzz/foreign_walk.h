@@ -34,14 +34,14 @@ namespace zt::fuzz {
 #endif
 
 // What the writer refuses although a reader returned it (F6).
-inline bool writer_would_refuse(const formats::ForeignFile& f) {
+inline bool writer_would_refuse(const foreign::ForeignFile& f) {
   const auto bad_name = [](const std::string& n) {
     return n.empty() || n.size() > (size_t{1} << 16) || n.find('\0') != std::string::npos ||
            !cbor::is_valid_utf8(n);
   };
-  for (const formats::ForeignObject& o : f.objects) {
+  for (const foreign::ForeignObject& o : f.objects) {
     if (bad_name(o.name)) return true;
-    for (const formats::ForeignComponent& c : o.components)
+    for (const foreign::ForeignComponent& c : o.components)
       if (c.dtype == DType::boolean)
         for (const uint8_t b : c.bytes)
           if (b > 1) return true;
@@ -53,7 +53,7 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   const std::string in = scratch_dir() + "/foreign" + extension;
   const std::string out = scratch_dir() + "/foreign_out.zt";
   FUZZ_CHECK(write_file(in, data, size), "cannot write " + in);
-  auto f = formats::read_foreign(in);
+  auto f = foreign::read_foreign(in);
   if (std::getenv("ZT_FUZZ_VERBOSE"))
     std::fprintf(stderr, "  %s\n",
                  f ? ("read " + std::to_string(f->objects.size()) + " objects").c_str()
@@ -72,9 +72,9 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   }
 
   std::set<std::string> names;
-  for (const formats::ForeignObject& o : f->objects) {
+  for (const foreign::ForeignObject& o : f->objects) {
     FUZZ_CHECK(names.insert(o.name).second, "duplicate object name \"" + o.name + "\"");
-    for (const formats::ForeignComponent& c : o.components) {
+    for (const foreign::ForeignComponent& c : o.components) {
       uint64_t h = 0;
       for (const uint8_t b : c.bytes) h += b;  // every byte handed out is readable
       (void)h;
@@ -102,11 +102,11 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   };
   if (!f->attributes.empty())
     must((*w)->set_file_attributes_json(dump_json(f->attributes)), "file attributes");
-  for (const formats::ForeignObject& o : f->objects) {
+  for (const foreign::ForeignObject& o : f->objects) {
     must((*w)->begin_object(o.name, o.format, o.shape), "begin_object \"" + o.name + "\"");
     if (!o.attributes.empty())
       must((*w)->set_object_attributes_json(dump_json(o.attributes)), "object attributes");
-    for (const formats::ForeignComponent& c : o.components)
+    for (const foreign::ForeignComponent& c : o.components)
       must((*w)->add_component(c.role, dtype_name(c.dtype), c.type, c.bytes, "raw"),
            "add_component " + c.role);
     must((*w)->end_object(), "end_object \"" + o.name + "\"");
@@ -120,8 +120,8 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
              std::string("the converted file does not verify: ") + zt_last_error());
   FUZZ_CHECK(zt_object_count(r) == f->objects.size(), "object count changed in conversion");
   for (size_t i = 0; i < f->objects.size(); ++i) {
-    const formats::ForeignObject& o = f->objects[i];
-    for (const formats::ForeignComponent& c : o.components) {
+    const foreign::ForeignObject& o = f->objects[i];
+    for (const foreign::ForeignComponent& c : o.components) {
       const void* p = nullptr;
       uint64_t n = 0;
       FUZZ_CHECK(zt_component_map(r, i, c.role.c_str(), &p, &n) == ZT_OK && n == c.bytes.size() &&

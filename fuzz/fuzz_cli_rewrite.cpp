@@ -9,7 +9,7 @@
 //   - exit 0: the output exists and is valid: a .zt output opens and
 //     verifies and holds the objects it should (all of the input's, those
 //     rm kept), a .safetensors output reads back (as `zt` reads it:
-//     formats::read_foreign) with the same names, an .npy output reads back
+//     foreign::read_foreign) with the same names, an .npy output reads back
 //     with the object's shape;
 //   - any other exit: nothing at the output path, no temporary file left;
 //   - a file that opens and verifies, holds no object the reader marks
@@ -384,7 +384,7 @@ void check_output(const Step& s, const Facts& facts, const std::string& path, co
       check_zt(s.what, path, s.names, r);
       break;
     case Output::safetensors: {
-      auto f = zt::formats::read_foreign(path);
+      auto f = zt::foreign::read_foreign(path);
       if (!f && ((ZT_FUZZ_TOLERATE_F8 && facts.empty_text) || (ZT_FUZZ_TOLERATE_F9 && facts.legacy_bool)))
         break;
       FUZZ_CHECK(f.ok(), s.what + ": exit 0 but the output does not read back: " + f.error().message + said(r));
@@ -397,7 +397,7 @@ void check_output(const Step& s, const Facts& facts, const std::string& path, co
       break;
     }
     case Output::npy: {
-      auto f = zt::formats::read_foreign(path);
+      auto f = zt::foreign::read_foreign(path);
       if (!f && ZT_FUZZ_TOLERATE_F9 && facts.legacy_bool) break;
       FUZZ_CHECK(f.ok(), s.what + ": exit 0 but the output does not read back: " + f.error().message + said(r));
       FUZZ_CHECK(f->objects.size() == 1, s.what + ": the .npy output holds " +

@@ -59,6 +59,8 @@ std::string object_dtype(const Item& it) {
     }
     if (!text.empty()) return text;
   }
+  if (const Part* p = f ? it.find(f->listed_role) : nullptr) return part_dtype(*p);
+  // A format this library does not know: the first role any format lists.
   for (const ObjectFormat* g : object_formats())
     if (const Part* p = it.find(g->listed_role)) return part_dtype(*p);
   return it.parts.empty() ? "-" : part_dtype(it.parts[0]);
@@ -134,8 +136,8 @@ Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
   const Totals t = totals_of(in);
   Json j = Json::object();
   j["file"] = in.path;
-  j["kind"] = std::string(formats::kind_name(in.kind));
-  if (in.kind == formats::FileKind::zt) j["version"] = in.version;
+  j["kind"] = std::string(foreign::kind_name(in.kind));
+  if (in.kind == foreign::FileKind::zt) j["version"] = in.version;
   j["file_size"] = in.file_size;
   j["object_count"] = in.items.size();
   j["component_count"] = t.components;
@@ -192,7 +194,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 void print_info(const Input& in) {
   const Totals t = totals_of(in);
   std::printf("file        %s\n", in.path.c_str());
-  if (in.kind == formats::FileKind::zt)
+  if (in.kind == foreign::FileKind::zt)
     std::printf("format      zTensor %s\n", in.version.c_str());
   else
     std::printf("format      %s\n", in.version.c_str());
@@ -291,7 +293,7 @@ int run_dump(const Args& a) {
   if (!r)
     return report(make_error(Status::unsupported,
                              "dump prints a .zt manifest; this is a %s file (try zt info --json)",
-                             std::string(formats::kind_name((*in)->kind)).c_str()),
+                             std::string(foreign::kind_name((*in)->kind)).c_str()),
                   a.pos[0]);
   const std::string& text = r->manifest_json();
   if (a.has("--compact")) {
@@ -433,7 +435,7 @@ int run_verify(const Args& a) {
         "%s: OK\n  structure   %s: header, offsets, sizes against shapes (the format has no "
         "digests)\n"
         "  objects     %zu\n",
-        path.c_str(), std::string(formats::kind_name((*in)->kind)).c_str(), (*in)->items.size());
+        path.c_str(), std::string(foreign::kind_name((*in)->kind)).c_str(), (*in)->items.size());
   }
   return worst;
 }

@@ -54,15 +54,10 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
   ZT_FAIL_IF(o.writer.zstd_level < 1 || o.writer.zstd_level > 22, argument,
              "zstd level %d is not in 1..22", o.writer.zstd_level);
   if (const auto d = a.get("--digest")) {
-    if (*d == "xxh3")
-      o.writer.digest = DigestAlgo::xxh3;
-    else if (*d == "sha256")
-      o.writer.digest = DigestAlgo::sha256;
-    else if (*d == "none")
-      o.writer.digest = DigestAlgo::none;
-    else
-      return make_error(Status::argument, "option '--digest': '%s' is not xxh3, sha256 or none",
-                        d->c_str());
+    const DigestAlgo algo = digest_algo_from_name(*d);
+    ZT_FAIL_IF(algo != DigestAlgo::xxh3 && algo != DigestAlgo::sha256 && algo != DigestAlgo::none,
+               argument, "option '--digest': '%s' is not xxh3, sha256 or none", d->c_str());
+    o.writer.digest = algo;
   }
   if (const auto t = a.get("--threads")) {
     auto v = parse_uint("--threads", *t);
@@ -183,13 +178,13 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     ZT_TRY(w.set_object_attributes_cbor(*attrs));
     const std::string enc = opt.encode == Encode::keep ? "raw" : encoding_for(Part{}, opt.encode);
     ZT_TRY(w.begin_component("data", d->dtype, d->type, enc, d->bytes));
-    // Streamed: the dense array is never held whole (issue 24, item 9).
+    // Streamed: the dense array is never held whole.
     ZT_TRY(write_densified(in, i, [&](std::span<const uint8_t> piece) { return write_pieces(w, piece, progress); }));
     ZT_TRY(w.end_component());
     return w.end_object();
   }
   ZT_TRY(w.begin_object(name, it.format, it.shape));
-  // CBOR to CBOR: every attribute value survives exactly (issue 24, item 2).
+  // CBOR to CBOR: every attribute value survives exactly.
   if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
   for (size_t k = 0; k < it.parts.size(); ++k) {
     const Part& p = it.parts[k];
@@ -274,14 +269,14 @@ Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
 // safetensors holds dense tensors of its own dtypes only. Objects it cannot
 // hold are densified to f32/f64 with --densify, else refused by name.
 Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
-  std::vector<formats::SafetensorsEntry> entries;
+  std::vector<foreign::SafetensorsEntry> entries;
   std::vector<bool> dense_path;
   std::string refused;
   for (size_t i = 0; i < in.items.size(); ++i) {
     const Item& it = in.items[i];
     const Part* data = is_format(it.format, kDenseFormat) ? it.find("data") : nullptr;
-    const auto st = data ? formats::safetensors_dtype(data->dtype, data->type) : std::nullopt;
-    formats::SafetensorsEntry e;
+    const auto st = data ? foreign::safetensors_dtype(data->dtype, data->type) : std::nullopt;
+    foreign::SafetensorsEntry e;
     e.name = it.name;
     e.shape = it.shape;
     if (st) {
@@ -308,7 +303,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   // are decoded as they are written.
   for (size_t i = 0; i < in.items.size(); ++i) {
     // Every object is checked before the output is begun: corrupt input is
-    // refused, never copied (issue 24, item 1).
+    // refused, never copied.
     if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
     if (dense_path[i]) continue;
     auto d = dense_form(in, i);
@@ -330,8 +325,8 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   uint64_t total = 0;
   for (const auto& e : entries) total += e.nbytes;
   Progress progress("convert", total);
-  auto r = formats::write_safetensors(
-      out, metadata, entries, [&](size_t i, const formats::ByteSink& sink) -> Result<void> {
+  auto r = foreign::write_safetensors(
+      out, metadata, entries, [&](size_t i, const foreign::ByteSink& sink) -> Result<void> {
         if (!dense_path[i]) {
           auto d = write_densified(in, i, [&](std::span<const uint8_t> piece) {
             progress.advance(piece.size());
@@ -424,19 +419,19 @@ int run_convert(const Args& a) {
   auto o = writer_options(a, opt);
   if (!o) return usage_error("convert", o.error().message);
   const std::string& out = a.pos[1];
-  const formats::FileKind out_kind = formats::kind_from_path(out);
-  if (out_kind != formats::FileKind::zt && out_kind != formats::FileKind::safetensors)
+  const foreign::FileKind out_kind = foreign::kind_from_path(out);
+  if (out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors)
     return usage_error("convert",
                        "OUT must end in .zt or .safetensors (use zt export for a single .npy)");
   auto in = Input::open(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
   Result<void> r;
-  if (out_kind == formats::FileKind::safetensors)
+  if (out_kind == foreign::FileKind::safetensors)
     r = write_st(out, **in, opt);
   else
     r = write_zt(out, all_of(**in), file_attributes(**in), opt, "convert");
   if (!r) return fail(r);
-  const bool zt_in = (*in)->kind == formats::FileKind::zt;
+  const bool zt_in = (*in)->kind == foreign::FileKind::zt;
   std::fprintf(stderr, "wrote %s: %zu object%s from %s (%s%s)\n", out.c_str(), (*in)->items.size(),
                (*in)->items.size() == 1 ? "" : "s", a.pos[0].c_str(), zt_in ? "zTensor " : "",
                (*in)->version.c_str());

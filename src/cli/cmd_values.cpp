@@ -38,7 +38,7 @@ Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<st
     ZT_TRY(b);
     plan.shape = {b->view.size() / (dtype_width(p.dtype) * part_ratio(p))};
     auto held = std::make_shared<Buffer>(std::move(*b));
-    if (const auto d = formats::npy_descr(p.dtype, p.type)) {
+    if (const auto d = foreign::npy_descr(p.dtype, p.type)) {
       plan.descr = *d;
       plan.write = [held](const ByteSink& sink) { return sink(held->view); };
       return plan;
@@ -64,7 +64,7 @@ Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<st
   plan.shape = it.shape;
   const Part* data = is_format(it.format, kDenseFormat) ? it.find("data") : nullptr;
   if (data) {
-    if (const auto d = formats::npy_descr(data->dtype, data->type)) {
+    if (const auto d = foreign::npy_descr(data->dtype, data->type)) {
       plan.descr = *d;
       plan.write = [&in, i](const ByteSink& sink) { return write_dense_bytes(in, i, sink); };
       return plan;
@@ -131,7 +131,7 @@ int run_export(const Args& a) {
   if (!plan) return report(plan.error(), a.pos[0]);
   // The values go out piece by piece behind the header: a 1 GiB array is
   // never held whole. The file appears at OUT only when all of it is written.
-  const std::string header = formats::npy_header(plan->descr, plan->shape);
+  const std::string header = foreign::npy_header(plan->descr, plan->shape);
   auto file = OutputFile::create(*out);
   if (!file) return report(file.error(), *out);
   uint64_t written = 0;

@@ -94,7 +94,7 @@ class ZtInput final : public Input {
     in->reader_ = std::move(*r);
     const Manifest& m = in->reader_->manifest();
     in->path = path;
-    in->kind = formats::FileKind::zt;
+    in->kind = foreign::FileKind::zt;
     in->version = m.version;
     in->file_size = in->reader_->file_size();
     in->has_attributes = m.attributes.present;
@@ -144,13 +144,13 @@ class ForeignInput final : public Input {
   }
 
   static Result<std::unique_ptr<Input>> open(const std::string& path) {
-    auto f = formats::read_foreign(path);
+    auto f = foreign::read_foreign(path);
     ZT_TRY(f);
     auto in = std::make_unique<ForeignInput>();
     in->file_ = std::move(*f);
     in->path = path;
     in->kind = in->file_.kind;
-    in->version = std::string(formats::kind_name(in->kind));
+    in->version = std::string(foreign::kind_name(in->kind));
     in->file_size = in->file_.source.size();
     // Foreign readers describe their metadata as JSON values; copies carry
     // CBOR, so it is encoded once here, from the values (not their text: a
@@ -161,7 +161,7 @@ class ForeignInput final : public Input {
       ZT_TRY(c);
       in->attributes_cbor = std::move(*c);
     }
-    for (const formats::ForeignObject& o : in->file_.objects) {
+    for (const foreign::ForeignObject& o : in->file_.objects) {
       Item it;
       it.name = o.name;
       it.format = o.format;
@@ -172,7 +172,7 @@ class ForeignInput final : public Input {
         ZT_TRY(c);
         it.attributes_cbor = std::move(*c);
       }
-      for (const formats::ForeignComponent& c : o.components) {
+      for (const foreign::ForeignComponent& c : o.components) {
         Part p;
         p.role = c.role;
         p.dtype = c.dtype;
@@ -188,7 +188,7 @@ class ForeignInput final : public Input {
   }
 
  private:
-  formats::ForeignFile file_;
+  foreign::ForeignFile file_;
 };
 
 }  // namespace
@@ -222,8 +222,8 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
 }
 
 Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
-  const formats::FileKind k = formats::kind_from_path(path);
-  if (k == formats::FileKind::zt || k == formats::FileKind::unknown) return ZtInput::open(path);
+  const foreign::FileKind k = foreign::kind_from_path(path);
+  if (k == foreign::FileKind::zt || k == foreign::FileKind::unknown) return ZtInput::open(path);
   return ForeignInput::open(path);
 }
 

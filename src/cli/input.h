@@ -82,7 +82,7 @@ class Input {
   virtual const Reader* reader() const { return nullptr; }
 
   std::string path;
-  formats::FileKind kind = formats::FileKind::zt;
+  foreign::FileKind kind = foreign::FileKind::zt;
   std::string version;  // the .zt version, or the foreign kind
   bool has_attributes = false;
   std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)

@@ -296,7 +296,7 @@ std::string format_array(std::span<const uint64_t> shape, CellKind kind,
   uint64_t total = 1;
   for (const uint64_t d : shape) total = d && total > UINT64_MAX / d ? UINT64_MAX : total * d;
   // numpy prints every empty array as "[]". Return before listing the
-  // indices of the other dimensions, which may be 2^40 long (issue 24, item 11).
+  // indices of the other dimensions, which may be 2^40 long.
   if (total == 0 && !shape.empty()) return "[]";
   const bool elide = !opt.full && total > opt.threshold;
   std::vector<std::vector<uint64_t>> shown;

@@ -1,6 +1,6 @@
 // The numbers of an object (or of one of its components) ready to print or
 // compare: any dtype, FP8 and complex types, and, for .zt inputs, sparse
-// and quantized objects decoded through the typed views (src/views.h).
+// and quantized objects decoded through the typed views (src/views/views.h).
 #pragma once
 
 #include <cstdint>

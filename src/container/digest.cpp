@@ -79,12 +79,11 @@ ParsedDigest parse_digest(std::string_view text) {
   if (colon == std::string_view::npos) return d;
   const std::string_view algo = text.substr(0, colon);
   std::string_view hex = text.substr(colon + 1);
-  if (algo == "xxh3") d.algo = DigestAlgo::xxh3;
-  if (algo == "sha256") d.algo = DigestAlgo::sha256;
-  if (algo == "crc32c") {
-    d.algo = DigestAlgo::crc32c;
-    if (hex.size() > 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
-  }
+  d.algo = digest_algo_from_name(algo);
+  if (d.algo == DigestAlgo::none) d.algo = DigestAlgo::unknown;  // "none:" names no algorithm
+  if (d.algo == DigestAlgo::crc32c && hex.size() > 2 && hex[0] == '0' &&
+      (hex[1] == 'x' || hex[1] == 'X'))
+    hex.remove_prefix(2);
   d.hex.reserve(hex.size());
   for (const char c : hex) d.hex += (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
   return d;
@@ -104,6 +103,13 @@ std::string_view digest_algo_name(DigestAlgo a) {
       break;
   }
   return "unknown";
+}
+
+DigestAlgo digest_algo_from_name(std::string_view name) {
+  for (const DigestAlgo a :
+       {DigestAlgo::xxh3, DigestAlgo::sha256, DigestAlgo::crc32c, DigestAlgo::none})
+    if (name == digest_algo_name(a)) return a;
+  return DigestAlgo::unknown;
 }
 
 struct Hasher::State {

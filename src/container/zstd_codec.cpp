@@ -103,7 +103,7 @@ uint64_t zstd_most_decoded(uint64_t stored_bytes) {
   // Every block of a frame starts with a 3-byte header and regenerates at most
   // ZSTD_BLOCKSIZE_MAX (128 KiB) bytes, so n stored bytes hold at most n / 3
   // blocks: a declared content size above that is a claim the data cannot
-  // back (issue 24, item 7).
+  // back.
   const uint64_t blocks = stored_bytes / 3 + 1;
   return blocks > UINT64_MAX / ZSTD_BLOCKSIZE_MAX ? UINT64_MAX : blocks * ZSTD_BLOCKSIZE_MAX;
 }

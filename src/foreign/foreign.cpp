@@ -14,7 +14,7 @@
 #include "foreign/npy.h"
 #include "foreign/safetensors.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 namespace {
 
@@ -110,4 +110,4 @@ bool Cursor::take(uint64_t n, std::span<const uint8_t>& out) {
   return true;
 }
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

@@ -19,7 +19,7 @@
 #include "container/io.h"
 #include "manifest/json.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 enum class FileKind { zt, safetensors, gguf, npy, npz, unknown };
 
@@ -81,8 +81,4 @@ class Cursor {
   uint64_t pos_;
 };
 
-// json_nesting_depth (cbor_encode.h) refuses hostile headers before a
-// recursive walk runs over them.
-
-
-}  // namespace zt::formats
+}  // namespace zt::foreign

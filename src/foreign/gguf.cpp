@@ -10,7 +10,7 @@
 #include "cbor/cbor_value.h"
 #include "manifest/manifest.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 using ull = unsigned long long;
 
@@ -262,7 +262,7 @@ Result<void> Parser::metadata(ForeignFile& f, uint64_t count) {
                p(), key->c_str());
     // The reader records the file's version and every key's type under these
     // two names: a key of the same name would be overwritten, so the file is
-    // refused rather than converted with a value lost (issue 24, item 3).
+    // refused rather than converted with a value lost.
     ZT_FAIL_IF(
         *key == "gguf.types" || *key == "gguf.version", invalid,
         "%s: GGUF metadata key \"%s\" has the name of the attribute that records the GGUF %s; "
@@ -437,4 +437,4 @@ Result<ForeignFile> read_gguf(const std::string& path) {
   return parser.run(std::move(f));
 }
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

@@ -24,8 +24,8 @@
 
 #include "foreign/foreign.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 Result<ForeignFile> read_gguf(const std::string& path);
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

@@ -11,7 +11,7 @@
 #include "base/zt_limits.h"
 #include "manifest/manifest.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 using ull = unsigned long long;
 
@@ -343,7 +343,7 @@ Result<ForeignFile> read_npz(const std::string& path) {
   // central-directory entries pointing at the same data, which libzip's
   // consistency check accepts) are refused before anything is inflated:
   // entries that do not overlap cannot together claim more compressed bytes
-  // than the file holds (issue 24, item 8).
+  // than the file holds.
   uint64_t compressed = 0;
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
@@ -457,4 +457,4 @@ std::string npy_header(const std::string& descr, std::span<const uint64_t> shape
   return out + dict;
 }
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

@@ -17,7 +17,7 @@
 
 #include "foreign/foreign.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 inline constexpr uint64_t kNpyMaxHeader = 1 << 20;
 
@@ -38,4 +38,4 @@ std::optional<std::string> npy_descr(DType dtype, const std::optional<std::strin
 // An .npy version 1.0 header (C order, padded so data starts 64-aligned).
 std::string npy_header(const std::string& descr, std::span<const uint64_t> shape);
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

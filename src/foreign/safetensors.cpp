@@ -9,7 +9,7 @@
 #include "manifest/manifest.h"
 #include "write/output_file.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 using ull = unsigned long long;
 
@@ -263,4 +263,4 @@ Result<void> write_safetensors(
   return out->publish();
 }
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

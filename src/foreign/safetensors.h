@@ -17,7 +17,7 @@
 
 #include "foreign/foreign.h"
 
-namespace zt::formats {
+namespace zt::foreign {
 
 inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
 
@@ -50,4 +50,4 @@ Result<void> write_safetensors(
     const std::vector<SafetensorsEntry>& entries,
     const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor);
 
-}  // namespace zt::formats
+}  // namespace zt::foreign

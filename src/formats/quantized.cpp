@@ -101,7 +101,7 @@ Result<QuantLayout> quant_layout(const Object& o) {
   q.group_size = per_channel ? std::max<uint64_t>(q.k, 1) : *gs;
   q.groups = ceil_div(q.k, q.group_size);
   // K * bits is a claim of the shape: checked, since a wrapped product would
-  // describe fewer words than the rows it promises (issue 24, item 5).
+  // describe fewer words than the rows it promises.
   const auto column_bits = checked_mul(q.k, q.bits);
   ZT_FAIL_IF(!column_bits, invalid, "%s: input dimension K = %llu times %u bits overflows 64 bits",
              w.c_str(), static_cast<unsigned long long>(q.k), q.bits);

@@ -1,4 +1,4 @@
-// quantized_group (GPTQ-style) layout, as views.cpp dequantises it (the
+// quantized_group (GPTQ-style) layout, as views/dequantize.cpp dequantises it (the
 // same text, for users, is in ztensor.h at zt_quant_info).
 //
 // An object of shape [..., K] (N = product of the other dimensions, 1 for a

@@ -136,10 +136,6 @@ std::string object_where(const Object& o);
 std::string component_where(const Object& o, const Component& c);
 std::string shape_text(std::span<const uint64_t> shape);
 
-// Checks a digest text ("algorithm:hex"). Known algorithms must have their
-// exact hex length; crc32c may carry a 0x prefix. Returns the error text.
-std::optional<std::string> digest_text_problem(std::string_view digest);
-
 // The 1.2.0 manifest of `objects` (deterministic CBOR), with the file's
 // attributes (one encoded CBOR map, or empty for none): what writers store.
 std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,

@@ -58,7 +58,7 @@ Error index_problem(const Reader& r, const DecodeRequest& q) {
                       "object \"%s\": component index %zu is out of range (it has %zu)",
                       o.name.c_str(), q.component, o.components.size());
   // The reader's own rule for objects it cannot hand out (0.1.0 sparse
-  // layouts): the same status as zt_component_read (issue 24, item 12).
+  // layouts): the same status as zt_component_read.
   if (!o.unsupported.empty()) return make_error(Status::unsupported, "%s", o.unsupported.c_str());
   return {};
 }

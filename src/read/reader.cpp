@@ -294,7 +294,7 @@ Result<VerifyReport> Reader::verify() const {
 // One component of an object whose content rules need no whole component:
 // decodes it (when it must be decoded) a window at a time, checking its size
 // and bool bytes, so verify holds one window whatever the component decodes
-// to (issue 24, item 7).
+// to.
 DecodedWindows::~DecodedWindows() = default;
 
 Result<std::span<const uint8_t>> DecodedWindows::next() {

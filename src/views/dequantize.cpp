@@ -19,7 +19,7 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
   const QuantLayout& q = v.layout;
   const uint64_t n_out = q.n, k_in = q.k, g = q.group_size;
   // No values: return before walking the other dimension, which an empty
-  // object may claim to be 2^62 long (issue 24, item 6).
+  // object may claim to be 2^62 long.
   if (n_out == 0 || k_in == 0 || n_begin >= n_end) return;
   const std::vector<T> scale = converted<T>(v.scales, v.scales_format);
   const uint64_t mask = (uint64_t{1} << q.bits) - 1;

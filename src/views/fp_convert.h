@@ -1,5 +1,5 @@
 // Scalar decoding of the narrow floating-point formats: f16, bf16 and the
-// four FP8 types of spec 1.2.0. Header-only: the bulk converters in views.cpp
+// four FP8 types of spec 1.2.0. Header-only: the bulk converters in numeric.cpp
 // inline these into one tight loop per source type.
 //
 // FP8 (one byte: sign, E exponent bits, M mantissa bits, bias B):
@@ -31,7 +31,7 @@ inline float f16_to_f32(uint16_t h) {
   const uint32_t em = h & 0x7fffu;  // exponent and mantissa
   // Normal and inf/NaN: move the fields into place and rebias the exponent
   // (15 -> 127, or the all-ones exponent 31 -> 255). Selects, no branches,
-  // so that the loops of views.cpp vectorise.
+  // so that the loops of numeric.cpp vectorise.
   const uint32_t shifted = (em << 13) + (em >= 0x7c00u ? (224u << 23) : (112u << 23));
   const uint32_t subnormal = std::bit_cast<uint32_t>(static_cast<float>(em) * 0x1p-24f);
   return std::bit_cast<float>((em < 0x0400u ? subnormal : shifted) | sign);

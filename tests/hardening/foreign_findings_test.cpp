@@ -13,12 +13,12 @@
 namespace zt::hardening {
 namespace {
 
-using formats::ForeignFile;
+using foreign::ForeignFile;
 
 // Either the reader refuses the file as invalid, or the writer takes all
 // of it (as `zt convert` would).
 testing::AssertionResult ConvertsOrIsRefused(const std::string& path, const std::string& out) {
-  auto f = formats::read_foreign(path);
+  auto f = foreign::read_foreign(path);
   if (!f) {
     if (f.error().status == Status::invalid || f.error().status == Status::format ||
         f.error().status == Status::unsupported)
@@ -28,9 +28,9 @@ testing::AssertionResult ConvertsOrIsRefused(const std::string& path, const std:
   }
   auto w = Writer::open(out);
   if (!w) return testing::AssertionFailure() << w.error().message;
-  for (const formats::ForeignObject& o : f->objects) {
+  for (const foreign::ForeignObject& o : f->objects) {
     Result<void> r = (*w)->begin_object(o.name, o.format, o.shape);
-    for (const formats::ForeignComponent& c : o.components)
+    for (const foreign::ForeignComponent& c : o.components)
       if (r) r = (*w)->add_component(c.role, dtype_name(c.dtype), c.type, c.bytes, "raw");
     if (r) r = (*w)->end_object();
     if (!r)
@@ -110,7 +110,7 @@ TEST_F(ForeignFindings, F6_GgufNameWithNul) {
 
 // F7: an .npz whose central directory is corrupt is a format error.
 TEST_F(ForeignFindings, F7_CorruptNpzIsAFormatError) {
-  auto f = formats::read_foreign(ZT_HARDENING_DATA "/F7_corrupt_central_directory.npz");
+  auto f = foreign::read_foreign(ZT_HARDENING_DATA "/F7_corrupt_central_directory.npz");
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(static_cast<int>(f.error().status), static_cast<int>(Status::format)) << f.error().message;
 }

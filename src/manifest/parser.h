@@ -1,0 +1,100 @@
+// The manifest parser's state, shared by the files of each generation:
+// parse_v1.cpp (1.1.x, 1.2.x and later 1.x, streamed while decoding),
+// upgrade_v100.cpp (1.0.x) and upgrade_v010.cpp (0.1.0), over the common
+// rules in parser.cpp. Internal to src/manifest.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cbor/cbor_item.h"
+#include "cbor/cbor_value.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+using cbor::Document;
+using cbor::Kind;
+
+struct Version {
+  uint64_t major = 0, minor = 0, patch = 0;
+};
+
+// "1.2.0", "1.2.0-rc1"; with patch_optional also "1.0".
+std::optional<Version> parse_version(std::string_view s, bool patch_optional);
+
+class Parser {
+ public:
+  Parser(Generation gen, Document doc) {
+    m_.generation = gen;
+    m_.doc = std::move(doc);
+    doc_ = &m_.doc;
+  }
+  explicit Parser(Generation gen) { m_.generation = gen; }
+  Result<Manifest> run();
+  Result<Manifest> run_streaming(std::span<const uint8_t> bytes);
+
+ private:
+  const cbor::Node& node(uint32_t i) const { return doc_->node(i); }
+  bool is_text(uint32_t i) const { return i && node(i).kind == Kind::text; }
+  bool is_uint(uint32_t i) const { return i && node(i).kind == Kind::uint; }
+  bool is_map(uint32_t i) const { return i && node(i).kind == Kind::map; }
+  // A map as nodes, or a map value kept as its encoded bytes.
+  bool is_any_map(uint32_t i) const { return i && kind_of(i) == Kind::map; }
+  Kind kind_of(uint32_t i) const {
+    if (node(i).kind != Kind::encoded) return node(i).kind;
+    const auto s = cbor::scalar(encoded_bytes(i));
+    return s ? s->kind : Kind::encoded;
+  }
+  std::span<const uint8_t> encoded_bytes(uint32_t i) const {
+    const std::string_view b = node(i).str;
+    return {reinterpret_cast<const uint8_t*>(b.data()), b.size()};
+  }
+  bool is_null_or_absent(uint32_t i) const { return !i || node(i).kind == Kind::null; }
+  uint32_t get(uint32_t map, std::string_view key) const { return doc_->find(map, key); }
+
+  template <typename F>
+  Result<void> for_each_entry(uint32_t map, F&& f) const {
+    const uint32_t n = node(map).count;
+    uint32_t k = Document::first_child(map);
+    for (uint32_t p = 0; p < n; ++p) {
+      const uint32_t v = doc_->next(k);
+      ZT_TRY(f(node(k).str, v));
+      k = doc_->next(v);
+    }
+    return {};
+  }
+
+  Attributes attributes_of(uint32_t map);
+  Attributes made_attributes(std::vector<uint8_t> map);
+  Result<void> check_components_count(const std::string& what, uint32_t comps) const;
+  Result<uint32_t> parse_v1_header();
+  Result<void> parse_v1();
+  bool take_streamed_object(const Document& d, uint32_t map, uint32_t key, uint32_t value);
+  Result<void> parse_v100();
+  Result<void> add_generator(std::string_view generator);
+  Result<void> parse_v010();
+  Result<std::vector<uint64_t>> parse_shape(const std::string& what, uint32_t shape) const;
+  Result<void> parse_object_v1(std::string_view name, uint32_t od);
+  Result<Component> parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd);
+  Result<void> parse_tensor_v100(std::string_view name, uint32_t td);
+  Result<void> parse_entry_v010(size_t i, uint32_t e);
+  Result<void> set_encoding(Component& c, const std::string& where, uint32_t enc);
+  Result<void> add_object(Object o);
+  Result<void> check_name(std::string_view what, std::string_view name) const;
+  Result<void> check_c_text(const std::string& where, const char* field, uint32_t text) const;
+
+  Manifest m_;
+  const Document* doc_ = nullptr;  // m_.doc, or the decoder's while streaming
+  bool streaming_started_ = false;
+  std::optional<Error> streamed_error_;  // the first streamed object refused
+};
+
+// object "o": component "r", for a component not yet in the model.
+std::string where_of(std::string_view obj, std::string_view role);
+
+}  // namespace zt

@@ -1,0 +1,103 @@
+// What the decoder keeps of a manifest (manifest_policy): the fields the
+// model reads as nodes, attributes as their encoded bytes, the rest not at
+// all, so that memory follows the model, not what the manifest holds.
+#include "base/zt_limits.h"
+#include "manifest/manifest.h"
+
+namespace zt {
+
+using cbor::Kind;
+
+namespace {
+
+using cbor::Decision;
+using cbor::Keep;
+using cbor::ValueHead;
+using Path = std::span<const std::string_view>;
+
+bool is_container(const ValueHead& h) {
+  return h.kind == Kind::array || h.kind == Kind::map;
+}
+
+// A field the model reads as a scalar: a container there is refused by the
+// parser, which needs only its kind.
+Decision scalar_field(const ValueHead& h) {
+  return is_container(h) ? Keep::encoded : Keep::nodes;
+}
+
+// A shape or a components map larger than the limits is kept encoded: the
+// parser refuses it by its count without its items ever becoming nodes. An
+// indefinite-length one is decoded with the limit as its cap.
+Decision shape_field(const ValueHead& h) {
+  if (h.kind != Kind::array) return Keep::encoded;
+  if (h.indefinite) return Decision(Keep::nodes, Limits::rank);
+  return h.count <= Limits::rank ? Keep::nodes : Keep::encoded;
+}
+Decision components_field(const ValueHead& h) {
+  if (h.kind != Kind::map) return Keep::encoded;
+  if (h.indefinite) return Decision(Keep::nodes, Limits::components);
+  return h.count <= Limits::components ? Keep::nodes : Keep::encoded;
+}
+
+bool is_one_of(std::string_view k, std::initializer_list<std::string_view> names) {
+  for (const auto n : names)
+    if (k == n) return true;
+  return false;
+}
+
+// 1.x: {version, attributes, objects: {name: {shape, format, attributes,
+// components: {role: {dtype, type, offset, length, uncompressed_length,
+// encoding, digest}}}}}; 1.0.x the same with "tensors" and "generator".
+Decision policy_v1(Path path, const ValueHead& h, std::string_view objects) {
+  const std::string_view k = path.back();
+  if (path.size() == 1) {
+    if (k == objects) return Keep::nodes;
+    if (k == "attributes") return Keep::encoded;
+    if (k == "version" || (objects == "tensors" && k == "generator")) return scalar_field(h);
+    return Keep::nothing;
+  }
+  if (path[0] != objects) return Keep::nodes;
+  if (path.size() == 3) {
+    if (k == "attributes") return Keep::encoded;
+    if (k == "shape") return shape_field(h);
+    if (k == "components") return components_field(h);
+    if (k == "format" || (objects == "tensors" && k == "dtype")) return scalar_field(h);
+    return Keep::nothing;
+  }
+  if (path.size() == 5 && path[2] == "components") {
+    const bool known = objects == "tensors"
+                           ? is_one_of(k, {"offset", "length", "encoding", "digest"})
+                           : is_one_of(k, {"dtype", "type", "offset", "length",
+                                           "uncompressed_length", "encoding", "digest"});
+    return known ? scalar_field(h) : Keep::nothing;
+  }
+  return Keep::nodes;
+}
+
+// 0.1.0: [{name, offset, size, dtype, shape, encoding, ...}]: every key
+// that is not read becomes an attribute, so it is kept encoded.
+Decision policy_v010(Path path, const ValueHead& h) {
+  if (path.size() != 2) return Keep::nodes;
+  const std::string_view k = path.back();
+  if (k == "shape") return shape_field(h);
+  if (is_one_of(k, {"name", "offset", "size", "dtype", "encoding", "checksum", "data_endianness",
+                    "layout", "format", "sparse_format"}))
+    return scalar_field(h);
+  return Keep::encoded;
+}
+
+}  // namespace
+
+cbor::ValuePolicy manifest_policy(Generation gen) {
+  switch (gen) {
+    case Generation::v1_0:
+      return [](Path p, const ValueHead& h) { return policy_v1(p, h, "tensors"); };
+    case Generation::v0_1:
+      return policy_v010;
+    case Generation::v1:
+      break;
+  }
+  return [](Path p, const ValueHead& h) { return policy_v1(p, h, "objects"); };
+}
+
+}  // namespace zt
