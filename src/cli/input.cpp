@@ -13,7 +13,7 @@ namespace {
 // later, which every copy writes, allow only 0 and 1. Copies carry the
 // value, true, as 1.
 bool legacy_bool(const Reader& r, const Component& c) {
-  return c.dtype == DType::boolean && r.manifest().generation != Generation::v1;
+  return c.dtype == DType::boolean && lenient_bools(r.manifest().generation);
 }
 
 void normalise_bools(std::span<uint8_t> bytes) {

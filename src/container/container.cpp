@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <xxhash.h>
+
 #include "base/zt_limits.h"
 
 namespace zt {
@@ -16,8 +18,63 @@ uint64_t load_u64_le(const uint8_t* p) {
 
 namespace {
 
-bool is_magic(std::span<const uint8_t> at, const char (&magic)[8]) {
+template <typename Char>
+bool is_magic(std::span<const uint8_t> at, const Char (&magic)[8]) {
   return at.size() >= 8 && std::memcmp(at.data(), magic, 8) == 0;
+}
+
+uint32_t load_u32_le(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+// v2 (spec §2.3, §8 steps 1-4): the footer, then the manifest blob's
+// bounds, size cap and XXH3-64, all before a byte of it is parsed.
+Result<Located> locate_v2(const Source& src, std::vector<uint8_t>& storage) {
+  const uint64_t size = src.size();
+  ZT_FAIL_IF(size < 8 + kFooterBytesV2, format,
+             "zTensor v2 file is %llu bytes, shorter than magic + footer (48)",
+             static_cast<ull>(size));
+  uint8_t footer[kFooterBytesV2];
+  ZT_TRY(src.read_into(size - kFooterBytesV2, footer));
+  ZT_FAIL_IF(!is_magic(std::span<const uint8_t>(footer + 32, 8), kMagicV2), format,
+             "bad v2 footer magic (truncated file, or a crashed append?)");
+  const uint64_t offset = load_u64_le(footer);
+  const uint64_t length = load_u64_le(footer + 8);
+  const uint64_t hash = load_u64_le(footer + 16);
+  const uint32_t version = load_u32_le(footer + 24);  // footer + 28: reserved, ignored
+  ZT_FAIL_IF(version != kFooterVersionV2, unsupported,
+             "zTensor footer version %u: this library reads version 2", version);
+  if (length == 0) {
+    ZT_FAIL_IF(offset != 0 || hash != 0, invalid,
+               "v2 footer: no manifest (length 0) but offset %llu and hash %016llx are not 0",
+               static_cast<ull>(offset), static_cast<ull>(hash));
+    return make_error(Status::unsupported,
+                      "a zTensor v2 data shard (no manifest): it is read through the manifest "
+                      "that names it");
+  }
+  ZT_FAIL_IF(length > Limits::manifest_bytes, limit,
+             "manifest size %llu exceeds the %llu-byte limit", static_cast<ull>(length),
+             static_cast<ull>(Limits::manifest_bytes));
+  const uint64_t data_end = size - kFooterBytesV2;
+  ZT_FAIL_IF(offset % kAlignmentV2 != 0 || offset < kAlignmentV2, invalid,
+             "manifest blob offset %llu is not a multiple of 4096 of at least 4096",
+             static_cast<ull>(offset));
+  ZT_FAIL_IF(offset > data_end || length > data_end - offset, invalid,
+             "manifest blob [%llu, +%llu) runs past the data region, which ends at the footer "
+             "(%llu)",
+             static_cast<ull>(offset), static_cast<ull>(length), static_cast<ull>(data_end));
+  Located l;
+  l.generation = Generation::v2;
+  l.manifest_start = offset;
+  auto bytes = src.bytes(offset, length, storage);
+  ZT_TRY(bytes);
+  l.manifest = *bytes;
+  const uint64_t actual = XXH3_64bits(l.manifest.data(), l.manifest.size());
+  ZT_FAIL_IF(actual != hash, digest,
+             "manifest XXH3-64 is %016llx, the footer says %016llx (corrupt manifest)",
+             static_cast<ull>(actual), static_cast<ull>(hash));
+  return l;
 }
 
 Result<uint64_t> u64_at(const Source& src, uint64_t off) {
@@ -73,6 +130,7 @@ Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage
   uint8_t head[8];
   ZT_TRY(src.read_into(0, head));
   if (is_magic(head, kMagicV0)) return locate_v0(src, storage);
+  if (is_magic(head, kMagicV2)) return locate_v2(src, storage);
   ZT_FAIL_IF(!is_magic(head, kMagicV1), format, "bad header magic (not a zTensor file)");
   ZT_FAIL_IF(size < 24, format, "file is %llu bytes, shorter than header + manifest size + footer",
              static_cast<ull>(size));

@@ -18,6 +18,14 @@ inline constexpr char kMagicV1[8] = {'Z', 'T', 'E', 'N', '1', '0', '0', '0'};
 inline constexpr char kMagicV0[8] = {'Z', 'T', 'E', 'N', '0', '0', '0', '1'};
 inline constexpr uint64_t kAlignment = 64;
 
+// zTensor v2 (its spec §2): 0x89 "ZT2" CR LF SUB LF at offset 0 and at the
+// end of a 40-byte footer; every blob, the manifest included, at a multiple
+// of 4096 that is at least 4096.
+inline constexpr uint8_t kMagicV2[8] = {0x89, 'Z', 'T', '2', '\r', '\n', 0x1a, '\n'};
+inline constexpr uint64_t kFooterBytesV2 = 40;
+inline constexpr uint64_t kAlignmentV2 = 4096;
+inline constexpr uint32_t kFooterVersionV2 = 2;
+
 struct Located {
   Generation generation = Generation::v1;
   uint64_t manifest_start = 0;        // file offset of the manifest
@@ -27,7 +35,10 @@ struct Located {
 
 // Finds the manifest. In copy mode its bytes are read into `storage`, which
 // must outlive the result. Errors: format (bad magic, truncated, size does
-// not fit), limit (manifest over 1 GiB), io.
+// not fit), limit (manifest over 1 GiB), io. A v2 file's manifest is also
+// placed (invalid: misaligned, over the footer) and hashed (digest: its
+// XXH3-64 differs from the footer's); a v2 data shard, which has no
+// manifest, is unsupported: it is read through the manifest that names it.
 Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage);
 
 uint64_t load_u64_le(const uint8_t* p);

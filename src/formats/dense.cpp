@@ -13,12 +13,13 @@ Result<void> check_dense(const Object& o) {
   const Component& c = *o.find("data");
   if (!c.element_size_known()) return {};  // unknown logical type: size unknown
   const auto want = dense_bytes(o, c);
-  const std::string w = component_where(o, c);
-  ZT_FAIL_IF(!want, invalid, "%s: shape %s x %u bytes overflows 64 bits", w.c_str(),
-             shape_text(o.shape).c_str(), c.width() * c.ratio());
+  // Messages are built only on failure: this runs for every object at open.
+  ZT_FAIL_IF(!want, invalid, "%s: shape %s x %u bytes overflows 64 bits",
+             component_where(o, c).c_str(), shape_text(o.shape).c_str(), c.width() * c.ratio());
   const auto got = decoded_size(c);
   ZT_FAIL_IF(got && *got != *want, invalid, "%s: %s %llu does not match shape %s x %u bytes = %llu",
-             w.c_str(), c.encoding == Encoding::raw ? "length" : "uncompressed_length",
+             component_where(o, c).c_str(),
+             c.encoding == Encoding::raw ? "length" : "uncompressed_length",
              static_cast<ull>(*got), shape_text(o.shape).c_str(), c.width() * c.ratio(),
              static_cast<ull>(*want));
   return {};

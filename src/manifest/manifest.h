@@ -19,7 +19,12 @@
 
 namespace zt {
 
-enum class Generation : uint8_t { v0_1, v1_0, v1 };  // v1 = 1.1.x, 1.2.x and later 1.x
+// v1 = 1.1.x, 1.2.x and later 1.x; v2 = the "ZT2" container (footer version 2).
+enum class Generation : uint8_t { v0_1, v1_0, v1, v2 };
+
+// 0.1.0 and 1.0.x read any non-zero bool byte as true; later generations
+// allow only 0 and 1.
+inline bool lenient_bools(Generation g) { return g == Generation::v0_1 || g == Generation::v1_0; }
 enum class Encoding : uint8_t { raw, zstd, unknown };
 
 // The attributes of a file or object: one encoded CBOR map, as stored in
@@ -107,6 +112,10 @@ cbor::ValuePolicy manifest_policy(Generation gen);
 // placement and size rules are validate()'s. The document may be decoded
 // with or without manifest_policy.
 Result<Manifest> parse_manifest(Generation gen, cbor::Document doc);
+
+// What opening a v2 file answers until v2 manifests are read: the
+// container (L0) is checked in full, the manifest (L1) is not parsed.
+Error v2_manifest_unsupported();
 
 // Decodes and parses manifest bytes; the result and every error are those
 // of cbor::decode + parse_manifest. For 1.x files the objects are parsed

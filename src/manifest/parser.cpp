@@ -158,6 +158,8 @@ Result<Manifest> Parser::run() {
     case Generation::v0_1:
       ZT_TRY(parse_v010());
       break;
+    case Generation::v2:
+      return v2_manifest_unsupported();
   }
   return std::move(m_);
 }

@@ -95,6 +95,7 @@ cbor::ValuePolicy manifest_policy(Generation gen) {
     case Generation::v0_1:
       return policy_v010;
     case Generation::v1:
+    case Generation::v2:  // not decoded through this policy (see decode_manifest)
       break;
   }
   return [](Path p, const ValueHead& h) { return policy_v1(p, h, "objects"); };

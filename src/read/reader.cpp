@@ -358,7 +358,7 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
 Result<uint64_t> Reader::verify_streamed(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
-  const bool bools = c.dtype == DType::boolean && manifest_.generation == Generation::v1;
+  const bool bools = c.dtype == DType::boolean && !lenient_bools(manifest_.generation);
   auto windows = this->windows(object, component);
   ZT_TRY(windows);
   uint64_t at = 0;
@@ -422,7 +422,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
   // A file passes verify only if every component can be read.
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   if (!whole) return {};  // its bool bytes were checked window by window
-  return check_content(manifest_.generation != Generation::v1, o, decoded);
+  return check_content(lenient_bools(manifest_.generation), o, decoded);
 }
 
 }  // namespace zt

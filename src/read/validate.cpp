@@ -20,18 +20,18 @@ using ull = unsigned long long;
 
 Result<void> check_placement(const Object& o, const Component& c, uint64_t file_size,
                              uint64_t manifest_start, std::vector<Blob>& blobs) {
-  const std::string w = component_where(o, c);
+  // Messages are built only on failure: this runs for every component.
   ZT_FAIL_IF(c.offset % kAlignment != 0, invalid, "%s: offset %llu is not a multiple of 64",
-             w.c_str(), static_cast<ull>(c.offset));
+             component_where(o, c).c_str(), static_cast<ull>(c.offset));
   uint64_t end = 0;
   ZT_FAIL_IF(__builtin_add_overflow(c.offset, c.length, &end) || end > file_size, invalid,
-             "%s: offset %llu + length %llu exceeds the file size %llu", w.c_str(),
+             "%s: offset %llu + length %llu exceeds the file size %llu", component_where(o, c).c_str(),
              static_cast<ull>(c.offset), static_cast<ull>(c.length), static_cast<ull>(file_size));
   if (c.length == 0) return {};
-  ZT_FAIL_IF(c.offset < 8, invalid, "%s: blob [%llu, %llu) overlaps the header", w.c_str(),
+  ZT_FAIL_IF(c.offset < 8, invalid, "%s: blob [%llu, %llu) overlaps the header", component_where(o, c).c_str(),
              static_cast<ull>(c.offset), static_cast<ull>(end));
   ZT_FAIL_IF(end > manifest_start, invalid, "%s: blob [%llu, %llu) overlaps the manifest at %llu",
-             w.c_str(), static_cast<ull>(c.offset), static_cast<ull>(end),
+             component_where(o, c).c_str(), static_cast<ull>(c.offset), static_cast<ull>(end),
              static_cast<ull>(manifest_start));
   blobs.push_back(Blob{c.offset, end, &o, &c});
   return {};

@@ -67,7 +67,7 @@ Result<void> check_structure(const Reader& r, const Object& o,
                              std::initializer_list<const ComponentView*> views) {
   std::vector<std::span<const uint8_t>> decoded(o.components.size());
   for (const ComponentView* v : views) decoded[index_of(o, v->component)] = v->bytes;
-  return check_content(r.manifest().generation != Generation::v1, o, decoded);
+  return check_content(lenient_bools(r.manifest().generation), o, decoded);
 }
 
 }  // namespace
