@@ -65,17 +65,10 @@ Result<Component> Parser::parse_component_v1(const std::string& obj, std::string
 
 Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   ZT_TRY(check_name("object", name));
-  Object o;
-  o.name = std::string(name);
-  const std::string what = "object \"" + o.name + "\"";
-  ZT_FAIL_IF(!is_map(od), invalid, "%s is not a map", what.c_str());
-  auto shape = parse_shape(what, get(od, "shape"));
-  ZT_TRY(shape);
-  o.shape = std::move(*shape);
-  const uint32_t fmt = get(od, "format");
-  ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
-  ZT_TRY(check_c_text(what, "format", fmt));
-  o.format = std::string(node(fmt).str);
+  const std::string what = "object \"" + std::string(name) + "\"";
+  auto head = parse_object_head(what, name, od);
+  ZT_TRY(head);
+  Object o = std::move(*head);
   const uint32_t at = get(od, "attributes");
   if (at) {
     ZT_FAIL_IF(!is_any_map(at), invalid, "%s: \"attributes\" is not a map", what.c_str());

@@ -138,6 +138,21 @@ Result<void> Parser::set_encoding(Component& c, const std::string& where, uint32
   return {};
 }
 
+Result<Object> Parser::parse_object_head(const std::string& what, std::string_view name,
+                                         uint32_t map) const {
+  ZT_FAIL_IF(!is_map(map), invalid, "%s is not a map", what.c_str());
+  Object o;
+  o.name = std::string(name);
+  auto shape = parse_shape(what, get(map, "shape"));
+  ZT_TRY(shape);
+  o.shape = std::move(*shape);
+  const uint32_t fmt = get(map, "format");
+  ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
+  ZT_TRY(check_c_text(what, "format", fmt));
+  o.format = std::string(node(fmt).str);
+  return o;
+}
+
 std::string where_of(std::string_view obj, std::string_view role) {
   std::string w = "object \"";
   w += obj;

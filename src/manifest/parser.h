@@ -79,6 +79,10 @@ class Parser {
   Result<void> add_generator(std::string_view generator);
   Result<void> parse_v010();
   Result<std::vector<uint64_t>> parse_shape(const std::string& what, uint32_t shape) const;
+  // What a 1.x object and a 1.0.x tensor share: a map with a shape and a
+  // format text. `what` names it in messages ("object \"w\"").
+  Result<Object> parse_object_head(const std::string& what, std::string_view name,
+                                   uint32_t map) const;
   Result<void> parse_object_v1(std::string_view name, uint32_t od);
   Result<Component> parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd);
   Result<void> parse_tensor_v100(std::string_view name, uint32_t td);

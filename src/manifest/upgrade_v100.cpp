@@ -12,17 +12,10 @@ namespace zt {
 // format, components: {role: {offset, length, encoding?, digest?}}}}}.
 Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   ZT_TRY(check_name("tensor", name));
-  Object o;
-  o.name = std::string(name);
-  const std::string what = "tensor \"" + o.name + "\"";
-  ZT_FAIL_IF(!is_map(td), invalid, "%s is not a map", what.c_str());
-  auto shape = parse_shape(what, get(td, "shape"));
-  ZT_TRY(shape);
-  o.shape = std::move(*shape);
-  const uint32_t fmt = get(td, "format");
-  ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
-  ZT_TRY(check_c_text(what, "format", fmt));
-  o.format = std::string(node(fmt).str);
+  const std::string what = "tensor \"" + std::string(name) + "\"";
+  auto head = parse_object_head(what, name, td);
+  ZT_TRY(head);
+  Object o = std::move(*head);
   const ObjectFormat* format = format_of(o);
   const uint32_t dt = get(td, "dtype");
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is missing or not a string", what.c_str());

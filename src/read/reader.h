@@ -101,6 +101,10 @@ class Reader {
 
   uint64_t max_decoded_bytes() const { return max_decoded_; }
 
+  // Whether c's bytes are served straight from the mapping (raw,
+  // little-endian, and the file is mapped): no decode, no copy.
+  bool zero_copy(const Component& c) const;
+
  private:
   Result<uint64_t> verify_streamed(size_t object, size_t component) const;
   struct Slot;
@@ -109,7 +113,6 @@ class Reader {
   Result<uint64_t> decoded_length_for(const Object& o, const Component& c) const;
   Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const;
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
-  bool zero_copy(const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
   Slot& slot(size_t object, size_t component) const;
   Result<std::optional<std::vector<uint8_t>>> decode_without_trusting_size(const Object& o,

@@ -87,10 +87,6 @@ inline size_t index_of(const Object& o, const Component* c) {
   return static_cast<size_t>(c - o.components.data());
 }
 
-inline bool is_zero_copy(const Reader& r, const Component& c) {
-  return r.source().base() != nullptr && c.encoding == Encoding::raw && !c.big_endian;
-}
-
 template <typename T>
 constexpr DType kNativeDType = std::is_same_v<T, float> ? DType::f32 : DType::f64;
 

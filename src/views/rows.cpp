@@ -143,7 +143,7 @@ Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, u
   const uint64_t n = (end - begin) * rows->row_values;
   ZT_TRY(fits(component_where(*rows->object, *rows->data), n, dst));
   if (n == 0) return uint64_t{0};
-  if (is_zero_copy(r, *rows->data)) {
+  if (r.zero_copy(*rows->data)) {
     auto m = dense_rows_map(r, object, begin, end);
     ZT_TRY(m);
     convert_values(m->data(), rows->format, n, dst.data());

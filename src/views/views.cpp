@@ -30,7 +30,7 @@ struct Fetched {
 Result<Fetched> fetch(const Reader& r, size_t object, size_t k) {
   const Component& c = r.manifest().objects[object].components[k];
   Fetched f;
-  if (is_zero_copy(r, c)) {
+  if (r.zero_copy(c)) {
     auto m = r.map(object, k);
     ZT_TRY(m);
     f.mapped = *m;
@@ -51,7 +51,7 @@ Result<ComponentView> view_of(const Reader& r, size_t object, const Component& c
   ZT_FAIL_IF(m->size() % c.width() != 0, invalid,
              "%s: %zu decoded bytes are not a whole number of %u-byte elements",
              component_where(o, c).c_str(), m->size(), c.width());
-  return ComponentView{&c, *m, m->size() / c.width(), is_zero_copy(r, c)};
+  return ComponentView{&c, *m, m->size() / c.width(), r.zero_copy(c)};
 }
 
 Result<NumericFormat> scalar_format(const Object& o, const Component& c) {
@@ -219,7 +219,7 @@ Result<uint64_t> read_dense_as(const Reader& r, size_t object, std::span<T> dst)
   ZT_TRY(elements);
   const uint64_t n = *elements * f->ratio;
   ZT_TRY(fits(component_where(**o, c), n, dst));
-  if (c.dtype == kNativeDType<T> && !is_zero_copy(r, c)) {
+  if (c.dtype == kNativeDType<T> && !r.zero_copy(c)) {
     // Same type: decode straight into the caller's buffer.
     auto got = r.read(object, k,
                       std::span<uint8_t>(reinterpret_cast<uint8_t*>(dst.data()), n * sizeof(T)));
