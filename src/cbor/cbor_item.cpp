@@ -6,14 +6,8 @@
 #include <utility>
 
 #include "base/zt_limits.h"
+#include "cbor/cbor_heads.h"
 #include "manifest/json.h"
-
-// Binds the value of a Result<T> expression to `var`, or returns its error.
-#define ZT_ITEM_LET(var, expr) ZT_ITEM_LET_(var, expr, ZT_CAT(zt_item_r_, __COUNTER__))
-#define ZT_ITEM_LET_(var, expr, tmp)            \
-  auto tmp = (expr);                            \
-  if (!tmp.ok()) return std::move(tmp).error(); \
-  auto& var = tmp.value()
 
 namespace zt::cbor {
 
@@ -59,194 +53,9 @@ Scalar& Scalar::operator=(Scalar&& o) noexcept {
 
 namespace {
 
-enum class HeadType : uint8_t {
-  value,         // a scalar, a definite string or the head of an array or map
-  tag,           // a tag head (ignored)
-  brk,           // the break byte 0xFF
-  string_start,  // the head of an indefinite-length string (kind text or bytes)
-};
-
-// One head as libcbor's streaming decoder reports it, or, from
-// Reader::item, one item's first head after its tags.
-struct Head {
-  HeadType type = HeadType::value;
-  Kind kind = Kind::null;
-  uint64_t u = 0;  // uint, negint (-1 - u), simple value, container count
-  double f = 0;
-  bool flag = false;
-  bool indefinite = false;  // array, map or string of indefinite length
-  std::string_view str;     // text or bytes
-  size_t start = 0;         // offset of the item's first byte (its first tag)
-};
-
-// The context of one cbor_stream_decode call: the callback fills `head`.
-struct Decoded {
-  Head head;
-  bool got = false;
-};
-
-Decoded& ctx(void* x) {
-  return *static_cast<Decoded*>(x);
-}
-void set(void* x, HeadType type, Kind kind, uint64_t u) {
-  Decoded& d = ctx(x);
-  d.head.type = type;
-  d.head.kind = kind;
-  d.head.u = u;
-  d.got = true;
-}
-void set_value(void* x, Kind kind, uint64_t u) {
-  set(x, HeadType::value, kind, u);
-}
-void set_float(void* x, double v) {
-  set_value(x, Kind::float_, 0);
-  ctx(x).head.f = v;
-}
-void set_string(void* x, Kind kind, cbor_data data, size_t len) {
-  set_value(x, kind, 0);
-  ctx(x).head.str = std::string_view(reinterpret_cast<const char*>(data), len);
-}
-void set_container(void* x, Kind kind, uint64_t count, bool indefinite) {
-  set_value(x, kind, count);
-  ctx(x).head.indefinite = indefinite;
-}
-
-const cbor_callbacks& callbacks() {
-  static const cbor_callbacks cb = [] {
-    // Starting from libcbor's no-op table: a null entry would be called.
-    cbor_callbacks c = cbor_empty_callbacks;
-    c.uint8 = [](void* x, uint8_t v) { set_value(x, Kind::uint, v); };
-    c.uint16 = [](void* x, uint16_t v) { set_value(x, Kind::uint, v); };
-    c.uint32 = [](void* x, uint32_t v) { set_value(x, Kind::uint, v); };
-    c.uint64 = [](void* x, uint64_t v) { set_value(x, Kind::uint, v); };
-    c.negint8 = [](void* x, uint8_t v) { set_value(x, Kind::negint, v); };
-    c.negint16 = [](void* x, uint16_t v) { set_value(x, Kind::negint, v); };
-    c.negint32 = [](void* x, uint32_t v) { set_value(x, Kind::negint, v); };
-    c.negint64 = [](void* x, uint64_t v) { set_value(x, Kind::negint, v); };
-    c.byte_string = [](void* x, cbor_data d, size_t n) { set_string(x, Kind::bytes, d, n); };
-    c.byte_string_start = [](void* x) { set(x, HeadType::string_start, Kind::bytes, 0); };
-    c.string = [](void* x, cbor_data d, size_t n) { set_string(x, Kind::text, d, n); };
-    c.string_start = [](void* x) { set(x, HeadType::string_start, Kind::text, 0); };
-    c.array_start = [](void* x, size_t n) { set_container(x, Kind::array, n, false); };
-    c.indef_array_start = [](void* x) { set_container(x, Kind::array, 0, true); };
-    c.map_start = [](void* x, size_t n) { set_container(x, Kind::map, n, false); };
-    c.indef_map_start = [](void* x) { set_container(x, Kind::map, 0, true); };
-    c.tag = [](void* x, uint64_t v) { set(x, HeadType::tag, Kind::null, v); };
-    c.float2 = [](void* x, float v) { set_float(x, v); };
-    c.float4 = [](void* x, float v) { set_float(x, v); };
-    c.float8 = [](void* x, double v) { set_float(x, v); };
-    c.undefined = [](void* x) { set_value(x, Kind::undefined, 0); };
-    c.null = [](void* x) { set_value(x, Kind::null, 0); };
-    c.boolean = [](void* x, bool v) {
-      set_value(x, Kind::boolean, 0);
-      ctx(x).head.flag = v;
-    };
-    c.indef_break = [](void* x) { set(x, HeadType::brk, Kind::null, 0); };
-    return c;
-  }();
-  return cb;
-}
-
-bool is_container(Kind k) {
-  return k == Kind::array || k == Kind::map;
-}
-
-// Reads the heads of one item, one cbor_stream_decode call each.
-class Reader {
- public:
-  explicit Reader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
-
-  size_t pos() const { return pos_; }
-  size_t left() const { return bytes_.size() - pos_; }
-
-  // The next head, whatever it is.
-  Result<Head> head() {
-    ZT_FAIL_IF(pos_ >= bytes_.size(), format, "CBOR item: truncated at byte %zu", pos_);
-    if (const auto un = unassigned_head(bytes_, pos_)) {
-      ZT_FAIL_IF(un->malformed && pos_ + 1 >= bytes_.size(), format,
-                 "CBOR item: truncated at byte %zu", pos_);
-      ZT_FAIL_IF(un->malformed, format,
-                 "CBOR item: a simple value below 32 in two bytes at byte %zu", pos_);
-      Head h;
-      if (un->is_tag) {
-        h.type = HeadType::tag;
-      } else {
-        h.kind = Kind::simple;
-        h.u = un->simple;
-      }
-      pos_ += un->consumed;
-      return h;
-    }
-    Decoded d;
-    const cbor_decoder_result r =
-        cbor_stream_decode(bytes_.data() + pos_, bytes_.size() - pos_, &callbacks(), &d);
-    ZT_FAIL_IF(r.status == CBOR_DECODER_NEDATA, format, "CBOR item: truncated at byte %zu", pos_);
-    ZT_FAIL_IF(r.status != CBOR_DECODER_FINISHED || r.read == 0 || r.read > left() || !d.got,
-               format, "CBOR item: malformed head 0x%02x at byte %zu", bytes_[pos_], pos_);
-    pos_ += r.read;
-    return d.head;
-  }
-
-  // The next item's first head: tags skipped, an indefinite-length string
-  // read to its break (joined into *joined unless that is null), text
-  // checked to be UTF-8. A break is returned only when allow_break.
-  Result<Head> item(std::string* joined, bool allow_break) {
-    const size_t start = pos_;
-    bool tagged = false;
-    for (;;) {
-      const size_t at = pos_;
-      ZT_ITEM_LET(h, head());
-      h.start = start;
-      switch (h.type) {
-        case HeadType::tag:
-          tagged = true;
-          continue;
-        case HeadType::brk:
-          ZT_FAIL_IF(tagged, format, "CBOR item: a tag without an item at byte %zu", start);
-          ZT_FAIL_IF(!allow_break, format,
-                     "CBOR item: a break byte outside an indefinite-length item at byte %zu", at);
-          return std::move(h);
-        case HeadType::string_start:
-          ZT_TRY(join(h, joined));
-          return std::move(h);
-        case HeadType::value:
-          ZT_FAIL_IF(h.kind == Kind::text && !is_valid_utf8(h.str), format,
-                     "CBOR item: a text string at byte %zu is not valid UTF-8", at);
-          return std::move(h);
-      }
-    }
-  }
-
- private:
-  // The chunks of the indefinite-length string h starts, up to its break.
-  Result<void> join(Head& h, std::string* joined) {
-    if (joined) joined->clear();
-    for (;;) {
-      const size_t at = pos_;
-      ZT_ITEM_LET(c, head());
-      if (c.type == HeadType::brk) break;
-      ZT_FAIL_IF(c.type != HeadType::value || c.kind != h.kind, format,
-                 "CBOR item: a chunk of an indefinite-length string at byte %zu is not a definite "
-                 "string of its major type",
-                 at);
-      // RFC 8949: each chunk of a text string is valid UTF-8 on its own.
-      ZT_FAIL_IF(c.kind == Kind::text && !is_valid_utf8(c.str), format,
-                 "CBOR item: a chunk of a text string at byte %zu is not valid UTF-8", at);
-      if (joined) joined->append(c.str);
-    }
-    h.type = HeadType::value;
-    h.indefinite = true;
-    h.str = joined ? std::string_view(*joined) : std::string_view();
-    return {};
-  }
-
-  std::span<const uint8_t> bytes_;
-  size_t pos_ = 0;
-};
-
 // Every item takes a byte at least: a definite container whose count is
 // beyond the bytes left after its head is truncated, refused before walking.
-Result<void> check_count(const Reader& r, const Head& h) {
+Result<void> check_count(const HeadReader& r, const Head& h) {
   if (!is_container(h.kind) || h.indefinite) return {};
   const uint64_t left = r.left();
   ZT_FAIL_IF(
@@ -263,7 +72,7 @@ Result<void> check_count(const Reader& r, const Head& h) {
 // those of other items into *val_buf (null: not joined), each valid until
 // the next item read into the same buffer.
 template <typename F>
-Result<void> for_children(Reader& r, const Head& h, unsigned depth, std::string* key_buf,
+Result<void> for_children(HeadReader& r, const Head& h, unsigned depth, std::string* key_buf,
                           std::string* val_buf, F&& f) {
   ZT_FAIL_IF(depth > Limits::cbor_depth, limit,
              "CBOR item: containers nested deeper than the limit of %u at byte %zu",
@@ -297,14 +106,14 @@ Result<void> for_children(Reader& r, const Head& h, unsigned depth, std::string*
 }
 
 // Consumes (and checks) the rest of the item whose first head h was read.
-Result<void> skip_rest(Reader& r, const Head& h, unsigned depth) {
+Result<void> skip_rest(HeadReader& r, const Head& h, unsigned depth) {
   if (!is_container(h.kind)) return {};
   return for_children(r, h, depth, nullptr, nullptr,
                       [&](const Head& c, uint64_t) { return skip_rest(r, c, depth + 1); });
 }
 
 // Consumes the rest of the container h and counts its items (map: pairs).
-Result<uint64_t> count_rest(Reader& r, const Head& h, unsigned depth) {
+Result<uint64_t> count_rest(HeadReader& r, const Head& h, unsigned depth) {
   uint64_t n = 0;
   ZT_TRY(for_children(r, h, depth, nullptr, nullptr, [&](const Head& c, uint64_t) {
     ++n;
@@ -320,7 +129,8 @@ struct Buffers {
   std::string value;
 };
 
-Result<void> transcode_rest(Reader& r, const Head& h, unsigned depth, CborWriter& w, Buffers& b) {
+Result<void> transcode_rest(HeadReader& r, const Head& h, unsigned depth, CborWriter& w,
+                            Buffers& b) {
   switch (h.kind) {
     case Kind::null:
       w.null();
@@ -354,7 +164,7 @@ Result<void> transcode_rest(Reader& r, const Head& h, unsigned depth, CborWriter
       uint64_t n = h.u;
       if (h.indefinite) {
         // The definite head needs the count first: a walk of a copy.
-        Reader probe = r;
+        HeadReader probe = r;
         ZT_ITEM_LET(counted, count_rest(probe, h, depth));
         n = counted;
       } else {
@@ -387,7 +197,7 @@ void json_number(uint64_t v, std::string& out) {
   out.append(buf, r.ptr);
 }
 
-Result<void> json_rest(Reader& r, const Head& h, unsigned depth, std::string& out, Buffers& b,
+Result<void> json_rest(HeadReader& r, const Head& h, unsigned depth, std::string& out, Buffers& b,
                        const JsonStyle& style, size_t stop_at) {
   ZT_FAIL_IF(out.size() > stop_at, limit, "CBOR item: JSON text longer than %zu bytes",
              style.max_bytes);
@@ -467,14 +277,14 @@ Result<void> json_rest(Reader& r, const Head& h, unsigned depth, std::string& ou
 }  // namespace
 
 Result<size_t> item_size(std::span<const uint8_t> bytes) {
-  Reader r(bytes);
+  HeadReader r(bytes);
   ZT_ITEM_LET(h, r.item(nullptr, false));
   ZT_TRY(skip_rest(r, h, 1));
   return r.pos();
 }
 
 Result<Scalar> scalar(std::span<const uint8_t> item) {
-  Reader r(item);
+  HeadReader r(item);
   Scalar s;
   ZT_ITEM_LET(h, r.item(&s.joined, false));
   ZT_TRY(check_count(r, h));
@@ -490,7 +300,7 @@ Result<Scalar> scalar(std::span<const uint8_t> item) {
 Result<void> for_each_entry(
     std::span<const uint8_t> map,
     const std::function<Result<void>(std::string_view key, std::span<const uint8_t> value)>& f) {
-  Reader r(map);
+  HeadReader r(map);
   ZT_ITEM_LET(h, r.item(nullptr, false));
   ZT_FAIL_IF(h.kind != Kind::map, invalid, "CBOR item: not a map");
   std::string key_buf;
@@ -516,21 +326,21 @@ Result<std::optional<std::span<const uint8_t>>> find_entry(std::span<const uint8
 }
 
 Result<uint64_t> container_count(std::span<const uint8_t> item) {
-  Reader r(item);
+  HeadReader r(item);
   ZT_ITEM_LET(h, r.item(nullptr, false));
   ZT_FAIL_IF(!is_container(h.kind), invalid, "CBOR item: not an array or a map");
   return count_rest(r, h, 1);
 }
 
 Result<void> transcode(std::span<const uint8_t> item, CborWriter& w) {
-  Reader r(item);
+  HeadReader r(item);
   Buffers b;
   ZT_ITEM_LET(h, r.item(&b.value, false));
   return transcode_rest(r, h, 1, w, b);
 }
 
 Result<void> append_json(std::span<const uint8_t> item, std::string& out, const JsonStyle& style) {
-  Reader r(item);
+  HeadReader r(item);
   Buffers b;
   ZT_ITEM_LET(h, r.item(&b.value, false));
   const size_t stop_at =
