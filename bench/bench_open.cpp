@@ -95,7 +95,7 @@ void BM_Stage_TapeModelValidate(benchmark::State& state) {
   for (auto _ : state) {
     auto doc = zt::cbor::decode(m);
     auto man = zt::parse_manifest(zt::Generation::v1, std::move(*doc));
-    auto ok = zt::validate(*man, size, size - 16 - m.size());
+    auto ok = zt::validate(*man, size, size - 16 - m.size(), m.size());
     if (!ok) ztb::die(ok.error().message);
     benchmark::DoNotOptimize(man->objects.size());
   }

@@ -302,6 +302,65 @@ def foreign_seeds():
     return s
 
 
+MAGIC_V2 = b"\x89ZT2\r\n\x1a\n"
+
+
+class FileV2:
+    """A zTensor v2 file: blobs at multiples of 4096, a deterministic-CBOR
+    manifest (cbor2's canonical encoding sorts text keys as RFC 8949
+    deterministic encoding does, and shortens floats) and the 40-byte
+    footer with the manifest's XXH3-64."""
+
+    def __init__(self):
+        self.data = bytearray(MAGIC_V2 + b"\0" * (4096 - 8))
+
+    def blob(self, b):
+        self.data += b"\0" * (-len(self.data) % 4096)
+        off = len(self.data)
+        self.data += b
+        return [off, len(b)]
+
+    def raw(self, dtype, b, **extra):
+        return dict(dtype=dtype, blob=self.blob(b), **extra)
+
+    def build(self, manifest):
+        import xxhash
+        m = cbor2.dumps(manifest, canonical=True)
+        body = bytes(self.data) + b"\0" * (-len(self.data) % 4096)
+        footer = struct.pack("<QQQII", len(body), len(m), xxhash.xxh3_64_intdigest(m), 2, 0)
+        return body + m + footer + MAGIC_V2
+
+
+def v2_seeds():
+    out = {}
+    f = FileV2()
+    data = f32(1, 2, 3, 4, 5, 6)
+    objs = {"w": dict(shape=[2, 3], layout="dense",
+                      parts={"data": f.raw("f32", data, digest="xxh3:" + __import__("xxhash").xxh3_64_hexdigest(data))})}
+    out["v2_dense"] = f.build({"objects": objs, "attributes": {"k": [1, 2.5, "x", {"n": None}]}})
+    f = FileV2()
+    csr = {"values": f.raw("f32", f32(1, 2)), "indices": f.raw("u32", struct.pack("<2I", 0, 2)),
+           "indptr": f.raw("u32", struct.pack("<3I", 0, 1, 2))}
+    coo = {"values": f.raw("f32", f32(7)), "coords": f.raw("u32", struct.pack("<2I", 1, 2))}
+    out["v2_sparse"] = f.build({"objects": {
+        "csr": dict(shape=[2, 3], layout="zt.sparse_csr/1", parts=csr),
+        "coo": dict(shape=[2, 3], layout="zt.sparse_coo/1", parts=coo)}})
+    f = FileV2()
+    raw = bytes(range(64)) * 8
+    z = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(raw)
+    parts = {"data": dict(dtype="u8", blob=f.blob(z), encoding="zt.zstd-seekable/1",
+                          decoded_length=len(raw))}
+    other = {"q": f.raw("u8", b"\x12" * 16), "s": f.raw("f16", b"\0" * 4)}
+    out["v2_encoded_and_unknown"] = f.build({"objects": {
+        "z": dict(shape=[512], layout="dense", parts=parts),
+        "m": dict(shape=[32], layout="zt.mx/1", parts=other, attributes={"block_size": 32})}})
+    f = FileV2()
+    part = dict(dtype="u8", blob=[4096, 10], shard="00001")
+    out["v2_shards"] = f.build({"shards": {"00001": {"size": 16384, "digest": "sha256:" + "0" * 64}},
+                                "objects": {"w": dict(shape=[10], layout="dense", parts={"data": part})}})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conformance", default="/work/shared/conformance/corpus")
@@ -314,6 +373,9 @@ def main():
         for p in sorted(glob.glob(os.path.join(args.conformance, kind, "*.zt"))):
             shutil.copyfile(p, os.path.join(ow, "conf_%s_%s" % (kind, os.path.basename(p))))
     for name, b in open_walk_seeds().items():
+        with open(os.path.join(ow, "gen_%s.zt" % name), "wb") as f:
+            f.write(b)
+    for name, b in v2_seeds().items():
         with open(os.path.join(ow, "gen_%s.zt" % name), "wb") as f:
             f.write(b)
     for name, b in writer_seeds().items():

@@ -106,12 +106,15 @@ typedef struct zt_reader zt_reader;
    CBOR, schema, bounds, alignment, overlaps, sizes against shapes) without
    reading any data byte, then serves data from a read-only memory mapping.
    Reads files of the 1.x and 0.1 generations (1.2, 1.1, 1.0, 0.1); they
-   appear upgraded to the 1.2.0 vocabulary. Of a v2 file ("ZT2" magic) only
-   the container is checked so far (footer, manifest bounds, its XXH3-64:
-   ZT_ERR_DIGEST when that differs); a well-formed one is then refused with
-   ZT_ERR_UNSUPPORTED.
+   appear upgraded to the 1.2.0 vocabulary. zTensor v2 files ("ZT2" magic)
+   appear through the same calls: zt_file_version gives "2", layouts with a
+   1.2 meaning keep the 1.2 name ("dense", "sparse_csr", "sparse_coo"; others
+   as written, e.g. "zt.mx/1"), parts are components, encoding
+   "zt.zstd-seekable/1" is "zstd", and digests cover the decoded bytes
+   (docs/v2.md §2). Parts stored in another file of a sharded v2 model are
+   listed but reading them fails with ZT_ERR_UNSUPPORTED.
    Fails with ZT_ERR_ARGUMENT (NULL), ZT_ERR_IO, ZT_ERR_FORMAT, ZT_ERR_INVALID,
-   ZT_ERR_UNSUPPORTED, ZT_ERR_DIGEST (v2 manifest hash), ZT_ERR_LIMIT or
+   ZT_ERR_UNSUPPORTED, ZT_ERR_DIGEST (v2 manifest hash differs), ZT_ERR_LIMIT or
    ZT_ERR_NOMEM. *out is set only on success; release it with zt_close(). */
 ZT_API zt_status zt_open(const char* path, zt_reader** out);
 

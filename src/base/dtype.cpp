@@ -27,13 +27,16 @@ constexpr std::array<DTypeInfo, kDTypeCount> kInfo = {{
     {"bool", "bool", 1},
 }};
 
-constexpr std::array<LogicalType, 6> kLogical = {{
+constexpr std::array<LogicalType, 9> kLogical = {{
     {"f8_e4m3fn", DType::u8, 1},
     {"f8_e5m2", DType::u8, 1},
     {"f8_e4m3fnuz", DType::u8, 1},
     {"f8_e5m2fnuz", DType::u8, 1},
     {"complex64", DType::f32, 2},
     {"complex128", DType::f64, 2},
+    {"bool", DType::u8, 1, 0, true},
+    {"f8_e8m0", DType::u8, 1, 0, true},
+    {"f4_e2m1", DType::u8, 1, 2, true},
 }};
 
 const DTypeInfo& info(DType d) {
@@ -71,9 +74,9 @@ bool dtype_is_float(DType d) {
   return d <= DType::bf16;
 }
 
-const LogicalType* find_logical_type(std::string_view name) {
+const LogicalType* find_logical_type(std::string_view name, bool v2) {
   for (const auto& t : kLogical)
-    if (t.name == name) return &t;
+    if (t.name == name && (v2 || !t.v2_only)) return &t;
   return nullptr;
 }
 

@@ -22,14 +22,21 @@ bool dtype_is_integer(DType d);
 bool dtype_is_signed(DType d);
 bool dtype_is_float(DType d);
 
-// A logical type the library knows: the dtype it requires and how many
-// storage elements make one logical element.
+// A logical type the library knows: the dtype it requires, how many storage
+// elements make one logical element, and for packed sub-byte types how many
+// logical elements share one byte (v2's f4_e2m1: two, low nibble first).
+// Its size function (v2 spec §4.2) is n * ratio * width, or ceil(n /
+// per_byte) bytes when packed.
 struct LogicalType {
   std::string_view name;
   DType storage;
   unsigned ratio;
+  unsigned per_byte = 0;  // 0: not packed
+  bool v2_only = false;   // registered by v2 (Appendix A), not by 1.2
 };
-const LogicalType* find_logical_type(std::string_view name);
+// The registered type called `name`: 1.2's, and with v2 also v2's own
+// (bool, f8_e8m0, f4_e2m1). nullptr when unknown.
+const LogicalType* find_logical_type(std::string_view name, bool v2 = false);
 
 // 1.1.0 wrote f8 and complex types as dtypes; 1.2.0 spells them dtype + type.
 struct LegacyDType {

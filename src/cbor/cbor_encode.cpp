@@ -45,6 +45,12 @@ void CborWriter::integer(int64_t v) {
 void CborWriter::f64(double v) {
   head([&](unsigned char* b, size_t n) { return cbor_encode_double(v, b, n); });
 }
+void CborWriter::f32(float v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_single(v, b, n); });
+}
+void CborWriter::f16(float v) {
+  head([&](unsigned char* b, size_t n) { return cbor_encode_half(v, b, n); });
+}
 void CborWriter::boolean(bool v) {
   head([&](unsigned char* b, size_t n) { return cbor_encode_bool(v, b, n); });
 }

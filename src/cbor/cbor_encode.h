@@ -25,6 +25,8 @@ class CborWriter {
   void uint(uint64_t v);
   void integer(int64_t v);
   void f64(double v);
+  void f32(float v);
+  void f16(float v);  // v must be exactly representable as a half (or NaN: 0xF9 0x7E00)
   void boolean(bool v);
   void null();
   void undefined();

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "base/error.h"
 
@@ -28,5 +29,22 @@ namespace zt::cbor {
 // the rule and the byte offset. Memory is one small frame per level; time is
 // linear in the size.
 Result<void> check_deterministic(std::span<const uint8_t> bytes, unsigned max_depth);
+
+// OK when the item (well-formed, as check_deterministic leaves it) holds
+// only the value types v2 permits in attributes (v2 spec §3.1): integers,
+// text, bytes, booleans, null, floats, arrays and maps. A tag, undefined or
+// any other simple value is Status::invalid, naming its byte offset within
+// the item.
+Result<void> check_plain_values(std::span<const uint8_t> item);
+
+// The first item of `item` again, in core deterministic encoding: definite
+// lengths, shortest heads, map keys sorted by their encoded bytes, floats in
+// the narrowest exact width (NaN as 0xF9 0x7E 0x00). Values are kept
+// exactly. Refused: tags, undefined and simple values other than false,
+// true and null (Status::invalid, as check_plain_values), two keys that
+// encode the same (Status::invalid), nesting deeper than max_depth
+// (Status::limit), malformed input (Status::format). How writers make
+// attributes fit for a v2 manifest.
+Result<std::vector<uint8_t>> canonical_encoding(std::span<const uint8_t> item, unsigned max_depth);
 
 }  // namespace zt::cbor

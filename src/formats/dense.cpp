@@ -10,6 +10,10 @@ using ull = unsigned long long;
 
 // The data's size against the shape, when both are known.
 Result<void> check_dense(const Object& o) {
+  // v2's dense is exactly one part (v2 spec §5.1); 1.2 carries others along.
+  ZT_FAIL_IF(!o.layout.empty() && o.components.size() != 1, invalid,
+             "%s: layout \"dense\" has exactly one part, \"data\" (it has %zu)",
+             object_where(o).c_str(), o.components.size());
   const Component& c = *o.find("data");
   if (!c.element_size_known()) return {};  // unknown logical type: size unknown
   const auto want = dense_bytes(o, c);
@@ -19,7 +23,9 @@ Result<void> check_dense(const Object& o) {
   const auto got = decoded_size(c);
   ZT_FAIL_IF(got && *got != *want, invalid, "%s: %s %llu does not match shape %s x %u bytes = %llu",
              component_where(o, c).c_str(),
-             c.encoding == Encoding::raw ? "length" : "uncompressed_length",
+             c.encoding == Encoding::raw ? "length"
+             : o.layout.empty()          ? "uncompressed_length"
+                                         : "decoded_length",
              static_cast<ull>(*got), shape_text(o.shape).c_str(), c.width() * c.ratio(),
              static_cast<ull>(*want));
   return {};
@@ -46,11 +52,13 @@ Result<void> chunks(const Reader& r, size_t object, uint64_t values, uint64_t ch
 }
 
 constexpr std::string_view kRequired[] = {"data"};
+constexpr std::string_view kLayoutIds[] = {"dense"};
 
 }  // namespace
 
 const ObjectFormat kDenseFormat = {
     .name = "dense",
+    .layout_ids = kLayoutIds,
     .required_roles = kRequired,
     .index_roles = {},
     .value_role = "data",

@@ -22,6 +22,13 @@ const ObjectFormat* find_object_format(std::string_view name) {
   return nullptr;
 }
 
+std::string presented_format(std::string_view layout) {
+  for (const ObjectFormat* f : kFormats)
+    if (std::find(f->layout_ids.begin(), f->layout_ids.end(), layout) != f->layout_ids.end())
+      return std::string(f->name);
+  return std::string(layout);
+}
+
 bool is_index_role(const ObjectFormat& f, std::string_view role) {
   return std::find(f.index_roles.begin(), f.index_roles.end(), role) != f.index_roles.end();
 }

@@ -57,7 +57,10 @@ struct ListedAttribute {
 };
 
 struct ObjectFormat {
-  std::string_view name;  // as written in a manifest
+  std::string_view name;  // as written in a 1.x manifest
+  // The v2 layout ids (v2 spec §5) that mean this format: a v2 object with
+  // one of them is shown under `name` (docs/v2.md §2). Empty: none does.
+  std::span<const std::string_view> layout_ids;
   // Components the format needs; others may be present and are carried along.
   std::span<const std::string_view> required_roles;
   // Integer index components: stored as u64 by writers (1.0.x files do not
@@ -121,6 +124,10 @@ const ObjectFormat* find_object_format(std::string_view name);
 inline const ObjectFormat* format_of(const Object& o) {
   return find_object_format(o.format);
 }
+
+// What the C ABI calls a v2 layout: the 1.2 name of the format it means,
+// else the id as written.
+std::string presented_format(std::string_view layout);
 
 inline bool is_format(std::string_view name, const ObjectFormat& f) {
   return name == f.name;

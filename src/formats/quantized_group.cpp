@@ -47,6 +47,7 @@ constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size"}};
 
 const ObjectFormat kQuantizedGroupFormat = {
     .name = "quantized_group",
+    .layout_ids = {},  // zt.quant_group/1 means something else (docs/v2.md §3)
     .required_roles = kRequired,
     .index_roles = {},
     .value_role = "",

@@ -240,11 +240,14 @@ constexpr std::string_view kCsrRequired[] = {"values", "indices", "indptr"};
 constexpr std::string_view kCsrIndex[] = {"indices", "indptr"};
 constexpr std::string_view kCooRequired[] = {"values", "coords"};
 constexpr std::string_view kCooIndex[] = {"coords"};
+constexpr std::string_view kCsrLayoutIds[] = {"zt.sparse_csr/1"};
+constexpr std::string_view kCooLayoutIds[] = {"zt.sparse_coo/1"};
 
 }  // namespace
 
 const ObjectFormat kSparseCsrFormat = {
     .name = "sparse_csr",
+    .layout_ids = kCsrLayoutIds,
     .required_roles = kCsrRequired,
     .index_roles = kCsrIndex,
     .value_role = "values",
@@ -263,6 +266,7 @@ const ObjectFormat kSparseCsrFormat = {
 
 const ObjectFormat kSparseCooFormat = {
     .name = "sparse_coo",
+    .layout_ids = kCooLayoutIds,
     .required_roles = kCooRequired,
     .index_roles = kCooIndex,
     .value_role = "values",

@@ -91,7 +91,7 @@ std::string attributes_json(const Attributes& a) {
 
 namespace {
 
-Json component_to_json(const Component& c) {
+Json component_to_json(const Manifest& m, const Component& c) {
   Json j = Json::object();
   j["dtype"] = std::string(dtype_name(c.dtype));
   if (c.type) j["type"] = *c.type;
@@ -99,6 +99,8 @@ Json component_to_json(const Component& c) {
   j["length"] = c.length;
   if (c.uncompressed_length) j["uncompressed_length"] = *c.uncompressed_length;
   if (c.encoding_text) j["encoding"] = *c.encoding_text;
+  if (c.encoding_id) j["encoding_id"] = *c.encoding_id;
+  if (c.shard) j["shard"] = m.shards[*c.shard].name;
   if (c.digest) j["digest"] = *c.digest;
   return j;
 }
@@ -117,6 +119,11 @@ std::string manifest_to_json(const Manifest& m) {
     out += ",\"attributes\":";
     append_attributes_json(m.attributes, out);
   }
+  if (!m.shards.empty()) {
+    Json shards = Json::object();
+    for (const Shard& s : m.shards) shards[s.name] = Json{{"size", s.size}, {"digest", s.digest}};
+    out += ",\"shards\":" + dump_json(shards);
+  }
   out += ",\"objects\":{";
   bool first = true;
   for (const Object& o : m.objects) {
@@ -124,6 +131,7 @@ std::string manifest_to_json(const Manifest& m) {
     first = false;
     out += dump_json(o.name);
     out += ":{\"shape\":" + dump_json(o.shape) + ",\"format\":" + dump_json(o.format);
+    if (!o.layout.empty()) out += ",\"layout\":" + dump_json(o.layout);
     if (o.attributes.present) {
       out += ",\"attributes\":";
       append_attributes_json(o.attributes, out);
@@ -131,7 +139,8 @@ std::string manifest_to_json(const Manifest& m) {
     out += ",\"components\":{";
     for (size_t k = 0; k < o.components.size(); ++k) {
       if (k) out += ',';
-      out += dump_json(o.components[k].role) + ':' + dump_json(component_to_json(o.components[k]));
+      out +=
+          dump_json(o.components[k].role) + ':' + dump_json(component_to_json(m, o.components[k]));
     }
     out += "}}";
   }

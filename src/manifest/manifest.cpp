@@ -5,6 +5,7 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_item.h"
+#include "cbor/deterministic.h"
 #include "manifest/parser.h"
 
 namespace zt {
@@ -47,12 +48,17 @@ std::optional<uint64_t> dense_bytes(const Object& o, const Component& c) {
   if (!c.element_size_known()) return std::nullopt;
   const auto n = shape_product(o.shape);
   if (!n) return std::nullopt;
-  return checked_mul(*n, static_cast<uint64_t>(c.width()) * c.ratio());
+  return element_bytes(c, *n);
 }
 
-NameFault name_fault(std::string_view name) {
+std::optional<uint64_t> element_bytes(const Component& c, uint64_t n) {
+  if (c.known_type && c.known_type->per_byte) return ceil_div(n, c.known_type->per_byte);
+  return checked_mul(n, static_cast<uint64_t>(c.width()) * c.ratio());
+}
+
+NameFault name_fault(std::string_view name, uint64_t max_bytes) {
   if (name.empty()) return NameFault::empty;
-  if (name.size() > Limits::name_bytes) return NameFault::too_long;
+  if (name.size() > max_bytes) return NameFault::too_long;
   if (name.find('\0') != std::string_view::npos) return NameFault::nul_byte;
   if (!cbor::is_valid_utf8(name)) return NameFault::not_utf8;
   return NameFault::none;
@@ -76,14 +82,11 @@ Result<Manifest> parse_manifest(Generation gen, cbor::Document doc) {
   return Parser(gen, std::move(doc)).run();
 }
 
-Error v2_manifest_unsupported() {
-  return make_error(Status::unsupported,
-                    "a zTensor v2 file: its container checks out (footer, manifest bounds and "
-                    "XXH3-64), but this build does not read v2 manifests yet");
-}
-
 Result<Manifest> decode_manifest(Generation gen, std::span<const uint8_t> bytes) {
-  if (gen == Generation::v2) return v2_manifest_unsupported();
+  if (gen == Generation::v2) {
+    ZT_TRY(cbor::check_deterministic(bytes, kMaxDepthV2));
+    return Parser(gen).run_streaming(bytes);
+  }
   if (gen == Generation::v1) return Parser(gen).run_streaming(bytes);
   auto doc = cbor::decode(bytes, nullptr, manifest_policy(gen));
   ZT_TRY(doc);

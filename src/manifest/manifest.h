@@ -1,6 +1,8 @@
 // The one model of a manifest that every generation of the format is parsed
-// into (0.1.0, 1.0.x, 1.1.x, 1.2.x), in the 1.2.0 vocabulary. Nothing after
-// this stage knows generations, except the big-endian flag of 0.1.0 data.
+// into (0.1.0, 1.0.x, 1.1.x, 1.2.x, 2), in the 1.2.0 vocabulary. Nothing
+// after this stage knows generations, except what the model states: the
+// big-endian flag of 0.1.0 data, and for v2 the layout and encoding ids as
+// written, shards, and digests over decoded bytes (docs/v2.md §1).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "base/arithmetic.h"
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
 
 namespace zt {
@@ -45,8 +48,12 @@ struct Component {
   uint64_t offset = 0;
   uint64_t length = 0;
   std::optional<uint64_t> uncompressed_length;
-  std::optional<std::string> encoding_text;  // as written; absent means "raw"
+  // 1.x: as written; v2: "zstd" for zt.zstd-seekable/1, other ids as
+  // written. Absent means "raw".
+  std::optional<std::string> encoding_text;
+  std::optional<std::string> encoding_id;  // v2: the encoding id as written
   Encoding encoding = Encoding::raw;
+  std::optional<uint32_t> shard;      // v2: index into Manifest::shards; absent: this file
   std::optional<std::string> digest;  // "algorithm:hex" (legacy checksums normalised)
   bool big_endian = false;            // 0.1.0 data_endianness "big"
 
@@ -60,7 +67,8 @@ struct Component {
 struct Object {
   std::string name;
   std::vector<uint64_t> shape;
-  std::string format;
+  std::string format;  // 1.x as written; v2 the 1.2 name where one means the same
+  std::string layout;  // v2: the layout id as written; empty in 1.x
   Attributes attributes;
   std::vector<Component> components;
   // Set for objects that are listed but cannot be read (0.1.x sparse
@@ -87,11 +95,22 @@ class NameIndex {
   size_t used_ = 0;
 };
 
+// A v2 shard table entry (v2 spec §7.1): another file, named by a label
+// and identified by its size and whole-file digest.
+struct Shard {
+  std::string name;
+  uint64_t size = 0;
+  std::string digest;  // "xxh3:..." or "sha256:..."
+};
+
 struct Manifest {
   Generation generation = Generation::v1;
-  std::string version;  // as stored: "1.2.0", "1.0", "0.1.0"
+  std::string version;  // as stored: "1.2.0", "1.0", "0.1.0"; "2" for v2 (the footer's)
   bool v11 = false;     // a 1.x file older than 1.2.0
+  // Digests cover decoded bytes (v2) rather than stored bytes (1.x).
+  bool digests_cover_decoded = false;
   Attributes attributes;
+  std::vector<Shard> shards;
   std::vector<Object> objects;
   NameIndex by_name;
   cbor::Document doc;  // views the manifest bytes
@@ -113,10 +132,6 @@ cbor::ValuePolicy manifest_policy(Generation gen);
 // with or without manifest_policy.
 Result<Manifest> parse_manifest(Generation gen, cbor::Document doc);
 
-// What opening a v2 file answers until v2 manifests are read: the
-// container (L0) is checked in full, the manifest (L1) is not parsed.
-Error v2_manifest_unsupported();
-
 // Decodes and parses manifest bytes; the result and every error are those
 // of cbor::decode + parse_manifest. For 1.x files the objects are parsed
 // while the CBOR is decoded and their nodes dropped, so that the peak
@@ -129,6 +144,10 @@ std::optional<uint64_t> shape_product(std::span<const uint64_t> shape);
 // Decoded byte count known from the manifest alone, if any.
 std::optional<uint64_t> decoded_size(const Component& c);
 
+// Bytes that n logical elements of c take (the type's size function);
+// nullopt when it overflows. c's element size must be known.
+std::optional<uint64_t> element_bytes(const Component& c, uint64_t n);
+
 // Bytes that product(shape) logical elements of c take; nullopt if unknown
 // (unknown type) or overflowing.
 std::optional<uint64_t> dense_bytes(const Object& o, const Component& c);
@@ -137,8 +156,15 @@ std::optional<uint64_t> dense_bytes(const Object& o, const Component& c);
 // formats, types), which the reader, the writer and the foreign readers
 // share: not empty, at most Limits::name_bytes bytes, no NUL byte (C
 // callers would see it cut short), valid UTF-8. Checked in that order.
+// v2 names (object, part, attribute key) have a limit of their own, 1024
+// bytes (v2 spec §3.5), which is a rule of the format rather than a limit.
 enum class NameFault : uint8_t { none, empty, too_long, nul_byte, not_utf8 };
-NameFault name_fault(std::string_view name);
+inline constexpr uint64_t kMaxNameBytesV2 = 1024;
+// v2 manifests nest at most 32 levels deep, from the root (v2 spec §3.1).
+inline constexpr unsigned kMaxDepthV2 = 32;
+// v2 shapes have at most 64 dimensions (v2 spec §3.3).
+inline constexpr uint64_t kMaxRankV2 = 64;
+NameFault name_fault(std::string_view name, uint64_t max_bytes = Limits::name_bytes);
 
 // How messages name things: object "w", object "w": component "data", [2, 3].
 std::string object_where(const Object& o);

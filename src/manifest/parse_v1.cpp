@@ -1,5 +1,6 @@
 // 1.1.x, 1.2.x and later 1.x manifests: objects parsed as the decoder
 // completes them, so the CBOR of the whole manifest never exists at once.
+// The streaming frame (run_streaming) serves v2 too (parse_v2.cpp).
 #include "base/zt_limits.h"
 #include "container/digest.h"
 #include "formats/object_format.h"
@@ -146,12 +147,20 @@ bool Parser::take_streamed_object(const Document& d, uint32_t map, uint32_t key,
     m_.objects.reserve(node(map).count);
     m_.by_name.reserve(node(map).count, m_.objects);
   }
-  auto r = parse_object_v1(node(key).str, value);
+  auto r = parse_object(node(key).str, value);
   if (!r) {
     streamed_error_ = std::move(r).error();
     return false;
   }
   return true;
+}
+
+Result<uint32_t> Parser::parse_header() {
+  return m_.generation == Generation::v2 ? parse_v2_header() : parse_v1_header();
+}
+
+Result<void> Parser::parse_object(std::string_view name, uint32_t od) {
+  return m_.generation == Generation::v2 ? parse_object_v2(name, od) : parse_object_v1(name, od);
 }
 
 Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
@@ -163,7 +172,8 @@ Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
   ZT_TRY(doc);
   m_.doc = std::move(*doc);
   doc_ = &m_.doc;
-  ZT_TRY(parse_v1_header());
+  ZT_TRY(parse_header());
+  if (m_.generation == Generation::v2) ZT_TRY(resolve_shards_v2());
   if (streamed_error_) {
     if (!m_.v11) return std::move(*streamed_error_);
     auto whole = cbor::decode(bytes, nullptr, manifest_policy(m_.generation));

@@ -75,6 +75,9 @@ Result<void> Parser::check_c_text(const std::string& where, const char* field,
 
 Result<void> Parser::check_name(std::string_view what, std::string_view name) const {
   const int w = static_cast<int>(what.size());
+  ZT_FAIL_IF(m_.generation == Generation::v2 && name.size() > kMaxNameBytesV2, invalid,
+             "%.*s name of %zu bytes is longer than 1024 (v2 spec §3.5)", w, what.data(),
+             name.size());
   switch (name_fault(name)) {
     case NameFault::none:
       return {};
@@ -114,6 +117,9 @@ Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint3
     ZT_TRY(c);
     n = *c;
   }
+  ZT_FAIL_IF(m_.generation == Generation::v2 && n > kMaxRankV2, invalid,
+             "%s: shape has %llu dimensions, more than 64 (v2 spec §3.3)", what.c_str(),
+             static_cast<unsigned long long>(n));
   ZT_FAIL_IF(n > Limits::rank, limit, "%s: shape has %llu dimensions, more than the limit %u",
              what.c_str(), static_cast<unsigned long long>(n), Limits::rank);
   std::vector<uint64_t> out;
@@ -174,7 +180,8 @@ Result<Manifest> Parser::run() {
       ZT_TRY(parse_v010());
       break;
     case Generation::v2:
-      return v2_manifest_unsupported();
+      ZT_TRY(parse_v2());
+      break;
   }
   return std::move(m_);
 }

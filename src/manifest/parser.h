@@ -1,5 +1,6 @@
 // The manifest parser's state, shared by the files of each generation:
 // parse_v1.cpp (1.1.x, 1.2.x and later 1.x, streamed while decoding),
+// parse_v2.cpp (v2, streamed the same way),
 // upgrade_v100.cpp (1.0.x) and upgrade_v010.cpp (0.1.0), over the common
 // rules in parser.cpp. Internal to src/manifest.
 #pragma once
@@ -87,6 +88,21 @@ class Parser {
   Result<Component> parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd);
   Result<void> parse_tensor_v100(std::string_view name, uint32_t td);
   Result<void> parse_entry_v010(size_t i, uint32_t e);
+  // A part's shard name, resolved once the whole table is known.
+  struct PendingShard {
+    size_t object = 0, component = 0;
+    std::string name;
+  };
+  Result<uint32_t> parse_v2_header();
+  Result<void> parse_v2();
+  Result<void> parse_object_v2(std::string_view name, uint32_t od);
+  Result<Component> parse_part_v2(const std::string& obj, std::string_view role, uint32_t pd,
+                                  PendingShard at);
+  Result<void> parse_shards_v2(uint32_t table);
+  Result<void> resolve_shards_v2();
+  Result<void> check_attributes_v2(const std::string& what, uint32_t map, Attributes& out);
+  Result<uint32_t> parse_header();
+  Result<void> parse_object(std::string_view name, uint32_t od);
   Result<void> set_encoding(Component& c, const std::string& where, uint32_t enc);
   Result<void> add_object(Object o);
   Result<void> check_name(std::string_view what, std::string_view name) const;
@@ -96,6 +112,7 @@ class Parser {
   const Document* doc_ = nullptr;  // m_.doc, or the decoder's while streaming
   bool streaming_started_ = false;
   std::optional<Error> streamed_error_;  // the first streamed object refused
+  std::vector<PendingShard> pending_shards_;
 };
 
 // object "o": component "r", for a component not yet in the model.

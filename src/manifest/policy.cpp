@@ -86,6 +86,42 @@ Decision policy_v010(Path path, const ValueHead& h) {
   return Keep::encoded;
 }
 
+// A blob reference: an array of exactly two items is decoded, anything
+// else kept encoded for the parser to refuse by its kind or count.
+Decision blob_field(const ValueHead& h) {
+  return h.kind == Kind::array && !h.indefinite && h.count == 2 ? Keep::nodes : Keep::encoded;
+}
+
+// v2: {shards: {name: {size, digest}}, attributes, objects: {name: {shape,
+// layout, attributes, parts: {role: {dtype, type, blob, shard, encoding,
+// decoded_length, digest}}}}}. Unknown keys are dropped at every level.
+Decision policy_v2(Path path, const ValueHead& h) {
+  const std::string_view k = path.back();
+  switch (path.size()) {
+    case 1:
+      if (k == "objects" || k == "shards") return Keep::nodes;
+      return k == "attributes" ? Keep::encoded : Keep::nothing;
+    case 2:
+      return Keep::nodes;  // an object or a shard entry
+    case 3:
+      if (path[0] == "shards")
+        return is_one_of(k, {"size", "digest"}) ? scalar_field(h) : Keep::nothing;
+      if (k == "attributes") return Keep::encoded;
+      if (k == "shape") return shape_field(h);
+      if (k == "parts") return components_field(h);
+      return k == "layout" ? scalar_field(h) : Keep::nothing;
+    case 4:
+      return path[2] == "parts" ? Keep::nodes : Keep::nothing;
+    case 5:
+      if (k == "blob") return blob_field(h);
+      return is_one_of(k, {"dtype", "type", "shard", "encoding", "decoded_length", "digest"})
+                 ? scalar_field(h)
+                 : Keep::nothing;
+    default:
+      return Keep::nothing;
+  }
+}
+
 }  // namespace
 
 cbor::ValuePolicy manifest_policy(Generation gen) {
@@ -94,8 +130,9 @@ cbor::ValuePolicy manifest_policy(Generation gen) {
       return [](Path p, const ValueHead& h) { return policy_v1(p, h, "tensors"); };
     case Generation::v0_1:
       return policy_v010;
+    case Generation::v2:
+      return policy_v2;
     case Generation::v1:
-    case Generation::v2:  // not decoded through this policy (see decode_manifest)
       break;
   }
   return [](Path p, const ValueHead& h) { return policy_v1(p, h, "objects"); };

@@ -72,7 +72,7 @@ Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
                     : decode_manifest(loc->generation, loc->manifest);
   ZT_TRY(m);
   r->manifest_ = std::move(*m);
-  ZT_TRY(validate(r->manifest_, r->source_.size(), loc->manifest_start));
+  ZT_TRY(validate(r->manifest_, r->source_.size(), loc->manifest_start, loc->manifest.size()));
   size_t total = 0;
   r->slot_base_.reserve(r->manifest_.objects.size());
   for (const Object& o : r->manifest_.objects) {
@@ -96,7 +96,16 @@ bool sized_by_shape(const Object& o) {
 }  // namespace
 
 bool Reader::zero_copy(const Component& c) const {
-  return source_.base() && c.encoding == Encoding::raw && !c.big_endian;
+  return source_.base() && c.encoding == Encoding::raw && !c.big_endian && !c.shard;
+}
+
+// Until shards are resolved, a part whose bytes are in another file is
+// listed and placed (from the root manifest) but not read.
+Result<void> Reader::check_in_this_file(const Component& c) const {
+  ZT_FAIL_IF(c.shard, unsupported,
+             "part \"%s\": its bytes are in shard \"%s\", which this build does not read yet",
+             c.role.c_str(), manifest_.shards[*c.shard].name.c_str());
+  return {};
 }
 
 std::optional<uint64_t> Reader::known_decoded_size(size_t object, size_t component) const {
@@ -139,12 +148,14 @@ Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c)
 
 Result<std::span<const uint8_t>> Reader::stored(const Component& c,
                                                 std::vector<uint8_t>& scratch) const {
+  ZT_TRY(check_in_this_file(c));
   return source_.bytes(c.offset, c.length, scratch);
 }
 
 Result<void> Reader::decode_into(const Object& o, const Component& c,
                                  std::span<uint8_t> dst) const {
   if (c.encoding == Encoding::raw) {
+    ZT_TRY(check_in_this_file(c));
     ZT_TRY(source_.read_into(c.offset, dst));
   } else {
     std::vector<uint8_t> scratch;
@@ -335,6 +346,7 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
              component);
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   const Component& c = o.components[component];
+  ZT_TRY(check_in_this_file(c));
   auto w = std::make_unique<DecodedWindows>();
   w->source_ = &source_;
   w->c_ = &c;
@@ -355,7 +367,18 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
   return w;
 }
 
-Result<uint64_t> Reader::verify_streamed(size_t object, size_t component) const {
+Result<void> Reader::check_digest(const Object& o, const Component& c, const ParsedDigest& d,
+                                  const std::string& got, VerifyReport& rep) const {
+  ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s%s",
+             component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(),
+             d.hex.c_str(), got.c_str(),
+             manifest_.digests_cover_decoded ? " (over the decoded bytes)" : "");
+  ++rep.checked;
+  ++rep.by_algorithm[static_cast<size_t>(d.algo)];
+  return {};
+}
+
+Result<uint64_t> Reader::verify_streamed(size_t object, size_t component, Hasher* hash) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   const bool bools = c.dtype == DType::boolean && !lenient_bools(manifest_.generation);
@@ -367,6 +390,7 @@ Result<uint64_t> Reader::verify_streamed(size_t object, size_t component) const 
     ZT_TRY(w);
     if (w->empty()) return at;
     if (bools) ZT_TRY(check_bool(o, c, *w, at));
+    if (hash) hash->update(*w);
     at += w->size();
   }
 }
@@ -384,40 +408,40 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
   for (size_t k = 0; k < o.components.size(); ++k) {
     const Component& c = o.components[k];
     const ParsedDigest d = c.digest ? parse_digest(*c.digest) : ParsedDigest{DigestAlgo::none, {}};
+    // v2 digests cover the decoded bytes: those of an encoded part are
+    // hashed as they are decoded below.
+    std::optional<Hasher> over_decoded;
     if (d.algo == DigestAlgo::none || d.algo == DigestAlgo::unknown) {
       ++rep.unchecked;
       if (d.algo == DigestAlgo::unknown) ++rep.unknown_algorithm;
+    } else if (manifest_.digests_cover_decoded && c.encoding != Encoding::raw) {
+      over_decoded.emplace(d.algo);
     } else {
       auto st = stored(c, scratch);
       ZT_TRY(st);
-      const std::string got = digest_hex(d.algo, *st);
-      ZT_FAIL_IF(got != d.hex, digest, "%s: %s digest mismatch: stored %s, computed %s",
-                 component_where(o, c).c_str(), std::string(digest_algo_name(d.algo)).c_str(),
-                 d.hex.c_str(), got.c_str());
-      ++rep.checked;
-      ++rep.by_algorithm[static_cast<size_t>(d.algo)];
+      ZT_TRY(check_digest(o, c, d, digest_hex(d.algo, *st), rep));
     }
     if (!o.unsupported.empty()) continue;  // its digests are checked, then it is refused below
     if (!whole) {
-      auto size = verify_streamed(object, k);
+      auto size = verify_streamed(object, k, over_decoded ? &*over_decoded : nullptr);
       ZT_TRY(size);
       ZT_TRY(check_whole_elements(o, c, *size));
       ++rep.components, rep.decoded_bytes += *size;
-      continue;
-    }
-    if (zero_copy(c)) {
+    } else if (zero_copy(c)) {
       decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
       ++rep.components, rep.decoded_bytes += c.length;
-      continue;
+    } else {
+      // Decode without filling the cache, so verify's memory stays bounded
+      // by one object.
+      auto bytes = decode(object, k);
+      ZT_TRY(bytes);
+      owned[k] = std::move(*bytes);
+      decoded[k] = owned[k];
+      ZT_TRY(check_whole_elements(o, c, decoded[k].size()));
+      ++rep.components, rep.decoded_bytes += decoded[k].size();
+      if (over_decoded) over_decoded->update(decoded[k]);
     }
-    // Decode without filling the cache, so verify's memory stays bounded
-    // by one object.
-    auto bytes = decode(object, k);
-    ZT_TRY(bytes);
-    owned[k] = std::move(*bytes);
-    decoded[k] = owned[k];
-    ZT_TRY(check_whole_elements(o, c, decoded[k].size()));
-    ++rep.components, rep.decoded_bytes += decoded[k].size();
+    if (over_decoded) ZT_TRY(check_digest(o, c, d, over_decoded->finish_hex(), rep));
   }
   // A file passes verify only if every component can be read.
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());

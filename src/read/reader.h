@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "container/digest.h"
 #include "container/io.h"
 #include "manifest/manifest.h"
 
@@ -104,9 +105,16 @@ class Reader {
   // Whether c's bytes are served straight from the mapping (raw,
   // little-endian, and the file is mapped): no decode, no copy.
   bool zero_copy(const Component& c) const;
+  // Status::unsupported for a part stored in a shard (not read yet).
+  Result<void> check_in_this_file(const Component& c) const;
 
  private:
-  Result<uint64_t> verify_streamed(size_t object, size_t component) const;
+  // Decodes a component a window at a time (checking bool bytes), feeding
+  // each window to `hash` when not null; returns the decoded size.
+  Result<uint64_t> verify_streamed(size_t object, size_t component, Hasher* hash) const;
+  // Counts a matching digest; Status::digest naming the component if not.
+  Result<void> check_digest(const Object& o, const Component& c, const ParsedDigest& d,
+                            const std::string& got, VerifyReport& rep) const;
   struct Slot;
   Reader();
   static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);

@@ -12,9 +12,14 @@ namespace {
 
 struct Blob {
   uint64_t begin, end;
-  const Object* obj;
+  const Object* obj;  // nullptr: the manifest blob (v2)
   const Component* comp;
+  uint32_t file = 0;  // v2: 0 this file, i + 1 shard i
 };
+
+std::string blob_where(const Blob& b) {
+  return b.obj ? component_where(*b.obj, *b.comp) : std::string("the manifest");
+}
 
 using ull = unsigned long long;
 
@@ -37,19 +42,40 @@ Result<void> check_placement(const Object& o, const Component& c, uint64_t file_
   return {};
 }
 
-// Blobs are either the same range (shared, allowed) or disjoint.
+// v2 (spec §2.4, §3.6.3): every blob, zero-length ones too, at a multiple
+// of 4096 that is at least 4096 and ending by the footer of the file it is
+// in (this one, or a shard by the size the table gives it).
+Result<void> check_placement_v2(const Manifest& m, const Object& o, const Component& c,
+                                uint64_t file_size, std::vector<Blob>& blobs) {
+  const uint64_t size = c.shard ? m.shards[*c.shard].size : file_size;
+  const uint64_t data_end = size - kFooterBytesV2;  // sizes are at least one footer
+  ZT_FAIL_IF(c.offset % kAlignmentV2 != 0 || c.offset < kAlignmentV2, invalid,
+             "%s: offset %llu is not a multiple of 4096 at or after 4096 (v2 spec §2.4)",
+             component_where(o, c).c_str(), static_cast<ull>(c.offset));
+  uint64_t end = 0;
+  ZT_FAIL_IF(__builtin_add_overflow(c.offset, c.length, &end) || end > data_end, invalid,
+             "%s: blob [%llu, +%llu) runs past the data region of %s, which ends at %llu",
+             component_where(o, c).c_str(), static_cast<ull>(c.offset), static_cast<ull>(c.length),
+             c.shard ? ("shard \"" + m.shards[*c.shard].name + "\"").c_str() : "the file",
+             static_cast<ull>(data_end));
+  // Zero-length blobs are exempt from the overlap rule, not from placement.
+  if (c.length > 0) blobs.push_back(Blob{c.offset, end, &o, &c, c.shard ? *c.shard + 1 : 0});
+  return {};
+}
+
+// Blobs in one file are either the same range (shared, allowed) or disjoint.
 Result<void> check_overlaps(std::vector<Blob>& blobs) {
   std::sort(blobs.begin(), blobs.end(), [](const Blob& a, const Blob& b) {
+    if (a.file != b.file) return a.file < b.file;
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   for (size_t i = 1; i < blobs.size(); ++i) {
     const Blob& a = blobs[i - 1];
     const Blob& b = blobs[i];
-    if (b.begin >= a.end || (b.begin == a.begin && b.end == a.end)) continue;
+    if (a.file != b.file || b.begin >= a.end || (b.begin == a.begin && b.end == a.end)) continue;
     return make_error(Status::invalid, "%s: blob [%llu, %llu) overlaps %s: blob [%llu, %llu)",
-                      component_where(*b.obj, *b.comp).c_str(), static_cast<ull>(b.begin),
-                      static_cast<ull>(b.end), component_where(*a.obj, *a.comp).c_str(),
-                      static_cast<ull>(a.begin), static_cast<ull>(a.end));
+                      blob_where(b).c_str(), static_cast<ull>(b.begin), static_cast<ull>(b.end),
+                      blob_where(a).c_str(), static_cast<ull>(a.begin), static_cast<ull>(a.end));
   }
   return {};
 }
@@ -87,11 +113,20 @@ Result<void> validate_object(const Object& o) {
   return {};
 }
 
-Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_start) {
+Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_start,
+                      uint64_t manifest_length) {
   std::vector<Blob> blobs;
-  for (const Object& o : m.objects)
-    for (const Component& c : o.components)
-      ZT_TRY(check_placement(o, c, file_size, manifest_start, blobs));
+  if (m.generation == Generation::v2) {
+    // The manifest is a blob of this file (v2 spec §2.4): a part may share
+    // its range exactly (decision 3), not overlap it in part.
+    blobs.push_back(Blob{manifest_start, manifest_start + manifest_length, nullptr, nullptr});
+    for (const Object& o : m.objects)
+      for (const Component& c : o.components) ZT_TRY(check_placement_v2(m, o, c, file_size, blobs));
+  } else {
+    for (const Object& o : m.objects)
+      for (const Component& c : o.components)
+        ZT_TRY(check_placement(o, c, file_size, manifest_start, blobs));
+  }
   ZT_TRY(check_overlaps(blobs));
   for (const Object& o : m.objects) ZT_TRY(validate_object(o));
   return {};

@@ -10,7 +10,10 @@
 
 namespace zt {
 
-Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_start);
+// manifest_start/length: where the manifest is (a v2 manifest is a blob
+// that parts may not overlap in part).
+Result<void> validate(const Manifest& m, uint64_t file_size, uint64_t manifest_start,
+                      uint64_t manifest_length);
 
 // The rules of one object's known format (required components, dense size,
 // sparse index dtypes and counts); the writer applies them too.

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "cbor/cbor_encode.h"
+#include "cbor/deterministic.h"
 
 static_assert(std::endian::native == std::endian::little,
               "the tests build little-endian files in memory");
@@ -155,6 +156,13 @@ Bytes cbor_text(std::string_view s) {
   return w.take();
 }
 
+Bytes cbor_v2(const Json& j) {
+  const Bytes plain = cbor(j);
+  auto canonical = cbor::canonical_encoding(plain, 64);
+  if (!canonical) throw std::runtime_error(canonical.error().message);
+  return std::move(*canonical);
+}
+
 Bytes cat(std::initializer_list<std::span<const uint8_t>> parts) {
   Bytes out;
   for (const auto& p : parts) append(out, p);
@@ -244,6 +252,76 @@ Json& FileBuilder::component(const std::string& object, const std::string& role)
 
 uint64_t FileBuilder::manifest_offset() const {
   return round_up_64(data.size());
+}
+
+namespace {
+
+constexpr uint8_t kMagicV2[8] = {0x89, 'Z', 'T', '2', '\r', '\n', 0x1a, '\n'};
+
+uint64_t round_up_4096(uint64_t n) {
+  return (n + 4095) / 4096 * 4096;
+}
+
+// Little-endian fields written in place (GCC 12 at -O3 misreads appends
+// after short vectors).
+void put_le(Bytes& out, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+}  // namespace
+
+FileBuilderV2::FileBuilderV2() : data(4096, 0), manifest({{"objects", Json::object()}}) {
+  for (size_t i = 0; i < 8; ++i) data[i] = kMagicV2[i];
+}
+
+uint64_t FileBuilderV2::add_blob(std::span<const uint8_t> bytes) {
+  const uint64_t offset = round_up_4096(data.size());
+  data.resize(offset, 0);
+  data.insert(data.end(), bytes.begin(), bytes.end());
+  return offset;
+}
+
+Json FileBuilderV2::raw(std::string_view dtype, std::span<const uint8_t> bytes) {
+  const uint64_t offset = add_blob(bytes);
+  return Json{{"dtype", dtype}, {"blob", {offset, bytes.size()}}};
+}
+
+Json& FileBuilderV2::object(const std::string& name, std::string_view layout,
+                            const std::vector<uint64_t>& shape, Json parts) {
+  Json& o = manifest["objects"][name];
+  o = Json{{"shape", shape}, {"layout", layout}, {"parts", std::move(parts)}};
+  return o;
+}
+
+Json& FileBuilderV2::dense(const std::string& name, std::string_view dtype,
+                           const std::vector<uint64_t>& shape, std::span<const uint8_t> bytes) {
+  return object(name, "dense", shape, Json{{"data", raw(dtype, bytes)}});
+}
+
+Json& FileBuilderV2::part(const std::string& object, const std::string& role) {
+  return manifest.at("objects").at(object).at("parts").at(role);
+}
+
+uint64_t FileBuilderV2::manifest_offset() const {
+  return round_up_4096(data.size());
+}
+
+Bytes FileBuilderV2::build() const {
+  return build(cbor_v2(manifest));
+}
+
+Bytes FileBuilderV2::build(std::span<const uint8_t> manifest_cbor) const {
+  Bytes out = data;
+  const uint64_t at = manifest_offset();
+  out.resize(at + manifest_cbor.size() + 40, 0);
+  std::copy(manifest_cbor.begin(), manifest_cbor.end(), out.begin() + static_cast<ptrdiff_t>(at));
+  const size_t footer = out.size() - 40;
+  put_le(out, footer, at, 8);
+  put_le(out, footer + 8, manifest_cbor.size(), 8);
+  put_le(out, footer + 16, XXH3_64bits(manifest_cbor.data(), manifest_cbor.size()), 8);
+  put_le(out, footer + 24, 2, 4);
+  for (size_t i = 0; i < 8; ++i) out[footer + 32 + i] = kMagicV2[i];
+  return out;
 }
 
 Bytes FileBuilder::build() const {

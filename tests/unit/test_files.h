@@ -117,6 +117,40 @@ class FileBuilder {
   Json manifest;
 };
 
+// The CBOR of j in core deterministic encoding (cbor::canonical_encoding):
+// what a v2 manifest must be.
+Bytes cbor_v2(const Json& j);
+
+// A zTensor v2 file under construction (v2 spec §2): magic, zeros to 4096,
+// blobs at multiples of 4096; `manifest` starts as {"objects": {}}.
+class FileBuilderV2 {
+ public:
+  FileBuilderV2();
+
+  // Zero-pads `data` to the next multiple of 4096, appends the bytes, and
+  // returns their offset.
+  uint64_t add_blob(std::span<const uint8_t> bytes);
+  // A raw part: {"dtype", "blob": [offset, length]}.
+  Json raw(std::string_view dtype, std::span<const uint8_t> bytes);
+  Json& object(const std::string& name, std::string_view layout, const std::vector<uint64_t>& shape,
+               Json parts);
+  // A dense object whose one part "data" is stored raw.
+  Json& dense(const std::string& name, std::string_view dtype, const std::vector<uint64_t>& shape,
+              std::span<const uint8_t> bytes);
+  // manifest["objects"][object]["parts"][role].
+  Json& part(const std::string& object, const std::string& role);
+
+  // data, padding to 4096, the deterministic CBOR of `manifest`, the footer
+  // with its XXH3-64.
+  Bytes build() const;
+  // The same around manifest bytes given as they are.
+  Bytes build(std::span<const uint8_t> manifest_cbor) const;
+  uint64_t manifest_offset() const;
+
+  Bytes data;
+  Json manifest;
+};
+
 // Header + `body` + manifest + size + footer, with a size field that may lie.
 Bytes assemble(std::span<const uint8_t> body, std::span<const uint8_t> manifest,
                std::optional<uint64_t> size_field = std::nullopt);
