@@ -99,6 +99,18 @@ Result<void> zstd_decode_exact(std::span<const uint8_t> src, std::span<uint8_t> 
   return {};
 }
 
+namespace {
+
+bool is_skippable(std::span<const uint8_t> frame) {
+  if (frame.size() < 4) return false;
+  const uint32_t magic = static_cast<uint32_t>(frame[0]) | static_cast<uint32_t>(frame[1]) << 8 |
+                         static_cast<uint32_t>(frame[2]) << 16 |
+                         static_cast<uint32_t>(frame[3]) << 24;
+  return (magic & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START;
+}
+
+}  // namespace
+
 uint64_t zstd_most_decoded(uint64_t stored_bytes) {
   // Every block of a frame starts with a 3-byte header and regenerates at most
   // ZSTD_BLOCKSIZE_MAX (128 KiB) bytes, so n stored bytes hold at most n / 3
@@ -115,6 +127,10 @@ std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t t
     const auto rest = src.subspan(pos);
     const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
     if (ZSTD_isError(fsize)) return {};
+    if (is_skippable(rest)) {  // a seek table, say: decoders pass over it
+      pos += fsize;
+      continue;
+    }
     const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
     if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return {};
     if (csize > zstd_most_decoded(fsize)) return {};
@@ -132,6 +148,10 @@ std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src) {
     const auto rest = src.subspan(pos);
     const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
     if (ZSTD_isError(fsize)) return std::nullopt;
+    if (is_skippable(rest)) {
+      pos += fsize;
+      continue;
+    }
     const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
     if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
     if (csize > zstd_most_decoded(fsize)) return std::nullopt;  // not believed: decoded as it grows
@@ -141,8 +161,8 @@ std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src) {
   return sum;
 }
 
-Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level,
-                                 std::vector<uint8_t>& out) {
+Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::vector<uint8_t>& out,
+                                 bool checksum) {
   thread_local CCtx cctx(ZSTD_createCCtx());
   ZT_FAIL_IF(!cctx, nomem, "cannot create a zstd encoder");
   const size_t bound = ZSTD_compressBound(src.size());
@@ -151,6 +171,7 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level,
   ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
   ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, checksum ? 1 : 0);
   const size_t n = ZSTD_compress2(cctx.get(), out.data() + at, bound, src.data(), src.size());
   if (ZSTD_isError(n)) {
     out.resize(at);

@@ -68,7 +68,8 @@ Result<uint64_t> zstd_decode_visit(
 // above it is not believed.
 uint64_t zstd_most_decoded(uint64_t stored_bytes);
 
-// The frames of `src` when every frame records a content size its own bytes
+// The frames of `src` (skippable frames, such as a seek table, left out)
+// when every frame records a content size its own bytes
 // can back and the sizes add up to `total`; empty otherwise (decode it as one
 // stream then, into a buffer that grows with the delivered bytes).
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total);
@@ -79,9 +80,10 @@ std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t t
 // decoded size with the data before allocating it.
 std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src);
 
-// Compresses `src` as one frame (content size recorded) appended to `out`.
-Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level,
-                                 std::vector<uint8_t>& out);
+// Compresses `src` as one frame (content size recorded, and its content
+// checksum when `checksum`) appended to `out`.
+Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::vector<uint8_t>& out,
+                                 bool checksum = false);
 
 }  // namespace zt
 

@@ -80,8 +80,10 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
   if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
   if (!n || *n > r.max_decoded_bytes() || *n > q.dst.size()) return false;
-  const auto frames =
-      zstd_frame_index(std::span<const uint8_t>(r.source().base() + c.offset, c.length), *n);
+  std::vector<uint8_t> unused;  // map mode: the stored bytes are a view
+  auto src = r.stored(r.manifest().objects[q.object], c, unused);
+  if (!src) return false;  // Reader::read gives the error
+  const auto frames = zstd_frame_index(*src, *n);
   if (frames.size() < 2) return false;
   uint64_t out = 0;
   for (const ZstdFrame& f : frames) {

@@ -11,6 +11,7 @@
 #include "container/container.h"
 #include "container/digest.h"
 #include "container/zstd_codec.h"
+#include "container/zstd_seekable.h"
 #include "formats/object_format.h"
 #include "manifest/json.h"
 #include "read/content.h"
@@ -146,10 +147,17 @@ Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c)
   return make_error(Status::not_found, "%s: decoded size unknown", w.c_str());
 }
 
-Result<std::span<const uint8_t>> Reader::stored(const Component& c,
+Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component& c,
                                                 std::vector<uint8_t>& scratch) const {
   ZT_TRY(check_in_this_file(c));
-  return source_.bytes(c.offset, c.length, scratch);
+  auto bytes = source_.bytes(c.offset, c.length, scratch);
+  ZT_TRY(bytes);
+  // v2's seekable zstd: its rules are checked on the frame headers and the
+  // seek table every time the bytes are handed out to be decoded (cheap: one
+  // header per frame), so no path decodes a stream that breaks them.
+  if (c.encoding == Encoding::zstd && c.encoding_id)
+    ZT_TRY(seekable_frames(*bytes, c.uncompressed_length.value_or(0), component_where(o, c)));
+  return bytes;
 }
 
 Result<void> Reader::decode_into(const Object& o, const Component& c,
@@ -159,7 +167,7 @@ Result<void> Reader::decode_into(const Object& o, const Component& c,
     ZT_TRY(source_.read_into(c.offset, dst));
   } else {
     std::vector<uint8_t> scratch;
-    auto src = stored(c, scratch);
+    auto src = stored(o, c, scratch);
     ZT_TRY(src);
     ZT_TRY(zstd_decode_parallel(*src, dst, component_where(o, c)));
   }
@@ -170,7 +178,7 @@ Result<void> Reader::decode_into(const Object& o, const Component& c,
 Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o,
                                                          const Component& c) const {
   std::vector<uint8_t> scratch;
-  auto src = stored(c, scratch);
+  auto src = stored(o, c, scratch);
   ZT_TRY(src);
   return zstd_decode_bounded(*src, max_decoded_, component_where(o, c));
 }
@@ -201,7 +209,7 @@ Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size
                                                                                  uint64_t n) const {
   if (c.encoding != Encoding::zstd) return std::optional<std::vector<uint8_t>>();
   std::vector<uint8_t> scratch;
-  auto src = stored(c, scratch);
+  auto src = stored(o, c, scratch);
   ZT_TRY(src);
   const std::string w = component_where(o, c);
   if (const auto declared = zstd_declared_size(*src)) {
@@ -361,7 +369,7 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status != Status::not_found) return std::move(n).error();
   if (n) w->expected_ = *n;
-  auto src = stored(c, w->buffer_);
+  auto src = stored(o, c, w->buffer_);
   ZT_TRY(src);
   w->zstd_ = std::make_unique<ZstdWindows>(*src, n ? *n : max_decoded_, w->where_);
   return w;
@@ -417,7 +425,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
     } else if (manifest_.digests_cover_decoded && c.encoding != Encoding::raw) {
       over_decoded.emplace(d.algo);
     } else {
-      auto st = stored(c, scratch);
+      auto st = stored(o, c, scratch);
       ZT_TRY(st);
       ZT_TRY(check_digest(o, c, d, digest_hex(d.algo, *st), rep));
     }

@@ -88,8 +88,10 @@ class Reader {
   Result<std::vector<uint8_t>> decode(size_t object, size_t component) const;
   // The decoded bytes a window at a time (no cache, bounded memory).
   Result<std::unique_ptr<DecodedWindows>> windows(size_t object, size_t component) const;
-  // The stored (possibly compressed) bytes.
-  Result<std::span<const uint8_t>> stored(const Component& c, std::vector<uint8_t>& scratch) const;
+  // The stored (possibly compressed) bytes; for v2 seekable zstd, checked
+  // against the profile's rules first.
+  Result<std::span<const uint8_t>> stored(const Object& o, const Component& c,
+                                          std::vector<uint8_t>& scratch) const;
 
   // Deep check: digests, decoding, content rules. Thread-safe.
   Result<VerifyReport> verify() const;

@@ -67,7 +67,7 @@ Result<bool> decode_frames(const Reader& r, size_t object, const Rows& rows,
              component_where(*rows.object, c).c_str(), static_cast<ull>(*total),
              static_cast<ull>(r.max_decoded_bytes()));
   std::vector<uint8_t> scratch;
-  auto src = r.stored(c, scratch);
+  auto src = r.stored(*rows.object, c, scratch);
   ZT_TRY(src);
   const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
   if (frames.size() < 2) return false;

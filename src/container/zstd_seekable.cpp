@@ -1,0 +1,147 @@
+#include "container/zstd_seekable.h"
+
+#include <zstd.h>
+
+#include "base/arithmetic.h"
+
+namespace zt {
+
+namespace {
+
+using ull = unsigned long long;
+
+constexpr uint32_t kSeekTableMagic = 0x184D2A5E;  // a skippable frame's magic
+constexpr uint32_t kSeekableFooterMagic = 0x8F92EAB1;
+constexpr size_t kSeekFooterBytes = 9;  // frame count, descriptor, magic
+
+uint32_t le32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+void put_le32(std::vector<uint8_t>& out, uint32_t v) {
+  const size_t at = out.size();
+  out.resize(at + 4);
+  for (int i = 0; i < 4; ++i) out[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+struct Table {
+  uint64_t start = 0;  // where the seek table's skippable frame begins
+  uint32_t frames = 0;
+  bool checksums = false;
+};
+
+Result<Table> read_table(std::span<const uint8_t> src, const std::string& where) {
+  const char* w = where.c_str();
+  ZT_FAIL_IF(src.size() < 8 + kSeekFooterBytes, invalid,
+             "%s: %zu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w, src.size());
+  const uint8_t* foot = src.data() + src.size() - kSeekFooterBytes;
+  ZT_FAIL_IF(le32(foot + 5) != kSeekableFooterMagic, invalid,
+             "%s: no zstd seek table at the end of the stream (zt.zstd-seekable/1 requires one)",
+             w);
+  Table t;
+  t.frames = le32(foot);
+  const uint8_t descriptor = foot[4];
+  ZT_FAIL_IF((descriptor & 0x7C) != 0, invalid,
+             "%s: seek table descriptor 0x%02x sets reserved bits", w, descriptor);
+  t.checksums = (descriptor & 0x80) != 0;
+  const uint64_t entry = t.checksums ? 12 : 8;
+  const uint64_t body = uint64_t{t.frames} * entry + kSeekFooterBytes;
+  ZT_FAIL_IF(body + 8 > src.size(), invalid,
+             "%s: the seek table lists %u frames, more than the stream holds", w, t.frames);
+  t.start = src.size() - body - 8;
+  const uint8_t* head = src.data() + t.start;
+  ZT_FAIL_IF(le32(head) != kSeekTableMagic || le32(head + 4) != body, invalid,
+             "%s: the seek table's skippable frame header does not match its %u entries", w,
+             t.frames);
+  return t;
+}
+
+}  // namespace
+
+Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
+                                               uint64_t decoded_length, const std::string& where) {
+  const char* w = where.c_str();
+  auto table = read_table(src, where);
+  ZT_TRY(table);
+  const uint64_t entry = table->checksums ? 12 : 8;
+  const uint8_t* entries = src.data() + table->start + 8;
+  std::vector<ZstdFrame> frames;
+  frames.reserve(table->frames);
+  uint64_t pos = 0, total = 0;
+  for (uint32_t i = 0; i < table->frames; ++i) {
+    const uint8_t* e = entries + i * entry;
+    const uint64_t csize = le32(e), dsize = le32(e + 4);
+    ZT_FAIL_IF(csize > table->start - pos, invalid,
+               "%s: seek table frame %u of %llu bytes runs past the frames", w, i,
+               static_cast<ull>(csize));
+    const auto frame = src.subspan(pos, csize);
+    // A zstd frame: its magic, then the frame header descriptor, whose bit
+    // 2 is Content_Checksum_flag (RFC 8878 §3.1.1.1.1).
+    ZT_FAIL_IF(csize < 6 || le32(frame.data()) != ZSTD_MAGICNUMBER, invalid,
+               "%s: seek table frame %u at byte %llu is not a zstd frame", w, i,
+               static_cast<ull>(pos));
+    const bool has_checksum = (frame[4] & 0x04) != 0;
+    const unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
+    ZT_FAIL_IF(ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != csize, invalid,
+               "%s: seek table frame %u: the frame is not %llu bytes long", w, i,
+               static_cast<ull>(csize));
+    ZT_FAIL_IF(!has_checksum, invalid,
+               "%s: frame %u has no content checksum (zt.zstd-seekable/1 requires one)", w, i);
+    ZT_FAIL_IF(content == ZSTD_CONTENTSIZE_ERROR, invalid, "%s: frame %u has a malformed header", w,
+               i);
+    ZT_FAIL_IF(content != ZSTD_CONTENTSIZE_UNKNOWN && content != dsize, invalid,
+               "%s: frame %u records %llu bytes of content, its seek table entry %llu", w, i,
+               content, static_cast<ull>(dsize));
+    ZT_FAIL_IF(dsize > kSeekableMaxFrameContent, invalid,
+               "%s: frame %u holds %llu bytes, more than 16 MiB (zt.zstd-seekable/1)", w, i,
+               static_cast<ull>(dsize));
+    ZT_FAIL_IF(dsize > zstd_most_decoded(csize), invalid,
+               "%s: frame %u cannot decode to the %llu bytes its entry claims", w, i,
+               static_cast<ull>(dsize));
+    ZT_FAIL_IF(i + 1 < table->frames && i > 0 && dsize != frames[0].content_size, invalid,
+               "%s: frame %u holds %llu bytes, frame 0 %llu: all frames but the last must be "
+               "equal (zt.zstd-seekable/1)",
+               w, i, static_cast<ull>(dsize), static_cast<ull>(frames[0].content_size));
+    if (table->checksums)
+      ZT_FAIL_IF(le32(e + 8) != le32(frame.data() + csize - 4), invalid,
+                 "%s: frame %u: the seek table's checksum differs from the frame's", w, i);
+    frames.push_back(ZstdFrame{pos, csize, dsize});
+    pos += csize;
+    total += dsize;  // at most 2^32 frames of 16 MiB: no overflow
+  }
+  ZT_FAIL_IF(pos != table->start, invalid,
+             "%s: %llu bytes before the seek table are not in any of its frames", w,
+             static_cast<ull>(table->start - pos));
+  ZT_FAIL_IF(total != decoded_length, invalid,
+             "%s: the frames hold %llu bytes, decoded_length says %llu", w, static_cast<ull>(total),
+             static_cast<ull>(decoded_length));
+  return frames;
+}
+
+Result<void> seekable_compress(std::span<const uint8_t> src, uint64_t frame_size, int level,
+                               std::vector<uint8_t>& out) {
+  ZT_FAIL_IF(frame_size == 0 || frame_size > kSeekableMaxFrameContent, argument,
+             "seekable zstd frames hold 1 byte to 16 MiB, not %llu", static_cast<ull>(frame_size));
+  std::vector<uint8_t> table;
+  uint32_t frames = 0;
+  for (uint64_t at = 0; at < src.size(); at += frame_size) {
+    const auto piece = src.subspan(at, std::min<uint64_t>(frame_size, src.size() - at));
+    const size_t before = out.size();
+    ZT_TRY(zstd_compress_frame(piece, level, out, true));
+    const uint64_t csize = out.size() - before;
+    put_le32(table, static_cast<uint32_t>(csize));
+    put_le32(table, static_cast<uint32_t>(piece.size()));
+    put_le32(table, le32(out.data() + out.size() - 4));  // the frame's own checksum
+    ++frames;
+  }
+  put_le32(out, kSeekTableMagic);
+  put_le32(out, static_cast<uint32_t>(table.size() + kSeekFooterBytes));
+  out.insert(out.end(), table.begin(), table.end());
+  put_le32(out, frames);
+  out.push_back(0x80);  // checksums present
+  put_le32(out, kSeekableFooterMagic);
+  return {};
+}
+
+}  // namespace zt
