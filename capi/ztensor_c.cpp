@@ -210,6 +210,12 @@ const char* zt_object_format(const zt_reader* r, size_t i) {
   return o ? o->format.c_str() : nullptr;
 }
 
+const char* zt_object_layout(const zt_reader* r, size_t i) {
+  const zt::Object* o = object_at(r, i);
+  if (!o) return nullptr;
+  return o->layout.empty() ? o->format.c_str() : o->layout.c_str();
+}
+
 const uint64_t* zt_object_shape(const zt_reader* r, size_t i, size_t* ndim) {
   const zt::Object* o = object_at(r, i);
   if (ndim) *ndim = o ? o->shape.size() : 0;
@@ -240,6 +246,17 @@ const char* zt_component_encoding(const zt_reader* r, size_t object, const char*
   const zt::Component* c = component_of(r, object, role);
   if (!c) return nullptr;
   return c->encoding_text ? c->encoding_text->c_str() : "raw";
+}
+
+const char* zt_component_encoding_id(const zt_reader* r, size_t object, const char* role) {
+  const zt::Component* c = component_of(r, object, role);
+  return c && c->encoding_id ? c->encoding_id->c_str() : nullptr;
+}
+
+const char* zt_component_shard(const zt_reader* r, size_t object, const char* role) {
+  const zt::Component* c = component_of(r, object, role);
+  if (!c || !c->shard) return nullptr;
+  return r->impl->manifest().shards[*c->shard].name.c_str();
 }
 
 zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char* role, uint64_t* nbytes) {

@@ -179,8 +179,16 @@ ZT_API size_t zt_object_count(const zt_reader* r);
 ZT_API const char* zt_object_name(const zt_reader* r, size_t i);
 /* Index of the object called `name`: ZT_ERR_NOT_FOUND if none. */
 ZT_API zt_status zt_object_find(const zt_reader* r, const char* name, size_t* index);
-/* "dense", "sparse_csr", "sparse_coo", "quantized_group", or any other text. */
+/* "dense", "sparse_csr", "sparse_coo", "quantized_group", or any other text.
+   For a v2 object: the 1.2 name of a layout that means the same ("dense",
+   "zt.sparse_csr/1" -> "sparse_csr", "zt.sparse_coo/1" -> "sparse_coo"),
+   otherwise the layout id as written ("zt.mx/1"). */
 ZT_API const char* zt_object_format(const zt_reader* r, size_t i);
+/* The object's layout exactly as written: a v2 layout id ("dense",
+   "zt.sparse_csr/1", "gguf.q4_0/1", "acme.paged/1"), or for a 1.x file the
+   format as written (as zt_object_format). NULL if the index is out of
+   range. Valid until zt_close. */
+ZT_API const char* zt_object_layout(const zt_reader* r, size_t i);
 /* The shape; *ndim gets its rank (0 for a scalar, whose pointer may be non-NULL). */
 ZT_API const uint64_t* zt_object_shape(const zt_reader* r, size_t i, size_t* ndim);
 
@@ -190,9 +198,17 @@ ZT_API const char* zt_component_role(const zt_reader* r, size_t object, size_t k
 /* Storage dtype ("f32", ...) and logical type ("f8_e4m3fn", ... or NULL if none). */
 ZT_API const char* zt_component_dtype(const zt_reader* r, size_t object, const char* role);
 ZT_API const char* zt_component_type(const zt_reader* r, size_t object, const char* role);
-/* Encoding ("raw", "zstd", or as written), stored byte count, and the decoded
-   byte count if known without decoding (else ZT_ERR_UNSUPPORTED). */
+/* Encoding ("raw", "zstd", or as written; v2's "zt.zstd-seekable/1" is
+   "zstd"), stored byte count, and the decoded byte count if known without
+   decoding (else ZT_ERR_UNSUPPORTED). */
 ZT_API const char* zt_component_encoding(const zt_reader* r, size_t object, const char* role);
+/* The v2 encoding id exactly as written ("zt.zstd-seekable/1"); NULL for a
+   raw part, for every component of a 1.x file, and for bad arguments. */
+ZT_API const char* zt_component_encoding_id(const zt_reader* r, size_t object, const char* role);
+/* The name of the v2 shard (another file of the model, v2 spec §7) whose
+   bytes the part references; NULL when they are in this file (every 1.x
+   component) and for bad arguments. */
+ZT_API const char* zt_component_shard(const zt_reader* r, size_t object, const char* role);
 ZT_API zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char* role,
                                           uint64_t* nbytes);
 ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role,

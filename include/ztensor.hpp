@@ -454,6 +454,14 @@ class Component {
   std::string_view encoding() const {
     return detail::owned_text(zt_component_encoding(r_, object_, role_), "component encoding");
   }
+  /// A v2 part's encoding id as written ("zt.zstd-seekable/1"); none if raw.
+  std::optional<std::string_view> encoding_id() const {
+    return detail::opt_text(zt_component_encoding_id(r_, object_, role_));
+  }
+  /// The v2 shard holding the bytes; none when they are in this file.
+  std::optional<std::string_view> shard() const {
+    return detail::opt_text(zt_component_shard(r_, object_, role_));
+  }
   /// Bytes on disk (the compressed size for zstd).
   std::uint64_t stored_size() const {
     std::uint64_t n = 0;
@@ -572,6 +580,10 @@ class Object {
   /// "dense", "sparse_csr", "sparse_coo", "quantized_group", or the file's text.
   std::string_view format() const {
     return detail::owned_text(zt_object_format(r_, index_), "object format");
+  }
+  /// The layout as written: a v2 id ("zt.sparse_csr/1"), or the 1.x format.
+  std::string_view layout() const {
+    return detail::owned_text(zt_object_layout(r_, index_), "object layout");
   }
   std::span<const std::uint64_t> shape() const {
     std::size_t ndim = 0;

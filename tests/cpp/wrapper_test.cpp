@@ -75,6 +75,9 @@ TEST_F(WrapperTest, RoundTripKeepsNamesShapesTypesAndValues) {
 
   const ztensor::Object w = r["w"];
   EXPECT_EQ(w.format(), "dense");
+  EXPECT_EQ(w.layout(), "dense");  // a 1.x format is its own layout
+  EXPECT_FALSE(w.data().encoding_id().has_value());
+  EXPECT_FALSE(w.data().shard().has_value());
   EXPECT_EQ(std::vector<std::uint64_t>(w.shape().begin(), w.shape().end()),
             (std::vector<std::uint64_t>{2, 3}));
   EXPECT_EQ(w.element_count(), 6u);
@@ -93,6 +96,7 @@ TEST_F(WrapperTest, RoundTripKeepsNamesShapesTypesAndValues) {
 
   const ztensor::Component ramp = r["ramp"].data();
   EXPECT_EQ(ramp.encoding(), "zstd");
+  EXPECT_FALSE(ramp.encoding_id().has_value());  // 1.x names no encoding profile
   EXPECT_EQ(ramp.decoded_size(), std::optional<std::uint64_t>(4096 * 2));
   EXPECT_LT(ramp.stored_size(), 4096u * 2);
   const std::vector<std::uint16_t> copy = ramp.read_as<std::uint16_t>();

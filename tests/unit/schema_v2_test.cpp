@@ -50,12 +50,18 @@ TEST(SchemaV2, ProfilesWithA12MeaningShowThe12Name) {
            Json{{"values", b.raw("f32", values)},
                 {"indices", b.raw("u32", indices)},
                 {"indptr", b.raw("u32", indptr)}});
-  b.object("mx", "zt.mx/1", {32}, Json{{"data", b.raw("u8", pattern(16))}});
+  b.object("mx", "zt.mx/1", {32},
+           Json{{"data", b.raw("u8", pattern(16))}, {"scales", b.raw("u8", Bytes{127})}});
+  b.part("mx", "data")["type"] = "f4_e2m1";
+  b.part("mx", "scales")["type"] = "f8_e8m0";
+  b.manifest["objects"]["mx"]["attributes"] =
+      Json{{"block_size", 32}, {"scale_form", "e8m0_exponent"}};
   const Bytes file = b.build();
   const Opened o = open_memory(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   EXPECT_STREQ(zt_object_format(o.get(), object_index(o.get(), "csr")), "sparse_csr");
-  // A layout without a 1.2 meaning is shown as written, never interpreted.
+  EXPECT_STREQ(zt_object_layout(o.get(), object_index(o.get(), "csr")), "zt.sparse_csr/1");
+  // A layout without a 1.2 meaning is shown as written, never under a 1.2 name.
   EXPECT_STREQ(zt_object_format(o.get(), object_index(o.get(), "mx")), "zt.mx/1");
 }
 
@@ -273,7 +279,13 @@ TEST(SchemaV2, EncodingsShowTheir12NameAndKeepTheId) {
   const Opened o = open_memory(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   EXPECT_STREQ(zt_component_encoding(o.get(), 0, "a"), "zstd");
+  EXPECT_STREQ(zt_component_encoding_id(o.get(), 0, "a"), "zt.zstd-seekable/1");
   EXPECT_STREQ(zt_component_encoding(o.get(), 0, "b"), "acme.lz/3");
+  EXPECT_STREQ(zt_component_encoding_id(o.get(), 0, "b"), "acme.lz/3");
+  EXPECT_STREQ(zt_object_layout(o.get(), 0), "acme.x/1");
+  EXPECT_EQ(zt_component_shard(o.get(), 0, "a"), nullptr);
+  EXPECT_EQ(zt_component_encoding_id(o.get(), 0, "nope"), nullptr);
+  EXPECT_EQ(zt_object_layout(o.get(), 7), nullptr);
   uint64_t n = 0;
   ASSERT_EQ(zt_component_decoded_size(o.get(), 0, "a", &n), ZT_OK);
   EXPECT_EQ(n, 100u);
@@ -462,6 +474,7 @@ TEST(SchemaV2, PartsInShardsAreListedButNotReadYet) {
   const Bytes file = b.build();
   const Opened o = open_memory(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_STREQ(zt_component_shard(o.get(), 0, "data"), "s1");
   const Mapped m = map_component(o.get(), "w", "data");
   EXPECT_TRUE(FailsWith(m.status, ZT_ERR_UNSUPPORTED, {"shard \"s1\"", "does not read yet"}));
   float out[6];
