@@ -331,6 +331,20 @@ class FileV2:
         return body + m + footer + MAGIC_V2
 
 
+def seekable(raw, frame):
+    """The zstd seekable format by its spec: checksummed frames, then the
+    seek table (skippable frame 0x184D2A5E, entries with checksums, footer)."""
+    cctx = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True)
+    frames, entries = b"", b""
+    pieces = [raw[i:i + frame] for i in range(0, len(raw), frame)]
+    for piece in pieces:
+        f = cctx.compress(piece)
+        frames += f
+        entries += struct.pack("<II", len(f), len(piece)) + f[-4:]
+    table = entries + struct.pack("<IBI", len(pieces), 0x80, 0x8F92EAB1)
+    return frames + struct.pack("<II", 0x184D2A5E, len(table)) + table
+
+
 def v2_seeds():
     out = {}
     f = FileV2()
@@ -347,13 +361,15 @@ def v2_seeds():
         "coo": dict(shape=[2, 3], layout="zt.sparse_coo/1", parts=coo)}})
     f = FileV2()
     raw = bytes(range(64)) * 8
-    z = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(raw)
+    z = seekable(raw, 200)
     parts = {"data": dict(dtype="u8", blob=f.blob(z), encoding="zt.zstd-seekable/1",
                           decoded_length=len(raw))}
-    other = {"q": f.raw("u8", b"\x12" * 16), "s": f.raw("f16", b"\0" * 4)}
+    other = {"data": f.raw("u8", b"\x12" * 16, type="f4_e2m1"),
+             "scales": f.raw("u8", b"\x7f", type="f8_e8m0")}
     out["v2_encoded_and_unknown"] = f.build({"objects": {
         "z": dict(shape=[512], layout="dense", parts=parts),
-        "m": dict(shape=[32], layout="zt.mx/1", parts=other, attributes={"block_size": 32})}})
+        "m": dict(shape=[32], layout="zt.mx/1", parts=other,
+                  attributes={"block_size": 32, "scale_form": "e8m0_exponent"})}})
     f = FileV2()
     part = dict(dtype="u8", blob=[4096, 10], shard="00001")
     out["v2_shards"] = f.build({"shards": {"00001": {"size": 16384, "digest": "sha256:" + "0" * 64}},

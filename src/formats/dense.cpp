@@ -10,10 +10,8 @@ using ull = unsigned long long;
 
 // The data's size against the shape, when both are known.
 Result<void> check_dense(const Object& o) {
-  // v2's dense is exactly one part (v2 spec §5.1); 1.2 carries others along.
-  ZT_FAIL_IF(!o.layout.empty() && o.components.size() != 1, invalid,
-             "%s: layout \"dense\" has exactly one part, \"data\" (it has %zu)",
-             object_where(o).c_str(), o.components.size());
+  // v2's dense is exactly one part (v2 spec §5.1): check_format_rules refuses
+  // any other, as it does for every profile.
   const Component& c = *o.find("data");
   if (!c.element_size_known()) return {};  // unknown logical type: size unknown
   const auto want = dense_bytes(o, c);
@@ -59,7 +57,9 @@ constexpr std::string_view kLayoutIds[] = {"dense"};
 const ObjectFormat kDenseFormat = {
     .name = "dense",
     .layout_ids = kLayoutIds,
+    .v1 = true,
     .required_roles = kRequired,
+    .optional_roles = {},
     .index_roles = {},
     .value_role = "data",
     .listed_role = "data",

@@ -1,5 +1,6 @@
 // One descriptor per object format ("dense", "sparse_csr", "sparse_coo",
-// "quantized_group"): everything the library knows about a format, in one
+// "quantized_group", and the v2 profiles zt.quant_group/1, zt.mx/1 and
+// gguf.<type>/1): everything the library knows about a format, in one
 // place, the way ggml keeps one type_traits entry per tensor type. The
 // stages ask the descriptor instead of comparing names: validate (its rules
 // at open), content (its rules at verify), the writer (what it checks of a
@@ -57,12 +58,19 @@ struct ListedAttribute {
 };
 
 struct ObjectFormat {
-  std::string_view name;  // as written in a 1.x manifest
+  std::string_view name;  // as written in a 1.x manifest (v1), else a name for messages
   // The v2 layout ids (v2 spec §5) that mean this format: a v2 object with
-  // one of them is shown under `name` (docs/v2.md §2). Empty: none does.
+  // one of them is checked by this descriptor, and shown under `name` when
+  // v1 (docs/v2.md §2), else under the id as written. Empty: none does.
   std::span<const std::string_view> layout_ids;
-  // Components the format needs; others may be present and are carried along.
+  // `name` is also a 1.x format name. False for v2-only descriptors, so that
+  // a 1.2 file whose format text happens to be "zt.mx/1" stays unknown.
+  bool v1 = true;
+  // Components the format needs. In 1.x others may be present and are
+  // carried along; a v2 object has no part outside these and optional_roles
+  // (every profile says "exactly").
   std::span<const std::string_view> required_roles;
+  std::span<const std::string_view> optional_roles;
   // Integer index components: stored as u64 by writers (1.0.x files do not
   // say their dtype: it is u64), any integer dtype accepted from readers.
   std::span<const std::string_view> index_roles;
@@ -114,20 +122,34 @@ extern const ObjectFormat kDenseFormat;
 extern const ObjectFormat kSparseCsrFormat;
 extern const ObjectFormat kSparseCooFormat;
 extern const ObjectFormat kQuantizedGroupFormat;
+extern const ObjectFormat kQuantGroupFormat;  // zt.quant_group/1 (v2 only)
+extern const ObjectFormat kMxFormat;          // zt.mx/1 (v2 only)
+extern const ObjectFormat kGgufFormat;        // gguf.<type>/1 (v2 only)
 
 // Every known format, in the order above.
 std::span<const ObjectFormat* const> object_formats();
 
-// The descriptor of a format name; nullptr for a format this library does
-// not know.
+// The descriptor of a 1.x format name (v1 descriptors only); nullptr for a
+// format this library does not know.
 const ObjectFormat* find_object_format(std::string_view name);
+// The descriptor serving a v2 layout id; nullptr for an unknown layout.
+const ObjectFormat* find_layout_format(std::string_view layout);
+// A v2 object is known by its layout, a 1.x object by its format name.
 inline const ObjectFormat* format_of(const Object& o) {
-  return find_object_format(o.format);
+  return o.layout.empty() ? find_object_format(o.format) : find_layout_format(o.layout);
 }
 
-// What the C ABI calls a v2 layout: the 1.2 name of the format it means,
-// else the id as written.
+// What the C ABI calls a v2 layout: the 1.2 name of the format it means
+// (a v1 descriptor's), else the id as written.
 std::string presented_format(std::string_view layout);
+
+// Decoders of a format that is not decoded to dense (opaque, or not yet):
+// Status::unsupported naming the object and its layout.
+template <typename T>
+Result<void> not_decoded_whole(const Reader& r, size_t object, std::span<T> dst);
+template <typename T>
+Result<void> not_decoded_chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                                const ValueSink<T>& sink);
 
 inline bool is_format(std::string_view name, const ObjectFormat& f) {
   return name == f.name;
@@ -135,5 +157,7 @@ inline bool is_format(std::string_view name, const ObjectFormat& f) {
 
 // Whether `role` is one of f's index components.
 bool is_index_role(const ObjectFormat& f, std::string_view role);
+// Whether a v2 object of format f may have a part called `role`.
+bool is_allowed_role(const ObjectFormat& f, std::string_view role);
 
 }  // namespace zt

@@ -1,8 +1,14 @@
 // "sparse_csr" and "sparse_coo": nnz stored values with integer index
 // components. CSR (2-d): row i holds values[indptr[i] .. indptr[i+1]) at
 // columns indices[...]. COO: entry k sits at (coords[0*nnz + k],
-// coords[1*nnz + k], ...). The two share their value and index rules.
+// coords[1*nnz + k], ...). The two share their value and index rules. The
+// v2 profiles zt.sparse_csr/1 and zt.sparse_coo/1 are stricter subsets:
+// plain u32/u64 indices, nnz counted from the index part, no duplicates.
+#include <algorithm>
+#include <vector>
+
 #include "formats/object_format.h"
+#include "formats/profile_rules.h"
 #include "read/content.h"
 #include "views/views.h"
 
@@ -42,7 +48,60 @@ Result<std::optional<uint64_t>> known_nnz(const Object& o, const ObjectFormat& f
   return std::optional<uint64_t>(*nnz);
 }
 
+// ---- at open, v2: nnz comes from the index part, whose size function is
+// exact (a packed f4_e2m1 values part does not invert) ----
+
+Result<void> check_plain_index(const Object& o, const Component& c) {
+  ZT_FAIL_IF((c.dtype != DType::u32 && c.dtype != DType::u64) || c.type, invalid,
+             "%s: part \"%s\" must be u32 or u64 with no type (it is %s%s%s)",
+             layout_where(o).c_str(), c.role.c_str(), std::string(dtype_name(c.dtype)).c_str(),
+             c.type ? " of type " : "", c.type ? c.type->c_str() : "");
+  return {};
+}
+
+// size(values) is the values type's size function at nnz, when both are known.
+Result<void> check_values_size(const Object& o, uint64_t nnz) {
+  const Component& values = *o.find("values");
+  if (!values.element_size_known()) return {};  // unknown type
+  return check_part_size(o, values, element_bytes(values, nnz), "the values type's size at nnz");
+}
+
+Result<void> check_csr_profile(const Object& o) {
+  ZT_FAIL_IF(o.shape.size() != 2, invalid, "%s: the shape must have rank 2, got %s",
+             layout_where(o).c_str(), shape_text(o.shape).c_str());
+  const Component& indices = *o.find("indices");
+  const Component& indptr = *o.find("indptr");
+  ZT_TRY(check_plain_index(o, indices));
+  ZT_FAIL_IF(indptr.dtype != indices.dtype || indptr.type, invalid,
+             "%s: part \"indptr\" must have the dtype of \"indices\" (%s) and no type",
+             layout_where(o).c_str(), std::string(dtype_name(indices.dtype)).c_str());
+  const unsigned width = indices.width();
+  ZT_TRY(check_part_size(
+      o, indptr,
+      o.shape[0] == UINT64_MAX ? std::optional<uint64_t>() : checked_mul(o.shape[0] + 1, width),
+      "(rows + 1) x width(indices.dtype)"));
+  if (!decoded_size(indices)) return {};
+  auto nnz = stored_count(o, indices, width);
+  ZT_TRY(nnz);
+  return check_values_size(o, *nnz);
+}
+
+Result<void> check_coo_profile(const Object& o) {
+  ZT_FAIL_IF(o.shape.empty(), invalid, "%s: the shape must have rank 1 or more",
+             layout_where(o).c_str());
+  const Component& coords = *o.find("coords");
+  ZT_TRY(check_plain_index(o, coords));
+  const auto nc = decoded_size(coords);
+  if (!nc) return {};
+  const uint64_t unit = coords.width() * o.shape.size();  // rank <= 64: no overflow
+  ZT_FAIL_IF(*nc % unit != 0, invalid,
+             "%s: part \"coords\" has %llu bytes, not a multiple of %u bytes x rank %zu",
+             layout_where(o).c_str(), static_cast<ull>(*nc), coords.width(), o.shape.size());
+  return check_values_size(o, *nc / unit);
+}
+
 Result<void> check_csr_structure(const Object& o) {
+  if (!o.layout.empty()) return check_csr_profile(o);
   ZT_TRY(check_index_dtypes(o, kSparseCsrFormat));
   ZT_FAIL_IF(o.shape.size() != 2, invalid, "object \"%s\": sparse_csr needs a 2-d shape, got %s",
              o.name.c_str(), shape_text(o.shape).c_str());
@@ -64,6 +123,7 @@ Result<void> check_csr_structure(const Object& o) {
 }
 
 Result<void> check_coo_structure(const Object& o) {
+  if (!o.layout.empty()) return check_coo_profile(o);
   ZT_TRY(check_index_dtypes(o, kSparseCooFormat));
   auto nnz = known_nnz(o, kSparseCooFormat);
   ZT_TRY(nnz);
@@ -118,11 +178,47 @@ Result<std::optional<uint64_t>> decoded_nnz(const Object& o, const ObjectFormat&
   return std::optional<uint64_t>(values->count);
 }
 
+// v2: nnz is the index part's count (its dtype, u32 or u64, was checked at
+// open); the values' size was checked against it at open.
+Result<uint64_t> profile_nnz(const Object& o, const Indexed& ix, uint64_t per_entry) {
+  const uint64_t unit = ix.c->width() * per_entry;
+  ZT_FAIL_IF(ix.bytes.size() % unit != 0, invalid, "%s: %zu bytes is not a multiple of %llu",
+             component_where(o, *ix.c).c_str(), ix.bytes.size(), static_cast<ull>(unit));
+  return ix.bytes.size() / unit;
+}
+
+// zt.sparse_csr/1: within a row, column indices strictly increase (1.2
+// allows duplicates, which densifying sums). indptr was checked first, so
+// every row's range is within [0, nnz].
+Result<void> check_rows_strictly_increase(const Object& o, const Indexed& indptr,
+                                          const Indexed& indices, uint64_t rows) {
+  for (uint64_t i = 0; i < rows; ++i) {
+    const auto b = static_cast<uint64_t>(indptr.at(i + 1));
+    for (auto k = static_cast<uint64_t>(indptr.at(i)) + 1; k < b; ++k)
+      ZT_FAIL_IF(indices.at(k) <= indices.at(k - 1), invalid,
+                 "%s: column indices of row %llu are not strictly increasing (%lld then %lld at "
+                 "position %llu)",
+                 component_where(o, *indices.c).c_str(), static_cast<ull>(i),
+                 static_cast<long long>(indices.at(k - 1)), static_cast<long long>(indices.at(k)),
+                 static_cast<ull>(k));
+  }
+  return {};
+}
+
 Result<void> check_csr_content(const Object& o, DecodedComponents decoded) {
-  auto nnz_or = decoded_nnz(o, kSparseCsrFormat, decoded);
-  ZT_TRY(nnz_or);
-  if (!*nnz_or || o.shape.size() != 2) return {};
-  const uint64_t nnz = **nnz_or;
+  const bool v2 = !o.layout.empty();
+  uint64_t nnz = 0;
+  if (v2) {
+    if (o.shape.size() != 2) return {};  // refused at open
+    auto n = profile_nnz(o, *indexed(o, decoded, "indices"), 1);
+    ZT_TRY(n);
+    nnz = *n;
+  } else {
+    auto nnz_or = decoded_nnz(o, kSparseCsrFormat, decoded);
+    ZT_TRY(nnz_or);
+    if (!*nnz_or || o.shape.size() != 2) return {};
+    nnz = **nnz_or;
+  }
   const Indexed indptr = *indexed(o, decoded, "indptr");
   const Indexed indices = *indexed(o, decoded, "indices");
   const uint64_t rows = o.shape[0], cols = o.shape[1];
@@ -151,16 +247,47 @@ Result<void> check_csr_content(const Object& o, DecodedComponents decoded) {
                component_where(o, *indices.c).c_str(), static_cast<long long>(j),
                static_cast<ull>(k), static_cast<ull>(cols));
   }
-  return {};
+  return v2 ? check_rows_strictly_increase(o, indptr, indices, rows) : Result<void>{};
+}
+
+// zt.sparse_coo/1: no two entries name the same cell (1.2 allows it, and
+// densifying sums them). Coordinates are in range here and v2 shapes have
+// a product that fits 64 bits, so each entry's row-major cell number does
+// too: sorting those (nnz x 8 bytes) finds a repeat.
+Result<void> check_unique_cells(const Object& o, const Indexed& coords, uint64_t nnz) {
+  const uint64_t nd = o.shape.size();
+  std::vector<uint64_t> cells(nnz);
+  for (uint64_t k = 0; k < nnz; ++k) {
+    uint64_t cell = 0;
+    for (uint64_t d = 0; d < nd; ++d)
+      cell = cell * o.shape[d] + static_cast<uint64_t>(coords.at(d * nnz + k));
+    cells[k] = cell;
+  }
+  std::sort(cells.begin(), cells.end());
+  const auto twice = std::adjacent_find(cells.begin(), cells.end());
+  if (twice == cells.end()) return {};
+  std::vector<uint64_t> at(nd);
+  for (uint64_t d = nd, cell = *twice; d-- > 0; cell /= o.shape[d]) at[d] = cell % o.shape[d];
+  return make_error(Status::invalid, "%s: cell %s appears more than once",
+                    component_where(o, *coords.c).c_str(), shape_text(at).c_str());
 }
 
 Result<void> check_coo_content(const Object& o, DecodedComponents decoded) {
-  auto nnz_or = decoded_nnz(o, kSparseCooFormat, decoded);
-  ZT_TRY(nnz_or);
-  if (!*nnz_or) return {};
-  const uint64_t nnz = **nnz_or;
+  const bool v2 = !o.layout.empty();
   const Indexed coords = *indexed(o, decoded, "coords");
   const uint64_t nd = o.shape.size();
+  uint64_t nnz = 0;
+  if (v2) {
+    if (nd == 0) return {};  // refused at open
+    auto n = profile_nnz(o, coords, nd);
+    ZT_TRY(n);
+    nnz = *n;
+  } else {
+    auto nnz_or = decoded_nnz(o, kSparseCooFormat, decoded);
+    ZT_TRY(nnz_or);
+    if (!*nnz_or) return {};
+    nnz = **nnz_or;
+  }
   const std::string w = component_where(o, *coords.c);
   ZT_FAIL_IF(nd != 0 && nnz > coords.count / nd, invalid,
              "%s: coords has %llu entries, ndim * nnz = %llu * %llu", w.c_str(),
@@ -177,7 +304,7 @@ Result<void> check_coo_content(const Object& o, DecodedComponents decoded) {
                  static_cast<ull>(o.shape[d]));
     }
   }
-  return {};
+  return v2 ? check_unique_cells(o, coords, nnz) : Result<void>{};
 }
 
 // ---- in the writer: u64 indices (spec 1.2.0), then every content rule on
@@ -248,7 +375,9 @@ constexpr std::string_view kCooLayoutIds[] = {"zt.sparse_coo/1"};
 const ObjectFormat kSparseCsrFormat = {
     .name = "sparse_csr",
     .layout_ids = kCsrLayoutIds,
+    .v1 = true,
     .required_roles = kCsrRequired,
+    .optional_roles = {},
     .index_roles = kCsrIndex,
     .value_role = "values",
     .listed_role = "values",
@@ -267,7 +396,9 @@ const ObjectFormat kSparseCsrFormat = {
 const ObjectFormat kSparseCooFormat = {
     .name = "sparse_coo",
     .layout_ids = kCooLayoutIds,
+    .v1 = true,
     .required_roles = kCooRequired,
+    .optional_roles = {},
     .index_roles = kCooIndex,
     .value_role = "values",
     .listed_role = "values",

@@ -92,12 +92,33 @@ Result<void> check_whole_elements(const Object& o, const Component& c, uint64_t 
 
 namespace {
 
+// A v2 part its profile does not list, refused with the parts it does list.
+Error extra_part(const Object& o, const ObjectFormat& f, const Component& c) {
+  std::string parts;
+  const auto add = [&](const char* prefix, std::string_view r) {
+    parts.append(parts.empty() ? "" : ", ").append(prefix).append("\"").append(r).append("\"");
+  };
+  for (const auto r : f.required_roles) add("", r);
+  for (const auto r : f.optional_roles) add("optional ", r);
+  if (f.required_roles.size() == 1 && f.optional_roles.empty())
+    return make_error(Status::invalid,
+                      "object \"%s\": layout \"%s\" has exactly one part, %s (not \"%s\")",
+                      o.name.c_str(), o.layout.c_str(), parts.c_str(), c.role.c_str());
+  return make_error(Status::invalid,
+                    "object \"%s\": layout \"%s\" has no part \"%s\" (its parts are exactly %s)",
+                    o.name.c_str(), o.layout.c_str(), c.role.c_str(), parts.c_str());
+}
+
 Result<void> check_format_rules(const Object& o) {
   const ObjectFormat* f = format_of(o);
   if (!f) return {};  // unknown format: structural checks only
   for (const auto r : f->required_roles)
     ZT_FAIL_IF(!o.find(r), invalid, "object \"%s\": format \"%s\" requires component \"%.*s\"",
                o.name.c_str(), o.format.c_str(), static_cast<int>(r.size()), r.data());
+  // v2 profiles list their parts "exactly"; 1.x carries extra components.
+  if (!o.layout.empty())
+    for (const Component& c : o.components)
+      if (!is_allowed_role(*f, c.role)) return extra_part(o, *f, c);
   return f->check_structure ? f->check_structure(o) : Result<void>{};
 }
 

@@ -1,0 +1,261 @@
+// "zt.quant_group/1" (v2 only): affine group quantisation as a space of
+// attribute sets (AWQ, GPTQ, MLX affine, bias-8, symmetric int8). Integer
+// codes of `bits` bits packed `per_word` to a storage word, one scale (and
+// optionally one zero point) per group of `group_size` codes along `axis`.
+// Not the 1.2 "quantized_group", whose packing and groups differ
+// (docs/v2.md §3), so the two are separate descriptors.
+//
+// The rules here are the profile's metadata rules and docs/v2.md decisions
+// 16-19; the profile has no data rules (every bit pattern is a code).
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "formats/object_format.h"
+#include "formats/profile_rules.h"
+
+namespace zt {
+
+namespace {
+
+using ull = unsigned long long;
+
+// What the attributes say, once each has been checked on its own.
+struct QuantGroup {
+  uint64_t bits = 0, group_size = 0, axis = 0, per_word = 0;
+  DType word = DType::u8;
+  std::string scale_form, zero_form, zero_packing;
+};
+
+std::optional<DType> word_dtype(std::string_view w) {
+  for (const DType d : {DType::u8, DType::u16, DType::u32, DType::u64})
+    if (dtype_name(d) == w) return d;
+  return std::nullopt;
+}
+
+// The unsigned integer of the same width: the word a signed data dtype is
+// stored in.
+DType unsigned_of(DType d) {
+  switch (d) {
+    case DType::i8:
+      return DType::u8;
+    case DType::i16:
+      return DType::u16;
+    case DType::i32:
+      return DType::u32;
+    case DType::i64:
+      return DType::u64;
+    default:
+      return d;
+  }
+}
+
+Result<QuantGroup> read_attributes(const Object& o) {
+  const ProfileAttributes a(o);
+  QuantGroup q;
+  auto bits = a.required_uint("bits");
+  ZT_TRY(bits);
+  q.bits = *bits;
+  constexpr uint64_t kBits[] = {2, 3, 4, 5, 6, 8};
+  ZT_FAIL_IF(std::find(std::begin(kBits), std::end(kBits), q.bits) == std::end(kBits), invalid,
+             "%s must be 2, 3, 4, 5, 6 or 8, not %llu", a.where("bits").c_str(),
+             static_cast<ull>(q.bits));
+  auto group_size = a.required_uint("group_size");
+  ZT_TRY(group_size);
+  q.group_size = *group_size;
+  auto axis = a.required_uint("axis");
+  ZT_TRY(axis);
+  q.axis = *axis;
+  ZT_FAIL_IF(q.axis >= o.shape.size(), invalid, "%s is %llu, not below the rank %zu",
+             a.where("axis").c_str(), static_cast<ull>(q.axis), o.shape.size());
+
+  auto packing = a.required_map("packing");
+  ZT_TRY(packing);
+  auto word = packing->required_text("word");
+  ZT_TRY(word);
+  const auto wd = word_dtype(*word);
+  ZT_FAIL_IF(!wd, invalid, "%s must be \"u8\", \"u16\", \"u32\" or \"u64\", not \"%s\"",
+             packing->where("word").c_str(), word->c_str());
+  q.word = *wd;
+  auto order = packing->required_text("order");
+  ZT_TRY(order);
+  ZT_FAIL_IF(*order != "lsb_first" && *order != "msb_first", invalid,
+             "%s must be \"lsb_first\" or \"msb_first\", not \"%s\"",
+             packing->where("order").c_str(), order->c_str());
+  auto per_word = packing->required_uint("per_word");
+  ZT_TRY(per_word);
+  q.per_word = *per_word;
+  // No padding bits: a packing that leaves bits unused is another profile
+  // (decision 17: bits 3, 5 and 6 never divide a word).
+  const uint64_t word_bits = 8ull * dtype_width(q.word);
+  ZT_FAIL_IF(word_bits % q.bits != 0, invalid,
+             "%s: bits %llu do not divide a %llu-bit word (\"%s\"): the profile has no padding "
+             "bits",
+             layout_where(o).c_str(), static_cast<ull>(q.bits), static_cast<ull>(word_bits),
+             word->c_str());
+  ZT_FAIL_IF(q.per_word != word_bits / q.bits, invalid,
+             "%s is %llu; a %llu-bit word of %llu-bit codes holds %llu",
+             packing->where("per_word").c_str(), static_cast<ull>(q.per_word),
+             static_cast<ull>(word_bits), static_cast<ull>(q.bits),
+             static_cast<ull>(word_bits / q.bits));
+
+  auto scale_form = a.required_text("scale_form");
+  ZT_TRY(scale_form);
+  q.scale_form = std::move(*scale_form);
+  ZT_FAIL_IF(q.scale_form != "f32_factors" && q.scale_form != "f16_factors" &&
+                 q.scale_form != "e8m0_exponent",
+             invalid,
+             "%s must be \"f32_factors\", \"f16_factors\" or \"e8m0_exponent\", not "
+             "\"%s\"",
+             a.where("scale_form").c_str(), q.scale_form.c_str());
+
+  auto zero_point = a.required_map("zero_point");
+  ZT_TRY(zero_point);
+  auto form = zero_point->required_text("form");
+  ZT_TRY(form);
+  q.zero_form = std::move(*form);
+  // `value` and `packing` where the form does not use them are ignored: the
+  // profile says "MUST be absent" only of the zeros part (decision 19).
+  if (q.zero_form == "implied") {
+    auto value = zero_point->int_("value");
+    ZT_TRY(value);
+    ZT_FAIL_IF(!*value, invalid, "%s is required when the form is \"implied\"",
+               zero_point->where("value").c_str());
+  } else if (q.zero_form == "tensor") {
+    auto zp = zero_point->required_text("packing");
+    ZT_TRY(zp);
+    q.zero_packing = std::move(*zp);
+    ZT_FAIL_IF(q.zero_packing != "same_as_data" && q.zero_packing != "plain", invalid,
+               "%s must be \"same_as_data\" or \"plain\", not \"%s\"",
+               zero_point->where("packing").c_str(), q.zero_packing.c_str());
+  } else {
+    ZT_FAIL_IF(q.zero_form != "none", invalid,
+               "%s must be \"none\", \"implied\" or \"tensor\", not \"%s\"",
+               zero_point->where("form").c_str(), q.zero_form.c_str());
+  }
+  return q;
+}
+
+std::string dtype_text(const Component& c) {
+  std::string s(dtype_name(c.dtype));
+  if (c.type) s += " of type " + *c.type;
+  return s;
+}
+
+// Each part's dtype and type (the profile's and decision 19's).
+Result<void> check_part_types(const Object& o, const QuantGroup& q) {
+  const std::string w = layout_where(o);
+  const Component& data = *o.find("data");
+  ZT_FAIL_IF(!dtype_is_integer(data.dtype) || data.type || unsigned_of(data.dtype) != q.word,
+             invalid,
+             "%s: part \"data\" must be %s (packing.word) or its signed counterpart with no type, "
+             "not %s",
+             w.c_str(), std::string(dtype_name(q.word)).c_str(), dtype_text(data).c_str());
+  const Component& scales = *o.find("scales");
+  const DType s = scales.dtype;
+  const bool half = s == DType::f16 || s == DType::bf16;
+  const bool scales_ok =
+      q.scale_form == "e8m0_exponent"
+          ? s == DType::u8 && scales.known_type && scales.known_type->name == "f8_e8m0"
+          : !scales.type &&
+                (half || (q.scale_form == "f32_factors" && (s == DType::f32 || s == DType::f64)));
+  ZT_FAIL_IF(!scales_ok, invalid,
+             "%s: part \"scales\" is %s, which scale_form \"%s\" does not allow (it needs %s)",
+             w.c_str(), dtype_text(scales).c_str(), q.scale_form.c_str(),
+             q.scale_form == "e8m0_exponent" ? "u8 of type f8_e8m0"
+             : q.scale_form == "f16_factors" ? "f16 or bf16, no type"
+                                             : "f16, bf16, f32 or f64, no type");
+  const Component* zeros = o.find("zeros");
+  const bool tensor = q.zero_form == "tensor";
+  ZT_FAIL_IF(tensor && !zeros, invalid, "%s: zero_point.form \"tensor\" needs the part \"zeros\"",
+             w.c_str());
+  ZT_FAIL_IF(!tensor && zeros, invalid,
+             "%s: part \"zeros\" must be absent when zero_point.form is \"%s\"", w.c_str(),
+             q.zero_form.c_str());
+  if (!zeros) return {};
+  ZT_FAIL_IF(zeros->type, invalid, "%s: part \"zeros\" must have no type (it has \"%s\")",
+             w.c_str(), zeros->type->c_str());
+  ZT_FAIL_IF(q.zero_packing == "same_as_data" && zeros->dtype != data.dtype, invalid,
+             "%s: part \"zeros\" packed \"same_as_data\" must have the dtype of \"data\" (%s), "
+             "not %s",
+             w.c_str(), std::string(dtype_name(data.dtype)).c_str(),
+             std::string(dtype_name(zeros->dtype)).c_str());
+  return {};
+}
+
+Result<void> check_sizes(const Object& o, const QuantGroup& q) {
+  const std::string w = layout_where(o);
+  const uint64_t along = o.shape[q.axis];
+  ZT_FAIL_IF(q.group_size != 0 && along % q.group_size != 0, invalid,
+             "%s: group_size %llu does not divide shape[%llu] = %llu (no partial groups)",
+             w.c_str(), static_cast<ull>(q.group_size), static_cast<ull>(q.axis),
+             static_cast<ull>(along));
+  // group_size 0 is one group spanning the axis, per lane (decision 16).
+  const uint64_t groups = q.group_size == 0 ? 1 : along / q.group_size;
+  std::vector<uint64_t> others = o.shape;
+  others.erase(others.begin() + static_cast<std::ptrdiff_t>(q.axis));
+  const auto lanes = shape_product(others);        // may overflow when shape[axis] is 0
+  const uint64_t codes = *shape_product(o.shape);  // v2 shapes do not overflow
+  const auto per_group = lanes ? checked_mul(groups, *lanes) : std::optional<uint64_t>();
+  ZT_FAIL_IF(!per_group, invalid, "%s: groups x lanes overflows 64 bits", w.c_str());
+  // Size formulas divide exactly (decision 18): no partial word.
+  ZT_FAIL_IF(codes % q.per_word != 0, invalid,
+             "%s: %llu codes are not a whole number of words of %llu codes", w.c_str(),
+             static_cast<ull>(codes), static_cast<ull>(q.per_word));
+  const unsigned word = dtype_width(q.word);
+  ZT_TRY(check_part_size(o, *o.find("data"), codes / q.per_word * word,
+                         "codes / per_word x width(word)"));
+  const Component& scales = *o.find("scales");
+  ZT_TRY(check_part_size(o, scales, checked_mul(*per_group, scales.width()),
+                         "groups x lanes x width(scales.dtype)"));
+  const Component* zeros = o.find("zeros");
+  if (!zeros) return {};
+  if (q.zero_packing == "plain")
+    return check_part_size(o, *zeros, checked_mul(*per_group, zeros->width()),
+                           "groups x lanes x width(zeros.dtype)");
+  ZT_FAIL_IF(*per_group % q.per_word != 0, invalid,
+             "%s: %llu zero points packed same_as_data are not a whole number of words of %llu",
+             w.c_str(), static_cast<ull>(*per_group), static_cast<ull>(q.per_word));
+  return check_part_size(o, *zeros, *per_group / q.per_word * word,
+                         "groups x lanes / per_word x width(word)");
+}
+
+Result<void> check_quant_group(const Object& o) {
+  auto q = read_attributes(o);
+  ZT_TRY(q);
+  ZT_TRY(check_part_types(o, *q));
+  return check_sizes(o, *q);
+}
+
+constexpr std::string_view kLayoutIds[] = {"zt.quant_group/1"};
+constexpr std::string_view kRequired[] = {"data", "scales"};
+constexpr std::string_view kOptional[] = {"zeros"};
+constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size"}};
+
+}  // namespace
+
+const ObjectFormat kQuantGroupFormat = {
+    .name = "zt.quant_group/1",
+    .layout_ids = kLayoutIds,
+    .v1 = false,
+    .required_roles = kRequired,
+    .optional_roles = kOptional,
+    .index_roles = {},
+    .value_role = "",
+    .listed_role = "data",
+    .sized_by_shape = false,
+    .content_needs_whole_components = false,
+    .content_rules = "",
+    .decoded_as = "",
+    .check_structure = check_quant_group,
+    .check_content = nullptr,
+    .check_written = nullptr,
+    .listed_attributes = kListed,
+    // Dequantisation comes with the v2 views (docs/v2.md §5 step 6).
+    .to_f32 = {not_decoded_whole<float>, not_decoded_chunks<float>},
+    .to_f64 = {not_decoded_whole<double>, not_decoded_chunks<double>},
+};
+
+}  // namespace zt
