@@ -60,6 +60,8 @@ zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_w
         o.frame_size = opt->frame_size;
       }
       if (ZT_HAS_FIELD(opt, auto_min_ratio)) o.auto_min_ratio = opt->auto_min_ratio;
+      if (ZT_HAS_FIELD(opt, file_version)) o.file_version = opt->file_version;
+      if (ZT_HAS_FIELD(opt, alignment)) o.alignment = opt->alignment;
     }
     auto w = zt::Writer::open(path, o);
     if (!w) return set_error(w.error());

@@ -269,6 +269,14 @@ typedef struct zt_writer_options {
                                build's ZT_MAX_FRAME_SIZE (default 256 MiB); ZT_ERR_ARGUMENT
                                outside */
   double auto_min_ratio;    /* encoding "auto": keep zstd only if stored <= ratio * raw; default 0.9 */
+  uint32_t file_version;    /* the container written: 0 = spec 1.2.0 (default), 2 = zTensor v2
+                               (layouts by id, "zstd" as zt.zstd-seekable/1 with frames of at
+                               most 16 MiB, digests over the decoded bytes, bool as u8 + type
+                               "bool"; format "quantized_group" has no v2 form and is refused
+                               with ZT_ERR_UNSUPPORTED; names at most 1024 bytes; attributes
+                               stored in deterministic CBOR, tags and undefined refused) */
+  uint64_t alignment;       /* v2 only: blob alignment, a multiple of 4096; 0 = 65536 (the
+                               canonical placement, default) */
 } zt_writer_options;
 
 /* Fills *opt with the defaults. */

@@ -929,6 +929,10 @@ struct WriterOptions {
   std::optional<std::uint64_t> frame_size = std::nullopt;  ///< input bytes per zstd frame
   std::optional<double> auto_min_ratio =
       std::nullopt;  ///< "auto" keeps zstd if stored <= ratio * raw
+  /// The container: 0 = spec 1.2.0 (default), 2 = zTensor v2 (see
+  /// zt_writer_options in ztensor.h for what changes).
+  std::optional<unsigned> file_version = std::nullopt;
+  std::optional<std::uint64_t> alignment = std::nullopt;  ///< v2 only; 0 = 65536
 };
 
 /// Writes a .zt file (move-only). Nothing appears at the path until
@@ -944,6 +948,8 @@ class Writer {
     if (options.digest) o.digest = static_cast<std::uint32_t>(*options.digest);
     if (options.frame_size) o.frame_size = *options.frame_size;
     if (options.auto_min_ratio) o.auto_min_ratio = *options.auto_min_ratio;
+    if (options.file_version) o.file_version = *options.file_version;
+    if (options.alignment) o.alignment = *options.alignment;
     detail::check(zt_writer_open_ex(detail::path_str(path).c_str(), &o, &w_));
   }
 

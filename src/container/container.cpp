@@ -157,4 +157,17 @@ Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage
   return l;
 }
 
+std::array<uint8_t, kFooterBytesV2> footer_v2(uint64_t offset, uint64_t length, uint64_t hash) {
+  std::array<uint8_t, kFooterBytesV2> f{};
+  auto put = [&](size_t at, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) f[at + i] = static_cast<uint8_t>(v >> (8 * i));
+  };
+  put(0, offset, 8);
+  put(8, length, 8);
+  put(16, hash, 8);
+  put(24, kFooterVersionV2, 4);
+  for (size_t i = 0; i < 8; ++i) f[32 + i] = kMagicV2[i];
+  return f;
+}
+
 }  // namespace zt

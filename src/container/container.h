@@ -2,6 +2,7 @@
 // the format a file is. Reads only the first 8 bytes and the tail.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -42,5 +43,9 @@ struct Located {
 Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage);
 
 uint64_t load_u64_le(const uint8_t* p);
+
+// The 40-byte v2 footer (v2 spec §2.3) for a manifest blob at
+// [offset, offset + length) whose XXH3-64 is `hash`: version 2, reserved 0.
+std::array<uint8_t, kFooterBytesV2> footer_v2(uint64_t offset, uint64_t length, uint64_t hash);
 
 }  // namespace zt

@@ -119,28 +119,40 @@ Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
   return frames;
 }
 
+SeekEntry seek_entry(std::span<const uint8_t> frame, uint64_t content) {
+  return SeekEntry{static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(content),
+                   frame.size() >= 4 ? le32(frame.data() + frame.size() - 4) : 0};
+}
+
+std::vector<uint8_t> seek_table(std::span<const SeekEntry> frames) {
+  std::vector<uint8_t> out;
+  out.reserve(8 + frames.size() * 12 + kSeekFooterBytes);
+  put_le32(out, kSeekTableMagic);
+  put_le32(out, static_cast<uint32_t>(frames.size() * 12 + kSeekFooterBytes));
+  for (const SeekEntry& e : frames) {
+    put_le32(out, e.stored);
+    put_le32(out, e.content);
+    put_le32(out, e.checksum);
+  }
+  put_le32(out, static_cast<uint32_t>(frames.size()));
+  out.push_back(0x80);  // checksums present
+  put_le32(out, kSeekableFooterMagic);
+  return out;
+}
+
 Result<void> seekable_compress(std::span<const uint8_t> src, uint64_t frame_size, int level,
                                std::vector<uint8_t>& out) {
   ZT_FAIL_IF(frame_size == 0 || frame_size > kSeekableMaxFrameContent, argument,
              "seekable zstd frames hold 1 byte to 16 MiB, not %llu", static_cast<ull>(frame_size));
-  std::vector<uint8_t> table;
-  uint32_t frames = 0;
+  std::vector<SeekEntry> entries;
   for (uint64_t at = 0; at < src.size(); at += frame_size) {
     const auto piece = src.subspan(at, std::min<uint64_t>(frame_size, src.size() - at));
     const size_t before = out.size();
     ZT_TRY(zstd_compress_frame(piece, level, out, true));
-    const uint64_t csize = out.size() - before;
-    put_le32(table, static_cast<uint32_t>(csize));
-    put_le32(table, static_cast<uint32_t>(piece.size()));
-    put_le32(table, le32(out.data() + out.size() - 4));  // the frame's own checksum
-    ++frames;
+    entries.push_back(seek_entry(std::span(out).subspan(before), piece.size()));
   }
-  put_le32(out, kSeekTableMagic);
-  put_le32(out, static_cast<uint32_t>(table.size() + kSeekFooterBytes));
+  const std::vector<uint8_t> table = seek_table(entries);
   out.insert(out.end(), table.begin(), table.end());
-  put_le32(out, frames);
-  out.push_back(0x80);  // checksums present
-  put_le32(out, kSeekableFooterMagic);
   return {};
 }
 

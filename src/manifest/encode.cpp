@@ -1,5 +1,9 @@
-// The 1.2.0 manifest of the objects a writer has written: deterministic
-// CBOR (fixed key order, shortest heads), the attributes as given.
+// The manifests of the objects a writer has written, 1.2.0 and v2:
+// deterministic CBOR (fixed key order, shortest heads), attributes as given.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
 #include "cbor/cbor_encode.h"
 #include "manifest/manifest.h"
 
@@ -58,6 +62,93 @@ std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
         w.text(*c.digest);
       }
     }
+  }
+  return w.take();
+}
+
+namespace {
+
+// Text keys in the order of their deterministic encodings: the head holds
+// the length, so shorter first, then bytewise.
+bool encoded_before(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return a.size() < b.size();
+  return std::memcmp(a.data(), b.data(), a.size()) < 0;
+}
+
+template <typename T, typename Key>
+std::vector<size_t> encoded_order(std::span<const T> items, Key key) {
+  std::vector<size_t> order(items.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return encoded_before(key(items[a]), key(items[b])); });
+  return order;
+}
+
+// Keys in encoded order: blob, type, dtype, digest, encoding, decoded_length.
+void encode_part(const Component& c, CborWriter& w) {
+  const bool encoded = c.encoding_id.has_value();
+  w.map(2 + (c.type ? 1 : 0) + (c.digest ? 1 : 0) + (encoded ? 2 : 0));
+  w.text("blob");
+  w.array(2);
+  w.uint(c.offset);
+  w.uint(c.length);
+  if (c.type) {
+    w.text("type");
+    w.text(*c.type);
+  }
+  w.text("dtype");
+  w.text(dtype_name(c.dtype));
+  if (c.digest) {
+    w.text("digest");
+    w.text(*c.digest);
+  }
+  if (encoded) {
+    w.text("encoding");
+    w.text(*c.encoding_id);
+    w.text("decoded_length");
+    w.uint(*c.uncompressed_length);
+  }
+}
+
+// Keys in encoded order: parts, shape, layout, attributes.
+void encode_object_v2(const Object& o, CborWriter& w) {
+  w.map(o.attributes.present ? 4 : 3);
+  w.text("parts");
+  w.map(o.components.size());
+  const std::span<const Component> parts(o.components);
+  for (const size_t k :
+       encoded_order(parts, [](const Component& c) -> std::string_view { return c.role; })) {
+    w.text(parts[k].role);
+    encode_part(parts[k], w);
+  }
+  w.text("shape");
+  w.array(o.shape.size());
+  for (const uint64_t d : o.shape) w.uint(d);
+  w.text("layout");
+  w.text(o.layout);
+  if (o.attributes.present) {
+    w.text("attributes");
+    w.raw(o.attributes.encoded);
+  }
+}
+
+}  // namespace
+
+// Root keys in encoded order: objects, attributes.
+std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes,
+                                        std::span<const Object> objects) {
+  CborWriter w;
+  w.map(file_attributes.empty() ? 1 : 2);
+  w.text("objects");
+  w.map(objects.size());
+  for (const size_t i :
+       encoded_order(objects, [](const Object& o) -> std::string_view { return o.name; })) {
+    w.text(objects[i].name);
+    encode_object_v2(objects[i], w);
+  }
+  if (!file_attributes.empty()) {
+    w.text("attributes");
+    w.raw(file_attributes);
   }
   return w.take();
 }

@@ -56,6 +56,29 @@ std::optional<uint64_t> element_bytes(const Component& c, uint64_t n) {
   return checked_mul(n, static_cast<uint64_t>(c.width()) * c.ratio());
 }
 
+// "<namespace>.<name>/<version>" (v2 spec §5.2: the version suffix is
+// mandatory): dot-separated pieces, none empty, and a decimal version of 1
+// or more without leading zeros.
+bool is_v2_profile_id(std::string_view id) {
+  const size_t slash = id.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view name = id.substr(0, slash);
+  const std::string_view version = id.substr(slash + 1);
+  if (version.empty() || version[0] == '0') return false;
+  for (const char c : version)
+    if (c < '0' || c > '9') return false;
+  if (name.find('/') != std::string_view::npos || name.find('.') == std::string_view::npos)
+    return false;
+  size_t piece = 0;
+  for (size_t i = 0; i <= name.size(); ++i) {
+    if (i == name.size() || name[i] == '.') {
+      if (i == piece) return false;
+      piece = i + 1;
+    }
+  }
+  return true;
+}
+
 NameFault name_fault(std::string_view name, uint64_t max_bytes) {
   if (name.empty()) return NameFault::empty;
   if (name.size() > max_bytes) return NameFault::too_long;

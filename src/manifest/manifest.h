@@ -166,6 +166,11 @@ inline constexpr unsigned kMaxDepthV2 = 32;
 inline constexpr uint64_t kMaxRankV2 = 64;
 NameFault name_fault(std::string_view name, uint64_t max_bytes = Limits::name_bytes);
 
+// "<namespace>.<name>/<version>" (v2 spec §5.2): dot-separated pieces, none
+// empty, a decimal version of 1 or more without leading zeros. What v2
+// layout ids other than "dense", and v2 encoding ids, must be.
+bool is_v2_profile_id(std::string_view id);
+
 // How messages name things: object "w", object "w": component "data", [2, 3].
 std::string object_where(const Object& o);
 std::string component_where(const Object& o, const Component& c);
@@ -175,6 +180,13 @@ std::string shape_text(std::span<const uint64_t> shape);
 // attributes (one encoded CBOR map, or empty for none): what writers store.
 std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
                                      std::span<const Object> objects);
+
+// The v2 manifest of `objects` in core deterministic encoding (v2 spec
+// §3.1): maps in the order of their encoded keys, parts as blob/dtype/type/
+// encoding/decoded_length/digest, the file attributes (canonical already,
+// or empty for none) and each object's as given.
+std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes,
+                                        std::span<const Object> objects);
 
 // The attributes as one deterministically encoded CBOR map, every value
 // exactly as the reader holds it (cbor_encode.h, encode_value): how

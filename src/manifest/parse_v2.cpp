@@ -6,6 +6,7 @@
 #include "base/zt_limits.h"
 #include "cbor/deterministic.h"
 #include "container/digest.h"
+#include "container/zstd_seekable.h"
 #include "formats/object_format.h"
 #include "manifest/parser.h"
 
@@ -17,29 +18,6 @@ using ull = unsigned long long;
 
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-
-// "<namespace>.<name>/<version>" (v2 spec §5.2: the version suffix is
-// mandatory): dot-separated pieces, none empty, and a decimal version of 1
-// or more without leading zeros.
-bool is_profile_id(std::string_view id) {
-  const size_t slash = id.rfind('/');
-  if (slash == std::string_view::npos) return false;
-  const std::string_view name = id.substr(0, slash);
-  const std::string_view version = id.substr(slash + 1);
-  if (version.empty() || version[0] == '0') return false;
-  for (const char c : version)
-    if (!is_digit(c)) return false;
-  if (name.find('/') != std::string_view::npos || name.find('.') == std::string_view::npos)
-    return false;
-  size_t piece = 0;
-  for (size_t i = 0; i <= name.size(); ++i) {
-    if (i == name.size() || name[i] == '.') {
-      if (i == piece) return false;
-      piece = i + 1;
-    }
-  }
-  return true;
 }
 
 // Shard names are single path components by construction (v2 spec §7.1).
@@ -130,11 +108,11 @@ Result<Component> Parser::parse_part_v2(const std::string& obj, std::string_view
   if (enc) {
     ZT_FAIL_IF(!is_text(enc), invalid, "%s: \"encoding\" is not a string", w.c_str());
     const std::string_view id = node(enc).str;
-    ZT_FAIL_IF(!is_profile_id(id), invalid,
+    ZT_FAIL_IF(!is_v2_profile_id(id), invalid,
                "%s: encoding \"%s\" is not a profile id (\"<namespace>.<name>/<version>\")",
                w.c_str(), std::string(id.substr(0, 100)).c_str());
     c.encoding_id = std::string(id);
-    c.encoding = id == "zt.zstd-seekable/1" ? Encoding::zstd : Encoding::unknown;
+    c.encoding = id == kSeekableEncodingId ? Encoding::zstd : Encoding::unknown;
     c.encoding_text = c.encoding == Encoding::zstd ? std::string("zstd") : *c.encoding_id;
     ZT_FAIL_IF(!is_uint(dl), invalid, "%s: \"decoded_length\" is not an unsigned integer",
                w.c_str());
@@ -163,7 +141,7 @@ Result<void> Parser::parse_object_v2(std::string_view name, uint32_t od) {
   const uint32_t lay = get(od, "layout");
   ZT_FAIL_IF(!is_text(lay), invalid, "%s: \"layout\" is missing or not a string", what.c_str());
   o.layout = std::string(node(lay).str);
-  ZT_FAIL_IF(o.layout != "dense" && !is_profile_id(o.layout), invalid,
+  ZT_FAIL_IF(o.layout != "dense" && !is_v2_profile_id(o.layout), invalid,
              "%s: layout \"%s\" is neither \"dense\" nor a profile id "
              "(\"<namespace>.<name>/<version>\")",
              what.c_str(), o.layout.substr(0, 100).c_str());

@@ -2,6 +2,7 @@
 // while writing, zstd frames compressed on the pool and written in order,
 // and the "auto" policy that keeps zstd only where it pays.
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,10 +31,20 @@ Result<void> Writer::Impl::write_all(std::span<const uint8_t> bytes) {
   return {};
 }
 
+uint64_t Writer::Impl::alignment() const {
+  if (!v2()) return kAlignment;
+  return opt.alignment ? opt.alignment : uint64_t{65536};
+}
+
 Result<void> Writer::Impl::pad_to_alignment() {
-  static constexpr uint8_t kZeros[kAlignment] = {};
-  const uint64_t pad = (kAlignment - pos % kAlignment) % kAlignment;
-  return write_all(std::span<const uint8_t>(kZeros, pad));
+  static constexpr uint8_t kZeros[4096] = {};
+  uint64_t pad = (alignment() - pos % alignment()) % alignment();
+  while (pad > 0) {
+    const uint64_t n = std::min<uint64_t>(pad, sizeof kZeros);
+    ZT_TRY(write_all(std::span<const uint8_t>(kZeros, n)));
+    pad -= n;
+  }
+  return {};
 }
 
 Result<void> Writer::Impl::truncate_to(uint64_t size) {
@@ -47,7 +58,8 @@ Result<void> Writer::Impl::truncate_to(uint64_t size) {
   return {};
 }
 
-// Writes stored bytes, hashing them on the way. With a digest, a slice is
+// Writes stored bytes, hashing them on the way (1.2 digests cover stored
+// bytes; v2 ones the input, hashed in accept()). With a digest, a slice is
 // hashed and then written while it is still in cache (one pass over
 // memory instead of two); slices are 4 MiB because every write(2) costs
 // kernel time of its own: on a 512 MiB write with xxh3, 256 KiB slices ran
@@ -55,10 +67,11 @@ Result<void> Writer::Impl::truncate_to(uint64_t size) {
 // were as fast at best but far more spread (BENCHMARKS.md). Without a
 // digest there is nothing to keep in cache: the bytes go out in one call.
 Result<void> Writer::Impl::emit_stored(std::span<const uint8_t> stored) {
-  const size_t kSlice = pending.hasher ? size_t{4} << 20 : std::max<size_t>(stored.size(), 1);
+  const bool hash = pending.hasher && !v2();
+  const size_t kSlice = hash ? size_t{4} << 20 : std::max<size_t>(stored.size(), 1);
   for (size_t at = 0; at < stored.size(); at += kSlice) {
     const auto slice = stored.subspan(at, std::min(kSlice, stored.size() - at));
-    if (pending.hasher) pending.hasher->update(slice);
+    if (hash) pending.hasher->update(slice);
     ZT_TRY(write_all(slice));
   }
   pending.out.length += stored.size();
@@ -71,7 +84,7 @@ uint64_t Writer::Impl::frame_size() const {
 
 FramePipeline& Writer::Impl::pipeline() {
   if (!frames)
-    frames = std::make_unique<FramePipeline>(threads() > 1 ? threads() : 0, opt.zstd_level);
+    frames = std::make_unique<FramePipeline>(threads() > 1 ? threads() : 0, opt.zstd_level, v2());
   return *frames;
 }
 
@@ -84,6 +97,10 @@ Result<void> Writer::Impl::write_oldest_frame() {
   if (!r) {
     frames->cancel();
     return r;
+  }
+  if (v2()) {
+    const unsigned long long content = ZSTD_getFrameContentSize(out->data(), out->size());
+    pending.seek.push_back(seek_entry(*out, content));
   }
   frames->pop_oldest();
   return {};
@@ -148,6 +165,7 @@ Result<void> Writer::Impl::accept(std::span<const uint8_t> data) {
              "object \"%s\": component \"%s\": more bytes than the %llu announced",
              current.name.c_str(), pending.out.role.c_str(), static_cast<ull>(pending.declared));
   pending.received += data.size();
+  if (v2() && pending.hasher) pending.hasher->update(data);  // v2 digests cover the content
   if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
   if (pending.mode == Mode::raw) return emit_stored(data);
   // zstd. Frames start every frame_size() bytes of the component, whatever

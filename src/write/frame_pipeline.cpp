@@ -18,7 +18,8 @@ size_t slots_for(unsigned workers) {
 
 }  // namespace
 
-FramePipeline::FramePipeline(unsigned workers, int level) : level_(level) {
+FramePipeline::FramePipeline(unsigned workers, int level, bool checksum)
+    : level_(level), checksum_(checksum) {
   workers = std::min(workers, Limits::threads);
   workers_.reserve(workers);
   try {
@@ -41,7 +42,7 @@ FramePipeline::~FramePipeline() {
 
 void FramePipeline::compress(Slot& s) const {
   s.out.clear();
-  auto r = zstd_compress_frame(s.input, level_, s.out);
+  auto r = zstd_compress_frame(s.input, level_, s.out, checksum_);
   s.error = r ? Error{} : std::move(r).error();
 }
 

@@ -20,7 +20,8 @@ class FramePipeline {
   // `workers` threads (at most Limits::threads, fewer if the system has no
   // more) compress at `level`; with none, submit() compresses on the calling
   // thread. At most capacity() frames are in flight (submitted, not popped).
-  FramePipeline(unsigned workers, int level);
+  // With `checksum`, every frame carries its content checksum (v2).
+  FramePipeline(unsigned workers, int level, bool checksum = false);
   ~FramePipeline();  // cancel(), then the workers stop
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
@@ -65,6 +66,7 @@ class FramePipeline {
   Slot& slot(uint64_t n) { return slots_[n % slots_.size()]; }
 
   const int level_;
+  const bool checksum_;
   std::vector<Slot> slots_;  // two per worker that started (one without workers)
   std::vector<std::vector<uint8_t>> spares_;
   // Frame numbers: [head_, tail_) in flight, [next_job_, tail_) not started.

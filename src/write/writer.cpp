@@ -1,7 +1,10 @@
 // The writer: the public calls as a state machine (every call runs through
 // one guard), the object rules at end_object, publication at finish. The
 // bytes of a component go out through component_stream.cpp.
+#include <xxhash.h>
+
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -10,7 +13,9 @@
 
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
+#include "cbor/deterministic.h"
 #include "container/container.h"
 #include "container/zstd_codec.h"
 #include "formats/object_format.h"
@@ -46,6 +51,7 @@ Result<void> Writer::Impl::open_file() {
     return std::move(f).error();
   }
   file = std::move(*f);
+  if (v2()) return write_all(std::span<const uint8_t>(kMagicV2, 8));
   return write_all(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kMagicV1), 8));
 }
 
@@ -65,11 +71,48 @@ bool valid_name(std::string_view s) { return name_fault(s) == NameFault::none; }
 
 std::string shown(std::string_view s) { return std::string(s.substr(0, 200)); }
 
-Result<void> check_name(std::string_view what, std::string_view name) {
+Result<void> check_name(std::string_view what, std::string_view name, bool v2) {
   ZT_FAIL_IF(!valid_name(name), argument,
              "%.*s name \"%s\" is empty, too long, has a NUL byte or is not UTF-8",
              static_cast<int>(what.size()), what.data(), shown(name).c_str());
+  ZT_FAIL_IF(v2 && name.size() > kMaxNameBytesV2, argument,
+             "%.*s name of %zu bytes: v2 names are at most 1024 bytes",
+             static_cast<int>(what.size()), what.data(), name.size());
   return {};
+}
+
+// What a v2 writer stores for a format given in either vocabulary: the
+// layout id, and the name the reader will show (docs/v2.md §2).
+Result<void> set_v2_layout(Object& o, std::string_view format) {
+  if (const ObjectFormat* f = find_object_format(format)) {
+    ZT_FAIL_IF(f->layout_ids.empty(), unsupported,
+               "object \"%s\": format \"%s\" has no v2 layout that means the same", o.name.c_str(),
+               shown(format).c_str());
+    o.layout = std::string(f->layout_ids.front());
+  } else {
+    ZT_FAIL_IF(format != "dense" && !is_v2_profile_id(format), argument,
+               "object \"%s\": \"%s\" is not a v2 layout (\"dense\" or "
+               "\"<namespace>.<name>/<version>\")",
+               o.name.c_str(), shown(format).c_str());
+    o.layout = std::string(format);
+  }
+  o.format = presented_format(o.layout);
+  return {};
+}
+
+// v2 attributes are stored in deterministic encoding, without tags or
+// undefined (v2 spec §3.1), and `depth` levels below the manifest root.
+Result<std::vector<uint8_t>> v2_attributes(std::span<const uint8_t> cbor, unsigned depth) {
+  auto canonical = cbor::canonical_encoding(cbor, kMaxDepthV2 - depth);
+  if (!canonical) {
+    Error e = std::move(canonical).error();
+    if (e.status != Status::nomem) e.status = Status::argument;
+    return e;
+  }
+  ZT_TRY(cbor::for_each_entry(*canonical, [](std::string_view key, auto) -> Result<void> {
+    return check_name("attribute", key, true);
+  }));
+  return canonical;
 }
 
 }  // namespace
@@ -146,6 +189,16 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const Writ
   // 0 is honoured (auto never keeps zstd); NaN and negative ratios are not numbers a user meant.
   ZT_FAIL_IF(!(opt.auto_min_ratio >= 0) || opt.auto_min_ratio > 1e6, argument,
              "auto_min_ratio must be a number from 0 to 1e6");
+  ZT_FAIL_IF(opt.file_version != 0 && opt.file_version != 2, argument,
+             "file_version %u: writers produce 1.2.0 (0) or zTensor v2 (2)", opt.file_version);
+  ZT_FAIL_IF(opt.file_version != 2 && opt.alignment != 0, argument,
+             "alignment is a v2 option (1.2.0 blobs are 64-byte aligned)");
+  ZT_FAIL_IF(opt.alignment % kAlignmentV2 != 0 || opt.alignment > (uint64_t{1} << 30), argument,
+             "alignment %llu is not a multiple of 4096 up to 1 GiB",
+             static_cast<ull>(opt.alignment));
+  ZT_FAIL_IF(opt.file_version == 2 && opt.frame_size > kSeekableMaxFrameContent, argument,
+             "frame size %llu: v2 zstd frames hold at most 16 MiB (zt.zstd-seekable/1)",
+             static_cast<ull>(opt.frame_size));
   std::unique_ptr<Writer> w(new Writer());
   w->impl_->opt = opt;
   w->impl_->path = path;
@@ -159,6 +212,10 @@ Result<void> Writer::set_file_attributes_json(std::string_view json) {
     // The manifest root holds file attributes at CBOR depth 2.
     auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 1);
     ZT_TRY(cbor);
+    if (impl_->v2()) {
+      cbor = v2_attributes(*cbor, 1);
+      ZT_TRY(cbor);
+    }
     impl_->file_attributes = std::move(*cbor);
     return {};
   });
@@ -168,6 +225,12 @@ Result<void> Writer::set_file_attributes_cbor(std::span<const uint8_t> cbor) {
   return guarded(*impl_, [&]() -> Result<void> {
     ZT_TRY(impl_->usable());
     ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 1));
+    if (impl_->v2()) {
+      auto canonical = v2_attributes(cbor, 1);
+      ZT_TRY(canonical);
+      impl_->file_attributes = std::move(*canonical);
+      return {};
+    }
     impl_->file_attributes.assign(cbor.begin(), cbor.end());
     return {};
   });
@@ -180,7 +243,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     ZT_TRY(s.usable());
     ZT_FAIL_IF(s.state != Impl::State::idle, state,
                "an object is already begun (\"%s\"): end it first", s.current.name.c_str());
-    ZT_TRY(check_name("object", name));
+    ZT_TRY(check_name("object", name, s.v2()));
     ZT_FAIL_IF(!valid_name(format), argument, "object \"%s\": format \"%s\" is not valid text",
                shown(name).c_str(), shown(format).c_str());
     ZT_FAIL_IF(shape.size() > Limits::rank, argument,
@@ -194,6 +257,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     s.current.name = std::string(name);
     s.current.format = std::string(format);
     s.current.shape.assign(shape.begin(), shape.end());
+    if (s.v2()) ZT_TRY(set_v2_layout(s.current, format));
     s.current_attributes.clear();
     s.object_start = s.pos;
     s.state = Impl::State::object;
@@ -210,6 +274,10 @@ Result<void> Writer::set_object_attributes_json(std::string_view json) {
     // root -> objects -> object -> attributes: object attributes sit at depth 4.
     auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 3);
     ZT_TRY(cbor);
+    if (s.v2()) {
+      cbor = v2_attributes(*cbor, 3);
+      ZT_TRY(cbor);
+    }
     s.current_attributes = std::move(*cbor);
     return {};
   });
@@ -222,6 +290,12 @@ Result<void> Writer::set_object_attributes_cbor(std::span<const uint8_t> cbor) {
     ZT_FAIL_IF(s.state != Impl::State::object, state,
                "no object is begun: call zt_writer_begin_object first");
     ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 3));
+    if (s.v2()) {
+      auto canonical = v2_attributes(cbor, 3);
+      ZT_TRY(canonical);
+      s.current_attributes = std::move(*canonical);
+      return {};
+    }
     s.current_attributes.assign(cbor.begin(), cbor.end());
     return {};
   });
@@ -238,16 +312,24 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     ZT_FAIL_IF(s.state != Impl::State::object, state,
                "no object is begun: call zt_writer_begin_object first");
     const std::string& obj = s.current.name;
-    ZT_TRY(check_name("component", role));
+    ZT_TRY(check_name("component", role, s.v2()));
     for (const auto& c : s.current.components)
       ZT_FAIL_IF(c.role == role, argument, "object \"%s\": duplicate component \"%s\"", obj.c_str(),
                  shown(role).c_str());
     ZT_FAIL_IF(s.current.components.size() >= Limits::components, limit,
                "object \"%s\": too many components", obj.c_str());
-    const auto dt = dtype_from_name(dtype);
+    auto dt = dtype_from_name(dtype);
     ZT_FAIL_IF(!dt, argument, "object \"%s\": component \"%s\": unknown dtype \"%s\"", obj.c_str(),
                shown(role).c_str(), shown(dtype).c_str());
-    const LogicalType* lt = type ? find_logical_type(*type) : nullptr;
+    // v2 has no bool storage type: bool is a logical type over u8 (§4.1).
+    if (s.v2() && *dt == DType::boolean) {
+      ZT_FAIL_IF(type && *type != "bool", argument,
+                 "object \"%s\": component \"%s\": dtype \"bool\" with type \"%s\"", obj.c_str(),
+                 shown(role).c_str(), shown(*type).c_str());
+      dt = DType::u8;
+      type = "bool";
+    }
+    const LogicalType* lt = type ? find_logical_type(*type, s.v2()) : nullptr;
     if (type) {
       ZT_FAIL_IF(!valid_name(*type), argument,
                  "object \"%s\": component \"%s\": type is not valid text", obj.c_str(),
@@ -274,10 +356,12 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
         decoded_size % unit != 0, argument,
         "object \"%s\": component \"%s\": %llu bytes is not a whole number of %u-byte elements",
         obj.c_str(), shown(role).c_str(), static_cast<ull>(decoded_size), unit);
-    const ObjectFormat* format = find_object_format(s.current.format);
+    const ObjectFormat* format = format_of(s.current);
     if (format && format->sized_by_shape && role == format->value_role && (!type || lt)) {
       const auto n = shape_product(s.current.shape);
-      const auto want = n ? checked_mul(*n, unit) : std::nullopt;
+      const auto want = !n                   ? std::nullopt
+                        : lt && lt->per_byte ? std::optional(ceil_div(*n, lt->per_byte))
+                                             : checked_mul(*n, unit);
       ZT_FAIL_IF(!want, argument, "object \"%s\": the shape's byte size overflows 64 bits",
                  obj.c_str());
       ZT_FAIL_IF(*want != decoded_size, argument,
@@ -293,11 +377,11 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     p.out.encoding = mode == Mode::zstd ? Encoding::zstd : Encoding::raw;
     p.declared = decoded_size;
     p.rollback_to = s.pos;
-    p.check_bool = *dt == DType::boolean;
+    p.check_bool = *dt == DType::boolean || (lt && lt->name == "bool");
     if (s.opt.digest != DigestAlgo::none) p.hasher.emplace(s.opt.digest);
     // Zero-length raw components take no bytes; zstd ones hold one empty frame.
     if (decoded_size > 0 || mode == Mode::zstd) ZT_TRY(s.pad_to_alignment());
-    p.out.offset = (s.pos + kAlignment - 1) / kAlignment * kAlignment;
+    p.out.offset = (s.pos + s.alignment() - 1) / s.alignment() * s.alignment();
     s.pending = std::move(p);
     s.state = Impl::State::component;
     return {};
@@ -339,7 +423,12 @@ Result<void> Writer::end_component() {
     if (p.mode == Mode::zstd) {
       if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
       ZT_TRY(s.drain_frames());
-      if (p.declared == 0) {
+      if (s.v2()) {
+        // zt.zstd-seekable/1: the frames, then their seek table (no frame
+        // at all for an empty part).
+        ZT_TRY(s.emit_stored(seek_table(p.seek)));
+        p.out.encoding_id = std::string(kSeekableEncodingId);
+      } else if (p.declared == 0) {
         std::vector<uint8_t> empty_frame;
         ZT_TRY(zstd_compress_frame(std::span<const uint8_t>(), s.opt.zstd_level, empty_frame));
         ZT_TRY(s.emit_stored(empty_frame));
@@ -348,7 +437,7 @@ Result<void> Writer::end_component() {
       p.out.encoding_text = "zstd";
     }
     if (p.out.length == 0)
-      p.out.offset = (p.rollback_to + kAlignment - 1) / kAlignment * kAlignment;
+      p.out.offset = (p.rollback_to + s.alignment() - 1) / s.alignment() * s.alignment();
     if (p.hasher)
       p.out.digest = std::string(digest_algo_name(p.hasher->algo())) + ":" + p.hasher->finish_hex();
     s.current.components.push_back(std::move(p.out));
@@ -440,18 +529,33 @@ Result<void> Writer::finish() {
       return make_error(Status::state, "object \"%s\" is still open: the file was not written",
                         s.current.name.c_str());
     }
-    const std::vector<uint8_t> manifest = encode_manifest(s.file_attributes, s.objects);
-    uint8_t trailer[16];
-    uint64_t n = manifest.size();
-    for (int i = 0; i < 8; ++i, n >>= 8) trailer[i] = static_cast<uint8_t>(n & 0xFF);
-    std::memcpy(trailer + 8, kMagicV1, 8);
-    auto r = s.write_all(manifest);
-    if (r) r = s.write_all(trailer);
+    auto r = s.v2() ? s.write_manifest_v2() : s.write_manifest_v1();
     if (r) r = s.publish();
     s.discard();
     s.state = r ? Impl::State::done : Impl::State::failed;
     return r;
   });
+}
+
+Result<void> Writer::Impl::write_manifest_v1() {
+  const std::vector<uint8_t> manifest = encode_manifest(file_attributes, objects);
+  uint8_t trailer[16];
+  uint64_t n = manifest.size();
+  for (int i = 0; i < 8; ++i, n >>= 8) trailer[i] = static_cast<uint8_t>(n & 0xFF);
+  std::memcpy(trailer + 8, kMagicV1, 8);
+  ZT_TRY(write_all(manifest));
+  return write_all(trailer);
+}
+
+// The manifest is a blob like any other (aligned, written last), then the
+// footer that points at it and carries its XXH3-64 (v2 spec §2.3).
+Result<void> Writer::Impl::write_manifest_v2() {
+  const std::vector<uint8_t> manifest = encode_manifest_v2(file_attributes, objects);
+  ZT_TRY(pad_to_alignment());
+  const std::array<uint8_t, kFooterBytesV2> footer =
+      footer_v2(pos, manifest.size(), XXH3_64bits(manifest.data(), manifest.size()));
+  ZT_TRY(write_all(manifest));
+  return write_all(footer);
 }
 
 void Writer::abort() {

@@ -1,4 +1,7 @@
-// The writer: spec 1.2.0 files, 64-byte aligned blobs with zero padding,
+// The writer: spec 1.2.0 files (or zTensor v2 with WriterOptions::
+// file_version = 2: 4096-multiple alignment, seekable zstd, digests over
+// the input bytes, a deterministic v2 manifest and the 40-byte footer),
+// 64-byte aligned blobs with zero padding,
 // digests computed while writing, zstd as independent frames compressed on
 // a pool, deterministic output, atomic publication (an unnamed temporary
 // file in the target's directory, fsync, link + rename, fsync of the
@@ -26,6 +29,10 @@ struct WriterOptions {
   DigestAlgo digest = DigestAlgo::xxh3;
   uint64_t frame_size = uint64_t{1} << 20;
   double auto_min_ratio = 0.9;
+  // The container: 0 for spec 1.2.0 (the default), 2 for zTensor v2.
+  unsigned file_version = 0;
+  // v2 only: blob alignment, a multiple of 4096; 0 for 65536 (canonical).
+  uint64_t alignment = 0;
 };
 
 class Writer {

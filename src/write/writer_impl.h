@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "container/digest.h"
+#include "container/zstd_seekable.h"
 #include "manifest/manifest.h"
 #include "write/frame_pipeline.h"
 #include "write/output_file.h"
@@ -33,6 +34,7 @@ struct Pending {
   std::optional<Hasher> hasher;
   std::vector<uint8_t> frame;  // zstd input short of a whole frame
   bool check_bool = false;
+  std::vector<SeekEntry> seek;  // v2: the frames written, for the seek table
 };
 
 struct Writer::Impl {
@@ -64,6 +66,12 @@ struct Writer::Impl {
   Result<void> publish();
   Result<void> check_object_rules();
   Result<std::vector<uint8_t>> read_back(const Component& c) const;
+  Result<void> write_manifest_v1();
+  Result<void> write_manifest_v2();
+
+  bool v2() const { return opt.file_version == 2; }
+  // Blob alignment: 64 (1.2), or the v2 option (65536 by default).
+  uint64_t alignment() const;
 
   // ---- bytes (component_stream.cpp) ----
   unsigned threads() const;

@@ -1,0 +1,214 @@
+// The writer producing zTensor v2 (zt_writer_options.file_version = 2): what
+// it writes reads back through the same calls, with the v2 rules the reader
+// enforces (placement, seekable zstd, digests over decoded bytes,
+// deterministic manifest), deterministic bytes, and the refusals of what v2
+// cannot say.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "cbor/deterministic.h"
+#include "container/container.h"
+#include "test_files.h"
+
+namespace zt::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class WriterV2 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt-writer-v2-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name = "out.zt") const { return (dir_ / name).string(); }
+
+  static zt_writer_options v2_options(uint64_t alignment = 0) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.file_version = 2;
+    o.alignment = alignment;
+    o.frame_size = 1024;
+    return o;
+  }
+  zt_writer* open_v2(const std::string& p, uint64_t alignment = 0) const {
+    const zt_writer_options o = v2_options(alignment);
+    zt_writer* w = nullptr;
+    EXPECT_EQ(zt_writer_open_ex(p.c_str(), &o, &w), ZT_OK) << zt_last_error();
+    return w;
+  }
+  static Bytes slurp(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return Bytes(std::istreambuf_iterator<char>(f), {});
+  }
+
+  // A model of each kind the v2 writer handles.
+  void write_sample(const std::string& p, uint64_t alignment = 0) const {
+    zt_writer* w = open_v2(p, alignment);
+    ASSERT_NE(w, nullptr);
+    const std::vector<float> weights{1.5f, -2.0f, 3.25f, 0.0f, 1e-3f, 7.0f};
+    const uint64_t wshape[] = {2, 3};
+    ASSERT_EQ(zt_writer_add_dense(w, "w", "f32", wshape, 2, weights.data(), 24, "raw"), ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(zt_writer_set_file_attributes_json(w, R"({"z": 1, "a": [1.5, "x"], "mm": null})"),
+              ZT_OK);
+    const Bytes ramp = pattern(10000);
+    const uint64_t rshape[] = {10000};
+    ASSERT_EQ(zt_writer_add_dense(w, "ramp", "u8", rshape, 1, ramp.data(), ramp.size(), "zstd"),
+              ZT_OK)
+        << zt_last_error();
+    const uint8_t flags[] = {0, 1, 1};
+    const uint64_t fshape[] = {3};
+    ASSERT_EQ(zt_writer_add_dense(w, "flags", "bool", fshape, 1, flags, 3, "raw"), ZT_OK)
+        << zt_last_error();
+    const uint64_t cshape[] = {2, 3};
+    ASSERT_EQ(zt_writer_begin_object(w, "csr", "sparse_csr", cshape, 2), ZT_OK) << zt_last_error();
+    const Bytes values = le<float>({1, 2}), indices = le<uint64_t>({0, 2}),
+                indptr = le<uint64_t>({0, 1, 2});
+    ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values.data(), 8, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, indices.data(), 16, "raw"),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, indptr.data(), 24, "zstd"),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_set_object_attributes_json(w, R"({"note": "tied"})"), ZT_OK);
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+    const uint64_t eshape[] = {0};
+    ASSERT_EQ(zt_writer_add_dense(w, "empty", "f32", eshape, 1, nullptr, 0, "zstd"), ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(WriterV2, WhatItWritesReadsBackThroughTheSameCalls) {
+  write_sample(path());
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK) << zt_last_error();
+  ReaderPtr hold(r);
+  EXPECT_STREQ(zt_file_version(r), "2");
+  ASSERT_EQ(zt_object_count(r), 5u);
+  const size_t w = object_index(r, "w"), ramp = object_index(r, "ramp"),
+               flags = object_index(r, "flags"), csr = object_index(r, "csr");
+  EXPECT_STREQ(zt_object_layout(r, w), "dense");
+  EXPECT_STREQ(zt_object_format(r, csr), "sparse_csr");
+  EXPECT_STREQ(zt_object_layout(r, csr), "zt.sparse_csr/1");
+  EXPECT_STREQ(zt_component_encoding(r, ramp, "data"), "zstd");
+  EXPECT_STREQ(zt_component_encoding_id(r, ramp, "data"), "zt.zstd-seekable/1");
+  // bool is a type over u8 in v2.
+  EXPECT_STREQ(zt_component_dtype(r, flags, "data"), "u8");
+  EXPECT_STREQ(zt_component_type(r, flags, "data"), "bool");
+  const Mapped m = map_component(r, "ramp", "data");
+  ASSERT_EQ(m.status, ZT_OK);
+  EXPECT_EQ(m.bytes, pattern(10000));
+  uint64_t checked = 0, unchecked = 0;
+  ASSERT_EQ(zt_verify(r, &checked, &unchecked), ZT_OK) << zt_last_error();
+  EXPECT_EQ(checked, 7u);  // every part has an xxh3 digest
+  EXPECT_EQ(unchecked, 0u);
+}
+
+TEST_F(WriterV2, DigestsCoverTheDecodedBytes) {
+  write_sample(path());
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK);
+  ReaderPtr hold(r);
+  const Json j = Json::parse(zt_manifest_json(r));
+  EXPECT_EQ(j["objects"]["ramp"]["components"]["data"]["digest"], xxh3_digest(pattern(10000)));
+}
+
+TEST_F(WriterV2, BlobsAndTheManifestSitAtTheAlignment) {
+  for (const uint64_t alignment : {uint64_t{0}, uint64_t{4096}, uint64_t{8192}}) {
+    SCOPED_TRACE(alignment);
+    std::string file_name = std::to_string(alignment);
+    file_name += ".zt";
+    const std::string p = path(file_name);
+    write_sample(p, alignment);
+    const uint64_t a = alignment ? alignment : 65536;
+    const Bytes file = slurp(p);
+    const uint64_t manifest_at = load_u64_le(file.data() + file.size() - 40);
+    EXPECT_EQ(manifest_at % a, 0u);
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open(p.c_str(), &r), ZT_OK) << zt_last_error();
+    ReaderPtr hold(r);
+    const Json j = Json::parse(zt_manifest_json(r));
+    for (const auto& [name, o] : j["objects"].items())
+      for (const auto& [role, c] : o["components"].items()) {
+        EXPECT_EQ(c["offset"].get<uint64_t>() % a, 0u) << name << "." << role;
+        EXPECT_GE(c["offset"].get<uint64_t>(), a) << name << "." << role;
+      }
+  }
+}
+
+TEST_F(WriterV2, TheManifestIsDeterministicAndTheBytesRepeat) {
+  write_sample(path("one.zt"));
+  write_sample(path("two.zt"));
+  const Bytes one = slurp(path("one.zt"));
+  EXPECT_EQ(one, slurp(path("two.zt")));
+  const uint64_t at = load_u64_le(one.data() + one.size() - 40);
+  const uint64_t length = load_u64_le(one.data() + one.size() - 32);
+  const std::span<const uint8_t> manifest(one.data() + at, length);
+  EXPECT_TRUE(cbor::check_deterministic(manifest, 32).ok());
+  // The file attributes were given unsorted: they are stored sorted.
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path("one.zt").c_str(), &r), ZT_OK);
+  ReaderPtr hold(r);
+  const void* data = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(zt_file_attributes_cbor(r, &data, &size), ZT_OK);
+  const Bytes attrs(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+  EXPECT_EQ(attrs, cbor_v2(Json{{"z", 1}, {"a", {1.5, "x"}}, {"mm", nullptr}}));
+}
+
+TEST_F(WriterV2, WhatV2CannotSayIsRefused) {
+  zt_writer* w = open_v2(path());
+  ASSERT_NE(w, nullptr);
+  const uint64_t shape[] = {4};
+  EXPECT_TRUE(FailsWith(zt_writer_begin_object(w, "q", "quantized_group", shape, 1),
+                        ZT_ERR_UNSUPPORTED, {"no v2 layout"}));
+  EXPECT_TRUE(FailsWith(zt_writer_begin_object(w, "q", "my_format", shape, 1), ZT_ERR_ARGUMENT,
+                        {"not a v2 layout"}));
+  const std::string long_name(1025, 'n');
+  EXPECT_TRUE(FailsWith(zt_writer_begin_object(w, long_name.c_str(), "dense", shape, 1),
+                        ZT_ERR_ARGUMENT, {"at most 1024 bytes"}));
+  const uint8_t tagged[] = {0xA1, 0x61, 'k', 0xC1, 0x01};  // {"k": 1(1)}
+  EXPECT_TRUE(FailsWith(zt_writer_set_file_attributes_cbor(w, tagged, sizeof tagged),
+                        ZT_ERR_ARGUMENT, {"tag"}));
+  // A profile id the library does not know is stored as written.
+  ASSERT_EQ(zt_writer_begin_object(w, "kv", "acme.paged/1", shape, 1), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_component(w, "pages", "u8", nullptr, "abcd", 4, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK) << zt_last_error();
+  ReaderPtr hold(r);
+  EXPECT_STREQ(zt_object_format(r, 0), "acme.paged/1");
+}
+
+TEST_F(WriterV2, OptionsAreChecked) {
+  zt_writer_options o = v2_options(4100);
+  zt_writer* w = nullptr;
+  EXPECT_TRUE(
+      FailsWith(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT, {"multiple of 4096"}));
+  o = v2_options();
+  o.frame_size = (16u << 20) + 1;
+  EXPECT_TRUE(FailsWith(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT, {"16 MiB"}));
+  o = v2_options();
+  o.file_version = 1;
+  EXPECT_TRUE(
+      FailsWith(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT, {"file_version 1"}));
+  zt_writer_options_init(&o);
+  o.alignment = 4096;
+  EXPECT_TRUE(FailsWith(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT, {"v2 option"}));
+  EXPECT_FALSE(fs::exists(path()));
+}
+
+}  // namespace
+}  // namespace zt::test
