@@ -67,6 +67,11 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
     o.writer.threads = static_cast<unsigned>(*v);
   }
   o.densify = a.has("--densify");
+  if (const auto v = a.get("--format-version")) {
+    ZT_FAIL_IF(*v != "2" && *v != "1.2" && *v != "1.2.0", argument,
+               "option '--format-version': '%s' is not 1.2 or 2", v->c_str());
+    o.writer.file_version = *v == "2" ? 2 : 0;
+  }
   return {};
 }
 
@@ -163,9 +168,32 @@ Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& att
   return out.take();
 }
 
+// Whether the target container can say what the object is: 1.2's
+// quantized_group has no v2 layout of the same meaning, and a layout only
+// v2 defines (zt.mx/1, gguf.q4_0/1) has no 1.2 format. Refused (exit 5)
+// rather than written as something a reader would misread or not know.
+Result<void> check_representable(const Item& it, const RewriteOptions& opt) {
+  if (opt.densify) return {};
+  const bool to_v2 = opt.writer.file_version == 2;
+  if (to_v2) {
+    const ObjectFormat* f = find_object_format(it.format);
+    ZT_FAIL_IF(f && f->layout_ids.empty(), argument,
+               "format \"%s\" has no zTensor v2 layout of the same meaning (use --densify, or "
+               "keep --format-version 1.2)",
+               it.format.c_str());
+    return {};
+  }
+  const ObjectFormat* f = find_layout_format(it.format);
+  ZT_FAIL_IF(f && !f->v1, argument,
+             "layout \"%s\" exists only in zTensor v2 (use --densify, or --format-version 2)",
+             it.format.c_str());
+  return {};
+}
+
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
                        const RewriteOptions& opt, Progress& progress) {
   const Item& it = in.items[i];
+  ZT_TRY(check_representable(it, opt));
   // Corrupt input is refused, never copied under a fresh digest.
   ZT_TRY(in.check(i));
   if (opt.densify && !is_format(it.format, kDenseFormat)) {

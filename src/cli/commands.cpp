@@ -38,7 +38,8 @@ constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
 constexpr OptSpec kConvertOpts[] = {{"--compress", OptSpec::optional_value},
                                     {"--digest", OptSpec::value},
                                     {"--threads", OptSpec::value},
-                                    {"--densify"}};
+                                    {"--densify"},
+                                    {"--format-version", OptSpec::value}};
 constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"}, {"--in-place"},
                                    {"--level", OptSpec::value},        {"--auto"},
                                    {"--min-ratio", OptSpec::value},    {"--digest", OptSpec::value},
@@ -74,7 +75,12 @@ const std::string kConvertUsage =
         "\n"
         "Options:\n"
         "  --compress[=LEVEL]   zstd-compress every component (level 1..22, default 3);\n"
-        "                       without it, .zt inputs keep their encodings\n") +
+        "                       without it, .zt inputs keep their encodings\n"
+        "  --format-version V   the .zt container written: 1.2 (default) or 2 (zTensor\n"
+        "                       v2: layout ids, seekable zstd, digests over decoded\n"
+        "                       bytes); objects the target cannot express (1.2's\n"
+        "                       quantized_group in v2, v2-only layouts in 1.2) are\n"
+        "                       refused (exit 5) unless --densify\n") +
     std::string(kWriteOptions) +
     "  --densify            write sparse and quantized objects (and dtypes safetensors\n"
     "                       lacks) as dense f32/f64 values; without it, writing them\n"

@@ -328,6 +328,9 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
                  shown(role).c_str(), shown(*type).c_str());
       dt = DType::u8;
       type = "bool";
+    } else if (!s.v2() && *dt == DType::u8 && type == "bool") {
+      dt = DType::boolean;  // v2's bool, back in 1.2's vocabulary
+      type = std::nullopt;
     }
     const LogicalType* lt = type ? find_logical_type(*type, s.v2()) : nullptr;
     if (type) {
