@@ -60,6 +60,10 @@ struct Component {
   unsigned width() const { return dtype_width(dtype); }
   // Storage elements per logical element: 2 for complex, else 1.
   unsigned ratio() const { return known_type ? known_type->ratio : 1; }
+  // Bytes that must be 0 or 1: 1.2's bool dtype, v2's type "bool" over u8.
+  bool holds_bools() const {
+    return dtype == DType::boolean || (known_type && known_type->name == "bool");
+  }
   // Whether the logical element size is known (no unknown `type`).
   bool element_size_known() const { return !type || known_type; }
 };

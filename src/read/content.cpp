@@ -62,7 +62,7 @@ __int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k) {
 Result<void> check_content(bool legacy, const Object& o,
                            std::span<const std::span<const uint8_t>> decoded) {
   for (size_t k = 0; k < o.components.size(); ++k)
-    if (o.components[k].dtype == DType::boolean && !legacy)
+    if (o.components[k].holds_bools() && !legacy)
       ZT_TRY(check_bool(o, o.components[k], decoded[k]));
   const ObjectFormat* f = format_of(o);
   return f && f->check_content ? f->check_content(o, decoded) : Result<void>{};

@@ -389,7 +389,7 @@ Result<void> Reader::check_digest(const Object& o, const Component& c, const Par
 Result<uint64_t> Reader::verify_streamed(size_t object, size_t component, Hasher* hash) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
-  const bool bools = c.dtype == DType::boolean && !lenient_bools(manifest_.generation);
+  const bool bools = c.holds_bools() && !lenient_bools(manifest_.generation);
   auto windows = this->windows(object, component);
   ZT_TRY(windows);
   uint64_t at = 0;
