@@ -140,6 +140,9 @@ Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
 Result<void> Writer::Impl::check_object_rules() {
   current.attributes = current_attributes.empty() ? Attributes{}
                                                   : Attributes{true, current_attributes};
+  // A v2 object has bytes (v2 spec §3.3): readers refuse one without parts.
+  ZT_FAIL_IF(v2() && current.components.empty(), invalid,
+             "object \"%s\": a v2 object needs at least one part", current.name.c_str());
   ZT_TRY(validate_object(current));
   const ObjectFormat* f = format_of(current);
   if (!f || !f->check_written) return {};
@@ -257,7 +260,13 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     s.current.name = std::string(name);
     s.current.format = std::string(format);
     s.current.shape.assign(shape.begin(), shape.end());
-    if (s.v2()) ZT_TRY(set_v2_layout(s.current, format));
+    if (s.v2()) {
+      ZT_FAIL_IF(shape.size() > kMaxRankV2 || !shape_product(shape), argument,
+                 "object \"%s\": v2 shapes have at most 64 dimensions and a product that fits "
+                 "64 bits",
+                 shown(name).c_str());
+      ZT_TRY(set_v2_layout(s.current, format));
+    }
     s.current_attributes.clear();
     s.object_start = s.pos;
     s.state = Impl::State::object;

@@ -181,6 +181,12 @@ TEST_F(WriterV2, WhatV2CannotSayIsRefused) {
   const uint8_t tagged[] = {0xA1, 0x61, 'k', 0xC1, 0x01};  // {"k": 1(1)}
   EXPECT_TRUE(FailsWith(zt_writer_set_file_attributes_cbor(w, tagged, sizeof tagged),
                         ZT_ERR_ARGUMENT, {"tag"}));
+  // An object without parts has no meaning in v2 (§3.3): dropped at its end.
+  ASSERT_EQ(zt_writer_begin_object(w, "hollow", "dense", shape, 1), ZT_OK);
+  EXPECT_TRUE(FailsWith(zt_writer_end_object(w), ZT_ERR_INVALID, {"at least one part"}));
+  const uint64_t huge[] = {uint64_t{1} << 40, uint64_t{1} << 40};
+  EXPECT_TRUE(FailsWith(zt_writer_begin_object(w, "huge", "dense", huge, 2), ZT_ERR_ARGUMENT,
+                        {"fits 64 bits"}));
   // A profile id the library does not know is stored as written.
   ASSERT_EQ(zt_writer_begin_object(w, "kv", "acme.paged/1", shape, 1), ZT_OK) << zt_last_error();
   ASSERT_EQ(zt_writer_add_component(w, "pages", "u8", nullptr, "abcd", 4, "raw"), ZT_OK);
