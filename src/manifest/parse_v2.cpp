@@ -130,12 +130,9 @@ Result<Component> Parser::parse_part_v2(const std::string& obj, std::string_view
 Result<void> Parser::parse_object_v2(std::string_view name, uint32_t od) {
   ZT_TRY(check_name("object", name));
   const std::string what = "object \"" + std::string(name) + "\"";
-  ZT_FAIL_IF(!is_map(od), invalid, "%s is not a map", what.c_str());
-  Object o;
-  o.name = std::string(name);
-  auto shape = parse_shape(what, get(od, "shape"));
-  ZT_TRY(shape);
-  o.shape = std::move(*shape);
+  auto head = parse_object_shape(what, name, od);
+  ZT_TRY(head);
+  Object o = std::move(*head);
   ZT_FAIL_IF(!shape_product(o.shape), invalid, "%s: the product of shape %s overflows 64 bits",
              what.c_str(), shape_text(o.shape).c_str());
   const uint32_t lay = get(od, "layout");

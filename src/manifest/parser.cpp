@@ -144,14 +144,22 @@ Result<void> Parser::set_encoding(Component& c, const std::string& where, uint32
   return {};
 }
 
-Result<Object> Parser::parse_object_head(const std::string& what, std::string_view name,
-                                         uint32_t map) const {
+Result<Object> Parser::parse_object_shape(const std::string& what, std::string_view name,
+                                          uint32_t map) const {
   ZT_FAIL_IF(!is_map(map), invalid, "%s is not a map", what.c_str());
   Object o;
   o.name = std::string(name);
   auto shape = parse_shape(what, get(map, "shape"));
   ZT_TRY(shape);
   o.shape = std::move(*shape);
+  return o;
+}
+
+Result<Object> Parser::parse_object_head(const std::string& what, std::string_view name,
+                                         uint32_t map) const {
+  auto head = parse_object_shape(what, name, map);
+  ZT_TRY(head);
+  Object o = std::move(*head);
   const uint32_t fmt = get(map, "format");
   ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
   ZT_TRY(check_c_text(what, "format", fmt));
