@@ -83,7 +83,8 @@ class Parser {
   // What every generation's object shares: a map with a name and a shape.
   Result<Object> parse_object_shape(const std::string& what, std::string_view name,
                                     uint32_t map) const;
-  // What a 1.x object and a 1.0.x tensor share: that, and a format text. `what` names it in messages ("object \"w\"").
+  // What a 1.x object and a 1.0.x tensor share: that, and a format text. `what` names it in
+  // messages ("object \"w\"").
   Result<Object> parse_object_head(const std::string& what, std::string_view name,
                                    uint32_t map) const;
   Result<void> parse_object_v1(std::string_view name, uint32_t od);
