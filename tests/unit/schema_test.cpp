@@ -142,12 +142,11 @@ TEST(Schema, NamesOverTheLengthLimitAreLimit) {
   object.dense(at_limit + "n", "u8", {1}, Bytes{7});
   EXPECT_TRUE(OpensWith(
       object.build(), ZT_ERR_LIMIT,
-      {"object name of " + std::to_string(Limits::name_bytes + 1) + " bytes exceeds the limit"}));
+      {"object name of", std::to_string(Limits::name_bytes + 1), "bytes exceeds the limit"}));
   FileBuilder role;
   role.object("w", "my_format", {1}, Json{{at_limit + "r", role.raw("u8", Bytes{7})}});
-  EXPECT_TRUE(
-      OpensWith(role.build(), ZT_ERR_LIMIT,
-                {"component name of " + std::to_string(Limits::name_bytes + 1) + " bytes"}));
+  EXPECT_TRUE(OpensWith(role.build(), ZT_ERR_LIMIT,
+                        {"component name of", std::to_string(Limits::name_bytes + 1), "bytes"}));
 }
 
 TEST(Schema, ComponentCountOverTheLimitIsLimit) {
