@@ -321,6 +321,22 @@ zt_status zt_verify(const zt_reader* r, uint64_t* checked, uint64_t* unchecked) 
   });
 }
 
+zt_status zt_content_digest(const zt_reader* r, const char* algorithm, char* out, size_t out_size) {
+  if (!r || !out) return fail(ZT_ERR_ARGUMENT, "reader or out is NULL");
+  if (out_size < ZT_CONTENT_DIGEST_SIZE)
+    return fail(ZT_ERR_ARGUMENT, "out_size is below ZT_CONTENT_DIGEST_SIZE");
+  return guard([&] {
+    const std::string_view name = algorithm ? algorithm : "sha256";
+    const zt::DigestAlgo algo = zt::digest_algo_from_name(name);
+    if (algo != zt::DigestAlgo::xxh3 && algo != zt::DigestAlgo::sha256)
+      return fail(ZT_ERR_ARGUMENT, "the content digest algorithm is \"sha256\" or \"xxh3\"");
+    auto d = zt::content_digest(r->impl->manifest(), algo);
+    if (!d) return set_error(d.error());
+    std::memcpy(out, d->c_str(), d->size() + 1);
+    return ZT_OK;
+  });
+}
+
 static zt_status advise(const zt_reader* r, size_t object, const char* role, int advice) {
   const zt::Component* c = component_of(r, object, role);
   if (!c) return r && role ? ZT_ERR_NOT_FOUND : ZT_ERR_ARGUMENT;

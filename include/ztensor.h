@@ -239,6 +239,25 @@ ZT_API zt_status zt_component_read(const zt_reader* r, size_t object, const char
    ZT_ERR_INVALID the first content rule broken. */
 ZT_API zt_status zt_verify(const zt_reader* r, uint64_t* checked, uint64_t* unchecked);
 
+/* Room for any content digest text with its NUL ("sha256:" + 64 hex + 1). */
+#define ZT_CONTENT_DIGEST_SIZE 72
+
+/* The content digest of a zTensor v2 model (v2 spec §6.4): the identity of
+   its tensors, "<algorithm>:<lowercase hex>" over the manifest's objects
+   reduced to their shape, layout, attributes and each part's dtype, type and
+   digest. It stays the same when the model is re-encoded (raw <-> zstd),
+   aligned differently or split into shards, and changes with any tensor's
+   bytes (through the part digests). Computed from the manifest alone: no
+   data byte is read, and the part digests are taken as stated (zt_verify
+   checks them). algorithm: "sha256" or "xxh3" (NULL: "sha256"). Writes
+   the NUL-terminated text into out (out_size >= ZT_CONTENT_DIGEST_SIZE).
+   Fails with ZT_ERR_UNSUPPORTED for a 1.x file (its digests cover stored
+   bytes) and when a part carries no digest (the content digest is then
+   undefined, never approximated), ZT_ERR_ARGUMENT for another algorithm, a
+   NULL argument or a short buffer. */
+ZT_API zt_status zt_content_digest(const zt_reader* r, const char* algorithm, char* out,
+                                   size_t out_size);
+
 /* Hints for the pages of one component's stored bytes (madvise WILLNEED /
    DONTNEED on the mapping; no-ops in copy mode or for memory readers). */
 ZT_API zt_status zt_prefetch(const zt_reader* r, size_t object, const char* role);

@@ -899,6 +899,14 @@ class Reader {
     return v;
   }
 
+  /// The v2 model's content digest ("sha256:..." or "xxh3:..."), the same
+  /// however the model is encoded, aligned or sharded (zt_content_digest).
+  std::string content_digest(const char* algorithm = "sha256") const {
+    char text[ZT_CONTENT_DIGEST_SIZE];
+    detail::check(zt_content_digest(live(), algorithm, text, sizeof text));
+    return text;
+  }
+
  private:
   explicit Reader(zt_reader* r) : r_(r) {}
 

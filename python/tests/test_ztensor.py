@@ -409,6 +409,31 @@ def test_verify_finds_a_flipped_byte(path):
         assert '"x"' in e.value.message
 
 
+def test_v2_files_and_their_content_digest(tmp_path):
+    a, b = tmp_path / "a.zt", tmp_path / "b.zt"
+    x = np.arange(5000, dtype=np.uint16)
+    with ztensor.Writer(a, file_version=2, alignment=4096) as w:
+        w.add("x", x)
+    with ztensor.Writer(b, file_version=2) as w:
+        w.add("x", x, encoding="zstd")
+    with ztensor.open(a) as fa, ztensor.open(b) as fb:
+        assert fa.version == "2"
+        assert np.array_equal(fb["x"], x)
+        assert fa.content_digest() == fb.content_digest()
+        assert fa.content_digest().startswith("sha256:")
+        assert len(fa.content_digest("xxh3")) == len("xxh3:") + 16
+    with ztensor.Writer(a, file_version=2) as w:
+        w.add("x", x + 1)
+    with ztensor.open(a) as fa, ztensor.open(b) as fb:
+        assert fa.content_digest() != fb.content_digest()
+    one = tmp_path / "one.zt"
+    write(one, x=x)
+    with ztensor.open(one) as f:
+        with pytest.raises(ztensor.Error) as e:
+            f.content_digest()
+        assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
+
+
 # ---------------------------------------------------------------------------
 # errors
 

@@ -71,7 +71,8 @@ class OpenOptions(Structure):
 
 class WriterOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("zstd_level", c_int32), ("threads", c_uint32),
-                ("digest", c_uint32), ("frame_size", c_uint64), ("auto_min_ratio", c_double)]
+                ("digest", c_uint32), ("frame_size", c_uint64), ("auto_min_ratio", c_double),
+                ("file_version", c_uint32), ("alignment", c_uint64)]
 
 
 class CsrInfo(Structure):
@@ -122,6 +123,7 @@ for _name, _res, _args in [
     ("zt_component_map", _STATUS, [_reader_p, c_size_t, c_char_p, POINTER(c_void_p), _u64_p]),
     ("zt_component_read", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),
     ("zt_verify", _STATUS, [_reader_p, _u64_p, _u64_p]),
+    ("zt_content_digest", _STATUS, [_reader_p, c_char_p, c_char_p, c_size_t]),
     ("zt_writer_options_init_sized", None, [POINTER(WriterOptions), c_size_t]),
     ("zt_writer_open_ex", _STATUS, [c_char_p, POINTER(WriterOptions), POINTER(_writer_p)]),
     ("zt_writer_add_dense", _STATUS,

@@ -3,7 +3,7 @@
 import collections.abc
 import json
 import os
-from ctypes import byref, c_size_t, c_uint64, c_void_p, string_at
+from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
 import numpy as np
 
@@ -290,6 +290,15 @@ class File(NotCopyable, collections.abc.Mapping):
         checked, unchecked = c_uint64(), c_uint64()
         check(lib.zt_verify(self._r(), byref(checked), byref(unchecked)))
         return checked.value, unchecked.value
+
+    def content_digest(self, algorithm="sha256"):
+        """The v2 model's content digest ("sha256:<hex>" or "xxh3:<hex>"):
+        the same however the model is encoded, aligned or split into shards;
+        computed from the manifest alone. Raises Error for 1.x files and when
+        a part has no digest."""
+        out = create_string_buffer(72)
+        check(lib.zt_content_digest(self._r(), algorithm.encode(), out, len(out)))
+        return out.value.decode()
 
     # -- data ---------------------------------------------------------------
 

@@ -306,6 +306,41 @@ int run_dump(const Args& a) {
   return kOk;
 }
 
+// ---- id ---------------------------------------------------------------------
+
+int run_id(const Args& a) {
+  if (a.pos.empty()) return usage_error("id", "expects at least one FILE");
+  const std::string algorithm = a.get("--algorithm").value_or("sha256");
+  const DigestAlgo algo = digest_algo_from_name(algorithm);
+  if (algo != DigestAlgo::xxh3 && algo != DigestAlgo::sha256)
+    return usage_error("id", "--algorithm is sha256 or xxh3");
+  int worst = kOk;
+  for (const std::string& path : a.pos) {
+    auto in = open_input(path);
+    if (!in) {
+      worst = std::max(worst, report(in.error(), path));
+      continue;
+    }
+    const Reader* r = (*in)->reader();
+    if (!r) {
+      worst =
+          std::max(worst, report(make_error(Status::unsupported,
+                                            "a content digest is a zTensor v2 model's; this "
+                                            "is a %s file",
+                                            std::string(foreign::kind_name((*in)->kind)).c_str()),
+                                 path));
+      continue;
+    }
+    auto id = content_digest(r->manifest(), algo);
+    if (!id) {
+      worst = std::max(worst, report(id.error(), path));
+      continue;
+    }
+    std::printf("%s  %s\n", id->c_str(), path.c_str());
+  }
+  return worst;
+}
+
 // ---- verify -----------------------------------------------------------------
 
 namespace {

@@ -31,6 +31,7 @@ constexpr OptSpec kInfoOpts[] = {{"--json"}};
 constexpr OptSpec kLsOpts[] = {{"--long", OptSpec::flag, "-l"}};
 constexpr OptSpec kDumpOpts[] = {{"--compact"}};
 constexpr OptSpec kVerifyOpts[] = {{"--verbose", OptSpec::flag, "-v"}};
+constexpr OptSpec kIdOpts[] = {{"--algorithm", OptSpec::value}};
 constexpr OptSpec kCatOpts[] = {
     {"--component", OptSpec::value, "-c"}, {"--full"}, {"--max-values", OptSpec::value}};
 constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
@@ -181,6 +182,20 @@ const Command kCommands[] = {
      "Options:\n"
      "  -v, --verbose   one line per object\n",
      kVerifyOpts, run_verify},
+    {"id", "the content digest of a v2 model",
+     "Usage: zt id FILE... [--algorithm sha256|xxh3]\n"
+     "\n"
+     "Prints the content digest of each zTensor v2 file (v2 spec section 6.4)\n"
+     "and its name, like sha256sum: the identity of the model's tensors,\n"
+     "computed from the manifest alone (shapes, layouts, attributes, dtypes,\n"
+     "types and every part's digest). It does not change when the model is\n"
+     "re-encoded, aligned differently or split into shards. zt verify checks\n"
+     "that the part digests match the data. Exits 4 for a 1.x or foreign file\n"
+     "and for a model with a part without a digest (the digest is undefined).\n"
+     "\n"
+     "Options:\n"
+     "  --algorithm ALGO   sha256 (the default) or xxh3\n",
+     kIdOpts, run_id},
     {"cat", "print values like numpy (any format decoded)",
      "Usage: zt cat FILE NAME [options]\n"
      "\n"

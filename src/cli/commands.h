@@ -31,6 +31,7 @@ int run_info(const Args& a);
 int run_ls(const Args& a);
 int run_dump(const Args& a);
 int run_verify(const Args& a);
+int run_id(const Args& a);
 int run_cat(const Args& a);
 int run_export(const Args& a);
 int run_convert(const Args& a);

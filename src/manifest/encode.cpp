@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "cbor/cbor_encode.h"
+#include "container/digest.h"
 #include "manifest/manifest.h"
 
 namespace zt {
@@ -151,6 +152,77 @@ std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes
     w.raw(file_attributes);
   }
   return w.take();
+}
+
+namespace {
+
+// One part as the content digest sees it: type, dtype, digest (encoded
+// order), nothing about where or how its bytes are stored.
+Result<void> encode_content_part(const Object& o, const Component& c, CborWriter& w) {
+  ZT_FAIL_IF(!c.digest, unsupported,
+             "%s has no digest: the content digest is defined only when every part carries one "
+             "(v2 spec §6.4)",
+             component_where(o, c).c_str());
+  w.map(c.type ? 3 : 2);
+  if (c.type) {
+    w.text("type");
+    w.text(*c.type);
+  }
+  w.text("dtype");
+  w.text(dtype_name(c.dtype));
+  w.text("digest");
+  w.text(*c.digest);
+  return {};
+}
+
+// Keys in encoded order: parts, shape, layout, attributes.
+Result<void> encode_content_object(const Object& o, CborWriter& w) {
+  w.map(o.attributes.present ? 4 : 3);
+  w.text("parts");
+  w.map(o.components.size());
+  const std::span<const Component> parts(o.components);
+  for (const size_t k :
+       encoded_order(parts, [](const Component& c) -> std::string_view { return c.role; })) {
+    w.text(parts[k].role);
+    ZT_TRY(encode_content_part(o, parts[k], w));
+  }
+  w.text("shape");
+  w.array(o.shape.size());
+  for (const uint64_t d : o.shape) w.uint(d);
+  w.text("layout");
+  w.text(o.layout);
+  if (o.attributes.present) {
+    w.text("attributes");
+    w.raw(o.attributes.encoded);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> encode_content_v2(std::span<const Object> objects) {
+  CborWriter w;
+  w.array(2);
+  w.text("zt.content/1");
+  w.map(objects.size());
+  for (const size_t i :
+       encoded_order(objects, [](const Object& o) -> std::string_view { return o.name; })) {
+    w.text(objects[i].name);
+    ZT_TRY(encode_content_object(objects[i], w));
+  }
+  return w.take();
+}
+
+Result<std::string> content_digest(const Manifest& m, DigestAlgo algo) {
+  ZT_FAIL_IF(m.generation != Generation::v2, unsupported,
+             "the content digest is defined for zTensor v2 models (v2 spec §6.4), not for a "
+             "%s file: convert it with zt convert --format-version 2",
+             m.version.c_str());
+  ZT_FAIL_IF(algo != DigestAlgo::xxh3 && algo != DigestAlgo::sha256, argument,
+             "the content digest is computed with xxh3 or sha256");
+  auto value = encode_content_v2(m.objects);
+  ZT_TRY(value);
+  return std::string(digest_algo_name(algo)) + ":" + digest_hex(algo, *value);
 }
 
 }  // namespace zt

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
+#include "container/digest.h"
 
 namespace zt {
 
@@ -191,6 +192,18 @@ std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
 // or empty for none) and each object's as given.
 std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes,
                                         std::span<const Object> objects);
+
+// The value the content digest hashes (v2 spec §6.4): ["zt.content/1",
+// {object: {parts: {part: {type, dtype, digest}}, shape, layout,
+// attributes}}] in deterministic encoding. UNSUPPORTED when a part has no
+// digest (the content digest is then undefined).
+Result<std::vector<uint8_t>> encode_content_v2(std::span<const Object> objects);
+
+// "<algo>:<hex>" of encode_content_v2 for a v2 manifest: the model's
+// identity, whatever its alignment, encodings or shards. UNSUPPORTED for
+// 1.x manifests (their digests cover stored bytes), ARGUMENT for an
+// algorithm other than xxh3 or sha256.
+Result<std::string> content_digest(const Manifest& m, DigestAlgo algo);
 
 // The attributes as one deterministically encoded CBOR map, every value
 // exactly as the reader holds it (cbor_encode.h, encode_value): how

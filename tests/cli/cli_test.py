@@ -781,6 +781,37 @@ class Rewrite(Base):
         self.assertIn("is not 1.2 or 2",
                       self.zt("convert", "src.zt", "x.zt", "--format-version", "3", code=2).stderr)
 
+    def test_v2_content_id(self):
+        """zt id (issue #17, v2 spec 6.4): the digest of the manifest's objects
+        reduced to shape, layout, attributes and part dtype/type/digest,
+        computed here independently with cbor2; unchanged by zstd."""
+        import hashlib
+        import cbor2
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "src.zt")
+        self.zt("convert", "src.zt", "v2.zt", "--format-version", "2")
+        self.zt("convert", "v2.zt", "v2z.zt", "--format-version", "2", "--compress")
+        with open(self.path("v2.zt"), "rb") as f:
+            data = f.read()
+        offset, length = struct.unpack_from("<QQ", data, len(data) - 40)
+        manifest = cbor2.loads(data[offset:offset + length])
+        reduced = {}
+        for name, o in manifest["objects"].items():
+            r = {"shape": o["shape"], "layout": o["layout"], "parts": {}}
+            if "attributes" in o:
+                r["attributes"] = o["attributes"]
+            for role, p in o["parts"].items():
+                r["parts"][role] = {k: p[k] for k in ("dtype", "type", "digest") if k in p}
+            reduced[name] = r
+        want = "sha256:" + hashlib.sha256(cbor2.dumps(["zt.content/1", reduced], canonical=True)).hexdigest()
+        for name in ("v2.zt", "v2z.zt"):
+            self.assertEqual(self.zt("id", name).stdout, "%s  %s\n" % (want, name))
+        self.assertRegex(self.zt("id", "--algorithm", "xxh3", "v2.zt").stdout, r"^xxh3:[0-9a-f]{16}  ")
+        self.assertIn("defined for zTensor v2 models", self.zt("id", "src.zt", code=4).stderr)
+        self.zt("convert", "src.zt", "nodigest.zt", "--format-version", "2", "--digest", "none")
+        self.assertIn("has no digest", self.zt("id", "nodigest.zt", code=4).stderr)
+        self.zt("id", "--algorithm", "md5", "v2.zt", code=2)
+
     def test_merge_and_rm(self):
         self.demo("a.zt")
         np.savez(self.path("b.npz"), extra=np.arange(3, dtype="<i4"), **{"norm.weight": np.ones(2, "<f4")})

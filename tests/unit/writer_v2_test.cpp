@@ -115,6 +115,83 @@ TEST_F(WriterV2, WhatItWritesReadsBackThroughTheSameCalls) {
   EXPECT_EQ(unchecked, 0u);
 }
 
+// The content digest (v2 spec §6.4) names the tensors, not the file: the
+// same at 4096 and 65536 placement, raw or zstd; another byte or attribute
+// gives another one.
+TEST_F(WriterV2, ContentDigestIgnoresLayoutAndFollowsContent) {
+  const auto write = [&](const std::string& p, uint64_t alignment, const char* encoding,
+                         uint8_t last, const char* attributes) {
+    zt_writer* w = open_v2(p, alignment);
+    ASSERT_NE(w, nullptr);
+    Bytes data = pattern(5000);
+    data.back() = last;
+    const uint64_t shape[] = {5000};
+    ASSERT_EQ(zt_writer_begin_object(w, "t", "dense", shape, 1), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_set_object_attributes_json(w, attributes), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, data.data(), data.size(), encoding),
+              ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  };
+  const auto id = [&](const std::string& p, const char* algorithm = nullptr) {
+    zt_reader* r = nullptr;
+    EXPECT_EQ(zt_open(p.c_str(), &r), ZT_OK) << zt_last_error();
+    ReaderPtr hold(r);
+    char text[ZT_CONTENT_DIGEST_SIZE];
+    EXPECT_EQ(zt_content_digest(r, algorithm, text, sizeof text), ZT_OK) << zt_last_error();
+    return std::string(text);
+  };
+  write(path("a.zt"), 4096, "raw", 7, R"({"k": 1})");
+  write(path("b.zt"), 65536, "zstd", 7, R"({"k": 1})");
+  write(path("c.zt"), 4096, "raw", 8, R"({"k": 1})");
+  write(path("d.zt"), 4096, "raw", 7, R"({"k": 2})");
+  EXPECT_NE(slurp(path("a.zt")), slurp(path("b.zt")));
+  const std::string a = id(path("a.zt"));
+  EXPECT_EQ(a.substr(0, 7), "sha256:");
+  EXPECT_EQ(a.size(), 7u + 64u);
+  EXPECT_EQ(a, id(path("b.zt")));
+  EXPECT_NE(a, id(path("c.zt")));
+  EXPECT_NE(a, id(path("d.zt")));
+  EXPECT_EQ(id(path("a.zt"), "xxh3"), id(path("b.zt"), "xxh3"));
+  EXPECT_EQ(id(path("a.zt"), "xxh3").size(), 5u + 16u);
+
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path("a.zt").c_str(), &r), ZT_OK);
+  ReaderPtr hold(r);
+  char text[ZT_CONTENT_DIGEST_SIZE];
+  EXPECT_EQ(zt_content_digest(r, "md5", text, sizeof text), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_content_digest(r, nullptr, text, ZT_CONTENT_DIGEST_SIZE - 1), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_content_digest(r, nullptr, nullptr, 0), ZT_ERR_ARGUMENT);
+}
+
+// Undefined, not approximated: a part without a digest, or a 1.x file.
+TEST_F(WriterV2, ContentDigestNeedsEveryPartDigestAndAV2File) {
+  zt_writer_options o = v2_options();
+  o.digest = ZT_DIGEST_NONE;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK) << zt_last_error();
+  const uint8_t one[] = {1};
+  const uint64_t shape[] = {1};
+  ASSERT_EQ(zt_writer_add_dense(w, "t", "u8", shape, 1, one, 1, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  char text[ZT_CONTENT_DIGEST_SIZE];
+  {
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK);
+    ReaderPtr hold(r);
+    EXPECT_EQ(zt_content_digest(r, nullptr, text, sizeof text), ZT_ERR_UNSUPPORTED);
+    EXPECT_NE(std::strstr(zt_last_error(), "object \"t\": component \"data\" has no digest"),
+              nullptr)
+        << zt_last_error();
+  }
+  FileBuilder v1;
+  v1.dense("t", "u8", {1}, Bytes{1});
+  const Opened old = open_memory(v1.build());
+  ASSERT_EQ(old.status, ZT_OK) << old.error;
+  EXPECT_EQ(zt_content_digest(old.get(), nullptr, text, sizeof text), ZT_ERR_UNSUPPORTED);
+}
+
 TEST_F(WriterV2, DigestsCoverTheDecodedBytes) {
   write_sample(path());
   zt_reader* r = nullptr;
