@@ -60,7 +60,7 @@ CASES = [
 
 
 def pkg_libs():
-    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto"],
+    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto", "libutf8proc"],
                        capture_output=True, text=True, check=True)
     return p.stdout.split()
 

@@ -62,6 +62,7 @@ zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_w
       if (ZT_HAS_FIELD(opt, auto_min_ratio)) o.auto_min_ratio = opt->auto_min_ratio;
       if (ZT_HAS_FIELD(opt, file_version)) o.file_version = opt->file_version;
       if (ZT_HAS_FIELD(opt, alignment)) o.alignment = opt->alignment;
+      if (ZT_HAS_FIELD(opt, canonical)) o.canonical = opt->canonical != 0;
     }
     auto w = zt::Writer::open(path, o);
     if (!w) return set_error(w.error());

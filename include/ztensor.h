@@ -296,6 +296,15 @@ typedef struct zt_writer_options {
                                stored in deterministic CBOR, tags and undefined refused) */
   uint64_t alignment;       /* v2 only: blob alignment, a multiple of 4096; 0 = 65536 (the
                                canonical placement, default) */
+  uint32_t canonical;       /* non-zero: v2 canonical form (v2 spec §6.3), so that the same
+                               tensors always give the same bytes: every part raw with an xxh3
+                               digest at 65536-byte placement, parts of identical bytes sharing
+                               one blob (compared byte for byte), names and attribute keys in
+                               Unicode NFC (others are refused, not normalised). Objects must be
+                               begun in bytewise name order and each object's components in
+                               bytewise role order (ZT_ERR_ARGUMENT otherwise); encoding "zstd"
+                               is refused and "auto" writes raw. Needs file_version 2, alignment
+                               0 or 65536 and digest ZT_DIGEST_XXH3. Default 0. */
 } zt_writer_options;
 
 /* Fills *opt with the defaults. */

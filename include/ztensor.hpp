@@ -941,6 +941,9 @@ struct WriterOptions {
   /// zt_writer_options in ztensor.h for what changes).
   std::optional<unsigned> file_version = std::nullopt;
   std::optional<std::uint64_t> alignment = std::nullopt;  ///< v2 only; 0 = 65536
+  /// v2 canonical form: objects and components given in bytewise name
+  /// order, raw parts, identical parts shared (zt_writer_options.canonical).
+  std::optional<bool> canonical = std::nullopt;
 };
 
 /// Writes a .zt file (move-only). Nothing appears at the path until
@@ -958,6 +961,7 @@ class Writer {
     if (options.auto_min_ratio) o.auto_min_ratio = *options.auto_min_ratio;
     if (options.file_version) o.file_version = *options.file_version;
     if (options.alignment) o.alignment = *options.alignment;
+    if (options.canonical) o.canonical = *options.canonical ? 1u : 0u;
     detail::check(zt_writer_open_ex(detail::path_str(path).c_str(), &o, &w_));
   }
 

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config                 # toolchain
   libzstd-dev libcbor-dev libxxhash-dev libssl-dev             # the library's dependencies
+  libutf8proc-dev
   nlohmann-json3-dev libzip-dev
   libgtest-dev libbenchmark-dev                                # tests and benchmarks
   python3 python3-cbor2 python3-zstandard python3-numpy        # the conformance suite

@@ -434,6 +434,22 @@ def test_v2_files_and_their_content_digest(tmp_path):
         assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
 
 
+def test_canonical_v2_repeats_its_bytes_and_refuses_names_not_in_nfc(tmp_path):
+    a, b = tmp_path / "a.zt", tmp_path / "b.zt"
+    for p in (a, b):
+        with ztensor.Writer(p, file_version=2, canonical=True) as w:
+            w.add("k", np.arange(10, dtype=np.int64))
+            w.add("v", np.arange(10, dtype=np.int64))  # shares k's blob
+    assert a.read_bytes() == b.read_bytes()
+    with ztensor.open(a) as f:
+        assert np.array_equal(f["v"], np.arange(10))
+    with ztensor.Writer(tmp_path / "c.zt", file_version=2, canonical=True) as w:
+        with pytest.raises(ztensor.Error) as e:
+            w.add("cafe\u0301", np.zeros(2))
+        assert e.value.status_name == "ZT_ERR_ARGUMENT" and "NFC" in e.value.message
+        w.add("caf\u00e9", np.zeros(2))
+
+
 # ---------------------------------------------------------------------------
 # errors
 

@@ -70,12 +70,15 @@ class Writer(NotCopyable):
     zstd_level, threads (0 = all cores), digest ("xxh3", "sha256", "none"),
     frame_size and auto_min_ratio override the library's defaults.
     file_version=2 writes zTensor v2 (the default is the 1.2.0 container);
-    alignment (v2 only, a multiple of 4096) defaults to 65536.
+    alignment (v2 only, a multiple of 4096) defaults to 65536. canonical=True
+    writes v2 canonical form (the same tensors give the same bytes): objects
+    added in sorted name order, raw parts, identical parts sharing one blob,
+    names in Unicode NFC.
     encoding is "raw", "zstd" or "auto" (zstd only where it pays).
     """
 
     def __init__(self, path, *, zstd_level=None, threads=None, digest=None, frame_size=None,
-                 auto_min_ratio=None, file_version=None, alignment=None):
+                 auto_min_ratio=None, file_version=None, alignment=None, canonical=None):
         # One call at a time: ctypes releases the GIL, and the C writer is
         # one caller at a time. Threads may share a Writer; their calls queue.
         self._lock = threading.RLock()
@@ -96,6 +99,8 @@ class Writer(NotCopyable):
             opt.file_version = checked_int(file_version, "file_version", 0, 2 ** 32 - 1)
         if alignment is not None:
             opt.alignment = checked_int(alignment, "alignment")
+        if canonical is not None:
+            opt.canonical = 1 if canonical else 0
         w = c_void_p()
         check(lib.zt_writer_open_ex(cpath(path), byref(opt), byref(w)))
         self._w = w.value

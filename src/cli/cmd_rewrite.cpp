@@ -1,8 +1,10 @@
 // zt convert, zt compress, zt decompress, zt merge, zt rm: every command that
 // writes a file. Objects are copied from an Input into zt::Writer (or into
 // a safetensors file), component by component, in pieces.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <set>
 #include <unordered_map>
 
@@ -33,6 +35,7 @@ struct RewriteOptions {
   Encode encode = Encode::keep;
   WriterOptions writer;
   bool densify = false;
+  bool no_canonical = false;  // --no-canonical
 };
 
 // Writer options shared by the commands: --level, --compress=LEVEL,
@@ -72,7 +75,25 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
                "option '--format-version': '%s' is not 1.2 or 2", v->c_str());
     o.writer.file_version = *v == "2" ? 2 : 0;
   }
+  o.no_canonical = a.has("--no-canonical");
   return {};
+}
+
+// Without --format-version, a rewrite of one .zt file keeps its container:
+// `zt compress` of a v2 file writes v2.
+void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
+  if (a.has("--format-version") || !in.reader()) return;
+  if (in.reader()->manifest().generation == Generation::v2) o.writer.file_version = 2;
+}
+
+// v2 output is canonical (v2 spec §6.3: the same tensors give the same
+// bytes) unless it asks for what canonical form excludes: zstd, a digest
+// other than xxh3, or --no-canonical.
+WriterOptions writer_for(const RewriteOptions& o) {
+  WriterOptions w = o.writer;
+  w.canonical = w.file_version == 2 && !o.no_canonical && o.encode != Encode::zstd &&
+                o.encode != Encode::auto_ && w.digest == DigestAlgo::xxh3;
+  return w;
 }
 
 std::string encoding_for(const Part& p, Encode e) {
@@ -191,7 +212,7 @@ Result<void> check_representable(const Item& it, const RewriteOptions& opt) {
 }
 
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
-                       const RewriteOptions& opt, Progress& progress) {
+                       const RewriteOptions& opt, bool canonical, Progress& progress) {
   const Item& it = in.items[i];
   ZT_TRY(check_representable(it, opt));
   // Corrupt input is refused, never copied under a fresh digest.
@@ -214,15 +235,21 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
   ZT_TRY(w.begin_object(name, it.format, it.shape));
   // CBOR to CBOR: every attribute value survives exactly.
   if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
-  for (size_t k = 0; k < it.parts.size(); ++k) {
+  // Canonical form takes parts in bytewise role order.
+  std::vector<size_t> order(it.parts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (canonical)
+    std::sort(order.begin(), order.end(),
+              [&](size_t x, size_t y) { return it.parts[x].role < it.parts[y].role; });
+  for (const size_t k : order) {
     const Part& p = it.parts[k];
     const std::optional<std::string_view> type =
         p.type ? std::optional<std::string_view>(*p.type) : std::nullopt;
     if (p.decoded && !narrow_sparse_index(it, p)) {
       // Its size known, a component goes across a window at a time: a copy
       // holds a bounded window whatever the component decodes to.
-      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type, encoding_for(p, opt.encode),
-                               *p.decoded));
+      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type,
+                               (canonical ? "raw" : encoding_for(p, opt.encode)), *p.decoded));
       auto windows = in.windows(i, k);
       ZT_TRY(windows);
       for (;;) {
@@ -247,8 +274,8 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
       *b = std::move(*wide);
       dtype = DType::u64;
     }
-    ZT_TRY(w.begin_component(p.role, dtype_name(dtype), type, encoding_for(p, opt.encode),
-                             b->view.size()));
+    ZT_TRY(w.begin_component(p.role, dtype_name(dtype), type,
+                             (canonical ? "raw" : encoding_for(p, opt.encode)), b->view.size()));
     ZT_TRY(write_pieces(w, b->view, progress));
     ZT_TRY(w.end_component());
   }
@@ -274,7 +301,8 @@ struct Planned {
 // or none, writes none).
 Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
                       const std::vector<uint8_t>* attributes, const RewriteOptions& opt, const char* label) {
-  auto w = Writer::open(out, opt.writer);
+  const WriterOptions options = writer_for(opt);
+  auto w = Writer::open(out, options);
   if (!w) return qualified(std::move(w).error(), out);
   constexpr uint8_t kEmptyMap = 0xA0;
   if (attributes && !attributes->empty() && !(attributes->size() == 1 && (*attributes)[0] == kEmptyMap)) {
@@ -284,8 +312,15 @@ Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
   uint64_t total = 0;
   for (const Planned& p : plan) total += decoded_total(*p.in, {p.item});
   Progress progress(label, total);
-  for (const Planned& p : plan) {
-    auto r = copy_item(*p.in, p.item, p.name, **w, opt, progress);
+  // Canonical form takes objects in bytewise name order.
+  std::vector<const Planned*> order;
+  for (const Planned& p : plan) order.push_back(&p);
+  if (options.canonical)
+    std::sort(order.begin(), order.end(),
+              [](const Planned* x, const Planned* y) { return x->name < y->name; });
+  for (const Planned* pp : order) {
+    const Planned& p = *pp;
+    auto r = copy_item(*p.in, p.item, p.name, **w, opt, options.canonical, progress);
     if (!r) return qualified(std::move(r).error(), p.in->path, p.in->items[p.item].name);
   }
   auto f = (*w)->finish();
@@ -429,6 +464,7 @@ int recode(const Args& a, const char* cmd, Encode encode) {
     return report(make_error(Status::unsupported,
                              "%s works on .zt files; use zt convert for other formats", cmd),
                   a.pos[0]);
+  keep_container(a, **in, opt);
   auto w = write_zt(*target, all_of(**in), file_attributes(**in), opt, cmd);
   if (!w) return fail(w);
   const uint64_t before = (*in)->file_size;
@@ -557,6 +593,7 @@ int run_rm(const Args& a) {
   if (!o) return usage_error("rm", o.error().message);
   auto in = Input::open(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
+  keep_container(a, **in, opt);
   std::set<std::string> drop(a.pos.begin() + 1, a.pos.end());
   for (const std::string& n : drop)
     if (!(*in)->find(n))

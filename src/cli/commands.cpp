@@ -25,7 +25,16 @@ constexpr std::string_view kExitCodes =
 
 constexpr std::string_view kWriteOptions =
     "  --digest ALGO        xxh3 (default), sha256 or none\n"
-    "  --threads N          compression threads (default: all cores)\n";
+    "  --threads N          compression threads (default: all cores)\n"
+    "  --no-canonical       v2 output is in canonical form (v2 spec 6.3: objects and\n"
+    "                       parts in name order, raw, identical parts sharing one\n"
+    "                       blob, 64 KiB placement: the same tensors give the same\n"
+    "                       bytes) unless zstd or a digest other than xxh3 is asked\n"
+    "                       for, or this option: then encodings are kept\n";
+
+// The container of commands that rewrite .zt files (convert has its own).
+constexpr std::string_view kKeepVersion =
+    "  --format-version V   1.2 or 2 (default: the input's container; merge: 1.2)\n";
 
 constexpr OptSpec kInfoOpts[] = {{"--json"}};
 constexpr OptSpec kLsOpts[] = {{"--long", OptSpec::flag, "-l"}};
@@ -36,27 +45,35 @@ constexpr OptSpec kCatOpts[] = {
     {"--component", OptSpec::value, "-c"}, {"--full"}, {"--max-values", OptSpec::value}};
 constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--component", OptSpec::value, "-c"}};
-constexpr OptSpec kConvertOpts[] = {{"--compress", OptSpec::optional_value},
-                                    {"--digest", OptSpec::value},
-                                    {"--threads", OptSpec::value},
-                                    {"--densify"},
-                                    {"--format-version", OptSpec::value}};
-constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"}, {"--in-place"},
-                                   {"--level", OptSpec::value},        {"--auto"},
-                                   {"--min-ratio", OptSpec::value},    {"--digest", OptSpec::value},
-                                   {"--threads", OptSpec::value}};
-constexpr OptSpec kDecompressOpts[] = {{"--output", OptSpec::value, "-o"},
-                                       {"--in-place"},
-                                       {"--digest", OptSpec::value},
-                                       {"--threads", OptSpec::value}};
+constexpr OptSpec kConvertOpts[] = {
+    {"--compress", OptSpec::optional_value}, {"--digest", OptSpec::value},
+    {"--threads", OptSpec::value},           {"--densify"},
+    {"--format-version", OptSpec::value},    {"--no-canonical"}};
+constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"},
+                                   {"--in-place"},
+                                   {"--level", OptSpec::value},
+                                   {"--auto"},
+                                   {"--min-ratio", OptSpec::value},
+                                   {"--digest", OptSpec::value},
+                                   {"--threads", OptSpec::value},
+                                   {"--format-version", OptSpec::value},
+                                   {"--no-canonical"}};
+constexpr OptSpec kDecompressOpts[] = {
+    {"--output", OptSpec::value, "-o"},   {"--in-place"},
+    {"--digest", OptSpec::value},         {"--threads", OptSpec::value},
+    {"--format-version", OptSpec::value}, {"--no-canonical"}};
 constexpr OptSpec kMergeOpts[] = {{"--output", OptSpec::value, "-o"},
                                   {"--rename"},
                                   {"--compress", OptSpec::optional_value},
                                   {"--digest", OptSpec::value},
-                                  {"--threads", OptSpec::value}};
+                                  {"--threads", OptSpec::value},
+                                  {"--format-version", OptSpec::value},
+                                  {"--no-canonical"}};
 constexpr OptSpec kRmOpts[] = {{"--output", OptSpec::value, "-o"},
                                {"--digest", OptSpec::value},
-                               {"--threads", OptSpec::value}};
+                               {"--threads", OptSpec::value},
+                               {"--format-version", OptSpec::value},
+                               {"--no-canonical"}};
 constexpr OptSpec kDiffOpts[] = {{"--quiet", OptSpec::flag, "-q"}};
 
 const std::string kConvertUsage =
@@ -76,7 +93,8 @@ const std::string kConvertUsage =
         "\n"
         "Options:\n"
         "  --compress[=LEVEL]   zstd-compress every component (level 1..22, default 3);\n"
-        "                       without it, .zt inputs keep their encodings\n"
+        "                       without it, .zt inputs keep their encodings (but see\n"
+        "                       --no-canonical for v2 output)\n"
         "  --format-version V   the .zt container written: 1.2 (default) or 2 (zTensor\n"
         "                       v2: layout ids, seekable zstd, digests over decoded\n"
         "                       bytes); objects the target cannot express (1.2's\n"
@@ -99,7 +117,7 @@ const std::string kCompressUsage =
         "  --level N            zstd level 1..22 (default 3)\n"
         "  --auto               keep a component raw if zstd saves too little\n"
         "  --min-ratio R        with --auto: keep zstd if stored <= R x raw (default 0.9)\n") +
-    std::string(kWriteOptions);
+    std::string(kKeepVersion) + std::string(kWriteOptions);
 
 const std::string kDecompressUsage =
     std::string(
@@ -110,7 +128,7 @@ const std::string kDecompressUsage =
         "Options:\n"
         "  -o, --output OUT     write OUT (FILE is left alone)\n"
         "  --in-place           replace FILE (atomically)\n") +
-    std::string(kWriteOptions);
+    std::string(kKeepVersion) + std::string(kWriteOptions);
 
 const std::string kMergeUsage =
     std::string(
@@ -125,7 +143,7 @@ const std::string kMergeUsage =
         "  -o, --output OUT     the merged file (required)\n"
         "  --rename             keep clashing objects under new names\n"
         "  --compress[=LEVEL]   zstd-compress every component\n") +
-    std::string(kWriteOptions);
+    std::string(kKeepVersion) + std::string(kWriteOptions);
 
 const std::string kRmUsage =
     std::string(
@@ -135,7 +153,7 @@ const std::string kRmUsage =
         "\n"
         "Options:\n"
         "  -o, --output OUT     the new file (required; may be FILE itself)\n") +
-    std::string(kWriteOptions);
+    std::string(kKeepVersion) + std::string(kWriteOptions);
 
 const Command kCommands[] = {
     {"info", "version, sizes, attributes and a table of objects",

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/nfc.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_item.h"
@@ -71,13 +72,20 @@ bool valid_name(std::string_view s) { return name_fault(s) == NameFault::none; }
 
 std::string shown(std::string_view s) { return std::string(s.substr(0, 200)); }
 
-Result<void> check_name(std::string_view what, std::string_view name, bool v2) {
+Result<void> check_name(std::string_view what, std::string_view name, bool v2,
+                        bool canonical = false) {
   ZT_FAIL_IF(!valid_name(name), argument,
              "%.*s name \"%s\" is empty, too long, has a NUL byte or is not UTF-8",
              static_cast<int>(what.size()), what.data(), shown(name).c_str());
   ZT_FAIL_IF(v2 && name.size() > kMaxNameBytesV2, argument,
              "%.*s name of %zu bytes: v2 names are at most 1024 bytes",
              static_cast<int>(what.size()), what.data(), name.size());
+  // Refused rather than normalised: the file would hold another name than
+  // the caller's, and nothing may change silently.
+  ZT_FAIL_IF(canonical && !is_nfc(name), argument,
+             "%.*s name \"%s\" is not in Unicode NFC, which canonical form requires (v2 spec "
+             "§6.3 rule 5): normalise it first",
+             static_cast<int>(what.size()), what.data(), shown(name).c_str());
   return {};
 }
 
@@ -102,15 +110,16 @@ Result<void> set_v2_layout(Object& o, std::string_view format) {
 
 // v2 attributes are stored in deterministic encoding, without tags or
 // undefined (v2 spec §3.1), and `depth` levels below the manifest root.
-Result<std::vector<uint8_t>> v2_attributes(std::span<const uint8_t> cbor, unsigned depth) {
+Result<std::vector<uint8_t>> v2_attributes(std::span<const uint8_t> cbor, unsigned depth,
+                                           bool canonical_form) {
   auto canonical = cbor::canonical_encoding(cbor, kMaxDepthV2 - depth);
   if (!canonical) {
     Error e = std::move(canonical).error();
     if (e.status != Status::nomem) e.status = Status::argument;
     return e;
   }
-  ZT_TRY(cbor::for_each_entry(*canonical, [](std::string_view key, auto) -> Result<void> {
-    return check_name("attribute", key, true);
+  ZT_TRY(cbor::for_each_entry(*canonical, [&](std::string_view key, auto) -> Result<void> {
+    return check_name("attribute", key, true, canonical_form);
   }));
   return canonical;
 }
@@ -118,20 +127,74 @@ Result<std::vector<uint8_t>> v2_attributes(std::span<const uint8_t> cbor, unsign
 }  // namespace
 
 // Reads back and decodes one written component (sparse checks need indices).
-Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
-  std::vector<uint8_t> stored(c.length);
+Result<void> Writer::Impl::read_at(uint64_t offset, std::span<uint8_t> out) const {
   size_t done = 0;
-  while (done < stored.size()) {
-    const ssize_t n = ::pread(file->fd(), stored.data() + done, stored.size() - done,
-                              static_cast<off_t>(c.offset + done));
+  while (done < out.size()) {
+    const ssize_t n = ::pread(file->fd(), out.data() + done, out.size() - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
     ZT_FAIL_IF(n <= 0, io, "%s: reading back object data failed: %s", path.c_str(),
-               std::strerror(errno));
+               n == 0 ? "end of file" : std::strerror(errno));
     done += static_cast<size_t>(n);
   }
+  return {};
+}
+
+Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
+  std::vector<uint8_t> stored(c.length);
+  ZT_TRY(read_at(c.offset, stored));
   if (c.encoding == Encoding::raw) return stored;
   std::vector<uint8_t> out(*c.uncompressed_length);
   ZT_TRY(zstd_decode_exact(stored, out, "object component"));
   return out;
+}
+
+Result<void> Writer::Impl::drop_object() {
+  for (const auto& [key, offset] : object_blobs) {
+    auto [lo, hi] = blobs.equal_range(key);
+    for (auto it = lo; it != hi; ++it)
+      if (it->second == offset) {
+        blobs.erase(it);
+        break;
+      }
+  }
+  object_blobs.clear();
+  return truncate_to(object_start);
+}
+
+Result<bool> Writer::Impl::same_bytes(uint64_t a, uint64_t b, uint64_t n) const {
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  std::vector<uint8_t> x(static_cast<size_t>(std::min(n, kChunk))), y(x.size());
+  for (uint64_t at = 0; at < n; at += kChunk) {
+    const auto len = static_cast<size_t>(std::min(kChunk, n - at));
+    ZT_TRY(read_at(a + at, std::span(x).first(len)));
+    ZT_TRY(read_at(b + at, std::span(y).first(len)));
+    if (std::memcmp(x.data(), y.data(), len) != 0) return false;
+  }
+  return true;
+}
+
+// Canonical form (v2 spec §6.3 rule 3): parts of identical bytes share one
+// blob, placed at the first of them in (object, part) order, which is the
+// order they arrive in. Candidates come by digest and length; a hash
+// collision must never alias two tensors, so equality is confirmed on the
+// bytes. Empty parts share one blob too (all empty contents are equal).
+Result<void> Writer::Impl::share_identical_blob(Component& c) {
+  std::string key = *c.digest;
+  key += '/';
+  key += std::to_string(c.length);
+  auto [lo, hi] = blobs.equal_range(key);
+  for (auto it = lo; it != hi; ++it) {
+    auto same = same_bytes(it->second, c.offset, c.length);
+    ZT_TRY(same);
+    if (!*same) continue;
+    ZT_TRY(truncate_to(pending.rollback_to));
+    c.offset = it->second;
+    return {};
+  }
+  blobs.emplace(key, c.offset);
+  object_blobs.emplace_back(std::move(key), c.offset);
+  return {};
 }
 
 // The object being ended, checked by the reader's own rules (its
@@ -199,6 +262,13 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const Writ
   ZT_FAIL_IF(opt.alignment % kAlignmentV2 != 0 || opt.alignment > (uint64_t{1} << 30), argument,
              "alignment %llu is not a multiple of 4096 up to 1 GiB",
              static_cast<ull>(opt.alignment));
+  ZT_FAIL_IF(opt.canonical && opt.file_version != 2, argument,
+             "canonical form is a zTensor v2 form (file_version 2)");
+  ZT_FAIL_IF(opt.canonical && opt.alignment != 0 && opt.alignment != 65536, argument,
+             "canonical form places blobs at 65536-byte boundaries, not %llu (v2 spec §6.3)",
+             static_cast<ull>(opt.alignment));
+  ZT_FAIL_IF(opt.canonical && opt.digest != DigestAlgo::xxh3, argument,
+             "canonical form gives every part an xxh3 digest (v2 spec §6.3 rule 4)");
   ZT_FAIL_IF(opt.file_version == 2 && opt.frame_size > kSeekableMaxFrameContent, argument,
              "frame size %llu: v2 zstd frames hold at most 16 MiB (zt.zstd-seekable/1)",
              static_cast<ull>(opt.frame_size));
@@ -216,7 +286,7 @@ Result<void> Writer::set_file_attributes_json(std::string_view json) {
     auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 1);
     ZT_TRY(cbor);
     if (impl_->v2()) {
-      cbor = v2_attributes(*cbor, 1);
+      cbor = v2_attributes(*cbor, 1, impl_->opt.canonical);
       ZT_TRY(cbor);
     }
     impl_->file_attributes = std::move(*cbor);
@@ -229,7 +299,7 @@ Result<void> Writer::set_file_attributes_cbor(std::span<const uint8_t> cbor) {
     ZT_TRY(impl_->usable());
     ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 1));
     if (impl_->v2()) {
-      auto canonical = v2_attributes(cbor, 1);
+      auto canonical = v2_attributes(cbor, 1, impl_->opt.canonical);
       ZT_TRY(canonical);
       impl_->file_attributes = std::move(*canonical);
       return {};
@@ -246,7 +316,12 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     ZT_TRY(s.usable());
     ZT_FAIL_IF(s.state != Impl::State::idle, state,
                "an object is already begun (\"%s\"): end it first", s.current.name.c_str());
-    ZT_TRY(check_name("object", name, s.v2()));
+    ZT_TRY(check_name("object", name, s.v2(), s.opt.canonical));
+    // Canonical blobs follow the (object, part) byte order, and a stream
+    // cannot go back: objects must come in that order.
+    ZT_FAIL_IF(s.opt.canonical && !s.objects.empty() && !(s.objects.back().name < name), argument,
+               "object \"%s\" after \"%s\": canonical form takes objects in bytewise name order",
+               shown(name).c_str(), shown(s.objects.back().name).c_str());
     ZT_FAIL_IF(!valid_name(format), argument, "object \"%s\": format \"%s\" is not valid text",
                shown(name).c_str(), shown(format).c_str());
     ZT_FAIL_IF(shape.size() > Limits::rank, argument,
@@ -269,6 +344,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     }
     s.current_attributes.clear();
     s.object_start = s.pos;
+    s.object_blobs.clear();
     s.state = Impl::State::object;
     return {};
   });
@@ -284,7 +360,7 @@ Result<void> Writer::set_object_attributes_json(std::string_view json) {
     auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 3);
     ZT_TRY(cbor);
     if (s.v2()) {
-      cbor = v2_attributes(*cbor, 3);
+      cbor = v2_attributes(*cbor, 3, s.opt.canonical);
       ZT_TRY(cbor);
     }
     s.current_attributes = std::move(*cbor);
@@ -300,7 +376,7 @@ Result<void> Writer::set_object_attributes_cbor(std::span<const uint8_t> cbor) {
                "no object is begun: call zt_writer_begin_object first");
     ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 3));
     if (s.v2()) {
-      auto canonical = v2_attributes(cbor, 3);
+      auto canonical = v2_attributes(cbor, 3, s.opt.canonical);
       ZT_TRY(canonical);
       s.current_attributes = std::move(*canonical);
       return {};
@@ -321,7 +397,13 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     ZT_FAIL_IF(s.state != Impl::State::object, state,
                "no object is begun: call zt_writer_begin_object first");
     const std::string& obj = s.current.name;
-    ZT_TRY(check_name("component", role, s.v2()));
+    ZT_TRY(check_name("component", role, s.v2(), s.opt.canonical));
+    ZT_FAIL_IF(s.opt.canonical && !s.current.components.empty() &&
+                   !(s.current.components.back().role < role),
+               argument,
+               "object \"%s\": part \"%s\" after \"%s\": canonical form takes parts in bytewise "
+               "name order",
+               obj.c_str(), shown(role).c_str(), s.current.components.back().role.c_str());
     for (const auto& c : s.current.components)
       ZT_FAIL_IF(c.role == role, argument, "object \"%s\": duplicate component \"%s\"", obj.c_str(),
                  shown(role).c_str());
@@ -351,8 +433,12 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
                  obj.c_str(), shown(role).c_str(), shown(*type).c_str(),
                  std::string(dtype_name(lt->storage)).c_str(), shown(dtype).c_str());
     }
+    ZT_FAIL_IF(s.opt.canonical && encoding == "zstd", argument,
+               "object \"%s\": component \"%s\": canonical form stores every part raw (v2 spec "
+               "§6.3 rule 4)",
+               obj.c_str(), shown(role).c_str());
     Mode mode;
-    if (encoding == "raw")
+    if (encoding == "raw" || (s.opt.canonical && encoding == "auto"))
       mode = Mode::raw;
     else if (encoding == "zstd")
       mode = Mode::zstd;
@@ -452,6 +538,9 @@ Result<void> Writer::end_component() {
       p.out.offset = (p.rollback_to + s.alignment() - 1) / s.alignment() * s.alignment();
     if (p.hasher)
       p.out.digest = std::string(digest_algo_name(p.hasher->algo())) + ":" + p.hasher->finish_hex();
+    if (s.opt.canonical)
+      if (auto shared = s.share_identical_blob(p.out); !shared)
+        return s.poison(std::move(shared).error());
     s.current.components.push_back(std::move(p.out));
     s.pending = Pending{};
     s.state = Impl::State::object;
@@ -479,7 +568,7 @@ Result<void> Writer::end_object() {
     auto rules = s.check_object_rules();
     if (!rules) {
       // The object is dropped whole: its bytes are cut off the file again.
-      ZT_TRY(s.truncate_to(s.object_start));
+      ZT_TRY(s.drop_object());
       s.state = Impl::State::idle;
       return rules;
     }
@@ -489,6 +578,7 @@ Result<void> Writer::end_object() {
       s.current.attributes.encoded = s.kept_attributes.back();
     }
     s.objects.push_back(std::move(s.current));
+    s.object_blobs.clear();
     s.current = Object{};
     s.current_attributes.clear();
     s.state = Impl::State::idle;
@@ -502,7 +592,7 @@ Result<void> Writer::cancel_object() {
     ZT_TRY(s.usable());
     ZT_FAIL_IF(s.state != Impl::State::object && s.state != Impl::State::component, state,
                "no object is begun");
-    ZT_TRY(s.truncate_to(s.object_start));
+    ZT_TRY(s.drop_object());
     s.current = Object{};
     s.current_attributes.clear();
     s.pending = Pending{};
@@ -522,7 +612,7 @@ Result<void> Writer::add_dense(std::string_view name, std::string_view dtype,
     auto r = add_component("data", dtype, std::nullopt, data, encoding);
     if (!r) {
       if (impl_->state == Impl::State::object) {
-        ZT_TRY(impl_->truncate_to(impl_->object_start));
+        ZT_TRY(impl_->drop_object());
         impl_->state = Impl::State::idle;
       }
       return r;

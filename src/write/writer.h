@@ -33,6 +33,11 @@ struct WriterOptions {
   unsigned file_version = 0;
   // v2 only: blob alignment, a multiple of 4096; 0 for 65536 (canonical).
   uint64_t alignment = 0;
+  // v2 canonical form (v2 spec §6.3): objects given in bytewise name order
+  // and each object's parts in bytewise role order, raw parts with xxh3
+  // digests at 65536 placement, identical parts sharing one blob, names in
+  // NFC. Needs file_version 2, alignment 0 or 65536 and the xxh3 digest.
+  bool canonical = false;
 };
 
 class Writer {

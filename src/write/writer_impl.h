@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -57,6 +58,11 @@ struct Writer::Impl {
   Pending pending;
   std::unique_ptr<FramePipeline> frames;  // made at the first zstd frame
   std::string first_failure;              // the message of the call that failed the writer
+  // Canonical form: every blob written, by "<digest>/<length>" (candidates
+  // to share, confirmed on the bytes), and those of the current object
+  // (forgotten again if the object is dropped).
+  std::unordered_multimap<std::string, uint64_t> blobs;
+  std::vector<std::pair<std::string, uint64_t>> object_blobs;
 
   // ---- state (writer.cpp) ----
   Result<void> usable() const;
@@ -66,6 +72,14 @@ struct Writer::Impl {
   Result<void> publish();
   Result<void> check_object_rules();
   Result<std::vector<uint8_t>> read_back(const Component& c) const;
+  Result<void> read_at(uint64_t offset, std::span<uint8_t> out) const;
+  // Cuts the current object's bytes off the file again (and forgets its blobs).
+  Result<void> drop_object();
+  // Canonical form: whether [a, a+n) and [b, b+n) of the file hold the same bytes.
+  Result<bool> same_bytes(uint64_t a, uint64_t b, uint64_t n) const;
+  // Canonical form: the ended part `c` references an earlier blob of the
+  // same bytes, if there is one, and its own copy is cut off the file.
+  Result<void> share_identical_blob(Component& c);
   Result<void> write_manifest_v1();
   Result<void> write_manifest_v2();
 

@@ -762,7 +762,8 @@ class Rewrite(Base):
         self.assertIn('"quantized_group" has no zTensor v2 layout', p.stderr)
         self.assertFalse(os.path.exists(self.path("v2.zt")))
         self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "src.zt")
-        self.zt("convert", "src.zt", "v2.zt", "--format-version", "2")
+        # Not canonical (which is raw): the encodings make the round trip too.
+        self.zt("convert", "src.zt", "v2.zt", "--format-version", "2", "--no-canonical")
         self.zt("verify", "v2.zt")
         info = self.info("v2.zt")
         self.assertEqual(info["version"], "2")
@@ -811,6 +812,43 @@ class Rewrite(Base):
         self.zt("convert", "src.zt", "nodigest.zt", "--format-version", "2", "--digest", "none")
         self.assertIn("has no digest", self.zt("id", "nodigest.zt", code=4).stderr)
         self.zt("id", "--algorithm", "md5", "v2.zt", code=2)
+
+    def test_v2_canonical(self):
+        """v2 output is canonical by default (v2 spec 6.3): rewriting a
+        canonical file canonically gives the same bytes, whatever its
+        encodings on the way; rewrites keep the input's container; zstd or
+        --no-canonical keep encodings instead."""
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "src.zt")
+        self.zt("convert", "src.zt", "c1.zt", "--format-version", "2")
+        self.zt("convert", "c1.zt", "c2.zt", "--format-version", "2")
+        self.zt("compress", "c1.zt", "-o", "z.zt")
+        self.zt("decompress", "z.zt", "-o", "c3.zt")
+        self.zt("rm", "c3.zt", "nothing.there", "-o", "x.zt", code=5)
+        self.zt("convert", "z.zt", "nc.zt", "--format-version", "2", "--no-canonical")
+        data = {}
+        for name in ("c1.zt", "c2.zt", "c3.zt"):
+            with open(self.path(name), "rb") as f:
+                data[name] = f.read()
+        self.assertEqual(data["c1.zt"], data["c2.zt"])
+        self.assertEqual(data["c1.zt"], data["c3.zt"])
+        j = self.info("c1.zt")
+        self.assertEqual(j["version"], "2")
+        parts = [c for o in j["objects"] for c in o["components"]]
+        self.assertTrue(all(c["encoding"] == "raw" and c["digest"].startswith("xxh3:") for c in parts))
+        # Packed in (object, part) order at 64 KiB steps from 65536.
+        dumped = json.loads(self.zt("dump", "--compact", "c1.zt").stdout)["objects"]
+        offsets = sorted({c["offset"] for o in dumped.values() for c in o["components"].values()})
+        self.assertEqual(offsets, [65536 * (i + 1) for i in range(len(offsets))])
+        self.assertEqual(self.info("z.zt")["version"], "2")
+        self.assertTrue(all(c["encoding"] == "zstd"
+                            for o in self.info("nc.zt")["objects"] for c in o["components"]))
+        self.assertEqual(self.zt("id", "nc.zt").stdout.split()[0], self.zt("id", "c1.zt").stdout.split()[0])
+        np.savez(self.path("nfd.npz"), **{"cafe\u0301": np.zeros(2)})
+        p = self.zt("convert", "nfd.npz", "nfd.zt", "--format-version", "2", code=5)
+        self.assertIn("not in Unicode NFC", p.stderr)
+        self.assertFalse(os.path.exists(self.path("nfd.zt")))
+        self.zt("convert", "nfd.npz", "nfd.zt", "--format-version", "2", "--no-canonical")
 
     def test_merge_and_rm(self):
         self.demo("a.zt")

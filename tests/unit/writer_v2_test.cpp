@@ -293,5 +293,136 @@ TEST_F(WriterV2, OptionsAreChecked) {
   EXPECT_FALSE(fs::exists(path()));
 }
 
+// ---- canonical form (v2 spec §6.3) ------------------------------------------
+
+zt_writer_options canonical_options() {
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.file_version = 2;
+  o.canonical = 1;
+  return o;
+}
+
+TEST_F(WriterV2, CanonicalFilesPackSortedBlobsAndShareIdenticalOnes) {
+  const auto write = [&](const std::string& p) {
+    const zt_writer_options o = canonical_options();
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(p.c_str(), &o, &w), ZT_OK) << zt_last_error();
+    const Bytes x = pattern(70000), y = pattern(300);
+    const uint64_t sx[] = {70000}, sy[] = {300}, s0[] = {0};
+    ASSERT_EQ(zt_writer_add_dense(w, "a", "u8", sx, 1, x.data(), x.size(), "auto"), ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", sy, 1, y.data(), y.size(), "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "c", "u8", sx, 1, x.data(), x.size(), "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "d", "u8", s0, 1, nullptr, 0, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "e", "u8", s0, 1, nullptr, 0, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  };
+  write(path("one.zt"));
+  write(path("two.zt"));
+  const Bytes f = slurp(path("one.zt"));
+  EXPECT_EQ(f, slurp(path("two.zt")));
+  // a at 65536 (70000 bytes), b at the next 64 KiB boundary, c shares a's
+  // blob, the empty parts share one at the manifest's position, which is
+  // the last blob, followed by the footer.
+  ASSERT_GT(f.size(), 40u);
+  uint64_t manifest_offset = 0, manifest_length = 0;
+  std::memcpy(&manifest_offset, f.data() + f.size() - 40, 8);
+  std::memcpy(&manifest_length, f.data() + f.size() - 32, 8);
+  EXPECT_EQ(manifest_offset, 262144u);
+  EXPECT_EQ(manifest_offset + manifest_length + 40, f.size());
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path("one.zt").c_str(), &r), ZT_OK) << zt_last_error();
+  ReaderPtr hold(r);
+  const Json j = Json::parse(zt_manifest_json(r));
+  const auto offset = [&](const char* o) {
+    return j["objects"][o]["components"]["data"]["offset"].get<uint64_t>();
+  };
+  EXPECT_EQ(offset("a"), 65536u);
+  EXPECT_EQ(offset("b"), 196608u);
+  EXPECT_EQ(offset("c"), 65536u);
+  EXPECT_EQ(offset("d"), 262144u);
+  EXPECT_EQ(offset("e"), 262144u);
+  EXPECT_STREQ(zt_component_encoding(r, object_index(r, "a"), "data"), "raw");  // "auto" -> raw
+  EXPECT_EQ(j["objects"]["a"]["components"]["data"]["digest"].get<std::string>().substr(0, 5),
+            "xxh3:");
+  EXPECT_EQ(map_component(r, "c", "data").bytes, pattern(70000));
+  uint64_t checked = 0;
+  ASSERT_EQ(zt_verify(r, &checked, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_EQ(checked, 5u);
+}
+
+// Same length, other bytes: two blobs. A dropped object's blob is forgotten,
+// so a later part of the same bytes gets a blob of its own.
+TEST_F(WriterV2, CanonicalSharingIsOnEqualBytesOfKeptObjectsOnly) {
+  const zt_writer_options o = canonical_options();
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK) << zt_last_error();
+  Bytes x = pattern(5000), y = x;
+  y[4999] ^= 1;
+  const uint64_t s[] = {5000};
+  ASSERT_EQ(zt_writer_begin_object(w, "a", "dense", s, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, x.data(), x.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_cancel_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", s, 1, x.data(), x.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "c", "u8", s, 1, y.data(), y.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK) << zt_last_error();
+  ReaderPtr hold(r);
+  const Json j = Json::parse(zt_manifest_json(r));
+  EXPECT_EQ(j["objects"]["b"]["components"]["data"]["offset"], 65536u);
+  EXPECT_EQ(j["objects"]["c"]["components"]["data"]["offset"], 131072u);
+  EXPECT_EQ(map_component(r, "b", "data").bytes, x);
+  EXPECT_EQ(map_component(r, "c", "data").bytes, y);
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
+TEST_F(WriterV2, CanonicalRefusesWhatItCannotPlace) {
+  const zt_writer_options o = canonical_options();
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK) << zt_last_error();
+  const uint8_t b[] = {1, 2};
+  const uint64_t s[] = {2};
+  ASSERT_EQ(zt_writer_add_dense(w, "m", "u8", s, 1, b, 2, "raw"), ZT_OK);
+  // Objects in bytewise order: "M" (0x4D) < "m"; "ma" > "m" is fine.
+  EXPECT_EQ(zt_writer_add_dense(w, "M", "u8", s, 1, b, 2, "raw"), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::strstr(zt_last_error(), "bytewise name order"), nullptr) << zt_last_error();
+  EXPECT_EQ(zt_writer_add_dense(w, "m", "u8", s, 1, b, 2, "raw"), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense(w, "ma", "u8", s, 1, b, 2, "zstd"), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::strstr(zt_last_error(), "stores every part raw"), nullptr) << zt_last_error();
+  // "e" + U+0301 (combining acute) is NFD; U+00E9 is its NFC form.
+  EXPECT_EQ(zt_writer_add_dense(w, "ne\xCC\x81", "u8", s, 1, b, 2, "raw"), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::strstr(zt_last_error(), "not in Unicode NFC"), nullptr) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "n\xC3\xA9", "u8", s, 1, b, 2, "raw"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_begin_object(w, "z", "zt.sparse_coo/1", s, 1), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_writer_set_object_attributes_json(w, "{\"ke\xCC\x81y\": 1}"), ZT_ERR_ARGUMENT);
+  const Bytes coords = le<uint64_t>({1}), values = le<float>({2});
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values.data(), 4, "raw"), ZT_OK);
+  EXPECT_EQ(zt_writer_add_component(w, "coords", "u64", nullptr, coords.data(), 8, "raw"),
+            ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::strstr(zt_last_error(), "part \"coords\" after \"values\""), nullptr)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_cancel_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+}
+
+TEST_F(WriterV2, CanonicalOptionsAreChecked) {
+  zt_writer* w = nullptr;
+  zt_writer_options o = canonical_options();
+  o.file_version = 0;
+  EXPECT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = canonical_options();
+  o.alignment = 4096;
+  EXPECT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = canonical_options();
+  o.digest = ZT_DIGEST_SHA256;
+  EXPECT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = canonical_options();
+  o.alignment = 65536;
+  ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK) << zt_last_error();
+  zt_writer_abort(w);
+}
+
 }  // namespace
 }  // namespace zt::test
