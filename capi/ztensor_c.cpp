@@ -340,8 +340,12 @@ zt_status zt_content_digest(const zt_reader* r, const char* algorithm, char* out
 static zt_status advise(const zt_reader* r, size_t object, const char* role, int advice) {
   const zt::Component* c = component_of(r, object, role);
   if (!c) return r && role ? ZT_ERR_NOT_FOUND : ZT_ERR_ARGUMENT;
-  r->impl->source().advise(c->offset, c->length, advice);
-  return ZT_OK;
+  return guard([&] {
+    auto src = r->impl->source_of(*c);
+    if (!src) return set_error(src.error());
+    (*src)->advise(c->offset, c->length, advice);
+    return ZT_OK;
+  });
 }
 
 zt_status zt_prefetch(const zt_reader* r, size_t object, const char* role) {

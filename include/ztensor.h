@@ -111,15 +111,22 @@ typedef struct zt_reader zt_reader;
    1.2 meaning keep the 1.2 name ("dense", "sparse_csr", "sparse_coo"; others
    as written, e.g. "zt.mx/1"), parts are components, encoding
    "zt.zstd-seekable/1" is "zstd", and digests cover the decoded bytes
-   (docs/v2.md §2). Parts stored in another file of a sharded v2 model are
-   listed but reading them fails with ZT_ERR_UNSUPPORTED.
+   (docs/v2.md §2). A sharded v2 model is opened by its root file: a part
+   stored in shard `name` is read from `<stem>-<name>.zt` in the root's
+   directory (root `<stem>.zt`, or a root name without ".zt" as the stem),
+   opened on the first access that needs it and checked then (v2 magic,
+   footer version 2, size equal to the shard table's: ZT_ERR_IO if missing,
+   ZT_ERR_FORMAT, ZT_ERR_UNSUPPORTED or ZT_ERR_INVALID otherwise); zt_open
+   itself reads the root alone. zt_verify checks each shard's whole-file
+   digest.
    Fails with ZT_ERR_ARGUMENT (NULL), ZT_ERR_IO, ZT_ERR_FORMAT, ZT_ERR_INVALID,
    ZT_ERR_UNSUPPORTED, ZT_ERR_DIGEST (v2 manifest hash differs), ZT_ERR_LIMIT or
    ZT_ERR_NOMEM. *out is set only on success; release it with zt_close(). */
 ZT_API zt_status zt_open(const char* path, zt_reader** out);
 
 /* As zt_open, over `size` bytes of memory that the caller keeps alive and
-   unchanged until zt_close(). */
+   unchanged until zt_close(). Parts in shard files cannot be found from
+   memory: reading them fails with ZT_ERR_UNSUPPORTED. */
 ZT_API zt_status zt_open_memory(const void* data, size_t size, zt_reader** out);
 
 /* How a reader gets at data bytes. */
@@ -230,7 +237,9 @@ ZT_API zt_status zt_component_map(const zt_reader* r, size_t object, const char*
 ZT_API zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst,
                                    uint64_t capacity, uint64_t* written);
 
-/* Deep check of the whole file: decode every component, check every digest,
+/* Deep check of the whole file: for a sharded v2 model, first every shard
+   file of the table (found, of its size, hashed whole against its digest:
+   ZT_ERR_DIGEST naming the shard); then decode every component, check every digest,
    and check the content rules that zt_open leaves alone because they need
    the data bytes (CSR/COO index structure, bool bytes, decoded sizes,
    quantized_group sizes). *checked / *unchecked count components whose

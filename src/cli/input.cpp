@@ -64,7 +64,7 @@ class ZtInput final : public Input {
     const Component& c = reader_->manifest().objects[item].components[part];
     Buffer b;
     const bool legacy = legacy_bool(*reader_, c);
-    if (c.encoding == Encoding::raw && !c.big_endian && reader_->source().base() && !legacy) {
+    if (reader_->zero_copy(c) && !legacy) {
       auto m = reader_->map(item, part);
       ZT_TRY(m);
       b.view = *m;

@@ -77,6 +77,28 @@ Result<Located> locate_v2(const Source& src, std::vector<uint8_t>& storage) {
   return l;
 }
 
+}  // namespace
+
+Result<void> check_shard_container(const Source& src, const std::string& where) {
+  const uint64_t size = src.size();
+  ZT_FAIL_IF(size < 8 + kFooterBytesV2, format, "%s: %llu bytes, shorter than magic + footer (48)",
+             where.c_str(), static_cast<ull>(size));
+  uint8_t head[8];
+  ZT_TRY(src.read_into(0, head));
+  ZT_FAIL_IF(!is_magic(std::span<const uint8_t>(head, 8), kMagicV2), format,
+             "%s: bad header magic (not a zTensor v2 file)", where.c_str());
+  uint8_t footer[kFooterBytesV2];
+  ZT_TRY(src.read_into(size - kFooterBytesV2, footer));
+  ZT_FAIL_IF(!is_magic(std::span<const uint8_t>(footer + 32, 8), kMagicV2), format,
+             "%s: bad v2 footer magic", where.c_str());
+  const uint32_t version = load_u32_le(footer + 24);
+  ZT_FAIL_IF(version != kFooterVersionV2, unsupported,
+             "%s: footer version %u, this library reads version 2", where.c_str(), version);
+  return {};
+}
+
+namespace {
+
 Result<uint64_t> u64_at(const Source& src, uint64_t off) {
   uint8_t b[8];
   ZT_TRY(src.read_into(off, b));

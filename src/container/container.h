@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -43,6 +44,12 @@ struct Located {
 Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage);
 
 uint64_t load_u64_le(const uint8_t* p);
+
+// The first rung of the shard ladder (v2 spec §7.3): a file serving as a
+// shard starts with the v2 magic and ends with a v2 footer of version 2
+// (with or without a manifest: any v2 file may serve, §7.2). `where`
+// names the shard in messages.
+Result<void> check_shard_container(const Source& src, const std::string& where);
 
 // The 40-byte v2 footer (v2 spec §2.3) for a manifest blob at
 // [offset, offset + length) whose XXH3-64 is `hash`: version 2, reserved 0.

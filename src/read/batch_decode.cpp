@@ -100,6 +100,12 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
 // task for Reader::read, whose checks and messages then apply unchanged.
 void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p) {
   const Component& c = component_of(r, q);
+  // The tasks below read this file's source; a part in a shard is read
+  // whole by Reader::read, which opens its file.
+  if (c.shard) {
+    p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
+    return;
+  }
   if (r.source().base() && c.length > 0) p.stored.push_back(Range{c.offset, c.offset + c.length});
   if (c.encoding == Encoding::raw && !c.big_endian && c.length <= q.dst.size())
     return plan_raw_slices(c, q, index, p);

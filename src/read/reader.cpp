@@ -30,6 +30,14 @@ struct Reader::Slot {
   Error error;
 };
 
+// A shard file, opened by the first access that needs it.
+struct Reader::ShardFile {
+  std::once_flag once;
+  bool ok = false;
+  Source source;
+  Error error;
+};
+
 Reader::Reader() = default;
 Reader::~Reader() {
   for (size_t i = 0; i < slot_count_; ++i)
@@ -53,6 +61,8 @@ Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const
   ZT_TRY(src);
   std::unique_ptr<Reader> r(new Reader());
   r->source_ = std::move(*src);
+  r->path_ = path;
+  r->mode_ = opt.mode;
   r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
   return finish_open(std::move(r));
 }
@@ -82,7 +92,65 @@ Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
   }
   r->slots_ = std::make_unique<std::atomic<Slot*>[]>(total);
   r->slot_count_ = total;
+  r->shard_files_ = std::make_unique<ShardFile[]>(r->manifest_.shards.size());
   return r;
+}
+
+std::string Reader::shard_path(size_t index) const {
+  if (path_.empty()) return {};
+  const size_t slash = path_.rfind('/');
+  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  std::string_view stem = std::string_view(path_).substr(name_at);
+  if (stem.ends_with(".zt")) stem.remove_suffix(3);
+  std::string p = path_.substr(0, name_at);
+  p.append(stem).append("-").append(manifest_.shards[index].name).append(".zt");
+  return p;
+}
+
+namespace {
+
+// Rungs 1 and 2 of the shard ladder (v2 spec §7.3); the digest is verify's.
+Result<Source> open_shard(const std::string& path, Source::Mode mode, const Shard& shard) {
+  std::string where("shard \"");
+  where.append(shard.name).append("\" (").append(path).append(")");
+  auto src = Source::open_file(path, mode);
+  if (!src) {
+    Error e = std::move(src).error();
+    e.message = where + ": " + e.message;
+    return e;
+  }
+  ZT_FAIL_IF(src->size() != shard.size, invalid,
+             "%s: the file has %llu bytes, the shard table says %llu", where.c_str(),
+             static_cast<ull>(src->size()), static_cast<ull>(shard.size));
+  ZT_TRY(check_shard_container(*src, where));
+  return src;
+}
+
+}  // namespace
+
+Result<const Source*> Reader::shard_source(size_t index) const {
+  const Shard& shard = manifest_.shards[index];
+  ZT_FAIL_IF(path_.empty(), unsupported,
+             "shard \"%s\": a model opened from memory cannot find its shard files (open the "
+             "root file by path)",
+             shard.name.c_str());
+  ShardFile& f = shard_files_[index];
+  std::call_once(f.once, [&] {
+    auto src = open_shard(shard_path(index), mode_, shard);
+    if (!src) {
+      f.error = std::move(src).error();
+      return;
+    }
+    f.source = std::move(*src);
+    f.ok = true;
+  });
+  if (!f.ok) return f.error;
+  return &f.source;
+}
+
+Result<const Source*> Reader::source_of(const Component& c) const {
+  if (!c.shard) return &source_;
+  return shard_source(*c.shard);
 }
 
 namespace {
@@ -97,17 +165,19 @@ bool sized_by_shape(const Object& o) {
 }  // namespace
 
 bool Reader::zero_copy(const Component& c) const {
-  return source_.base() && c.encoding == Encoding::raw && !c.big_endian && !c.shard;
+  if (c.encoding != Encoding::raw || c.big_endian) return false;
+  const auto src = source_of(c);
+  return src && (*src)->base();
 }
 
-// Until shards are resolved, a part whose bytes are in another file is
-// listed and placed (from the root manifest) but not read.
-Result<void> Reader::check_in_this_file(const Component& c) const {
-  ZT_FAIL_IF(c.shard, unsupported,
-             "part \"%s\": its bytes are in shard \"%s\", which this build does not read yet",
-             c.role.c_str(), manifest_.shards[*c.shard].name.c_str());
-  return {};
+namespace {
+
+// The mapped bytes of a component for which zero_copy() holds.
+std::span<const uint8_t> mapped_bytes(const Source& src, const Component& c) {
+  return std::span<const uint8_t>(src.base() + c.offset, c.length);
 }
+
+}  // namespace
 
 std::optional<uint64_t> Reader::known_decoded_size(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
@@ -149,8 +219,9 @@ Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c)
 
 Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component& c,
                                                 std::vector<uint8_t>& scratch) const {
-  ZT_TRY(check_in_this_file(c));
-  auto bytes = source_.bytes(c.offset, c.length, scratch);
+  auto src = source_of(c);
+  ZT_TRY(src);
+  auto bytes = (*src)->bytes(c.offset, c.length, scratch);
   ZT_TRY(bytes);
   // v2's seekable zstd: its rules are checked on the frame headers and the
   // seek table every time the bytes are handed out to be decoded (cheap: one
@@ -163,8 +234,9 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
 Result<void> Reader::decode_into(const Object& o, const Component& c,
                                  std::span<uint8_t> dst) const {
   if (c.encoding == Encoding::raw) {
-    ZT_TRY(check_in_this_file(c));
-    ZT_TRY(source_.read_into(c.offset, dst));
+    auto src = source_of(c);
+    ZT_TRY(src);
+    ZT_TRY((*src)->read_into(c.offset, dst));
   } else {
     std::vector<uint8_t> scratch;
     auto src = stored(o, c, scratch);
@@ -187,7 +259,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
-  if (zero_copy(c)) return std::span<const uint8_t>(source_.base() + c.offset, c.length);
+  if (zero_copy(c)) return mapped_bytes(**source_of(c), c);
   Slot& s = slot(object, component);
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
@@ -304,8 +376,34 @@ const std::string& Reader::manifest_json() const {
   return json_;
 }
 
+Result<void> Reader::verify_shards(VerifyReport& rep) const {
+  for (size_t i = 0; i < manifest_.shards.size(); ++i) {
+    const Shard& shard = manifest_.shards[i];
+    auto src = shard_source(i);
+    ZT_TRY(src);
+    const ParsedDigest want = parse_digest(shard.digest);
+    Hasher h(want.algo);
+    constexpr uint64_t kPiece = uint64_t{4} << 20;
+    std::vector<uint8_t> scratch;
+    for (uint64_t at = 0; at < (*src)->size(); at += kPiece) {
+      auto piece = (*src)->bytes(at, std::min(kPiece, (*src)->size() - at), scratch);
+      ZT_TRY(piece);
+      h.update(*piece);
+    }
+    const std::string got = h.finish_hex();
+    ZT_FAIL_IF(got != want.hex, digest,
+               "shard \"%s\" (%s): %s digest mismatch: the file hashes to %s, the shard table "
+               "says %s",
+               shard.name.c_str(), shard_path(i).c_str(),
+               std::string(digest_algo_name(want.algo)).c_str(), got.c_str(), want.hex.c_str());
+    ++rep.shards;
+  }
+  return {};
+}
+
 Result<VerifyReport> Reader::verify() const {
   VerifyReport rep;
+  ZT_TRY(verify_shards(rep));
   for (size_t i = 0; i < manifest_.objects.size(); ++i) ZT_TRY(verify_object(i, rep));
   return rep;
 }
@@ -354,13 +452,14 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
              component);
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   const Component& c = o.components[component];
-  ZT_TRY(check_in_this_file(c));
+  auto file = source_of(c);
+  ZT_TRY(file);
   auto w = std::make_unique<DecodedWindows>();
-  w->source_ = &source_;
+  w->source_ = *file;
   w->c_ = &c;
   w->where_ = component_where(o, c);
   if (zero_copy(c)) {
-    w->mapped_ = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+    w->mapped_ = mapped_bytes(**file, c);
     return w;
   }
   ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"",
@@ -436,7 +535,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
       ZT_TRY(check_whole_elements(o, c, *size));
       ++rep.components, rep.decoded_bytes += *size;
     } else if (zero_copy(c)) {
-      decoded[k] = std::span<const uint8_t>(source_.base() + c.offset, c.length);
+      decoded[k] = mapped_bytes(**source_of(c), c);
       ++rep.components, rep.decoded_bytes += c.length;
     } else {
       // Decode without filling the cache, so verify's memory stays bounded

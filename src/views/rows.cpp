@@ -120,7 +120,9 @@ Result<uint64_t> dense_rows(const Reader& r, size_t object, uint64_t begin, uint
   if (rows->bytes == 0) return uint64_t{0};
   const std::span<uint8_t> out = dst.first(rows->bytes);
   if (c.encoding == Encoding::raw) {
-    ZT_TRY(r.source().read_into(c.offset + rows->offset, out));
+    auto src = r.source_of(c);
+    ZT_TRY(src);
+    ZT_TRY((*src)->read_into(c.offset + rows->offset, out));
     if (c.big_endian) swap_elements(out, c.width());
     return rows->bytes;
   }

@@ -1,0 +1,200 @@
+// zTensor v2 models over several files (v2 spec §7): parts whose bytes are
+// in a shard are read from <stem>-<name>.zt beside the root, opened on
+// first use and checked by the ladder of §7.3 (magic and footer version,
+// size at open of the shard, whole-file digest in zt_verify).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "container/digest.h"
+#include "test_files.h"
+
+namespace zt::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A data shard (§7.2): magic, blobs at multiples of 4096, a footer without
+// a manifest. `offsets` gets each blob's offset.
+Bytes data_shard(const std::vector<Bytes>& blobs, std::vector<uint64_t>& offsets) {
+  Bytes out(4096, 0);
+  std::memcpy(out.data(), "\x89ZT2\r\n\x1a\n", 8);
+  for (const Bytes& b : blobs) {
+    out.resize((out.size() + 4095) / 4096 * 4096, 0);
+    offsets.push_back(out.size());
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  Bytes footer(40, 0);
+  footer[24] = 2;  // version
+  std::memcpy(footer.data() + 32, "\x89ZT2\r\n\x1a\n", 8);
+  out.insert(out.end(), footer.begin(), footer.end());
+  return out;
+}
+
+std::string sha256_of(const Bytes& b) {
+  return "sha256:" + digest_hex(DigestAlgo::sha256, b);
+}
+
+class Shards : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt-shards-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void put(const std::string& name, const Bytes& bytes) const {
+    std::ofstream f(path(name), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  }
+
+  // model.zt holds "local"; "w" (24 bytes) and "v" (16 bytes) are in
+  // model-00001.zt, whose identity the root's table gives.
+  void write_model() {
+    std::vector<uint64_t> at;
+    shard_ = data_shard({w_, v_}, at);
+    FileBuilderV2 root;
+    root.dense("local", "u8", {3}, Bytes{1, 2, 3});
+    root.object(
+        "w", "dense", {2, 3},
+        Json{{"data", {{"dtype", "f32"}, {"blob", {at[0], w_.size()}}, {"shard", "00001"}}}});
+    root.object(
+        "v", "dense", {4},
+        Json{{"data", {{"dtype", "i32"}, {"blob", {at[1], v_.size()}}, {"shard", "00001"}}}});
+    root.manifest["shards"] =
+        Json{{"00001", {{"size", shard_.size()}, {"digest", sha256_of(shard_)}}}};
+    put("model.zt", root.build());
+    put("model-00001.zt", shard_);
+  }
+  ReaderPtr open(const std::string& name = "model.zt", uint32_t mode = ZT_IO_MAP) const {
+    zt_open_options o;
+    zt_open_options_init(&o);
+    o.io_mode = mode;
+    zt_reader* r = nullptr;
+    EXPECT_EQ(zt_open_ex(path(name).c_str(), &o, &r), ZT_OK) << zt_last_error();
+    return ReaderPtr(r);
+  }
+
+  fs::path dir_;
+  Bytes w_ = pattern(24), v_ = le<int32_t>({-1, 2, -3, 4});
+  Bytes shard_;
+};
+
+TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
+  write_model();
+  for (const uint32_t mode : {ZT_IO_MAP, ZT_IO_COPY}) {
+    const ReaderPtr r = open("model.zt", mode);
+    ASSERT_TRUE(r);
+    EXPECT_STREQ(zt_component_shard(r.get(), object_index(r.get(), "w"), "data"), "00001");
+    EXPECT_EQ(map_component(r.get(), "w", "data").bytes, w_);
+    EXPECT_EQ(map_component(r.get(), "v", "data").bytes, v_);
+    EXPECT_EQ(map_component(r.get(), "local", "data").bytes, (Bytes{1, 2, 3}));
+    // Rows, and the batch decoder, read the shard too.
+    int32_t rows[2] = {};
+    uint64_t written = 0;
+    ASSERT_EQ(zt_dense_rows(r.get(), object_index(r.get(), "v"), 1, 3, rows, sizeof rows, &written),
+              ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(rows[0], 2);
+    EXPECT_EQ(rows[1], -3);
+    Bytes got(24);
+    zt_decode_request q;
+    zt_decode_request_init(&q);
+    q.object = object_index(r.get(), "w");
+    q.role = "data";
+    q.dst = got.data();
+    q.capacity = got.size();
+    ASSERT_EQ(zt_decode_many(r.get(), &q, 1, 2), ZT_OK) << zt_last_error();
+    EXPECT_EQ(got, w_);
+    uint64_t checked = 0;
+    ASSERT_EQ(zt_verify(r.get(), &checked, nullptr), ZT_OK) << zt_last_error();
+  }
+}
+
+TEST_F(Shards, AMissingShardFailsOnlyWhatNeedsIt) {
+  write_model();
+  fs::remove(path("model-00001.zt"));
+  const ReaderPtr r = open();  // open reads the root alone
+  ASSERT_TRUE(r);
+  EXPECT_EQ(map_component(r.get(), "local", "data").bytes, (Bytes{1, 2, 3}));
+  const Mapped m = map_component(r.get(), "w", "data");
+  EXPECT_TRUE(FailsWith(m.status, ZT_ERR_IO, {"shard \"00001\"", "model-00001.zt", "cannot open"}));
+  EXPECT_TRUE(FailsWith(zt_verify(r.get(), nullptr, nullptr), ZT_ERR_IO, {"model-00001.zt"}));
+}
+
+TEST_F(Shards, TheLadderRefusesAWrongFile) {
+  write_model();
+  Bytes longer = shard_;
+  longer.insert(longer.end() - 40, 4096, 0);  // one more page: another size
+  put("model-00001.zt", longer);
+  {
+    const ReaderPtr r = open();
+    EXPECT_TRUE(FailsWith(map_component(r.get(), "w", "data").status, ZT_ERR_INVALID,
+                          {"shard \"00001\"", "bytes, the shard table says"}));
+  }
+  Bytes bad_magic = shard_;
+  bad_magic[0] = 'X';
+  put("model-00001.zt", bad_magic);
+  {
+    const ReaderPtr r = open();
+    EXPECT_TRUE(FailsWith(map_component(r.get(), "v", "data").status, ZT_ERR_FORMAT,
+                          {"shard \"00001\"", "magic"}));
+  }
+  Bytes bad_version = shard_;
+  bad_version[bad_version.size() - 16] = 3;
+  put("model-00001.zt", bad_version);
+  {
+    const ReaderPtr r = open();
+    EXPECT_TRUE(FailsWith(map_component(r.get(), "v", "data").status, ZT_ERR_UNSUPPORTED,
+                          {"footer version 3"}));
+  }
+  // Same size, one byte changed outside every blob: only the whole-file
+  // digest (zt_verify, the deep rung) can tell.
+  Bytes flipped = shard_;
+  flipped[100] ^= 1;
+  put("model-00001.zt", flipped);
+  {
+    const ReaderPtr r = open();
+    EXPECT_EQ(map_component(r.get(), "w", "data").bytes, w_);
+    EXPECT_TRUE(FailsWith(zt_verify(r.get(), nullptr, nullptr), ZT_ERR_DIGEST,
+                          {"shard \"00001\"", "sha256 digest mismatch"}));
+  }
+}
+
+// Any v2 file may serve as a shard (§7.2): an adapter's root references the
+// blob of a base model file that has a manifest of its own.
+TEST_F(Shards, AFileWithItsOwnManifestServesAsAShard) {
+  FileBuilderV2 base;
+  base.dense("w", "f32", {2, 3}, w_);
+  const Bytes base_file = base.build();
+  put("adapter-base.zt", base_file);
+  const uint64_t w_at = base.manifest["objects"]["w"]["parts"]["data"]["blob"][0].get<uint64_t>();
+  FileBuilderV2 root;
+  root.dense("delta", "f32", {2, 3}, pattern(24, 7));
+  root.object("w", "dense", {2, 3},
+              Json{{"data", {{"dtype", "f32"}, {"blob", {w_at, 24}}, {"shard", "base"}}}});
+  root.manifest["shards"] =
+      Json{{"base", {{"size", base_file.size()}, {"digest", sha256_of(base_file)}}}};
+  put("adapter.zt", root.build());
+  const ReaderPtr r = open("adapter.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(map_component(r.get(), "w", "data").bytes, w_);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
+// The name of a root without the .zt suffix is the stem as a whole.
+TEST_F(Shards, ARootWithoutTheSuffixKeepsItsWholeName) {
+  write_model();
+  fs::rename(path("model.zt"), path("model.bin"));
+  fs::rename(path("model-00001.zt"), path("model.bin-00001.zt"));
+  const ReaderPtr r = open("model.bin");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(map_component(r.get(), "v", "data").bytes, v_);
+}
+
+}  // namespace
+}  // namespace zt::test
