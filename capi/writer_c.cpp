@@ -39,32 +39,59 @@ void zt_writer_options_init_sized(zt_writer_options* opt, size_t size) {
   init_sized(opt, size, o);
 }
 
+namespace {
+
+// The options as the core takes them (NULL: the defaults); fields beyond
+// the caller's struct_size keep their defaults.
+zt_status core_options(const zt_writer_options* opt, zt::WriterOptions& o) {
+  if (opt) {
+    if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *opt)
+      return fail(ZT_ERR_ARGUMENT,
+                  "zt_writer_options.struct_size is not one this library knows (use its _init)");
+    if (ZT_HAS_FIELD(opt, zstd_level)) o.zstd_level = opt->zstd_level;
+    if (ZT_HAS_FIELD(opt, threads)) o.threads = opt->threads;
+    if (ZT_HAS_FIELD(opt, digest)) {
+      if (opt->digest > ZT_DIGEST_NONE)
+        return fail(ZT_ERR_ARGUMENT, "zt_writer_options.digest is unknown");
+      o.digest = opt->digest == ZT_DIGEST_SHA256 ? zt::DigestAlgo::sha256
+                 : opt->digest == ZT_DIGEST_NONE ? zt::DigestAlgo::none
+                                                 : zt::DigestAlgo::xxh3;
+    }
+    if (ZT_HAS_FIELD(opt, frame_size)) {
+      if (opt->frame_size < 1024)
+        return fail(ZT_ERR_ARGUMENT, "zt_writer_options.frame_size is below 1024 bytes");
+      o.frame_size = opt->frame_size;
+    }
+    if (ZT_HAS_FIELD(opt, auto_min_ratio)) o.auto_min_ratio = opt->auto_min_ratio;
+    if (ZT_HAS_FIELD(opt, file_version)) o.file_version = opt->file_version;
+    if (ZT_HAS_FIELD(opt, alignment)) o.alignment = opt->alignment;
+    if (ZT_HAS_FIELD(opt, canonical)) o.canonical = opt->canonical != 0;
+  }
+  return ZT_OK;
+}
+
+}  // namespace
+
 zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_writer** out) {
   if (!path) return fail(ZT_ERR_ARGUMENT, "path is NULL");
   if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
   return guard([&] {
     zt::WriterOptions o;
-    if (opt) {
-      if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *opt)
-        return fail(ZT_ERR_ARGUMENT, "zt_writer_options.struct_size is not one this library knows (use its _init)");
-      if (ZT_HAS_FIELD(opt, zstd_level)) o.zstd_level = opt->zstd_level;
-      if (ZT_HAS_FIELD(opt, threads)) o.threads = opt->threads;
-      if (ZT_HAS_FIELD(opt, digest)) {
-        if (opt->digest > ZT_DIGEST_NONE) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.digest is unknown");
-        o.digest = opt->digest == ZT_DIGEST_SHA256 ? zt::DigestAlgo::sha256
-                   : opt->digest == ZT_DIGEST_NONE ? zt::DigestAlgo::none
-                                                   : zt::DigestAlgo::xxh3;
-      }
-      if (ZT_HAS_FIELD(opt, frame_size)) {
-        if (opt->frame_size < 1024) return fail(ZT_ERR_ARGUMENT, "zt_writer_options.frame_size is below 1024 bytes");
-        o.frame_size = opt->frame_size;
-      }
-      if (ZT_HAS_FIELD(opt, auto_min_ratio)) o.auto_min_ratio = opt->auto_min_ratio;
-      if (ZT_HAS_FIELD(opt, file_version)) o.file_version = opt->file_version;
-      if (ZT_HAS_FIELD(opt, alignment)) o.alignment = opt->alignment;
-      if (ZT_HAS_FIELD(opt, canonical)) o.canonical = opt->canonical != 0;
-    }
+    if (zt_status s = core_options(opt, o)) return s;
     auto w = zt::Writer::open(path, o);
+    if (!w) return set_error(w.error());
+    *out = new zt_writer{std::move(*w)};
+    return ZT_OK;
+  });
+}
+
+zt_status zt_writer_open_append(const char* path, const zt_writer_options* opt, zt_writer** out) {
+  if (!path) return fail(ZT_ERR_ARGUMENT, "path is NULL");
+  if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
+  return guard([&] {
+    zt::WriterOptions o;
+    if (zt_status s = core_options(opt, o)) return s;
+    auto w = zt::Writer::open_append(path, o);
     if (!w) return set_error(w.error());
     *out = new zt_writer{std::move(*w)};
     return ZT_OK;

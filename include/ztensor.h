@@ -323,6 +323,23 @@ static inline void zt_writer_options_init(zt_writer_options* opt) { zt_writer_op
 /* zt_writer_open with options (NULL = defaults). */
 ZT_API zt_status zt_writer_open_ex(const char* path, const zt_writer_options* opt, zt_writer** out);
 
+/* Opens an existing zTensor v2 file to append to it (v2 spec §2.5): the
+   same writer calls add objects after its bytes, and zt_writer_finish
+   writes a new manifest and footer. The file's objects and attributes stay
+   (zt_writer_set_file_attributes_* replaces the attributes); an object
+   begun under the name of one of the file's own objects replaces it when
+   it ends, its old blobs staying in the file unreferenced. Earlier bytes are
+   never changed: the file is copied into a temporary file beside it, the
+   new generation written after the copy, and the result renamed over the
+   file at zt_writer_finish, so a crash, a failure or zt_writer_abort leave
+   the previous generation as it was (the copy costs one read and one write
+   of the file). opt as for zt_writer_open_ex (NULL = defaults); its
+   file_version must be 0 or 2 and canonical 0 (ZT_ERR_ARGUMENT). Fails with
+   ZT_ERR_UNSUPPORTED for 1.x files and sharded models, and as zt_open for a
+   file that does not open. */
+ZT_API zt_status zt_writer_open_append(const char* path, const zt_writer_options* opt,
+                                       zt_writer** out);
+
 /* One call for the common case: a dense object with one "data" component.
    encoding is "raw", "zstd" or "auto" (NULL = "raw"). The bytes are
    little-endian elements of dtype; nbytes must equal product(shape) x width.

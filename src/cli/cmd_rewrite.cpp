@@ -584,6 +584,42 @@ int run_merge(const Args& a) {
   return kOk;
 }
 
+int run_append(const Args& a) {
+  if (a.pos.size() < 2) return usage_error("append", "expects FILE and at least one input");
+  RewriteOptions opt;
+  auto o = writer_options(a, opt);
+  if (!o) return usage_error("append", o.error().message);
+  if (a.has("--format-version") && opt.writer.file_version != 2)
+    return usage_error("append", "appending is a zTensor v2 operation (--format-version 2)");
+  opt.writer.file_version = 2;
+  const std::string& target = a.pos[0];
+  std::vector<std::unique_ptr<Input>> inputs;
+  for (size_t k = 1; k < a.pos.size(); ++k) {
+    auto in = Input::open(a.pos[k]);
+    if (!in) return report(in.error(), a.pos[k]);
+    inputs.push_back(std::move(*in));
+  }
+  auto w = Writer::open_append(target, opt.writer);
+  if (!w) return report(w.error(), target);
+  uint64_t total = 0;
+  for (const auto& in : inputs)
+    for (size_t i = 0; i < in->items.size(); ++i) total += decoded_total(*in, {i});
+  Progress progress("append", total);
+  size_t added = 0;
+  for (const auto& in : inputs)
+    for (size_t i = 0; i < in->items.size(); ++i) {
+      auto r = copy_item(*in, i, in->items[i].name, **w, opt, false, progress);
+      if (!r) return report(qualified(std::move(r).error(), in->path, in->items[i].name));
+      ++added;
+    }
+  auto f = (*w)->finish();
+  if (!f) return report(f.error(), target);
+  progress.finish();
+  std::fprintf(stderr, "%s: appended %zu object%s (a new generation; earlier bytes unchanged)\n",
+               target.c_str(), added, added == 1 ? "" : "s");
+  return kOk;
+}
+
 int run_rm(const Args& a) {
   if (a.pos.size() < 2) return usage_error("rm", "expects FILE and at least one NAME");
   const auto out = a.get("--output");

@@ -74,6 +74,10 @@ constexpr OptSpec kRmOpts[] = {{"--output", OptSpec::value, "-o"},
                                {"--threads", OptSpec::value},
                                {"--format-version", OptSpec::value},
                                {"--no-canonical"}};
+constexpr OptSpec kAppendOpts[] = {{"--compress", OptSpec::optional_value},
+                                   {"--digest", OptSpec::value},
+                                   {"--threads", OptSpec::value},
+                                   {"--format-version", OptSpec::value}};
 constexpr OptSpec kDiffOpts[] = {{"--quiet", OptSpec::flag, "-q"}};
 
 const std::string kConvertUsage =
@@ -245,6 +249,23 @@ const Command kCommands[] = {
     {"decompress", "re-encode components raw", kDecompressUsage, kDecompressOpts, run_decompress},
     {"merge", "several files into one", kMergeUsage, kMergeOpts, run_merge},
     {"rm", "a copy without some objects", kRmUsage, kRmOpts, run_rm},
+    {"append", "add or replace objects in a v2 file",
+     "Usage: zt append FILE.zt INPUT... [--compress[=LEVEL]] [--digest ALGO] [--threads N]\n"
+     "\n"
+     "Adds the objects of every INPUT (any readable format) to the zTensor v2\n"
+     "file FILE (v2 spec section 2.5): new blobs, a new manifest and a new footer\n"
+     "after its bytes, which are never changed. An object named like one of\n"
+     "FILE's replaces it (the old bytes stay, unreferenced); a name given twice\n"
+     "is refused. The new generation is written to a copy beside FILE and\n"
+     "renamed over it, so a crash or an error leaves FILE as it was. Inputs are\n"
+     "checked first (digests, content rules). 1.x files are refused (exit 4:\n"
+     "zt merge rewrites them); an appended file is no longer canonical.\n"
+     "\n"
+     "Options:\n"
+     "  --compress[=LEVEL]   zstd-compress the new objects\n"
+     "  --digest ALGO        xxh3 (default), sha256 or none\n"
+     "  --threads N          compression threads (default: all cores)\n",
+     kAppendOpts, run_append},
     {"diff", "objects added, removed, changed",
      "Usage: zt diff A B [-q]\n"
      "\n"

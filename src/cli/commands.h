@@ -39,6 +39,7 @@ int run_compress(const Args& a);
 int run_decompress(const Args& a);
 int run_merge(const Args& a);
 int run_rm(const Args& a);
+int run_append(const Args& a);
 int run_diff(const Args& a);
 int run_demo_checkpoint(const Args& a);
 

@@ -20,6 +20,7 @@
 #include "container/container.h"
 #include "container/zstd_codec.h"
 #include "formats/object_format.h"
+#include "read/reader.h"
 #include "read/validate.h"
 #include "write/writer_impl.h"
 
@@ -243,8 +244,9 @@ Result<void> guarded(Writer::Impl& s, Call&& call) noexcept {
 
 }  // namespace
 
-Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
-  ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
+namespace {
+
+Result<void> check_options(const WriterOptions& opt) {
   ZT_FAIL_IF(opt.zstd_level < -131072 || opt.zstd_level > 22, argument,
              "zstd level %d is out of range", opt.zstd_level);
   ZT_FAIL_IF(opt.digest == DigestAlgo::crc32c || opt.digest == DigestAlgo::unknown, argument,
@@ -272,11 +274,81 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const Writ
   ZT_FAIL_IF(opt.file_version == 2 && opt.frame_size > kSeekableMaxFrameContent, argument,
              "frame size %llu: v2 zstd frames hold at most 16 MiB (zt.zstd-seekable/1)",
              static_cast<ull>(opt.frame_size));
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
+  ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
+  ZT_TRY(check_options(opt));
   std::unique_ptr<Writer> w(new Writer());
   w->impl_->opt = opt;
   w->impl_->path = path;
   ZT_TRY(w->impl_->open_file());
   return w;
+}
+
+Result<std::unique_ptr<Writer>> Writer::open_append(const std::string& path,
+                                                    const WriterOptions& opt) {
+  ZT_FAIL_IF(opt.file_version != 0 && opt.file_version != 2, argument,
+             "file_version %u: appending keeps the file's container (zTensor v2)",
+             opt.file_version);
+  ZT_FAIL_IF(opt.canonical, argument,
+             "canonical form has no superseded blobs: a file cannot be appended to canonically "
+             "(rewrite it with zt convert instead)");
+  WriterOptions o = opt;
+  o.file_version = 2;
+  ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
+  ZT_TRY(check_options(o));
+  std::unique_ptr<Writer> w(new Writer());
+  w->impl_->opt = o;
+  w->impl_->path = path;
+  auto f = OutputFile::create(path);
+  ZT_TRY(f);
+  w->impl_->file = std::move(*f);
+  auto taken = w->impl_->take_over(path);
+  if (!taken) {
+    w->impl_->discard();
+    return std::move(taken).error();
+  }
+  return w;
+}
+
+Result<void> Writer::Impl::take_over(const std::string& source_path) {
+  OpenOptions oo;
+  oo.mode = Source::Mode::copy;
+  auto r = Reader::open_file(source_path, oo);
+  ZT_TRY(r);
+  const Manifest& m = (*r)->manifest();
+  ZT_FAIL_IF(m.generation != Generation::v2, unsupported,
+             "%s: a zTensor %s file: append (v2 spec §2.5) works on v2 files; rewrite 1.x files "
+             "with zt merge",
+             source_path.c_str(), m.version.c_str());
+  ZT_FAIL_IF(!m.shards.empty(), unsupported,
+             "%s: appending to a sharded model is not supported yet", source_path.c_str());
+  // The earlier bytes, unchanged: the new generation starts after them.
+  const Source& src = (*r)->source();
+  constexpr uint64_t kPiece = uint64_t{4} << 20;
+  std::vector<uint8_t> scratch;
+  for (uint64_t at = 0; at < src.size(); at += kPiece) {
+    auto piece = src.bytes(at, std::min(kPiece, src.size() - at), scratch);
+    ZT_TRY(piece);
+    ZT_TRY(write_all(*piece));
+  }
+  if (m.attributes.present)
+    file_attributes.assign(m.attributes.encoded.begin(), m.attributes.encoded.end());
+  for (const Object& old : m.objects) {
+    Object o = old;
+    if (o.attributes.present) {
+      kept_attributes.emplace_back(old.attributes.encoded.begin(), old.attributes.encoded.end());
+      o.attributes.encoded = kept_attributes.back();
+    }
+    names.insert(o.name);
+    replaceable.insert(o.name);
+    objects.push_back(std::move(o));
+  }
+  return {};
 }
 
 Result<void> Writer::set_file_attributes_json(std::string_view json) {
@@ -327,8 +399,8 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     ZT_FAIL_IF(shape.size() > Limits::rank, argument,
                "object \"%s\": %zu dimensions, more than the limit %u", shown(name).c_str(),
                shape.size(), Limits::rank);
-    ZT_FAIL_IF(s.names.count(std::string(name)), argument, "duplicate object name \"%s\"",
-               shown(name).c_str());
+    ZT_FAIL_IF(s.names.count(std::string(name)) && !s.replaceable.count(std::string(name)),
+               argument, "duplicate object name \"%s\"", shown(name).c_str());
     ZT_FAIL_IF(s.objects.size() >= Limits::objects, limit, "more than %llu objects",
                static_cast<ull>(Limits::objects));
     s.current = Object{};
@@ -571,6 +643,11 @@ Result<void> Writer::end_object() {
       ZT_TRY(s.drop_object());
       s.state = Impl::State::idle;
       return rules;
+    }
+    if (s.replaceable.erase(s.current.name)) {
+      // Append: the new object supersedes the file's own of that name,
+      // whose blobs stay in the file, unreferenced (v2 spec §2.5).
+      std::erase_if(s.objects, [&](const Object& o) { return o.name == s.current.name; });
     }
     s.names.insert(s.current.name);
     if (s.current.attributes.present) {

@@ -44,6 +44,16 @@ class Writer {
  public:
   static Result<std::unique_ptr<Writer>> open(const std::string& path,
                                               const WriterOptions& opt = {});
+  // Appends to an existing v2 file (v2 spec §2.5): its bytes are copied
+  // unchanged into the temporary file, new blobs, a new manifest and a new
+  // footer follow, and finish() renames it over the file, so a crash or a
+  // failure leaves the previous generation in place. Its objects stay; an
+  // object begun under an existing name replaces that object at
+  // end_object. file_version is taken as 2; canonical is refused (an
+  // appended file holds superseded blobs). UNSUPPORTED for 1.x files and
+  // sharded models.
+  static Result<std::unique_ptr<Writer>> open_append(const std::string& path,
+                                                     const WriterOptions& opt = {});
   ~Writer();  // aborts an unfinished file
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;

@@ -52,6 +52,9 @@ struct Writer::Impl {
   std::vector<Object> objects;
   std::deque<std::vector<uint8_t>> kept_attributes;
   std::unordered_set<std::string> names;
+  // Append: the names of the file's own objects that a new object of the
+  // same name may still replace.
+  std::unordered_set<std::string> replaceable;
   Object current;
   std::vector<uint8_t> current_attributes;  // of `current`, or empty
   uint64_t object_start = 0;
@@ -82,6 +85,8 @@ struct Writer::Impl {
   Result<void> share_identical_blob(Component& c);
   Result<void> write_manifest_v1();
   Result<void> write_manifest_v2();
+  // Append: copies the file's bytes and takes over its objects and attributes.
+  Result<void> take_over(const std::string& source_path);
 
   bool v2() const { return opt.file_version == 2; }
   // Blob alignment: 64 (1.2), or the v2 option (65536 by default).

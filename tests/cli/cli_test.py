@@ -892,6 +892,25 @@ class Rewrite(Base):
         p = self.zt("verify", "model.zt", code=1)
         self.assertIn("cannot open", p.stdout)
 
+    def test_v2_append(self):
+        """zt append (v2 spec 2.5): new and replacing objects after bytes that
+        stay as they were; 1.x files refused."""
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "src.zt")
+        self.zt("convert", "src.zt", "v2.zt", "--format-version", "2")
+        with open(self.path("v2.zt"), "rb") as f:
+            before = f.read()
+        np.savez(self.path("more.npz"), extra=np.arange(5, dtype="<i4"), **{"norm.weight": np.zeros(32, "<f4")})
+        self.zt("append", "v2.zt", "more.npz")
+        with open(self.path("v2.zt"), "rb") as f:
+            after = f.read()
+        self.assertEqual(after[:len(before)], before)
+        self.zt("verify", "v2.zt")
+        self.assertEqual(sorted(self.zt("ls", "v2.zt").stdout.split()),
+                         ["adjacency", "embed.weight", "extra", "norm.weight", "position_ids", "proj.fp8"])
+        self.assertIn("[0. 0. 0.", self.zt("cat", "v2.zt", "norm.weight").stdout)
+        self.assertIn("works on v2 files", self.zt("append", "src.zt", "more.npz", code=4).stderr)
+
     def test_merge_and_rm(self):
         self.demo("a.zt")
         np.savez(self.path("b.npz"), extra=np.arange(3, dtype="<i4"), **{"norm.weight": np.ones(2, "<f4")})

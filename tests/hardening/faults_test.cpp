@@ -212,6 +212,91 @@ INSTANTIATE_TEST_SUITE_P(Temporary, WriterFaults, testing::Values(false, true),
                            return i.param ? "Named" : "Unnamed";
                          });
 
+// ---- append (v2 spec §2.5) --------------------------------------------------
+
+// A crash or failure while appending leaves the previous generation: the
+// file keeps its bytes and opens with its objects, and nothing stays beside
+// it (but a named temporary after SIGKILL, as for any write).
+class AppendFaults : public testing::Test {
+ protected:
+  void SetUp() override {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.file_version = 2;
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(dir.file("t.zt").c_str(), &o, &w), ZT_OK) << zt_last_error();
+    const float v[] = {1, 2, 3};
+    const uint64_t shape[] = {3};
+    ASSERT_EQ(zt_writer_add_dense(w, "kept", "f32", shape, 1, v, sizeof v, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+    before = read_file(dir.file("t.zt"));
+  }
+  // The previous generation, byte for byte, and readable.
+  testing::AssertionResult Previous() const {
+    if (read_file(dir.file("t.zt")) != before)
+      return testing::AssertionFailure() << "the file was changed";
+    zt_reader* r = nullptr;
+    if (zt_open(dir.file("t.zt").c_str(), &r) != ZT_OK)
+      return testing::AssertionFailure() << "does not open: " << zt_last_error();
+    const size_t n = zt_object_count(r);
+    const zt_status v = zt_verify(r, nullptr, nullptr);
+    zt_close(r);
+    if (n != 1 || v != ZT_OK) return testing::AssertionFailure() << n << " objects, verify " << v;
+    return testing::AssertionSuccess();
+  }
+  ScratchDir dir;
+  Bytes before;
+};
+
+TEST_F(AppendFaults, SucceedsWithoutFaults) {
+  const Exit e = run_helper("append", dir.file("t.zt"), {}, true);
+  ASSERT_TRUE(e.exited);
+  ASSERT_EQ(e.code, 0);
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"t.zt"});
+  const Bytes after = read_file(dir.file("t.zt"));
+  ASSERT_GT(after.size(), before.size());
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(dir.file("t.zt").c_str(), &r), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_object_count(r), 2u);
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+  zt_close(r);
+}
+
+TEST_F(AppendFaults, DiskFull) {
+  const std::string room = std::to_string(before.size() + 65536);
+  const Exit e = run_helper("append", dir.file("t.zt"), {{"ZT_HELPER_FSIZE", room}}, true);
+  ASSERT_TRUE(e.exited) << "signal " << e.signal;
+  EXPECT_TRUE(e.code == ZT_ERR_IO || e.code == 100 + ZT_ERR_IO) << "exit code " << e.code;
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"t.zt"});
+  EXPECT_TRUE(Previous());
+}
+
+TEST_F(AppendFaults, FsyncAndRenameFail) {
+  for (const char* fault : {"ZT_SHIM_FAIL_FSYNC", "ZT_SHIM_FAIL_RENAME"}) {
+    const Exit e = run_helper("append", dir.file("t.zt"), {{fault, "1"}}, true);
+    ASSERT_TRUE(e.exited);
+    EXPECT_EQ(e.code, ZT_ERR_IO) << fault;
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"t.zt"}) << fault;
+    EXPECT_TRUE(Previous()) << fault;
+  }
+}
+
+TEST_F(AppendFaults, SigkillMidAppend) {
+  Helper h = spawn("append-slow", dir.file("t.zt"), {}, true);
+  pollfd p{h.out, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 30000), 1) << "the helper never got going";
+  char buf[16] = {};
+  ASSERT_GT(::read(h.out, buf, sizeof buf - 1), 0);
+  ASSERT_STREQ(buf, "ready\n");
+  ::kill(h.pid, SIGKILL);
+  const Exit e = wait_for(h);
+  ASSERT_EQ(e.signal, SIGKILL);
+  EXPECT_TRUE(Previous());
+  for (const std::string& n : dir.list())
+    EXPECT_TRUE(n == "t.zt" || n.rfind("t.zt.tmp-", 0) == 0) << "unexpected entry " << n;
+}
+
 // ---- reader ---------------------------------------------------------------
 
 // A file with one raw u8 object "w" of `n` bytes at offset 64, with an xxh3

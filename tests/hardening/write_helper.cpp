@@ -6,6 +6,8 @@
 //   slow   a 1 GiB streamed component written in 64 KiB pieces, forever;
 //          prints "ready" once the first piece is written
 //   abort  one object, then zt_writer_abort
+//   append       appends one 4 MiB object to the v2 file TARGET, then finish
+//   append-slow  appends a 1 GiB streamed object as "slow" does
 // ZT_HELPER_FSIZE=N sets RLIMIT_FSIZE to N bytes with SIGXFSZ ignored, so
 // writes past N fail with EFBIG as on a full disk.
 // Exit code: the status of the last call, or 100 + the status of an
@@ -57,7 +59,12 @@ int main(int argc, char** argv) {
   zt_writer_options_init(&opt);
   opt.threads = 1;
   zt_writer* w = nullptr;
-  if (const zt_status s = zt_writer_open_ex(argv[2], &opt, &w)) return earlier(s);
+  const bool append = mode.rfind("append", 0) == 0;
+  if (append) {
+    if (const zt_status s = zt_writer_open_append(argv[2], &opt, &w)) return earlier(s);
+  } else if (const zt_status s = zt_writer_open_ex(argv[2], &opt, &w)) {
+    return earlier(s);
+  }
 
   const std::vector<float> small = {1, 2, 3, 4, 5, 6};
   const uint64_t shape_small[] = {2, 3};
@@ -72,7 +79,7 @@ int main(int argc, char** argv) {
       return earlier(s, w);
     return finish(w);
   }
-  if (mode == "big") {
+  if (mode == "big" || mode == "append") {
     std::vector<uint8_t> big(4u << 20);
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
     const uint64_t shape[] = {big.size()};
@@ -80,7 +87,7 @@ int main(int argc, char** argv) {
       return earlier(s, w);
     return finish(w);
   }
-  if (mode == "slow") {
+  if (mode == "slow" || mode == "append-slow") {
     const uint64_t total = uint64_t{1} << 30;
     const uint64_t shape[] = {total};
     if (zt_status s = zt_writer_begin_object(w, "stream", "dense", shape, 1)) return earlier(s, w);

@@ -424,5 +424,79 @@ TEST_F(WriterV2, CanonicalOptionsAreChecked) {
   zt_writer_abort(w);
 }
 
+// ---- append (v2 spec §2.5) --------------------------------------------------
+
+TEST_F(WriterV2, AppendAddsAndReplacesObjectsAfterTheUnchangedBytes) {
+  {
+    zt_writer* w = open_v2(path(), 4096);
+    ASSERT_NE(w, nullptr);
+    const uint8_t a[] = {1, 2, 3}, b[] = {4, 5};
+    const uint64_t sa[] = {3}, sb[] = {2};
+    ASSERT_EQ(zt_writer_set_file_attributes_json(w, R"({"run": "x"})"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "a", "u8", sa, 1, a, 3, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_begin_object(w, "b", "dense", sb, 1), ZT_OK);
+    ASSERT_EQ(zt_writer_set_object_attributes_json(w, R"({"v": 1})"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, b, 2, "zstd"), ZT_OK);
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  }
+  const Bytes before = slurp(path());
+  zt_writer_options o = v2_options(4096);
+  // An aborted append leaves the file as it was.
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_append(path().c_str(), &o, &w), ZT_OK) << zt_last_error();
+  const uint8_t c[] = {9};
+  const uint64_t sc[] = {1};
+  ASSERT_EQ(zt_writer_add_dense(w, "c", "u8", sc, 1, c, 1, "raw"), ZT_OK);
+  zt_writer_abort(w);
+  EXPECT_EQ(slurp(path()), before);
+
+  ASSERT_EQ(zt_writer_open_append(path().c_str(), &o, &w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "c", "u8", sc, 1, c, 1, "raw"), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_writer_add_dense(w, "c", "u8", sc, 1, c, 1, "raw"), ZT_ERR_ARGUMENT);
+  const uint8_t b2[] = {7, 7, 7, 7};
+  const uint64_t sb2[] = {4};
+  ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", sb2, 1, b2, 4, "raw"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+
+  const Bytes after = slurp(path());
+  ASSERT_GT(after.size(), before.size());
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));  // never rewritten
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK) << zt_last_error();
+  ReaderPtr hold(r);
+  ASSERT_EQ(zt_object_count(r), 3u);
+  EXPECT_EQ(map_component(r, "a", "data").bytes, (Bytes{1, 2, 3}));
+  EXPECT_EQ(map_component(r, "b", "data").bytes, (Bytes{7, 7, 7, 7}));
+  EXPECT_EQ(map_component(r, "c", "data").bytes, (Bytes{9}));
+  const void* attrs = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(zt_file_attributes_cbor(r, &attrs, &n), ZT_OK);
+  EXPECT_EQ(Bytes(static_cast<const uint8_t*>(attrs), static_cast<const uint8_t*>(attrs) + n),
+            cbor_v2(Json{{"run", "x"}}));
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
+TEST_F(WriterV2, AppendRefusesWhatItCannotDo) {
+  zt_writer* w = nullptr;
+  FileBuilder v1;
+  v1.dense("t", "u8", {1}, Bytes{1});
+  const Bytes one = v1.build();
+  {
+    std::ofstream f(path("one.zt"), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(one.data()), static_cast<std::streamsize>(one.size()));
+  }
+  EXPECT_EQ(zt_writer_open_append(path("one.zt").c_str(), nullptr, &w), ZT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::strstr(zt_last_error(), "works on v2 files"), nullptr) << zt_last_error();
+  EXPECT_EQ(zt_writer_open_append(path("missing.zt").c_str(), nullptr, &w), ZT_ERR_IO);
+  write_sample(path());
+  zt_writer_options o = canonical_options();
+  EXPECT_EQ(zt_writer_open_append(path().c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  // Nothing was left beside the files.
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 2u);
+}
+
 }  // namespace
 }  // namespace zt::test
