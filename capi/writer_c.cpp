@@ -66,6 +66,7 @@ zt_status core_options(const zt_writer_options* opt, zt::WriterOptions& o) {
     if (ZT_HAS_FIELD(opt, file_version)) o.file_version = opt->file_version;
     if (ZT_HAS_FIELD(opt, alignment)) o.alignment = opt->alignment;
     if (ZT_HAS_FIELD(opt, canonical)) o.canonical = opt->canonical != 0;
+    if (ZT_HAS_FIELD(opt, shard_bytes)) o.shard_bytes = opt->shard_bytes;
   }
   return ZT_OK;
 }

@@ -944,6 +944,8 @@ struct WriterOptions {
   /// v2 canonical form: objects and components given in bytewise name
   /// order, raw parts, identical parts shared (zt_writer_options.canonical).
   std::optional<bool> canonical = std::nullopt;
+  /// v2 only: split into shard files of at most this many bytes.
+  std::optional<std::uint64_t> shard_bytes = std::nullopt;
 };
 
 /// Writes a .zt file (move-only). Nothing appears at the path until
@@ -962,6 +964,7 @@ class Writer {
     if (options.file_version) o.file_version = *options.file_version;
     if (options.alignment) o.alignment = *options.alignment;
     if (options.canonical) o.canonical = *options.canonical ? 1u : 0u;
+    if (options.shard_bytes) o.shard_bytes = *options.shard_bytes;
     detail::check(zt_writer_open_ex(detail::path_str(path).c_str(), &o, &w_));
   }
 

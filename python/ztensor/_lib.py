@@ -72,7 +72,8 @@ class OpenOptions(Structure):
 class WriterOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("zstd_level", c_int32), ("threads", c_uint32),
                 ("digest", c_uint32), ("frame_size", c_uint64), ("auto_min_ratio", c_double),
-                ("file_version", c_uint32), ("alignment", c_uint64), ("canonical", c_uint32)]
+                ("file_version", c_uint32), ("alignment", c_uint64), ("canonical", c_uint32),
+                ("shard_bytes", c_uint64)]
 
 
 class CsrInfo(Structure):

@@ -73,12 +73,14 @@ class Writer(NotCopyable):
     alignment (v2 only, a multiple of 4096) defaults to 65536. canonical=True
     writes v2 canonical form (the same tensors give the same bytes): objects
     added in sorted name order, raw parts, identical parts sharing one blob,
-    names in Unicode NFC.
+    names in Unicode NFC. shard_bytes=N (v2) splits the model into files
+    <stem>-00001.zt ... of at most N bytes beside the root file.
     encoding is "raw", "zstd" or "auto" (zstd only where it pays).
     """
 
     def __init__(self, path, *, zstd_level=None, threads=None, digest=None, frame_size=None,
-                 auto_min_ratio=None, file_version=None, alignment=None, canonical=None):
+                 auto_min_ratio=None, file_version=None, alignment=None, canonical=None,
+                 shard_bytes=None):
         # One call at a time: ctypes releases the GIL, and the C writer is
         # one caller at a time. Threads may share a Writer; their calls queue.
         self._lock = threading.RLock()
@@ -101,6 +103,8 @@ class Writer(NotCopyable):
             opt.alignment = checked_int(alignment, "alignment")
         if canonical is not None:
             opt.canonical = 1 if canonical else 0
+        if shard_bytes is not None:
+            opt.shard_bytes = checked_int(shard_bytes, "shard_bytes")
         w = c_void_p()
         check(lib.zt_writer_open_ex(cpath(path), byref(opt), byref(w)))
         self._w = w.value

@@ -76,6 +76,13 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
     o.writer.file_version = *v == "2" ? 2 : 0;
   }
   o.no_canonical = a.has("--no-canonical");
+  if (const auto n = a.get("--shard-size")) {
+    auto v = parse_uint("--shard-size", *n);
+    ZT_TRY(v);
+    ZT_FAIL_IF(o.writer.file_version != 2, argument,
+               "option '--shard-size': shards are a zTensor v2 feature (--format-version 2)");
+    o.writer.shard_bytes = *v;
+  }
   return {};
 }
 
@@ -92,7 +99,7 @@ void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
 WriterOptions writer_for(const RewriteOptions& o) {
   WriterOptions w = o.writer;
   w.canonical = w.file_version == 2 && !o.no_canonical && o.encode != Encode::zstd &&
-                o.encode != Encode::auto_ && w.digest == DigestAlgo::xxh3;
+                o.encode != Encode::auto_ && w.digest == DigestAlgo::xxh3 && w.shard_bytes == 0;
   return w;
 }
 

@@ -48,7 +48,8 @@ constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
 constexpr OptSpec kConvertOpts[] = {
     {"--compress", OptSpec::optional_value}, {"--digest", OptSpec::value},
     {"--threads", OptSpec::value},           {"--densify"},
-    {"--format-version", OptSpec::value},    {"--no-canonical"}};
+    {"--format-version", OptSpec::value},    {"--no-canonical"},
+    {"--shard-size", OptSpec::value}};
 constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--in-place"},
                                    {"--level", OptSpec::value},
@@ -103,7 +104,10 @@ const std::string kConvertUsage =
         "                       v2: layout ids, seekable zstd, digests over decoded\n"
         "                       bytes); objects the target cannot express (1.2's\n"
         "                       quantized_group in v2, v2-only layouts in 1.2) are\n"
-        "                       refused (exit 5) unless --densify\n") +
+        "                       refused (exit 5) unless --densify\n"
+        "  --shard-size BYTES   with --format-version 2: split OUT into OUT's root and\n"
+        "                       data shards <stem>-00001.zt ... of at most BYTES each\n"
+        "                       (a larger part gets a shard of its own; v2 spec 7)\n") +
     std::string(kWriteOptions) +
     "  --densify            write sparse and quantized objects (and dtypes safetensors\n"
     "                       lacks) as dense f32/f64 values; without it, writing them\n"

@@ -79,6 +79,16 @@ Result<Located> locate_v2(const Source& src, std::vector<uint8_t>& storage) {
 
 }  // namespace
 
+std::string shard_file_path(std::string_view root_path, std::string_view name) {
+  const size_t slash = root_path.rfind('/');
+  const size_t name_at = slash == std::string_view::npos ? 0 : slash + 1;
+  std::string_view stem = root_path.substr(name_at);
+  if (stem.ends_with(".zt")) stem.remove_suffix(3);
+  std::string p(root_path.substr(0, name_at));
+  p.append(stem).append("-").append(name).append(".zt");
+  return p;
+}
+
 Result<void> check_shard_container(const Source& src, const std::string& where) {
   const uint64_t size = src.size();
   ZT_FAIL_IF(size < 8 + kFooterBytesV2, format, "%s: %llu bytes, shorter than magic + footer (48)",

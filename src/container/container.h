@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
@@ -50,6 +51,11 @@ uint64_t load_u64_le(const uint8_t* p);
 // (with or without a manifest: any v2 file may serve, §7.2). `where`
 // names the shard in messages.
 Result<void> check_shard_container(const Source& src, const std::string& where);
+
+// Where shard `name` of the root at `root_path` lives, by the positional
+// convention of the v2 spec's Appendix B: <dir>/<stem>-<name>.zt for a root
+// <dir>/<stem>.zt (a root name without ".zt" is the stem as a whole).
+std::string shard_file_path(std::string_view root_path, std::string_view name);
 
 // The 40-byte v2 footer (v2 spec §2.3) for a manifest blob at
 // [offset, offset + length) whose XXH3-64 is `hash`: version 2, reserved 0.

@@ -85,10 +85,11 @@ std::vector<size_t> encoded_order(std::span<const T> items, Key key) {
   return order;
 }
 
-// Keys in encoded order: blob, type, dtype, digest, encoding, decoded_length.
-void encode_part(const Component& c, CborWriter& w) {
+// Keys in encoded order: blob, type, dtype, shard, digest, encoding,
+// decoded_length.
+void encode_part(const Component& c, std::span<const Shard> shards, CborWriter& w) {
   const bool encoded = c.encoding_id.has_value();
-  w.map(2 + (c.type ? 1 : 0) + (c.digest ? 1 : 0) + (encoded ? 2 : 0));
+  w.map(2 + (c.type ? 1 : 0) + (c.shard ? 1 : 0) + (c.digest ? 1 : 0) + (encoded ? 2 : 0));
   w.text("blob");
   w.array(2);
   w.uint(c.offset);
@@ -99,6 +100,10 @@ void encode_part(const Component& c, CborWriter& w) {
   }
   w.text("dtype");
   w.text(dtype_name(c.dtype));
+  if (c.shard) {
+    w.text("shard");
+    w.text(shards[*c.shard].name);
+  }
   if (c.digest) {
     w.text("digest");
     w.text(*c.digest);
@@ -112,7 +117,7 @@ void encode_part(const Component& c, CborWriter& w) {
 }
 
 // Keys in encoded order: parts, shape, layout, attributes.
-void encode_object_v2(const Object& o, CborWriter& w) {
+void encode_object_v2(const Object& o, std::span<const Shard> shards, CborWriter& w) {
   w.map(o.attributes.present ? 4 : 3);
   w.text("parts");
   w.map(o.components.size());
@@ -120,7 +125,7 @@ void encode_object_v2(const Object& o, CborWriter& w) {
   for (const size_t k :
        encoded_order(parts, [](const Component& c) -> std::string_view { return c.role; })) {
     w.text(parts[k].role);
-    encode_part(parts[k], w);
+    encode_part(parts[k], shards, w);
   }
   w.text("shape");
   w.array(o.shape.size());
@@ -135,17 +140,31 @@ void encode_object_v2(const Object& o, CborWriter& w) {
 
 }  // namespace
 
-// Root keys in encoded order: objects, attributes.
+// Root keys in encoded order: shards, objects, attributes.
 std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes,
-                                        std::span<const Object> objects) {
+                                        std::span<const Object> objects,
+                                        std::span<const Shard> shards) {
   CborWriter w;
-  w.map(file_attributes.empty() ? 1 : 2);
+  w.map(1 + (file_attributes.empty() ? 0 : 1) + (shards.empty() ? 0 : 1));
+  if (!shards.empty()) {
+    w.text("shards");
+    w.map(shards.size());
+    for (const size_t i :
+         encoded_order(shards, [](const Shard& s) -> std::string_view { return s.name; })) {
+      w.text(shards[i].name);
+      w.map(2);  // keys in encoded order: size, digest
+      w.text("size");
+      w.uint(shards[i].size);
+      w.text("digest");
+      w.text(shards[i].digest);
+    }
+  }
   w.text("objects");
   w.map(objects.size());
   for (const size_t i :
        encoded_order(objects, [](const Object& o) -> std::string_view { return o.name; })) {
     w.text(objects[i].name);
-    encode_object_v2(objects[i], w);
+    encode_object_v2(objects[i], shards, w);
   }
   if (!file_attributes.empty()) {
     w.text("attributes");

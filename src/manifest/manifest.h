@@ -191,7 +191,8 @@ std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
 // encoding/decoded_length/digest, the file attributes (canonical already,
 // or empty for none) and each object's as given.
 std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes,
-                                        std::span<const Object> objects);
+                                        std::span<const Object> objects,
+                                        std::span<const Shard> shards = {});
 
 // The value the content digest hashes (v2 spec §6.4): ["zt.content/1",
 // {object: {parts: {part: {type, dtype, digest}}, shape, layout,

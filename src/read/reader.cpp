@@ -98,13 +98,7 @@ Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
 
 std::string Reader::shard_path(size_t index) const {
   if (path_.empty()) return {};
-  const size_t slash = path_.rfind('/');
-  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
-  std::string_view stem = std::string_view(path_).substr(name_at);
-  if (stem.ends_with(".zt")) stem.remove_suffix(3);
-  std::string p = path_.substr(0, name_at);
-  p.append(stem).append("-").append(manifest_.shards[index].name).append(".zt");
-  return p;
+  return shard_file_path(path_, manifest_.shards[index].name);
 }
 
 namespace {

@@ -47,7 +47,7 @@ Error Writer::Impl::poison(Error e) {
 }
 
 Result<void> Writer::Impl::open_file() {
-  auto f = OutputFile::create(path);
+  auto f = OutputFile::create(sharded() ? shard_file_path(path, "00001") : path);
   if (!f) {
     state = State::failed;
     return std::move(f).error();
@@ -59,6 +59,7 @@ Result<void> Writer::Impl::open_file() {
 
 void Writer::Impl::discard() {
   if (file) file->discard();
+  for (OutputFile& f : earlier_shards) f.discard();
 }
 
 Result<void> Writer::Impl::publish() {
@@ -128,11 +129,16 @@ Result<std::vector<uint8_t>> v2_attributes(std::span<const uint8_t> cbor, unsign
 }  // namespace
 
 // Reads back and decodes one written component (sparse checks need indices).
-Result<void> Writer::Impl::read_at(uint64_t offset, std::span<uint8_t> out) const {
+int Writer::Impl::fd_of(const Component& c) const {
+  if (c.shard && *c.shard < earlier_shards.size()) return earlier_shards[*c.shard].fd();
+  return file->fd();
+}
+
+Result<void> Writer::Impl::read_at(int fd, uint64_t offset, std::span<uint8_t> out) const {
   size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::pread(file->fd(), out.data() + done, out.size() - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     ZT_FAIL_IF(n <= 0, io, "%s: reading back object data failed: %s", path.c_str(),
                n == 0 ? "end of file" : std::strerror(errno));
@@ -143,7 +149,7 @@ Result<void> Writer::Impl::read_at(uint64_t offset, std::span<uint8_t> out) cons
 
 Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
   std::vector<uint8_t> stored(c.length);
-  ZT_TRY(read_at(c.offset, stored));
+  ZT_TRY(read_at(fd_of(c), c.offset, stored));
   if (c.encoding == Encoding::raw) return stored;
   std::vector<uint8_t> out(*c.uncompressed_length);
   ZT_TRY(zstd_decode_exact(stored, out, "object component"));
@@ -160,7 +166,31 @@ Result<void> Writer::Impl::drop_object() {
       }
   }
   object_blobs.clear();
+  // An object that ran over into later shards takes them with it.
+  while (earlier_shards.size() > object_shard) {
+    file->discard();
+    file = std::move(earlier_shards.back());
+    earlier_shards.pop_back();
+    shard_sizes.pop_back();
+  }
   return truncate_to(object_start);
+}
+
+Result<void> Writer::Impl::next_shard() {
+  ZT_TRY(write_all(footer_v2(0, 0, 0)));  // a data shard: no manifest (§7.2)
+  shard_sizes.push_back(pos);
+  earlier_shards.push_back(std::move(*file));
+  file.reset();
+  char name[24];
+  std::snprintf(name, sizeof name, "%05zu", earlier_shards.size() + 1);
+  auto f = OutputFile::create(shard_file_path(path, name));
+  if (!f) {
+    state = State::failed;
+    return std::move(f).error();
+  }
+  file = std::move(*f);
+  pos = 0;
+  return write_all(std::span<const uint8_t>(kMagicV2, 8));
 }
 
 Result<bool> Writer::Impl::same_bytes(uint64_t a, uint64_t b, uint64_t n) const {
@@ -168,8 +198,8 @@ Result<bool> Writer::Impl::same_bytes(uint64_t a, uint64_t b, uint64_t n) const 
   std::vector<uint8_t> x(static_cast<size_t>(std::min(n, kChunk))), y(x.size());
   for (uint64_t at = 0; at < n; at += kChunk) {
     const auto len = static_cast<size_t>(std::min(kChunk, n - at));
-    ZT_TRY(read_at(a + at, std::span(x).first(len)));
-    ZT_TRY(read_at(b + at, std::span(y).first(len)));
+    ZT_TRY(read_at(file->fd(), a + at, std::span(x).first(len)));
+    ZT_TRY(read_at(file->fd(), b + at, std::span(y).first(len)));
     if (std::memcmp(x.data(), y.data(), len) != 0) return false;
   }
   return true;
@@ -271,6 +301,13 @@ Result<void> check_options(const WriterOptions& opt) {
              static_cast<ull>(opt.alignment));
   ZT_FAIL_IF(opt.canonical && opt.digest != DigestAlgo::xxh3, argument,
              "canonical form gives every part an xxh3 digest (v2 spec §6.3 rule 4)");
+  ZT_FAIL_IF(opt.shard_bytes != 0 && opt.file_version != 2, argument,
+             "shards are a zTensor v2 feature (file_version 2)");
+  ZT_FAIL_IF(opt.shard_bytes != 0 && opt.canonical, argument,
+             "canonical form is single-file (v2 spec §6.3 rule 6): no shard_bytes with canonical");
+  ZT_FAIL_IF(opt.shard_bytes != 0 && opt.shard_bytes < 2 * (opt.alignment ? opt.alignment : 65536),
+             argument, "shard_bytes %llu is below two blob alignments",
+             static_cast<ull>(opt.shard_bytes));
   ZT_FAIL_IF(opt.file_version == 2 && opt.frame_size > kSeekableMaxFrameContent, argument,
              "frame size %llu: v2 zstd frames hold at most 16 MiB (zt.zstd-seekable/1)",
              static_cast<ull>(opt.frame_size));
@@ -416,6 +453,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     }
     s.current_attributes.clear();
     s.object_start = s.pos;
+    s.object_shard = s.current_shard();
     s.object_blobs.clear();
     s.state = Impl::State::object;
     return {};
@@ -538,8 +576,15 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
                  "object \"%s\": component \"data\": %llu bytes given, shape x %u bytes needs %llu",
                  obj.c_str(), static_cast<ull>(decoded_size), unit, static_cast<ull>(*want));
     }
+    // A part that would take the shard past its size starts the next one
+    // (a part larger than a whole shard gets one of its own).
+    if (s.sharded() && (decoded_size > 0 || mode == Mode::zstd) && s.pos > sizeof kMagicV2) {
+      const uint64_t start = (s.pos + s.alignment() - 1) / s.alignment() * s.alignment();
+      if (start + decoded_size + kFooterBytesV2 > s.opt.shard_bytes) ZT_TRY(s.next_shard());
+    }
     Pending p;
     p.out.role = std::string(role);
+    if (s.sharded()) p.out.shard = static_cast<uint32_t>(s.current_shard());
     p.out.dtype = *dt;
     if (type) p.out.type = std::string(*type);
     p.out.known_type = lt;
@@ -608,6 +653,11 @@ Result<void> Writer::end_component() {
     }
     if (p.out.length == 0)
       p.out.offset = (p.rollback_to + s.alignment() - 1) / s.alignment() * s.alignment();
+    if (p.out.length == 0 && s.sharded()) {
+      // No bytes, no shard: an empty blob in the root, at its manifest.
+      p.out.shard.reset();
+      p.out.offset = s.alignment();
+    }
     if (p.hasher)
       p.out.digest = std::string(digest_algo_name(p.hasher->algo())) + ":" + p.hasher->finish_hex();
     if (s.opt.canonical)
@@ -708,8 +758,11 @@ Result<void> Writer::finish() {
       return make_error(Status::state, "object \"%s\" is still open: the file was not written",
                         s.current.name.c_str());
     }
-    auto r = s.v2() ? s.write_manifest_v2() : s.write_manifest_v1();
-    if (r) r = s.publish();
+    Result<void> r;
+    if (s.sharded())
+      r = s.finish_sharded();
+    else if (r = s.v2() ? s.write_manifest_v2() : s.write_manifest_v1(); r)
+      r = s.publish();
     s.discard();
     s.state = r ? Impl::State::done : Impl::State::failed;
     return r;
@@ -728,8 +781,51 @@ Result<void> Writer::Impl::write_manifest_v1() {
 
 // The manifest is a blob like any other (aligned, written last), then the
 // footer that points at it and carries its XXH3-64 (v2 spec §2.3).
+Result<void> Writer::Impl::finish_sharded() {
+  ZT_TRY(write_all(footer_v2(0, 0, 0)));
+  shard_sizes.push_back(pos);
+  earlier_shards.push_back(std::move(*file));
+  file.reset();
+  // Each shard's identity: its size and a sha256 over its bytes, read back
+  // (what was written, whatever was cut off again on the way).
+  std::vector<Shard> table;
+  std::vector<uint8_t> piece(size_t{4} << 20);
+  for (size_t k = 0; k < earlier_shards.size(); ++k) {
+    Hasher h(DigestAlgo::sha256);
+    for (uint64_t at = 0; at < shard_sizes[k]; at += piece.size()) {
+      const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), shard_sizes[k] - at));
+      ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
+      h.update(std::span(piece).first(n));
+    }
+    char name[24];
+    std::snprintf(name, sizeof name, "%05zu", k + 1);
+    table.push_back(Shard{name, shard_sizes[k], "sha256:" + h.finish_hex()});
+  }
+  // Shards first, the root last: until the root is published, no root
+  // names the new shards (an older root at the target sees other sizes and
+  // digests and refuses them, §7.3).
+  for (OutputFile& f : earlier_shards) {
+    if (auto r = f.publish(); !r) {
+      state = State::failed;
+      return r;
+    }
+  }
+  earlier_shards.clear();
+  auto f = OutputFile::create(path);
+  if (!f) {
+    state = State::failed;
+    return std::move(f).error();
+  }
+  file = std::move(*f);
+  pos = 0;
+  ZT_TRY(write_all(std::span<const uint8_t>(kMagicV2, 8)));
+  shards = std::move(table);
+  ZT_TRY(write_manifest_v2());
+  return publish();
+}
+
 Result<void> Writer::Impl::write_manifest_v2() {
-  const std::vector<uint8_t> manifest = encode_manifest_v2(file_attributes, objects);
+  const std::vector<uint8_t> manifest = encode_manifest_v2(file_attributes, objects, shards);
   ZT_TRY(pad_to_alignment());
   const std::array<uint8_t, kFooterBytesV2> footer =
       footer_v2(pos, manifest.size(), XXH3_64bits(manifest.data(), manifest.size()));

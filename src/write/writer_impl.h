@@ -43,8 +43,14 @@ struct Writer::Impl {
 
   WriterOptions opt;
   std::string path;
-  std::optional<OutputFile> file;
-  uint64_t pos = 0;  // bytes written so far
+  std::optional<OutputFile> file;  // the file being written (with shards: the current shard)
+  uint64_t pos = 0;                // bytes written to it so far
+  // Sharded output (opt.shard_bytes): the shards before the current one,
+  // each ended with its footer, and where the object being written began.
+  std::vector<OutputFile> earlier_shards;
+  std::vector<uint64_t> shard_sizes;  // of earlier_shards
+  std::vector<Shard> shards;          // the root's shard table, made at finish
+  size_t object_shard = 0;
   State state = State::idle;
   std::vector<uint8_t> file_attributes;  // one encoded CBOR map, or empty
   // The objects written, in the reader's model; their attributes view
@@ -75,7 +81,16 @@ struct Writer::Impl {
   Result<void> publish();
   Result<void> check_object_rules();
   Result<std::vector<uint8_t>> read_back(const Component& c) const;
-  Result<void> read_at(uint64_t offset, std::span<uint8_t> out) const;
+  Result<void> read_at(int fd, uint64_t offset, std::span<uint8_t> out) const;
+  bool sharded() const { return opt.shard_bytes != 0; }
+  size_t current_shard() const { return earlier_shards.size(); }
+  // The descriptor of the file holding a written component.
+  int fd_of(const Component& c) const;
+  // Ends the current shard with its footer and starts the next one.
+  Result<void> next_shard();
+  // With shards: the root's table (sizes and sha256 of the files), the
+  // shards published, then the root.
+  Result<void> finish_sharded();
   // Cuts the current object's bytes off the file again (and forgets its blobs).
   Result<void> drop_object();
   // Canonical form: whether [a, a+n) and [b, b+n) of the file hold the same bytes.

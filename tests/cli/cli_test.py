@@ -891,6 +891,19 @@ class Rewrite(Base):
         os.remove(self.path("model-00001.zt"))
         p = self.zt("verify", "model.zt", code=1)
         self.assertIn("cannot open", p.stdout)
+        # Written by zt: a model split at 128 KiB, the same tensors as one file.
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "src.zt")
+        self.zt("convert", "src.zt", "one.zt", "--format-version", "2")
+        self.zt("convert", "src.zt", "split.zt", "--format-version", "2", "--shard-size", "131072")
+        shards = sorted(n for n in os.listdir(self.dir) if n.startswith("split-"))
+        self.assertEqual(shards, ["split-%05d.zt" % (i + 1) for i in range(len(shards))])
+        self.assertGreater(len(shards), 1)
+        self.assertTrue(all(os.path.getsize(self.path(n)) <= 131072 for n in shards))
+        self.assertIn("found with their size and whole-file digest", self.zt("verify", "split.zt").stdout)
+        self.zt("diff", "one.zt", "split.zt")
+        self.assertEqual(self.zt("id", "split.zt").stdout.split()[0], self.zt("id", "one.zt").stdout.split()[0])
+        self.zt("convert", "src.zt", "bad.zt", "--shard-size", "131072", code=2)
 
     def test_v2_append(self):
         """zt append (v2 spec 2.5): new and replacing objects after bytes that

@@ -4,6 +4,7 @@
 // size at open of the shard, whole-file digest in zt_verify).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -194,6 +195,132 @@ TEST_F(Shards, ARootWithoutTheSuffixKeepsItsWholeName) {
   const ReaderPtr r = open("model.bin");
   ASSERT_TRUE(r);
   EXPECT_EQ(map_component(r.get(), "v", "data").bytes, v_);
+}
+
+// ---- writing shards ---------------------------------------------------------
+
+zt_writer_options sharded_options(uint64_t shard_bytes) {
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.file_version = 2;
+  o.shard_bytes = shard_bytes;
+  o.frame_size = 4096;
+  return o;
+}
+
+// The model both ways: one file, and split into shards of 192 KiB.
+void write_split_model(const std::string& target, uint64_t shard_bytes) {
+  const zt_writer_options o = sharded_options(shard_bytes);
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(target.c_str(), &o, &w), ZT_OK) << zt_last_error();
+  const Bytes a = pattern(100000, 1), b = pattern(100000, 2), c = pattern(300000, 3),
+              e = pattern(20000, 4);
+  const uint64_t s1[] = {100000}, s3[] = {300000}, s0[] = {0}, s4[] = {20000};
+  ASSERT_EQ(zt_writer_add_dense(w, "a", "u8", s1, 1, a.data(), a.size(), "raw"), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", s1, 1, b.data(), b.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "c", "u8", s3, 1, c.data(), c.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "d", "u8", s0, 1, nullptr, 0, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "e", "u8", s4, 1, e.data(), e.size(), "zstd"), ZT_OK);
+  // A CSR matrix whose parts straddle a shard boundary: its rules are
+  // checked at end_object on bytes read back from both files.
+  const uint64_t shape[] = {2, 3};
+  ASSERT_EQ(zt_writer_begin_object(w, "m", "sparse_csr", shape, 2), ZT_OK);
+  const Bytes values = le<float>({1, 2}), indices = le<uint64_t>({0, 2}),
+              indptr = le<uint64_t>({0, 1, 2});
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values.data(), 8, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, indices.data(), 16, "raw"),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, indptr.data(), 24, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+}
+
+TEST_F(Shards, TheWriterSplitsAModelThatReadsBackWhole) {
+  const uint64_t limit = 3 * 65536;
+  write_split_model(path("model.zt"), limit);
+  write_split_model(path("single.zt"), 0);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"model-00001.zt", "model-00002.zt", "model-00003.zt",
+                                             "model-00004.zt", "model-00005.zt", "model.zt",
+                                             "single.zt"}));
+  // Blobs sit at 64 KiB boundaries, so a 192 KiB shard holds two of them:
+  // a, b one shard each (both would pass 192 KiB); c alone, over the limit;
+  // e and m's values in the fourth, m's indices and indptr in the fifth (m
+  // straddles two shards).
+  for (const char* shard : {"model-00001.zt", "model-00002.zt", "model-00004.zt", "model-00005.zt"})
+    EXPECT_LE(fs::file_size(path(shard)), limit) << shard;
+  EXPECT_GT(fs::file_size(path("model-00003.zt")), limit);
+  const ReaderPtr split = open("model.zt");
+  const ReaderPtr one = open("single.zt");
+  ASSERT_TRUE(split && one);
+  ASSERT_EQ(zt_object_count(split.get()), 6u);
+  for (const char* name : {"a", "b", "c", "d", "e"})
+    EXPECT_EQ(map_component(split.get(), name, "data").bytes,
+              map_component(one.get(), name, "data").bytes)
+        << name;
+  EXPECT_STREQ(zt_component_shard(split.get(), object_index(split.get(), "c"), "data"), "00003");
+  EXPECT_EQ(zt_component_shard(split.get(), object_index(split.get(), "d"), "data"), nullptr);
+  EXPECT_EQ(zt_verify(split.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+  const Json j = Json::parse(zt_manifest_json(split.get()));
+  ASSERT_EQ(j["shards"].size(), 5u);
+  EXPECT_STREQ(zt_component_shard(split.get(), object_index(split.get(), "m"), "values"), "00004");
+  EXPECT_STREQ(zt_component_shard(split.get(), object_index(split.get(), "m"), "indptr"), "00005");
+  EXPECT_EQ(j["shards"]["00001"]["digest"].get<std::string>().substr(0, 7), "sha256:");
+  char id_split[ZT_CONTENT_DIGEST_SIZE], id_one[ZT_CONTENT_DIGEST_SIZE];
+  ASSERT_EQ(zt_content_digest(split.get(), nullptr, id_split, sizeof id_split), ZT_OK);
+  ASSERT_EQ(zt_content_digest(one.get(), nullptr, id_one, sizeof id_one), ZT_OK);
+  EXPECT_STREQ(id_split, id_one);  // the content digest ignores how a model is split
+}
+
+// An object refused after it ran into a new shard takes that shard back.
+TEST_F(Shards, ARefusedObjectTakesItsShardsWithIt) {
+  const zt_writer_options o = sharded_options(2 * 65536);
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path("model.zt").c_str(), &o, &w), ZT_OK) << zt_last_error();
+  const Bytes a = pattern(60000);
+  const uint64_t s1[] = {60000};
+  ASSERT_EQ(zt_writer_add_dense(w, "a", "u8", s1, 1, a.data(), a.size(), "raw"), ZT_OK);
+  const uint64_t shape[] = {2, 3};
+  ASSERT_EQ(zt_writer_begin_object(w, "m", "sparse_csr", shape, 2), ZT_OK);
+  const Bytes values = le<float>({1, 2}), bad = le<uint64_t>({0, 7}),
+              indptr = le<uint64_t>({0, 1, 2});
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values.data(), 8, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, bad.data(), 16, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, indptr.data(), 24, "raw"), ZT_OK);
+  EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // column 7 of 3
+  ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", s1, 1, a.data(), a.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  const ReaderPtr r = open("model.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(zt_object_count(r.get()), 2u);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
+  const Json j = Json::parse(zt_manifest_json(r.get()));
+  EXPECT_EQ(files, 1 + j["shards"].size());  // nothing else was left behind
+}
+
+TEST_F(Shards, WriterOptionsAndAbort) {
+  zt_writer* w = nullptr;
+  zt_writer_options o = sharded_options(1 << 20);
+  o.file_version = 0;
+  EXPECT_EQ(zt_writer_open_ex(path("x.zt").c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = sharded_options(1 << 20);
+  o.canonical = 1;
+  EXPECT_EQ(zt_writer_open_ex(path("x.zt").c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = sharded_options(65536);
+  EXPECT_EQ(zt_writer_open_ex(path("x.zt").c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = sharded_options(2 * 65536);
+  ASSERT_EQ(zt_writer_open_ex(path("x.zt").c_str(), &o, &w), ZT_OK) << zt_last_error();
+  const Bytes a = pattern(100000);
+  const uint64_t s1[] = {100000};
+  ASSERT_EQ(zt_writer_add_dense(w, "a", "u8", s1, 1, a.data(), a.size(), "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", s1, 1, a.data(), a.size(), "raw"), ZT_OK);
+  zt_writer_abort(w);
+  EXPECT_TRUE(fs::is_empty(dir_));
 }
 
 }  // namespace
