@@ -268,7 +268,10 @@ ZT_API zt_status zt_content_digest(const zt_reader* r, const char* algorithm, ch
                                    size_t out_size);
 
 /* Hints for the pages of one component's stored bytes (madvise WILLNEED /
-   DONTNEED on the mapping; no-ops in copy mode or for memory readers). */
+   DONTNEED on the mapping of the file holding them, a shard's opened if need
+   be; no-ops in copy mode, for memory readers, and for a shard that cannot
+   be opened, whose reads then report why). ZT_ERR_NOT_FOUND for an unknown
+   role. */
 ZT_API zt_status zt_prefetch(const zt_reader* r, size_t object, const char* role);
 ZT_API zt_status zt_evict(const zt_reader* r, size_t object, const char* role);
 
@@ -343,7 +346,7 @@ ZT_API zt_status zt_writer_open_ex(const char* path, const zt_writer_options* op
    file at zt_writer_finish, so a crash, a failure or zt_writer_abort leave
    the previous generation as it was (the copy costs one read and one write
    of the file). opt as for zt_writer_open_ex (NULL = defaults); its
-   file_version must be 0 or 2 and canonical 0 (ZT_ERR_ARGUMENT). Fails with
+   file_version must be 0 or 2, canonical and shard_bytes 0 (ZT_ERR_ARGUMENT). Fails with
    ZT_ERR_UNSUPPORTED for 1.x files and sharded models, and as zt_open for a
    file that does not open. */
 ZT_API zt_status zt_writer_open_append(const char* path, const zt_writer_options* opt,

@@ -1,5 +1,5 @@
-// Scalar decoding of the narrow floating-point formats: f16, bf16 and the
-// four FP8 types of spec 1.2.0. Header-only: the bulk converters in numeric.cpp
+// Scalar decoding of the narrow floating-point formats: f16, bf16, the
+// four FP8 types of spec 1.2.0 and v2's f8_e8m0. Header-only: the bulk converters in numeric.cpp
 // inline these into one tight loop per source type.
 //
 // FP8 (one byte: sign, E exponent bits, M mantissa bits, bias B):
@@ -10,6 +10,8 @@
 //   f8_e4m3fnuz  E4 M3 B8   "fnuz" (finite, no negative zero): 0x80 is the
 //                           only NaN, no infinities, no -0; max 240.
 //   f8_e5m2fnuz  E5 M2 B16  as above; max 57344.
+//   f8_e8m0      E8 M0 B127 (v2, OCP MX scales): no sign, 2^(e-127); 0xFF is
+//                NaN; no zero (0x00 is 2^-127, an f32 subnormal).
 // Exponent field 0 is subnormal: (-1)^S * 2^(1-B) * m/2^M; otherwise
 // (-1)^S * 2^(e-B) * (1 + m/2^M).
 #pragma once
@@ -20,7 +22,7 @@
 
 namespace zt {
 
-enum class Fp8 : uint8_t { none, e4m3fn, e5m2, e4m3fnuz, e5m2fnuz };
+enum class Fp8 : uint8_t { none, e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, e8m0 };
 
 // IEEE binary16 to binary32, exact for every code (subnormals, +-0, +-inf,
 // NaN payloads). Subnormals are built by an exact integer-to-float product
@@ -59,6 +61,8 @@ constexpr Fp8Params fp8_params(Fp8 kind) {
       return {4, 3, 8};
     case Fp8::e5m2fnuz:
       return {5, 2, 16};
+    case Fp8::e8m0:
+      return {8, 0, 127};
     case Fp8::none:
       break;
   }
@@ -68,12 +72,14 @@ constexpr Fp8Params fp8_params(Fp8 kind) {
 constexpr float pow2(int e) {
   float r = 1.0f;
   for (; e > 0; --e) r *= 2.0f;
-  for (; e < 0; ++e) r *= 0.5f;  // exact: FP8 exponents stay far from f32 denormals
+  for (; e < 0; ++e) r *= 0.5f;  // exact: powers of two down to 2^-149 are f32 values
   return r;
 }
 
 // The value of one FP8 code, exactly (every FP8 value is an f32 value).
 constexpr float fp8_value(uint8_t code, Fp8 kind) {
+  if (kind == Fp8::e8m0)  // unsigned exponent only
+    return code == 0xFFu ? std::bit_cast<float>(0x7fc00000u) : pow2(static_cast<int>(code) - 127);
   const Fp8Params p = fp8_params(kind);
   const bool negative = (code & 0x80u) != 0;
   const unsigned e = (code >> p.man_bits) & ((1u << p.exp_bits) - 1u);
@@ -103,6 +109,7 @@ inline constexpr std::array<float, 256> kFp8E4m3fn = make_fp8_table(Fp8::e4m3fn)
 inline constexpr std::array<float, 256> kFp8E5m2 = make_fp8_table(Fp8::e5m2);
 inline constexpr std::array<float, 256> kFp8E4m3fnuz = make_fp8_table(Fp8::e4m3fnuz);
 inline constexpr std::array<float, 256> kFp8E5m2fnuz = make_fp8_table(Fp8::e5m2fnuz);
+inline constexpr std::array<float, 256> kFp8E8m0 = make_fp8_table(Fp8::e8m0);
 
 }  // namespace detail
 
@@ -117,6 +124,8 @@ inline const float* fp8_table(Fp8 kind) {
       return detail::kFp8E4m3fnuz.data();
     case Fp8::e5m2fnuz:
       return detail::kFp8E5m2fnuz.data();
+    case Fp8::e8m0:
+      return detail::kFp8E8m0.data();
     case Fp8::none:
       break;
   }

@@ -93,6 +93,8 @@ Result<NumericFormat> numeric_format(const Object& o, const Component& c) {
     f.fp8 = Fp8::e4m3fnuz;
   } else if (t == "f8_e5m2fnuz") {
     f.fp8 = Fp8::e5m2fnuz;
+  } else if (t == "f8_e8m0" && c.known_type) {  // a v2 type: unknown text in 1.x
+    f.fp8 = Fp8::e8m0;
   } else if (t == "complex64" || t == "complex128") {
     f.ratio = 2;
   } else {

@@ -334,6 +334,8 @@ Result<std::unique_ptr<Writer>> Writer::open_append(const std::string& path,
   ZT_FAIL_IF(opt.canonical, argument,
              "canonical form has no superseded blobs: a file cannot be appended to canonically "
              "(rewrite it with zt convert instead)");
+  ZT_FAIL_IF(opt.shard_bytes != 0, argument,
+             "appending keeps the file whole: shard_bytes is for new models");
   WriterOptions o = opt;
   o.file_version = 2;
   ZT_FAIL_IF(path.empty(), argument, "the target path is empty");

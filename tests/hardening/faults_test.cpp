@@ -297,6 +297,43 @@ TEST_F(AppendFaults, SigkillMidAppend) {
     EXPECT_TRUE(n == "t.zt" || n.rfind("t.zt.tmp-", 0) == 0) << "unexpected entry " << n;
 }
 
+// ---- writing shards ---------------------------------------------------------
+
+// A sharded write that fails publishes nothing: no shard and no root
+// appear, and the old file at the target stays as it was.
+class ShardFaults : public testing::Test {
+ protected:
+  void SetUp() override { write_file(dir.file("t.zt"), kOld); }
+  ScratchDir dir;
+};
+
+TEST_F(ShardFaults, SucceedsWithoutFaults) {
+  const Exit e = run_helper("shards", dir.file("t.zt"), {}, true);
+  ASSERT_TRUE(e.exited);
+  ASSERT_EQ(e.code, 0);
+  EXPECT_EQ(dir.list(),
+            (std::vector<std::string>{"t-00001.zt", "t-00002.zt", "t-00003.zt", "t.zt"}));
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(dir.file("t.zt").c_str(), &r), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_object_count(r), 3u);
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+  zt_close(r);
+}
+
+TEST_F(ShardFaults, DiskFullAndFailedPublication) {
+  const std::map<std::string, std::string> faults[] = {{{"ZT_HELPER_FSIZE", "100000"}},
+                                                       {{"ZT_SHIM_FAIL_FSYNC", "1"}},
+                                                       {{"ZT_SHIM_FAIL_RENAME", "1"}}};
+  for (const auto& fault : faults) {
+    const Exit e = run_helper("shards", dir.file("t.zt"), fault, true);
+    ASSERT_TRUE(e.exited) << "signal " << e.signal;
+    EXPECT_TRUE(e.code == ZT_ERR_IO || e.code == 100 + ZT_ERR_IO)
+        << fault.begin()->first << ": exit code " << e.code;
+    EXPECT_EQ(dir.list(), std::vector<std::string>{"t.zt"}) << fault.begin()->first;
+    EXPECT_EQ(read_file(dir.file("t.zt")), kOld) << fault.begin()->first;
+  }
+}
+
 // ---- reader ---------------------------------------------------------------
 
 // A file with one raw u8 object "w" of `n` bytes at offset 64, with an xxh3

@@ -8,6 +8,8 @@
 //   abort  one object, then zt_writer_abort
 //   append       appends one 4 MiB object to the v2 file TARGET, then finish
 //   append-slow  appends a 1 GiB streamed object as "slow" does
+//   shards       three 100 KB objects as a v2 model split into shards of
+//                128 KiB (TARGET is the root; <stem>-0000N.zt beside it)
 // ZT_HELPER_FSIZE=N sets RLIMIT_FSIZE to N bytes with SIGXFSZ ignored, so
 // writes past N fail with EFBIG as on a full disk.
 // Exit code: the status of the last call, or 100 + the status of an
@@ -60,6 +62,10 @@ int main(int argc, char** argv) {
   opt.threads = 1;
   zt_writer* w = nullptr;
   const bool append = mode.rfind("append", 0) == 0;
+  if (mode == "shards") {
+    opt.file_version = 2;
+    opt.shard_bytes = 2 * 65536;
+  }
   if (append) {
     if (const zt_status s = zt_writer_open_append(argv[2], &opt, &w)) return earlier(s);
   } else if (const zt_status s = zt_writer_open_ex(argv[2], &opt, &w)) {
@@ -85,6 +91,16 @@ int main(int argc, char** argv) {
     const uint64_t shape[] = {big.size()};
     if (zt_status s = zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), "raw"))
       return earlier(s, w);
+    return finish(w);
+  }
+  if (mode == "shards") {
+    std::vector<uint8_t> data(100000);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 31u >> 3);
+    const uint64_t shape[] = {data.size()};
+    for (const char* name : {"x", "y", "z"})
+      if (zt_status s =
+              zt_writer_add_dense(w, name, "u8", shape, 1, data.data(), data.size(), "raw"))
+        return earlier(s, w);
     return finish(w);
   }
   if (mode == "slow" || mode == "append-slow") {

@@ -3,6 +3,7 @@
 // and each rule broken alone with its status and message.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "container/zstd_seekable.h"
@@ -34,6 +35,36 @@ TEST(SchemaV2, ADenseFileOpensAndReadsThroughTheCalls) {
   EXPECT_EQ(0, std::memcmp(m.bytes.data(), pattern(24).data(), 24));
   uint64_t checked = 0, unchecked = 0;
   EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+}
+
+// f8_e8m0 (Appendix A, OCP MX scales): 2^(e-127), 0xFF NaN, no sign.
+TEST(SchemaV2, E8m0ConvertsToPowersOfTwo) {
+  FileBuilderV2 b;
+  Json parts{{"data", b.raw("u8", Bytes{0, 1, 126, 127, 128, 254, 255})}};
+  parts["data"]["type"] = "f8_e8m0";
+  b.object("s", "dense", {7}, parts);
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[7];
+  uint64_t written = 0;
+  ASSERT_EQ(zt_object_read_f32(o.get(), 0, out, 7, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 7u);
+  EXPECT_EQ(out[0], std::ldexp(1.0f, -127));  // an f32 subnormal, exact
+  EXPECT_EQ(out[1], std::ldexp(1.0f, -126));
+  EXPECT_EQ(out[2], 0.5f);
+  EXPECT_EQ(out[3], 1.0f);
+  EXPECT_EQ(out[4], 2.0f);
+  EXPECT_EQ(out[5], std::ldexp(1.0f, 127));
+  EXPECT_TRUE(std::isnan(out[6]));
+  // In a 1.x file the name means nothing known: exposed, never converted.
+  FileBuilder v1;
+  Json& obj = v1.dense("s", "u8", {2}, Bytes{127, 128});
+  obj["components"]["data"]["type"] = "f8_e8m0";
+  const Bytes old = v1.build();
+  const Opened o1 = open_memory(old);
+  ASSERT_EQ(o1.status, ZT_OK) << o1.error;
+  EXPECT_EQ(zt_object_read_f32(o1.get(), 0, out, 2, &written), ZT_ERR_UNSUPPORTED);
 }
 
 TEST(SchemaV2, AnEmptyModelOpens) {

@@ -492,6 +492,9 @@ TEST_F(WriterV2, AppendRefusesWhatItCannotDo) {
   write_sample(path());
   zt_writer_options o = canonical_options();
   EXPECT_EQ(zt_writer_open_append(path().c_str(), &o, &w), ZT_ERR_ARGUMENT);
+  o = v2_options();
+  o.shard_bytes = 1 << 20;
+  EXPECT_EQ(zt_writer_open_append(path().c_str(), &o, &w), ZT_ERR_ARGUMENT);
   // Nothing was left beside the files.
   size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
