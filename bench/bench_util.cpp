@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -144,6 +145,25 @@ void write_many_small(const std::string& path, size_t count) {
   for (size_t i = 0; i < count; ++i)
     check(zt_writer_add_dense(w, object_name(i).c_str(), "f32", shape, 2, data.data(), data.size(),
                               "raw"),
+          "zt_writer_add_dense");
+  check(zt_writer_finish(w), "zt_writer_finish");
+}
+
+void write_many_small_v2(const std::string& path, size_t count) {
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.threads = 1;
+  o.file_version = 2;
+  o.canonical = 1;
+  zt_writer* w = nullptr;
+  check(zt_writer_open_ex(path.c_str(), &o, &w), "zt_writer_open_ex");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < count; ++i) names.push_back(object_name(i));
+  std::sort(names.begin(), names.end());
+  const std::vector<uint8_t> data = weights(64);
+  const uint64_t shape[2] = {4, 4};
+  for (const std::string& name : names)
+    check(zt_writer_add_dense(w, name.c_str(), "f32", shape, 2, data.data(), data.size(), "raw"),
           "zt_writer_add_dense");
   check(zt_writer_finish(w), "zt_writer_finish");
 }

@@ -73,6 +73,9 @@ std::string object_name(size_t i);
 
 // A file of `count` small dense objects (4 x 4 f32, raw, xxh3 digests).
 void write_many_small(const std::string& path, size_t count);
+// The same objects as a canonical zTensor v2 file: names in byte order, and
+// every tensor holding the same bytes, so all share one blob.
+void write_many_small_v2(const std::string& path, size_t count);
 
 // The manifest bytes of a 1.2.0 file, read with pread as any reader would.
 std::vector<uint8_t> read_manifest(int fd, uint64_t size);

@@ -123,6 +123,11 @@ def main():
         if op.get(f"BM_ZtOpenEnumerate/{n}") and op.get(f"BM_CborLoadWalk/{n}"):
             per_object[n] = (op[f"BM_ZtOpenEnumerate/{n}"]["real"] / n * 1e9,
                              op[f"BM_CborLoadWalk/{n}"]["real"] / n * 1e9)
+    for n in (10000, 100000):
+        t.ratio("open", f"open + enumerate, zTensor v2, {n // 1000}k objects", op, f"BM_ZtOpenEnumerate/{n}",
+                f"BM_ZtOpenEnumerateV2/{n}", 0.67,
+                "the same objects in 1.2 (v2 adds the deterministic-CBOR check and the manifest's XXH3-64)",
+                cpu=True)
     if len(per_object) == 3:
         ours = " / ".join(f"{per_object[n][0]:.0f}" for n in (1000, 10000, 100000))
         floor = " / ".join(f"{per_object[n][1]:.0f}" for n in (1000, 10000, 100000))
