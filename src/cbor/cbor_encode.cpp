@@ -174,7 +174,13 @@ bool is_bytes_object(const OJson& j) {
          j.begin().value().is_string();
 }
 
-Result<void> encode(const OJson& j, CborWriter& w) {
+// How a JSON object spells a byte string. Text from users uses the
+// {"$bytes": "<base64>"} convention; values built in memory (foreign
+// metadata) carry bytes as JSON binary, and their objects are taken
+// literally: a safetensors key "$bytes" is a key, not a spelling.
+enum class BytesSpelling { dollar_bytes, binary_only };
+
+Result<void> encode(const OJson& j, CborWriter& w, BytesSpelling spelling) {
   switch (j.type()) {
     case OJson::value_t::null:
       w.null();
@@ -196,10 +202,10 @@ Result<void> encode(const OJson& j, CborWriter& w) {
       return {};
     case OJson::value_t::array:
       w.array(j.size());
-      for (const auto& x : j) ZT_TRY(encode(x, w));
+      for (const auto& x : j) ZT_TRY(encode(x, w, spelling));
       return {};
     case OJson::value_t::object: {
-      if (is_bytes_object(j)) {
+      if (spelling == BytesSpelling::dollar_bytes && is_bytes_object(j)) {
         const auto b = base64_decode(j.begin().value().get_ref<const std::string&>());
         ZT_FAIL_IF(!b, argument, "attributes: \"$bytes\" is not base64");
         w.bytes(*b);
@@ -208,8 +214,13 @@ Result<void> encode(const OJson& j, CborWriter& w) {
       w.map(j.size());
       for (auto it = j.begin(); it != j.end(); ++it) {
         w.text(it.key());
-        ZT_TRY(encode(it.value(), w));
+        ZT_TRY(encode(it.value(), w, spelling));
       }
+      return {};
+    }
+    case OJson::value_t::binary: {
+      const auto& b = j.get_binary();
+      w.bytes(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
       return {};
     }
     default:
@@ -242,10 +253,9 @@ size_t json_nesting_depth(std::string_view text) {
 }
 
 Result<std::vector<uint8_t>> json_value_to_cbor(const nlohmann::ordered_json& j) {
-  ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument,
-             "attributes: the JSON value is not an object");
+  ZT_FAIL_IF(!j.is_object(), argument, "attributes: the JSON value is not an object");
   CborWriter w;
-  ZT_TRY(encode(j, w));
+  ZT_TRY(encode(j, w, BytesSpelling::binary_only));
   return w.take();
 }
 
@@ -259,7 +269,7 @@ Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t m
   ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument,
              "attributes: the JSON text is not an object");
   CborWriter w;
-  ZT_TRY(encode(j, w));
+  ZT_TRY(encode(j, w, BytesSpelling::dollar_bytes));
   return w.take();
 }
 

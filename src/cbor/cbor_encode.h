@@ -65,7 +65,9 @@ Result<void> check_attribute_map(std::span<const uint8_t> cbor, size_t max_depth
 Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t max_depth);
 
 // The same from a JSON value in memory, without going through text: floats
-// that JSON text cannot hold (NaN, infinities) stay floats. How the metadata
+// that JSON text cannot hold (NaN, infinities) stay floats, JSON binary
+// values become byte strings, and objects are maps whatever their keys (no
+// "$bytes" convention: foreign keys are data). How the metadata
 // of foreign files (GGUF, safetensors) becomes attributes. The depth is the
 // writer's to check.
 Result<std::vector<uint8_t>> json_value_to_cbor(const nlohmann::ordered_json& j);

@@ -42,6 +42,9 @@ struct ForeignObject {
   std::vector<ForeignComponent> components;
 };
 
+// Attributes are JSON values taken literally (an object whose one key is
+// "$bytes" is such an object), with byte strings as JSON binary values;
+// json_value_to_cbor turns them into the CBOR a writer stores.
 struct ForeignFile {
   FileKind kind = FileKind::unknown;
   Json attributes = Json::object();

@@ -217,7 +217,7 @@ Result<Json> Parser::value(uint32_t type, const std::string& key, int depth,
       ZT_TRY(s);
       // Text that is not UTF-8 is kept as bytes rather than mangled.
       if (cbor::is_valid_utf8(*s)) return Json(std::move(*s));
-      return Json{{"$bytes", base64_encode(*s)}};
+      return Json::binary(std::vector<uint8_t>(s->begin(), s->end()));
     }
     case kArray: {
       ZT_FAIL_IF(depth >= kMaxArrayNesting, invalid,

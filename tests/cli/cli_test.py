@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import base64
 import struct
 import subprocess
 import sys
@@ -438,6 +439,16 @@ class Safetensors(Base):
         self.zt("diff", "in.safetensors", "out.safetensors")
         self.zt("diff", "in.safetensors", "mid.zt")
 
+    def test_metadata_keys_are_data(self):
+        # "$bytes" is how our JSON text spells a byte string; in foreign
+        # metadata it is a key like any other and must survive as one.
+        for meta in ({"$bytes": "pt"}, {"$bytes": "not base64!"}, {"$bytes": "pt", "format": "pt"}):
+            write_safetensors(self.path("in.safetensors"), [("x", "F32", (2,), b"\0" * 8)], meta)
+            self.zt("convert", "in.safetensors", "mid.zt")
+            self.zt("convert", "mid.zt", "out.safetensors")
+            self.assertEqual(read_safetensors(self.path("out.safetensors"))[0], meta)
+            self.zt("diff", "in.safetensors", "mid.zt")
+
     def test_compressed_sha256(self):
         tensors, meta = self.sample()
         write_safetensors(self.path("in.safetensors"), tensors, meta, pad=False)
@@ -569,6 +580,7 @@ class Gguf(Base):
                ("test.i8", GGUF_I8, -5), ("test.u8", GGUF_U8, 250), ("test.i16", GGUF_I16, -300),
                ("test.u16", GGUF_U16, 60000), ("test.i32", GGUF_I32, -70000), ("test.u64", GGUF_U64, 2 ** 63),
                ("test.i64", GGUF_I64, -(2 ** 40)), ("test.f64", GGUF_F64, 0.125), ("test.flag", GGUF_BOOL, 1),
+               ("test.latin1", GGUF_STRING, b"caf\xe9"),
                ("tokenizer.ggml.tokens", GGUF_ARRAY, (GGUF_STRING, ["<s>", "</s>", "hello"])),
                ("tokenizer.ggml.scores", GGUF_ARRAY, (GGUF_F32, [0.0, -1.5, 2.0])),
                ("test.nested", GGUF_ARRAY, (GGUF_ARRAY, [(GGUF_I32, [1, 2]), (GGUF_I32, [3])]))]
@@ -611,6 +623,8 @@ class Gguf(Base):
             self.assertEqual(a["test.u64"], 2 ** 63)
             self.assertEqual(a["test.i64"], -(2 ** 40))
             self.assertEqual(a["test.flag"], True)
+            # Not UTF-8: kept as a byte string, shown in our JSON spelling.
+            self.assertEqual(a["test.latin1"], {"$bytes": base64.b64encode(b"caf\xe9").decode()})
             self.assertEqual(a["tokenizer.ggml.tokens"], ["<s>", "</s>", "hello"])
             self.assertEqual(a["tokenizer.ggml.scores"], [0.0, -1.5, 2.0])
             self.assertEqual(a["test.nested"], [[1, 2], [3]])
