@@ -11,7 +11,7 @@
 #      of HEAD with nothing but the defaults (what a new user runs; uncommitted
 #      changes are not in it);
 #   3. build-asan/ (ASan + UBSan, tests and CLI on): build, then the unit,
-#      C++ wrapper, CLI and hardening tests;
+#      C++ wrapper, CLI and hardening tests and the fuzz corpus replays;
 #   4. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
 #      and the writer's compression workers;
 #   5. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
@@ -96,7 +96,7 @@ if step asan-configure cmake -S . -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
      -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON &&
    step asan-build cmake --build "$asan" -j "$jobs"; then
   step asan-unit env UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    ctest --test-dir "$asan" -L 'unit|cpp|cli|hardening' --output-on-failure -j "$jobs" || true
+    ctest --test-dir "$asan" -L 'unit|cpp|cli|hardening|fuzz-replay' --output-on-failure -j "$jobs" || true
   results+=("asan unit: $(ctest_counts asan-unit)")
 fi
 
