@@ -531,8 +531,11 @@ ZT_API zt_status zt_object_read_f64(const zt_reader* r, size_t object, double* d
                                     uint64_t* written);
 
 /* Converts one component of any object ("scales", "values", ...) into dst:
-   one value per stored element (two per complex element). Errors as for
-   zt_object_read_f32; ZT_ERR_NOT_FOUND for an unknown role. */
+   one value per stored element (two per complex element). An f4_e2m1 part
+   (v2) holds two values a byte, and its value count comes from the layout
+   (product(shape) for dense and zt.mx/1 data, nnz for sparse values;
+   ZT_ERR_UNSUPPORTED where the layout gives none).
+   Errors as for zt_object_read_f32; ZT_ERR_NOT_FOUND for an unknown role. */
 ZT_API zt_status zt_component_read_f32(const zt_reader* r, size_t object, const char* role, float* dst,
                                        uint64_t capacity, uint64_t* written);
 ZT_API zt_status zt_component_read_f64(const zt_reader* r, size_t object, const char* role, double* dst,
@@ -558,7 +561,9 @@ typedef struct zt_dense_info {
   uint32_t struct_size;  /* sizeof(zt_dense_info), set by zt_dense_info_init */
   uint32_t zero_copy;    /* 1: data points into the file mapping; 0: into the decode cache */
   uint64_t elements;     /* product(shape) */
-  uint64_t values;       /* storage elements: elements x 2 for complex, else elements */
+  uint64_t values;       /* storage elements: elements x 2 for complex, ceil(elements / 2)
+                            u8 for f4_e2m1 (two values a byte, low nibble first), else
+                            elements */
   const char* dtype;     /* storage dtype of the elements: "f32", "u8", ... */
   const char* type;      /* logical type ("f8_e4m3fn", "complex64", ...) or NULL */
   const void* data;      /* `values` little-endian elements of dtype */
@@ -703,6 +708,9 @@ ZT_API zt_status zt_quant_view(const zt_reader* r, size_t object, zt_quant_info*
  * little-endian bytes of the data's dtype (x 2 storage elements for
  * complex). row_begin == row_end is an empty slice. ZT_ERR_ARGUMENT for a
  * scalar, a range outside [0, shape[0]], or an object that is not dense.
+ * f4_e2m1 data (v2) packs two values a byte: rows of an odd length that do
+ * not start and end on a byte are ZT_ERR_UNSUPPORTED for the byte calls,
+ * and convert through zt_dense_rows_f32/f64.
  */
 
 /* Zero-copy slice: *data points at the rows and *nbytes gets their size.

@@ -434,6 +434,34 @@ def test_v2_files_and_their_content_digest(tmp_path):
         assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
 
 
+def test_v2_types_and_mx_blocks_come_out_as_numbers(tmp_path):
+    p = tmp_path / "t.zt"
+    u8 = lambda *v: np.array(v, dtype=np.uint8)  # noqa: E731
+    with ztensor.Writer(p, file_version=2) as w:
+        w.add_object("fp4", "dense", (3,), {"data": (u8(0x21, 0x03), "u8", "f4_e2m1")})
+        w.add_object("flags", "dense", (3,), {"data": (u8(0, 1, 1), "u8", "bool")})
+        w.add_object("e8", "dense", (2,), {"data": (u8(127, 128), "u8", "f8_e8m0")})
+        w.add_object("mx", "zt.mx/1", (1, 4), {"data": (u8(0x21, 0x43), "u8", "f4_e2m1"),
+                                               "scales": (u8(127, 128), "u8", "f8_e8m0")},
+                     attributes={"block_size": 2, "scale_form": "e8m0_exponent"})
+        w.add_object("s", "sparse_csr", (2, 3), {"values": (u8(0x21, 0x03), "u8", "f4_e2m1"),
+                                                 "indices": np.array([0, 2, 1], np.uint64),
+                                                 "indptr": np.array([0, 2, 3], np.uint64)})
+        with pytest.raises(ztensor.Error) as e:  # the spare nibble of 3 values must be 0
+            w.add_object("bad", "dense", (3,), {"data": (u8(0x21, 0x13), "u8", "f4_e2m1")})
+        assert e.value.status_name == "ZT_ERR_ARGUMENT" and "high nibble" in e.value.message
+    with ztensor.open(p) as f:
+        assert f.verify()[1] == 0
+        assert f["fp4"].dtype == np.float32 and f["fp4"].tolist() == [0.5, 1.0, 1.5]
+        assert f["flags"].dtype == np.bool_ and f["flags"].tolist() == [False, True, True]
+        assert f["e8"].tolist() == [127, 128]
+        assert f["mx"].tolist() == [[0.5, 1.0, 3.0, 4.0]]
+        assert f["s"].values.tolist() == [0.5, 1.0, 1.5]
+        assert f.decode("s").tolist() == [[0.5, 0.0, 1.0], [0.0, 1.5, 0.0]]
+    with ztensor.open(p, float32=True) as f:
+        assert f["e8"].tolist() == [1.0, 2.0]
+
+
 def test_canonical_v2_repeats_its_bytes_and_refuses_names_not_in_nfc(tmp_path):
     a, b = tmp_path / "a.zt", tmp_path / "b.zt"
     for p in (a, b):

@@ -19,10 +19,16 @@ _NUMPY_OF_DTYPE = {
     "bool": "?",
 }
 # Logical types numpy can show as they are, over their storage dtype.
-_NUMPY_OF_TYPE = {("f32", "complex64"): "<c8", ("f64", "complex128"): "<c16"}
+_NUMPY_OF_TYPE = {("f32", "complex64"): "<c8", ("f64", "complex128"): "<c16",
+                  ("u8", "bool"): "?"}  # v2's bool is a type over u8
 # Types numpy lacks; `float32=True` converts them (the library decodes).
 _NEEDS_CONVERSION_DTYPES = {"bf16"}
-_NEEDS_CONVERSION_TYPES = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz"}
+_NEEDS_CONVERSION_TYPES = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz", "f8_e8m0"}
+# Types packed below a byte (v2's f4_e2m1, two values a byte): their bytes do
+# not take the object's shape, so they always come out as float32.
+_PACKED_TYPES = {"f4_e2m1"}
+# Formats whose values are computed: an object of one comes out decoded.
+_DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1"}
 
 
 class _Handle:
@@ -157,10 +163,13 @@ class File(NotCopyable, collections.abc.Mapping):
                        of the file mapping for raw data, a decoded copy otherwise
                        (zstd). bf16 comes as uint16 bit patterns and FP8 as uint8
                        codes unless the file was opened with float32=True (then
-                       float32 copies); complex64/complex128 as numpy complex.
+                       float32 copies); complex64/complex128 as numpy complex;
+                       v2's bool as numpy bool, its f4_e2m1 (two values a byte)
+                       always as float32.
       sparse_csr       CSR: the triple (values, indices, indptr), with .shape
       sparse_coo       COO: the pair (values, coords), with .shape
       quantized_group  the dequantised weights, float32, of the object's shape
+      zt.mx/1          (v2) the same: 2^(scale - 127) x element, float32
       anything else    a dict role -> numpy array of the component's elements
 
     Zero-copy arrays keep the file open: close() (or leaving a `with` block)
@@ -226,7 +235,7 @@ class File(NotCopyable, collections.abc.Mapping):
             return self._csr(i)
         if fmt == "sparse_coo":
             return self._coo(i)
-        if fmt == "quantized_group":
+        if fmt in _DEQUANTIZED_FORMATS:
             return self.decode(name)
         return {role: self._component(i, role) for role in self._roles(i)}
 
@@ -238,7 +247,7 @@ class File(NotCopyable, collections.abc.Mapping):
 
     @property
     def version(self):
-        """The format version the file states ("1.2.0", "1.1.0", "1.0", "0.1.0")."""
+        """The format version the file states ("2", "1.2.0", "1.1.0", "1.0", "0.1.0")."""
         return text(lib.zt_file_version(self._r()))
 
     @property
@@ -423,7 +432,8 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _dense(self, i, float32):
         dtype, ltype, dt = self._numpy_dtype(i, "data")
-        if float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES):
+        if ltype in _PACKED_TYPES or (
+                float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES)):
             return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
         return self._bytes(i, "data", dt, self._shape(i))
 
@@ -448,7 +458,8 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _sparse_values(self, i, v, nnz):
         dtype, ltype = text(v.values_dtype), text(v.values_type)
-        if self._float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES):
+        if ltype in _PACKED_TYPES or (
+                self._float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES)):
             out = _empty(nnz, np.float32)
             written = c_uint64()
             check(lib.zt_component_read_f32(self._r(), i, b"values", out.ctypes.data_as(c_void_p),

@@ -73,6 +73,7 @@ const ObjectFormat kDenseFormat = {
     .listed_attributes = {},
     .to_f32 = {whole<float>, chunks<float>},
     .to_f64 = {whole<double>, chunks<double>},
+    .values_in = shape_counted_data,
 };
 
 }  // namespace zt

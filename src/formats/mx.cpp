@@ -2,12 +2,15 @@
 // (MXFP4, MXFP8 or MXINT8) in the object's order, `scales` one f8_e8m0
 // exponent per block of `block_size` elements along `axis`. The rules are
 // the profile's metadata rules with docs/v2.md decisions 20-21; the profile
-// has no data rules (a scale byte 0xFF is a NaN, not an error).
+// has no data rules (a scale byte 0xFF is a NaN, not an error). Decoded to
+// dense as 2^(scale - 127) x element.
 #include <optional>
 #include <string>
 
 #include "formats/object_format.h"
 #include "formats/profile_rules.h"
+#include "read/content.h"
+#include "views/kernels.h"
 
 namespace zt {
 
@@ -71,6 +74,90 @@ Result<void> check_mx(const Object& o) {
   return check_part_size(o, scales, elements / *block_size, "product(shape) / block_size");
 }
 
+// ---- to dense: value(i) = 2^(scales[b] - 127) x element(i) ----
+
+// Where element i's block scale sits: scales are row-major over the shape
+// with shape[axis] replaced by shape[axis] / block_size (decision 20).
+struct MxBlocks {
+  uint64_t block_size = 0;
+  uint64_t along = 0;  // shape[axis]
+  uint64_t inner = 1;  // product(shape[axis + 1:])
+
+  uint64_t scale_of(uint64_t i) const {
+    const uint64_t outer = i / (along * inner), j = i / inner % along, k = i % inner;
+    return (outer * (along / block_size) + j / block_size) * inner + k;
+  }
+};
+
+Result<MxBlocks> mx_blocks(const Object& o) {
+  const ProfileAttributes a(o);
+  auto block_size = a.required_uint("block_size");
+  ZT_TRY(block_size);
+  auto axis = a.uint_("axis");
+  ZT_TRY(axis);
+  MxBlocks b;
+  b.block_size = *block_size;
+  const uint64_t ax = axis->value_or(o.shape.size() - 1);
+  b.along = o.shape[ax];
+  for (uint64_t d = ax + 1; d < o.shape.size(); ++d) b.inner *= o.shape[d];
+  return b;
+}
+
+// Values [first, first + dst.size()) of an MX object (check_mx held at open).
+template <typename T>
+Result<void> mx_values(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
+  const Object& o = r.manifest().objects[object];
+  ZT_TRY(require_interpretable(o));
+  const Component& data = *o.find("data");
+  const Component& scales = *o.find("scales");
+  auto format = numeric_format(o, data);  // an unknown element type stops here
+  ZT_TRY(format);
+  auto blocks = mx_blocks(o);
+  ZT_TRY(blocks);
+  auto elements = element_count(o);
+  ZT_TRY(elements);
+  auto d = r.map(object, views::index_of(o, &data));
+  ZT_TRY(d);
+  auto s = r.map(object, views::index_of(o, &scales));
+  ZT_TRY(s);
+  ZT_FAIL_IF(d->size() != value_bytes(*format, *elements), invalid,
+             "%s: %zu decoded bytes, %llu elements need %llu", component_where(o, data).c_str(),
+             d->size(), static_cast<ull>(*elements),
+             static_cast<ull>(value_bytes(*format, *elements)));
+  ZT_FAIL_IF(s->size() != *elements / blocks->block_size, invalid,
+             "%s: %zu decoded scales, %llu blocks need as many", component_where(o, scales).c_str(),
+             s->size(), static_cast<ull>(*elements / blocks->block_size));
+  if (format->f4 && !d->empty()) ZT_TRY(check_f4_tail(o, data, *elements, d->back()));
+  if (format->f4)
+    convert_f4_values(d->data(), first, dst.size(), dst.data());
+  else
+    convert_values(d->data() + first * data.width(), *format, dst.size(), dst.data());
+  // MXINT8 elements are two's-complement fixed point with 6 fraction bits
+  // (OCP MX 1.0 §5.3; decision 21).
+  const T unit = format->fp8 == Fp8::none && !format->f4 ? T(1) / T(64) : T(1);
+  const float* e8m0 = fp8_table(Fp8::e8m0);
+  for (uint64_t i = 0; i < dst.size(); ++i)
+    dst[i] = dst[i] * unit * static_cast<T>(e8m0[(*s)[blocks->scale_of(first + i)]]);
+  return {};
+}
+
+template <typename T>
+Result<void> mx_whole(const Reader& r, size_t object, std::span<T> dst) {
+  return mx_values(r, object, 0, dst);
+}
+
+template <typename T>
+Result<void> mx_chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                       const ValueSink<T>& sink) {
+  std::vector<T> buf;
+  for (uint64_t first = 0; first < values; first += chunk) {
+    buf.resize(std::min(chunk, values - first));
+    ZT_TRY(mx_values(r, object, first, std::span<T>(buf)));
+    ZT_TRY(sink(buf));
+  }
+  return {};
+}
+
 constexpr std::string_view kLayoutIds[] = {"zt.mx/1"};
 constexpr std::string_view kRequired[] = {"data", "scales"};
 
@@ -88,14 +175,14 @@ const ObjectFormat kMxFormat = {
     .sized_by_shape = false,
     .content_needs_whole_components = false,
     .content_rules = "",
-    .decoded_as = "",
+    .decoded_as = "dequantized",
     .check_structure = check_mx,
     .check_content = nullptr,
     .check_written = nullptr,
     .listed_attributes = {},
-    // Decoding (2^(s-127) x element) comes with the v2 views.
-    .to_f32 = {not_decoded_whole<float>, not_decoded_chunks<float>},
-    .to_f64 = {not_decoded_whole<double>, not_decoded_chunks<double>},
+    .to_f32 = {mx_whole<float>, mx_chunks<float>},
+    .to_f64 = {mx_whole<double>, mx_chunks<double>},
+    .values_in = shape_counted_data,
 };
 
 }  // namespace zt

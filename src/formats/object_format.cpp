@@ -19,6 +19,10 @@ bool contains(std::span<const std::string_view> set, std::string_view s) {
 
 }  // namespace
 
+std::optional<uint64_t> shape_counted_data(const Object& o, const Component& c) {
+  return c.role == "data" ? shape_product(o.shape) : std::nullopt;
+}
+
 std::span<const ObjectFormat* const> object_formats() {
   return kFormats;
 }

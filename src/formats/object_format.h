@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -108,6 +109,12 @@ struct ObjectFormat {
   DenseDecoder<float> to_f32;
   DenseDecoder<double> to_f64;
 
+  // How many values part c holds, from the manifest alone (dense and
+  // zt.mx/1 data: product(shape); v2 CSR/COO values: nnz from the index
+  // part): where a packed type's count comes from, since f4_e2m1's size
+  // function does not invert. nullptr, or nullopt: the layout does not say.
+  std::optional<uint64_t> (*values_in)(const Object& o, const Component& c) = nullptr;
+
   template <typename T>
   const DenseDecoder<T>& decoder() const {
     if constexpr (std::is_same_v<T, float>)
@@ -125,6 +132,9 @@ extern const ObjectFormat kQuantizedGroupFormat;
 extern const ObjectFormat kQuantGroupFormat;  // zt.quant_group/1 (v2 only)
 extern const ObjectFormat kMxFormat;          // zt.mx/1 (v2 only)
 extern const ObjectFormat kGgufFormat;        // gguf.<type>/1 (v2 only)
+
+// values_in of formats whose "data" part holds product(shape) values.
+std::optional<uint64_t> shape_counted_data(const Object& o, const Component& c);
 
 // Every known format, in the order above.
 std::span<const ObjectFormat* const> object_formats();

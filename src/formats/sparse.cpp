@@ -329,6 +329,25 @@ Result<void> check_written_sparse(const Object& o, const ReadBack& read_back) {
   return check_content(false, o, decoded);
 }
 
+// ---- values_in: v2 values hold nnz values, nnz from the index part's
+// size in the manifest (a packed f4_e2m1 values part cannot say it) ----
+
+std::optional<uint64_t> nnz_from(const Object& o, std::string_view index_role, uint64_t per_entry) {
+  const Component* ix = o.find(index_role);
+  const auto size = ix ? decoded_size(*ix) : std::nullopt;
+  const uint64_t unit = ix ? uint64_t{ix->width()} * per_entry : 0;
+  if (o.layout.empty() || !size || unit == 0 || *size % unit != 0) return std::nullopt;
+  return *size / unit;
+}
+
+std::optional<uint64_t> csr_values_in(const Object& o, const Component& c) {
+  return c.role == "values" ? nnz_from(o, "indices", 1) : std::nullopt;
+}
+
+std::optional<uint64_t> coo_values_in(const Object& o, const Component& c) {
+  return c.role == "values" ? nnz_from(o, "coords", o.shape.size()) : std::nullopt;
+}
+
 // ---- to dense: duplicates are summed, as scipy does ----
 
 template <typename T>
@@ -391,6 +410,7 @@ const ObjectFormat kSparseCsrFormat = {
     .listed_attributes = {},
     .to_f32 = {csr_whole<float>, csr_chunks<float>},
     .to_f64 = {csr_whole<double>, csr_chunks<double>},
+    .values_in = csr_values_in,
 };
 
 const ObjectFormat kSparseCooFormat = {
@@ -412,6 +432,7 @@ const ObjectFormat kSparseCooFormat = {
     .listed_attributes = {},
     .to_f32 = {coo_whole<float>, coo_chunks<float>},
     .to_f64 = {coo_whole<double>, coo_chunks<double>},
+    .values_in = coo_values_in,
 };
 
 }  // namespace zt

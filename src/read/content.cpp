@@ -30,6 +30,21 @@ Result<void> check_bool(const Object& o, const Component& c, std::span<const uin
   return {};
 }
 
+std::optional<uint64_t> packed_value_count(const Object& o, const Component& c) {
+  const ObjectFormat* f = format_of(o);
+  if (!c.known_type || !c.known_type->per_byte || !f || !f->values_in) return std::nullopt;
+  return f->values_in(o, c);
+}
+
+Result<void> check_f4_tail(const Object& o, const Component& c, uint64_t n, uint8_t last) {
+  ZT_FAIL_IF(n % 2 == 1 && (last >> 4) != 0, invalid,
+             "%s: %s holds an odd count of %llu values, so the high nibble of its last byte "
+             "must be 0 (it is 0x%x)",
+             component_where(o, c).c_str(), c.type.value_or("").c_str(),
+             static_cast<unsigned long long>(n), unsigned{last} >> 4);
+  return {};
+}
+
 bool content_needs_whole_components(const Object& o) {
   const ObjectFormat* f = format_of(o);
   return f && f->content_needs_whole_components;
@@ -61,9 +76,12 @@ __int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k) {
 
 Result<void> check_content(bool legacy, const Object& o,
                            std::span<const std::span<const uint8_t>> decoded) {
-  for (size_t k = 0; k < o.components.size(); ++k)
-    if (o.components[k].holds_bools() && !legacy)
-      ZT_TRY(check_bool(o, o.components[k], decoded[k]));
+  for (size_t k = 0; k < o.components.size(); ++k) {
+    const Component& c = o.components[k];
+    if (c.holds_bools() && !legacy) ZT_TRY(check_bool(o, c, decoded[k]));
+    if (const auto n = packed_value_count(o, c); n && !decoded[k].empty())
+      ZT_TRY(check_f4_tail(o, c, *n, decoded[k].back()));
+  }
   const ObjectFormat* f = format_of(o);
   return f && f->check_content ? f->check_content(o, decoded) : Result<void>{};
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "base/error.h"
@@ -19,6 +20,14 @@ Result<void> check_content(bool legacy, const Object& o,
 // so a window of a streamed component names the element it failed at.
 Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes,
                         uint64_t first = 0);
+
+// The value count of a packed part (f4_e2m1) when the layout gives it (the
+// format's values_in); nullopt otherwise.
+std::optional<uint64_t> packed_value_count(const Object& o, const Component& c);
+
+// f4_e2m1 (v2 Appendix A): with an odd value count n, the high nibble of
+// the last byte is 0. `last` is the part's last decoded byte. Status::invalid.
+Result<void> check_f4_tail(const Object& o, const Component& c, uint64_t n, uint8_t last);
 
 // Whether the object's content rules need whole decoded components (sparse
 // structure, quantized sizes). Other objects are verified a window at a time.

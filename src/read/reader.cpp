@@ -483,13 +483,19 @@ Result<uint64_t> Reader::verify_streamed(size_t object, size_t component, Hasher
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   const bool bools = c.holds_bools() && !lenient_bools(manifest_.generation);
+  const auto packed = packed_value_count(o, c);
   auto windows = this->windows(object, component);
   ZT_TRY(windows);
   uint64_t at = 0;
+  uint8_t last = 0;
   for (;;) {
     auto w = (*windows)->next();
     ZT_TRY(w);
-    if (w->empty()) return at;
+    if (w->empty()) {
+      if (packed && at > 0) ZT_TRY(check_f4_tail(o, c, *packed, last));
+      return at;
+    }
+    last = w->back();
     if (bools) ZT_TRY(check_bool(o, c, *w, at));
     if (hash) hash->update(*w);
     at += w->size();

@@ -21,7 +21,7 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
   // No values: return before walking the other dimension, which an empty
   // object may claim to be 2^62 long.
   if (n_out == 0 || k_in == 0 || n_begin >= n_end) return;
-  const std::vector<T> scale = converted<T>(v.scales, v.scales_format);
+  const std::vector<T> scale = converted<T>(v.scales, v.scales_format, v.scales.count);
   const uint64_t mask = (uint64_t{1} << q.bits) - 1;
   std::vector<T> zero;
   if (v.zeros_packed) {
@@ -36,7 +36,7 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
         zero[gi * n_out + n] = static_cast<T>((word >> ((n % q.values_per_word) * q.bits)) & mask);
       }
   } else {
-    zero = converted<T>(v.zeros, v.zeros_format);
+    zero = converted<T>(v.zeros, v.zeros_format, v.zeros.count);
   }
   const unsigned width = v.packed_weight.component->width();
   // Blocks of 16 output rows: a block reads the packed words of a word row

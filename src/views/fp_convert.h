@@ -113,6 +113,12 @@ inline constexpr std::array<float, 256> kFp8E8m0 = make_fp8_table(Fp8::e8m0);
 
 }  // namespace detail
 
+// FP4 E2M1 (v2's f4_e2m1, OCP MX): one nibble, sign, 2 exponent bits, 1
+// mantissa bit, bias 1; no infinities, no NaN; -0 exists; max 6.
+inline constexpr std::array<float, 16> kF4E2m1 = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,
+                                                  4.0f,  6.0f,  -0.0f, -0.5f, -1.0f, -1.5f,
+                                                  -2.0f, -3.0f, -4.0f, -6.0f};
+
 // The 256 values of one FP8 type (nullptr for Fp8::none), built at compile time.
 inline const float* fp8_table(Fp8 kind) {
   switch (kind) {

@@ -76,10 +76,12 @@ inline uint64_t word_at(std::span<const uint8_t> bytes, unsigned width, uint64_t
   }
 }
 
+// The first n values of a component (n storage elements; f4_e2m1: n
+// nibbles), which the caller has checked it holds.
 template <typename T>
-std::vector<T> converted(const ComponentView& v, const NumericFormat& f) {
-  std::vector<T> out(v.count);
-  convert_values(v.bytes.data(), f, v.count, out.data());
+std::vector<T> converted(const ComponentView& v, const NumericFormat& f, uint64_t n) {
+  std::vector<T> out(n);
+  convert_values(v.bytes.data(), f, n, out.data());
   return out;
 }
 

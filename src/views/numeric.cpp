@@ -35,7 +35,16 @@ void convert_loop(const uint8_t* src, uint64_t n, T* dst) {
 }  // namespace
 
 template <typename T>
+void convert_f4_values(const uint8_t* src, uint64_t first, uint64_t n, T* dst) {
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t nibble = first + i;
+    dst[i] = static_cast<T>(kF4E2m1[(src[nibble / 2] >> (4 * (nibble % 2))) & 0x0f]);
+  }
+}
+
+template <typename T>
 void convert_values(const uint8_t* src, const NumericFormat& f, uint64_t n, T* dst) {
+  if (f.f4) return convert_f4_values(src, 0, n, dst);
   if (f.fp8 != Fp8::none) {
     const float* table = fp8_table(f.fp8);
     for (uint64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(table[src[i]]);
@@ -77,6 +86,8 @@ void convert_values(const uint8_t* src, const NumericFormat& f, uint64_t n, T* d
   }
 }
 
+template void convert_f4_values<float>(const uint8_t*, uint64_t, uint64_t, float*);
+template void convert_f4_values<double>(const uint8_t*, uint64_t, uint64_t, double*);
 template void convert_values<float>(const uint8_t*, const NumericFormat&, uint64_t, float*);
 template void convert_values<double>(const uint8_t*, const NumericFormat&, uint64_t, double*);
 
@@ -93,8 +104,12 @@ Result<NumericFormat> numeric_format(const Object& o, const Component& c) {
     f.fp8 = Fp8::e4m3fnuz;
   } else if (t == "f8_e5m2fnuz") {
     f.fp8 = Fp8::e5m2fnuz;
-  } else if (t == "f8_e8m0" && c.known_type) {  // a v2 type: unknown text in 1.x
+  } else if (t == "f8_e8m0" && c.known_type) {  // v2 types: unknown text in 1.x
     f.fp8 = Fp8::e8m0;
+  } else if (t == "f4_e2m1" && c.known_type) {
+    f.f4 = true;
+  } else if (t == "bool" && c.known_type) {  // bytes 0 and 1, as 1.2's bool dtype
+    f.dtype = DType::boolean;
   } else if (t == "complex64" || t == "complex128") {
     f.ratio = 2;
   } else {
@@ -104,8 +119,9 @@ Result<NumericFormat> numeric_format(const Object& o, const Component& c) {
   }
   // The parser pairs known types with their storage dtype; checked again
   // because a table lookup trusts it.
-  ZT_FAIL_IF(f.fp8 != Fp8::none && c.dtype != DType::u8, invalid,
-             "%s: type \"%s\" needs dtype \"u8\"", component_where(o, c).c_str(), t.c_str());
+  const bool byte_type = f.fp8 != Fp8::none || f.f4 || f.dtype == DType::boolean;
+  ZT_FAIL_IF(byte_type && c.dtype != DType::u8, invalid, "%s: type \"%s\" needs dtype \"u8\"",
+             component_where(o, c).c_str(), t.c_str());
   return f;
 }
 

@@ -3,10 +3,12 @@
 // record their sizes).
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "base/byte_order.h"
 #include "container/zstd_codec.h"
 #include "formats/object_format.h"
+#include "read/content.h"
 #include "views/kernels.h"
 
 namespace zt {
@@ -21,10 +23,16 @@ struct Rows {
   const Component* data = nullptr;
   size_t k = 0;
   NumericFormat format;
-  uint64_t row_values = 0;  // storage elements per row
-  uint64_t row_bytes = 0;
-  uint64_t offset = 0;  // first byte of the range in the decoded data
-  uint64_t bytes = 0;   // byte count of the range
+  uint64_t row_values = 0;  // storage elements per row (f4_e2m1: values)
+  uint64_t offset = 0;      // first byte of the range in the decoded data
+  uint64_t bytes = 0;       // byte count of the range
+  // f4_e2m1 packs two values a byte: the range's first value is nibble
+  // first_nibble of its first byte, and rows of an odd length need not
+  // start or end on a byte.
+  uint64_t first_nibble = 0;
+  bool byte_aligned = true;
+  // The range holds the part's last byte, after the last value: its count.
+  std::optional<uint64_t> total_values;
 };
 
 Result<Rows> rows_of(const Reader& r, size_t object, uint64_t begin, uint64_t end) {
@@ -49,10 +57,41 @@ Result<Rows> rows_of(const Reader& r, size_t object, uint64_t begin, uint64_t en
   const auto per_row = shape_product(std::span<const uint64_t>(obj.shape).subspan(1));
   ZT_FAIL_IF(!per_row, limit, "%s: the shape overflows", object_where(obj).c_str());
   rows.row_values = *per_row * f->ratio;
-  rows.row_bytes = rows.row_values * rows.data->width();
-  rows.offset = begin * rows.row_bytes;
-  rows.bytes = (end - begin) * rows.row_bytes;
+  const uint64_t first = begin * rows.row_values, last = end * rows.row_values;
+  rows.offset = f->f4 ? first / 2 : value_bytes(*f, first);
+  rows.bytes = value_bytes(*f, last) - rows.offset;
+  rows.first_nibble = f->f4 ? first % 2 : 0;
+  rows.byte_aligned = !f->f4 || (first % 2 == 0 && (last % 2 == 0 || end == obj.shape[0]));
+  if (end == obj.shape[0]) rows.total_values = last;
   return rows;
+}
+
+// f4_e2m1's rule on the part's last byte, when the range holds it.
+Result<void> check_tail(const Rows& rows, std::span<const uint8_t> bytes) {
+  if (!rows.format.f4 || !rows.total_values || bytes.empty()) return {};
+  return check_f4_tail(*rows.object, *rows.data, *rows.total_values, bytes.back());
+}
+
+Result<void> require_byte_aligned(const Rows& rows, uint64_t begin, uint64_t end) {
+  ZT_FAIL_IF(!rows.byte_aligned, unsupported,
+             "%s: rows [%llu, %llu) of %llu f4_e2m1 values each do not start and end on a byte; "
+             "the converting calls (zt_dense_rows_f32) read them",
+             component_where(*rows.object, *rows.data).c_str(), static_cast<ull>(begin),
+             static_cast<ull>(end), static_cast<ull>(rows.row_values));
+  return {};
+}
+
+// The decoded bytes [offset, offset + bytes) of the range, mapped.
+Result<std::span<const uint8_t>> map_range(const Reader& r, size_t object, const Rows& rows) {
+  if (rows.bytes == 0) return std::span<const uint8_t>();
+  auto m = r.map(object, rows.k);
+  ZT_TRY(m);
+  ZT_FAIL_IF(m->size() < rows.offset + rows.bytes, invalid, "%s: %zu decoded bytes, rows need %llu",
+             component_where(*rows.object, *rows.data).c_str(), m->size(),
+             static_cast<ull>(rows.offset + rows.bytes));
+  const auto range = m->subspan(rows.offset, rows.bytes);
+  ZT_TRY(check_tail(rows, range));
+  return range;
 }
 
 // Decodes only the zstd frames that overlap the range; false when the
@@ -92,48 +131,48 @@ Result<bool> decode_frames(const Reader& r, size_t object, const Rows& rows,
   return true;
 }
 
+// The range's decoded bytes into out (exactly rows.bytes long).
+Result<void> read_range(const Reader& r, size_t object, const Rows& rows, std::span<uint8_t> out) {
+  const Component& c = *rows.data;
+  if (c.encoding == Encoding::raw) {
+    auto src = r.source_of(c);
+    ZT_TRY(src);
+    ZT_TRY((*src)->read_into(c.offset + rows.offset, out));
+    if (c.big_endian) swap_elements(out, c.width());
+    return check_tail(rows, out);
+  }
+  if (c.encoding == Encoding::zstd) {
+    auto partial = decode_frames(r, object, rows, out);
+    ZT_TRY(partial);
+    if (*partial) return check_tail(rows, out);
+  }
+  auto m = map_range(r, object, rows);
+  ZT_TRY(m);
+  std::memcpy(out.data(), m->data(), m->size());
+  return {};
+}
+
 }  // namespace
 
 Result<std::span<const uint8_t>> dense_rows_map(const Reader& r, size_t object, uint64_t begin,
                                                 uint64_t end) {
   auto rows = rows_of(r, object, begin, end);
   ZT_TRY(rows);
-  if (rows->bytes == 0) return std::span<const uint8_t>();
-  auto m = r.map(object, rows->k);
-  ZT_TRY(m);
-  ZT_FAIL_IF(m->size() < rows->offset + rows->bytes, invalid,
-             "%s: %zu decoded bytes, rows need %llu",
-             component_where(*rows->object, *rows->data).c_str(), m->size(),
-             static_cast<ull>(rows->offset + rows->bytes));
-  return m->subspan(rows->offset, rows->bytes);
+  ZT_TRY(require_byte_aligned(*rows, begin, end));
+  return map_range(r, object, *rows);
 }
 
 Result<uint64_t> dense_rows(const Reader& r, size_t object, uint64_t begin, uint64_t end,
                             std::span<uint8_t> dst) {
   auto rows = rows_of(r, object, begin, end);
   ZT_TRY(rows);
-  const Component& c = *rows->data;
-  const std::string w = component_where(*rows->object, c);
+  ZT_TRY(require_byte_aligned(*rows, begin, end));
   ZT_FAIL_IF(rows->bytes > dst.size(), argument,
-             "%s: %llu bytes of rows do not fit in a buffer of %zu", w.c_str(),
-             static_cast<ull>(rows->bytes), dst.size());
+             "%s: %llu bytes of rows do not fit in a buffer of %zu",
+             component_where(*rows->object, *rows->data).c_str(), static_cast<ull>(rows->bytes),
+             dst.size());
   if (rows->bytes == 0) return uint64_t{0};
-  const std::span<uint8_t> out = dst.first(rows->bytes);
-  if (c.encoding == Encoding::raw) {
-    auto src = r.source_of(c);
-    ZT_TRY(src);
-    ZT_TRY((*src)->read_into(c.offset + rows->offset, out));
-    if (c.big_endian) swap_elements(out, c.width());
-    return rows->bytes;
-  }
-  if (c.encoding == Encoding::zstd) {
-    auto partial = decode_frames(r, object, *rows, out);
-    ZT_TRY(partial);
-    if (*partial) return rows->bytes;
-  }
-  auto m = dense_rows_map(r, object, begin, end);
-  ZT_TRY(m);
-  std::memcpy(out.data(), m->data(), m->size());
+  ZT_TRY(read_range(r, object, *rows, dst.first(rows->bytes)));
   return rows->bytes;
 }
 
@@ -145,16 +184,21 @@ Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, u
   const uint64_t n = (end - begin) * rows->row_values;
   ZT_TRY(fits(component_where(*rows->object, *rows->data), n, dst));
   if (n == 0) return uint64_t{0};
+  auto convert = [&](std::span<const uint8_t> bytes) {
+    if (rows->format.f4)
+      convert_f4_values(bytes.data(), rows->first_nibble, n, dst.data());
+    else
+      convert_values(bytes.data(), rows->format, n, dst.data());
+  };
   if (r.zero_copy(*rows->data)) {
-    auto m = dense_rows_map(r, object, begin, end);
+    auto m = map_range(r, object, *rows);
     ZT_TRY(m);
-    convert_values(m->data(), rows->format, n, dst.data());
+    convert(*m);
     return n;
   }
   std::vector<uint8_t> bytes(rows->bytes);
-  auto got = dense_rows(r, object, begin, end, bytes);
-  ZT_TRY(got);
-  convert_values(bytes.data(), rows->format, n, dst.data());
+  ZT_TRY(read_range(r, object, *rows, bytes));
+  convert(bytes);
   return n;
 }
 

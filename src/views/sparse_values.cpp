@@ -15,7 +15,7 @@ template <typename T>
 void materialize(const CsrView& v, std::span<T> dst) {
   std::fill(dst.begin(), dst.end(), T{0});
   const unsigned ratio = v.values_format.ratio;
-  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  const std::vector<T> values = converted<T>(v.values, v.values_format, v.nnz * ratio);
   std::vector<uint64_t> indptr(v.rows + 1);
   for (uint64_t i = 0; i <= v.rows; ++i)
     indptr[i] = static_cast<uint64_t>(load_index(v.indptr.bytes, v.indptr.component->dtype, i));
@@ -57,7 +57,7 @@ template <typename T>
 void materialize(const CooView& v, std::span<T> dst) {
   std::fill(dst.begin(), dst.end(), T{0});
   const unsigned ratio = v.values_format.ratio;
-  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  const std::vector<T> values = converted<T>(v.values, v.values_format, v.nnz * ratio);
   for_each_coo_position(v, [&](uint64_t k, uint64_t flat) {
     for (unsigned c = 0; c < ratio; ++c) dst[flat * ratio + c] += values[k * ratio + c];
   });
@@ -66,7 +66,7 @@ void materialize(const CooView& v, std::span<T> dst) {
 template <typename T>
 Result<void> materialize_rows(const CsrView& v, uint64_t chunk_values, const ValueSink<T>& sink) {
   const unsigned ratio = v.values_format.ratio;
-  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  const std::vector<T> values = converted<T>(v.values, v.values_format, v.nnz * ratio);
   const uint64_t row_values = v.cols * ratio;
   return by_rows<T>(
       v.rows, row_values, chunk_values, sink, [&](uint64_t r0, uint64_t r1, std::span<T> dst) {
@@ -96,7 +96,7 @@ template <typename T>
 Result<void> materialize_in_order(const CooView& v, uint64_t elements, uint64_t chunk_values,
                                   const ValueSink<T>& sink) {
   const unsigned ratio = v.values_format.ratio;
-  const std::vector<T> values = converted<T>(v.values, v.values_format);
+  const std::vector<T> values = converted<T>(v.values, v.values_format, v.nnz * ratio);
   std::vector<std::pair<uint64_t, uint64_t>> order(v.nnz);  // (flat position, entry)
   for_each_coo_position(v, [&](uint64_t k, uint64_t flat) { order[k] = {flat, k}; });
   std::sort(order.begin(), order.end());

@@ -127,9 +127,13 @@ Result<DenseView> dense_view(const Reader& r, size_t object) {
   auto f = numeric_format(**o, c);
   ZT_TRY(f);
   v.format = *f;
-  ZT_FAIL_IF(v.data.count != v.elements * f->ratio, invalid,
-             "%s: %llu decoded elements, the shape needs %llu", component_where(**o, c).c_str(),
-             static_cast<ull>(v.data.count), static_cast<ull>(v.elements * f->ratio));
+  // Storage elements: f4_e2m1 keeps two values in each of its u8 elements.
+  const uint64_t want = f->f4 ? value_bytes(*f, v.elements) : v.elements * f->ratio;
+  ZT_FAIL_IF(v.data.count != want, invalid, "%s: %llu decoded elements, the shape needs %llu",
+             component_where(**o, c).c_str(), static_cast<ull>(v.data.count),
+             static_cast<ull>(want));
+  if (f->f4 && !v.data.bytes.empty())
+    ZT_TRY(check_f4_tail(**o, c, v.elements, v.data.bytes.back()));
   return v;
 }
 
@@ -150,7 +154,9 @@ Result<CsrView> csr_view(const Reader& r, size_t object) {
   v.values = *values, v.indices = *indices, v.indptr = *indptr;
   ZT_TRY(check_structure(r, obj, {&v.values, &v.indices, &v.indptr}));
   v.rows = obj.shape[0], v.cols = obj.shape[1];
-  v.nnz = v.values.count / v.values_format.ratio;
+  // f4_e2m1 values hold two to a byte: nnz is the index count (check_structure
+  // checked the values' size and spare nibble against it).
+  v.nnz = v.values_format.f4 ? v.indices.count : v.values.count / v.values_format.ratio;
   return v;
 }
 
@@ -169,7 +175,8 @@ Result<CooView> coo_view(const Reader& r, size_t object) {
   v.values = *values, v.coords = *coords;
   ZT_TRY(check_structure(r, obj, {&v.values, &v.coords}));
   v.shape = obj.shape;
-  v.nnz = v.values.count / v.values_format.ratio;
+  v.nnz = v.values_format.f4 && !v.shape.empty() ? v.coords.count / v.shape.size()
+                                                 : v.values.count / v.values_format.ratio;
   return v;
 }
 
@@ -231,12 +238,41 @@ Result<uint64_t> read_dense_as(const Reader& r, size_t object, std::span<T> dst)
   }
   auto bytes = fetch(r, object, k);
   ZT_TRY(bytes);
-  ZT_FAIL_IF(bytes->bytes().size() != n * c.width(), invalid,
-             "%s: decoded %zu bytes, the shape needs %llu", component_where(**o, c).c_str(),
-             bytes->bytes().size(), static_cast<ull>(n * c.width()));
-  convert_values(bytes->bytes().data(), *f, n, dst.data());
+  const auto b = bytes->bytes();
+  ZT_FAIL_IF(b.size() != value_bytes(*f, n), invalid, "%s: decoded %zu bytes, the shape needs %llu",
+             component_where(**o, c).c_str(), b.size(), static_cast<ull>(value_bytes(*f, n)));
+  if (f->f4 && !b.empty()) ZT_TRY(check_f4_tail(**o, c, n, b.back()));
+  convert_values(b.data(), *f, n, dst.data());
   return n;
 }
+
+namespace {
+
+// An f4_e2m1 part: its bytes do not say how many values they hold (an odd
+// count leaves a spare nibble), the layout does (decision 14 of docs/v2.md).
+template <typename T>
+Result<uint64_t> read_f4_component_as(const Reader& r, size_t object, size_t component,
+                                      const NumericFormat& f, std::span<T> dst) {
+  const Object& o = r.manifest().objects[object];
+  const Component& c = o.components[component];
+  const auto n = packed_value_count(o, c);
+  ZT_FAIL_IF(!n, unsupported,
+             "%s: the value count of an f4_e2m1 part comes from its layout, and this one's "
+             "(\"%s\") gives none here",
+             component_where(o, c).c_str(), o.layout.c_str());
+  ZT_TRY(fits(component_where(o, c), *n, dst));
+  auto bytes = fetch(r, object, component);
+  ZT_TRY(bytes);
+  const auto b = bytes->bytes();
+  ZT_FAIL_IF(b.size() != value_bytes(f, *n), invalid,
+             "%s: decoded %zu bytes, %llu values need %llu", component_where(o, c).c_str(),
+             b.size(), static_cast<ull>(*n), static_cast<ull>(value_bytes(f, *n)));
+  if (!b.empty()) ZT_TRY(check_f4_tail(o, c, *n, b.back()));
+  convert_values(b.data(), f, *n, dst.data());
+  return *n;
+}
+
+}  // namespace
 
 template <typename T>
 Result<uint64_t> read_component_as(const Reader& r, size_t object, size_t component,
@@ -249,6 +285,7 @@ Result<uint64_t> read_component_as(const Reader& r, size_t object, size_t compon
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
   auto f = numeric_format(o, c);
   ZT_TRY(f);
+  if (f->f4) return read_f4_component_as(r, object, component, *f, dst);
   if (const auto known = r.known_decoded_size(object, component))
     ZT_TRY(fits(w, *known / c.width(), dst));
   auto bytes = fetch(r, object, component);

@@ -29,12 +29,20 @@
 namespace zt {
 
 // How the numbers of one component are stored: its dtype, the FP8 type for
-// u8 components typed f8_*, and 2 storage elements per complex element.
+// u8 components typed f8_*, 2 storage elements per complex element, and
+// v2's f4_e2m1: two values per u8 byte, low nibble first.
 struct NumericFormat {
   DType dtype = DType::u8;
   Fp8 fp8 = Fp8::none;
   unsigned ratio = 1;
+  bool f4 = false;
 };
+
+// The bytes that hold n values of format f (n storage elements; for
+// f4_e2m1, n nibbles from a byte's low nibble).
+inline uint64_t value_bytes(const NumericFormat& f, uint64_t n) {
+  return f.f4 ? n / 2 + n % 2 : n * dtype_width(f.dtype);
+}
 
 // The numeric format of a component. Status::unsupported for a logical type
 // this library does not know (its bytes can still be mapped).
@@ -46,8 +54,13 @@ Result<NumericFormat> numeric_format(const Object& o, const Component& c);
 // integers by value, bool bytes as 0 / 1 (any non-zero byte is 1), f64 to
 // f32 rounded to nearest. For complex formats `n` counts storage elements
 // (two per complex number) and the output is interleaved (real, imag).
+// f4_e2m1 values are nibbles: value i is nibble i of src, low nibble first.
 template <typename T>
 void convert_values(const uint8_t* src, const NumericFormat& f, uint64_t n, T* dst);
+
+// n f4_e2m1 values from nibble `first` of src (a row that starts mid-byte).
+template <typename T>
+void convert_f4_values(const uint8_t* src, uint64_t first, uint64_t n, T* dst);
 
 // Status::unsupported (naming the object) unless this library can interpret
 // the object's data: refuses 0.1.x sparse layouts, which no spec describes,

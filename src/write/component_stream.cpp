@@ -165,6 +165,7 @@ Result<void> Writer::Impl::accept(std::span<const uint8_t> data) {
              "object \"%s\": component \"%s\": more bytes than the %llu announced",
              current.name.c_str(), pending.out.role.c_str(), static_cast<ull>(pending.declared));
   pending.received += data.size();
+  if (!data.empty()) pending.last = data.back();
   if (v2() && pending.hasher) pending.hasher->update(data);  // v2 digests cover the content
   if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
   if (pending.mode == Mode::raw) return emit_stored(data);

@@ -20,6 +20,7 @@
 #include "container/container.h"
 #include "container/zstd_codec.h"
 #include "formats/object_format.h"
+#include "read/content.h"
 #include "read/reader.h"
 #include "read/validate.h"
 #include "write/writer_impl.h"
@@ -652,6 +653,14 @@ Result<void> Writer::end_component() {
       }
       p.out.uncompressed_length = p.declared;
       p.out.encoding_text = "zstd";
+    }
+    // After the frames are drained: nothing is in flight when it rolls back.
+    if (const auto n = packed_value_count(s.current, p.out); n && p.declared > 0) {
+      if (auto tail = check_f4_tail(s.current, p.out, *n, p.last); !tail) {
+        ZT_TRY(s.truncate_to(p.rollback_to));
+        s.state = Impl::State::object;
+        return make_error(Status::argument, "%s", tail.error().message.c_str());
+      }
     }
     if (p.out.length == 0)
       p.out.offset = (p.rollback_to + s.alignment() - 1) / s.alignment() * s.alignment();

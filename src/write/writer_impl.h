@@ -35,6 +35,7 @@ struct Pending {
   std::optional<Hasher> hasher;
   std::vector<uint8_t> frame;  // zstd input short of a whole frame
   bool check_bool = false;
+  uint8_t last = 0;             // the last byte received (f4_e2m1's odd-count rule)
   std::vector<SeekEntry> seek;  // v2: the frames written, for the seek table
 };
 

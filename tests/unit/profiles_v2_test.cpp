@@ -157,6 +157,44 @@ FileBuilderV2 coo(const std::vector<uint32_t>& coords = {0, 1, 2, 0}) {
   return b;
 }
 
+// f4_e2m1 values: nnz from the index part, three values in two bytes.
+TEST(ProfilesV2, SparseF4ValuesDensifyAndKeepTheirSpareNibbleZero) {
+  FileBuilderV2 b = csr();
+  b.part("m", "values") = typed(b, "u8", "f4_e2m1", Bytes{0x21, 0x03});  // 0.5 1 1.5
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[6];
+  uint64_t written = 0;
+  ASSERT_EQ(zt_object_decode_f32(o.get(), 0, out, 6, &written), ZT_OK) << zt_last_error();
+  const float want[6] = {0.5f, 0, 1, 0, 1.5f, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]) << i;
+  // The values part alone: its count comes from the index part.
+  ASSERT_EQ(zt_component_read_f32(o.get(), 0, "values", out, 6, &written), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(written, 3u);
+  EXPECT_EQ(out[2], 1.5f);
+
+  FileBuilderV2 bad = csr();
+  bad.part("m", "values") = typed(bad, "u8", "f4_e2m1", Bytes{0x21, 0x13});
+  const Bytes bad_file = bad.build();
+  const Opened ob = open_memory(bad_file);
+  ASSERT_EQ(ob.status, ZT_OK) << ob.error;
+  EXPECT_TRUE(FailsWith(zt_verify(ob.get(), nullptr, nullptr), ZT_ERR_INVALID,
+                        {"component \"values\"", "odd count of 3 values"}));
+  EXPECT_TRUE(FailsWith(zt_object_decode_f32(ob.get(), 0, out, 6, &written), ZT_ERR_INVALID,
+                        {"odd count of 3 values"}));
+
+  FileBuilderV2 c = coo();
+  c.part("c", "values") = typed(c, "u8", "f4_e2m1", Bytes{0xf7});  // 6 and -6
+  const Bytes coo_file = c.build();
+  const Opened oc = open_memory(coo_file);
+  ASSERT_EQ(oc.status, ZT_OK) << oc.error;
+  ASSERT_EQ(zt_object_decode_f32(oc.get(), 0, out, 6, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(out[0 * 3 + 2], 6.0f);
+  EXPECT_EQ(out[1 * 3 + 0], -6.0f);
+}
+
 TEST(ProfilesV2, SparseCooOpensAndVerifies) {
   EXPECT_TRUE(OpensAndVerifies(coo().build()));
   FileBuilderV2 b;

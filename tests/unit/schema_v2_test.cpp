@@ -67,6 +67,107 @@ TEST(SchemaV2, E8m0ConvertsToPowersOfTwo) {
   EXPECT_EQ(zt_object_read_f32(o1.get(), 0, out, 2, &written), ZT_ERR_UNSUPPORTED);
 }
 
+// bool is a type over u8 in v2: it converts as 1.2's bool dtype does, and
+// verify holds its bytes to 0 and 1.
+TEST(SchemaV2, BoolConvertsAsZeroAndOne) {
+  FileBuilderV2 b;
+  b.dense("flags", "u8", {3}, Bytes{0, 1, 1})["parts"]["data"]["type"] = "bool";
+  b.dense("bad", "u8", {2}, Bytes{1, 2})["parts"]["data"]["type"] = "bool";
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[3];
+  uint64_t written = 0;
+  ASSERT_EQ(zt_object_read_f32(o.get(), object_index(o.get(), "flags"), out, 3, &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(written, 3u);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[2], 1.0f);
+  EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_INVALID,
+                        {"object \"bad\"", "bool byte 0x02"}));
+}
+
+// f4_e2m1 (Appendix A, OCP MX): two values a byte, low nibble first; sign,
+// two exponent bits (bias 1), one mantissa bit.
+TEST(SchemaV2, F4e2m1ConvertsNibbleByNibble) {
+  FileBuilderV2 b;
+  Bytes all;  // the 16 codes in order: bytes 0x10, 0x32, ...
+  for (uint8_t c = 0; c < 16; c += 2) all.push_back(static_cast<uint8_t>(c | (c + 1) << 4));
+  b.dense("all", "u8", {16}, all)["parts"]["data"]["type"] = "f4_e2m1";
+  // 3 x 3 = 9 values in 5 bytes: rows of an odd length share bytes.
+  b.dense("m", "u8", {3, 3}, Bytes{0x21, 0x43, 0x65, 0x17, 0x02})["parts"]["data"]["type"] =
+      "f4_e2m1";
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_EQ(zt_verify(o.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+  const float want[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  float out[16];
+  uint64_t written = 0;
+  const size_t a = object_index(o.get(), "all"), m = object_index(o.get(), "m");
+  ASSERT_EQ(zt_object_read_f32(o.get(), a, out, 16, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 16u);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(out[i], want[i]) << i;
+    EXPECT_EQ(std::signbit(out[i]), i >= 8) << i;
+  }
+  double d[16];
+  ASSERT_EQ(zt_component_read_f64(o.get(), a, "data", d, 16, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(written, 16u);
+  EXPECT_EQ(d[15], -6.0);
+  // The 3 x 3 object: nibbles 1 2 3 | 4 5 6 | 7 1 2, the spare one 0.
+  const float m_values[9] = {0.5f, 1, 1.5f, 2, 3, 4, 6, 0.5f, 1};
+  ASSERT_EQ(zt_object_decode_f32(o.get(), m, out, 9, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 9u);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(out[i], m_values[i]) << i;
+  // Row 1 starts at the high nibble of byte 1.
+  ASSERT_EQ(zt_dense_rows_f32(o.get(), m, 1, 3, out, 6, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], m_values[3 + i]) << i;
+  ASSERT_EQ(zt_dense_rows_f32(o.get(), m, 1, 2, out, 3, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(out[2], 4.0f);
+  // As bytes, such rows would carry a neighbour's nibble.
+  uint8_t raw[5];
+  EXPECT_TRUE(FailsWith(zt_dense_rows(o.get(), m, 1, 2, raw, 5, &written), ZT_ERR_UNSUPPORTED,
+                        {"do not start and end on a byte", "zt_dense_rows_f32"}));
+  ASSERT_EQ(zt_dense_rows(o.get(), m, 0, 3, raw, 5, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(written, 5u);
+  zt_dense_info info;
+  zt_dense_info_init(&info);
+  ASSERT_EQ(zt_dense_view(o.get(), m, &info), ZT_OK) << zt_last_error();
+  EXPECT_EQ(info.elements, 9u);
+  EXPECT_EQ(info.values, 5u);
+  EXPECT_STREQ(info.type, "f4_e2m1");
+}
+
+// Decision 14: with an odd count, the spare high nibble of the last byte is
+// 0; open does not look (no data bytes), verify and every conversion do.
+TEST(SchemaV2, F4e2m1SpareNibbleMustBeZero) {
+  FileBuilderV2 b;
+  b.dense("m", "u8", {3, 3}, Bytes{0x21, 0x43, 0x65, 0x17, 0x52})["parts"]["data"]["type"] =
+      "f4_e2m1";
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const std::initializer_list<std::string_view> why = {"object \"m\"", "odd count of 9 values",
+                                                       "high nibble", "0x5"};
+  EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_INVALID, why));
+  float out[9];
+  uint64_t written = 0;
+  EXPECT_TRUE(FailsWith(zt_object_read_f32(o.get(), 0, out, 9, &written), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(
+      FailsWith(zt_component_read_f32(o.get(), 0, "data", out, 9, &written), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(
+      FailsWith(zt_dense_rows_f32(o.get(), 0, 2, 3, out, 3, &written), ZT_ERR_INVALID, why));
+  zt_dense_info info;
+  zt_dense_info_init(&info);
+  EXPECT_TRUE(FailsWith(zt_dense_view(o.get(), 0, &info), ZT_ERR_INVALID, why));
+  // Rows that stop short of the last byte never see it.
+  EXPECT_EQ(zt_dense_rows_f32(o.get(), 0, 0, 2, out, 6, &written), ZT_OK) << zt_last_error();
+  // The raw structural read is exempt, as for bool.
+  EXPECT_EQ(map_component(o.get(), "m", "data").status, ZT_OK);
+}
+
 TEST(SchemaV2, AnEmptyModelOpens) {
   const Opened o = open_memory(FileBuilderV2().build());
   ASSERT_EQ(o.status, ZT_OK) << o.error;

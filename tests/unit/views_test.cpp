@@ -1148,5 +1148,73 @@ TEST(Views, UnknownFormatsAreUnsupported) {
   EXPECT_EQ(n, 1u);
 }
 
+// ---- zt.mx/1 (v2): value(i) = 2^(scales[b] - 127) x element(i) ----
+
+// Object "x": data of `dtype` (and `type` unless empty), f8_e8m0 scales.
+FileBuilderV2 mx_file(const std::vector<uint64_t>& shape, std::string_view dtype,
+                      std::string_view type, const Bytes& data, const Bytes& scales,
+                      std::optional<uint64_t> axis) {
+  FileBuilderV2 b;
+  Json d = b.raw(dtype, data);
+  if (!type.empty()) d["type"] = type;
+  Json s = b.raw("u8", scales);
+  s["type"] = "f8_e8m0";
+  b.object("x", "zt.mx/1", shape, Json{{"data", std::move(d)}, {"scales", std::move(s)}});
+  Json& a = b.manifest["objects"]["x"]["attributes"];
+  a = Json{{"block_size", 2}, {"scale_form", "e8m0_exponent"}};
+  if (axis) a["axis"] = *axis;
+  return b;
+}
+
+TEST(Views, MxFp4DequantizesBlockByBlock) {
+  // Nibbles 1 2 | 3 4 | 7 f | 8 0 = 0.5 1 | 1.5 2 | 6 -6 | -0 0, blocks of
+  // 2 along the last axis scaled by 1, 2, 0.5 and NaN (0xff).
+  const Bytes file = mx_file({2, 4}, "u8", "f4_e2m1", Bytes{0x21, 0x43, 0xf7, 0x08},
+                             Bytes{127, 128, 126, 0xff}, std::nullopt)
+                         .build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[8];
+  uint64_t written = 0;
+  ASSERT_EQ(zt_object_decode_f32(o.get(), 0, out, 8, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 8u);
+  const float want[6] = {0.5f, 1, 3, 4, 3, -3};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]) << i;
+  EXPECT_TRUE(std::isnan(out[6]) && std::isnan(out[7]));
+  uint64_t count = 0;
+  ASSERT_EQ(zt_object_value_count(o.get(), 0, &count), ZT_OK);
+  EXPECT_EQ(count, 8u);
+  expect_chunks_match(file);
+}
+
+TEST(Views, MxInt8AlongAxis0UsesRowMajorScales) {
+  // [4, 2], blocks of 2 along axis 0: scales [2, 2] = 1 2 / 4 0.5; MXINT8
+  // elements are i8 / 64.
+  const Bytes file =
+      mx_file({4, 2}, "i8", "", le(std::vector<int8_t>{64, -64, 32, 1, 0, 127, -128, 64}),
+              Bytes{127, 128, 129, 126}, 0)
+          .build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  double out[8];
+  uint64_t written = 0;
+  ASSERT_EQ(zt_object_decode_f64(o.get(), 0, out, 8, &written), ZT_OK) << zt_last_error();
+  const double want[8] = {1, -2, 0.5, 1.0 / 32, 0, 127.0 / 128, -8, 0.5};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], want[i]) << i;
+  expect_chunks_match(file);
+}
+
+TEST(Views, MxWithAnUnknownElementTypeIsNotDecoded) {
+  const Bytes file =
+      mx_file({2, 4}, "u8", "f6_e3m2", Bytes(6, 0), Bytes{127, 127, 127, 127}, std::nullopt)
+          .build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[8];
+  uint64_t written = 0;
+  EXPECT_TRUE(FailsWith(zt_object_decode_f32(o.get(), 0, out, 8, &written), ZT_ERR_UNSUPPORTED,
+                        {"f6_e3m2"}));
+}
+
 }  // namespace
 }  // namespace zt::test

@@ -275,6 +275,33 @@ TEST_F(WriterV2, WhatV2CannotSayIsRefused) {
   EXPECT_STREQ(zt_object_format(r, 0), "acme.paged/1");
 }
 
+// f4_e2m1 with an odd count: the spare nibble must be 0 (decision 14), as
+// bool bytes must be 0 or 1; a refused part leaves the object open.
+TEST_F(WriterV2, F4e2m1SpareNibbleIsCheckedOnTheWay) {
+  for (const char* encoding : {"raw", "zstd"}) {
+    zt_writer* w = open_v2(path());
+    ASSERT_NE(w, nullptr);
+    const uint64_t shape[] = {3};
+    const uint8_t bad[] = {0x21, 0x13}, good[] = {0x21, 0x03};
+    ASSERT_EQ(zt_writer_begin_object(w, "fp4", "dense", shape, 1), ZT_OK) << zt_last_error();
+    EXPECT_TRUE(FailsWith(zt_writer_add_component(w, "data", "u8", "f4_e2m1", bad, 2, encoding),
+                          ZT_ERR_ARGUMENT, {"odd count of 3 values", "high nibble"}))
+        << encoding;
+    ASSERT_EQ(zt_writer_add_component(w, "data", "u8", "f4_e2m1", good, 2, encoding), ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+    zt_reader* r = nullptr;
+    ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK) << zt_last_error();
+    ReaderPtr hold(r);
+    EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+    float out[3];
+    uint64_t written = 0;
+    ASSERT_EQ(zt_object_read_f32(r, 0, out, 3, &written), ZT_OK) << zt_last_error();
+    EXPECT_EQ(out[2], 1.5f);
+  }
+}
+
 TEST_F(WriterV2, OptionsAreChecked) {
   zt_writer_options o = v2_options(4100);
   zt_writer* w = nullptr;
