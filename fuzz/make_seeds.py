@@ -10,6 +10,9 @@ attributes of every CBOR kind, indefinite-length CBOR.
 writer: programs for fuzz_writer.cpp in its input encoding (see Decoder
 there): dense, multi-frame zstd, CSR, COO, quantized_group, streaming,
 attributes, abort over an existing target.
+shards: sharded v2 models for fuzz_shards.cpp (root, then each shard, after
+the separator "ZTSHARD!"): a data shard, a CSR straddling two shards, a base
+model with its own manifest serving as a shard.
 Needs Debian's python3-cbor2 and python3-zstandard.
 """
 import argparse
@@ -330,6 +333,63 @@ class FileV2:
         footer = struct.pack("<QQQII", len(body), len(m), xxhash.xxh3_64_intdigest(m), 2, 0)
         return body + m + footer + MAGIC_V2
 
+    def build_data_shard(self):
+        """A data shard (§7.2): magic, blobs, a footer with no manifest."""
+        return bytes(self.data) + struct.pack("<QQQII", 0, 0, 0, 2, 0) + MAGIC_V2
+
+
+# fuzz_shards.cpp splits its input here: the root file, then its shards.
+SHARD_SEPARATOR = b"ZTSHARD!"
+
+
+def shard_identity(b, algo="sha256"):
+    import hashlib
+    import xxhash
+    hexdigest = hashlib.sha256(b).hexdigest() if algo == "sha256" else xxhash.xxh3_64_hexdigest(b)
+    return {"size": len(b), "digest": algo + ":" + hexdigest}
+
+
+def in_shard(part, name):
+    return dict(part, shard=name)
+
+
+def shard_seeds():
+    """Sharded v2 models for fuzz_shards: root + SHARD_SEPARATOR + shard 00001 + ..."""
+    out = {}
+    # One data shard holding a dense part; another part in the root.
+    s1 = FileV2()
+    w = in_shard(s1.raw("f32", f32(1, 2, 3, 4)), "00001")
+    shard1 = s1.build_data_shard()
+    root = FileV2()
+    local = root.raw("i64", struct.pack("<3q", -1, 0, 1))
+    out["one_shard"] = root.build({
+        "shards": {"00001": shard_identity(shard1)},
+        "objects": {"w": dict(shape=[2, 2], layout="dense", parts={"data": w}),
+                    "local": dict(shape=[3], layout="dense", parts={"data": local})}}) + SHARD_SEPARATOR + shard1
+    # A CSR straddling two shards, the second identified by xxh3.
+    s1, s2 = FileV2(), FileV2()
+    values = in_shard(s1.raw("f32", f32(1, 2)), "00001")
+    indices = in_shard(s2.raw("u32", struct.pack("<2I", 0, 2)), "00002")
+    indptr = in_shard(s2.raw("u32", struct.pack("<3I", 0, 1, 2)), "00002")
+    a, b = s1.build_data_shard(), s2.build_data_shard()
+    out["straddling_csr"] = FileV2().build({
+        "shards": {"00001": shard_identity(a), "00002": shard_identity(b, "xxh3")},
+        "objects": {"m": dict(shape=[2, 3], layout="zt.sparse_csr/1",
+                              parts={"values": values, "indices": indices, "indptr": indptr})}}) \
+        + SHARD_SEPARATOR + a + SHARD_SEPARATOR + b
+    # A base model with its own manifest serving as the shard of an adapter,
+    # and seekable zstd in the shard.
+    base = FileV2()
+    raw = bytes(range(32)) * 4
+    z = dict(dtype="u8", blob=base.blob(seekable(raw, 50)), encoding="zt.zstd-seekable/1",
+             decoded_length=len(raw))
+    base_bytes = base.build({"objects": {"z": dict(shape=[128], layout="dense", parts={"data": z})}})
+    out["base_as_shard"] = FileV2().build({
+        "shards": {"00001": shard_identity(base_bytes)},
+        "objects": {"z": dict(shape=[128], layout="dense", parts={"data": in_shard(z, "00001")})}}) \
+        + SHARD_SEPARATOR + base_bytes
+    return out
+
 
 def seekable(raw, frame):
     """The zstd seekable format by its spec: checksummed frames, then the
@@ -396,6 +456,11 @@ def main():
             f.write(b)
     for name, b in writer_seeds().items():
         with open(os.path.join(wr, "seed_%s" % name), "wb") as f:
+            f.write(b)
+    shards = os.path.join(HERE, "corpus", "shards")
+    os.makedirs(shards, exist_ok=True)
+    for name, b in shard_seeds().items():
+        with open(os.path.join(shards, "seed_%s" % name), "wb") as f:
             f.write(b)
     for target, seeds in foreign_seeds().items():
         d = os.path.join(HERE, "corpus", target)
