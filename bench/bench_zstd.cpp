@@ -6,6 +6,9 @@
 //    zt_decode_many) and a whole file of 256 one-frame components
 //    (zt_decode_many) vs the same bytes decoded by ZSTD_decompressDCtx in a
 //    loop on one thread.
+//  - v2 (zt.zstd-seekable/1, 1 MiB frames): an eighth of the rows
+//    (zt_dense_rows, only the covering frames decoded) vs the whole part
+//    (zt_component_read).
 // Readers are opened once per benchmark: the loop times decoding alone.
 #include <benchmark/benchmark.h>
 #include <zstd.h>
@@ -27,7 +30,8 @@ struct Stored {
   std::vector<uint64_t> decoded;            // each component's decoded size
 };
 
-std::unique_ptr<ztb::FileGuard> g_one_frame, g_frames, g_many;
+std::unique_ptr<ztb::FileGuard> g_one_frame, g_frames, g_many, g_seekable;
+constexpr uint64_t kSeekableRows = 4096;  // rows of kBytes / kSeekableRows bytes
 Stored g_one_frame_bytes, g_frames_bytes, g_many_bytes;
 uint8_t* g_dst = nullptr;
 ZSTD_DCtx* g_dctx = nullptr;
@@ -39,7 +43,7 @@ Stored stored_bytes(const std::string& path) {
   for (const zt::Object& o : (*r)->manifest().objects)
     for (const zt::Component& c : o.components) {
       std::vector<uint8_t> scratch;
-      auto bytes = (*r)->stored(c, scratch);
+      auto bytes = (*r)->stored(o, c, scratch);
       s.blobs.emplace_back(bytes->begin(), bytes->end());
       s.decoded.push_back(*c.uncompressed_length);
     }
@@ -160,6 +164,29 @@ void BM_Many_ZtDecodeMany(benchmark::State& state) {
   set_bytes(state, kBytes);
 }
 
+// ---- v2 seekable zstd: a range of rows against the whole part ----
+
+void BM_V2_SeekableWhole(benchmark::State& state) {
+  zt_reader* r = open_reader(g_seekable->path);
+  for (auto _ : state) {
+    uint64_t n = 0;
+    ztb::check(zt_component_read(r, 0, "data", g_dst, kBytes, &n), "zt_component_read");
+  }
+  zt_close(r);
+  set_bytes(state, kBytes);
+}
+
+void BM_V2_SeekableEighthOfRows(benchmark::State& state) {
+  zt_reader* r = open_reader(g_seekable->path);
+  const uint64_t begin = kSeekableRows / 2, end = begin + kSeekableRows / 8;
+  for (auto _ : state) {
+    uint64_t n = 0;
+    ztb::check(zt_dense_rows(r, 0, begin, end, g_dst, kBytes, &n), "zt_dense_rows");
+  }
+  zt_close(r);
+  set_bytes(state, kBytes / 8);
+}
+
 void common(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
 }
@@ -173,6 +200,8 @@ BENCHMARK(BM_MT_ZtDecodeMany_Frames)->Apply(common);
 BENCHMARK(BM_Many_ZstdDCtx_Loop)->Apply(common);
 BENCHMARK(BM_Many_ZtRead_Loop)->Apply(common);
 BENCHMARK(BM_Many_ZtDecodeMany)->Apply(common);
+BENCHMARK(BM_V2_SeekableWhole)->Apply(common);
+BENCHMARK(BM_V2_SeekableEighthOfRows)->Apply(common);
 
 void write_files() {
   const auto data = ztb::weights(kBytes);
@@ -188,6 +217,18 @@ void write_files() {
                                    data.data() + i * kManyBytes, kManyBytes, "zstd"),
                "zt_writer_add_dense");
   ztb::check(zt_writer_finish(w), "zt_writer_finish");
+
+  g_seekable = std::make_unique<ztb::FileGuard>(ztb::bench_path("zstd-seekable-v2.zt"));
+  zt_writer_options o;
+  zt_writer_options_init(&o);
+  o.file_version = 2;
+  o.frame_size = 1 << 20;
+  zt_writer* v2 = nullptr;
+  ztb::check(zt_writer_open_ex(g_seekable->path.c_str(), &o, &v2), "zt_writer_open_ex");
+  const uint64_t rows[2] = {kSeekableRows, kBytes / kSeekableRows / 4};
+  ztb::check(zt_writer_add_dense(v2, "w", "f32", rows, 2, data.data(), kBytes, "zstd"),
+             "zt_writer_add_dense");
+  ztb::check(zt_writer_finish(v2), "zt_writer_finish");
 }
 
 // zt_decode_many must deliver the bytes that were written, in both files.
@@ -227,5 +268,6 @@ int main(int argc, char** argv) {
   g_one_frame.reset();
   g_frames.reset();
   g_many.reset();
+  g_seekable.reset();
   return 0;
 }

@@ -188,6 +188,11 @@ def main():
     t.ratio("zstd 256 MiB", "whole file, 256 components: zt_component_read loop", zs, "BM_Many_ZstdDCtx_Loop",
             "BM_Many_ZtRead_Loop", 0.95, "ZSTD_decompressDCtx loop, 1 thread", cpu=True)
 
+    t.ratio("zstd 256 MiB", "v2 seekable: an eighth of the rows (zt_dense_rows) against the whole part", zs,
+            "BM_V2_SeekableWhole", "BM_V2_SeekableEighthOfRows", 3,
+            "zt_component_read of the whole zt.zstd-seekable/1 part, 1 MiB frames (8 if both ran on one thread; the whole part decodes on 2)",
+            cpu=True)
+
     # ---- write ----
     t.ratio("write 512 MiB", "raw, durable (finish: fsync + rename)", wr, "BM_Durable_WriteLoop", "BM_Durable_ZtRaw",
             0.9, f"write(2) loop + fsync + rename + dir fsync ({gbps(wr.get('BM_Durable_WriteLoop'), 512 * MiB)})")
@@ -199,6 +204,8 @@ def main():
             "write(2) loop", cpu=True)
     t.ratio("write 512 MiB", "raw + sha256, write path only", wr, "BM_Path_WriteLoop", "BM_Path_ZtRawSha256", None,
             "write(2) loop", cpu=True)
+    t.ratio("write 512 MiB", "canonical zTensor v2 (raw + xxh3 at 64 KiB), write path only", wr, "BM_Path_ZtRawXxh3",
+            "BM_Path_ZtCanonicalV2", 0.9, "the 1.2 writer with xxh3 on the same bytes", cpu=True)
     for level in (1, 3):
         for th in (1, 2):
             key = f"BM_Zstd_Zt/level:{level}/threads:{th}"
