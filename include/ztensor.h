@@ -345,10 +345,12 @@ ZT_API zt_status zt_writer_open_ex(const char* path, const zt_writer_options* op
    new generation written after the copy, and the result renamed over the
    file at zt_writer_finish, so a crash, a failure or zt_writer_abort leave
    the previous generation as it was (the copy costs one read and one write
-   of the file). opt as for zt_writer_open_ex (NULL = defaults); its
-   file_version must be 0 or 2, canonical and shard_bytes 0 (ZT_ERR_ARGUMENT). Fails with
-   ZT_ERR_UNSUPPORTED for 1.x files and sharded models, and as zt_open for a
-   file that does not open. */
+   of the file). The root of a sharded model keeps its shard table and the
+   parts in its shards, which are not touched; new blobs go into the root.
+   opt as for zt_writer_open_ex (NULL = defaults); its file_version must be
+   0 or 2, canonical and shard_bytes 0 (ZT_ERR_ARGUMENT). Fails with
+   ZT_ERR_UNSUPPORTED for 1.x files, and as zt_open for a file that does not
+   open. */
 ZT_API zt_status zt_writer_open_append(const char* path, const zt_writer_options* opt,
                                        zt_writer** out);
 

@@ -954,18 +954,19 @@ struct WriterOptions {
 class Writer {
  public:
   explicit Writer(const std::filesystem::path& path, const WriterOptions& options = {}) {
-    zt_writer_options o;
-    zt_writer_options_init(&o);
-    if (options.zstd_level) o.zstd_level = *options.zstd_level;
-    if (options.threads) o.threads = *options.threads;
-    if (options.digest) o.digest = static_cast<std::uint32_t>(*options.digest);
-    if (options.frame_size) o.frame_size = *options.frame_size;
-    if (options.auto_min_ratio) o.auto_min_ratio = *options.auto_min_ratio;
-    if (options.file_version) o.file_version = *options.file_version;
-    if (options.alignment) o.alignment = *options.alignment;
-    if (options.canonical) o.canonical = *options.canonical ? 1u : 0u;
-    if (options.shard_bytes) o.shard_bytes = *options.shard_bytes;
+    const zt_writer_options o = c_options(options);
     detail::check(zt_writer_open_ex(detail::path_str(path).c_str(), &o, &w_));
+  }
+
+  /// Appends a new generation to an existing zTensor v2 file (v2 spec §2.5,
+  /// zt_writer_open_append): its objects stay, objects added under their
+  /// names replace them, and finish() renames the new generation over the
+  /// file; until then (or after abort) the file is unchanged.
+  static Writer append(const std::filesystem::path& path, const WriterOptions& options = {}) {
+    const zt_writer_options o = c_options(options);
+    zt_writer* w = nullptr;
+    detail::check(zt_writer_open_append(detail::path_str(path).c_str(), &o, &w));
+    return Writer(w);
   }
 
   Writer(Writer&& other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
@@ -980,6 +981,24 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
   ~Writer() { zt_writer_abort(w_); }
 
+ private:
+  explicit Writer(zt_writer* w) noexcept : w_(w) {}
+  static zt_writer_options c_options(const WriterOptions& options) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    if (options.zstd_level) o.zstd_level = *options.zstd_level;
+    if (options.threads) o.threads = *options.threads;
+    if (options.digest) o.digest = static_cast<std::uint32_t>(*options.digest);
+    if (options.frame_size) o.frame_size = *options.frame_size;
+    if (options.auto_min_ratio) o.auto_min_ratio = *options.auto_min_ratio;
+    if (options.file_version) o.file_version = *options.file_version;
+    if (options.alignment) o.alignment = *options.alignment;
+    if (options.canonical) o.canonical = *options.canonical ? 1u : 0u;
+    if (options.shard_bytes) o.shard_bytes = *options.shard_bytes;
+    return o;
+  }
+
+ public:
   /// A dense object with one "data" component of raw bytes of `dtype`.
   /// encoding: "raw", "zstd" or "auto".
   Writer& add_dense(std::string_view name, std::string_view dtype, Shape shape,

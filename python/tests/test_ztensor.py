@@ -434,7 +434,7 @@ def test_v2_files_and_their_content_digest(tmp_path):
         assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
 
 
-def test_v2_types_and_mx_blocks_come_out_as_numbers(tmp_path):
+def test_v2_types_and_quantized_layouts_come_out_as_numbers(tmp_path):
     p = tmp_path / "t.zt"
     u8 = lambda *v: np.array(v, dtype=np.uint8)  # noqa: E731
     with ztensor.Writer(p, file_version=2) as w:
@@ -444,6 +444,11 @@ def test_v2_types_and_mx_blocks_come_out_as_numbers(tmp_path):
         w.add_object("mx", "zt.mx/1", (1, 4), {"data": (u8(0x21, 0x43), "u8", "f4_e2m1"),
                                                "scales": (u8(127, 128), "u8", "f8_e8m0")},
                      attributes={"block_size": 2, "scale_form": "e8m0_exponent"})
+        w.add_object("qg", "zt.quant_group/1", (8, 1),
+                     {"data": np.array([0x76543210], np.uint32), "scales": np.array([0.5], np.float32)},
+                     attributes={"bits": 4, "group_size": 8, "axis": 0, "scale_form": "f32_factors",
+                                 "packing": {"word": "u32", "order": "lsb_first", "per_word": 8},
+                                 "zero_point": {"form": "implied", "value": 8}})
         w.add_object("s", "sparse_csr", (2, 3), {"values": (u8(0x21, 0x03), "u8", "f4_e2m1"),
                                                  "indices": np.array([0, 2, 1], np.uint64),
                                                  "indptr": np.array([0, 2, 3], np.uint64)})
@@ -456,10 +461,30 @@ def test_v2_types_and_mx_blocks_come_out_as_numbers(tmp_path):
         assert f["flags"].dtype == np.bool_ and f["flags"].tolist() == [False, True, True]
         assert f["e8"].tolist() == [127, 128]
         assert f["mx"].tolist() == [[0.5, 1.0, 3.0, 4.0]]
+        assert f["qg"].ravel().tolist() == [(i - 8) * 0.5 for i in range(8)]
         assert f["s"].values.tolist() == [0.5, 1.0, 1.5]
         assert f.decode("s").tolist() == [[0.5, 0.0, 1.0], [0.0, 1.5, 0.0]]
     with ztensor.open(p, float32=True) as f:
         assert f["e8"].tolist() == [1.0, 2.0]
+
+
+def test_append_adds_a_generation_to_a_v2_file(tmp_path):
+    p = tmp_path / "a.zt"
+    with ztensor.Writer(p, file_version=2) as w:
+        w.add("a", np.arange(3, dtype=np.int32))
+    before = p.read_bytes()
+    with ztensor.Writer(p, append=True) as w:
+        w.add("b", np.ones(2, np.float32))
+        w.add("a", np.zeros(1, np.int8))  # replaces the old "a"
+        assert p.read_bytes() == before
+    assert p.read_bytes().startswith(before)
+    with ztensor.open(p) as f:
+        assert sorted(f) == ["a", "b"] and f["a"].tolist() == [0]
+    one = tmp_path / "one.zt"
+    write(one, x=np.zeros(1))
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.Writer(one, append=True)
+    assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
 
 
 def test_canonical_v2_repeats_its_bytes_and_refuses_names_not_in_nfc(tmp_path):

@@ -127,6 +127,7 @@ for _name, _res, _args in [
     ("zt_content_digest", _STATUS, [_reader_p, c_char_p, c_char_p, c_size_t]),
     ("zt_writer_options_init_sized", None, [POINTER(WriterOptions), c_size_t]),
     ("zt_writer_open_ex", _STATUS, [c_char_p, POINTER(WriterOptions), POINTER(_writer_p)]),
+    ("zt_writer_open_append", _STATUS, [c_char_p, POINTER(WriterOptions), POINTER(_writer_p)]),
     ("zt_writer_add_dense", _STATUS,
      [_writer_p, c_char_p, c_char_p, _u64_p, c_size_t, c_void_p, c_uint64, c_char_p]),
     ("zt_writer_begin_object", _STATUS, [_writer_p, c_char_p, c_char_p, _u64_p, c_size_t]),

@@ -28,7 +28,7 @@ _NEEDS_CONVERSION_TYPES = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz",
 # not take the object's shape, so they always come out as float32.
 _PACKED_TYPES = {"f4_e2m1"}
 # Formats whose values are computed: an object of one comes out decoded.
-_DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1"}
+_DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1", "zt.quant_group/1"}
 
 
 class _Handle:
@@ -170,6 +170,7 @@ class File(NotCopyable, collections.abc.Mapping):
       sparse_coo       COO: the pair (values, coords), with .shape
       quantized_group  the dequantised weights, float32, of the object's shape
       zt.mx/1          (v2) the same: 2^(scale - 127) x element, float32
+      zt.quant_group/1 (v2) the same: (code - zero) x scale, float32
       anything else    a dict role -> numpy array of the component's elements
 
     Zero-copy arrays keep the file open: close() (or leaving a `with` block)

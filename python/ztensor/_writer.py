@@ -75,12 +75,15 @@ class Writer(NotCopyable):
     added in sorted name order, raw parts, identical parts sharing one blob,
     names in Unicode NFC. shard_bytes=N (v2) splits the model into files
     <stem>-00001.zt ... of at most N bytes beside the root file.
+    append=True adds a new generation to the existing v2 file at `path` (v2
+    spec 2.5): its objects stay, objects added under their names replace
+    them, and the file keeps its bytes until finish().
     encoding is "raw", "zstd" or "auto" (zstd only where it pays).
     """
 
     def __init__(self, path, *, zstd_level=None, threads=None, digest=None, frame_size=None,
                  auto_min_ratio=None, file_version=None, alignment=None, canonical=None,
-                 shard_bytes=None):
+                 shard_bytes=None, append=False):
         # One call at a time: ctypes releases the GIL, and the C writer is
         # one caller at a time. Threads may share a Writer; their calls queue.
         self._lock = threading.RLock()
@@ -106,7 +109,8 @@ class Writer(NotCopyable):
         if shard_bytes is not None:
             opt.shard_bytes = checked_int(shard_bytes, "shard_bytes")
         w = c_void_p()
-        check(lib.zt_writer_open_ex(cpath(path), byref(opt), byref(w)))
+        open_call = lib.zt_writer_open_append if append else lib.zt_writer_open_ex
+        check(open_call(cpath(path), byref(opt), byref(w)))
         self._w = w.value
         self.path = os.fspath(path)
 

@@ -19,7 +19,7 @@ using ull = unsigned long long;
 
 std::string summary(const Item& it) {
   std::string s = it.format + " " + shape_text(it.shape);
-  const ObjectFormat* f = find_object_format(it.format);
+  const ObjectFormat* f = it.descriptor;
   if (const Part* p = it.find(f && !f->value_role.empty() ? f->value_role : "values")) {
     s += ' ';
     s += dtype_name(p->dtype);

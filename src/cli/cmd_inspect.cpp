@@ -46,7 +46,7 @@ std::string clipped(std::string s, size_t max) {
 
 // The object row's dtype column: the component that carries the values.
 std::string object_dtype(const Item& it) {
-  const ObjectFormat* f = find_object_format(it.format);
+  const ObjectFormat* f = it.descriptor;
   if (f && !f->listed_attributes.empty() && it.has_attributes) {
     std::string text;
     for (const ListedAttribute& a : f->listed_attributes) {

@@ -135,7 +135,7 @@ Result<void> write_pieces(Writer& w, std::span<const uint8_t> bytes, Progress& p
 }
 
 bool narrow_sparse_index(const Item& it, const Part& p) {
-  const ObjectFormat* f = find_object_format(it.format);
+  const ObjectFormat* f = it.descriptor;
   return f && is_index_role(*f, p.role) && p.dtype != DType::u64 && dtype_is_integer(p.dtype);
 }
 
@@ -204,14 +204,14 @@ Result<void> check_representable(const Item& it, const RewriteOptions& opt) {
   if (opt.densify) return {};
   const bool to_v2 = opt.writer.file_version == 2;
   if (to_v2) {
-    const ObjectFormat* f = find_object_format(it.format);
+    const ObjectFormat* f = it.descriptor;
     ZT_FAIL_IF(f && f->layout_ids.empty(), argument,
                "format \"%s\" has no zTensor v2 layout of the same meaning (use --densify, or "
                "keep --format-version 1.2)",
                it.format.c_str());
     return {};
   }
-  const ObjectFormat* f = find_layout_format(it.format);
+  const ObjectFormat* f = it.descriptor;
   ZT_FAIL_IF(f && !f->v1, argument,
              "layout \"%s\" exists only in zTensor v2 (use --densify, or --format-version 2)",
              it.format.c_str());
@@ -224,7 +224,7 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
   ZT_TRY(check_representable(it, opt));
   // Corrupt input is refused, never copied under a fresh digest.
   ZT_TRY(in.check(i));
-  if (opt.densify && !is_format(it.format, kDenseFormat)) {
+  if (opt.densify && it.descriptor != &kDenseFormat) {
     auto d = dense_form(in, i);
     ZT_TRY(d);
     ZT_TRY(w.begin_object(name, kDenseFormat.name, it.shape));
@@ -344,7 +344,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   std::string refused;
   for (size_t i = 0; i < in.items.size(); ++i) {
     const Item& it = in.items[i];
-    const Part* data = is_format(it.format, kDenseFormat) ? it.find("data") : nullptr;
+    const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
     const auto st = data ? foreign::safetensors_dtype(data->dtype, data->type) : std::nullopt;
     foreign::SafetensorsEntry e;
     e.name = it.name;

@@ -62,7 +62,7 @@ Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<st
     return plan;
   }
   plan.shape = it.shape;
-  const Part* data = is_format(it.format, kDenseFormat) ? it.find("data") : nullptr;
+  const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
   if (data) {
     if (const auto d = foreign::npy_descr(data->dtype, data->type)) {
       plan.descr = *d;

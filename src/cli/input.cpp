@@ -107,6 +107,7 @@ class ZtInput final : public Input {
       Item it;
       it.name = o.name;
       it.format = o.format;
+      it.descriptor = format_of(o);
       it.shape = o.shape;
       it.has_attributes = o.attributes.present;
       if (o.attributes.present) {
@@ -119,6 +120,7 @@ class ZtInput final : public Input {
         p.role = c.role;
         p.dtype = c.dtype;
         p.type = c.type;
+        p.known_type = c.known_type;
         p.encoding = c.encoding_text.value_or("raw");
         p.stored = c.length;
         p.decoded = decoded_size(c);
@@ -165,6 +167,7 @@ class ForeignInput final : public Input {
       Item it;
       it.name = o.name;
       it.format = o.format;
+      it.descriptor = find_object_format(o.format);
       it.shape = o.shape;
       it.has_attributes = !o.attributes.empty();
       if (it.has_attributes) {
@@ -177,6 +180,7 @@ class ForeignInput final : public Input {
         p.role = c.role;
         p.dtype = c.dtype;
         p.type = c.type;
+        p.known_type = c.type ? find_logical_type(*c.type) : nullptr;  // 1.2's types
         p.stored = c.bytes.size();
         p.decoded = c.bytes.size();
         it.parts.push_back(std::move(p));
@@ -253,8 +257,7 @@ void Input::index_names() {
 }
 
 unsigned part_ratio(const Part& p) {
-  const LogicalType* lt = p.type ? find_logical_type(*p.type) : nullptr;
-  return lt ? lt->ratio : 1;
+  return p.known_type ? p.known_type->ratio : 1;
 }
 
 }  // namespace zt::cli

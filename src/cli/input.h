@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "foreign/foreign.h"
+#include "formats/object_format.h"
 #include "manifest/json.h"
 #include "read/reader.h"
 
@@ -24,6 +25,7 @@ struct Part {
   std::string role;
   DType dtype = DType::u8;
   std::optional<std::string> type;
+  const LogicalType* known_type = nullptr;  // the type as the file's generation knows it
   std::string encoding = "raw";       // as stored
   uint64_t stored = 0;                // bytes on disk
   std::optional<uint64_t> decoded;    // decoded bytes, when known without decoding
@@ -40,7 +42,8 @@ class Windows {
 
 struct Item {
   std::string name;
-  std::string format;
+  std::string format;                        // as the C ABI presents it (docs/v2.md §2)
+  const ObjectFormat* descriptor = nullptr;  // nullptr: a format this library does not know
   std::vector<uint64_t> shape;
   bool has_attributes = false;
   std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)

@@ -14,7 +14,7 @@ Component model_component(const Part& p) {
   c.role = p.role;
   c.dtype = p.dtype;
   c.type = p.type;
-  c.known_type = p.type ? find_logical_type(*p.type) : nullptr;
+  c.known_type = p.known_type;
   return c;
 }
 
@@ -62,8 +62,9 @@ Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t 
   Object model;
   model.name = it.name;
   auto fmt = numeric_format(model, c);
-  // A logical type this library cannot convert: its raw dtype elements.
-  const bool raw_elements = !fmt && fmt.error().status == Status::unsupported;
+  // A logical type this library cannot convert, or a part of packed values
+  // on its own (f4_e2m1: its count is the layout's): its raw dtype elements.
+  const bool raw_elements = (!fmt && fmt.error().status == Status::unsupported) || (fmt && fmt->f4);
   if (!fmt && !raw_elements) return std::move(fmt).error();
   const NumericFormat nf = raw_elements ? NumericFormat{p.dtype, Fp8::none, 1} : *fmt;
   const uint64_t count = bytes.size() / (dtype_width(p.dtype) * nf.ratio);
@@ -80,11 +81,12 @@ Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t 
                  "%s: object \"%s\": %llu elements stored, the shape needs %llu", in.path.c_str(),
                  it.name.c_str(), static_cast<ull>(count), static_cast<ull>(n.value_or(0)));
   }
-  const bool integer =
-      (!p.type || raw_elements) && (dtype_is_integer(p.dtype) || p.dtype == DType::boolean);
+  // Integers and bools (1.2's dtype, v2's type over u8) print as such.
+  const bool boolean = nf.dtype == DType::boolean;
+  const bool integer = boolean || ((!p.type || raw_elements) && dtype_is_integer(nf.dtype));
   if (integer) {
-    v->kind = p.dtype == DType::boolean ? CellKind::boolean : CellKind::integer;
-    const DType d = p.dtype;
+    v->kind = boolean ? CellKind::boolean : CellKind::integer;
+    const DType d = nf.dtype;
     if (d == DType::boolean)
       v->at = [bytes](uint64_t f) { return Cell{bytes[f] != 0, 0, 0}; };
     else
@@ -201,7 +203,10 @@ Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
                it.name.c_str(), role->c_str());
     return from_component(in, item, *k, false);
   }
-  if (is_format(it.format, kDenseFormat)) {
+  const Part* dense = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
+  // Packed values (f4_e2m1) are decoded with the object, which knows their count.
+  if (it.descriptor == &kDenseFormat &&
+      !(dense && dense->known_type && dense->known_type->per_byte)) {
     const auto k = it.index_of("data");
     ZT_FAIL_IF(!k, invalid, "%s: dense object \"%s\" has no \"data\" component", in.path.c_str(),
                it.name.c_str());
@@ -224,10 +229,10 @@ Result<std::unique_ptr<Values>> load_values(const Input& in, size_t item,
   const bool cplx = complex_values(it);
   v->kind = cplx ? CellKind::complex : CellKind::real;
   v->precision = wide_values(it) ? Precision::f64 : Precision::f32;
-  const ObjectFormat& format = *find_object_format(it.format);  // decoded: a known format
+  const ObjectFormat& format = *it.descriptor;  // decoded: a known format
   const Part* values = format.value_role.empty() ? nullptr : it.find(format.value_role);
-  v->what = (values ? std::string(dtype_name(values->dtype)) + " values, " : std::string()) +
-            std::string(format.decoded_as);
+  const std::string how = format.decoded_as.empty() ? "decoded" : std::string(format.decoded_as);
+  v->what = (values ? dtype_text(*values) + " values, " : std::string()) + how;
   const double* data = v->decoded.data();
   if (cplx)
     v->at = [data](uint64_t f) { return Cell{0, data[2 * f], data[2 * f + 1]}; };

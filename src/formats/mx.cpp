@@ -76,31 +76,14 @@ Result<void> check_mx(const Object& o) {
 
 // ---- to dense: value(i) = 2^(scales[b] - 127) x element(i) ----
 
-// Where element i's block scale sits: scales are row-major over the shape
-// with shape[axis] replaced by shape[axis] / block_size (decision 20).
-struct MxBlocks {
-  uint64_t block_size = 0;
-  uint64_t along = 0;  // shape[axis]
-  uint64_t inner = 1;  // product(shape[axis + 1:])
-
-  uint64_t scale_of(uint64_t i) const {
-    const uint64_t outer = i / (along * inner), j = i / inner % along, k = i % inner;
-    return (outer * (along / block_size) + j / block_size) * inner + k;
-  }
-};
-
-Result<MxBlocks> mx_blocks(const Object& o) {
+// Blocks along the axis: `axis` defaults to the last (check_mx held at open).
+Result<AxisGroups> mx_blocks(const Object& o) {
   const ProfileAttributes a(o);
   auto block_size = a.required_uint("block_size");
   ZT_TRY(block_size);
   auto axis = a.uint_("axis");
   ZT_TRY(axis);
-  MxBlocks b;
-  b.block_size = *block_size;
-  const uint64_t ax = axis->value_or(o.shape.size() - 1);
-  b.along = o.shape[ax];
-  for (uint64_t d = ax + 1; d < o.shape.size(); ++d) b.inner *= o.shape[d];
-  return b;
+  return AxisGroups::of(o.shape, axis->value_or(o.shape.size() - 1), *block_size);
 }
 
 // Values [first, first + dst.size()) of an MX object (check_mx held at open).
@@ -124,9 +107,9 @@ Result<void> mx_values(const Reader& r, size_t object, uint64_t first, std::span
              "%s: %zu decoded bytes, %llu elements need %llu", component_where(o, data).c_str(),
              d->size(), static_cast<ull>(*elements),
              static_cast<ull>(value_bytes(*format, *elements)));
-  ZT_FAIL_IF(s->size() != *elements / blocks->block_size, invalid,
+  ZT_FAIL_IF(s->size() != *elements / blocks->group, invalid,
              "%s: %zu decoded scales, %llu blocks need as many", component_where(o, scales).c_str(),
-             s->size(), static_cast<ull>(*elements / blocks->block_size));
+             s->size(), static_cast<ull>(*elements / blocks->group));
   if (format->f4 && !d->empty()) ZT_TRY(check_f4_tail(o, data, *elements, d->back()));
   if (format->f4)
     convert_f4_values(d->data(), first, dst.size(), dst.data());
@@ -137,24 +120,7 @@ Result<void> mx_values(const Reader& r, size_t object, uint64_t first, std::span
   const T unit = format->fp8 == Fp8::none && !format->f4 ? T(1) / T(64) : T(1);
   const float* e8m0 = fp8_table(Fp8::e8m0);
   for (uint64_t i = 0; i < dst.size(); ++i)
-    dst[i] = dst[i] * unit * static_cast<T>(e8m0[(*s)[blocks->scale_of(first + i)]]);
-  return {};
-}
-
-template <typename T>
-Result<void> mx_whole(const Reader& r, size_t object, std::span<T> dst) {
-  return mx_values(r, object, 0, dst);
-}
-
-template <typename T>
-Result<void> mx_chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
-                       const ValueSink<T>& sink) {
-  std::vector<T> buf;
-  for (uint64_t first = 0; first < values; first += chunk) {
-    buf.resize(std::min(chunk, values - first));
-    ZT_TRY(mx_values(r, object, first, std::span<T>(buf)));
-    ZT_TRY(sink(buf));
-  }
+    dst[i] = dst[i] * unit * static_cast<T>(e8m0[(*s)[blocks->entry_of(first + i)]]);
   return {};
 }
 
@@ -180,8 +146,9 @@ const ObjectFormat kMxFormat = {
     .check_content = nullptr,
     .check_written = nullptr,
     .listed_attributes = {},
-    .to_f32 = {mx_whole<float>, mx_chunks<float>},
-    .to_f64 = {mx_whole<double>, mx_chunks<double>},
+    .to_f32 = {whole_by_range<float, mx_values<float>>, chunks_by_range<float, mx_values<float>>},
+    .to_f64 = {whole_by_range<double, mx_values<double>>,
+               chunks_by_range<double, mx_values<double>>},
     .values_in = shape_counted_data,
 };
 

@@ -161,10 +161,6 @@ template <typename T>
 Result<void> not_decoded_chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
                                 const ValueSink<T>& sink);
 
-inline bool is_format(std::string_view name, const ObjectFormat& f) {
-  return name == f.name;
-}
-
 // Whether `role` is one of f's index components.
 bool is_index_role(const ObjectFormat& f, std::string_view role);
 // Whether a v2 object of format f may have a part called `role`.

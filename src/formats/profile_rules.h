@@ -30,6 +30,28 @@ std::string layout_where(const Object& o);
 Result<void> check_part_size(const Object& o, const Component& c, std::optional<uint64_t> want,
                              const char* equation);
 
+// Groups (blocks) of `group` consecutive elements along one axis of a
+// row-major shape, and where element i's per-group entry (scale, zero
+// point) sits: those entries are row-major over the shape with shape[axis]
+// replaced by the group count (docs/v2.md decisions 18 and 20).
+struct AxisGroups {
+  uint64_t along = 1;  // shape[axis]
+  uint64_t inner = 1;  // product(shape[axis + 1:])
+  uint64_t group = 1;  // elements per group along the axis (along when one group spans it)
+
+  static AxisGroups of(std::span<const uint64_t> shape, uint64_t axis, uint64_t group) {
+    AxisGroups g;
+    g.along = shape[axis];
+    for (uint64_t d = axis + 1; d < shape.size(); ++d) g.inner *= shape[d];
+    g.group = group;
+    return g;
+  }
+  uint64_t entry_of(uint64_t i) const {
+    const uint64_t outer = i / (along * inner), j = i / inner % along, k = i % inner;
+    return (outer * (along / group) + j / group) * inner + k;
+  }
+};
+
 // One attribute map of a v2 object: its attributes, or a map held by one of
 // them ("packing", "zero_point"), whose entries are named "packing.word".
 class ProfileAttributes {

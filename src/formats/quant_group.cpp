@@ -7,6 +7,8 @@
 //
 // The rules here are the profile's metadata rules and docs/v2.md decisions
 // 16-19; the profile has no data rules (every bit pattern is a code).
+// Decoded to dense as (code - zero) x scale, codes signed when the data's
+// dtype is (decision 30).
 #include <algorithm>
 #include <iterator>
 #include <optional>
@@ -15,6 +17,7 @@
 
 #include "formats/object_format.h"
 #include "formats/profile_rules.h"
+#include "views/kernels.h"
 
 namespace zt {
 
@@ -26,7 +29,9 @@ using ull = unsigned long long;
 struct QuantGroup {
   uint64_t bits = 0, group_size = 0, axis = 0, per_word = 0;
   DType word = DType::u8;
+  bool msb_first = false;
   std::string scale_form, zero_form, zero_packing;
+  int64_t zero_value = 0;  // zero_point.value when the form is "implied"
 };
 
 std::optional<DType> word_dtype(std::string_view w) {
@@ -84,6 +89,7 @@ Result<QuantGroup> read_attributes(const Object& o) {
   ZT_FAIL_IF(*order != "lsb_first" && *order != "msb_first", invalid,
              "%s must be \"lsb_first\" or \"msb_first\", not \"%s\"",
              packing->where("order").c_str(), order->c_str());
+  q.msb_first = *order == "msb_first";
   auto per_word = packing->required_uint("per_word");
   ZT_TRY(per_word);
   q.per_word = *per_word;
@@ -123,6 +129,7 @@ Result<QuantGroup> read_attributes(const Object& o) {
     ZT_TRY(value);
     ZT_FAIL_IF(!*value, invalid, "%s is required when the form is \"implied\"",
                zero_point->where("value").c_str());
+    q.zero_value = **value;
   } else if (q.zero_form == "tensor") {
     auto zp = zero_point->required_text("packing");
     ZT_TRY(zp);
@@ -229,6 +236,87 @@ Result<void> check_quant_group(const Object& o) {
   return check_sizes(o, *q);
 }
 
+// ---- to dense: value = (code - zero) x scale (docs/v2.md decision 30) ----
+
+// Code i of a part packed like `data`: `bits` wide, in slot i % per_word of
+// word i / per_word, slots counted from the low bits (lsb_first) or the
+// high ones; two's complement when the part's dtype is signed.
+struct Codes {
+  std::span<const uint8_t> words;
+  unsigned width = 1;
+  uint64_t bits = 8, per_word = 1;
+  bool msb_first = false, is_signed = false;
+
+  int64_t at(uint64_t i) const {
+    const uint64_t word = views::word_at(words, width, i / per_word);
+    const uint64_t slot = i % per_word;
+    const uint64_t shift = (msb_first ? per_word - 1 - slot : slot) * bits;
+    const uint64_t mask = (uint64_t{1} << bits) - 1;  // bits <= 8
+    const uint64_t v = (word >> shift) & mask;
+    return is_signed && (v >> (bits - 1)) != 0 ? static_cast<int64_t>(v | ~mask)
+                                               : static_cast<int64_t>(v);
+  }
+};
+
+Codes codes_of(const QuantGroup& q, const Component& c, std::span<const uint8_t> bytes) {
+  return Codes{bytes, c.width(), q.bits, q.per_word, q.msb_first, dtype_is_signed(c.dtype)};
+}
+
+// Values [first, first + dst.size()) of a quant_group object (its rules
+// held at open, so sizes agree with the shape).
+template <typename T>
+Result<void> qg_values(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
+  const Object& o = r.manifest().objects[object];
+  ZT_TRY(require_interpretable(o));
+  auto q = read_attributes(o);
+  ZT_TRY(q);
+  const Component& data = *o.find("data");
+  const Component& scales = *o.find("scales");
+  const Component* zeros = o.find("zeros");
+  auto d = r.map(object, views::index_of(o, &data));
+  ZT_TRY(d);
+  auto s = r.map(object, views::index_of(o, &scales));
+  ZT_TRY(s);
+  auto scale_format = numeric_format(o, scales);
+  ZT_TRY(scale_format);
+  std::span<const uint8_t> z;
+  NumericFormat zero_format;
+  if (zeros) {
+    auto m = r.map(object, views::index_of(o, zeros));
+    ZT_TRY(m);
+    z = *m;
+    auto f = numeric_format(o, *zeros);
+    ZT_TRY(f);
+    zero_format = *f;
+  }
+  const bool packed_zeros = q->zero_packing == "same_as_data";
+  const uint64_t along = o.shape[q->axis];
+  const AxisGroups groups = AxisGroups::of(o.shape, q->axis, q->group_size ? q->group_size : along);
+  // The sizes held at open against the decoded lengths; the bytes must
+  // have them too.
+  const uint64_t codes_n = *shape_product(o.shape);
+  const uint64_t entries = along == 0 ? 0 : codes_n / groups.group;
+  const uint64_t zero_bytes = !zeros         ? 0
+                              : packed_zeros ? entries / q->per_word * zeros->width()
+                                             : entries * zeros->width();
+  ZT_FAIL_IF(d->size() != codes_n / q->per_word * data.width() ||
+                 s->size() != entries * scales.width() || z.size() != zero_bytes,
+             invalid, "%s: decoded part sizes do not match the shape", layout_where(o).c_str());
+  const Codes codes = codes_of(*q, data, *d);
+  const Codes zero_codes = zeros ? codes_of(*q, *zeros, z) : Codes{};
+  for (uint64_t i = 0; i < dst.size(); ++i) {
+    const uint64_t e = groups.entry_of(first + i);
+    T scale{}, zero = static_cast<T>(q->zero_value);
+    convert_values(s->data() + e * scales.width(), *scale_format, 1, &scale);
+    if (zeros && packed_zeros)
+      zero = static_cast<T>(zero_codes.at(e));
+    else if (zeros)
+      convert_values(z.data() + e * zeros->width(), zero_format, 1, &zero);
+    dst[i] = (static_cast<T>(codes.at(first + i)) - zero) * scale;
+  }
+  return {};
+}
+
 constexpr std::string_view kLayoutIds[] = {"zt.quant_group/1"};
 constexpr std::string_view kRequired[] = {"data", "scales"};
 constexpr std::string_view kOptional[] = {"zeros"};
@@ -248,14 +336,14 @@ const ObjectFormat kQuantGroupFormat = {
     .sized_by_shape = false,
     .content_needs_whole_components = false,
     .content_rules = "",
-    .decoded_as = "",
+    .decoded_as = "dequantized",
     .check_structure = check_quant_group,
     .check_content = nullptr,
     .check_written = nullptr,
     .listed_attributes = kListed,
-    // Dequantisation comes with the v2 views (docs/v2.md §5 step 6).
-    .to_f32 = {not_decoded_whole<float>, not_decoded_chunks<float>},
-    .to_f64 = {not_decoded_whole<double>, not_decoded_chunks<double>},
+    .to_f32 = {whole_by_range<float, qg_values<float>>, chunks_by_range<float, qg_values<float>>},
+    .to_f64 = {whole_by_range<double, qg_values<double>>,
+               chunks_by_range<double, qg_values<double>>},
 };
 
 }  // namespace zt

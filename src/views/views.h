@@ -160,6 +160,33 @@ Result<void> by_rows(uint64_t rows, uint64_t row_values, uint64_t chunk_values,
   return {};
 }
 
+// Values [0, values) a chunk of at most `chunk` at a time (chunk >= 1):
+// fill(first, dst) computes values [first, first + dst.size()).
+template <typename T, typename Fill>
+Result<void> by_ranges(uint64_t values, uint64_t chunk, const ValueSink<T>& sink, Fill&& fill) {
+  std::vector<T> buf;
+  for (uint64_t first = 0; first < values; first += chunk) {
+    buf.resize(std::min(chunk, values - first));
+    ZT_TRY(fill(first, std::span<T>(buf)));
+    ZT_TRY(sink(buf));
+  }
+  return {};
+}
+
+// A format's DenseDecoder from one function that computes any range of its
+// values, Values(r, object, first, dst): values [first, first + dst.size()).
+template <typename T, auto Values>
+Result<void> whole_by_range(const Reader& r, size_t object, std::span<T> dst) {
+  return Values(r, object, 0, dst);
+}
+template <typename T, auto Values>
+Result<void> chunks_by_range(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                             const ValueSink<T>& sink) {
+  return by_ranges<T>(values, chunk, sink, [&](uint64_t first, std::span<T> dst) {
+    return Values(r, object, first, dst);
+  });
+}
+
 // Converts the "data" of a dense object into dst (no caching: decoded bytes
 // of encoded data are freed on return). Returns the value count.
 // Status::argument if dst is too small (nothing written).

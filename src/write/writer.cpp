@@ -365,8 +365,9 @@ Result<void> Writer::Impl::take_over(const std::string& source_path) {
              "%s: a zTensor %s file: append (v2 spec §2.5) works on v2 files; rewrite 1.x files "
              "with zt merge",
              source_path.c_str(), m.version.c_str());
-  ZT_FAIL_IF(!m.shards.empty(), unsupported,
-             "%s: appending to a sharded model is not supported yet", source_path.c_str());
+  // A sharded root keeps its table: the parts it names stay in their shards
+  // (indexes into the same table), new blobs go into the root.
+  shards = m.shards;
   // The earlier bytes, unchanged: the new generation starts after them.
   const Source& src = (*r)->source();
   constexpr uint64_t kPiece = uint64_t{4} << 20;

@@ -50,7 +50,7 @@ struct Writer::Impl {
   // each ended with its footer, and where the object being written began.
   std::vector<OutputFile> earlier_shards;
   std::vector<uint64_t> shard_sizes;  // of earlier_shards
-  std::vector<Shard> shards;          // the root's shard table, made at finish
+  std::vector<Shard> shards;  // the root's shard table: made at finish, or an appended root's
   size_t object_shard = 0;
   State state = State::idle;
   std::vector<uint8_t> file_attributes;  // one encoded CBOR map, or empty

@@ -864,6 +864,54 @@ class Rewrite(Base):
         self.assertFalse(os.path.exists(self.path("nfd.zt")))
         self.zt("convert", "nfd.npz", "nfd.zt", "--format-version", "2", "--no-canonical")
 
+    def test_v2_quantized_layouts_print_and_densify(self):
+        """zt.mx/1 and zt.quant_group/1 objects decode (print, densify); a
+        1.2 target cannot say them (exit 5)."""
+        import cbor2
+        import xxhash
+        magic = b"\x89ZT2\r\n\x1a\n"
+        blobs, objects = bytearray(magic + bytes(4088)), {}
+        def add(name, layout, shape, parts, attributes):
+            ps = {}
+            for role, (dtype, typ, data) in parts.items():
+                blobs.extend(bytes(-len(blobs) % 4096))
+                ps[role] = {"dtype": dtype, "blob": [len(blobs), len(data)]}
+                if typ:
+                    ps[role]["type"] = typ
+                blobs.extend(data)
+            objects[name] = {"layout": layout, "shape": shape, "parts": ps}
+            if attributes:
+                objects[name]["attributes"] = attributes
+        add("mx", "zt.mx/1", [1, 4], {"data": ("u8", "f4_e2m1", bytes([0x21, 0x43])),
+                                      "scales": ("u8", "f8_e8m0", bytes([127, 128]))},
+            {"block_size": 2, "scale_form": "e8m0_exponent"})
+        add("qg", "zt.quant_group/1", [8, 1], {"data": ("u32", None, struct.pack("<I", 0x76543210)),
+                                               "scales": ("f32", None, struct.pack("<f", 0.5))},
+            {"bits": 4, "group_size": 8, "axis": 0, "scale_form": "f32_factors",
+             "packing": {"word": "u32", "order": "lsb_first", "per_word": 8},
+             "zero_point": {"form": "implied", "value": 8}})
+        add("fp4", "dense", [3], {"data": ("u8", "f4_e2m1", bytes([0x21, 0x03]))}, None)
+        add("flags", "dense", [3], {"data": ("u8", "bool", bytes([0, 1, 1]))}, None)
+        blobs.extend(bytes(-len(blobs) % 4096))
+        m = cbor2.dumps({"objects": objects}, canonical=True)
+        with open(self.path("q.zt"), "wb") as f:
+            f.write(bytes(blobs) + m + struct.pack("<QQQII", len(blobs), len(m), xxhash.xxh3_64_intdigest(m), 2, 0)
+                    + magic)
+        mx = np.array([[0.5, 1, 3, 4]], np.float32)
+        qg = ((np.arange(8, dtype=np.float32) - 8) * 0.5).reshape(8, 1)
+        self.assertEqual(self.zt("cat", "q.zt", "mx").stdout.split("\n", 1)[1], str(mx) + "\n")
+        self.assertEqual(self.zt("cat", "q.zt", "qg").stdout.split("\n", 1)[1], str(qg) + "\n")
+        self.assertIn("int4 g8", self.zt("info", "q.zt").stdout)
+        # v2's own types print as their values.
+        fp4 = self.zt("cat", "q.zt", "fp4").stdout
+        self.assertEqual(fp4.split("\n", 1)[1], str(np.array([0.5, 1, 1.5], np.float32)) + "\n")
+        self.assertIn("f4_e2m1", fp4.split("\n", 1)[0])
+        self.assertEqual(self.zt("cat", "q.zt", "flags").stdout.split("\n", 1)[1], "[False  True  True]\n")
+        self.zt("convert", "q.zt", "d.zt", "--densify")
+        self.assertEqual(self.zt("cat", "d.zt", "mx").stdout.split("\n", 1)[1], str(mx) + "\n")
+        p = self.zt("convert", "q.zt", "old.zt", "--format-version", "1.2", code=5)
+        self.assertIn("exists only in zTensor v2", p.stderr)
+
     def test_v2_shards(self):
         """A model over two files (v2 spec 7): zt verify checks the shard by
         size and whole-file digest, the tools read its parts, and the content

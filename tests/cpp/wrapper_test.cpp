@@ -416,6 +416,33 @@ TEST_F(WrapperTest, ScalarsHaveRankZeroAndOneElement) {
   EXPECT_EQ(r["s"].data().as<std::int32_t>()[0], 42);
 }
 
+// Writer::append adds a generation to a v2 file; until finish() the file
+// keeps its bytes, and 1.x files are refused.
+TEST_F(WrapperTest, AppendAddsAGenerationToAV2File) {
+  const fs::path p = path("v2.zt");
+  {
+    ztensor::WriterOptions o;
+    o.file_version = 2;
+    ztensor::Writer w(p, o);
+    w.add_dense("a", std::vector<float>{1, 2}, {2});
+    w.finish();
+  }
+  const std::vector<std::byte> before = slurp(p);
+  {
+    ztensor::Writer w = ztensor::Writer::append(p);
+    w.add_dense("b", std::vector<std::int32_t>{7}, {1});
+    EXPECT_EQ(slurp(p), before);  // nothing published yet
+    w.finish();
+  }
+  const std::vector<std::byte> after = slurp(p);
+  ASSERT_GT(after.size(), before.size());
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));  // earlier bytes kept
+  ztensor::Reader r(p);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r["b"].data().read_as<std::int32_t>(), std::vector<std::int32_t>{7});
+  EXPECT_THROW(ztensor::Writer::append(write_sample()), ztensor::Error);  // a 1.2 file
+}
+
 TEST_F(WrapperTest, ReadIntoRefusesASmallBuffer) {
   ztensor::Reader r(write_sample());
   std::vector<std::byte> small(5);

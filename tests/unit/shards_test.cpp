@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "container/digest.h"
 #include "test_files.h"
@@ -51,6 +52,10 @@ class Shards : public ::testing::Test {
     std::ofstream f(path(name), std::ios::binary);
     f.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
+  }
+  Bytes get(const std::string& name) const {
+    std::ifstream f(path(name), std::ios::binary);
+    return Bytes(std::istreambuf_iterator<char>(f), {});
   }
 
   // model.zt holds "local"; "w" (24 bytes) and "v" (16 bytes) are in
@@ -301,6 +306,35 @@ TEST_F(Shards, ARefusedObjectTakesItsShardsWithIt) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
   const Json j = Json::parse(zt_manifest_json(r.get()));
   EXPECT_EQ(files, 1 + j["shards"].size());  // nothing else was left behind
+}
+
+// Append (§2.5) to a sharded root: the table and the parts in shards carry
+// over, new blobs go into the root, the shards are not touched.
+TEST_F(Shards, AppendingToAShardedRootKeepsItsShards) {
+  write_split_model(path("model.zt"), 3 * 65536);
+  const auto shard_bytes = [&] { return get("model-00003.zt"); };
+  const Bytes before = shard_bytes();
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_append(path("model.zt").c_str(), nullptr, &w), ZT_OK) << zt_last_error();
+  const Bytes x = pattern(5000, 9), c2 = pattern(10, 8);
+  const uint64_t sx[] = {5000}, sc[] = {10};
+  ASSERT_EQ(zt_writer_add_dense(w, "x", "u8", sx, 1, x.data(), x.size(), "raw"), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "c", "u8", sc, 1, c2.data(), c2.size(), "raw"), ZT_OK)
+      << zt_last_error();  // replaces the object whose part sits in shard 00003
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  EXPECT_EQ(shard_bytes(), before);
+  const ReaderPtr r = open("model.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(zt_object_count(r.get()), 7u);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_EQ(map_component(r.get(), "x", "data").bytes, x);
+  EXPECT_EQ(map_component(r.get(), "c", "data").bytes, c2);
+  EXPECT_EQ(zt_component_shard(r.get(), object_index(r.get(), "x"), "data"), nullptr);
+  EXPECT_STREQ(zt_component_shard(r.get(), object_index(r.get(), "a"), "data"), "00001");
+  EXPECT_EQ(map_component(r.get(), "a", "data").bytes, pattern(100000, 1));
+  const Json j = Json::parse(zt_manifest_json(r.get()));
+  EXPECT_EQ(j["shards"].size(), 5u);
 }
 
 TEST_F(Shards, WriterOptionsAndAbort) {

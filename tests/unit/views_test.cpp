@@ -1216,5 +1216,110 @@ TEST(Views, MxWithAnUnknownElementTypeIsNotDecoded) {
                         {"f6_e3m2"}));
 }
 
+// ---- zt.quant_group/1 (v2): value = (code - zero) x scale ----
+
+// Object "q" with the given attributes and parts (role -> (dtype, type, bytes)).
+struct QgPart {
+  std::string role, dtype, type;
+  Bytes bytes;
+};
+Bytes qg_file(const std::vector<uint64_t>& shape, const Json& attributes,
+              const std::vector<QgPart>& parts) {
+  FileBuilderV2 b;
+  Json p = Json::object();
+  for (const QgPart& q : parts) {
+    p[q.role] = b.raw(q.dtype, q.bytes);
+    if (!q.type.empty()) p[q.role]["type"] = q.type;
+  }
+  b.object("q", "zt.quant_group/1", shape, p);
+  b.manifest["objects"]["q"]["attributes"] = attributes;
+  return b.build();
+}
+
+Json qg_attributes(uint64_t bits, uint64_t group_size, uint64_t axis, const char* word,
+                   const char* order, const char* scale_form, Json zero_point) {
+  return Json{
+      {"bits", bits},
+      {"group_size", group_size},
+      {"axis", axis},
+      {"packing",
+       {{"word", word}, {"order", order}, {"per_word", 8 * (word[1] == '8' ? 1 : 4) / bits}}},
+      {"scale_form", scale_form},
+      {"zero_point", std::move(zero_point)}};
+}
+
+std::vector<double> qg_decode(const Bytes& file, size_t n) {
+  const Opened o = open_memory(file);
+  EXPECT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<double> out(n);
+  uint64_t written = 0;
+  EXPECT_EQ(zt_object_decode_f64(o.get(), 0, out.data(), n, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(written, n);
+  expect_chunks_match(file);
+  return out;
+}
+
+TEST(Views, QuantGroupAwqAndGptqPackingsDequantize) {
+  // [4, 4], groups of 2 along axis 0: entries [2, 4] row-major, e = (row / 2) * 4 + col.
+  // Codes 0..15 in two u32 words; zero points e + 1 packed like the data.
+  const Bytes words = le(std::vector<uint32_t>{0x76543210u, 0xFEDCBA98u});
+  const Bytes zeros = le(std::vector<uint32_t>{0x87654321u});
+  const std::vector<float> scale{1, 2, 0.5f, 0.25f, 1, 1, 2, 2};
+  for (const char* order : {"lsb_first", "msb_first"}) {
+    const Json zp{{"form", "tensor"}, {"packing", "same_as_data"}};
+    const Bytes file = qg_file({4, 4}, qg_attributes(4, 2, 0, "u32", order, "f32_factors", zp),
+                               {{"data", "u32", "", words},
+                                {"scales", "f32", "", le(scale)},
+                                {"zeros", "u32", "", zeros}});
+    const std::vector<double> got = qg_decode(file, 16);
+    const bool msb = std::string(order) == "msb_first";
+    for (int i = 0; i < 16; ++i) {
+      const int slot = i % 8, base = i / 8 * 8;
+      const int code = base + (msb ? 7 - slot : slot);
+      const int e = (i / 4) / 2 * 4 + i % 4;
+      const int zero = msb ? 8 - e : e + 1;  // the zero word read the same way
+      EXPECT_EQ(got[i], (code - zero) * double{scale[e]}) << order << " " << i;
+    }
+  }
+}
+
+TEST(Views, QuantGroupCodesAreSignedWhenTheDataIs) {
+  // Decision 30: symmetric int8 per channel, [2, 3] along axis 0, one scale
+  // per column; i8 data gives signed codes, u8 data unsigned ones.
+  const Json attributes =
+      qg_attributes(8, 0, 0, "u8", "lsb_first", "f32_factors", {{"form", "none"}});
+  const Bytes codes = le(std::vector<int8_t>{-128, -1, 0, 1, 127, 64});
+  const Bytes scales = le(std::vector<float>{1, 0.5f, 2});
+  const std::vector<double> i8 = qg_decode(
+      qg_file({2, 3}, attributes, {{"data", "i8", "", codes}, {"scales", "f32", "", scales}}), 6);
+  EXPECT_EQ(i8, (std::vector<double>{-128, -0.5, 0, 1, 63.5, 128}));
+  const std::vector<double> u8 = qg_decode(
+      qg_file({2, 3}, attributes, {{"data", "u8", "", codes}, {"scales", "f32", "", scales}}), 6);
+  EXPECT_EQ(u8, (std::vector<double>{128, 127.5, 0, 1, 63.5, 128}));
+}
+
+TEST(Views, QuantGroupImpliedAndPlainZeroPoints) {
+  const Bytes word = le(std::vector<uint32_t>{0x76543210u});  // codes 0..7
+  // Bias-8: [8, 1], one group along axis 0, zero 8, scale 0.5.
+  const std::vector<double> bias8 = qg_decode(
+      qg_file({8, 1},
+              qg_attributes(4, 8, 0, "u32", "lsb_first", "f32_factors",
+                            {{"form", "implied"}, {"value", 8}}),
+              {{"data", "u32", "", word}, {"scales", "f32", "", le(std::vector<float>{0.5f})}}),
+      8);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(bias8[i], (i - 8) * 0.5) << i;
+  // MLX-like: [1, 8], groups of 4 along axis 1, plain f32 zero points, e8m0
+  // scales 2 and 0.5.
+  const std::vector<double> plain =
+      qg_decode(qg_file({1, 8},
+                        qg_attributes(4, 4, 1, "u32", "lsb_first", "e8m0_exponent",
+                                      {{"form", "tensor"}, {"packing", "plain"}}),
+                        {{"data", "u32", "", word},
+                         {"scales", "u8", "f8_e8m0", Bytes{128, 126}},
+                         {"zeros", "f32", "", le(std::vector<float>{1.5f, -2})}}),
+                8);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(plain[i], i < 4 ? (i - 1.5) * 2 : (i + 2) * 0.5) << i;
+}
+
 }  // namespace
 }  // namespace zt::test
