@@ -12,6 +12,7 @@
 #include "cbor/cbor_value.h"
 #include "foreign/gguf.h"
 #include "foreign/npy.h"
+#include "foreign/pytorch.h"
 #include "foreign/safetensors.h"
 
 namespace zt::foreign {
@@ -30,6 +31,8 @@ FileKind kind_from_path(std::string_view path) {
   if (ends_with(path, ".gguf")) return FileKind::gguf;
   if (ends_with(path, ".npy")) return FileKind::npy;
   if (ends_with(path, ".npz")) return FileKind::npz;
+  for (const std::string_view ext : {".pt", ".pth", ".bin", ".ckpt"})
+    if (ends_with(path, ext)) return FileKind::pytorch;
   return FileKind::unknown;
 }
 
@@ -45,6 +48,8 @@ std::string_view kind_name(FileKind k) {
       return "npy";
     case FileKind::npz:
       return "npz";
+    case FileKind::pytorch:
+      return "pytorch";
     case FileKind::unknown:
       break;
   }
@@ -63,13 +68,17 @@ Result<ForeignFile> read_by_kind(const std::string& path) {
       return read_npy(path);
     case FileKind::npz:
       return read_npz(path);
+    case FileKind::pytorch:
+      return read_pytorch(path);
     case FileKind::zt:
     case FileKind::unknown:
       break;
   }
-  return make_error(Status::unsupported,
-                    "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy or .npz)",
-                    path.c_str());
+  return make_error(
+      Status::unsupported,
+      "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy, .npz or a PyTorch "
+      ".pt/.pth/.bin/.ckpt)",
+      path.c_str());
 }
 
 // What a reader returns goes straight to zt::Writer: refuse here, naming the

@@ -1,4 +1,4 @@
-// Foreign tensor files (safetensors, GGUF, npy, npz) as the zTensor model
+// Foreign tensor files (safetensors, GGUF, npy, npz, PyTorch) as the zTensor model
 // sees them: named objects with a format, a shape, components of a dtype
 // (and logical type) and attributes. Each reader checks its format's rules
 // (bounds, overlaps, sizes against shapes, header limits) before it hands a
@@ -21,9 +21,10 @@
 
 namespace zt::foreign {
 
-enum class FileKind { zt, safetensors, gguf, npy, npz, unknown };
+enum class FileKind { zt, safetensors, gguf, npy, npz, pytorch, unknown };
 
-// By extension: ".zt", ".safetensors", ".gguf", ".npy", ".npz".
+// By extension: ".zt", ".safetensors", ".gguf", ".npy", ".npz", and PyTorch's
+// ".pt", ".pth", ".bin", ".ckpt".
 FileKind kind_from_path(std::string_view path);
 std::string_view kind_name(FileKind k);
 

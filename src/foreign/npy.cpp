@@ -1,7 +1,5 @@
 #include "foreign/npy.h"
 
-#include <zip.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -9,6 +7,7 @@
 #include <unordered_set>
 
 #include "base/zt_limits.h"
+#include "foreign/zip_archive.h"
 #include "manifest/manifest.h"
 
 namespace zt::foreign {
@@ -314,90 +313,20 @@ Result<ForeignFile> read_npy(const std::string& path) {
 }
 
 Result<ForeignFile> read_npz(const std::string& path) {
-  const char* p = path.c_str();
   ForeignFile f;
   f.kind = FileKind::npz;
-  // Whether the file itself can be read is settled first: after that, every
-  // complaint of libzip (a read past a lying central directory included) is
-  // about the archive's bytes.
-  uint64_t file_size = 0;
-  {
-    auto probe = Source::open_file(path, Source::Mode::copy);
-    ZT_TRY(probe);
-    file_size = probe->size();
-  }
-  int code = 0;
-  zip_t* raw = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
-  if (!raw) {
-    zip_error_t err;
-    zip_error_init_with_code(&err, code);
-    const Error e = make_error(code == ZIP_ER_MEMORY ? Status::nomem : Status::format,
-                               "%s: cannot open as a zip archive: %s", p, zip_error_strerror(&err));
-    zip_error_fini(&err);
-    return e;
-  }
-  const std::unique_ptr<zip_t, void (*)(zip_t*)> archive(raw, [](zip_t* z) { zip_discard(z); });
-  const zip_int64_t n = zip_get_num_entries(raw, 0);
-  ZT_FAIL_IF(n < 0, format, "%s: cannot list the archive", p);
-  // Entries whose compressed bytes overlap (a non-recursive zip bomb: many
-  // central-directory entries pointing at the same data, which libzip's
-  // consistency check accepts) are refused before anything is inflated:
-  // entries that do not overlap cannot together claim more compressed bytes
-  // than the file holds.
-  uint64_t compressed = 0;
-  for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    ZT_FAIL_IF(zip_stat_index(raw, static_cast<zip_uint64_t>(i), 0, &st) != 0, format,
-               "%s: member %lld: %s", p, static_cast<long long>(i), zip_strerror(raw));
-    if (!(st.valid & ZIP_STAT_COMP_SIZE)) continue;  // refused below if it is an array
-    ZT_FAIL_IF(
-        __builtin_add_overflow(compressed, st.comp_size, &compressed) || compressed > file_size,
-        invalid,
-        "%s: its %lld entries claim more compressed bytes than the %llu bytes of the file: entries "
-        "overlap (a zip bomb)",
-        p, static_cast<long long>(n), static_cast<ull>(file_size));
-  }
+  auto archive = ZipArchive::open(path);
+  ZT_TRY(archive);
   std::unordered_set<std::string> names;
-  for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    ZT_FAIL_IF(zip_stat_index(raw, static_cast<zip_uint64_t>(i), 0, &st) != 0, format,
-               "%s: member %lld: %s", p, static_cast<long long>(i), zip_strerror(raw));
-    const std::string member = (st.valid & ZIP_STAT_NAME) && st.name ? st.name : "";
-    if (member.empty() || member.back() == '/') continue;  // directories
-    const std::string where = path + ": member \"" + member + "\"";
-    const char* w = where.c_str();
-    ZT_FAIL_IF(!member.ends_with(".npy"), unsupported, "%s: not an .npy array", w);
-    ZT_FAIL_IF(!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE), format,
-               "%s: sizes are unknown", w);
-    ZT_FAIL_IF(st.size > Limits::decoded_bytes, limit, "%s: %llu bytes, more than the limit %llu",
-               w, static_cast<ull>(st.size), static_cast<ull>(Limits::decoded_bytes));
-    // Deflate expands at most ~1032:1; a larger claim is a zip bomb or a lie.
-    ZT_FAIL_IF(st.size > st.comp_size * 1100 + 4096, invalid,
-               "%s: claims %llu bytes from %llu compressed, beyond what deflate can produce", w,
-               static_cast<ull>(st.size), static_cast<ull>(st.comp_size));
-    zip_file_t* zf = zip_fopen_index(raw, static_cast<zip_uint64_t>(i), 0);
-    ZT_FAIL_IF(!zf, format, "%s: cannot open: %s", w, zip_strerror(raw));
-    const std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zf, zip_fclose);
-    std::vector<uint8_t> bytes(st.size);
-    uint64_t got = 0;
-    while (got < bytes.size()) {
-      const zip_int64_t r = zip_fread(zf, bytes.data() + got, bytes.size() - got);
-      ZT_FAIL_IF(r < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
-      ZT_FAIL_IF(r == 0, format, "%s: ends after %llu of %llu bytes", w, static_cast<ull>(got),
-                 static_cast<ull>(bytes.size()));
-      got += static_cast<uint64_t>(r);
-    }
-    uint8_t extra = 0;
-    const zip_int64_t more = zip_fread(zf, &extra, 1);
-    ZT_FAIL_IF(more < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
-    ZT_FAIL_IF(more > 0, format, "%s: holds more than the %llu bytes its entry states", w,
-               static_cast<ull>(st.size));
-    std::string name = member.substr(0, member.size() - 4);
-    ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", p,
+  for (const ZipMember& member : archive->members()) {
+    const std::string where = path + ": member \"" + member.name + "\"";
+    ZT_FAIL_IF(!member.name.ends_with(".npy"), unsupported, "%s: not an .npy array", where.c_str());
+    auto bytes = archive->read(member, where);
+    ZT_TRY(bytes);
+    std::string name = member.name.substr(0, member.name.size() - 4);
+    ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", path.c_str(),
                name.c_str());
-    f.owned.push_back(std::move(bytes));
+    f.owned.push_back(std::move(*bytes));
     auto o = parse_npy(f.owned.back(), where, name, f);
     ZT_TRY(o);
     f.objects.push_back(std::move(*o));

@@ -1,0 +1,687 @@
+#include "foreign/pytorch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_set>
+
+#include "base/arithmetic.h"
+#include "base/zt_limits.h"
+#include "foreign/pickle.h"
+#include "foreign/zip_archive.h"
+
+namespace zt::foreign {
+
+namespace {
+
+using ull = unsigned long long;
+
+// The torch.<Name>Storage classes: what a tensor on each stores.
+struct StorageType {
+  std::string_view name;
+  DType dtype;
+  const char* type;  // logical type, or nullptr
+  unsigned width;    // bytes of one element
+};
+
+constexpr StorageType kStorageTypes[] = {
+    {"DoubleStorage", DType::f64, nullptr, 8},
+    {"FloatStorage", DType::f32, nullptr, 4},
+    {"HalfStorage", DType::f16, nullptr, 2},
+    {"BFloat16Storage", DType::bf16, nullptr, 2},
+    {"LongStorage", DType::i64, nullptr, 8},
+    {"IntStorage", DType::i32, nullptr, 4},
+    {"ShortStorage", DType::i16, nullptr, 2},
+    {"CharStorage", DType::i8, nullptr, 1},
+    {"ByteStorage", DType::u8, nullptr, 1},
+    {"BoolStorage", DType::boolean, nullptr, 1},
+    {"ComplexFloatStorage", DType::f32, "complex64", 8},
+    {"ComplexDoubleStorage", DType::f64, "complex128", 16},
+};
+
+// Functions whose calls are tensors (interpreted here, never run).
+constexpr std::string_view kRebuildTensorV2 = "_rebuild_tensor_v2";
+constexpr std::string_view kRebuildTensor = "_rebuild_tensor";
+constexpr std::string_view kRebuildParameter = "_rebuild_parameter";
+constexpr std::string_view kRebuildParameterWithState = "_rebuild_parameter_with_state";
+constexpr std::string_view kRebuildFromType = "_rebuild_from_type_v2";
+
+// torch dtypes, which pickles name as globals (torch.float32) where a
+// dtype is an argument or a value.
+constexpr std::string_view kDtypeNames[] = {
+    "float64", "float32", "float16", "bfloat16",  "int64",      "int32",     "int16",
+    "int8",    "uint8",   "bool",    "complex64", "complex128", "complex32",
+};
+
+// What torch's own weights_only loader allows, less what stores no data we
+// can keep (sparse and quantized rebuilds are refused by name).
+std::vector<PickleGlobal> allowed_globals() {
+  std::vector<PickleGlobal> g = {
+      {"collections", "OrderedDict", PickleCall::dict},
+      {"torch._utils", kRebuildTensorV2, PickleCall::record},
+      {"torch._utils", kRebuildTensor, PickleCall::record},
+      {"torch._utils", kRebuildParameter, PickleCall::record},
+      {"torch._utils", kRebuildParameterWithState, PickleCall::record},
+      {"torch._tensor", kRebuildFromType, PickleCall::record},
+      {"torch", "Tensor", PickleCall::value},
+      {"torch.nn.parameter", "Parameter", PickleCall::value},
+      {"torch", "Size", PickleCall::tuple},
+      {"_codecs", "encode", PickleCall::latin1_bytes},
+      {"builtins", "set", PickleCall::set},
+      {"builtins", "frozenset", PickleCall::set},
+  };
+  for (const StorageType& s : kStorageTypes) g.push_back({"torch", s.name, PickleCall::value});
+  for (const std::string_view d : kDtypeNames) g.push_back({"torch", d, PickleCall::value});
+  return g;
+}
+
+const StorageType* storage_type(const PickleValue& g) {
+  if (g.kind != PickleKind::global || g.text != "torch") return nullptr;
+  for (const StorageType& s : kStorageTypes)
+    if (s.name == g.name) return &s;
+  return nullptr;
+}
+
+bool is_global(const PickleValue& v, std::string_view module, std::string_view name) {
+  return v.kind == PickleKind::global && v.text == module && v.name == name;
+}
+
+// One storage as the pickle describes it, and its bytes once read.
+struct Storage {
+  const StorageType* type = nullptr;
+  uint64_t numel = 0;
+  std::span<const uint8_t> bytes;
+};
+
+// A persistent id: ("storage", torch.<T>Storage, key, location, numel),
+// legacy files adding a sixth field (None).
+struct StorageRef {
+  std::string key;
+  const StorageType* type = nullptr;
+  uint64_t numel = 0;
+};
+
+struct TensorRef {
+  StorageRef storage;
+  int64_t offset = 0;
+  std::vector<int64_t> size, stride;
+};
+
+void byteswap_elements(std::span<uint8_t> bytes, unsigned width) {
+  for (size_t i = 0; i + width <= bytes.size(); i += width)
+    std::reverse(bytes.begin() + static_cast<ptrdiff_t>(i),
+                 bytes.begin() + static_cast<ptrdiff_t>(i + width));
+}
+
+// Element width for byte order: complex numbers swap each half.
+unsigned swap_width(const StorageType& t) {
+  return t.type ? t.width / 2 : t.width;
+}
+
+std::string stem_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = base.rfind('.');
+  if (dot != std::string::npos && dot > 0) base.resize(dot);
+  return base;
+}
+
+class TorchReader {
+ public:
+  TorchReader(const std::string& path, ForeignFile& f)
+      : path_(path), f_(f), globals_(allowed_globals()), pickle_(globals_) {}
+
+  Result<void> read_zip();
+  Result<void> read_legacy();
+
+ private:
+  Result<StorageRef> storage_ref(uint32_t pid, const std::string& where) const;
+  Result<void> collect_storages(const std::string& where);
+  Result<std::optional<TensorRef>> tensor_of(uint32_t v, const std::string& where,
+                                             unsigned depth) const;
+  Result<std::vector<int64_t>> int_tuple(uint32_t v, const std::string& what,
+                                         const std::string& where) const;
+  Result<ForeignObject> make_object(const TensorRef& t, const std::string& name);
+  Result<bool> holds_tensor(uint32_t v, unsigned depth);
+  Result<Json> to_json(uint32_t v, const std::string& where, unsigned depth);
+  Result<std::string> key_text(uint32_t k, const std::string& where) const;
+  Result<void> walk(uint32_t v, const std::string& path, unsigned depth);
+  Result<void> spend(const std::string& where);
+
+  const std::string& path_;
+  ForeignFile& f_;
+  std::vector<PickleGlobal> globals_;
+  Pickle pickle_;
+  std::map<std::string, Storage> storages_;
+  std::vector<int8_t> holds_;  // holds_tensor per value: -1 unknown
+  std::unordered_set<std::string> names_;
+  uint64_t budget_ = 0;  // values visited by the walk
+};
+
+Result<StorageRef> TorchReader::storage_ref(uint32_t pid, const std::string& where) const {
+  const char* w = where.c_str();
+  const PickleValue& id = pickle_.at(pickle_.at(pid).items[0]);
+  const auto& a = id.items;
+  ZT_FAIL_IF(id.kind != PickleKind::tuple || a.empty() ||
+                 pickle_.at(a[0]).kind != PickleKind::text || pickle_.at(a[0]).text != "storage",
+             unsupported, "%s: a persistent id other than (\"storage\", ...): %s", w,
+             pickle_.describe(pickle_.at(pid).items[0]).c_str());
+  ZT_FAIL_IF(a.size() != 5 && a.size() != 6, invalid,
+             "%s: a storage id of %zu fields (5 or 6 expected)", w, a.size());
+  StorageRef r;
+  r.type = storage_type(pickle_.at(a[1]));
+  ZT_FAIL_IF(!r.type, unsupported, "%s: storage type %s holds no dtype that is read", w,
+             pickle_.describe(a[1]).c_str());
+  const PickleValue& key = pickle_.at(a[2]);
+  const PickleValue& numel = pickle_.at(a[4]);
+  ZT_FAIL_IF(key.kind != PickleKind::text, invalid, "%s: a storage key is a %s, not a str", w,
+             pickle_.describe(a[2]).c_str());
+  ZT_FAIL_IF(numel.kind != PickleKind::integer || numel.integer < 0, invalid,
+             "%s: storage \"%s\": its element count is not an int >= 0", w, key.text.c_str());
+  r.key = key.text;
+  r.numel = static_cast<uint64_t>(numel.integer);
+  // Storage views (key, offset, size) were written by torch before 1.0.
+  ZT_FAIL_IF(a.size() == 6 && pickle_.at(a[5]).kind != PickleKind::none, unsupported,
+             "%s: storage \"%s\" is a view of another storage (torch < 1.0), which is not read", w,
+             key.text.c_str());
+  return r;
+}
+
+// Every storage the pickle names, with one type and size per key.
+Result<void> TorchReader::collect_storages(const std::string& where) {
+  for (uint32_t i = 0; i < pickle_.size(); ++i) {
+    if (pickle_.at(i).kind != PickleKind::persistent) continue;
+    auto r = storage_ref(i, where);
+    ZT_TRY(r);
+    const auto [it, added] = storages_.try_emplace(r->key, Storage{r->type, r->numel, {}});
+    ZT_FAIL_IF(!added && (it->second.type != r->type || it->second.numel != r->numel), invalid,
+               "%s: storage \"%s\" is named with two types or sizes", where.c_str(),
+               r->key.c_str());
+  }
+  return {};
+}
+
+Result<std::vector<int64_t>> TorchReader::int_tuple(uint32_t v, const std::string& what,
+                                                    const std::string& where) const {
+  const PickleValue& t = pickle_.at(v);
+  ZT_FAIL_IF(t.kind != PickleKind::tuple && t.kind != PickleKind::list, invalid,
+             "%s: the tensor's %s is a %s, not a tuple", where.c_str(), what.c_str(),
+             pickle_.describe(v).c_str());
+  ZT_FAIL_IF(t.items.size() > Limits::rank, limit,
+             "%s: the tensor's %s has %zu dimensions (limit %u)", where.c_str(), what.c_str(),
+             t.items.size(), Limits::rank);
+  std::vector<int64_t> out;
+  for (const uint32_t i : t.items) {
+    ZT_FAIL_IF(pickle_.at(i).kind != PickleKind::integer, invalid, "%s: the tensor's %s holds a %s",
+               where.c_str(), what.c_str(), pickle_.describe(i).c_str());
+    out.push_back(pickle_.at(i).integer);
+  }
+  return out;
+}
+
+// The tensor a value rebuilds, or nothing when it is not a call.
+Result<std::optional<TensorRef>> TorchReader::tensor_of(uint32_t v, const std::string& where,
+                                                        unsigned depth) const {
+  const PickleValue& c = pickle_.at(v);
+  if (c.kind != PickleKind::call) return std::optional<TensorRef>();
+  const char* w = where.c_str();
+  ZT_FAIL_IF(depth > 4, invalid, "%s: tensors rebuilt from tensors more than 4 deep", w);
+  const PickleValue& callee = pickle_.at(c.items[0]);
+  const std::vector<uint32_t>& a = pickle_.at(c.items[1]).items;
+  const auto arg_count = [&](size_t n) -> Result<void> {
+    ZT_FAIL_IF(a.size() < n, invalid, "%s: %s.%s with %zu arguments (%zu expected)", w,
+               callee.text.c_str(), callee.name.c_str(), a.size(), n);
+    return {};
+  };
+  if (callee.name == kRebuildParameter || callee.name == kRebuildParameterWithState) {
+    ZT_TRY(arg_count(1));
+    auto t = tensor_of(a[0], where, depth + 1);
+    ZT_TRY(t);
+    ZT_FAIL_IF(!*t, invalid, "%s: a Parameter of a %s", w, pickle_.describe(a[0]).c_str());
+    return t;
+  }
+  if (callee.name == kRebuildFromType) {
+    // (function, type, args, state): a plain Tensor or Parameter rebuilt by
+    // `function(*args)`; Python attributes in `state` would be lost.
+    ZT_TRY(arg_count(4));
+    const PickleValue& fn = pickle_.at(a[0]);
+    const PickleValue& type = pickle_.at(a[1]);
+    const PickleValue& args = pickle_.at(a[2]);
+    const PickleValue& state = pickle_.at(a[3]);
+    ZT_FAIL_IF(
+        !is_global(type, "torch", "Tensor") && !is_global(type, "torch.nn.parameter", "Parameter"),
+        unsupported, "%s: a tensor of subclass %s", w, pickle_.describe(a[1]).c_str());
+    ZT_FAIL_IF(!is_global(fn, "torch._utils", kRebuildTensorV2) || args.kind != PickleKind::tuple,
+               unsupported, "%s: a tensor rebuilt by %s", w, pickle_.describe(a[0]).c_str());
+    ZT_FAIL_IF(state.kind == PickleKind::dict && !state.items.empty(), unsupported,
+               "%s: a tensor with Python attributes (they would be lost)", w);
+  }
+  const bool rebuild = callee.text == "torch._utils" &&
+                       (callee.name == kRebuildTensorV2 || callee.name == kRebuildTensor);
+  const bool from_type = callee.name == kRebuildFromType;
+  ZT_FAIL_IF(!rebuild && !from_type, unsupported, "%s: a value made by %s.%s is not read", w,
+             callee.text.c_str(), callee.name.c_str());
+  const std::vector<uint32_t>& b = from_type ? pickle_.at(a[2]).items : a;
+  ZT_FAIL_IF(b.size() < 4, invalid, "%s: %s with %zu arguments (4 expected)", w,
+             kRebuildTensorV2.data(), b.size());
+  ZT_FAIL_IF(pickle_.at(b[0]).kind != PickleKind::persistent, invalid,
+             "%s: a tensor whose storage is a %s", w, pickle_.describe(b[0]).c_str());
+  TensorRef t;
+  auto s = storage_ref(b[0], where);
+  ZT_TRY(s);
+  t.storage = std::move(*s);
+  ZT_FAIL_IF(pickle_.at(b[1]).kind != PickleKind::integer || pickle_.at(b[1]).integer < 0, invalid,
+             "%s: the tensor's storage offset is not an int >= 0", w);
+  t.offset = pickle_.at(b[1]).integer;
+  auto size = int_tuple(b[2], "size", where);
+  ZT_TRY(size);
+  auto stride = int_tuple(b[3], "stride", where);
+  ZT_TRY(stride);
+  t.size = std::move(*size);
+  t.stride = std::move(*stride);
+  return std::optional<TensorRef>(std::move(t));
+}
+
+Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::string& name) {
+  const std::string where = path_ + ": tensor \"" + name + "\"";
+  const char* w = where.c_str();
+  const StorageType& type = *t.storage.type;
+  const Storage& storage = storages_.at(t.storage.key);
+  ZT_FAIL_IF(t.size.size() != t.stride.size(), invalid, "%s: %zu sizes but %zu strides", w,
+             t.size.size(), t.stride.size());
+  ForeignObject o;
+  o.name = name;
+  uint64_t numel = 1, reach = 0;
+  bool contiguous = true;
+  uint64_t expected = 1;  // the row-major stride of the current dimension
+  for (size_t k = t.size.size(); k-- > 0;) {
+    ZT_FAIL_IF(t.size[k] < 0, invalid, "%s: dimension %zu has size %lld", w, k,
+               static_cast<long long>(t.size[k]));
+    ZT_FAIL_IF(t.stride[k] < 0, unsupported, "%s: dimension %zu has negative stride %lld", w, k,
+               static_cast<long long>(t.stride[k]));
+    const auto n = static_cast<uint64_t>(t.size[k]);
+    const auto s = static_cast<uint64_t>(t.stride[k]);
+    const auto product = checked_mul(numel, n);
+    ZT_FAIL_IF(!product, invalid, "%s: the element count overflows 64 bits", w);
+    numel = *product;
+    if (n > 1) {
+      const auto far = checked_mul(n - 1, s);
+      ZT_FAIL_IF(!far || __builtin_add_overflow(reach, *far, &reach), invalid,
+                 "%s: its strides reach past 2^64 elements", w);
+      if (s != expected) contiguous = false;
+    }
+    expected = n > 0 ? expected * std::max<uint64_t>(n, 1) : expected;
+  }
+  o.shape.reserve(t.size.size());
+  for (const int64_t n : t.size) o.shape.push_back(static_cast<uint64_t>(n));
+  ForeignComponent c;
+  c.role = "data";
+  c.dtype = type.dtype;
+  if (type.type) c.type = type.type;
+  const auto nbytes = checked_mul(numel, type.width);
+  ZT_FAIL_IF(!nbytes || *nbytes > Limits::decoded_bytes, limit,
+             "%s: %llu elements of %u bytes, more than the limit of %llu bytes", w,
+             static_cast<ull>(numel), type.width, static_cast<ull>(Limits::decoded_bytes));
+  if (numel > 0) {
+    // The farthest element the view reaches must lie in its storage.
+    uint64_t last = 0;
+    ZT_FAIL_IF(__builtin_add_overflow(static_cast<uint64_t>(t.offset), reach, &last) ||
+                   last >= storage.numel,
+               invalid,
+               "%s: the view (offset %lld, strides) reaches element %llu of storage \"%s\" of %llu "
+               "elements",
+               w, static_cast<long long>(t.offset), static_cast<ull>(last), t.storage.key.c_str(),
+               static_cast<ull>(storage.numel));
+  }
+  // Past the check above, offset < numel of the storage (when numel > 0).
+  const auto base = [&] {
+    return storage.bytes.subspan(static_cast<uint64_t>(t.offset) * type.width);
+  };
+  if (numel == 0) {
+    c.bytes = {};
+  } else if (contiguous) {
+    c.bytes = base().first(*nbytes);
+  } else {
+    // Strided (a transpose, an expand): copied out in row-major order.
+    std::vector<uint8_t> out(*nbytes);
+    const std::span<const uint8_t> from_bytes = base();
+    const size_t rank = t.size.size();
+    std::vector<uint64_t> index(rank, 0);
+    uint64_t from = 0;
+    for (uint64_t e = 0; e < numel; ++e) {
+      std::memcpy(out.data() + e * type.width, from_bytes.data() + from * type.width, type.width);
+      for (size_t k = rank; k-- > 0;) {
+        if (++index[k] < static_cast<uint64_t>(t.size[k])) {
+          from += static_cast<uint64_t>(t.stride[k]);
+          break;
+        }
+        from -= static_cast<uint64_t>(t.stride[k]) * (index[k] - 1);
+        index[k] = 0;
+      }
+    }
+    f_.owned.push_back(std::move(out));
+    c.bytes = f_.owned.back();
+  }
+  o.components.push_back(std::move(c));
+  return o;
+}
+
+// The walk and the attribute conversion visit each (value, path) at most
+// once; a pickle of shared containers (each list holding the previous one
+// twice) would otherwise make exponentially many paths.
+Result<void> TorchReader::spend(const std::string& where) {
+  ZT_FAIL_IF(++budget_ > 4 * kPickleMaxValues, limit,
+             "%s: the saved object has more than %llu paths to walk", where.c_str(),
+             static_cast<ull>(4 * kPickleMaxValues));
+  return {};
+}
+
+Result<bool> TorchReader::holds_tensor(uint32_t v, unsigned depth) {
+  if (holds_.size() < pickle_.size()) holds_.resize(pickle_.size(), -1);
+  if (holds_[v] >= 0) return holds_[v] == 1;
+  ZT_FAIL_IF(depth > Limits::cbor_depth, limit,
+             "%s: the saved object nests more than %u containers deep (or contains itself)",
+             path_.c_str(), Limits::cbor_depth);
+  const PickleValue& x = pickle_.at(v);
+  bool holds = x.kind == PickleKind::call || x.kind == PickleKind::persistent;
+  if (x.kind == PickleKind::list || x.kind == PickleKind::tuple || x.kind == PickleKind::dict ||
+      x.kind == PickleKind::set) {
+    for (size_t i = 0; i < x.items.size() && !holds; ++i) {
+      auto h = holds_tensor(x.items[i], depth + 1);
+      ZT_TRY(h);
+      holds = *h;
+    }
+  }
+  holds_[v] = holds ? 1 : 0;
+  return holds;
+}
+
+Result<std::string> TorchReader::key_text(uint32_t k, const std::string& where) const {
+  const PickleValue& key = pickle_.at(k);
+  if (key.kind == PickleKind::text) return key.text;
+  if (key.kind == PickleKind::integer) return std::to_string(key.integer);
+  return make_error(Status::unsupported, "%s: a dict key that is a %s (str and int keys are read)",
+                    where.c_str(), pickle_.describe(k).c_str());
+}
+
+Result<Json> TorchReader::to_json(uint32_t v, const std::string& where, unsigned depth) {
+  ZT_TRY(spend(where));
+  ZT_FAIL_IF(depth > Limits::cbor_depth, limit,
+             "%s: the value nests more than %u containers deep (or contains itself)", where.c_str(),
+             Limits::cbor_depth);
+  const PickleValue& x = pickle_.at(v);
+  switch (x.kind) {
+    case PickleKind::none:
+      return Json(nullptr);
+    case PickleKind::boolean:
+      return Json(x.truth);
+    case PickleKind::integer:
+      return Json(x.integer);
+    case PickleKind::real:
+      return Json(x.real);
+    case PickleKind::text:
+      return Json(x.text);
+    case PickleKind::bytes:
+      return Json::binary(std::vector<uint8_t>(x.text.begin(), x.text.end()));
+    case PickleKind::global:
+      return Json(x.text + "." + x.name);  // a dtype: "torch.float32"
+    case PickleKind::list:
+    case PickleKind::tuple:
+    case PickleKind::set: {
+      Json a = Json::array();
+      for (const uint32_t i : x.items) {
+        auto e = to_json(i, where, depth + 1);
+        ZT_TRY(e);
+        a.push_back(std::move(*e));
+      }
+      return a;
+    }
+    case PickleKind::dict: {
+      ZT_FAIL_IF(x.state != kNoValue, unsupported,
+                 "%s: a dict with Python attributes inside a value cannot be kept", where.c_str());
+      Json o = Json::object();
+      for (size_t i = 0; i + 1 < x.items.size(); i += 2) {
+        auto k = key_text(x.items[i], where);
+        ZT_TRY(k);
+        auto e = to_json(x.items[i + 1], where, depth + 1);
+        ZT_TRY(e);
+        ZT_FAIL_IF(o.contains(*k), invalid, "%s: key \"%s\" appears twice", where.c_str(),
+                   k->c_str());
+        o[*k] = std::move(*e);
+      }
+      return o;
+    }
+    case PickleKind::big_integer:
+    case PickleKind::call:
+    case PickleKind::persistent:
+      break;
+  }
+  return make_error(Status::unsupported, "%s: a %s cannot be kept as an attribute", where.c_str(),
+                    pickle_.describe(v).c_str());
+}
+
+Result<void> TorchReader::walk(uint32_t v, const std::string& path, unsigned depth) {
+  const std::string name = path.empty() ? stem_of(path_) : path;
+  const std::string where = path_ + ": \"" + name + "\"";
+  ZT_TRY(spend(where));
+  auto holds = holds_tensor(v, depth);
+  ZT_TRY(holds);
+  const PickleValue& x = pickle_.at(v);
+  // A dict's BUILD state is its Python attributes: a state_dict's
+  // _metadata (module versions), kept beside its entries.
+  const bool has_state = x.kind == PickleKind::dict && x.state != kNoValue;
+  if (!*holds && !has_state) {  // a leaf, or a container of leaves: one attribute
+    auto j = to_json(v, where, 0);
+    ZT_TRY(j);
+    ZT_FAIL_IF(f_.attributes.contains(name), invalid, "%s: the name appears twice", where.c_str());
+    f_.attributes[name] = std::move(*j);
+    return {};
+  }
+  if (x.kind == PickleKind::call) {
+    auto t = tensor_of(v, where, 0);
+    ZT_TRY(t);
+    auto o = make_object(**t, name);
+    ZT_TRY(o);
+    ZT_FAIL_IF(!names_.insert(name).second, invalid, "%s: two tensors have this name",
+               where.c_str());
+    ZT_FAIL_IF(f_.objects.size() >= Limits::objects, limit, "%s: more than %llu tensors",
+               path_.c_str(), static_cast<ull>(Limits::objects));
+    f_.objects.push_back(std::move(*o));
+    return {};
+  }
+  ZT_FAIL_IF(x.kind == PickleKind::persistent, unsupported,
+             "%s: a bare storage (not inside a tensor) is not read", where.c_str());
+  ZT_FAIL_IF(depth >= Limits::cbor_depth, limit, "%s: nests more than %u containers deep",
+             where.c_str(), Limits::cbor_depth);
+  const std::string prefix = path.empty() ? path : path + ".";
+  if (x.kind == PickleKind::dict) {
+    std::vector<uint32_t> items = x.items;
+    if (has_state) {
+      const PickleValue& state = pickle_.at(x.state);
+      ZT_FAIL_IF(state.kind != PickleKind::dict, unsupported,
+                 "%s: a dict whose attributes are a %s", where.c_str(),
+                 pickle_.describe(x.state).c_str());
+      items.insert(items.end(), state.items.begin(), state.items.end());
+    }
+    for (size_t i = 0; i + 1 < items.size(); i += 2) {
+      auto k = key_text(items[i], where);
+      ZT_TRY(k);
+      ZT_TRY(walk(items[i + 1], prefix + *k, depth + 1));
+    }
+    return {};
+  }
+  const std::vector<uint32_t> items = x.items;  // list, tuple, set
+  for (size_t i = 0; i < items.size(); ++i)
+    ZT_TRY(walk(items[i], prefix + std::to_string(i), depth + 1));
+  return {};
+}
+
+Result<void> TorchReader::read_zip() {
+  auto archive = ZipArchive::open(path_);
+  ZT_TRY(archive);
+  const ZipMember* pkl = nullptr;
+  for (const ZipMember& m : archive->members()) {
+    const size_t slash = m.name.find('/');
+    if (slash == std::string::npos || m.name.substr(slash) != "/data.pkl") continue;
+    ZT_FAIL_IF(pkl, format, "%s: two pickles (%s, %s): not one torch.save archive", path_.c_str(),
+               pkl->name.c_str(), m.name.c_str());
+    pkl = &m;
+  }
+  ZT_FAIL_IF(!pkl, format, "%s: a zip archive without PREFIX/data.pkl: not a torch.save file",
+             path_.c_str());
+  const std::string prefix = pkl->name.substr(0, pkl->name.size() - 8);  // "PREFIX/"
+  const std::string where = path_ + ": " + pkl->name;
+  ZT_FAIL_IF(pkl->size > Limits::manifest_bytes, limit, "%s: %llu bytes, more than the limit %llu",
+             where.c_str(), static_cast<ull>(pkl->size), static_cast<ull>(Limits::manifest_bytes));
+  bool big_endian = false;
+  if (const ZipMember* order = archive->find(prefix + "byteorder")) {
+    ZT_FAIL_IF(order->size > 16, invalid, "%s: %s is not \"little\" or \"big\"", path_.c_str(),
+               order->name.c_str());
+    auto text = archive->read(*order, path_ + ": " + order->name);
+    ZT_TRY(text);
+    const std::string s(text->begin(), text->end());
+    ZT_FAIL_IF(s != "little" && s != "big", invalid, "%s: %s is \"%s\", not \"little\" or \"big\"",
+               path_.c_str(), order->name.c_str(), s.c_str());
+    big_endian = s == "big";
+  }
+  auto bytes = archive->read(*pkl, where);
+  ZT_TRY(bytes);
+  uint64_t pos = 0;
+  auto root = pickle_.run(*bytes, pos, where);
+  ZT_TRY(root);
+  ZT_FAIL_IF(pos != bytes->size(), invalid, "%s: %llu bytes follow the pickle's STOP",
+             where.c_str(), static_cast<ull>(bytes->size() - pos));
+  ZT_TRY(collect_storages(where));
+  for (auto& [key, storage] : storages_) {
+    const std::string name = prefix + "data/" + key;
+    const ZipMember* m = archive->find(name);
+    ZT_FAIL_IF(!m, invalid, "%s: storage \"%s\" has no member %s", path_.c_str(), key.c_str(),
+               name.c_str());
+    const std::string w = path_ + ": " + name;
+    const auto need = checked_mul(storage.numel, storage.type->width);
+    ZT_FAIL_IF(!need || *need != m->size, invalid,
+               "%s: %llu bytes, but %llu elements of torch.%s need %llu", w.c_str(),
+               static_cast<ull>(m->size), static_cast<ull>(storage.numel),
+               std::string(storage.type->name).c_str(),
+               static_cast<ull>(need.value_or(UINT64_MAX)));
+    auto data = archive->read(*m, w);
+    ZT_TRY(data);
+    if (big_endian) byteswap_elements(*data, swap_width(*storage.type));
+    f_.owned.push_back(std::move(*data));
+    storage.bytes = f_.owned.back();
+  }
+  return walk(*root, "", 0);
+}
+
+// The first pickle of a legacy file: 0x1950a86a20f9469cfc6c as a Python int.
+constexpr uint8_t kLegacyMagic[] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+constexpr int64_t kLegacyProtocol = 1001;
+
+Result<void> TorchReader::read_legacy() {
+  auto src = Source::open_file(path_, Source::Mode::map);
+  ZT_TRY(src);
+  f_.source = std::move(*src);
+  const std::span<const uint8_t> bytes(f_.source.base(), f_.source.size());
+  const char* p = path_.c_str();
+  uint64_t pos = 0;
+  auto magic = pickle_.run(bytes, pos, path_ + ": magic number");
+  ZT_TRY(magic);
+  const PickleValue& m = pickle_.at(*magic);
+  ZT_FAIL_IF(m.kind != PickleKind::big_integer || m.text.size() != sizeof kLegacyMagic ||
+                 std::memcmp(m.text.data(), kLegacyMagic, sizeof kLegacyMagic) != 0,
+             format, "%s: a pickle without torch.save's magic number: not a PyTorch checkpoint", p);
+  auto protocol = pickle_.run(bytes, pos, path_ + ": protocol version");
+  ZT_TRY(protocol);
+  const PickleValue& v = pickle_.at(*protocol);
+  ZT_FAIL_IF(v.kind != PickleKind::integer || v.integer != kLegacyProtocol, unsupported,
+             "%s: legacy torch.save protocol %s (1001 is read)", p,
+             v.kind == PickleKind::integer ? std::to_string(v.integer).c_str() : "?");
+  auto info = pickle_.run(bytes, pos, path_ + ": system info");
+  ZT_TRY(info);
+  bool little_endian = true;
+  const PickleValue& sys = pickle_.at(*info);
+  ZT_FAIL_IF(sys.kind != PickleKind::dict, invalid, "%s: the system info is not a dict", p);
+  for (size_t i = 0; i + 1 < sys.items.size(); i += 2) {
+    const PickleValue& k = pickle_.at(sys.items[i]);
+    const PickleValue& x = pickle_.at(sys.items[i + 1]);
+    if (k.kind == PickleKind::text && k.text == "little_endian") {
+      ZT_FAIL_IF(x.kind != PickleKind::boolean, invalid, "%s: little_endian is not a bool", p);
+      little_endian = x.truth;
+    }
+  }
+  const std::string where = path_ + ": the saved object";
+  auto root = pickle_.run(bytes, pos, where);
+  ZT_TRY(root);
+  auto keys = pickle_.run(bytes, pos, path_ + ": storage keys");
+  ZT_TRY(keys);
+  ZT_TRY(collect_storages(where));
+  const std::vector<uint32_t> order = pickle_.at(*keys).items;
+  ZT_FAIL_IF(pickle_.at(*keys).kind != PickleKind::list, invalid,
+             "%s: the storage keys are not a list", p);
+  std::unordered_set<std::string> seen;
+  for (const uint32_t k : order) {
+    const PickleValue& key = pickle_.at(k);
+    ZT_FAIL_IF(key.kind != PickleKind::text, invalid, "%s: a storage key is a %s", p,
+               pickle_.describe(k).c_str());
+    const auto it = storages_.find(key.text);
+    ZT_FAIL_IF(it == storages_.end(), invalid, "%s: storage \"%s\" is not used by the object", p,
+               key.text.c_str());
+    ZT_FAIL_IF(!seen.insert(key.text).second, invalid, "%s: storage \"%s\" is listed twice", p,
+               key.text.c_str());
+    Storage& s = it->second;
+    ZT_FAIL_IF(bytes.size() - pos < 8, format, "%s: storage \"%s\": the file ends at its size", p,
+               key.text.c_str());
+    uint64_t count = 0;
+    for (int b = 0; b < 8; ++b)
+      count |= uint64_t{bytes[pos + (little_endian ? b : 7 - b)]} << (8 * b);
+    pos += 8;
+    ZT_FAIL_IF(count != s.numel, invalid, "%s: storage \"%s\" holds %llu elements, the object %llu",
+               p, key.text.c_str(), static_cast<ull>(count), static_cast<ull>(s.numel));
+    const auto need = checked_mul(count, s.type->width);
+    ZT_FAIL_IF(!need || *need > bytes.size() - pos, format,
+               "%s: storage \"%s\": %llu elements of torch.%s go past the end of the file", p,
+               key.text.c_str(), static_cast<ull>(count), std::string(s.type->name).c_str());
+    s.bytes = bytes.subspan(pos, *need);
+    pos += *need;
+    if (!little_endian && swap_width(*s.type) > 1) {
+      std::vector<uint8_t> swapped(s.bytes.begin(), s.bytes.end());
+      byteswap_elements(swapped, swap_width(*s.type));
+      f_.owned.push_back(std::move(swapped));
+      s.bytes = f_.owned.back();
+    }
+  }
+  for (const auto& [key, s] : storages_)
+    ZT_FAIL_IF(!seen.contains(key), invalid, "%s: storage \"%s\" is used but not stored", p,
+               key.c_str());
+  ZT_FAIL_IF(pos != bytes.size(), invalid, "%s: %llu bytes follow the last storage", p,
+             static_cast<ull>(bytes.size() - pos));
+  return walk(*root, "", 0);
+}
+
+}  // namespace
+
+Result<ForeignFile> read_pytorch(const std::string& path) {
+  ForeignFile f;
+  f.kind = FileKind::pytorch;
+  uint8_t head[4] = {};
+  {
+    auto probe = Source::open_file(path, Source::Mode::copy);
+    ZT_TRY(probe);
+    ZT_FAIL_IF(probe->size() < 4, format, "%s: %llu bytes is too short for a PyTorch checkpoint",
+               path.c_str(), static_cast<ull>(probe->size()));
+    ZT_TRY(probe->read_into(0, head));
+  }
+  TorchReader r(path, f);
+  if (head[0] == 'P' && head[1] == 'K') {
+    ZT_TRY(r.read_zip());
+  } else if (head[0] == 0x80) {
+    ZT_TRY(r.read_legacy());
+  } else {
+    return make_error(Status::format,
+                      "%s: neither a zip archive nor a pickle: not a torch.save checkpoint",
+                      path.c_str());
+  }
+  return f;
+}
+
+}  // namespace zt::foreign
