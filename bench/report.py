@@ -109,6 +109,7 @@ def main():
     raw = load_gbench(os.path.join(out_dir, "bench_raw.json"))
     zs = load_gbench(os.path.join(out_dir, "bench_zstd.json"))
     wr = load_gbench(os.path.join(out_dir, "bench_write.json"))
+    cv = load_gbench(os.path.join(out_dir, "bench_convert.json"))
     pages = load_json(os.path.join(out_dir, "pages.json"))
     mem = load_json(os.path.join(out_dir, "memory.json"))
     machine = load_json(os.path.join(out_dir, "machine.json"))
@@ -233,6 +234,13 @@ def main():
                 0.95, "XXH3_64bits" if algo == "Xxh3" else "EVP_Digest", cpu=True)
         t.ratio("digest", f"{label}, 1 MiB pieces (zt::Hasher)", wr, f"BM_Digest_{algo}Pieces_Direct",
                 f"BM_Digest_{algo}Pieces_Zt", 0.95, "XXH3 state" if algo == "Xxh3" else "EVP_DigestUpdate", cpu=True)
+
+    # ---- converting foreign checkpoints ----
+    for name, what in (("Zip", "zip format (members viewed in place after their CRC-32)"),
+                       ("Legacy", "legacy format (storages viewed in place)")):
+        t.ratio("convert 1 GiB", f"PyTorch checkpoint, {what}: zt convert", cv, "BM_Convert_CopyFile",
+                f"BM_Convert_Pytorch{name}", 0.8,
+                f"durable copy of the same file, 4 MiB pieces ({gbps(cv.get(f'BM_Convert_Pytorch{name}'), 1 << 30)})")
 
     # ---- memory ----
     if mem:

@@ -20,7 +20,7 @@ out=$build/bench-report
 export ZT_BENCH_DIR=${ZT_BENCH_DIR:-$build/bench-files}
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZT_BUILD_BENCH=ON \
-  -DZT_BUILD_TESTS=OFF -DZT_BUILD_CLI=OFF >/dev/null
+  -DZT_BUILD_TESTS=OFF -DZT_BUILD_CLI=ON >/dev/null
 ninja -C "$build" -j2 bench/all
 update=()
 programs=()
@@ -28,10 +28,10 @@ for arg in "$@"; do
   case $arg in
     --update) update=(--update "$root/BENCHMARKS.md") ;;
     bench_*) programs+=("$arg") ;;
-    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_write]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert]" >&2; exit 2 ;;
   esac
 done
-[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_write)
+[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert)
 mkdir -p "$out" "$ZT_BENCH_DIR"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }

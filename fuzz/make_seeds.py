@@ -302,7 +302,39 @@ def foreign_seeds():
     npz["members_stored"] = member("a.npy", a) + member("b.npy", b)
     npz["members_deflated"] = member("w.npy", a, True) + member("dir/x.npy", npy["bool"], True)
     npz["members_odd_names"] = member("a", a) + member("a.npy", b) + member("c.txt", b"not npy")
+    s["format_pytorch"] = pytorch_seeds(member)
     return s
+
+
+def pytorch_seeds(member):
+    """torch.save files (zip and legacy) written by the real torch, and the
+    same archives as member lists; without python3-torch, none."""
+    import io
+    import zipfile
+    try:
+        import torch
+    except ImportError:
+        print("make_seeds: python3-torch is not installed: no format_pytorch seeds")
+        return {}
+    torch.manual_seed(0)
+    w = torch.randn(3, 4)
+    sd = {"w": w, "t": w.t(), "h": torch.arange(4).half(), "b": torch.tensor([True, False]),
+          "c": torch.ones(1, dtype=torch.complex64), "s": torch.tensor(7), "e": torch.zeros(0, 2),
+          "slice": torch.arange(10.0)[3:7], "tied": w}
+    ck = {"model": torch.nn.Linear(2, 1).state_dict(), "epoch": 3, "opt": {"state": {0: {"step": 1}}},
+          "lr": [1e-3, (0.9, 0.999)], "name": "run", "none": None}
+    seeds = {}
+    for name, obj in [("state_dict", sd), ("checkpoint", ck)]:
+        for zip_format, proto in [(True, 2), (False, 2), (True, 4)]:
+            bio = io.BytesIO()
+            torch.save(obj, bio, pickle_protocol=proto, _use_new_zipfile_serialization=zip_format)
+            blob = bio.getvalue()
+            kind = "zip" if zip_format else "legacy"
+            seeds["%s_%s_p%d" % (name, kind, proto)] = blob
+            if zip_format and proto == 2:
+                with zipfile.ZipFile(io.BytesIO(blob)) as z:
+                    seeds["%s_members" % name] = b"".join(member(i.filename, z.read(i)) for i in z.infolist())
+    return seeds
 
 
 MAGIC_V2 = b"\x89ZT2\r\n\x1a\n"

@@ -366,13 +366,17 @@ Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::st
   return o;
 }
 
-// The walk and the attribute conversion visit each (value, path) at most
-// once; a pickle of shared containers (each list holding the previous one
-// twice) would otherwise make exponentially many paths.
+// The walk and the attribute conversion visit each (value, path) once; a
+// pickle of shared containers (each list holding the previous one twice)
+// would make exponentially many paths from a few bytes. A saved object has
+// about as many paths as values (tied weights add one each), so the walk
+// is bounded by the pickle's own size.
 Result<void> TorchReader::spend(const std::string& where) {
-  ZT_FAIL_IF(++budget_ > 4 * kPickleMaxValues, limit,
-             "%s: the saved object has more than %llu paths to walk", where.c_str(),
-             static_cast<ull>(4 * kPickleMaxValues));
+  const uint64_t budget = 2 * uint64_t{pickle_.size()} + 1024;
+  ZT_FAIL_IF(++budget_ > budget, limit,
+             "%s: the saved object has more than %llu paths to walk (containers shared over and "
+             "over)",
+             where.c_str(), static_cast<ull>(budget));
   return {};
 }
 
@@ -544,7 +548,23 @@ Result<void> TorchReader::read_zip() {
                path_.c_str(), order->name.c_str(), s.c_str());
     big_endian = s == "big";
   }
-  auto bytes = archive->read(*pkl, where);
+  // torch.save stores its members uncompressed (64-byte aligned): they are
+  // viewed in the mapped file once their CRC-32 is checked.
+  auto src = Source::open_file(path_, Source::Mode::map);
+  ZT_TRY(src);
+  f_.source = std::move(*src);
+  const auto in_place =
+      archive->stored_in_place(std::span<const uint8_t>(f_.source.base(), f_.source.size()));
+  const auto member_bytes = [&](const ZipMember& m,
+                                const std::string& w) -> Result<std::span<const uint8_t>> {
+    const auto k = static_cast<size_t>(&m - archive->members().data());
+    if (in_place[k]) return *in_place[k];
+    auto copy = archive->read(m, w);
+    ZT_TRY(copy);
+    f_.owned.push_back(std::move(*copy));
+    return std::span<const uint8_t>(f_.owned.back());
+  };
+  auto bytes = member_bytes(*pkl, where);
   ZT_TRY(bytes);
   uint64_t pos = 0;
   auto root = pickle_.run(*bytes, pos, where);
@@ -564,11 +584,15 @@ Result<void> TorchReader::read_zip() {
                static_cast<ull>(m->size), static_cast<ull>(storage.numel),
                std::string(storage.type->name).c_str(),
                static_cast<ull>(need.value_or(UINT64_MAX)));
-    auto data = archive->read(*m, w);
+    auto data = member_bytes(*m, w);
     ZT_TRY(data);
-    if (big_endian) byteswap_elements(*data, swap_width(*storage.type));
-    f_.owned.push_back(std::move(*data));
-    storage.bytes = f_.owned.back();
+    storage.bytes = *data;
+    if (big_endian && swap_width(*storage.type) > 1) {
+      std::vector<uint8_t> swapped(data->begin(), data->end());
+      byteswap_elements(swapped, swap_width(*storage.type));
+      f_.owned.push_back(std::move(swapped));
+      storage.bytes = f_.owned.back();
+    }
   }
   return walk(*root, "", 0);
 }

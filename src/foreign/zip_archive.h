@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,10 @@ namespace zt::foreign {
 struct ZipMember {
   std::string name;
   uint64_t index = 0;
-  uint64_t size = 0;  // stated uncompressed size
+  uint64_t size = 0;        // stated uncompressed size
+  uint64_t compressed = 0;  // stated compressed size
+  uint32_t crc = 0;
+  bool stored = false;  // not compressed, not encrypted
 };
 
 class ZipArchive {
@@ -34,6 +39,18 @@ class ZipArchive {
 
   // The member's bytes; `where` names it in messages.
   Result<std::vector<uint8_t>> read(const ZipMember& m, const std::string& where) const;
+
+  // Stored members viewed in place in `file` (the archive's bytes, mapped):
+  // for each member, in members() order, its bytes in the file, or nothing
+  // when it is compressed or cannot be proven. libzip has no call for where
+  // a member's data lies, so each local header is looked for after the
+  // previous member's data (its signature, then the member's name; data
+  // descriptors lie between), and the bytes it leads to are taken only if
+  // their CRC-32 (zlib's, on every core) equals the central directory's:
+  // the same proof libzip asks of a member it reads. Members not found, or
+  // whose CRC differs, are left to read(), which refuses a bad CRC itself.
+  std::vector<std::optional<std::span<const uint8_t>>> stored_in_place(
+      std::span<const uint8_t> file) const;
 
  private:
   std::unique_ptr<zip, void (*)(zip*)> archive_{nullptr, nullptr};
