@@ -11,6 +11,7 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
 #include "foreign/gguf.h"
+#include "foreign/hf_index.h"
 #include "foreign/npy.h"
 #include "foreign/pytorch.h"
 #include "foreign/safetensors.h"
@@ -26,6 +27,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 FileKind kind_from_path(std::string_view path) {
+  if (is_hf_index(path)) return FileKind::hf_index;
   if (ends_with(path, ".zt")) return FileKind::zt;
   if (ends_with(path, ".safetensors")) return FileKind::safetensors;
   if (ends_with(path, ".gguf")) return FileKind::gguf;
@@ -50,6 +52,8 @@ std::string_view kind_name(FileKind k) {
       return "npz";
     case FileKind::pytorch:
       return "pytorch";
+    case FileKind::hf_index:
+      return "sharded checkpoint";
     case FileKind::unknown:
       break;
   }
@@ -70,14 +74,16 @@ Result<ForeignFile> read_by_kind(const std::string& path) {
       return read_npz(path);
     case FileKind::pytorch:
       return read_pytorch(path);
+    case FileKind::hf_index:
+      return read_hf_index(path);
     case FileKind::zt:
     case FileKind::unknown:
       break;
   }
   return make_error(
       Status::unsupported,
-      "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy, .npz or a PyTorch "
-      ".pt/.pth/.bin/.ckpt)",
+      "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy, .npz, a PyTorch "
+      ".pt/.pth/.bin/.ckpt or a sharded checkpoint's .index.json)",
       path.c_str());
 }
 

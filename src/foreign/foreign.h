@@ -21,10 +21,11 @@
 
 namespace zt::foreign {
 
-enum class FileKind { zt, safetensors, gguf, npy, npz, pytorch, unknown };
+enum class FileKind { zt, safetensors, gguf, npy, npz, pytorch, hf_index, unknown };
 
 // By extension: ".zt", ".safetensors", ".gguf", ".npy", ".npz", and PyTorch's
-// ".pt", ".pth", ".bin", ".ckpt".
+// ".pt", ".pth", ".bin", ".ckpt"; a sharded Hugging Face checkpoint by its
+// index ("*.index.json").
 FileKind kind_from_path(std::string_view path);
 std::string_view kind_name(FileKind k);
 
@@ -52,6 +53,7 @@ struct ForeignFile {
   std::vector<ForeignObject> objects;
   Source source;                           // the mapped file, when bytes are viewed in place
   std::deque<std::vector<uint8_t>> owned;  // bytes made here: unzipped, byte-swapped, transposed
+  std::vector<ForeignFile> parts;          // the shards of a sharded checkpoint, holding its bytes
 
   ForeignFile() = default;
   ForeignFile(ForeignFile&&) = default;

@@ -443,6 +443,73 @@ class Safetensors(Base):
         self.zt("diff", "in.safetensors", "out.safetensors")
         self.zt("diff", "in.safetensors", "mid.zt")
 
+    def sharded(self, shards, weight_map=None, metadata=None):
+        """Writes shards {file: [(name, dtype, shape, bytes)]} and their index."""
+        wm = {}
+        for file, tensors in shards.items():
+            write_safetensors(self.path(file), tensors, {"format": "pt"})
+            wm.update({t[0]: file for t in tensors})
+        index = {"weight_map": wm if weight_map is None else weight_map}
+        if metadata is not None:
+            index["metadata"] = metadata
+        with open(self.path("model.safetensors.index.json"), "w") as f:
+            json.dump(index, f)
+
+    def test_sharded_index_converts_to_one_file(self):
+        a = np.arange(6, dtype="<f4")
+        b = np.arange(4, dtype="<i8")
+        c = np.ones(3, dtype="<f2")
+        shards = {"model-00002-of-00002.safetensors": [("c", "F16", [3], c.tobytes())],
+                  "model-00001-of-00002.safetensors": [("a", "F32", [2, 3], a.tobytes()),
+                                                       ("b", "I64", [4], b.tobytes())]}
+        self.sharded(shards, metadata={"total_size": 54})
+        self.zt("convert", "model.safetensors.index.json", "one.zt")
+        view = self.ref_check("one.zt")
+        j = self.info("one.zt")
+        self.assertEqual([o["name"] for o in j["objects"]], ["a", "b", "c"])  # shard by shard
+        self.assertEqual(j["attributes"], {"format": "pt", "hf.index.metadata": {"total_size": 54}})
+        if view is not None:
+            self.assertEqual(view[1]["a"]["data"], a.tobytes())
+            self.assertEqual(view[1]["c"]["data"], c.tobytes())
+        self.zt("diff", "model.safetensors.index.json", "one.zt")
+
+    def test_sharded_index_rules(self):
+        one = [("a", "F32", [1], np.ones(1, "<f4").tobytes())]
+        two = [("b", "F32", [1], np.ones(1, "<f4").tobytes())]
+        s1, s2 = "m-1.safetensors", "m-2.safetensors"
+        cases = [
+            ({s1: one, s2: two}, {"a": s1, "b": s1}, 'tensor "b" of the weight_map is not in shard m-1'),
+            ({s1: one + two, s2: two}, {"a": s1, "b": s2}, 'tensor "b" is in shard m-1.safetensors, the index says m-2'),
+            ({s1: one, s2: two}, {"a": s1, "b": s2, "c": s2}, 'tensor "c" of the weight_map is not in shard m-2'),
+            ({s1: one, s2: two}, {"a": s1}, None),  # m-2 is never opened: its "b" is not in the map
+            ({s1: one + two}, {"a": s1}, 'tensor "b" is in shard m-1.safetensors but not in the index'),
+            ({s1: one}, {"a": "../m-1.safetensors"}, "is not a plain file name beside the index"),
+            ({s1: one}, {"a": "/etc/passwd.safetensors"}, "is not a plain file name beside the index"),
+            ({s1: one}, {"a": "m-1.gguf"}, "neither .safetensors nor a PyTorch file"),
+            ({s1: one}, {"a": "missing.safetensors"}, "missing.safetensors"),
+        ]
+        for shards, wm, fragment in cases:
+            with self.subTest(wm=wm):
+                self.sharded(shards, wm)
+                if fragment is None:
+                    self.zt("convert", "model.safetensors.index.json", "x.zt")
+                    continue
+                p = self.zt("convert", "model.safetensors.index.json", "x.zt", code=3 if "missing" in fragment else 4)
+                self.assertIn(fragment, p.stderr)
+        with open(self.path("model.safetensors.index.json"), "w") as f:
+            f.write('{"weight_map": {"a": "m-1.safetensors", "a": "m-1.safetensors"}}')
+        self.assertIn('"a" appears twice', self.zt("convert", "model.safetensors.index.json", "x.zt", code=4).stderr)
+        with open(self.path("model.safetensors.index.json"), "w") as f:
+            f.write('{"metadata": {}}')
+        self.assertIn('no "weight_map"', self.zt("convert", "model.safetensors.index.json", "x.zt", code=4).stderr)
+        # Shards that disagree on their own metadata cannot be one file.
+        write_safetensors(self.path(s1), one, {"format": "pt"})
+        write_safetensors(self.path(s2), two, {"format": "tf"})
+        with open(self.path("model.safetensors.index.json"), "w") as f:
+            json.dump({"weight_map": {"a": s1, "b": s2}}, f)
+        self.assertIn('metadata "format" differs', self.zt("convert", "model.safetensors.index.json", "x.zt",
+                                                          code=4).stderr)
+
     def test_metadata_keys_are_data(self):
         # "$bytes" is how our JSON text spells a byte string; in foreign
         # metadata it is a key like any other and must survive as one.
@@ -1855,6 +1922,18 @@ class Pytorch(Base):
         self.zt("convert", "le.pt", "le.zt")
         self.zt("convert", "be.pt", "be.zt")
         self.zt("diff", "le.zt", "be.zt")
+
+    def test_sharded_pytorch_bin_index(self):
+        torch = self.torch
+        sd = {"emb": torch.randn(4, 3), "head": torch.randn(3), "norm": torch.ones(3)}
+        torch.save({"emb": sd["emb"]}, self.path("pytorch_model-00001-of-00002.bin"))
+        torch.save({"head": sd["head"], "norm": sd["norm"]}, self.path("pytorch_model-00002-of-00002.bin"))
+        with open(self.path("pytorch_model.bin.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": 72},
+                       "weight_map": {"emb": "pytorch_model-00001-of-00002.bin",
+                                      "head": "pytorch_model-00002-of-00002.bin",
+                                      "norm": "pytorch_model-00002-of-00002.bin"}}, f)
+        self.check("pytorch_model.bin.index.json", sd)
 
     def test_hostile_reduce_is_refused_without_running(self):
         marker = self.path("pwned")

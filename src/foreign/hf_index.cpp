@@ -1,0 +1,135 @@
+#include "foreign/hf_index.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "cbor/cbor_encode.h"
+#include "container/io.h"
+
+namespace zt::foreign {
+
+namespace {
+
+using ull = unsigned long long;
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+bool plain_file_name(const std::string& s) {
+  return !s.empty() && s.size() <= 255 && s.find('/') == std::string::npos &&
+         s.find('\0') == std::string::npos && s.front() != '.';
+}
+
+// The index's JSON, parsed with bounded nesting; duplicate tensor names in
+// the weight map would shadow each other and are refused.
+Result<nlohmann::json> parse_index(const std::string& path) {
+  const char* p = path.c_str();
+  auto src = Source::open_file(path, Source::Mode::map);
+  ZT_TRY(src);
+  ZT_FAIL_IF(src->size() > kHfIndexMaxBytes, limit, "%s: %llu bytes, more than the limit of %llu",
+             p, static_cast<ull>(src->size()), static_cast<ull>(kHfIndexMaxBytes));
+  std::vector<uint8_t> scratch;
+  auto bytes = src->bytes(0, src->size(), scratch);
+  ZT_TRY(bytes);
+  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  const size_t depth = json_nesting_depth(text);
+  ZT_FAIL_IF(depth > 16, invalid, "%s: the index nests %zu levels deep", p, depth);
+  std::string duplicate;
+  std::unordered_map<std::string, int> seen;
+  const nlohmann::json::parser_callback_t on_event = [&](int d, nlohmann::json::parse_event_t ev,
+                                                         nlohmann::json& parsed) {
+    if (d == 2 && ev == nlohmann::json::parse_event_t::key && duplicate.empty() &&
+        ++seen[parsed.get<std::string>()] > 1)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), on_event, false);
+  ZT_FAIL_IF(j.is_discarded(), format, "%s: not valid JSON", p);
+  ZT_FAIL_IF(!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object(), format,
+             "%s: not a sharded checkpoint index (no \"weight_map\" object)", p);
+  ZT_FAIL_IF(!duplicate.empty(), invalid, "%s: \"%s\" appears twice", p, duplicate.c_str());
+  return j;
+}
+
+// Shard metadata agreed by every shard; a key two shards set differently
+// cannot be one file attribute.
+Result<void> merge_attributes(const std::string& shard, const Json& from, Json& into) {
+  for (const auto& [k, v] : from.items()) {
+    if (!into.contains(k)) {
+      into[k] = v;
+      continue;
+    }
+    ZT_FAIL_IF(into[k] != v, invalid,
+               "%s: metadata \"%s\" differs from an earlier shard's: one file cannot keep both",
+               shard.c_str(), k.c_str());
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_hf_index(std::string_view path) {
+  constexpr std::string_view kSuffix = ".index.json";
+  return path.size() > kSuffix.size() && path.substr(path.size() - kSuffix.size()) == kSuffix;
+}
+
+Result<ForeignFile> read_hf_index(const std::string& path) {
+  const char* p = path.c_str();
+  auto index = parse_index(path);
+  ZT_TRY(index);
+  // tensor -> shard, and the shards in name order.
+  std::unordered_map<std::string, std::string> shard_of;
+  std::map<std::string, uint64_t> shards;  // name -> tensors it should hold
+  for (const auto& [tensor, file] : (*index)["weight_map"].items()) {
+    ZT_FAIL_IF(!file.is_string(), format, "%s: weight_map[\"%s\"] is not a file name", p,
+               tensor.c_str());
+    const std::string shard = file.get<std::string>();
+    ZT_FAIL_IF(!plain_file_name(shard), invalid,
+               "%s: shard \"%s\" (of \"%s\") is not a plain file name beside the index", p,
+               shard.substr(0, 300).c_str(), tensor.c_str());
+    const FileKind k = kind_from_path(shard);
+    ZT_FAIL_IF(k != FileKind::safetensors && k != FileKind::pytorch, unsupported,
+               "%s: shard \"%s\" is neither .safetensors nor a PyTorch file", p, shard.c_str());
+    shard_of.emplace(tensor, shard);
+    ++shards[shard];
+  }
+  ForeignFile f;
+  f.kind = FileKind::hf_index;
+  const std::string dir = directory_of(path);
+  std::unordered_map<std::string, std::string> found;  // tensor -> shard it is in
+  for (const auto& [shard, expected] : shards) {
+    const std::string shard_path = dir + shard;
+    auto part = read_foreign(shard_path);
+    ZT_TRY(part);
+    for (ForeignObject& o : part->objects) {
+      const auto it = shard_of.find(o.name);
+      ZT_FAIL_IF(it == shard_of.end(), invalid,
+                 "%s: tensor \"%s\" is in shard %s but not in the index's weight_map", p,
+                 o.name.c_str(), shard.c_str());
+      ZT_FAIL_IF(it->second != shard, invalid,
+                 "%s: tensor \"%s\" is in shard %s, the index says %s", p, o.name.c_str(),
+                 shard.c_str(), it->second.c_str());
+      ZT_FAIL_IF(!found.emplace(o.name, shard).second, invalid,
+                 "%s: tensor \"%s\" appears twice in shard %s", p, o.name.c_str(), shard.c_str());
+      f.objects.push_back(std::move(o));
+    }
+    ZT_TRY(merge_attributes(shard_path, part->attributes, f.attributes));
+    part->objects.clear();
+    f.parts.push_back(std::move(*part));
+  }
+  for (const auto& [tensor, shard] : shard_of)
+    ZT_FAIL_IF(!found.contains(tensor), invalid,
+               "%s: tensor \"%s\" of the weight_map is not in shard %s", p, tensor.c_str(),
+               shard.c_str());
+  if (index->contains("metadata")) {
+    ZT_FAIL_IF(f.attributes.contains("hf.index.metadata"), invalid,
+               "%s: a shard's metadata already holds \"hf.index.metadata\"", p);
+    f.attributes["hf.index.metadata"] = Json::parse((*index)["metadata"].dump());
+  }
+  return f;
+}
+
+}  // namespace zt::foreign

@@ -1,0 +1,30 @@
+// Sharded Hugging Face checkpoints: model.safetensors.index.json or
+// pytorch_model.bin.index.json beside its shards. The index is
+// {"metadata": {...}, "weight_map": {tensor: shard file}}; the model is the
+// tensors of every shard, read once each with the reader of its kind
+// (safetensors or PyTorch).
+//
+// Checked before anything is handed out: every shard name is a plain file
+// name beside the index (no '/', not "." or "..", not hidden), every tensor
+// of the map lies in the shard the map names, every tensor of a shard is in
+// the map, and no name appears twice. Objects come shard by shard (shards by
+// name, so model-00001-of-00004 first), in each shard's own order. The
+// shards' own metadata (safetensors' {"format": "pt"}) become the file
+// attributes where the shards agree (a key they disagree on is refused),
+// and the index's "metadata" object is kept whole as the attribute
+// "hf.index.metadata" (its total_size among them).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "foreign/foreign.h"
+
+namespace zt::foreign {
+
+inline constexpr uint64_t kHfIndexMaxBytes = 100'000'000;
+
+bool is_hf_index(std::string_view path);
+Result<ForeignFile> read_hf_index(const std::string& path);
+
+}  // namespace zt::foreign
