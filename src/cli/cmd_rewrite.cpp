@@ -494,7 +494,9 @@ int run_convert(const Args& a) {
   if (out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors)
     return usage_error("convert",
                        "OUT must end in .zt or .safetensors (use zt export for a single .npy)");
-  auto in = Input::open(a.pos[0]);
+  foreign::ReadOptions read;
+  read.skip_unknown_types = a.has("--skip-unknown");
+  auto in = Input::open(a.pos[0], read);
   if (!in) return report(in.error(), a.pos[0]);
   Result<void> r;
   if (out_kind == foreign::FileKind::safetensors)

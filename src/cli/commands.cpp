@@ -49,7 +49,7 @@ constexpr OptSpec kConvertOpts[] = {
     {"--compress", OptSpec::optional_value}, {"--digest", OptSpec::value},
     {"--threads", OptSpec::value},           {"--densify"},
     {"--format-version", OptSpec::value},    {"--no-canonical"},
-    {"--shard-size", OptSpec::value}};
+    {"--shard-size", OptSpec::value},        {"--skip-unknown"}};
 constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--in-place"},
                                    {"--level", OptSpec::value},
@@ -107,7 +107,10 @@ const std::string kConvertUsage =
         "                       refused (exit 5) unless --densify\n"
         "  --shard-size BYTES   with --format-version 2: split OUT into OUT's root and\n"
         "                       data shards <stem>-00001.zt ... of at most BYTES each\n"
-        "                       (a larger part gets a shard of its own; v2 spec 7)\n") +
+        "                       (a larger part gets a shard of its own; v2 spec 7)\n"
+        "  --skip-unknown       GGUF tensors of a GGML type zt does not know are left out\n"
+        "                       (named on stderr and in the file attribute gguf.skipped)\n"
+        "                       instead of refusing the file\n") +
     std::string(kWriteOptions) +
     "  --densify            write sparse and quantized objects (and dtypes safetensors\n"
     "                       lacks) as dense f32/f64 values; without it, writing them\n"

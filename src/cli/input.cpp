@@ -145,9 +145,15 @@ class ForeignInput final : public Input {
     return b;
   }
 
-  static Result<std::unique_ptr<Input>> open(const std::string& path) {
-    auto f = foreign::read_foreign(path);
+  static Result<std::unique_ptr<Input>> open(const std::string& path,
+                                             const foreign::ReadOptions& options) {
+    auto f = foreign::read_foreign(path, options);
     ZT_TRY(f);
+    if (f->attributes.contains("gguf.skipped"))
+      for (const Json& s : f->attributes["gguf.skipped"])
+        std::fprintf(stderr, "zt: note: %s: tensor \"%s\" of unknown GGML type %u skipped\n",
+                     path.c_str(), s["name"].get<std::string>().c_str(),
+                     s["ggml_type"].get<unsigned>());
     auto in = std::make_unique<ForeignInput>();
     in->file_ = std::move(*f);
     in->path = path;
@@ -225,10 +231,11 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Input>> Input::open(const std::string& path) {
+Result<std::unique_ptr<Input>> Input::open(const std::string& path,
+                                           const foreign::ReadOptions& options) {
   const foreign::FileKind k = foreign::kind_from_path(path);
   if (k == foreign::FileKind::zt || k == foreign::FileKind::unknown) return ZtInput::open(path);
-  return ForeignInput::open(path);
+  return ForeignInput::open(path, options);
 }
 
 Result<void> for_each_attribute(std::span<const uint8_t> attributes_cbor, const AttributeVisitor& f) {

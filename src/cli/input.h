@@ -66,8 +66,11 @@ struct Buffer {
 class Input {
  public:
   // Opens by extension: .zt through the Reader (also any file that is not a
-  // known foreign type), the others through src/foreign.
-  static Result<std::unique_ptr<Input>> open(const std::string& path);
+  // known foreign type), the others through src/foreign. What a foreign
+  // reader leaves out on request (GGUF tensors of unknown types) is listed
+  // on stderr.
+  static Result<std::unique_ptr<Input>> open(const std::string& path,
+                                             const foreign::ReadOptions& options = {});
   virtual ~Input() = default;
 
   // Decoded bytes of one component (no decode cache kept).

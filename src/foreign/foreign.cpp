@@ -62,12 +62,12 @@ std::string_view kind_name(FileKind k) {
 
 namespace {
 
-Result<ForeignFile> read_by_kind(const std::string& path) {
+Result<ForeignFile> read_by_kind(const std::string& path, const ReadOptions& options) {
   switch (kind_from_path(path)) {
     case FileKind::safetensors:
       return read_safetensors(path);
     case FileKind::gguf:
-      return read_gguf(path);
+      return read_gguf(path, options);
     case FileKind::npy:
       return read_npy(path);
     case FileKind::npz:
@@ -75,7 +75,7 @@ Result<ForeignFile> read_by_kind(const std::string& path) {
     case FileKind::pytorch:
       return read_pytorch(path);
     case FileKind::hf_index:
-      return read_hf_index(path);
+      return read_hf_index(path, options);
     case FileKind::zt:
     case FileKind::unknown:
       break;
@@ -111,8 +111,8 @@ Result<void> check_writable(const std::string& path, const ForeignFile& f) {
 
 }  // namespace
 
-Result<ForeignFile> read_foreign(const std::string& path) {
-  auto f = read_by_kind(path);
+Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options) {
+  auto f = read_by_kind(path, options);
   ZT_TRY(f);
   ZT_TRY(check_writable(path, *f));
   return f;

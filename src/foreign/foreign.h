@@ -60,8 +60,14 @@ struct ForeignFile {
   ForeignFile& operator=(ForeignFile&&) = default;
 };
 
+struct ReadOptions {
+  // GGUF tensors of a GGML type this library does not know are left out and
+  // listed in the file attribute "gguf.skipped", instead of refusing the file.
+  bool skip_unknown_types = false;
+};
+
 // Reads any supported foreign file by its extension.
-Result<ForeignFile> read_foreign(const std::string& path);
+Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});
 
 // A bounded little-endian cursor over untrusted bytes: every read checks
 // what is left first, so no length in the input can send it past the end.

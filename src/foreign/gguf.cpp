@@ -8,6 +8,7 @@
 
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
+#include "foreign/ggml_types.h"
 #include "manifest/manifest.h"
 
 namespace zt::foreign {
@@ -15,36 +16,6 @@ namespace zt::foreign {
 using ull = unsigned long long;
 
 namespace {
-
-// GGML tensor types as llama.cpp's gguf-py GGML_QUANT_SIZES lists them:
-// elements per block and bytes per block; plain types have blocks of one.
-struct GgmlType {
-  uint32_t id;
-  std::string_view name;
-  uint32_t block;
-  uint32_t bytes;
-  std::optional<DType> dense;
-};
-
-constexpr std::array<GgmlType, 32> kGgmlTypes = {{
-    {0, "F32", 1, 4, DType::f32},  {1, "F16", 1, 2, DType::f16},    {2, "Q4_0", 32, 18, {}},
-    {3, "Q4_1", 32, 20, {}},       {6, "Q5_0", 32, 22, {}},         {7, "Q5_1", 32, 24, {}},
-    {8, "Q8_0", 32, 34, {}},       {9, "Q8_1", 32, 40, {}},         {10, "Q2_K", 256, 84, {}},
-    {11, "Q3_K", 256, 110, {}},    {12, "Q4_K", 256, 144, {}},      {13, "Q5_K", 256, 176, {}},
-    {14, "Q6_K", 256, 210, {}},    {15, "Q8_K", 256, 292, {}},      {16, "IQ2_XXS", 256, 66, {}},
-    {17, "IQ2_XS", 256, 74, {}},   {18, "IQ3_XXS", 256, 98, {}},    {19, "IQ1_S", 256, 50, {}},
-    {20, "IQ4_NL", 32, 18, {}},    {21, "IQ3_S", 256, 110, {}},     {22, "IQ2_S", 256, 82, {}},
-    {23, "IQ4_XS", 256, 136, {}},  {24, "I8", 1, 1, DType::i8},     {25, "I16", 1, 2, DType::i16},
-    {26, "I32", 1, 4, DType::i32}, {27, "I64", 1, 8, DType::i64},   {28, "F64", 1, 8, DType::f64},
-    {29, "IQ1_M", 256, 56, {}},    {30, "BF16", 1, 2, DType::bf16}, {34, "TQ1_0", 256, 54, {}},
-    {35, "TQ2_0", 256, 66, {}},    {39, "MXFP4", 32, 17, {}},
-}};
-
-const GgmlType* find_ggml_type(uint32_t id) {
-  for (const auto& t : kGgmlTypes)
-    if (t.id == id) return &t;
-  return nullptr;
-}
 
 enum ValueType : uint32_t {
   kU8 = 0,
@@ -95,14 +66,16 @@ constexpr int kMaxArrayNesting = 4;
 struct TensorInfo {
   std::string name;
   std::vector<uint64_t> dims;  // GGUF order: innermost first
-  const GgmlType* type = nullptr;
+  const GgmlType* type = nullptr;  // null: an unknown type, skipped on request
+  uint32_t type_id = 0;
   uint64_t offset = 0;
   uint64_t nbytes = 0;
 };
 
 class Parser {
  public:
-  Parser(const std::string& path, std::span<const uint8_t> bytes) : path_(path), cur_(bytes) {}
+  Parser(const std::string& path, std::span<const uint8_t> bytes, const ReadOptions& options)
+      : path_(path), cur_(bytes), options_(options) {}
 
   Result<ForeignFile> run(ForeignFile f);
 
@@ -122,6 +95,7 @@ class Parser {
 
   const std::string& path_;
   Cursor cur_;
+  const ReadOptions& options_;
   uint32_t alignment_ = 32;
   uint64_t values_ = 0;  // metadata values read so far (each becomes a manifest item)
 };
@@ -233,13 +207,23 @@ Result<Json> Parser::value(uint32_t type, const std::string& key, int depth,
                  p(), k, static_cast<ull>(*n), std::string(kValueTypeNames[*item]).c_str(),
                  static_cast<ull>(cur_.left()));
       Json a = Json::array();
+      // Arrays of arrays may hold inner arrays of different types: then each
+      // element's type is listed, "array[array[int32], array[string]]".
       std::string inner = std::string(kValueTypeNames[*item]);
+      std::vector<std::string> each;
+      bool mixed = false;
       for (uint64_t i = 0; i < *n; ++i) {
         std::string t;
         auto v = value(*item, key, depth + 1, t);
         ZT_TRY(v);
         if (i == 0) inner = t;
+        mixed = mixed || t != inner;
+        if (*item == kArray) each.push_back(std::move(t));
         a.push_back(std::move(*v));
+      }
+      if (mixed) {
+        inner.clear();
+        for (size_t i = 0; i < each.size(); ++i) inner += (i ? ", " : "") + each[i];
       }
       type_name = "array[" + inner + "]";
       return a;
@@ -264,10 +248,13 @@ Result<void> Parser::metadata(ForeignFile& f, uint64_t count) {
     // two names: a key of the same name would be overwritten, so the file is
     // refused rather than converted with a value lost.
     ZT_FAIL_IF(
-        *key == "gguf.types" || *key == "gguf.version", invalid,
+        *key == "gguf.types" || *key == "gguf.version" || *key == "gguf.skipped", invalid,
         "%s: GGUF metadata key \"%s\" has the name of the attribute that records the GGUF %s; "
         "refusing rather than losing either value",
-        p(), key->c_str(), *key == "gguf.types" ? "types" : "version");
+        p(), key->c_str(),
+        *key == "gguf.types"     ? "types"
+        : *key == "gguf.version" ? "version"
+                                 : "skipped tensors");
     auto type = fixed<uint32_t>(key->c_str());
     ZT_TRY(type);
     std::string type_name;
@@ -314,13 +301,18 @@ Result<TensorInfo> Parser::tensor_info() {
   auto type = fixed<uint32_t>(n);
   ZT_TRY(type);
   t.type = find_ggml_type(*type);
-  ZT_FAIL_IF(!t.type, unsupported, "%s: tensor \"%s\": unknown GGML type %u", p(), n, *type);
+  t.type_id = *type;
+  ZT_FAIL_IF(!t.type && !options_.skip_unknown_types, unsupported,
+             "%s: tensor \"%s\": unknown GGML type %u (zt convert --skip-unknown converts the "
+             "other tensors)",
+             p(), n, *type);
   auto offset = fixed<uint64_t>(n);
   ZT_TRY(offset);
   t.offset = *offset;
   ZT_FAIL_IF(t.offset % alignment_ != 0, invalid,
              "%s: tensor \"%s\": offset %llu is not a multiple of the alignment %u", p(), n,
              static_cast<ull>(t.offset), alignment_);
+  if (!t.type) return t;  // its size is unknown: left out, listed in gguf.skipped
   const uint64_t inner = t.dims.empty() ? 1 : t.dims[0];
   ZT_FAIL_IF(
       inner % t.type->block != 0, invalid,
@@ -377,6 +369,17 @@ Result<ForeignFile> Parser::run(ForeignFile f) {
              "%s: GGUF data section would start at %llu, past the end (%llu)", p(),
              static_cast<ull>(data_start), static_cast<ull>(size));
   const uint64_t data_size = data_start <= size ? size - data_start : 0;
+  Json skipped = Json::array();
+  for (const TensorInfo& t : infos) {
+    if (t.type) continue;
+    Json s = Json::object();
+    s["name"] = t.name;
+    s["ggml_type"] = t.type_id;
+    s["shape"] = std::vector<uint64_t>(t.dims.rbegin(), t.dims.rend());
+    skipped.push_back(std::move(s));
+  }
+  if (!skipped.empty()) f.attributes["gguf.skipped"] = std::move(skipped);
+  std::erase_if(infos, [](const TensorInfo& t) { return t.type == nullptr; });
   for (const TensorInfo& t : infos)
     ZT_FAIL_IF(
         t.offset > data_size || t.nbytes > data_size - t.offset, invalid,
@@ -424,7 +427,7 @@ Result<ForeignFile> Parser::run(ForeignFile f) {
 
 }  // namespace
 
-Result<ForeignFile> read_gguf(const std::string& path) {
+Result<ForeignFile> read_gguf(const std::string& path, const ReadOptions& options) {
   ForeignFile f;
   f.kind = FileKind::gguf;
   auto src = Source::open_file(path, Source::Mode::map);
@@ -433,7 +436,7 @@ Result<ForeignFile> read_gguf(const std::string& path) {
   ZT_FAIL_IF(f.source.size() < 24, format, "%s: %llu bytes is too short for a GGUF file",
              path.c_str(), static_cast<ull>(f.source.size()));
   const std::span<const uint8_t> bytes(f.source.base(), f.source.size());
-  Parser parser(path, bytes);
+  Parser parser(path, bytes, options);
   return parser.run(std::move(f));
 }
 

@@ -4,13 +4,14 @@
 // Tensors become objects. GGUF lists dimensions innermost first; objects get
 // them in row-major order (reversed). F32, F16, BF16, F64 and I8..I64 become
 // dense objects of the matching dtype. Block-quantized GGML types (Q4_0,
-// Q4_K, IQ2_XS, MXFP4, ...) are kept as raw bytes: a dense u8 object of
-// shape [outer dims..., bytes per row] with attributes
+// Q4_K, IQ2_XS, MXFP4, NVFP4, ...: foreign/ggml_types.h) are kept as raw bytes: a dense u8 object
+// of shape [outer dims..., bytes per row] with attributes
 //   ggml_type      "Q4_K"
 //   logical_shape  the tensor's shape in row-major order
 // Metadata key/values become file attributes under their own keys, with
 // values as JSON-like values; "gguf.types" maps each key to its GGUF type
-// ("uint32", "string", "array[float32]", ...) so nothing is lost, and
+// ("uint32", "string", "array[float32]", ...; nested arrays whose elements
+// differ list each: "array[array[int32], array[string]]") so nothing is lost, and
 // "gguf.version" holds the version.
 //
 // Checked before anything is used: magic, version, counts against the bytes
@@ -26,6 +27,9 @@
 
 namespace zt::foreign {
 
-Result<ForeignFile> read_gguf(const std::string& path);
+// Tensors of a GGML type not in kGgmlTypes (foreign/ggml_types.h) refuse
+// the file, unless options.skip_unknown_types: then they are left out and
+// listed in the file attribute "gguf.skipped" ([{name, ggml_type, shape}]).
+Result<ForeignFile> read_gguf(const std::string& path, const ReadOptions& options = {});
 
 }  // namespace zt::foreign

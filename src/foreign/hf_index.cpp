@@ -76,7 +76,7 @@ bool is_hf_index(std::string_view path) {
   return path.size() > kSuffix.size() && path.substr(path.size() - kSuffix.size()) == kSuffix;
 }
 
-Result<ForeignFile> read_hf_index(const std::string& path) {
+Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options) {
   const char* p = path.c_str();
   auto index = parse_index(path);
   ZT_TRY(index);
@@ -102,7 +102,7 @@ Result<ForeignFile> read_hf_index(const std::string& path) {
   std::unordered_map<std::string, std::string> found;  // tensor -> shard it is in
   for (const auto& [shard, expected] : shards) {
     const std::string shard_path = dir + shard;
-    auto part = read_foreign(shard_path);
+    auto part = read_foreign(shard_path, options);
     ZT_TRY(part);
     for (ForeignObject& o : part->objects) {
       const auto it = shard_of.find(o.name);

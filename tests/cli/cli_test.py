@@ -663,6 +663,69 @@ class Gguf(Base):
                    ("qk.weight", [512, 1], GGML_Q4_K, q4k)]
         return build_gguf(kvs, tensors, version, alignment), tensors
 
+    # Every type ggml defines (ggml.h; sizes from gguf-py's GGML_QUANT_SIZES),
+    # written down here independently of the library's own table.
+    ALL_TYPES = [
+        (0, "F32", 1, 4), (1, "F16", 1, 2), (2, "Q4_0", 32, 18), (3, "Q4_1", 32, 20), (6, "Q5_0", 32, 22),
+        (7, "Q5_1", 32, 24), (8, "Q8_0", 32, 34), (9, "Q8_1", 32, 40), (10, "Q2_K", 256, 84),
+        (11, "Q3_K", 256, 110), (12, "Q4_K", 256, 144), (13, "Q5_K", 256, 176), (14, "Q6_K", 256, 210),
+        (15, "Q8_K", 256, 292), (16, "IQ2_XXS", 256, 66), (17, "IQ2_XS", 256, 74), (18, "IQ3_XXS", 256, 98),
+        (19, "IQ1_S", 256, 50), (20, "IQ4_NL", 32, 18), (21, "IQ3_S", 256, 110), (22, "IQ2_S", 256, 82),
+        (23, "IQ4_XS", 256, 136), (24, "I8", 1, 1), (25, "I16", 1, 2), (26, "I32", 1, 4), (27, "I64", 1, 8),
+        (28, "F64", 1, 8), (29, "IQ1_M", 256, 56), (30, "BF16", 1, 2), (31, "Q4_0_4_4", 32, 18),
+        (32, "Q4_0_4_8", 32, 18), (33, "Q4_0_8_8", 32, 18), (34, "TQ1_0", 256, 54), (35, "TQ2_0", 256, 66),
+        (36, "IQ4_NL_4_4", 32, 18), (37, "IQ4_NL_4_8", 32, 18), (38, "IQ4_NL_8_8", 32, 18),
+        (39, "MXFP4", 32, 17), (40, "NVFP4", 64, 36), (41, "Q1_0", 128, 18), (42, "Q2_0", 64, 18)]
+
+    def test_every_ggml_type_is_carried_exactly(self):
+        rng = np.random.default_rng(7)
+        tensors = []
+        for tid, name, block, nbytes in self.ALL_TYPES:
+            rows = 3
+            data = rng.integers(0, 256, rows * 2 * nbytes, dtype=np.uint8).tobytes()
+            if block == 1 and name.startswith("F"):  # finite floats, not random bit patterns
+                width = {"F32": "<f4", "F16": "<f2", "F64": "<f8"}[name]
+                data = rng.standard_normal(rows * 2).astype(width).tobytes()
+            tensors.append(("t." + name, [2 * block, rows], tid, data))
+        with open(self.path("all.gguf"), "wb") as f:
+            f.write(build_gguf([("general.alignment", GGUF_U32, 32)], tensors))
+        self.zt("convert", "all.gguf", "all.zt")
+        view = self.ref_check("all.zt")
+        by = {o["name"]: o for o in self.info("all.zt")["objects"]}
+        self.assertEqual(len(by), len(self.ALL_TYPES))
+        for (tid, name, block, nbytes), (tname, dims, _, data) in zip(self.ALL_TYPES, tensors):
+            o = by[tname]
+            if block > 1:
+                self.assertEqual(o["attributes"], {"ggml_type": name, "logical_shape": [3, 2 * block]}, name)
+                self.assertEqual(o["shape"], [3, 2 * nbytes], name)
+            if view is not None:
+                self.assertEqual(view[1][tname]["data"], data, name)
+
+    def test_unknown_types_refuse_or_are_skipped_and_listed(self):
+        tensors = [("known", [4], GGML_F32, np.arange(4, dtype="<f4").tobytes()),
+                   ("future", [64, 2], 99, b"\x11" * 40)]
+        with open(self.path("new.gguf"), "wb") as f:
+            f.write(build_gguf([], tensors))
+        p = self.zt("convert", "new.gguf", "new.zt", code=4)
+        self.assertIn('tensor "future": unknown GGML type 99', p.stderr)
+        self.assertFalse(os.path.exists(self.path("new.zt")))
+        p = self.zt("convert", "new.gguf", "new.zt", "--skip-unknown")
+        self.assertIn('tensor "future" of unknown GGML type 99 skipped', p.stderr)
+        j = self.info("new.zt")
+        self.assertEqual([o["name"] for o in j["objects"]], ["known"])
+        self.assertEqual(j["attributes"]["gguf.skipped"], [{"name": "future", "ggml_type": 99, "shape": [2, 64]}])
+
+    def test_nested_arrays_record_each_elements_type(self):
+        mixed = (GGUF_ARRAY, [(GGUF_I32, [1, 2]), (GGUF_STRING, ["a", "b"]), (GGUF_F32, [0.5])])
+        same = (GGUF_ARRAY, [(GGUF_I32, [1]), (GGUF_I32, [2, 3])])
+        with open(self.path("m.gguf"), "wb") as f:
+            f.write(build_gguf([("test.mixed", GGUF_ARRAY, mixed), ("test.same", GGUF_ARRAY, same)], []))
+        self.zt("convert", "m.gguf", "m.zt")
+        a = self.info("m.zt")["attributes"]
+        self.assertEqual(a["test.mixed"], [[1, 2], ["a", "b"], [0.5]])
+        self.assertEqual(a["gguf.types"]["test.mixed"], "array[array[int32], array[string], array[float32]]")
+        self.assertEqual(a["gguf.types"]["test.same"], "array[array[int32]]")
+
     def test_read(self):
         for version, alignment in [(3, 32), (2, 64)]:
             blob, tensors = self.model(version, alignment)
