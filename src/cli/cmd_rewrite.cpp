@@ -8,11 +8,13 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/arithmetic.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 #include "commands.h"
+#include "foreign/gguf.h"
 #include "foreign/safetensors.h"
 #include "formats/object_format.h"
 #include "input.h"
@@ -427,6 +429,212 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   return {};
 }
 
+// GGUF: what read_gguf makes comes back as it was; other inputs where GGUF
+// has the type. A file attribute's GGUF type is the one "gguf.types"
+// recorded, else the natural one (text: string, bool, int: int64 or uint64
+// beyond, float: float64, arrays of one such type); maps have none.
+std::optional<std::string> natural_gguf_type(const cbor::Document& doc, uint32_t node) {
+  const cbor::Node& n = doc.node(node);
+  switch (n.kind) {
+    case cbor::Kind::text:
+    case cbor::Kind::bytes:
+      return "string";
+    case cbor::Kind::boolean:
+      return "bool";
+    case cbor::Kind::uint:
+      return n.u > static_cast<uint64_t>(INT64_MAX) ? "uint64" : "int64";
+    case cbor::Kind::negint:
+      return "int64";
+    case cbor::Kind::float_:
+      return "float64";
+    case cbor::Kind::array: {
+      std::optional<std::string> inner = "int64";  // an empty array's items
+      uint32_t c = cbor::Document::first_child(node);
+      for (uint32_t i = 0; i < n.count; ++i, c = doc.next(c)) {
+        auto t = natural_gguf_type(doc, c);
+        if (!t || (i > 0 && *t != *inner)) return std::nullopt;
+        inner = t;
+      }
+      return "array[" + *inner + "]";
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+Result<std::vector<foreign::GgufKeyValue>> gguf_metadata(const std::string& out, const Input& in,
+                                                         uint32_t& version) {
+  std::vector<foreign::GgufKeyValue> kvs;
+  std::optional<cbor::Document> types;
+  std::span<const uint8_t> types_cbor;
+  ZT_TRY(for_each_attribute(in.attributes_cbor,
+                            [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+                              if (k == "gguf.types") types_cbor = v;
+                              return {};
+                            }));
+  if (!types_cbor.empty()) {
+    auto d = cbor::decode(types_cbor);
+    ZT_TRY(d);
+    ZT_FAIL_IF(d->root().kind != cbor::Kind::map, argument,
+               "%s: the attribute gguf.types is not a map", out.c_str());
+    types = std::move(*d);
+  }
+  ZT_TRY(for_each_attribute(
+      in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+        if (k == "gguf.types" || k == "gguf.skipped") return {};
+        if (k == "gguf.version") {
+          auto s = cbor::scalar(v);
+          ZT_TRY(s);
+          ZT_FAIL_IF(s->kind != cbor::Kind::uint || (s->u != 2 && s->u != 3), argument,
+                     "%s: the attribute gguf.version is not 2 or 3", out.c_str());
+          version = static_cast<uint32_t>(s->u);
+          return {};
+        }
+        std::string type;
+        if (const uint32_t t = types ? types->find(0, k) : 0;
+            t && types->node(t).kind == cbor::Kind::text) {
+          type = std::string(types->node(t).str);
+        } else {
+          auto d = cbor::decode(v);
+          ZT_TRY(d);
+          const auto natural = natural_gguf_type(*d, 0);
+          ZT_FAIL_IF(!natural, argument,
+                     "%s: attribute \"%s\" (a map or a mixed array) has no GGUF type", out.c_str(),
+                     std::string(k).c_str());
+          type = *natural;
+        }
+        kvs.push_back({std::string(k), std::move(type), v});
+        return {};
+      }));
+  return kvs;
+}
+
+// The GGML type of an object read_gguf made from raw blocks: its u8 data
+// with the attributes ggml_type and logical_shape, the bytes agreeing.
+Result<std::optional<foreign::GgufTensorEntry>> ggml_blocks(const std::string& out, const Item& it,
+                                                            const Part& data) {
+  using Found = std::optional<foreign::GgufTensorEntry>;
+  if (data.dtype != DType::u8 || data.type || !it.has_attributes) return Found();
+  auto d = cbor::decode(it.attributes_cbor);
+  ZT_TRY(d);
+  const uint32_t type = d->find(0, "ggml_type"), shape = d->find(0, "logical_shape");
+  if (!type || !shape || d->node(type).kind != cbor::Kind::text) return Found();
+  const foreign::GgmlType* t = foreign::find_ggml_type(d->node(type).str);
+  ZT_FAIL_IF(!t, argument, "%s: object \"%s\": ggml_type \"%s\" is not a GGML type", out.c_str(),
+             it.name.c_str(), std::string(d->node(type).str).c_str());
+  foreign::GgufTensorEntry e;
+  e.name = it.name;
+  e.type = t;
+  const cbor::Node& s = d->node(shape);
+  ZT_FAIL_IF(s.kind != cbor::Kind::array, argument,
+             "%s: object \"%s\": logical_shape is not an array", out.c_str(), it.name.c_str());
+  uint32_t c = cbor::Document::first_child(shape);
+  for (uint32_t i = 0; i < s.count; ++i, c = d->next(c)) {
+    ZT_FAIL_IF(d->node(c).kind != cbor::Kind::uint, argument,
+               "%s: object \"%s\": logical_shape holds a non-integer", out.c_str(),
+               it.name.c_str());
+    e.shape.push_back(d->node(c).u);
+  }
+  const uint64_t inner = e.shape.empty() ? 1 : e.shape.back();
+  const auto rows = shape_product(
+      std::span<const uint64_t>(e.shape).first(e.shape.empty() ? 0 : e.shape.size() - 1));
+  const auto bytes = rows ? checked_mul(*rows, inner / t->block) : std::nullopt;
+  e.nbytes = data.decoded.value_or(data.stored);
+  ZT_FAIL_IF(inner % t->block != 0 || !bytes || !checked_mul(*bytes, t->bytes) ||
+                 *checked_mul(*bytes, t->bytes) != e.nbytes,
+             argument, "%s: object \"%s\": %llu bytes are not whole %s blocks of its logical_shape",
+             out.c_str(), it.name.c_str(), static_cast<ull>(e.nbytes),
+             std::string(t->name).c_str());
+  return std::optional<foreign::GgufTensorEntry>(std::move(e));
+}
+
+const foreign::GgmlType* ggml_plain_type(const Part& data) {
+  if (data.type) return nullptr;
+  for (const foreign::GgmlType& t : foreign::kGgmlTypes)
+    if (t.dense && *t.dense == data.dtype) return &t;
+  return nullptr;
+}
+
+Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt) {
+  std::vector<foreign::GgufTensorEntry> entries;
+  std::vector<bool> dense_path;
+  std::string refused;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    const Item& it = in.items[i];
+    const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
+    foreign::GgufTensorEntry e;
+    e.name = it.name;
+    e.shape = it.shape;
+    if (data) {
+      auto blocks = ggml_blocks(out, it, *data);
+      ZT_TRY(blocks);
+      if (*blocks) {
+        entries.push_back(std::move(**blocks));
+        dense_path.push_back(true);
+        continue;
+      }
+      e.type = ggml_plain_type(*data);
+    }
+    if (e.type) {
+      e.nbytes = data->decoded.value_or(data->stored);
+      dense_path.push_back(true);
+    } else if (opt.densify) {
+      dense_path.push_back(false);
+    } else {
+      const std::string why = data ? "dtype " + std::string(dtype_name(data->dtype)) +
+                                         (data->type ? "/" + *data->type : "")
+                                   : it.format;
+      refused += (refused.empty() ? "" : ", ") + ("\"" + it.name + "\" (" + why + ")");
+      continue;
+    }
+    entries.push_back(std::move(e));
+  }
+  ZT_FAIL_IF(!refused.empty(), argument,
+             "%s: GGUF holds GGML's types (dense f32 f16 bf16 f64 i8 i16 i32 i64, and raw blocks "
+             "with ggml_type); cannot write %s (use --densify to store them as f32/f64 values)",
+             out.c_str(), refused.c_str());
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
+    if (dense_path[i]) continue;
+    auto d = dense_form(in, i);
+    if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
+    ZT_FAIL_IF(d->type.has_value(), argument, "%s: object \"%s\": GGUF has no complex type",
+               out.c_str(), in.items[i].name.c_str());
+    entries[i].type = foreign::find_ggml_type(d->dtype == "f64" ? "F64" : "F32");
+    entries[i].nbytes = d->bytes;
+  }
+  uint32_t version = 3;
+  auto metadata = gguf_metadata(out, in, version);
+  ZT_TRY(metadata);
+  uint64_t total = 0;
+  for (const auto& e : entries) total += e.nbytes;
+  Progress progress("convert", total);
+  auto r = foreign::write_gguf(
+      out, version, *metadata, entries,
+      [&](size_t i, const foreign::GgufSink& sink) -> Result<void> {
+        if (!dense_path[i]) {
+          auto d = write_densified(in, i, [&](std::span<const uint8_t> piece) {
+            progress.advance(piece.size());
+            return sink(piece);
+          });
+          if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
+          return d;
+        }
+        const auto k = in.items[i].index_of("data");
+        auto b = in.bytes(i, *k);
+        if (!b) return qualified(std::move(b).error(), in.path, in.items[i].name);
+        for (uint64_t off = 0; off < b->view.size(); off += kPiece) {
+          const auto piece = b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off));
+          ZT_TRY(sink(piece));
+          progress.advance(piece.size());
+        }
+        return {};
+      });
+  if (!r) return qualified(std::move(r).error(), out);
+  progress.finish();
+  return {};
+}
+
 std::vector<Planned> all_of(const Input& in) {
   std::vector<Planned> plan;
   for (size_t i = 0; i < in.items.size(); ++i) plan.push_back({&in, i, in.items[i].name});
@@ -491,9 +699,10 @@ int run_convert(const Args& a) {
   if (!o) return usage_error("convert", o.error().message);
   const std::string& out = a.pos[1];
   const foreign::FileKind out_kind = foreign::kind_from_path(out);
-  if (out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors)
-    return usage_error("convert",
-                       "OUT must end in .zt or .safetensors (use zt export for a single .npy)");
+  if (out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors &&
+      out_kind != foreign::FileKind::gguf)
+    return usage_error(
+        "convert", "OUT must end in .zt, .safetensors or .gguf (use zt export for a single .npy)");
   foreign::ReadOptions read;
   read.skip_unknown_types = a.has("--skip-unknown");
   auto in = Input::open(a.pos[0], read);
@@ -501,6 +710,8 @@ int run_convert(const Args& a) {
   Result<void> r;
   if (out_kind == foreign::FileKind::safetensors)
     r = write_st(out, **in, opt);
+  else if (out_kind == foreign::FileKind::gguf)
+    r = write_gguf_file(out, **in, opt);
   else
     r = write_zt(out, all_of(**in), file_attributes(**in), opt, "convert");
   if (!r) return fail(r);

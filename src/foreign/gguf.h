@@ -21,9 +21,14 @@
 // duplicate names or keys.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "foreign/foreign.h"
+#include "foreign/ggml_types.h"
 
 namespace zt::foreign {
 
@@ -31,5 +36,37 @@ namespace zt::foreign {
 // the file, unless options.skip_unknown_types: then they are left out and
 // listed in the file attribute "gguf.skipped" ([{name, ggml_type, shape}]).
 Result<ForeignFile> read_gguf(const std::string& path, const ReadOptions& options = {});
+
+// One metadata key/value to write: its GGUF type as read_gguf names it in
+// "gguf.types" ("uint32", "array[string]", "array[array[int32], array[f..]]")
+// and its value as one encoded CBOR item (ints, floats, bools, text or byte
+// strings for GGUF strings, arrays).
+struct GgufKeyValue {
+  std::string key;
+  std::string type;
+  std::span<const uint8_t> value_cbor;
+};
+
+struct GgufTensorEntry {
+  std::string name;
+  std::vector<uint64_t> shape;  // row-major logical shape (written innermost first)
+  const GgmlType* type = nullptr;
+  uint64_t nbytes = 0;  // what write_tensor delivers
+};
+
+using GgufSink = std::function<Result<void>(std::span<const uint8_t>)>;
+
+// Writes a GGUF file atomically as llama.cpp and gguf-py lay it out: header,
+// key/values in the given order, tensor infos, zero padding to the
+// alignment (general.alignment when present, else 32), each tensor's data
+// followed by zero padding to the alignment. GGUF read by read_gguf and
+// written back from the same values and bytes is byte-identical when it
+// was laid out this way. Values that do not fit their type (300 as a
+// uint8, a string as a float32, an array whose element types differ from
+// the recorded ones) are refused as Status::argument, naming the key.
+Result<void> write_gguf(const std::string& path, uint32_t version,
+                        const std::vector<GgufKeyValue>& metadata,
+                        const std::vector<GgufTensorEntry>& tensors,
+                        const std::function<Result<void>(size_t, const GgufSink&)>& write_tensor);
 
 }  // namespace zt::foreign

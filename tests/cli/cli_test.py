@@ -289,7 +289,7 @@ class ExitCodes(Base):
         self.assertIn("expects one FILE", self.zt("info", code=2).stderr)
         self.assertIn("needs -o", self.zt("rm", "a.zt", "x", code=2).stderr)
         self.assertIn("'--digest'", self.zt("convert", "a.npy", "b.zt", "--digest", "md5", code=2).stderr)
-        self.assertIn("OUT must end in", self.zt("convert", "a.zt", "b.gguf", code=2).stderr)
+        self.assertIn("OUT must end in", self.zt("convert", "a.zt", "b.npy", code=2).stderr)
         self.assertIn("option '--threads'", self.zt("convert", "a.zt", "b.zt", "--threads", "x", code=2).stderr)
 
     def test_io(self):
@@ -700,6 +700,62 @@ class Gguf(Base):
                 self.assertEqual(o["shape"], [3, 2 * nbytes], name)
             if view is not None:
                 self.assertEqual(view[1][tname]["data"], data, name)
+
+    def test_gguf_to_zt_to_gguf_is_byte_identical(self):
+        rng = np.random.default_rng(11)
+        mixed = (GGUF_ARRAY, [(GGUF_I32, [1, -2]), (GGUF_STRING, ["a", "b"]), (GGUF_F32, [0.5])])
+        kvs = [("general.architecture", GGUF_STRING, "llama"), ("general.alignment", GGUF_U32, 64),
+               ("t.u8", GGUF_U8, 200), ("t.i8", GGUF_I8, -5), ("t.u16", GGUF_U16, 65535),
+               ("t.i16", GGUF_I16, -300), ("t.u32", GGUF_U32, 7), ("t.i32", GGUF_I32, -7),
+               ("t.f32", GGUF_F32, 0.1), ("t.nan", GGUF_F32, float("nan")), ("t.inf", GGUF_F64, float("-inf")),
+               ("t.bool", GGUF_BOOL, 1), ("t.u64", GGUF_U64, 2 ** 64 - 1), ("t.i64", GGUF_I64, -(2 ** 63)),
+               ("t.f64", GGUF_F64, 1e300), ("t.latin1", GGUF_STRING, b"caf\xe9"),
+               ("t.tokens", GGUF_ARRAY, (GGUF_STRING, ["<s>", "", "x"])),
+               ("t.empty", GGUF_ARRAY, (GGUF_U16, [])), ("t.mixed", GGUF_ARRAY, mixed),
+               ("t.nested", GGUF_ARRAY, (GGUF_ARRAY, [(GGUF_U8, [1]), (GGUF_U8, [2, 3])]))]
+        tensors = []
+        for tid, name, block, nbytes in self.ALL_TYPES:
+            data = rng.integers(0, 256, 2 * nbytes, dtype=np.uint8).tobytes()
+            tensors.append(("t." + name, [2 * block], tid, data))
+        tensors.append(("scalar", [], GGML_F32, struct.pack("<f", 2.5)))
+        blob = build_gguf(kvs, tensors, alignment=64)
+        blob += b"\0" * (-len(blob) % 64)  # as gguf-py and llama.cpp pad the last tensor
+        with open(self.path("m.gguf"), "wb") as f:
+            f.write(blob)
+        self.zt("convert", "m.gguf", "m.zt")
+        self.zt("convert", "m.zt", "back.gguf")
+        with open(self.path("back.gguf"), "rb") as f:
+            self.assertEqual(f.read(), blob)
+        # Compressed on the way, and straight from GGUF to GGUF.
+        self.zt("convert", "m.gguf", "mz.zt", "--compress")
+        self.zt("convert", "mz.zt", "back2.gguf")
+        self.zt("convert", "m.gguf", "back3.gguf")
+        for name in ("back2.gguf", "back3.gguf"):
+            with open(self.path(name), "rb") as f:
+                self.assertEqual(f.read(), blob, name)
+
+    def test_other_inputs_to_gguf(self):
+        a = np.arange(6, dtype="<f4").reshape(2, 3)
+        write_safetensors(self.path("m.safetensors"), [("a", "F32", [2, 3], a.tobytes()),
+                                                       ("h", "U16", [2], np.ones(2, "<u2").tobytes())],
+                          {"format": "pt", "note": "x"})
+        p = self.zt("convert", "m.safetensors", "m.gguf", code=5)
+        self.assertIn('"h" (dtype u16)', p.stderr)
+        self.zt("convert", "m.safetensors", "src.zt")
+        self.zt("convert", "src.zt", "m.gguf", "--densify")
+        self.zt("convert", "m.gguf", "m.zt")
+        j = self.info("m.zt")
+        self.assertEqual(j["attributes"]["format"], "pt")
+        self.assertEqual(j["attributes"]["gguf.types"], {"format": "string", "note": "string"})
+        self.assertEqual([(o["name"], o["components"][0]["dtype"]) for o in j["objects"]],
+                         [("a", "f32"), ("h", "f32")])
+        view = self.ref_check("m.zt")
+        if view is not None:
+            self.assertEqual(view[1]["a"]["data"], a.tobytes())
+        # Sparse and quantized objects need --densify.
+        self.demo()
+        p = self.zt("convert", "demo.zt", "d.gguf", code=5)
+        self.assertIn("cannot write", p.stderr)
 
     def test_unknown_types_refuse_or_are_skipped_and_listed(self):
         tensors = [("known", [4], GGML_F32, np.arange(4, dtype="<f4").tobytes()),
