@@ -14,6 +14,7 @@
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 #include "commands.h"
+#include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
 #include "foreign/safetensors.h"
 #include "formats/object_format.h"
@@ -548,6 +549,48 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_blocks(const std::string& o
   return std::optional<foreign::GgufTensorEntry>(std::move(e));
 }
 
+// A quantized_group that GGUF's Q8_0/Q4_0 became (ggml_quant.h) goes back
+// to its blocks: its ggml_type, bits, group size and packing of that form.
+Result<std::optional<foreign::GgufTensorEntry>> ggml_group(const std::string& out, const Item& it) {
+  using Found = std::optional<foreign::GgufTensorEntry>;
+  if (it.descriptor != &kQuantizedGroupFormat || !it.has_attributes || it.shape.empty())
+    return Found();
+  auto d = cbor::decode(it.attributes_cbor);
+  ZT_TRY(d);
+  const uint32_t type = d->find(0, "ggml_type");
+  if (!type || d->node(type).kind != cbor::Kind::text) return Found();
+  const foreign::GgmlType* t = foreign::find_ggml_type(d->node(type).str);
+  if (!t || !foreign::ggml_group_type(*t)) return Found();
+  const auto uint_of = [&](const char* key) -> std::optional<uint64_t> {
+    const uint32_t v = d->find(0, key);
+    if (!v || d->node(v).kind != cbor::Kind::uint) return std::nullopt;
+    return d->node(v).u;
+  };
+  const uint32_t packing = d->find(0, "packing");
+  const bool q8 = t->name == "Q8_0";
+  const Part* packed = it.find("packed_weight");
+  const Part* scales = it.find("scales");
+  const Part* zeros = it.find("zeros");
+  const bool form = uint_of("bits") == (q8 ? 8u : 4u) && uint_of("group_size") == 32u && packing &&
+                    d->node(packing).str == (q8 ? "1_per_u8" : "2_per_u8") && packed &&
+                    packed->dtype == DType::u8 && scales && scales->dtype == DType::f16 && zeros &&
+                    zeros->dtype == DType::u8 && it.shape.back() % 32 == 0;
+  ZT_FAIL_IF(!form, argument,
+             "%s: object \"%s\": ggml_type %s, but not the quantized_group form zt makes of it "
+             "(bits, group_size 32, packing, u8/f16/u8 components)",
+             out.c_str(), it.name.c_str(), std::string(t->name).c_str());
+  foreign::GgufTensorEntry e;
+  e.name = it.name;
+  e.type = t;
+  e.shape = it.shape;
+  const auto rows = shape_product(std::span<const uint64_t>(it.shape).first(it.shape.size() - 1));
+  const auto bytes = rows ? checked_mul(*rows, it.shape.back() / 32 * t->bytes) : std::nullopt;
+  ZT_FAIL_IF(!bytes, argument, "%s: object \"%s\": its size overflows", out.c_str(),
+             it.name.c_str());
+  e.nbytes = *bytes;
+  return Found(std::move(e));
+}
+
 const foreign::GgmlType* ggml_plain_type(const Part& data) {
   if (data.type) return nullptr;
   for (const foreign::GgmlType& t : foreign::kGgmlTypes)
@@ -557,7 +600,7 @@ const foreign::GgmlType* ggml_plain_type(const Part& data) {
 
 Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt) {
   std::vector<foreign::GgufTensorEntry> entries;
-  std::vector<bool> dense_path;
+  std::vector<bool> dense_path, repack;
   std::string refused;
   for (size_t i = 0; i < in.items.size(); ++i) {
     const Item& it = in.items[i];
@@ -565,6 +608,14 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
     foreign::GgufTensorEntry e;
     e.name = it.name;
     e.shape = it.shape;
+    auto group = ggml_group(out, it);
+    ZT_TRY(group);
+    repack.push_back(group->has_value());
+    if (*group) {
+      entries.push_back(std::move(**group));
+      dense_path.push_back(true);
+      continue;
+    }
     if (data) {
       auto blocks = ggml_blocks(out, it, *data);
       ZT_TRY(blocks);
@@ -612,6 +663,24 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
   auto r = foreign::write_gguf(
       out, version, *metadata, entries,
       [&](size_t i, const foreign::GgufSink& sink) -> Result<void> {
+        const Item& it = in.items[i];
+        if (repack[i]) {
+          std::vector<Buffer> parts;
+          for (const char* role : {"packed_weight", "scales", "zeros"}) {
+            auto b = in.bytes(i, *it.index_of(role));
+            if (!b) return qualified(std::move(b).error(), in.path, it.name);
+            parts.push_back(std::move(*b));
+          }
+          const uint64_t k = it.shape.back();
+          auto blocks = foreign::ggml_group_to_blocks(
+              *entries[i].type, entries[i].nbytes / (k / 32 * entries[i].type->bytes), k,
+              parts[0].view, parts[1].view, parts[2].view, [&](std::span<const uint8_t> piece) {
+                progress.advance(piece.size());
+                return sink(piece);
+              });
+          if (!blocks) return qualified(std::move(blocks).error(), in.path, it.name);
+          return blocks;
+        }
         if (!dense_path[i]) {
           auto d = write_densified(in, i, [&](std::span<const uint8_t> piece) {
             progress.advance(piece.size());

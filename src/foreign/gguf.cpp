@@ -8,6 +8,7 @@
 
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
+#include "foreign/ggml_quant.h"
 #include "foreign/ggml_types.h"
 #include "manifest/manifest.h"
 
@@ -411,6 +412,11 @@ Result<ForeignFile> Parser::run(ForeignFile f) {
     if (t.type->dense) {
       c.dtype = *t.type->dense;
       o.shape = std::move(logical);
+    } else if (ggml_group_type(*t.type) && t.nbytes > 0) {
+      ForeignObject g = ggml_blocks_to_group(*t.type, c.bytes, std::move(logical), f);
+      g.name = std::move(o.name);
+      f.objects.push_back(std::move(g));
+      continue;
     } else {
       c.dtype = DType::u8;
       o.shape = logical;

@@ -695,6 +695,9 @@ class Gguf(Base):
         self.assertEqual(len(by), len(self.ALL_TYPES))
         for (tid, name, block, nbytes), (tname, dims, _, data) in zip(self.ALL_TYPES, tensors):
             o = by[tname]
+            if name in ("Q8_0", "Q4_0"):  # quantized_group: values checked below
+                self.assertEqual(o["format"], "quantized_group")
+                continue
             if block > 1:
                 self.assertEqual(o["attributes"], {"ggml_type": name, "logical_shape": [3, 2 * block]}, name)
                 self.assertEqual(o["shape"], [3, 2 * nbytes], name)
@@ -757,6 +760,37 @@ class Gguf(Base):
         p = self.zt("convert", "demo.zt", "d.gguf", code=5)
         self.assertIn("cannot write", p.stderr)
 
+    def test_q8_0_and_q4_0_dequantise_as_ggml(self):
+        """Against ggml's reference formulas (ggml-quants.c, dequantize_row_q8_0/q4_0),
+        in float32 as ggml computes them."""
+        rng = np.random.default_rng(5)
+        rows, k = 3, 96
+        d = rng.uniform(0.01, 2, rows * k // 32).astype("<f2")
+        q8 = rng.integers(-128, 128, rows * k, dtype=np.int8)
+        q4 = rng.integers(0, 16, rows * k, dtype=np.uint8)
+        q8_blocks = b"".join(d[b].tobytes() + q8[b * 32:(b + 1) * 32].tobytes() for b in range(len(d)))
+        q4_blocks = b""
+        for b in range(len(d)):
+            v = q4[b * 32:(b + 1) * 32]
+            q4_blocks += d[b].tobytes() + bytes((v[j] | (v[j + 16] << 4)) for j in range(16))
+        blob = build_gguf([], [("q8", [k, rows], GGML_Q8_0, q8_blocks), ("q4", [k, rows], GGML_Q4_0, q4_blocks)])
+        blob += b"\0" * (-len(blob) % 32)
+        with open(self.path("q.gguf"), "wb") as f:
+            f.write(blob)
+        self.zt("convert", "q.gguf", "q.zt")
+        self.ref_check("q.zt")
+        scale = np.repeat(d.astype(np.float32), 32)
+        want = {"q8": (q8.astype(np.float32) * scale).reshape(rows, k),
+                "q4": ((q4.astype(np.int32) - 8).astype(np.float32) * scale).reshape(rows, k)}
+        for name, expected in want.items():
+            self.zt("export", "q.zt", name, "-o", name + ".npy")
+            got = np.load(self.path(name + ".npy"))
+            self.assertEqual(got.dtype, np.float32)
+            self.assertTrue(np.array_equal(got.view(np.uint32), expected.view(np.uint32)), name)
+        self.zt("convert", "q.zt", "back.gguf")
+        with open(self.path("back.gguf"), "rb") as f:
+            self.assertEqual(f.read(), blob)
+
     def test_unknown_types_refuse_or_are_skipped_and_listed(self):
         tensors = [("known", [4], GGML_F32, np.arange(4, dtype="<f4").tobytes()),
                    ("future", [64, 2], 99, b"\x11" * 40)]
@@ -797,14 +831,16 @@ class Gguf(Base):
             self.assertEqual(by["blk.0.norm"]["components"][0]["dtype"], "f16")
             self.assertEqual(by["ids"]["components"][0]["dtype"], "i32")
             self.assertEqual(by["bf"]["components"][0]["dtype"], "bf16")
-            q = by["q.weight"]
-            self.assertEqual((q["shape"], q["components"][0]["dtype"]), ([2, 18], "u8"))
-            self.assertEqual(q["attributes"], {"ggml_type": "Q4_0", "logical_shape": [2, 32]})
+            q = by["q.weight"]  # Q4_0: a quantized_group (test_q8_0_and_q4_0_dequantise_as_ggml)
+            self.assertEqual((q["format"], q["shape"]), ("quantized_group", [2, 32]))
+            self.assertEqual(q["attributes"], {"bits": 4, "group_size": 32, "packing": "2_per_u8",
+                                               "ggml_type": "Q4_0"})
             self.assertEqual(by["qk.weight"]["attributes"], {"ggml_type": "Q4_K", "logical_shape": [1, 512]})
             self.assertEqual(by["qk.weight"]["shape"], [1, 288])
             if view is not None:
                 for name, _, _, data in tensors:
-                    self.assertEqual(view[1][name]["data"], data, name)
+                    if name != "q.weight":
+                        self.assertEqual(view[1][name]["data"], data, name)
             a = j["attributes"]
             self.assertEqual(a["gguf.version"], version)
             self.assertEqual(a["general.architecture"], "llama")
