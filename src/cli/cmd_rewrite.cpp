@@ -567,12 +567,12 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_group(const std::string& ou
     return d->node(v).u;
   };
   const uint32_t packing = d->find(0, "packing");
-  const bool q8 = t->name == "Q8_0";
+  const unsigned bits = t->name == "Q8_0" ? 8 : t->name == "Q5_0" ? 5 : 4;
   const Part* packed = it.find("packed_weight");
   const Part* scales = it.find("scales");
   const Part* zeros = it.find("zeros");
-  const bool form = uint_of("bits") == (q8 ? 8u : 4u) && uint_of("group_size") == 32u && packing &&
-                    d->node(packing).str == (q8 ? "1_per_u8" : "2_per_u8") && packed &&
+  const bool form = uint_of("bits") == bits && uint_of("group_size") == 32u && packing &&
+                    d->node(packing).str == (bits == 4 ? "2_per_u8" : "1_per_u8") && packed &&
                     packed->dtype == DType::u8 && scales && scales->dtype == DType::f16 && zeros &&
                     zeros->dtype == DType::u8 && it.shape.back() % 32 == 0;
   ZT_FAIL_IF(!form, argument,

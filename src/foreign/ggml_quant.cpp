@@ -15,20 +15,34 @@ struct GroupForm {
 };
 
 GroupForm form_of(const GgmlType& t) {
-  return t.name == "Q8_0" ? GroupForm{8, "1_per_u8", 128} : GroupForm{4, "2_per_u8", 8};
+  if (t.name == "Q8_0") return {8, "1_per_u8", 128};
+  if (t.name == "Q5_0") return {5, "1_per_u8", 16};
+  return {4, "2_per_u8", 8};
+}
+
+// Where a block's codes start: after d (and Q5_0's 32 high bits).
+unsigned codes_at(const GgmlType& t) {
+  return t.name == "Q5_0" ? 6 : 2;
+}
+
+uint32_t high_bits(const uint8_t* block) {
+  return uint32_t{block[2]} | uint32_t{block[3]} << 8 | uint32_t{block[4]} << 16 |
+         uint32_t{block[5]} << 24;
 }
 
 // The code of value j (0..31) of a block, as quantized_group stores it.
 uint8_t code_of(const GgmlType& t, const uint8_t* block, unsigned j) {
   if (t.name == "Q8_0") return static_cast<uint8_t>(block[2 + j] ^ 0x80);  // int8 + 128
-  const uint8_t byte = block[2 + (j % 16)];
-  return j < 16 ? byte & 0x0F : byte >> 4;
+  const uint8_t byte = block[codes_at(t) + (j % 16)];
+  const uint8_t low = j < 16 ? byte & 0x0F : byte >> 4;
+  if (t.name == "Q4_0") return low;
+  return static_cast<uint8_t>(low | (((high_bits(block) >> j) & 1) << 4));  // Q5_0: bit j of qh
 }
 
 }  // namespace
 
 bool ggml_group_type(const GgmlType& t) {
-  return t.name == "Q8_0" || t.name == "Q4_0";
+  return t.name == "Q8_0" || t.name == "Q4_0" || t.name == "Q5_0";
 }
 
 ForeignObject ggml_blocks_to_group(const GgmlType& t, std::span<const uint8_t> blocks,
@@ -101,10 +115,12 @@ Result<void> ggml_group_to_blocks(
         const uint64_t col = b * kBlock + j;
         const uint8_t q =
             (packed[(col / per_word) * rows + row] >> ((col % per_word) * g.bits)) & mask;
-        if (t.name == "Q8_0")
+        if (t.name == "Q8_0") {
           block[2 + j] = q ^ 0x80;
-        else
-          block[2 + (j % 16)] |= static_cast<uint8_t>(j < 16 ? q : q << 4);
+          continue;
+        }
+        block[codes_at(t) + (j % 16)] |= static_cast<uint8_t>(j < 16 ? q & 0x0F : (q & 0x0F) << 4);
+        if (q & 0x10) block[2 + j / 8] |= static_cast<uint8_t>(1u << (j % 8));  // Q5_0's qh
       }
     }
     ZT_TRY(sink(row_bytes));

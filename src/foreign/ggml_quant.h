@@ -1,4 +1,4 @@
-// GGML's Q8_0 and Q4_0 blocks as zTensor quantized_group objects, and back.
+// GGML's Q8_0, Q4_0 and Q5_0 blocks as zTensor quantized_group objects, and back.
 // Both are (code - zero) x scale with one f16 scale per 32 values, which
 // quantized_group states exactly (w = (q - zero) x scale):
 //   Q8_0  block = f16 d, 32 x int8 c; ggml: c x d.
@@ -6,6 +6,9 @@
 //   Q4_0  block = f16 d, 16 bytes: value j in the low nibble of byte j,
 //         value j + 16 in its high nibble; ggml: (q - 8) x d.
 //         -> bits 4, packing "2_per_u8", zeros 8.
+//   Q5_0  block = f16 d, u32 qh, 16 bytes as Q4_0's: bit j of qh is value
+//         j's fifth bit; ggml: (q - 16) x d.
+//         -> bits 5, packing "1_per_u8", zeros 16.
 // group_size 32, scales f16 [G, N], zeros u8 [G, N], packed_weight u8
 // [W, N] (quantized_group's GPTQ layout: values of one input column k run
 // down the words of column n), plus the attribute ggml_type, which brings

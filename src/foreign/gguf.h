@@ -3,7 +3,7 @@
 //
 // Tensors become objects. GGUF lists dimensions innermost first; objects get
 // them in row-major order (reversed). F32, F16, BF16, F64 and I8..I64 become
-// dense objects of the matching dtype. Q8_0 and Q4_0 become quantized_group
+// dense objects of the matching dtype. Q8_0, Q4_0 and Q5_0 become quantized_group
 // objects that dequantise to ggml's own values (foreign/ggml_quant.h). Block-quantized GGML types
 // (Q4_0, Q4_K, IQ2_XS, MXFP4, NVFP4, ...: foreign/ggml_types.h) are kept as raw bytes: a dense u8
 // object of shape [outer dims..., bytes per row] with attributes

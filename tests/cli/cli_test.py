@@ -695,7 +695,7 @@ class Gguf(Base):
         self.assertEqual(len(by), len(self.ALL_TYPES))
         for (tid, name, block, nbytes), (tname, dims, _, data) in zip(self.ALL_TYPES, tensors):
             o = by[tname]
-            if name in ("Q8_0", "Q4_0"):  # quantized_group: values checked below
+            if name in ("Q8_0", "Q4_0", "Q5_0"):  # quantized_group: values checked below
                 self.assertEqual(o["format"], "quantized_group")
                 continue
             if block > 1:
@@ -760,20 +760,28 @@ class Gguf(Base):
         p = self.zt("convert", "demo.zt", "d.gguf", code=5)
         self.assertIn("cannot write", p.stderr)
 
-    def test_q8_0_and_q4_0_dequantise_as_ggml(self):
-        """Against ggml's reference formulas (ggml-quants.c, dequantize_row_q8_0/q4_0),
+    def test_q8_0_q4_0_q5_0_dequantise_as_ggml(self):
+        """Against ggml's reference formulas (ggml-quants.c, dequantize_row_q8_0/q4_0/q5_0),
         in float32 as ggml computes them."""
         rng = np.random.default_rng(5)
         rows, k = 3, 96
         d = rng.uniform(0.01, 2, rows * k // 32).astype("<f2")
         q8 = rng.integers(-128, 128, rows * k, dtype=np.int8)
         q4 = rng.integers(0, 16, rows * k, dtype=np.uint8)
+        q5 = rng.integers(0, 32, rows * k, dtype=np.uint8)
         q8_blocks = b"".join(d[b].tobytes() + q8[b * 32:(b + 1) * 32].tobytes() for b in range(len(d)))
         q4_blocks = b""
         for b in range(len(d)):
             v = q4[b * 32:(b + 1) * 32]
             q4_blocks += d[b].tobytes() + bytes((v[j] | (v[j + 16] << 4)) for j in range(16))
-        blob = build_gguf([], [("q8", [k, rows], GGML_Q8_0, q8_blocks), ("q4", [k, rows], GGML_Q4_0, q4_blocks)])
+        q5_blocks = b""  # ggml's block_q5_0: d, qh (bit j: value j's fifth bit), then nibbles as Q4_0
+        for b in range(len(d)):
+            v = q5[b * 32:(b + 1) * 32]
+            qh = sum(int(v[j] >> 4) << j for j in range(32))
+            q5_blocks += d[b].tobytes() + struct.pack("<I", qh) + bytes(((v[j] & 15) | ((v[j + 16] & 15) << 4))
+                                                                       for j in range(16))
+        blob = build_gguf([], [("q8", [k, rows], GGML_Q8_0, q8_blocks), ("q4", [k, rows], GGML_Q4_0, q4_blocks),
+                               ("q5", [k, rows], 6, q5_blocks)])
         blob += b"\0" * (-len(blob) % 32)
         with open(self.path("q.gguf"), "wb") as f:
             f.write(blob)
@@ -781,7 +789,8 @@ class Gguf(Base):
         self.ref_check("q.zt")
         scale = np.repeat(d.astype(np.float32), 32)
         want = {"q8": (q8.astype(np.float32) * scale).reshape(rows, k),
-                "q4": ((q4.astype(np.int32) - 8).astype(np.float32) * scale).reshape(rows, k)}
+                "q4": ((q4.astype(np.int32) - 8).astype(np.float32) * scale).reshape(rows, k),
+                "q5": ((q5.astype(np.int32) - 16).astype(np.float32) * scale).reshape(rows, k)}
         for name, expected in want.items():
             self.zt("export", "q.zt", name, "-o", name + ".npy")
             got = np.load(self.path(name + ".npy"))
@@ -831,7 +840,7 @@ class Gguf(Base):
             self.assertEqual(by["blk.0.norm"]["components"][0]["dtype"], "f16")
             self.assertEqual(by["ids"]["components"][0]["dtype"], "i32")
             self.assertEqual(by["bf"]["components"][0]["dtype"], "bf16")
-            q = by["q.weight"]  # Q4_0: a quantized_group (test_q8_0_and_q4_0_dequantise_as_ggml)
+            q = by["q.weight"]  # Q4_0: a quantized_group (test_q8_0_q4_0_q5_0_dequantise_as_ggml)
             self.assertEqual((q["format"], q["shape"]), ("quantized_group", [2, 32]))
             self.assertEqual(q["attributes"], {"bits": 4, "group_size": 32, "packing": "2_per_u8",
                                                "ggml_type": "Q4_0"})
