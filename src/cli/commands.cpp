@@ -177,7 +177,7 @@ const Command kCommands[] = {
      "file attributes, then one row per object: name, format, shape,\n"
      "dtype/type, encoding, stored bytes, compression ratio and digest\n"
      "(objects of several components get a row per component). Works on any\n"
-     "readable file (.zt, .safetensors, .gguf, .npy, .npz).\n"
+     "readable file (.zt, .safetensors, .gguf, .npy, .npz, PyTorch, .index.json).\n"
      "\n"
      "Options:\n"
      "  --json   the same as one JSON document, for machines\n",
@@ -253,8 +253,8 @@ const Command kCommands[] = {
      "  -o, --output OUT       the .npy file (required)\n"
      "  -c, --component ROLE   export one component's elements (1-D)\n",
      kExportOpts, run_export},
-    {"convert", "between .zt, .safetensors, .gguf, .npy, .npz", kConvertUsage, kConvertOpts,
-     run_convert},
+    {"convert", "between .zt, .safetensors, .gguf, .npy, .npz, PyTorch", kConvertUsage,
+     kConvertOpts, run_convert},
     {"compress", "re-encode components with zstd", kCompressUsage, kRecodeOpts, run_compress},
     {"decompress", "re-encode components raw", kDecompressUsage, kDecompressOpts, run_decompress},
     {"merge", "several files into one", kMergeUsage, kMergeOpts, run_merge},
