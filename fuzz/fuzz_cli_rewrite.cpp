@@ -1,14 +1,14 @@
 // libFuzzer target: fuzzed bytes as a .zt file, rewritten in-process by
 // every command of `zt` that writes a file (src/cli, linked as a library
 // without main.cpp): convert (plain, --compress, --densify, to .safetensors
-// with --densify), compress, decompress, rm, export, merge of the file with
+// and to .gguf with --densify), compress, decompress, rm, export, merge of the file with
 // itself, and compress --in-place on a copy. Each output must be verified or
 // refused (issue 24):
 //   - the exit code is one of the documented 0..5, and nothing is thrown;
 //   - the input is left byte for byte as it was;
 //   - exit 0: the output exists and is valid: a .zt output opens and
 //     verifies and holds the objects it should (all of the input's, those
-//     rm kept), a .safetensors output reads back (as `zt` reads it:
+//     rm kept), a .safetensors or .gguf output reads back (as `zt` reads it:
 //     foreign::read_foreign) with the same names, an .npy output reads back
 //     with the object's shape;
 //   - any other exit: nothing at the output path, no temporary file left;
@@ -104,6 +104,7 @@ const char* const kIn = "in.zt";
 const char* const kCopy = "copy.zt";
 const char* const kOutZt = "out.zt";
 const char* const kOutSt = "out.safetensors";
+const char* const kOutGguf = "out.gguf";
 const char* const kOutNpy = "out.npy";
 
 // ---- once per process --------------------------------------------------------
@@ -309,7 +310,7 @@ Ran run_command(const std::string& what, RunFn run, std::span<const OptSpec> spe
   return r;
 }
 
-enum class Output { ztensor, safetensors, npy };
+enum class Output { ztensor, foreign, npy };  // foreign: read back by foreign::read_foreign
 
 struct Step {
   std::string what;  // the command line, for messages
@@ -383,7 +384,7 @@ void check_output(const Step& s, const Facts& facts, const std::string& path, co
     case Output::ztensor:
       check_zt(s.what, path, s.names, r);
       break;
-    case Output::safetensors: {
+    case Output::foreign: {
       auto f = zt::foreign::read_foreign(path);
       if (!f && ((ZT_FUZZ_TOLERATE_F8 && facts.empty_text) || (ZT_FUZZ_TOLERATE_F9 && facts.legacy_bool)))
         break;
@@ -487,7 +488,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kept = sorted(std::move(kept));
 
   const std::string out_zt = p.dir + "/" + kOutZt, out_st = p.dir + "/" + kOutSt,
-                    out_npy = p.dir + "/" + kOutNpy;
+                    out_gguf = p.dir + "/" + kOutGguf, out_npy = p.dir + "/" + kOutNpy;
 
   const Ran plain = rewrite(c, {"convert IN OUT.zt", run_convert, specs_of("convert"), {in, out_zt}, kOutZt,
                                 Output::ztensor, &all, nullptr});
@@ -503,8 +504,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (densify) {
     rewrite(c, {"convert IN OUT.zt --densify", run_convert, specs_of("convert"), {in, out_zt, "--densify"},
                 kOutZt, Output::ztensor, &all, nullptr});
-    rewrite(c, {"convert IN OUT.safetensors --densify", run_convert, specs_of("convert"),
-                {in, out_st, "--densify"}, kOutSt, Output::safetensors, &all, nullptr});
+    rewrite(c, {"convert IN OUT.safetensors --densify",
+                run_convert,
+                specs_of("convert"),
+                {in, out_st, "--densify"},
+                kOutSt,
+                Output::foreign,
+                &all,
+                nullptr});
+    rewrite(c, {"convert IN OUT.gguf --densify",
+                run_convert,
+                specs_of("convert"),
+                {in, out_gguf, "--densify"},
+                kOutGguf,
+                Output::foreign,
+                &all,
+                nullptr});
   }
   rewrite(c, {"compress IN -o OUT.zt", run_compress, specs_of("compress"), {in, "-o", out_zt}, kOutZt, Output::ztensor,
               &all, nullptr});

@@ -34,6 +34,8 @@ struct Scalar {
   std::string_view name;
   uint32_t id;
 };
+constexpr int kMaxGgufArrayNesting = 4;
+
 constexpr Scalar kScalars[] = {{"uint8", kU8},    {"int8", kI8},    {"uint16", kU16},
                                {"int16", kI16},   {"uint32", kU32}, {"int32", kI32},
                                {"float32", kF32}, {"bool", kBool},  {"string", kString},
@@ -55,7 +57,7 @@ class Encoder {
 
   // `type` as gguf.types spells it; `node` the value in `doc`.
   Result<void> value(const std::string& key, std::string_view type, const cbor::Document& doc,
-                     uint32_t node, bool with_type_id);
+                     uint32_t node, bool with_type_id, int depth = 0);
 
  private:
   Error bad(const std::string& key, std::string_view type, const char* why) const {
@@ -65,7 +67,7 @@ class Encoder {
   Result<void> integer(const std::string& key, std::string_view type, uint32_t id,
                        const cbor::Node& n);
   Result<void> array(const std::string& key, std::string_view inner, const cbor::Document& doc,
-                     uint32_t node);
+                     uint32_t node, int depth);
 
   const std::string& path_;
   std::string& out_;
@@ -135,8 +137,11 @@ Result<void> Encoder::integer(const std::string& key, std::string_view type, uin
 }
 
 Result<void> Encoder::array(const std::string& key, std::string_view inner,
-                            const cbor::Document& doc, uint32_t node) {
+                            const cbor::Document& doc, uint32_t node, int depth) {
   const cbor::Node& n = doc.node(node);
+  // What read_gguf accepts: arrays nested at most 4 deep.
+  if (depth >= kMaxGgufArrayNesting)
+    return bad(key, "array", "nests arrays more than 4 deep, so cannot be");
   if (n.kind != cbor::Kind::array) return bad(key, "array", "is not an array, so cannot be");
   const std::vector<std::string_view> types = element_types(inner);
   if (types.size() != 1 && types.size() != n.count)
@@ -153,16 +158,17 @@ Result<void> Encoder::array(const std::string& key, std::string_view inner,
   le<uint64_t>(n.count);
   uint32_t c = cbor::Document::first_child(node);
   for (uint32_t i = 0; i < n.count; ++i, c = doc.next(c))
-    ZT_TRY(value(key, types.size() == 1 ? first : types[i], doc, c, false));
+    ZT_TRY(value(key, types.size() == 1 ? first : types[i], doc, c, false, depth + 1));
   return {};
 }
 
 Result<void> Encoder::value(const std::string& key, std::string_view type,
-                            const cbor::Document& doc, uint32_t node, bool with_type_id) {
+                            const cbor::Document& doc, uint32_t node, bool with_type_id,
+                            int depth) {
   const cbor::Node& n = doc.node(node);
   if (type.starts_with("array[") && type.ends_with("]")) {
     if (with_type_id) le<uint32_t>(kArray);
-    return array(key, type.substr(6, type.size() - 7), doc, node);
+    return array(key, type.substr(6, type.size() - 7), doc, node, depth);
   }
   const Scalar* s = nullptr;
   for (const Scalar& x : kScalars)
@@ -225,6 +231,8 @@ Result<void> write_gguf(const std::string& path, uint32_t version,
   enc.le<uint64_t>(metadata.size());
   uint64_t alignment = 32;
   for (const GgufKeyValue& kv : metadata) {
+    ZT_FAIL_IF(kv.key.empty() || !cbor::is_valid_utf8(kv.key), argument,
+               "%s: a GGUF metadata key must be non-empty UTF-8", p);
     auto doc = cbor::decode(kv.value_cbor);
     ZT_TRY(doc);
     enc.string(kv.key);
