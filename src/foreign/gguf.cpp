@@ -10,6 +10,7 @@
 #include "cbor/cbor_value.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/ggml_types.h"
+#include "foreign/gguf_values.h"
 #include "manifest/manifest.h"
 
 namespace zt::foreign {
@@ -17,27 +18,6 @@ namespace zt::foreign {
 using ull = unsigned long long;
 
 namespace {
-
-enum ValueType : uint32_t {
-  kU8 = 0,
-  kI8,
-  kU16,
-  kI16,
-  kU32,
-  kI32,
-  kF32,
-  kBool,
-  kString,
-  kArray,
-  kU64,
-  kI64,
-  kF64,
-  kValueTypes
-};
-
-constexpr std::array<std::string_view, kValueTypes> kValueTypeNames = {
-    "uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
-    "bool",  "string", "array",  "uint64", "int64",  "float64"};
 
 // Smallest encoding of one value of a type: bounds element counts up front.
 uint64_t min_value_bytes(uint32_t t) {
@@ -61,8 +41,6 @@ uint64_t min_value_bytes(uint32_t t) {
       return 8;
   }
 }
-
-constexpr int kMaxArrayNesting = 4;
 
 struct TensorInfo {
   std::string name;

@@ -5,6 +5,7 @@
 
 #include "cbor/cbor_value.h"
 #include "foreign/gguf.h"
+#include "foreign/gguf_values.h"
 #include "write/output_file.h"
 
 namespace zt::foreign {
@@ -12,34 +13,6 @@ namespace zt::foreign {
 namespace {
 
 using ull = unsigned long long;
-
-// GGUF value types (the spec's gguf_metadata_value_type).
-enum : uint32_t {
-  kU8,
-  kI8,
-  kU16,
-  kI16,
-  kU32,
-  kI32,
-  kF32,
-  kBool,
-  kString,
-  kArray,
-  kU64,
-  kI64,
-  kF64
-};
-
-struct Scalar {
-  std::string_view name;
-  uint32_t id;
-};
-constexpr int kMaxGgufArrayNesting = 4;
-
-constexpr Scalar kScalars[] = {{"uint8", kU8},    {"int8", kI8},    {"uint16", kU16},
-                               {"int16", kI16},   {"uint32", kU32}, {"int32", kI32},
-                               {"float32", kF32}, {"bool", kBool},  {"string", kString},
-                               {"uint64", kU64},  {"int64", kI64},  {"float64", kF64}};
 
 class Encoder {
  public:
@@ -140,7 +113,7 @@ Result<void> Encoder::array(const std::string& key, std::string_view inner,
                             const cbor::Document& doc, uint32_t node, int depth) {
   const cbor::Node& n = doc.node(node);
   // What read_gguf accepts: arrays nested at most 4 deep.
-  if (depth >= kMaxGgufArrayNesting)
+  if (depth >= kMaxArrayNesting)
     return bad(key, "array", "nests arrays more than 4 deep, so cannot be");
   if (n.kind != cbor::Kind::array) return bad(key, "array", "is not an array, so cannot be");
   const std::vector<std::string_view> types = element_types(inner);
@@ -149,10 +122,9 @@ Result<void> Encoder::array(const std::string& key, std::string_view inner,
   const std::string_view first = types.front();
   uint32_t item = kArray;
   if (!first.starts_with("array[")) {
-    item = UINT32_MAX;
-    for (const Scalar& s : kScalars)
-      if (s.name == first) item = s.id;
-    if (item == UINT32_MAX) return bad(key, first, "has an unknown element type");
+    const auto scalar = gguf_scalar_type(first);
+    if (!scalar) return bad(key, first, "has an unknown element type");
+    item = *scalar;
   }
   le<uint32_t>(item);
   le<uint64_t>(n.count);
@@ -170,12 +142,10 @@ Result<void> Encoder::value(const std::string& key, std::string_view type,
     if (with_type_id) le<uint32_t>(kArray);
     return array(key, type.substr(6, type.size() - 7), doc, node, depth);
   }
-  const Scalar* s = nullptr;
-  for (const Scalar& x : kScalars)
-    if (x.name == type) s = &x;
-  if (!s) return bad(key, type, "has an unknown GGUF type,");
-  if (with_type_id) le<uint32_t>(s->id);
-  switch (s->id) {
+  const auto id = gguf_scalar_type(type);
+  if (!id) return bad(key, type, "has an unknown GGUF type,");
+  if (with_type_id) le<uint32_t>(*id);
+  switch (*id) {
     case kBool:
       if (n.kind != cbor::Kind::boolean) return bad(key, type, "is not a bool, so cannot be");
       le<uint8_t>(n.flag ? 1 : 0);
@@ -196,7 +166,7 @@ Result<void> Encoder::value(const std::string& key, std::string_view type,
         d = -1.0 - static_cast<double>(n.u);
       else
         return bad(key, type, "is not a number, so cannot be");
-      if (s->id == kF64) {
+      if (*id == kF64) {
         uint64_t bits;
         std::memcpy(&bits, &d, 8);
         le<uint64_t>(bits);
@@ -210,7 +180,7 @@ Result<void> Encoder::value(const std::string& key, std::string_view type,
       return {};
     }
     default:
-      return integer(key, type, s->id, n);
+      return integer(key, type, *id, n);
   }
 }
 
