@@ -339,6 +339,37 @@ Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
   return {};
 }
 
+// Foreign writers (safetensors, GGUF): an object the format cannot hold,
+// named for the refusal ("\"w\" (dtype u16)").
+void add_refusal(std::string& refused, const Item& it, const Part* data) {
+  const std::string why =
+      data ? "dtype " + std::string(dtype_name(data->dtype)) + (data->type ? "/" + *data->type : "")
+           : it.format;
+  refused += (refused.empty() ? "" : ", ") + ("\"" + it.name + "\" (" + why + ")");
+}
+
+// Foreign writers: an object's bytes to the writer's sink, its dense data
+// in pieces or its values densified, errors naming the input and object.
+Result<void> write_object(const Input& in, size_t i, bool densified, Progress& progress,
+                          const ByteSink& sink) {
+  const Item& it = in.items[i];
+  const ByteSink counted = [&](std::span<const uint8_t> piece) -> Result<void> {
+    ZT_TRY(sink(piece));
+    progress.advance(piece.size());
+    return {};
+  };
+  if (densified) {
+    auto d = write_densified(in, i, counted);
+    if (!d) return qualified(std::move(d).error(), in.path, it.name);
+    return d;
+  }
+  auto b = in.bytes(i, *it.index_of("data"));
+  if (!b) return qualified(std::move(b).error(), in.path, it.name);
+  for (uint64_t off = 0; off < b->view.size(); off += kPiece)
+    ZT_TRY(counted(b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off))));
+  return {};
+}
+
 // safetensors holds dense tensors of its own dtypes only. Objects it cannot
 // hold are densified to f32/f64 with --densify, else refused by name.
 Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
@@ -359,10 +390,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
     } else if (opt.densify) {
       dense_path.push_back(false);
     } else {
-      const std::string why = data ? "dtype " + std::string(dtype_name(data->dtype)) +
-                                         (data->type ? "/" + *data->type : "")
-                                   : it.format;
-      refused += (refused.empty() ? "" : ", ") + ("\"" + it.name + "\" (" + why + ")");
+      add_refusal(refused, it, data);
       continue;
     }
     entries.push_back(std::move(e));
@@ -398,26 +426,10 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   uint64_t total = 0;
   for (const auto& e : entries) total += e.nbytes;
   Progress progress("convert", total);
-  auto r = foreign::write_safetensors(
-      out, metadata, entries, [&](size_t i, const foreign::ByteSink& sink) -> Result<void> {
-        if (!dense_path[i]) {
-          auto d = write_densified(in, i, [&](std::span<const uint8_t> piece) {
-            progress.advance(piece.size());
-            return sink(piece);
-          });
-          if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
-          return d;
-        }
-        const auto k = in.items[i].index_of("data");
-        auto b = in.bytes(i, *k);
-        if (!b) return qualified(std::move(b).error(), in.path, in.items[i].name);
-        for (uint64_t off = 0; off < b->view.size(); off += kPiece) {
-          const auto piece = b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off));
-          ZT_TRY(sink(piece));
-          progress.advance(piece.size());
-        }
-        return {};
-      });
+  auto r = foreign::write_safetensors(out, metadata, entries,
+                                      [&](size_t i, const foreign::ByteSink& sink) {
+                                        return write_object(in, i, !dense_path[i], progress, sink);
+                                      });
   if (!r) return qualified(std::move(r).error(), out);
   progress.finish();
   uint64_t dropped = 0;
@@ -632,10 +644,7 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
     } else if (opt.densify) {
       dense_path.push_back(false);
     } else {
-      const std::string why = data ? "dtype " + std::string(dtype_name(data->dtype)) +
-                                         (data->type ? "/" + *data->type : "")
-                                   : it.format;
-      refused += (refused.empty() ? "" : ", ") + ("\"" + it.name + "\" (" + why + ")");
+      add_refusal(refused, it, data);
       continue;
     }
     entries.push_back(std::move(e));
@@ -681,23 +690,7 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
           if (!blocks) return qualified(std::move(blocks).error(), in.path, it.name);
           return blocks;
         }
-        if (!dense_path[i]) {
-          auto d = write_densified(in, i, [&](std::span<const uint8_t> piece) {
-            progress.advance(piece.size());
-            return sink(piece);
-          });
-          if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
-          return d;
-        }
-        const auto k = in.items[i].index_of("data");
-        auto b = in.bytes(i, *k);
-        if (!b) return qualified(std::move(b).error(), in.path, in.items[i].name);
-        for (uint64_t off = 0; off < b->view.size(); off += kPiece) {
-          const auto piece = b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off));
-          ZT_TRY(sink(piece));
-          progress.advance(piece.size());
-        }
-        return {};
+        return write_object(in, i, !dense_path[i], progress, sink);
       });
   if (!r) return qualified(std::move(r).error(), out);
   progress.finish();
