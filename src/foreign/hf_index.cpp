@@ -1,7 +1,7 @@
 #include "foreign/hf_index.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "cbor/cbor_encode.h"
@@ -82,7 +82,7 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
   ZT_TRY(index);
   // tensor -> shard, and the shards in name order.
   std::unordered_map<std::string, std::string> shard_of;
-  std::map<std::string, uint64_t> shards;  // name -> tensors it should hold
+  std::set<std::string> shards;
   for (const auto& [tensor, file] : (*index)["weight_map"].items()) {
     ZT_FAIL_IF(!file.is_string(), format, "%s: weight_map[\"%s\"] is not a file name", p,
                tensor.c_str());
@@ -94,13 +94,13 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
     ZT_FAIL_IF(k != FileKind::safetensors && k != FileKind::pytorch, unsupported,
                "%s: shard \"%s\" is neither .safetensors nor a PyTorch file", p, shard.c_str());
     shard_of.emplace(tensor, shard);
-    ++shards[shard];
+    shards.insert(shard);
   }
   ForeignFile f;
   f.kind = FileKind::hf_index;
   const std::string dir = directory_of(path);
   std::unordered_map<std::string, std::string> found;  // tensor -> shard it is in
-  for (const auto& [shard, expected] : shards) {
+  for (const std::string& shard : shards) {
     const std::string shard_path = dir + shard;
     auto part = read_foreign(shard_path, options);
     ZT_TRY(part);
