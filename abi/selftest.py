@@ -33,12 +33,13 @@ ADDED_FUNCTION = 'extern "C" ZT_API int zt_abi_selftest_added(void) { return 1; 
 MAX_DECODED_LINE = ("  uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = the build's\n"
                     "                                 ZT_MAX_DECODED_BYTES (default 64 GiB) */\n")
 
+OPEN_OPTIONS_END = "} zt_open_options;\n"  # a member appended goes before it
+
 # (name, must pass, [(old, new)], extra capi source, version-script lines, soname)
 CASES = [
     ("unchanged", True, [], None, None, "libztensor.so.1"),
     ("additions", True, [
-        (MAX_DECODED_LINE + "} zt_open_options;",
-         MAX_DECODED_LINE + "  uint32_t allow_foreign;\n} zt_open_options;"),
+        (OPEN_OPTIONS_END, "  uint32_t selftest_appended;\n" + OPEN_OPTIONS_END),
         ("  ZT_ERR_NOMEM = 10\n}", "  ZT_ERR_NOMEM = 10,\n  ZT_ERR_SELFTEST = 11\n}"),
         ("ZT_API unsigned zt_version_number(void);",
          "ZT_API unsigned zt_version_number(void);\nZT_API int zt_abi_selftest_added(void);"),
@@ -60,7 +61,7 @@ CASES = [
 
 
 def pkg_libs():
-    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto", "libutf8proc"],
+    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto", "libutf8proc", "libzip", "zlib"],
                        capture_output=True, text=True, check=True)
     return p.stdout.split()
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "capi_internal.h"
+#include "foreign/foreign_reader.h"
 
 // Every zt_status with the zt::Status of the same value. set_error hands a
 // core Status out as the zt_status of that value, so the two enums must
@@ -87,6 +88,21 @@ const Component* component_of(const zt_reader* r, size_t object, const char* rol
 
 using namespace zt::capi;
 
+namespace {
+
+// A foreign file opened without allow_foreign: say how to read it.
+zt::Error with_foreign_hint(const char* path, const zt_open_options* opt, zt::Error e) {
+  const auto* format = zt::foreign::foreign_format(zt::foreign::kind_from_path(path));
+  const bool allowed = opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign;
+  if (e.status == zt::Status::format && format && !allowed)
+    e.message.append(" (a ")
+        .append(format->id)
+        .append(" file: zt_open_options.allow_foreign reads it)");
+  return e;
+}
+
+}  // namespace
+
 extern "C" {
 
 // A switch over zt_status without a default: -Wswitch names an enumerator
@@ -132,9 +148,16 @@ zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** o
         o.mode = opt->io_mode == ZT_IO_COPY ? zt::Source::Mode::copy : zt::Source::Mode::map;
       }
       if (ZT_HAS_FIELD(opt, max_decoded_bytes)) o.max_decoded_bytes = opt->max_decoded_bytes;
+      if (ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign &&
+          zt::foreign::foreign_format(zt::foreign::kind_from_path(path))) {
+        auto r = zt::foreign::open_foreign(path, o);
+        if (!r) return set_error(r.error());
+        *out = new zt_reader{std::move(*r)};
+        return ZT_OK;
+      }
     }
     auto r = zt::Reader::open_file(path, o);
-    if (!r) return set_error(r.error());
+    if (!r) return set_error(with_foreign_hint(path, opt, std::move(r).error()));
     *out = new zt_reader{std::move(*r)};
     return ZT_OK;
   });
@@ -156,6 +179,12 @@ zt_status zt_open_memory(const void* data, size_t size, zt_reader** out) {
 void zt_close(zt_reader* r) { delete r; }
 
 const char* zt_file_version(const zt_reader* r) { return r ? r->impl->manifest().version.c_str() : nullptr; }
+
+const char* zt_file_format(const zt_reader* r) {
+  if (!r) return nullptr;
+  const std::string& foreign = r->impl->manifest().foreign;
+  return foreign.empty() ? "zt" : foreign.c_str();
+}
 
 const char* zt_manifest_json(const zt_reader* r) {
   if (!r) return nullptr;

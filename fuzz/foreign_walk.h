@@ -5,7 +5,10 @@
 // is written as a .zt file through zt::Writer, as `zt convert` does. The
 // readers promise that what they return can go straight to the writer, so
 // the writer must accept it, and the file must re-open, verify and hold the
-// same bytes.
+// same bytes. Last, the same file is opened through the C API with
+// allow_foreign (a Reader over what the reader holds) and walked like any
+// .zt file (walk.h): it must agree with the converted file, component by
+// component.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "fuzz_support.h"
 #include "manifest/json.h"
 #include "manifest/manifest.h"
+#include "walk.h"
 #include "write/writer.h"
 #include "ztensor.h"
 
@@ -137,7 +141,23 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
                  "object \"" + o.name + "\": bytes changed in conversion");
     }
   }
+  WalkOptions converted_walk;
+  const WalkOutcome converted = walk_reader(r, converted_walk);
   zt_close(r);
+
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.allow_foreign = 1;
+  const zt_status fs = zt_open_ex(in.c_str(), &opt, &r);
+  FUZZ_CHECK(fs == ZT_OK,
+             std::string("read, but zt_open_ex with allow_foreign refuses it: ") + zt_last_error());
+  WalkOptions foreign_walk;
+  foreign_walk.foreign = true;
+  const WalkOutcome held = walk_reader(r, foreign_walk);
+  zt_close(r);
+  FUZZ_CHECK(held.verify_status == converted.verify_status,
+             "zt_verify differs between the foreign reader and the converted file");
+  compare_components(held, converted);
 }
 
 }  // namespace zt::fuzz

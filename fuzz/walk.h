@@ -53,6 +53,8 @@ struct WalkOptions {
   // Parts live in shard files: ZT_ERR_IO and ZT_ERR_FORMAT are possible
   // outcomes of any data access (g_walk_reads_shards).
   bool reads_shards = false;
+  // A foreign file opened with allow_foreign: its version is "".
+  bool foreign = false;
 };
 
 inline uint64_t fnv1a(const void* p, uint64_t n) {
@@ -292,7 +294,10 @@ inline WalkOutcome walk_reader(const zt_reader* r, const WalkOptions& opt) {
   g_walk_reads_shards = opt.reads_shards;
   WalkOutcome w;
   const char* version = zt_file_version(r);
-  FUZZ_CHECK(version && *version, "empty version");
+  FUZZ_CHECK(version && (*version || opt.foreign), "empty version");
+  const char* format = zt_file_format(r);
+  FUZZ_CHECK(format && (std::string(format) == "zt") != opt.foreign,
+             std::string("zt_file_format says ") + (format ? format : "NULL"));
   w.version = version;
   const char* json = zt_manifest_json(r);
   FUZZ_CHECK(json != nullptr, "zt_manifest_json returned NULL");
@@ -352,10 +357,9 @@ inline WalkOutcome walk_reader(const zt_reader* r, const WalkOptions& opt) {
   return w;
 }
 
-// Two readers of the same bytes must agree wherever both looked.
-inline void compare_walks(const WalkOutcome& a, const WalkOutcome& b) {
-  FUZZ_CHECK(a.version == b.version, "versions differ");
-  FUZZ_CHECK(a.manifest_json == b.manifest_json, "manifest JSON differs between readers");
+// Two readers of the same objects (the same file, or a file and its
+// conversion) must agree on every component both looked at.
+inline void compare_components(const WalkOutcome& a, const WalkOutcome& b) {
   FUZZ_CHECK(a.objects.size() == b.objects.size(), "object counts differ");
   for (size_t i = 0; i < a.objects.size(); ++i) {
     FUZZ_CHECK(a.objects[i].size() == b.objects[i].size(), "component counts differ");
@@ -373,6 +377,13 @@ inline void compare_walks(const WalkOutcome& a, const WalkOutcome& b) {
                  "component " + x.role + ": decoded bytes differ");
     }
   }
+}
+
+// Two readers of the same bytes must agree wherever both looked.
+inline void compare_walks(const WalkOutcome& a, const WalkOutcome& b) {
+  FUZZ_CHECK(a.version == b.version, "versions differ");
+  FUZZ_CHECK(a.manifest_json == b.manifest_json, "manifest JSON differs between readers");
+  compare_components(a, b);
 }
 
 }  // namespace zt::fuzz

@@ -143,6 +143,11 @@ typedef struct zt_open_options {
   uint32_t io_mode;           /* zt_io_mode */
   uint64_t max_decoded_bytes; /* cap on one component's decoded size; 0 = the build's
                                  ZT_MAX_DECODED_BYTES (default 64 GiB) */
+  uint32_t allow_foreign;     /* 0 (default): zTensor files only. Non-zero: a path
+                                 ending in .safetensors, .gguf, .npy, .npz, .pt, .pth,
+                                 .bin, .ckpt or .index.json (a sharded Hugging Face
+                                 checkpoint) is read by that format's reader; see
+                                 "Foreign files" below. */
 } zt_open_options;
 
 /* Fills *opt with the defaults. */
@@ -150,14 +155,38 @@ ZT_API void zt_open_options_init_sized(zt_open_options* opt, size_t size);
 static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_init_sized(opt, sizeof *opt); }
 
 /* zt_open with options (NULL = defaults). ZT_ERR_ARGUMENT if
-   opt->struct_size is not one this library knows. */
+   opt->struct_size is not one this library knows.
+
+   Foreign files (allow_foreign set): the file is read by its format's own
+   reader, which checks that format's rules (bounds, overlaps, sizes against
+   shapes, header and pickle limits; a PyTorch pickle is interpreted, never
+   executed: any global outside the allow-list fails with
+   ZT_ERR_UNSUPPORTED naming it) and the file appears as an ordinary,
+   read-only zt_reader: the same calls as for a .zt file, the model that
+   `zt convert` would write (docs/cli.md: names, dtypes, attributes;
+   GGUF Q8_0/Q4_0/Q5_0 as quantized_group, other GGML block types as u8
+   bytes with a "ggml_type" attribute). Unlike zt_open, a foreign file's
+   reader reads its data while opening where its format requires it (npz
+   and PyTorch zip members are checked against their CRC-32, compressed
+   ones inflated; big-endian and strided tensors are copied out). Bytes
+   stored raw and little-endian are served from a memory mapping of the
+   file, zero-copy (io_mode is not consulted); others from buffers the
+   reader owns. There are no digests: zt_verify checks the content rules
+   and counts every component unchecked. zt_file_format names the format;
+   zt_file_version is "". */
 ZT_API zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** out);
 
 /* Closes a reader and frees everything it handed out. NULL is a no-op. */
 ZT_API void zt_close(zt_reader* r);
 
-/* The version the file states: "1.2.0", "1.1.0", "1.0", "0.1.0". */
+/* The version the file states: "1.2.0", "1.1.0", "1.0", "0.1.0"; "" for a
+   foreign file. */
 ZT_API const char* zt_file_version(const zt_reader* r);
+
+/* What the reader reads: "zt" for a zTensor file of any generation, else
+   the foreign format (zt_open_options.allow_foreign): "safetensors",
+   "gguf", "npy", "npz", "pytorch" or "hf_index". NULL if r is NULL. */
+ZT_API const char* zt_file_format(const zt_reader* r);
 
 /* The whole manifest as one JSON document in the 1.2.0 vocabulary:
    {"version", "attributes", "objects": {name: {"shape", "format",

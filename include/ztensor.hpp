@@ -796,6 +796,9 @@ enum class IoMode : std::uint32_t {
 struct OpenOptions {
   IoMode io_mode = IoMode::map;
   std::uint64_t max_decoded_bytes = 0;  ///< cap on one component's decoded size; 0 = default
+  /// Also read .safetensors, .gguf, .npy, .npz, PyTorch and sharded-index
+  /// files, read-only (zt_open_options.allow_foreign).
+  bool allow_foreign = false;
 };
 
 /// An open .zt file (move-only; closes the file on destruction).
@@ -807,6 +810,7 @@ class Reader {
     zt_open_options_init(&o);
     o.io_mode = static_cast<std::uint32_t>(options.io_mode);
     o.max_decoded_bytes = options.max_decoded_bytes;
+    o.allow_foreign = options.allow_foreign ? 1 : 0;
     detail::check(zt_open_ex(detail::path_str(path).c_str(), &o, &r_));
   }
 
@@ -838,9 +842,13 @@ class Reader {
   bool is_open() const noexcept { return r_ != nullptr; }
   const zt_reader* handle() const noexcept { return r_; }
 
-  /// The version the file states: "1.2.0", "1.1.0", "1.0", "0.1.0".
+  /// The version the file states: "1.2.0", "1.1.0", "1.0", "0.1.0"; "" if foreign.
   std::string_view file_version() const {
     return detail::owned_text(zt_file_version(live()), "file version");
+  }
+  /// "zt", or the foreign format: "safetensors", "gguf", "npy", "npz", "pytorch", "hf_index".
+  std::string_view file_format() const {
+    return detail::owned_text(zt_file_format(live()), "file format");
   }
   /// The whole manifest as JSON in the 1.2.0 vocabulary.
   std::string_view manifest_json() const {

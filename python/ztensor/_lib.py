@@ -66,7 +66,7 @@ _u64_p = POINTER(c_uint64)
 
 class OpenOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("io_mode", c_uint32),
-                ("max_decoded_bytes", c_uint64)]
+                ("max_decoded_bytes", c_uint64), ("allow_foreign", c_uint32)]
 
 
 class WriterOptions(Structure):
@@ -105,6 +105,7 @@ for _name, _res, _args in [
     ("zt_open_ex", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
     ("zt_close", None, [_reader_p]),
     ("zt_file_version", c_char_p, [_reader_p]),
+    ("zt_file_format", c_char_p, [_reader_p]),
     ("zt_manifest_json", c_char_p, [_reader_p]),
     ("zt_object_count", c_size_t, [_reader_p]),
     ("zt_object_name", c_char_p, [_reader_p, c_size_t]),

@@ -175,12 +175,19 @@ class File(NotCopyable, collections.abc.Mapping):
 
     Zero-copy arrays keep the file open: close() (or leaving a `with` block)
     releases it once no such array is left.
+
+    allow_foreign=True also opens .safetensors, .gguf, .npy, .npz, PyTorch
+    (.pt/.pth/.bin/.ckpt, read without executing the pickle) and sharded
+    checkpoint indexes (.index.json) the same way, read-only; `format` then
+    names the format.
     """
 
-    def __init__(self, path, *, float32=False, copy=False, max_decoded_bytes=0):
+    def __init__(self, path, *, float32=False, copy=False, max_decoded_bytes=0,
+                 allow_foreign=False):
         opt = _lib.new_struct(_lib.OpenOptions, lib.zt_open_options_init_sized)
         opt.io_mode = _lib.IO_COPY if copy else _lib.IO_MAP
         opt.max_decoded_bytes = checked_int(max_decoded_bytes, "max_decoded_bytes")
+        opt.allow_foreign = 1 if allow_foreign else 0
         ptr = c_void_p()
         check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
         self._handle = _Handle(ptr.value)
@@ -248,8 +255,15 @@ class File(NotCopyable, collections.abc.Mapping):
 
     @property
     def version(self):
-        """The format version the file states ("2", "1.2.0", "1.1.0", "1.0", "0.1.0")."""
+        """The format version the file states ("2", "1.2.0", "1.1.0", "1.0", "0.1.0";
+        "" for a foreign file)."""
         return text(lib.zt_file_version(self._r()))
+
+    @property
+    def format(self):
+        """"zt", or the foreign format: "safetensors", "gguf", "npy", "npz",
+        "pytorch", "hf_index"."""
+        return text(lib.zt_file_format(self._r()))
 
     @property
     def manifest(self):
@@ -530,7 +544,8 @@ def _check_size(nbytes, dtype, shape, role):
     return shape
 
 
-def open(path, *, float32=False, copy=False, max_decoded_bytes=0):  # noqa: A001 (the API name)
+def open(path, *, float32=False, copy=False, max_decoded_bytes=0,  # noqa: A001 (the API name)
+         allow_foreign=False):
     """Opens a .zt file as a File (a mapping of names to numpy data).
 
     float32: give bf16 and FP8 dense objects as float32 arrays (decoded copies)
@@ -538,5 +553,8 @@ def open(path, *, float32=False, copy=False, max_decoded_bytes=0):  # noqa: A001
     copy:    read with pread instead of a memory mapping (for files that may
              change while open); "zero-copy" arrays then view reader buffers.
     max_decoded_bytes: cap on one component's decoded size (0: the library's).
+    allow_foreign: also read .safetensors, .gguf, .npy, .npz, PyTorch files
+             and sharded checkpoint indexes (read-only; see File).
     """
-    return File(path, float32=float32, copy=copy, max_decoded_bytes=max_decoded_bytes)
+    return File(path, float32=float32, copy=copy, max_decoded_bytes=max_decoded_bytes,
+                allow_foreign=allow_foreign)

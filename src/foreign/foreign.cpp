@@ -24,62 +24,64 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+Result<ForeignFile> read_safetensors_file(const std::string& path, const ReadOptions&) {
+  return read_safetensors(path);
+}
+Result<ForeignFile> read_npy_file(const std::string& path, const ReadOptions&) {
+  return read_npy(path);
+}
+Result<ForeignFile> read_npz_file(const std::string& path, const ReadOptions&) {
+  return read_npz(path);
+}
+Result<ForeignFile> read_pytorch_file(const std::string& path, const ReadOptions&) {
+  return read_pytorch(path);
+}
+
+constexpr std::string_view kSafetensorsExt[] = {".safetensors"};
+constexpr std::string_view kGgufExt[] = {".gguf"};
+constexpr std::string_view kNpyExt[] = {".npy"};
+constexpr std::string_view kNpzExt[] = {".npz"};
+constexpr std::string_view kPytorchExt[] = {".pt", ".pth", ".bin", ".ckpt"};
+// Before every other: "x.index.json" is a sharded checkpoint whatever precedes.
+constexpr std::string_view kHfIndexExt[] = {".index.json"};
+
+// One entry per foreign format; kind_from_path takes the first whose
+// extension matches.
+constexpr ForeignFormat kFormats[] = {
+    {FileKind::hf_index, "hf_index", "sharded checkpoint", kHfIndexExt, read_hf_index},
+    {FileKind::safetensors, "safetensors", "safetensors", kSafetensorsExt, read_safetensors_file},
+    {FileKind::gguf, "gguf", "gguf", kGgufExt, read_gguf},
+    {FileKind::npy, "npy", "npy", kNpyExt, read_npy_file},
+    {FileKind::npz, "npz", "npz", kNpzExt, read_npz_file},
+    {FileKind::pytorch, "pytorch", "pytorch", kPytorchExt, read_pytorch_file},
+};
+
 }  // namespace
 
+const ForeignFormat* foreign_format(FileKind k) {
+  for (const ForeignFormat& f : kFormats)
+    if (f.kind == k) return &f;
+  return nullptr;
+}
+
 FileKind kind_from_path(std::string_view path) {
-  if (is_hf_index(path)) return FileKind::hf_index;
+  for (const ForeignFormat& f : kFormats)
+    for (const std::string_view ext : f.extensions)
+      if (path.size() > ext.size() && ends_with(path, ext)) return f.kind;
   if (ends_with(path, ".zt")) return FileKind::zt;
-  if (ends_with(path, ".safetensors")) return FileKind::safetensors;
-  if (ends_with(path, ".gguf")) return FileKind::gguf;
-  if (ends_with(path, ".npy")) return FileKind::npy;
-  if (ends_with(path, ".npz")) return FileKind::npz;
-  for (const std::string_view ext : {".pt", ".pth", ".bin", ".ckpt"})
-    if (ends_with(path, ext)) return FileKind::pytorch;
   return FileKind::unknown;
 }
 
 std::string_view kind_name(FileKind k) {
-  switch (k) {
-    case FileKind::zt:
-      return "zt";
-    case FileKind::safetensors:
-      return "safetensors";
-    case FileKind::gguf:
-      return "gguf";
-    case FileKind::npy:
-      return "npy";
-    case FileKind::npz:
-      return "npz";
-    case FileKind::pytorch:
-      return "pytorch";
-    case FileKind::hf_index:
-      return "sharded checkpoint";
-    case FileKind::unknown:
-      break;
-  }
-  return "unknown";
+  if (k == FileKind::zt) return "zt";
+  const ForeignFormat* f = foreign_format(k);
+  return f ? f->label : "unknown";
 }
 
 namespace {
 
 Result<ForeignFile> read_by_kind(const std::string& path, const ReadOptions& options) {
-  switch (kind_from_path(path)) {
-    case FileKind::safetensors:
-      return read_safetensors(path);
-    case FileKind::gguf:
-      return read_gguf(path, options);
-    case FileKind::npy:
-      return read_npy(path);
-    case FileKind::npz:
-      return read_npz(path);
-    case FileKind::pytorch:
-      return read_pytorch(path);
-    case FileKind::hf_index:
-      return read_hf_index(path, options);
-    case FileKind::zt:
-    case FileKind::unknown:
-      break;
-  }
+  if (const ForeignFormat* f = foreign_format(kind_from_path(path))) return f->read(path, options);
   return make_error(
       Status::unsupported,
       "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy, .npz, a PyTorch "

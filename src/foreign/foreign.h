@@ -27,6 +27,7 @@ enum class FileKind { zt, safetensors, gguf, npy, npz, pytorch, hf_index, unknow
 // ".pt", ".pth", ".bin", ".ckpt"; a sharded Hugging Face checkpoint by its
 // index ("*.index.json").
 FileKind kind_from_path(std::string_view path);
+// How messages and `zt inspect` name a kind ("sharded checkpoint").
 std::string_view kind_name(FileKind k);
 
 struct ForeignComponent {
@@ -65,6 +66,20 @@ struct ReadOptions {
   // listed in the file attribute "gguf.skipped", instead of refusing the file.
   bool skip_unknown_types = false;
 };
+
+// One descriptor per foreign format: everything that tells it apart and
+// reads it, so that adding a format is one reader and one table entry
+// (foreign.cpp), not a case in every switch.
+struct ForeignFormat {
+  FileKind kind;
+  std::string_view id;     // what zt_file_format says: "safetensors", "hf_index", ...
+  std::string_view label;  // kind_name
+  std::span<const std::string_view> extensions;
+  Result<ForeignFile> (*read)(const std::string& path, const ReadOptions& options);
+};
+
+// The descriptor of a foreign kind; nullptr for zt and unknown.
+const ForeignFormat* foreign_format(FileKind k);
 
 // Reads any supported foreign file by its extension.
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});

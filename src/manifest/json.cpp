@@ -115,6 +115,7 @@ std::string dump_json(const Json& j) {
 // make a manifest of 100k objects quadratic. Names are unique already.
 std::string manifest_to_json(const Manifest& m) {
   std::string out = "{\"version\":" + dump_json(m.version);
+  if (!m.foreign.empty()) out += ",\"foreign\":" + dump_json(m.foreign);
   if (m.attributes.present) {
     out += ",\"attributes\":";
     append_attributes_json(m.attributes, out);

@@ -55,6 +55,9 @@ struct Component {
   std::optional<std::string> encoding_id;  // v2: the encoding id as written
   Encoding encoding = Encoding::raw;
   std::optional<uint32_t> shard;      // v2: index into Manifest::shards; absent: this file
+  // A foreign file read as a model (foreign/foreign_reader.h): which of the
+  // Reader's held buffers has the bytes, at `offset`; absent: the file.
+  std::optional<uint32_t> held;
   std::optional<std::string> digest;  // "algorithm:hex" (legacy checksums normalised)
   bool big_endian = false;            // 0.1.0 data_endianness "big"
 
@@ -111,6 +114,9 @@ struct Shard {
 struct Manifest {
   Generation generation = Generation::v1;
   std::string version;  // as stored: "1.2.0", "1.0", "0.1.0"; "2" for v2 (the footer's)
+  // Empty for a zTensor file; a foreign file read as a model names its
+  // format ("safetensors", "gguf", "npy", "npz", "pytorch", "hf_index").
+  std::string foreign;
   bool v11 = false;     // a 1.x file older than 1.2.0
   // Digests cover decoded bytes (v2) rather than stored bytes (1.x).
   bool digests_cover_decoded = false;

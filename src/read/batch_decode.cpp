@@ -100,9 +100,9 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
 // task for Reader::read, whose checks and messages then apply unchanged.
 void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p) {
   const Component& c = component_of(r, q);
-  // The tasks below read this file's source; a part in a shard is read
-  // whole by Reader::read, which opens its file.
-  if (c.shard) {
+  // The tasks below read this file's source; a part in a shard (or a held
+  // buffer) is read whole by Reader::read, which opens its file.
+  if (c.shard || c.held) {
     p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
     return;
   }

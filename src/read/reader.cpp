@@ -84,15 +84,49 @@ Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
   ZT_TRY(m);
   r->manifest_ = std::move(*m);
   ZT_TRY(validate(r->manifest_, r->source_.size(), loc->manifest_start, loc->manifest.size()));
+  r->make_slots();
+  return r;
+}
+
+void Reader::make_slots() {
   size_t total = 0;
-  r->slot_base_.reserve(r->manifest_.objects.size());
-  for (const Object& o : r->manifest_.objects) {
-    r->slot_base_.push_back(total);
+  slot_base_.reserve(manifest_.objects.size());
+  for (const Object& o : manifest_.objects) {
+    slot_base_.push_back(total);
     total += o.components.size();
   }
-  r->slots_ = std::make_unique<std::atomic<Slot*>[]>(total);
-  r->slot_count_ = total;
-  r->shard_files_ = std::make_unique<ShardFile[]>(r->manifest_.shards.size());
+  slots_ = std::make_unique<std::atomic<Slot*>[]>(total);
+  slot_count_ = total;
+  shard_files_ = std::make_unique<ShardFile[]>(manifest_.shards.size());
+}
+
+Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::vector<Source> held,
+                                                  std::shared_ptr<const void> keep,
+                                                  const OpenOptions& opt) {
+  ZT_FAIL_IF(!m.shards.empty(), argument, "a held model has no shard files");
+  for (const Object& o : m.objects) {
+    for (const Component& c : o.components) {
+      ZT_FAIL_IF(c.shard || c.encoding != Encoding::raw || c.big_endian, argument,
+                 "%s: a held model's components are raw little-endian bytes",
+                 component_where(o, c).c_str());
+      ZT_FAIL_IF(c.held && *c.held >= held.size(), argument, "%s: no held buffer %u",
+                 component_where(o, c).c_str(), *c.held);
+      const Source& src = c.held ? held[*c.held] : root;
+      uint64_t end = 0;
+      ZT_FAIL_IF(__builtin_add_overflow(c.offset, c.length, &end) || end > src.size(), argument,
+                 "%s: [%llu, +%llu) runs past its buffer of %llu bytes",
+                 component_where(o, c).c_str(), static_cast<ull>(c.offset),
+                 static_cast<ull>(c.length), static_cast<ull>(src.size()));
+    }
+    ZT_TRY(validate_object(o));
+  }
+  std::unique_ptr<Reader> r(new Reader());
+  r->source_ = std::move(root);
+  r->held_ = std::move(held);
+  r->keep_ = std::move(keep);
+  r->manifest_ = std::move(m);
+  r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
+  r->make_slots();
   return r;
 }
 
@@ -143,6 +177,7 @@ Result<const Source*> Reader::shard_source(size_t index) const {
 }
 
 Result<const Source*> Reader::source_of(const Component& c) const {
+  if (c.held) return &held_[*c.held];
   if (!c.shard) return &source_;
   return shard_source(*c.shard);
 }

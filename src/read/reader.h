@@ -70,6 +70,16 @@ class Reader {
   // The caller keeps `bytes` alive as long as the Reader.
   static Result<std::unique_ptr<Reader>> open_memory(std::span<const uint8_t> bytes,
                                                      const OpenOptions& opt = {});
+  // A model made elsewhere (a foreign file read by foreign/foreign_reader.h)
+  // over bytes already in memory: `root` holds the components without
+  // Component::held, held[i] those with held == i. Each object's format
+  // rules are checked (validate_object); every component must lie inside
+  // its buffer. `keep` owns whatever the buffers view and lives as long as
+  // the Reader.
+  static Result<std::unique_ptr<Reader>> open_held(Manifest m, Source root,
+                                                   std::vector<Source> held,
+                                                   std::shared_ptr<const void> keep,
+                                                   const OpenOptions& opt = {});
   ~Reader();
 
   const Manifest& manifest() const { return manifest_; }
@@ -113,6 +123,9 @@ class Reader {
   // holding them (raw, little-endian, and that file is mapped): no decode,
   // no copy.
   bool zero_copy(const Component& c) const;
+  // Whether c's bytes are a view of the mapped file itself: zero_copy, and
+  // not a buffer a foreign reader made (open_held). What views report.
+  bool maps_file(const Component& c) const { return !c.held && zero_copy(c); }
   // The file holding c's stored bytes: this one, or the shard that the
   // part names (v2 spec §7), opened on first use. Thread-safe.
   Result<const Source*> source_of(const Component& c) const;
@@ -134,6 +147,7 @@ class Reader {
   struct Slot;
   Reader();
   static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);
+  void make_slots();
   Result<uint64_t> decoded_length_for(const Object& o, const Component& c) const;
   Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const;
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
@@ -149,6 +163,8 @@ class Reader {
   struct ShardFile;
   std::unique_ptr<ShardFile[]> shard_files_;  // one per shard table entry
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
+  std::vector<Source> held_;               // open_held: the buffers of Component::held
+  std::shared_ptr<const void> keep_;       // open_held: what they view
   Manifest manifest_;
   uint64_t max_decoded_ = 0;
   std::vector<size_t> slot_base_;  // first slot of each object

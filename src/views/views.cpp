@@ -51,7 +51,7 @@ Result<ComponentView> view_of(const Reader& r, size_t object, const Component& c
   ZT_FAIL_IF(m->size() % c.width() != 0, invalid,
              "%s: %zu decoded bytes are not a whole number of %u-byte elements",
              component_where(o, c).c_str(), m->size(), c.width());
-  return ComponentView{&c, *m, m->size() / c.width(), r.zero_copy(c)};
+  return ComponentView{&c, *m, m->size() / c.width(), r.maps_file(c)};
 }
 
 Result<NumericFormat> scalar_format(const Object& o, const Component& c) {

@@ -152,6 +152,25 @@ TEST_F(WrapperTest, CopyModeServesTheSameValues) {
   EXPECT_EQ(w[2], 3.25f);
 }
 
+TEST_F(WrapperTest, AllowForeignReadsANpyFileThroughTheSameClasses) {
+  // A hand-written .npy: format 1.0, a 118-byte header padded to 128 bytes.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  header.resize(128 - 10 - 1, ' ');
+  header += '\n';
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8) + char(header.size()) + '\0' + header;
+  const float values[] = {1.0f, 2.0f, 3.0f, 4.0f};
+  npy.append(reinterpret_cast<const char*>(values), sizeof values);
+  std::ofstream(path("a.npy"), std::ios::binary) << npy;
+
+  EXPECT_THROW(ztensor::Reader(path("a.npy")), ztensor::Error);
+  ztensor::Reader r(path("a.npy"), {.allow_foreign = true});
+  EXPECT_EQ(r.file_format(), "npy");
+  EXPECT_EQ(r.file_version(), "");
+  const std::span<const float> a = r["a"].data().as<float>();
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[3], 4.0f);
+}
+
 TEST_F(WrapperTest, ErrorsCarryStatusAndMessage) {
   try {
     ztensor::Reader r(path("missing.zt"));

@@ -1,0 +1,239 @@
+// Foreign files through the C API (zt_open_options.allow_foreign): an
+// ordinary read-only zt_reader over what the format's reader gives, bytes
+// in the file served from its mapping, bytes a reader made (byte-swapped)
+// from held buffers, the format's refusals as zt_status with a message.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "foreign/gguf.h"
+#include "test_files.h"
+
+namespace zt::test {
+namespace {
+
+class ForeignOpen : public testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt_foreign_open_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(const std::string& name, const Bytes& bytes) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    return path;
+  }
+
+  Opened open(const std::string& path, bool allow_foreign = true) {
+    zt_open_options opt;
+    zt_open_options_init(&opt);
+    opt.allow_foreign = allow_foreign ? 1 : 0;
+    Opened o;
+    zt_reader* r = nullptr;
+    o.status = zt_open_ex(path.c_str(), &opt, &r);
+    o.error = zt_last_error();
+    o.reader.reset(r);
+    return o;
+  }
+
+  std::string dir_;
+};
+
+Bytes safetensors(const std::string& header_json, const Bytes& data) {
+  std::string h = header_json;
+  h.resize((h.size() + 7) / 8 * 8, ' ');
+  Bytes out;
+  uint64_t n = h.size();
+  for (int i = 0; i < 8; ++i, n >>= 8) out.push_back(static_cast<uint8_t>(n & 0xFF));
+  out.insert(out.end(), h.begin(), h.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+Bytes npy(const std::string& descr, const std::string& shape, const Bytes& data) {
+  std::string h = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  h.resize((10 + h.size() + 1 + 63) / 64 * 64 - 10 - 1, ' ');
+  h += '\n';
+  Bytes out = bytes_of("\x93NUMPY");
+  out.push_back(1);
+  out.push_back(0);
+  out.push_back(static_cast<uint8_t>(h.size() & 0xFF));
+  out.push_back(static_cast<uint8_t>(h.size() >> 8));
+  append(out, bytes_of(h));
+  append(out, data);
+  return out;
+}
+
+Json manifest(const zt_reader* r) {
+  return Json::parse(zt_manifest_json(r));
+}
+
+TEST_F(ForeignOpen, SafetensorsIsAnOrdinaryReaderServedFromTheMapping) {
+  const std::vector<float> w = {1, 2, 3, 4, 5, 6};
+  const std::vector<uint16_t> b = {0x3F80, 0xC000};  // bf16 1, -2
+  const Bytes data = cat({le(w), le(b)});
+  const std::string path = write(
+      "m.safetensors", safetensors(R"({"__metadata__":{"format":"pt"},)"
+                                   R"("w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                                   R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[24,28]},)"
+                                   R"("e":{"dtype":"F32","shape":[0,4],"data_offsets":[28,28]}})",
+                                   data));
+  const Opened o = open(path);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_STREQ(zt_file_format(o.get()), "safetensors");
+  EXPECT_STREQ(zt_file_version(o.get()), "");
+  ASSERT_EQ(zt_object_count(o.get()), 3u);
+
+  const size_t wi = object_index(o.get(), "w");
+  EXPECT_STREQ(zt_object_format(o.get(), wi), "dense");
+  zt_dense_info v;
+  zt_dense_info_init(&v);
+  ASSERT_EQ(zt_dense_view(o.get(), wi, &v), ZT_OK) << zt_last_error();
+  EXPECT_EQ(v.zero_copy, 1u);  // a view of the mapped file, no copy
+  EXPECT_STREQ(v.dtype, "f32");
+  ASSERT_EQ(v.values, 6u);
+  EXPECT_EQ(0, std::memcmp(v.data, w.data(), 24));
+
+  std::vector<float> bf(2);
+  uint64_t n = 0;
+  ASSERT_EQ(zt_object_read_f32(o.get(), object_index(o.get(), "b"), bf.data(), 2, &n), ZT_OK);
+  EXPECT_EQ(bf, (std::vector<float>{1, -2}));
+
+  const Mapped e = map_component(o.get(), "e", "data");
+  EXPECT_EQ(e.status, ZT_OK);
+  EXPECT_TRUE(e.bytes.empty());
+
+  const Json j = manifest(o.get());
+  EXPECT_EQ(j["foreign"], "safetensors");
+  EXPECT_EQ(j["attributes"]["format"], "pt");
+  EXPECT_EQ(j["objects"]["w"]["shape"], Json::array({2, 3}));
+  EXPECT_EQ(j["objects"]["b"]["components"]["data"]["dtype"], "bf16");
+
+  // No digests in a safetensors file: every component counts unchecked,
+  // and the content rules still run.
+  uint64_t checked = 9, unchecked = 9;
+  ASSERT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+  EXPECT_EQ(checked, 0u);
+  EXPECT_EQ(unchecked, 3u);
+}
+
+TEST_F(ForeignOpen, WithoutAllowForeignTheFileIsRefusedWithAHint) {
+  const std::string path = write("m.safetensors", safetensors(R"({})", {}));
+  const Opened o = open(path, false);
+  EXPECT_EQ(o.status, ZT_ERR_FORMAT);
+  EXPECT_NE(o.error.find("allow_foreign"), std::string::npos) << o.error;
+  zt_reader* r = nullptr;
+  EXPECT_EQ(zt_open(path.c_str(), &r), ZT_ERR_FORMAT);
+  EXPECT_EQ(r, nullptr);
+}
+
+TEST_F(ForeignOpen, AZtFileOpensTheSameWithAllowForeign) {
+  FileBuilder b;
+  b.dense("x", "f32", {2}, le(std::vector<float>{1, 2}));
+  const std::string path = write("m.zt", b.build());
+  const Opened o = open(path);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_STREQ(zt_file_format(o.get()), "zt");
+  EXPECT_STREQ(zt_file_version(o.get()), "1.2.0");
+  EXPECT_FALSE(manifest(o.get()).contains("foreign"));
+}
+
+TEST_F(ForeignOpen, BigEndianNpyIsServedSwappedFromAHeldBuffer) {
+  const Bytes be = {0x3F, 0x80, 0, 0, 0x40, 0, 0, 0, 0x40, 0x40, 0, 0, 0x40, 0x80, 0, 0};
+  const Opened o = open(write("a.npy", npy(">f4", "(2, 2)", be)));
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_STREQ(zt_file_format(o.get()), "npy");
+  zt_dense_info v;
+  zt_dense_info_init(&v);
+  ASSERT_EQ(zt_dense_view(o.get(), 0, &v), ZT_OK) << zt_last_error();
+  EXPECT_EQ(v.zero_copy, 0u);  // swapped into memory the reader owns
+  ASSERT_EQ(v.values, 4u);
+  std::vector<float> got(4);
+  std::memcpy(got.data(), v.data, 16);
+  EXPECT_EQ(got, (std::vector<float>{1, 2, 3, 4}));
+  // Row ranges and the batch decoder read held buffers too.
+  std::vector<float> row(2);
+  uint64_t n = 0;
+  ASSERT_EQ(zt_dense_rows_f32(o.get(), 0, 1, 2, row.data(), 2, &n), ZT_OK) << zt_last_error();
+  EXPECT_EQ(row, (std::vector<float>{3, 4}));
+  std::vector<uint8_t> dst(16);
+  zt_decode_request q;
+  zt_decode_request_init(&q);
+  q.object = 0;
+  q.role = "data";
+  q.dst = dst.data();
+  q.capacity = dst.size();
+  ASSERT_EQ(zt_decode_many(o.get(), &q, 1, 2), ZT_OK) << zt_last_error();
+  EXPECT_EQ(q.status, ZT_OK);
+  EXPECT_EQ(0, std::memcmp(dst.data(), le(std::vector<float>{1, 2, 3, 4}).data(), 16));
+}
+
+TEST_F(ForeignOpen, TheFormatsRefusalsComeBackAsStatusAndMessage) {
+  // Overlapping tensors, a bool byte that is neither 0 nor 1, an object
+  // array (a pickle inside an npy): each refused while opening.
+  const Opened overlap = open(write(
+      "o.safetensors", safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                   R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                   pattern(12))));
+  EXPECT_NE(overlap.status, ZT_OK);
+  EXPECT_EQ(overlap.reader, nullptr);
+  EXPECT_NE(overlap.error.find("o.safetensors"), std::string::npos) << overlap.error;
+
+  const Opened bools = open(write("b.npy", npy("|b1", "(3,)", Bytes{0, 1, 2})));
+  EXPECT_EQ(bools.status, ZT_ERR_INVALID);
+  EXPECT_NE(bools.error.find("bool byte 0x02"), std::string::npos) << bools.error;
+
+  const Opened objects = open(write("p.npy", npy("|O", "(1,)", Bytes(8, 0))));
+  EXPECT_EQ(objects.status, ZT_ERR_UNSUPPORTED) << objects.error;
+
+  const Opened missing = open(dir_ + "/none.gguf");
+  EXPECT_EQ(missing.status, ZT_ERR_IO) << missing.error;
+}
+
+TEST_F(ForeignOpen, GgufQ8_0IsAQuantizedGroupWithGgmlsValues) {
+  // One Q8_0 block: f16 scale 0.5 (0x3800) and 32 int8 codes -16..15.
+  Bytes block = {0x00, 0x38};
+  for (int i = 0; i < 32; ++i) block.push_back(static_cast<uint8_t>(static_cast<int8_t>(i - 16)));
+  const std::vector<float> dense = {1.5f, -2.0f};
+  const std::string path = dir_ + "/m.gguf";
+  const Bytes arch = cbor_text("llama");
+  const std::vector<foreign::GgufKeyValue> kv = {{"general.architecture", "string", arch}};
+  const std::vector<foreign::GgufTensorEntry> tensors = {
+      {"q", {32}, foreign::find_ggml_type(8u), block.size()},
+      {"d", {2}, foreign::find_ggml_type(0u), 8}};
+  const Bytes dense_bytes = le(dense);
+  ASSERT_TRUE(
+      foreign::write_gguf(path, 3, kv, tensors, [&](size_t i, const foreign::GgufSink& sink) {
+        return sink(i == 0 ? std::span<const uint8_t>(block)
+                           : std::span<const uint8_t>(dense_bytes));
+      }));
+  const Opened o = open(path);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_STREQ(zt_file_format(o.get()), "gguf");
+  const size_t q = object_index(o.get(), "q");
+  EXPECT_STREQ(zt_object_format(o.get(), q), "quantized_group");
+  std::vector<float> got(32);
+  uint64_t n = 0;
+  ASSERT_EQ(zt_object_decode_f32(o.get(), q, got.data(), 32, &n), ZT_OK) << zt_last_error();
+  ASSERT_EQ(n, 32u);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(got[i], 0.5f * static_cast<float>(i - 16)) << i;
+  std::vector<float> d(2);
+  ASSERT_EQ(zt_object_read_f32(o.get(), object_index(o.get(), "d"), d.data(), 2, &n), ZT_OK);
+  EXPECT_EQ(d, dense);
+  EXPECT_EQ(manifest(o.get())["attributes"]["general.architecture"], "llama");
+  uint64_t checked = 0, unchecked = 0;
+  EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+}
+
+}  // namespace
+}  // namespace zt::test
