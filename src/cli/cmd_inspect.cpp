@@ -289,13 +289,9 @@ int run_dump(const Args& a) {
   if (a.pos.size() != 1) return usage_error("dump", "expects one FILE");
   auto in = open_input(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
-  const Reader* r = (*in)->reader();
-  if (!r)
-    return report(make_error(Status::unsupported,
-                             "dump prints a .zt manifest; this is a %s file (try zt info --json)",
-                             std::string(foreign::kind_name((*in)->kind)).c_str()),
-                  a.pos[0]);
-  const std::string& text = r->manifest_json();
+  // A foreign file's manifest is the model the library reads from it
+  // (zt_open_ex with allow_foreign), marked "foreign".
+  const std::string& text = (*in)->reader()->manifest_json();
   if (a.has("--compact")) {
     std::printf("%s\n", text.c_str());
   } else {
@@ -322,7 +318,7 @@ int run_id(const Args& a) {
       continue;
     }
     const Reader* r = (*in)->reader();
-    if (!r) {
+    if ((*in)->kind != foreign::FileKind::zt) {
       worst =
           std::max(worst, report(make_error(Status::unsupported,
                                             "a content digest is a zTensor v2 model's; this "
@@ -477,8 +473,16 @@ int run_verify(const Args& a) {
           std::max(worst, s == Status::io || s == Status::nomem ? code : static_cast<int>(kFailed));
       continue;
     }
-    if (const Reader* r = (*in)->reader()) {
-      worst = std::max(worst, verify_zt(path, *r, verbose));
+    const Reader& r = *(*in)->reader();
+    if ((*in)->kind == foreign::FileKind::zt) {
+      worst = std::max(worst, verify_zt(path, r, verbose));
+      continue;
+    }
+    // The content rules (bool bytes, sparse and quantized structure) of
+    // what the foreign reader made.
+    if (auto v = r.verify(); !v) {
+      worst = std::max(worst, report(v.error(), path));
+      std::printf("%s: FAILED\n", path.c_str());
       continue;
     }
     // Zip containers carry a CRC-32 per member, checked as the members are read.

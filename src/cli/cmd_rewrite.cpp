@@ -737,7 +737,7 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   if (!target) return usage_error(cmd, target.error().message);
   auto in = Input::open(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
-  if (!(*in)->reader())
+  if ((*in)->kind != foreign::FileKind::zt)
     return report(make_error(Status::unsupported,
                              "%s works on .zt files; use zt convert for other formats", cmd),
                   a.pos[0]);

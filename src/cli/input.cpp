@@ -3,6 +3,7 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_item.h"
+#include "foreign/foreign_reader.h"
 #include "read/validate.h"
 
 namespace zt::cli {
@@ -87,15 +88,16 @@ class ZtInput final : public Input {
         std::make_unique<ReaderWindows>(std::move(*w), legacy_bool(*reader_, c)));
   }
 
-  static Result<std::unique_ptr<Input>> open(const std::string& path) {
-    auto r = Reader::open_file(path);
-    ZT_TRY(r);
+  // A .zt file's Reader, or a foreign file's (foreign::open_foreign): the
+  // same Input either way.
+  static Result<std::unique_ptr<Input>> adopt(std::unique_ptr<Reader> r, const std::string& path,
+                                              foreign::FileKind kind) {
     auto in = std::make_unique<ZtInput>();
-    in->reader_ = std::move(*r);
+    in->reader_ = std::move(r);
     const Manifest& m = in->reader_->manifest();
     in->path = path;
-    in->kind = foreign::FileKind::zt;
-    in->version = m.version;
+    in->kind = kind;
+    in->version = kind == foreign::FileKind::zt ? m.version : std::string(foreign::kind_name(kind));
     in->file_size = in->reader_->file_size();
     in->has_attributes = m.attributes.present;
     if (m.attributes.present) {
@@ -137,69 +139,16 @@ class ZtInput final : public Input {
   std::unique_ptr<Reader> reader_;
 };
 
-class ForeignInput final : public Input {
- public:
-  Result<Buffer> bytes(size_t item, size_t part) const override {
-    Buffer b;
-    b.view = file_.objects[item].components[part].bytes;
-    return b;
-  }
-
-  static Result<std::unique_ptr<Input>> open(const std::string& path,
-                                             const foreign::ReadOptions& options) {
-    auto f = foreign::read_foreign(path, options);
-    ZT_TRY(f);
-    if (f->attributes.contains("gguf.skipped"))
-      for (const Json& s : f->attributes["gguf.skipped"])
-        std::fprintf(stderr, "zt: note: %s: tensor \"%s\" of unknown GGML type %u skipped\n",
-                     path.c_str(), s["name"].get<std::string>().c_str(),
-                     s["ggml_type"].get<unsigned>());
-    auto in = std::make_unique<ForeignInput>();
-    in->file_ = std::move(*f);
-    in->path = path;
-    in->kind = in->file_.kind;
-    in->version = std::string(foreign::kind_name(in->kind));
-    in->file_size = in->file_.source.size();
-    // Foreign readers describe their metadata as JSON values; copies carry
-    // CBOR, so it is encoded once here, from the values (not their text: a
-    // GGUF float NaN stays NaN).
-    in->has_attributes = !in->file_.attributes.empty();
-    if (in->has_attributes) {
-      auto c = json_value_to_cbor(in->file_.attributes);
-      ZT_TRY(c);
-      in->attributes_cbor = std::move(*c);
-    }
-    for (const foreign::ForeignObject& o : in->file_.objects) {
-      Item it;
-      it.name = o.name;
-      it.format = o.format;
-      it.descriptor = find_object_format(o.format);
-      it.shape = o.shape;
-      it.has_attributes = !o.attributes.empty();
-      if (it.has_attributes) {
-        auto c = json_value_to_cbor(o.attributes);
-        ZT_TRY(c);
-        it.attributes_cbor = std::move(*c);
-      }
-      for (const foreign::ForeignComponent& c : o.components) {
-        Part p;
-        p.role = c.role;
-        p.dtype = c.dtype;
-        p.type = c.type;
-        p.known_type = c.type ? find_logical_type(*c.type) : nullptr;  // 1.2's types
-        p.stored = c.bytes.size();
-        p.decoded = c.bytes.size();
-        it.parts.push_back(std::move(p));
-      }
-      in->items.push_back(std::move(it));
-    }
-    in->index_names();
-    return std::unique_ptr<Input>(std::move(in));
-  }
-
- private:
-  foreign::ForeignFile file_;
-};
+// What a foreign reader left out on request (GGUF tensors of unknown
+// types), said on stderr: the file attribute "gguf.skipped".
+void note_skipped(const std::string& path, const Manifest& m) {
+  if (!m.attributes.present) return;
+  const Json a = Json::parse(attributes_json(m.attributes), nullptr, false);
+  if (!a.is_object() || !a.contains("gguf.skipped")) return;
+  for (const Json& s : a["gguf.skipped"])
+    std::fprintf(stderr, "zt: note: %s: tensor \"%s\" of unknown GGML type %u skipped\n",
+                 path.c_str(), s.value("name", std::string()).c_str(), s.value("ggml_type", 0u));
+}
 
 }  // namespace
 
@@ -234,8 +183,15 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
 Result<std::unique_ptr<Input>> Input::open(const std::string& path,
                                            const foreign::ReadOptions& options) {
   const foreign::FileKind k = foreign::kind_from_path(path);
-  if (k == foreign::FileKind::zt || k == foreign::FileKind::unknown) return ZtInput::open(path);
-  return ForeignInput::open(path, options);
+  if (!foreign::foreign_format(k)) {
+    auto r = Reader::open_file(path);
+    ZT_TRY(r);
+    return ZtInput::adopt(std::move(*r), path, foreign::FileKind::zt);
+  }
+  auto r = foreign::open_foreign(path, OpenOptions{}, options);
+  ZT_TRY(r);
+  note_skipped(path, (*r)->manifest());
+  return ZtInput::adopt(std::move(*r), path, k);
 }
 
 Result<void> for_each_attribute(std::span<const uint8_t> attributes_cbor, const AttributeVisitor& f) {

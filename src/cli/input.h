@@ -1,7 +1,9 @@
-// One view of every file `zt` reads: a .zt file through the core Reader, or
-// a foreign file (safetensors, GGUF, npy, npz) through src/foreign. Objects
-// and components are described alike; bytes are fetched on demand, decoded,
-// little-endian.
+// One view of every file `zt` reads, through the core Reader: a .zt file,
+// or a foreign file (safetensors, GGUF, npy, npz, PyTorch, a sharded
+// checkpoint) read by src/foreign and opened as a Reader over what it holds
+// (foreign/foreign_reader.h), as zt_open_ex with allow_foreign does.
+// Objects and components are described alike; bytes are fetched on
+// demand, decoded, little-endian.
 #pragma once
 
 #include <cstddef>
@@ -80,15 +82,15 @@ class Input {
   virtual Result<std::unique_ptr<Windows>> windows(size_t item, size_t part) const;
   // The check every copy passes before its bytes go into another file:
   // digests over the stored bytes and the content rules (bool bytes,
-  // sparse indices, quantized sizes), as zt verify checks them. A .zt item
-  // goes through Reader::verify_object; a foreign reader checks its content
-  // as it reads the file.
+  // sparse indices, quantized sizes), as zt verify checks them
+  // (Reader::verify_object; a foreign file has no digests, its reader
+  // checked its own rules as it read it).
   virtual Result<void> check(size_t /*item*/) const { return {}; }
-  // The Reader for .zt inputs, else nullptr.
+  // The Reader (never nullptr for an open Input).
   virtual const Reader* reader() const { return nullptr; }
 
   std::string path;
-  foreign::FileKind kind = foreign::FileKind::zt;
+  foreign::FileKind kind = foreign::FileKind::zt;  // zt, or the foreign format
   std::string version;  // the .zt version, or the foreign kind
   bool has_attributes = false;
   std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)

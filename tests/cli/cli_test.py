@@ -315,7 +315,11 @@ class ExitCodes(Base):
         self.assertIn('"mlp.q_proj" (quantized_group)', p.stderr)
         self.assertFalse(os.path.exists(self.path("out.safetensors")))
         np.save(self.path("a.npy"), np.arange(3))
-        self.assertIn("dump prints a .zt manifest", self.zt("dump", "a.npy", code=4).stderr)
+        self.assertIn("a content digest is a zTensor v2 model's", self.zt("id", "a.npy", code=4).stderr)
+        # dump shows the model the library reads from a foreign file.
+        dumped = json.loads(self.zt("dump", "a.npy").stdout)
+        self.assertEqual(dumped["foreign"], "npy")
+        self.assertEqual(dumped["objects"]["a"]["shape"], [3])
 
     def test_diff_codes(self):
         self.demo("a.zt")
