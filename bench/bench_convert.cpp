@@ -104,7 +104,7 @@ void write_legacy(const std::string& path, const std::vector<uint8_t>& data) {
   const std::string info = "\x80\x02}.";              // little-endian by default
   std::string pkl = state_dict_pickle();
   // The legacy id has a sixth field (view metadata): None.
-  for (size_t at = 0; (at = pkl.find("tQ", at)) != std::string::npos; at += 3) pkl.insert(at, "N");
+  for (size_t at = 0; (at = pkl.find("tQ", at)) != std::string::npos; at += 3) pkl.insert(at, 1, 'N');  // (a count: GCC 12 -Wrestrict misreads a literal here)
   std::string keys = "\x80\x02](";
   for (size_t i = 0; i < kTensors; ++i) text(keys, std::to_string(i));
   keys += "e.";
