@@ -13,6 +13,7 @@ packages=(
   python3 python3-cbor2 python3-zstandard python3-numpy        # the conformance suite
   python3-xxhash python3-pytest
   python3-torch                                                # real torch.save files (cli.pytorch)
+  python3-pip python3-setuptools                               # the Python package, installed offline
   golang-go                                                    # the Go consumer (tests/ffi/go)
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
   abigail-tools                                                # the ABI check (abi/, docs/abi.md)

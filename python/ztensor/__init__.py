@@ -9,7 +9,7 @@
         w["x"] = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
 
 The library is loaded from $ZTENSOR_LIBRARY, else found by the system's
-loader (libztensor.so.1). Errors are ztensor.Error with .status,
+loader (libztensor.so.1), else in the libdir of `pkg-config zt`. Errors are ztensor.Error with .status,
 .status_name and .message.
 
 Attributes (File.attributes, File.info(name).attributes, and the
@@ -25,8 +25,25 @@ from ._lib import lib as _cdll
 from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, open
 from ._writer import Writer, save
 
-__all__ = ["open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
+__all__ = ["__version__", "open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
            "ComponentInfo", "library_version", "UNDEFINED", "Simple"]
+
+
+def _package_version():
+    """The installed package's version (the library's, at build time), or
+    the loaded library's when run from the source tree."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("ztensor")
+        except PackageNotFoundError:
+            pass
+    except ImportError:
+        pass
+    return _cdll.zt_version().decode()
+
+
+__version__ = _package_version()
 
 
 def library_version():

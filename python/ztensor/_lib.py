@@ -1,13 +1,16 @@
 """ctypes declarations of the C ABI (include/ztensor.h) and the error type.
 
-The library is found, in this order, at the path in the environment
-variable ZTENSOR_LIBRARY, by ctypes.util.find_library("ztensor"), or as
-"libztensor.so.1" through the dynamic loader's search path.
+The library is found, in this order: at the path in the environment
+variable ZTENSOR_LIBRARY; as "libztensor.so.1" through the system's dynamic
+loader (an installed prefix: /usr/local/lib, a directory in
+LD_LIBRARY_PATH or ld.so.conf); in the libdir that `pkg-config zt` names
+(an install under another prefix, found through PKG_CONFIG_PATH).
 """
 
 import ctypes
-import ctypes.util
 import os
+import shutil
+import subprocess
 
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32,
                     c_size_t, c_uint32, c_uint64, c_void_p)
@@ -47,14 +50,50 @@ class Error(Exception):
         return (type(self), (self.status, self.message))
 
 
-def _load():
-    path = os.environ.get("ZTENSOR_LIBRARY") or ctypes.util.find_library("ztensor")
-    path = path or "libztensor.so.1"
+SONAME = "libztensor.so.1"
+
+
+def _pkg_config_libdir():
+    """The libdir of `pkg-config zt`, or None."""
+    if not shutil.which("pkg-config"):
+        return None
     try:
-        return ctypes.CDLL(path)
+        p = subprocess.run(["pkg-config", "--variable=libdir", "zt"], capture_output=True,
+                           text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    libdir = p.stdout.strip()
+    return libdir if p.returncode == 0 and libdir else None
+
+
+def _load():
+    tried = []
+    explicit = os.environ.get("ZTENSOR_LIBRARY")
+    if explicit:
+        try:
+            return ctypes.CDLL(explicit)
+        except OSError as e:
+            raise ImportError(f"ztensor: cannot load libztensor from ZTENSOR_LIBRARY={explicit}: "
+                              f"{e}") from None
+    try:
+        return ctypes.CDLL(SONAME)
     except OSError as e:
-        raise ImportError(f"ztensor: cannot load libztensor ({path}): {e}; "
-                          "set ZTENSOR_LIBRARY to the path of libztensor.so") from None
+        tried.append(f"the system loader: {e}")
+    libdir = _pkg_config_libdir()
+    if libdir:
+        path = os.path.join(libdir, SONAME)
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"pkg-config zt ({path}): {e}")
+    else:
+        tried.append("pkg-config zt: not found")
+    raise ImportError(
+        "ztensor: cannot find libztensor (" + "; ".join(tried) + "). Install the library "
+        "(cmake --install build) and then either set ZTENSOR_LIBRARY to the path of "
+        f"{SONAME}, or install it where the system loader finds it (e.g. /usr/local/lib, "
+        "then run ldconfig), or make `pkg-config zt` find it (PKG_CONFIG_PATH=<prefix>/lib/"
+        "pkgconfig)") from None
 
 
 _lib = _load()
