@@ -19,6 +19,11 @@ const char* type_text(const zt::Component& c) {
   return c.type ? c.type->c_str() : nullptr;
 }
 
+// A box's begin or end array (NULL with ndim 0 for a scalar).
+std::span<const uint64_t> box_span(const uint64_t* p, size_t ndim) {
+  return p ? std::span<const uint64_t>(p, ndim) : std::span<const uint64_t>();
+}
+
 // A converted read into a caller buffer of `capacity` values.
 template <typename T, typename F>
 zt_status read_values(const zt_reader* r, size_t object, T* dst, uint64_t capacity,
@@ -259,6 +264,33 @@ zt_status zt_dense_rows_f64(const zt_reader* r, size_t object, uint64_t row_begi
                             double* dst, uint64_t capacity, uint64_t* written) {
   return read_values(r, object, dst, capacity, written, [&](std::span<double> out) {
     return zt::dense_rows_as(*r->impl, object, row_begin, row_end, out);
+  });
+}
+
+zt_status zt_dense_slice(const zt_reader* r, size_t object, size_t ndim, const uint64_t* begin,
+                         const uint64_t* end, void* dst, uint64_t capacity, uint64_t* written) {
+  if (ndim > 0 && (!begin || !end)) return fail(ZT_ERR_ARGUMENT, "begin or end is NULL");
+  return read_values(
+      r, object, static_cast<uint8_t*>(dst), capacity, written, [&](std::span<uint8_t> out) {
+        return zt::dense_slice(*r->impl, object, box_span(begin, ndim), box_span(end, ndim), out);
+      });
+}
+
+zt_status zt_dense_slice_f32(const zt_reader* r, size_t object, size_t ndim, const uint64_t* begin,
+                             const uint64_t* end, float* dst, uint64_t capacity,
+                             uint64_t* written) {
+  if (ndim > 0 && (!begin || !end)) return fail(ZT_ERR_ARGUMENT, "begin or end is NULL");
+  return read_values(r, object, dst, capacity, written, [&](std::span<float> out) {
+    return zt::dense_slice_as(*r->impl, object, box_span(begin, ndim), box_span(end, ndim), out);
+  });
+}
+
+zt_status zt_dense_slice_f64(const zt_reader* r, size_t object, size_t ndim, const uint64_t* begin,
+                             const uint64_t* end, double* dst, uint64_t capacity,
+                             uint64_t* written) {
+  if (ndim > 0 && (!begin || !end)) return fail(ZT_ERR_ARGUMENT, "begin or end is NULL");
+  return read_values(r, object, dst, capacity, written, [&](std::span<double> out) {
+    return zt::dense_slice_as(*r->impl, object, box_span(begin, ndim), box_span(end, ndim), out);
   });
 }
 

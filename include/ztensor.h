@@ -766,6 +766,35 @@ ZT_API zt_status zt_dense_rows_f32(const zt_reader* r, size_t object, uint64_t r
 ZT_API zt_status zt_dense_rows_f64(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
                                    double* dst, uint64_t capacity, uint64_t* written);
 
+/* N-d slices of a dense object: the box [begin[d], end[d]) in every
+ * dimension d < ndim, where ndim is the object's rank (begin and end may be
+ * NULL for a scalar, ndim 0), written row-major: product(end - begin)
+ * elements, little-endian bytes of the data's dtype (x 2 storage elements
+ * for complex). A box with an empty extent is empty (*written 0). Only the
+ * box is touched: it is a series of runs, contiguous along the trailing
+ * dimensions it covers whole; raw data is copied run by run from the file
+ * mapping (copy mode: read at each run's offset), zstd data stored as
+ * several frames that record their content sizes (as this library writes
+ * it) has only the frames holding a run decoded, without caching; other
+ * zstd data is decoded whole, once, into the reader's cache.
+ * Fails with ZT_ERR_ARGUMENT (ndim is not the rank, a NULL begin or end, a
+ * range outside [0, shape[d]], not a dense object, capacity too small:
+ * nothing written), otherwise as zt_dense_rows. f4_e2m1 data (v2) has a
+ * byte form only for a range of whole rows (ZT_ERR_UNSUPPORTED otherwise);
+ * zt_dense_slice_f32/f64 read any box of it.
+ */
+ZT_API zt_status zt_dense_slice(const zt_reader* r, size_t object, size_t ndim,
+                                const uint64_t* begin, const uint64_t* end, void* dst,
+                                uint64_t capacity, uint64_t* written);
+
+/* zt_dense_slice converted to f32 / f64 (capacity and *written count values). */
+ZT_API zt_status zt_dense_slice_f32(const zt_reader* r, size_t object, size_t ndim,
+                                    const uint64_t* begin, const uint64_t* end, float* dst,
+                                    uint64_t capacity, uint64_t* written);
+ZT_API zt_status zt_dense_slice_f64(const zt_reader* r, size_t object, size_t ndim,
+                                    const uint64_t* begin, const uint64_t* end, double* dst,
+                                    uint64_t capacity, uint64_t* written);
+
 #ifdef __cplusplus
 }
 #endif

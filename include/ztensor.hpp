@@ -731,7 +731,64 @@ class Object {
     return convert_rows<double>(&zt_dense_rows_f64, begin, end);
   }
 
+  /* -- N-d slices of dense objects: the box [begin[d], end[d]) in every dimension -- */
+
+  /// A copy of the box, row-major, touching only its bytes (zt_dense_slice).
+  std::vector<std::byte> read_slice(std::span<const std::uint64_t> begin,
+                                    std::span<const std::uint64_t> end) const {
+    const RowSize size = box_size(begin, end);
+    std::vector<std::byte> out(static_cast<std::size_t>(size.values * size.width));
+    std::uint64_t written = 0;
+    detail::check(zt_dense_slice(r_, index_, begin.size(), begin.data(), end.data(), out.data(),
+                                 out.size(), &written));
+    out.resize(static_cast<std::size_t>(written));
+    return out;
+  }
+
+  /// The box converted to float / double.
+  std::vector<float> slice_f32(std::span<const std::uint64_t> begin,
+                               std::span<const std::uint64_t> end) const {
+    return convert_slice<float>(&zt_dense_slice_f32, begin, end);
+  }
+  std::vector<double> slice_f64(std::span<const std::uint64_t> begin,
+                                std::span<const std::uint64_t> end) const {
+    return convert_slice<double>(&zt_dense_slice_f64, begin, end);
+  }
+
  private:
+  struct RowSize {
+    std::uint64_t values = 0;  // storage elements (x 2 for complex)
+    std::size_t width = 1;     // bytes per storage element
+  };
+
+  template <typename F>
+  using SliceFn = zt_status (*)(const zt_reader*, std::size_t, std::size_t, const std::uint64_t*,
+                                const std::uint64_t*, F*, std::uint64_t, std::uint64_t*);
+
+  template <typename F>
+  std::vector<F> convert_slice(SliceFn<F> read, std::span<const std::uint64_t> begin,
+                               std::span<const std::uint64_t> end) const {
+    std::vector<F> out(static_cast<std::size_t>(box_size(begin, end).values));
+    std::uint64_t written = 0;
+    detail::check(
+        read(r_, index_, begin.size(), begin.data(), end.data(), out.data(), out.size(), &written));
+    out.resize(static_cast<std::size_t>(written));
+    return out;
+  }
+
+  // The size of a box, 0 for what the library will refuse (as row_size).
+  RowSize box_size(std::span<const std::uint64_t> begin, std::span<const std::uint64_t> end) const {
+    const std::optional<Component> d = find("data");
+    const std::span<const std::uint64_t> s = shape();
+    if (!d || format() != "dense" || begin.size() != s.size() || end.size() != s.size()) return {};
+    std::uint64_t values = is_complex_type(d->type()) ? 2 : 1;
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      if (begin[k] > end[k] || end[k] > s[k]) return {};
+      values *= end[k] - begin[k];
+    }
+    return {values, dtype_width(d->dtype())};
+  }
+
   template <typename F>
   using ReadFn = zt_status (*)(const zt_reader*, std::size_t, F*, std::uint64_t, std::uint64_t*);
   template <typename F>
@@ -756,11 +813,6 @@ class Object {
     out.resize(static_cast<std::size_t>(written));
     return out;
   }
-
-  struct RowSize {
-    std::uint64_t values = 0;  // storage elements (x 2 for complex)
-    std::size_t width = 1;     // bytes per storage element
-  };
 
   // The size of rows [begin, end). What the library will refuse (a bad
   // range, an object that is not dense) gives 0, so that the library's own

@@ -235,4 +235,21 @@ template <typename T>
 Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, uint64_t end,
                                std::span<T> dst);
 
+// The box [begin[d], end[d]) in every dimension d of a dense object
+// (begin and end hold one entry per dimension; none for a scalar), row-major,
+// as little-endian bytes of the data's dtype. Touches only the box: its runs
+// (contiguous along the trailing dimensions it covers whole) are copied from
+// the mapping, read at their offsets (copy mode), or taken from the zstd
+// frames that hold them (several frames with recorded sizes; otherwise the
+// component is decoded whole, once, through the reader's cache).
+// Status::argument if dst is too small or the box is not within the shape.
+// f4_e2m1 data has a byte form only for ranges of whole rows
+// (Status::unsupported otherwise). Returns the byte count.
+Result<uint64_t> dense_slice(const Reader& r, size_t object, std::span<const uint64_t> begin,
+                             std::span<const uint64_t> end, std::span<uint8_t> dst);
+// dense_slice converted to T. Returns the value count.
+template <typename T>
+Result<uint64_t> dense_slice_as(const Reader& r, size_t object, std::span<const uint64_t> begin,
+                                std::span<const uint64_t> end, std::span<T> dst);
+
 }  // namespace zt

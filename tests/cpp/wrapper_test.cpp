@@ -661,6 +661,32 @@ TEST_F(TypedViewTest, RowSlices) {
   }
 }
 
+TEST_F(TypedViewTest, NdSlices) {
+  std::vector<std::int16_t> m(4 * 5 * 6);
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::int16_t>(i);
+  {
+    ztensor::Writer w(path());
+    w.add_dense("packed", m, {4, 5, 6}, "zstd");
+    w.finish();
+  }
+  ztensor::Reader r(path());
+  const std::uint64_t begin[] = {1, 2, 3}, end[] = {3, 3, 5};
+  // [1, 2, 3..5) and [2, 2, 3..5): flat 1*30 + 2*6 + 3 = 45, 46; 75, 76.
+  EXPECT_EQ(r["packed"].slice_f32(begin, end), (std::vector<float>{45, 46, 75, 76}));
+  const std::vector<std::byte> bytes = r["packed"].read_slice(begin, end);
+  ASSERT_EQ(bytes.size(), 8u);
+  std::int16_t last = 0;
+  std::memcpy(&last, bytes.data() + 6, 2);
+  EXPECT_EQ(last, 76);
+  const std::uint64_t two[] = {0, 0};
+  try {
+    (void)r["packed"].slice_f64(two, two);
+    FAIL() << "a 2-d box of a 3-d object";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+}
+
 }  // namespace typed
 
 namespace typed {
