@@ -769,3 +769,52 @@ def test_every_public_value_type_pickles_and_copies(path):
                 assert back is ztensor.UNDEFINED
             else:
                 assert back == v
+
+
+# ---------------------------------------------------------------------------
+# N-d slices (zt_dense_slice): numpy's basic indexing, reading only the box
+
+
+SLICE_KEYS = [
+    (), 0, -1, slice(None), slice(1, 3), (slice(1, 3), 2), (Ellipsis, 1), (1, Ellipsis),
+    (slice(None, None, 2), slice(3, 0, -1)), (slice(None, None, -1), Ellipsis, slice(1, 4, 2)),
+    (slice(5, 2), 0), (-2, slice(-3, None), 1), (slice(0, 100), slice(-100, 2)),
+]
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.complex64, np.float64])
+def test_slices_index_like_numpy(path, encoding, dtype):
+    a = sample(dtype, (4, 5, 6))
+    with ztensor.Writer(path) as w:
+        w.add("a", a, encoding=encoding)
+    with ztensor.open(path) as f:
+        view = f.get_slice("a")
+        assert view.shape == (4, 5, 6) and view.get_shape() == [4, 5, 6]
+        assert view.dtype == a.dtype
+        for key in SLICE_KEYS:
+            got = view[key]
+            np.testing.assert_array_equal(got, a[key], err_msg=repr(key))
+            assert got.dtype == a.dtype and got.shape == a[key].shape, key
+        np.testing.assert_array_equal(f.slice("a", (slice(1, 3), 2), dtype=np.float64),
+                                      a[1:3, 2].astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+
+
+def test_slices_of_bf16_follow_the_file_mode_and_refuse_fancy_indexes(path):
+    bits = np.array([[0x3F80, 0x4000], [0x4040, 0x4080]], dtype=np.uint16)  # 1 2 / 3 4
+    with ztensor.Writer(path) as w:
+        w.add("h", bits, dtype="bf16")
+        w["s"] = np.float32(7)
+    with ztensor.open(path) as f:
+        np.testing.assert_array_equal(f.get_slice("h")[:, 1], bits[:, 1])
+        assert f.get_slice("s")[()] == 7
+    with ztensor.open(path, float32=True) as f:
+        assert f.get_slice("h").dtype == np.float32
+        np.testing.assert_array_equal(f.get_slice("h")[1], [3, 4])
+        for key in ([0, 1], None, 1.5, True, (0, 0, 0), (Ellipsis, Ellipsis)):
+            with pytest.raises(IndexError):
+                f.get_slice("h")[key]
+        with pytest.raises(IndexError, match="out of bounds"):
+            f.get_slice("h")[2]
+        with pytest.raises(KeyError):
+            f.get_slice("nope")

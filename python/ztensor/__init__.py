@@ -22,11 +22,11 @@ keys, and the CBOR values ztensor.UNDEFINED and ztensor.Simple(n).
 from ._cbor import UNDEFINED, Simple
 from ._lib import Error
 from ._lib import lib as _cdll
-from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, open
+from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, SliceView, open
 from ._writer import Writer, save
 
 __all__ = ["__version__", "open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
-           "ComponentInfo", "library_version", "UNDEFINED", "Simple"]
+           "ComponentInfo", "SliceView", "library_version", "UNDEFINED", "Simple"]
 
 
 def _package_version():

@@ -2,6 +2,7 @@
 
 import collections.abc
 import json
+import operator
 import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
@@ -238,7 +239,7 @@ class File(NotCopyable, collections.abc.Mapping):
         i = self._index(name)
         fmt = text(lib.zt_object_format(self._r(), i))
         if fmt == "dense":
-            return self._dense(i, self._float32)
+            return self._dense(i)
         if fmt == "sparse_csr":
             return self._csr(i)
         if fmt == "sparse_coo":
@@ -338,7 +339,7 @@ class File(NotCopyable, collections.abc.Mapping):
         data as complex64 / complex128."""
         i = self._index(name)
         if dtype is None:
-            return self._dense(i, self._float32)
+            return self._dense(i)
         return self._convert(i, _float_type(dtype), lib.zt_object_read_f32, lib.zt_object_read_f64)
 
     def decode(self, name, dtype=np.float32):
@@ -384,7 +385,52 @@ class File(NotCopyable, collections.abc.Mapping):
                                 byref(written)))
         return out
 
+    def slice(self, name, key, dtype=None):
+        """A dense object indexed as numpy indexes it: ints, slices (any step)
+        and one Ellipsis, e.g. f.slice("w", (slice(1, 4), Ellipsis, 7)) is
+        f["w"][1:4, ..., 7]. Only the box that holds the selection is read
+        (zt_dense_slice: raw data run by run, zstd only the frames holding
+        it). dtype None: the stored type as f[name] gives it (bf16 and FP8 as
+        uint16 / uint8 codes unless the File was opened with float32=True;
+        f4_e2m1 as float32); numpy.float32 / float64: converted. Always a
+        fresh array."""
+        i = self._index(name)
+        r = self._r()
+        shape = self._shape(i)
+        begin, end, post = _box_of(key, shape)
+        box_shape = tuple(e - b for b, e in zip(begin, end))
+        ndim = len(shape)
+        b_arr, e_arr = (c_uint64 * max(ndim, 1))(*begin), (c_uint64 * max(ndim, 1))(*end)
+        dtype_name, ltype, dt = self._numpy_dtype(i, "data")
+        if dtype is None and self._read_as_float32(dtype_name, ltype):
+            dtype = np.float32
+        written = c_uint64()
+        if dtype is not None:
+            ft = _float_type(dtype)
+            complex_data = ltype in ("complex64", "complex128")
+            values = int(np.prod(box_shape, dtype=np.uint64)) * (2 if complex_data else 1)
+            out = _empty(values, ft, self._what(i))
+            fn = lib.zt_dense_slice_f32 if ft == np.float32 else lib.zt_dense_slice_f64
+            check(fn(r, i, ndim, b_arr, e_arr, out.ctypes.data_as(c_void_p), values, byref(written)))
+            out = _reshape(_complex_pairs(out, complex_data), box_shape, self._what(i))
+        else:
+            out = _empty(box_shape, dt, self._what(i))
+            check(lib.zt_dense_slice(r, i, ndim, b_arr, e_arr, out.ctypes.data_as(c_void_p),
+                                     out.nbytes, byref(written)))
+        return np.ascontiguousarray(out[post])
+
+    def get_slice(self, name):
+        """The object `name` as a SliceView: view[1:4, :, 7] reads only that
+        selection (File.slice)."""
+        self._index(name)  # KeyError now, not at the first read
+        return SliceView(self, name)
+
     # -- internals ----------------------------------------------------------
+
+    def _read_as_float32(self, dtype_name, ltype):
+        """Whether f[name] gives this dense data as float32 conversions."""
+        return ltype in _PACKED_TYPES or (self._float32 and (
+            dtype_name in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES))
 
     def _find(self, name, missing_ok=False):
         i = c_size_t()
@@ -445,10 +491,9 @@ class File(NotCopyable, collections.abc.Mapping):
         _, _, dt = self._numpy_dtype(i, role)
         return self._bytes(i, role, dt, None)
 
-    def _dense(self, i, float32):
+    def _dense(self, i):
         dtype, ltype, dt = self._numpy_dtype(i, "data")
-        if ltype in _PACKED_TYPES or (
-                float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES)):
+        if self._read_as_float32(dtype, ltype):
             return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
         return self._bytes(i, "data", dt, self._shape(i))
 
@@ -513,6 +558,82 @@ class File(NotCopyable, collections.abc.Mapping):
         if role is None:
             return False
         return text(lib.zt_component_type(self._r(), i, cstr(role))) in ("complex64", "complex128")
+
+
+class SliceView:
+    """A dense object of an open File, read a selection at a time:
+    view[key] is File.slice(name, key); view.shape and view.dtype describe
+    the whole object (dtype as File.slice gives it)."""
+
+    def __init__(self, file, name):
+        self._file = file
+        self.name = name
+
+    @property
+    def shape(self):
+        return self._file._shape(self._file._index(self.name))
+
+    def get_shape(self):
+        """The shape as a list (the name safetensors' slices use)."""
+        return list(self.shape)
+
+    @property
+    def dtype(self):
+        f = self._file
+        dtype_name, ltype, dt = f._numpy_dtype(f._index(self.name), "data")
+        return np.dtype(np.float32) if f._read_as_float32(dtype_name, ltype) else dt
+
+    def __getitem__(self, key):
+        return self._file.slice(self.name, key)
+
+    def __repr__(self):
+        return f"<ztensor.SliceView {self.name!r} shape={self.shape}>"
+
+
+def _box_of(key, shape):
+    """numpy basic indexing over `shape` as a box (begin, end per dimension)
+    and the index that takes the selection out of the box: steps and
+    reversed slices select within it, ints drop their dimension."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    for k in key:
+        if k is None:
+            raise IndexError("ztensor slices do not add dimensions (None / numpy.newaxis)")
+        if isinstance(k, (bool, np.bool_)) or (not isinstance(k, slice) and k is not Ellipsis and
+                                                  not hasattr(k, "__index__")):
+            raise IndexError("only integers, slices and one Ellipsis index a ztensor slice, "
+                             f"not {type(k).__name__}")
+    ellipses = sum(k is Ellipsis for k in key)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    explicit = len(key) - ellipses
+    if explicit > len(shape):
+        raise IndexError(f"too many indices: the object has {len(shape)} dimensions, "
+                         f"{explicit} were indexed")
+    fill = (slice(None),) * (len(shape) - explicit)
+    if ellipses:
+        at = next(j for j, k in enumerate(key) if k is Ellipsis)
+        key = key[:at] + fill + key[at + 1:]
+    else:
+        key = key + fill
+    begin, end, post = [], [], []
+    for d, (k, n) in enumerate(zip(key, shape)):
+        if isinstance(k, slice):
+            r = range(*k.indices(n))
+            if not r:
+                begin.append(0), end.append(0), post.append(slice(None))
+                continue
+            lo, hi = min(r[0], r[-1]), max(r[0], r[-1]) + 1
+            begin.append(lo), end.append(hi)
+            stop = r[-1] - lo + (1 if r.step > 0 else -1)
+            post.append(slice(r[0] - lo, stop if stop >= 0 else None, r.step))
+        else:
+            k = operator.index(k)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {d} with size {n}")
+            k %= n
+            begin.append(k), end.append(k + 1), post.append(0)
+    return begin, end, tuple(post)
 
 
 def _float_type(dtype):
