@@ -2,7 +2,9 @@
 //  - touching every byte through zt_component_map vs the same loop over a
 //    plain mmap of the file;
 //  - zt_component_read (mapped and copy mode) and zt_decode_many vs pread
-//    into the same buffer.
+//    into the same buffer;
+//  - the component is a [16384, 16384] f32 matrix: an eighth of its columns
+//    (zt_dense_slice: 16384 runs of 8 KiB) vs zt_component_read of it whole.
 // Argument 0 = hot (pages cached), 1 = cold (posix_fadvise DONTNEED before
 // every iteration, outside the timed region).
 #include <benchmark/benchmark.h>
@@ -15,6 +17,7 @@
 namespace {
 
 constexpr uint64_t kBytes = uint64_t{1} << 30;
+constexpr uint64_t kSide = 16384;  // kBytes as a square f32 matrix
 
 std::unique_ptr<ztb::FileGuard> g_file;
 uint64_t g_offset = 0;  // the component's offset in the file
@@ -142,6 +145,33 @@ void BM_Read_ZtDecodeMany(benchmark::State& state) {
   set_bytes(state);
 }
 
+// Columns [0, kSide / 8) of every row, from a hot page cache.
+void BM_Slice_EighthOfColumns(benchmark::State& state) {
+  prepare(state);
+  zt_reader* r = open_reader(ZT_IO_MAP);
+  const uint64_t begin[2] = {0, 0}, end[2] = {kSide, kSide / 8};
+  for (auto _ : state) {
+    uint64_t written = 0;
+    ztb::check(zt_dense_slice(r, 0, 2, begin, end, g_buffer, kBytes, &written), "zt_dense_slice");
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  zt_close(r);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kBytes / 8));
+}
+
+// The same matrix read whole with the reader opened once, as above.
+void BM_Slice_Whole(benchmark::State& state) {
+  prepare(state);
+  zt_reader* r = open_reader(ZT_IO_MAP);
+  for (auto _ : state) {
+    uint64_t written = 0;
+    ztb::check(zt_component_read(r, 0, "data", g_buffer, kBytes, &written), "zt_component_read");
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  zt_close(r);
+  set_bytes(state);
+}
+
 void hot_and_cold(benchmark::internal::Benchmark* b) {
   b->ArgName("cold")
       ->Arg(0)
@@ -168,6 +198,18 @@ BENCHMARK(BM_Read_ZtDecodeMany)
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Iterations(2);
+BENCHMARK(BM_Slice_Whole)
+    ->ArgName("cold")
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_Slice_EighthOfColumns)
+    ->ArgName("cold")
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 }  // namespace
 
@@ -180,7 +222,11 @@ int main(int argc, char** argv) {
   std::memset(g_buffer, 1, kBytes);
   {
     const auto data = ztb::weights(kBytes);
-    ztb::write_one(path(), data, "raw", 1 << 20, ZT_DIGEST_NONE);
+    zt_writer* w = ztb::open_writer(path(), 3, 0, ZT_DIGEST_NONE, 1 << 20);
+    const uint64_t shape[2] = {kSide, kSide};
+    ztb::check(zt_writer_add_dense(w, "w", "f32", shape, 2, data.data(), kBytes, "raw"),
+               "zt_writer_add_dense");
+    ztb::check(zt_writer_finish(w), "zt_writer_finish");
     auto r = zt::Reader::open_file(path());
     if (!r) ztb::die(r.error().message);
     g_offset = (*r)->manifest().objects[0].components[0].offset;

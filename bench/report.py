@@ -172,6 +172,10 @@ def main():
             t.ratio("raw 1 GiB", f"zt_decode_many, {th} thread{'s' if th > 1 else ''}, {label}", raw, base,
                     f"BM_Read_ZtDecodeMany/cold:{cold}/threads:{th}", None, "pread into the same buffer")
 
+    t.ratio("raw 1 GiB", "an eighth of the columns of the [16384, 16384] f32 matrix (zt_dense_slice), hot",
+            raw, "BM_Slice_Whole/cold:0", "BM_Slice_EighthOfColumns/cold:0", 4,
+            "zt_component_read of the whole matrix (8 if reading 8 KiB of every 64 KiB row cost 1/8)")
+
     # ---- zstd ----
     ctx = zs.get("_context", {})
     ratio_txt = f"stored/decoded {float(ctx['stored_over_decoded']):.2f}" if "stored_over_decoded" in ctx else ""
