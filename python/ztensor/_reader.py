@@ -417,7 +417,10 @@ class File(NotCopyable, collections.abc.Mapping):
             out = _empty(box_shape, dt, self._what(i))
             check(lib.zt_dense_slice(r, i, ndim, b_arr, e_arr, out.ctypes.data_as(c_void_p),
                                      out.nbytes, byref(written)))
-        return np.ascontiguousarray(out[post])
+        picked = out[post]  # a view of out, or a numpy scalar when every index is an int
+        if isinstance(picked, np.ndarray) and picked.flags.c_contiguous:
+            return picked
+        return np.array(picked)
 
     def get_slice(self, name):
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that

@@ -1,0 +1,182 @@
+"""ztensor.torch against torch itself (Debian's python3-torch): every dtype
+round-trips, slices index like torch, modules with tied weights save once
+and load shared, files cross between ztensor.torch and the C ABI."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")  # Debian's python3-torch (scripts/setup.sh)
+
+import ztensor  # noqa: E402
+from ztensor import torch as zt  # noqa: E402
+
+DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128]
+DTYPES += [getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n)]
+
+
+def sample(dtype, shape=(3, 4, 5)):
+    n = int(np.prod(shape))
+    base = (torch.arange(n, dtype=torch.float64) * 37 % 101 - 50).reshape(shape)
+    if dtype == torch.bool:
+        return base > 0
+    if dtype == torch.uint8:
+        return base.abs().to(dtype)
+    if dtype.is_complex:
+        return torch.complex(base, -base).to(dtype)
+    return base.to(dtype)
+
+
+def bits(t):
+    """FP8 tensors compared by their bytes (torch.equal has no FP8 kernels)."""
+    return t.view(torch.uint8) if str(t.dtype).startswith("torch.float8") else t
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_every_dtype_round_trips(tmp_path, dtype, encoding):
+    t = {"x": sample(dtype), "scalar": sample(dtype, ()), "empty": sample(dtype, (0, 3))}
+    zt.save_file(t, tmp_path / "t.zt", {"note": "hi"}, encoding=encoding)
+    for mmap in (False, True):
+        got = zt.load_file(tmp_path / "t.zt", mmap=mmap)
+        assert set(got) == set(t)
+        for k in t:
+            assert got[k].dtype == dtype and got[k].shape == t[k].shape, k
+            assert torch.equal(bits(got[k]), bits(t[k])), k
+    assert zt.load(zt.save(t))["x"].dtype == dtype
+    with zt.safe_open(tmp_path / "t.zt", framework="pt") as f:
+        assert f.metadata() == {"note": "hi"}
+        assert sorted(f.keys()) == ["empty", "scalar", "x"]
+        assert torch.equal(f.get_tensor("x"), t["x"])
+
+
+def test_bytes_match_the_c_abi(tmp_path):
+    t = {"w": torch.arange(12, dtype=torch.float32).reshape(3, 4),
+         "h": torch.tensor([1.0, -2.5], dtype=torch.bfloat16)}
+    zt.save_file(t, tmp_path / "t.zt")
+    with ztensor.open(tmp_path / "t.zt") as f:
+        np.testing.assert_array_equal(f["w"], t["w"].numpy())
+        assert f.info("h").components["data"].dtype == "bf16"
+        assert f["h"].tolist() == t["h"].view(torch.int16).numpy().view(np.uint16).tolist()
+        assert f.verify() == (2, 0)  # xxh3 digests by default
+    # And the other way: a file written through the numpy API.
+    with ztensor.Writer(tmp_path / "n.zt") as w:
+        w.add("h", np.array([0x3F80, 0xC020], dtype=np.uint16), dtype="bf16")
+    assert zt.load_file(tmp_path / "n.zt")["h"].tolist() == [1.0, -2.5]
+
+
+SLICES = [0, -1, (slice(1, 3), 2), (Ellipsis, 1), (slice(None, None, 2), slice(3, 0, -1)),
+          (slice(None), slice(1, 4, 2), slice(None, None, -2)), (1, 2, 3), ()]
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_slices_index_like_torch(tmp_path, encoding):
+    t = sample(torch.float32, (4, 5, 6))
+    b = sample(torch.bfloat16, (4, 5, 6))
+    zt.save_file({"t": t, "b": b}, tmp_path / "t.zt", encoding=encoding)
+    with zt.safe_open(tmp_path / "t.zt", framework="pt") as f:
+        s, sb = f.get_slice("t"), f.get_slice("b")
+        assert s.get_shape() == [4, 5, 6] and s.get_dtype() == "F32" and sb.get_dtype() == "BF16"
+        for key in SLICES:
+            # torch has no negative steps: compare with numpy's indexing there.
+            want = torch.from_numpy(np.array(t.numpy()[key]))
+            assert torch.equal(s[key], want), key
+            got_b = sb[key]
+            assert got_b.dtype == torch.bfloat16 and torch.equal(got_b.float(), want.to(torch.bfloat16).float())
+        assert torch.equal(s[1:3, :, 4], t[1:3, :, 4])
+
+
+class Tied(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 4)
+        self.head = torch.nn.Linear(4, 10, bias=False)
+        self.head.weight = self.embed.weight  # tied
+        self.norm = torch.nn.LayerNorm(4)
+
+
+def test_save_model_stores_tied_weights_once_and_loads_them_shared(tmp_path):
+    torch.manual_seed(0)
+    m = Tied()
+    with pytest.raises(ValueError, match="share memory"):
+        zt.save_file(m.state_dict(), tmp_path / "no.zt")
+    zt.save_model(m, tmp_path / "m.zt", {"arch": "tied"})
+    with ztensor.open(tmp_path / "m.zt") as f:
+        assert sorted(f) == ["embed.weight", "norm.bias", "norm.weight"]  # stored once
+        assert f.attributes[zt.ALIASES_KEY] == {"head.weight": "embed.weight"}
+    loaded = zt.load_file(tmp_path / "m.zt")
+    assert loaded["head.weight"] is loaded["embed.weight"]
+    m2 = Tied()
+    assert zt.load_model(m2, tmp_path / "m.zt") == ([], [])
+    assert torch.equal(m2.embed.weight, m.embed.weight)
+    assert m2.head.weight.data_ptr() == m2.embed.weight.data_ptr()  # still tied
+
+    class Other(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(10, 4)
+            self.extra = torch.nn.Linear(2, 2)
+
+    with pytest.raises(RuntimeError, match='Missing key.*"extra.weight".*\n.*Unexpected key.*"norm.bias"'):
+        zt.load_model(Other(), tmp_path / "m.zt")
+    missing, unexpected = zt.load_model(Other(), tmp_path / "m.zt", strict=False)
+    assert sorted(missing) == ["extra.bias", "extra.weight"]
+    assert sorted(unexpected) == ["head.weight", "norm.bias", "norm.weight"]
+
+
+def test_copies_by_default_and_copy_on_write_with_mmap(tmp_path):
+    t = torch.arange(1000, dtype=torch.float32)
+    zt.save_file({"t": t}, tmp_path / "t.zt")
+    before = (tmp_path / "t.zt").read_bytes()
+    a = zt.load_file(tmp_path / "t.zt")["t"]
+    a[0] = 42  # an ordinary writable tensor
+    m = zt.load_file(tmp_path / "t.zt", mmap=True)["t"]
+    assert m[0] == 0
+    m[1] = 43  # copy-on-write: this process's page changes, the file does not
+    assert m[1] == 43
+    assert (tmp_path / "t.zt").read_bytes() == before
+    assert zt.load_file(tmp_path / "t.zt")["t"][1] == 1
+
+
+def test_device_reaches_to(tmp_path):
+    zt.save_file({"t": torch.ones(2)}, tmp_path / "t.zt")
+    assert zt.load_file(tmp_path / "t.zt", device="meta")["t"].device.type == "meta"
+    with zt.safe_open(tmp_path / "t.zt", framework="pt", device="meta") as f:
+        assert f.get_tensor("t").device.type == "meta"
+        assert f.get_slice("t")[0:1].device.type == "meta"
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta")
+def test_sparse_and_quantized_objects_load_dense_or_sparse(tmp_path):
+    with ztensor.Writer(tmp_path / "s.zt") as w:
+        w.add_csr("csr", np.array([1.0, 2.0], np.float64), np.array([1, 0]), np.array([0, 1, 2]), (2, 2))
+        w.add_coo("coo", np.array([3.0], np.float32), np.array([[1], [0]]), (2, 2))
+        # w[n, k] = (q(n, k) - zero[n]) * scale[n], q(n, k) = packed[k, n]
+        w.add_object("q", "quantized_group", (2, 4),
+                     {"packed_weight": np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.uint8),
+                      "scales": np.array([[0.5, 2.0]], np.float32),
+                      "zeros": np.array([[1, 2]], np.uint8)},
+                     attributes={"bits": 8, "group_size": 4, "packing": "1_per_u8"})
+    got = zt.load_file(tmp_path / "s.zt")
+    assert got["q"].dtype == torch.float32 and got["q"].tolist() == [[0, 1, 2, 3], [0, 4, 8, 12]]
+    assert got["csr"].dtype == torch.float64 and got["csr"].tolist() == [[0, 1], [2, 0]]
+    assert got["coo"].tolist() == [[0, 0], [3, 0]]
+    sp = zt.load_file(tmp_path / "s.zt", sparse=True)
+    assert sp["csr"].layout == torch.sparse_csr and sp["csr"].to_dense().tolist() == [[0, 1], [2, 0]]
+    assert sp["coo"].layout == torch.sparse_coo and sp["coo"].to_dense().tolist() == [[0, 0], [3, 0]]
+
+
+def test_fp8_needs_a_native_type_or_asks_for_float32(tmp_path):
+    with ztensor.Writer(tmp_path / "f8.zt") as w:
+        w.add("q", np.array([0x38, 0xC0], np.uint8), type="f8_e4m3fn")  # 1.0, -2.0
+    if hasattr(torch, "float8_e4m3fn"):
+        assert zt.load_file(tmp_path / "f8.zt")["q"].float().tolist() == [1.0, -2.0]
+    else:
+        with pytest.raises(TypeError, match="float8='float32'"):
+            zt.load_file(tmp_path / "f8.zt")
+    assert zt.load_file(tmp_path / "f8.zt", float8="float32")["q"].tolist() == [1.0, -2.0]
+
+
+def test_foreign_files_load_as_tensors(tmp_path):
+    torch.save({"w": torch.arange(4.0)}, tmp_path / "c.pt")
+    assert zt.load_file(tmp_path / "c.pt", allow_foreign=True)["w"].tolist() == [0, 1, 2, 3]

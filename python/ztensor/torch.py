@@ -1,0 +1,406 @@
+"""PyTorch tensors in zTensor files, with the API of `safetensors.torch`.
+
+    from ztensor.torch import save_file, load_file, safe_open, save_model, load_model
+
+    save_file({"w": torch.randn(4, 3, dtype=torch.bfloat16)}, "m.zt", {"step": "10"},
+              encoding="zstd")
+    tensors = load_file("m.zt")
+    with safe_open("m.zt", framework="pt") as f:
+        w = f.get_slice("w")[1:3, ::2]        # reads only that box
+    save_model(model, "model.zt")             # tied weights stored once
+    missing, unexpected = load_model(model, "model.zt")
+
+Switching from safetensors is the import line; what it adds: zstd
+(`encoding="zstd"` or `"auto"`), digests checked by `ztensor.open(...).verify()`,
+N-d slices that touch only the box, sparse and quantized objects (loaded as
+dense tensors), and every format the library reads (`allow_foreign=True`).
+
+dtypes: every torch dtype a file can hold round-trips: float64/32/16,
+bfloat16 (stays torch.bfloat16), int64/32/16/8, uint8, bool,
+complex64/128, and float8_e4m3fn / float8_e5m2 (+ the fnuz variants) where
+the installed torch has them. A file's u16/u32 data (which torch < 2.3 has
+no type for) loads widened to int32/int64, u64 to int64 when every value
+fits (else TypeError); FP8 data on a torch without float8 types raises
+TypeError unless float8="float32" asks for decoded float32 values.
+
+Memory: tensors are copies by default (writable, independent of the file).
+load_file(..., mmap=True) instead maps raw, little-endian data copy-on-write
+(mmap ACCESS_COPY): no copy is made until a tensor is written to, and a
+write changes that process's pages only, never the file.
+"""
+
+import mmap as _mmap
+import os
+import tempfile
+
+import numpy as np
+import torch
+
+from . import _reader
+from ._lib import Error
+from ._writer import Writer
+
+__all__ = ["save_file", "load_file", "save", "load", "safe_open", "save_model", "load_model"]
+
+# Where save_model records the names it left out because they share storage
+# with a stored tensor (removed name -> stored name).
+ALIASES_KEY = "ztensor.torch.aliases"
+
+_FLOAT8 = {f"float8_{k}": f"f8_{k}" for k in ("e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz")}
+
+# torch dtype -> (numpy view for writing, zt storage dtype or None for numpy's, zt type)
+_TO_ZT = {
+    torch.float64: (None, None, None), torch.float32: (None, None, None),
+    torch.float16: (None, None, None), torch.int64: (None, None, None),
+    torch.int32: (None, None, None), torch.int16: (None, None, None),
+    torch.int8: (None, None, None), torch.uint8: (None, None, None),
+    torch.bool: (None, None, None), torch.complex64: (None, None, None),
+    torch.complex128: (None, None, None),
+    torch.bfloat16: (torch.int16, "bf16", None),
+}
+for _name, _type in _FLOAT8.items():
+    if hasattr(torch, _name):
+        _TO_ZT[getattr(torch, _name)] = (torch.uint8, "u8", _type)
+for _name in ("uint16", "uint32", "uint64"):
+    if hasattr(torch, _name):
+        _TO_ZT[getattr(torch, _name)] = (None, None, None)
+
+# safetensors' dtype names, for get_slice(...).get_dtype()
+_ST_NAMES = {
+    ("f64", None): "F64", ("f32", None): "F32", ("f16", None): "F16", ("bf16", None): "BF16",
+    ("i64", None): "I64", ("i32", None): "I32", ("i16", None): "I16", ("i8", None): "I8",
+    ("u64", None): "U64", ("u32", None): "U32", ("u16", None): "U16", ("u8", None): "U8",
+    ("bool", None): "BOOL", ("f32", "complex64"): "C64", ("f64", "complex128"): "C128",
+    ("u8", "f8_e4m3fn"): "F8_E4M3", ("u8", "f8_e5m2"): "F8_E5M2",
+}
+
+
+# ---------------------------------------------------------------------------
+# writing
+
+
+def _storage_ptr(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except AttributeError:  # torch < 2.0
+        return t.storage().data_ptr()
+
+
+def _shared_groups(tensors):
+    """Lists of names whose tensors share storage (only groups of 2 or more)."""
+    by_storage = {}
+    for name, t in tensors.items():
+        if t.numel() == 0 or t.device.type == "meta":
+            continue
+        by_storage.setdefault((t.device, _storage_ptr(t)), []).append(name)
+    return [names for names in by_storage.values() if len(names) > 1]
+
+
+def _numpy_of(name, t):
+    """The tensor as a C-contiguous CPU numpy array, and the (dtype, type)
+    the file stores it as."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name!r}: expected a torch.Tensor, got {type(t).__name__}")
+    if t.layout != torch.strided:
+        raise TypeError(f"{name!r}: a {t.layout} tensor; save it dense (to_dense()) "
+                        "or through ztensor.Writer.add_csr / add_coo")
+    if t.dtype not in _TO_ZT:
+        raise TypeError(f"{name!r}: dtype {t.dtype} has no zTensor form")
+    view, dtype, ztype = _TO_ZT[t.dtype]
+    t = t.detach().to("cpu").contiguous()
+    if view is not None:
+        t = t.view(view)
+    a = t.numpy()
+    if dtype == "bf16":
+        a = a.view(np.uint16)
+    return a, dtype, ztype
+
+
+def _check_metadata(metadata):
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise TypeError("metadata must be a dict with str keys")
+    return dict(metadata)
+
+
+def save_file(tensors, filename, metadata=None, *, encoding="raw", digest="xxh3", **options):
+    """Writes a dict of tensors (names -> torch.Tensor) to a .zt file, whole or
+    not at all. metadata: file attributes (str keys; any value a CBOR map
+    holds, not only str as in safetensors). encoding: "raw" (mappable),
+    "zstd" or "auto" (zstd where it saves at least 10%). digest: "xxh3",
+    "sha256" or "none". Other options go to ztensor.Writer (zstd_level,
+    threads, ...). Tensors that share storage are refused (ValueError), as
+    safetensors does: save_model stores them once."""
+    if not isinstance(tensors, dict):
+        raise TypeError("tensors must be a dict of name -> torch.Tensor")
+    shared = _shared_groups(tensors)
+    if shared:
+        raise ValueError(
+            f"Some tensors share memory, this would store them twice and lose the sharing: {shared}."
+            " Use save_model, which stores each once, or pass clones.")
+    attributes = _check_metadata(metadata)
+    with Writer(filename, digest=digest, **options) as w:
+        for name, t in tensors.items():
+            a, dtype, ztype = _numpy_of(name, t)
+            w.add(name, a, encoding=encoding, dtype=dtype, type=ztype)
+        if attributes:
+            w.set_attributes(attributes)
+
+
+def save(tensors, metadata=None, **kwargs):
+    """save_file into bytes."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "tensors.zt")
+        save_file(tensors, path, metadata, **kwargs)
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def save_model(model, filename, metadata=None, **kwargs):
+    """Saves model.state_dict() with every storage stored once: of the names
+    that share one (tied weights), the first is stored and the others are
+    recorded in the file attribute "ztensor.torch.aliases", so that
+    load_file and load_model give them back as one shared tensor."""
+    state = model.state_dict()
+    aliases = {}
+    for names in _shared_groups(state):
+        # One stored name per group: the others must be views of exactly it.
+        keep = names[0]
+        for other in names[1:]:
+            a, b = state[keep], state[other]
+            if a.shape != b.shape or a.stride() != b.stride() or a.data_ptr() != b.data_ptr():
+                raise ValueError(f"{keep!r} and {other!r} share storage but are different views; "
+                                 "save clones with save_file")
+            aliases[other] = keep
+    attributes = _check_metadata(metadata)
+    if aliases:
+        attributes[ALIASES_KEY] = aliases
+    save_file({k: v for k, v in state.items() if k not in aliases}, filename, attributes, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# reading
+
+
+def _torch_of_numpy(a, dtype, ztype, float8, name):
+    """A numpy array of the file's storage as the torch dtype it stands for."""
+    if dtype == "bf16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    if ztype in _FLOAT8.values():
+        native = {v: k for k, v in _FLOAT8.items()}[ztype]
+        if hasattr(torch, native):
+            return torch.from_numpy(a).view(getattr(torch, native))
+        raise TypeError(f"{name!r}: {ztype} data, and this torch ({torch.__version__}) has no "
+                        f"torch.{native}; pass float8='float32' for decoded values")
+    if a.dtype == np.uint16 and not hasattr(torch, "uint16"):
+        return torch.from_numpy(a.astype(np.int32))
+    if a.dtype == np.uint32 and not hasattr(torch, "uint32"):
+        return torch.from_numpy(a.astype(np.int64))
+    if a.dtype == np.uint64 and not hasattr(torch, "uint64"):
+        if a.size and int(a.max()) > np.iinfo(np.int64).max:
+            raise TypeError(f"{name!r}: u64 values above 2**63 - 1 have no torch type here")
+        return torch.from_numpy(a.astype(np.int64))
+    return torch.from_numpy(a)
+
+
+class _File:
+    """One open file as tensors."""
+
+    def __init__(self, filename, *, float8="native", mmap=False, sparse=False, allow_foreign=False):
+        if float8 not in ("native", "float32"):
+            raise ValueError('float8 is "native" or "float32"')
+        self.f = _reader.open(filename, allow_foreign=allow_foreign)
+        self.float8 = float8
+        self.sparse = sparse
+        self.filename = os.fspath(filename)
+        self._mm = None
+        self._manifest = None
+        if mmap:
+            with open(self.filename, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                self._mm = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY) if size else None
+
+    def close(self):
+        self.f.close()
+        # The map stays alive as long as tensors use it (they keep it referenced).
+        self._mm = None
+
+    def attributes(self):
+        return self.f.attributes
+
+    def keys(self):
+        return list(self.f)
+
+    def _mapped(self, name, info, dtype, ztype):
+        """A copy-on-write view of the file's bytes, or None where the data
+        is not raw little-endian bytes at a place in this very file."""
+        if self._mm is None or self.f.format != "zt" or self.f.version == "0.1.0":
+            return None
+        c = info.components["data"]
+        if c.encoding != "raw" or dtype in ("bf16",) or ztype in _FLOAT8.values():
+            return None
+        if self._manifest is None:
+            self._manifest = self.f.manifest
+        comp = self._manifest["objects"][name]["components"]["data"]
+        if "shard" in comp:
+            return None
+        np_dtype = self.f._numpy_dtype(self.f._index(name), "data")[2]
+        count = comp["length"] // np_dtype.itemsize
+        if count == 0:
+            return None
+        a = np.frombuffer(self._mm, dtype=np_dtype, count=count, offset=comp["offset"])
+        return a.reshape(info.shape)
+
+    def tensor(self, name):
+        info = self.f.info(name)
+        if info.format == "dense" and "data" in info.components:
+            c = info.components["data"]
+            dtype, ztype = c.dtype, c.type
+            if ztype in _FLOAT8.values() and self.float8 == "float32":
+                return torch.from_numpy(self.f.array(name, np.float32))
+            mapped = self._mapped(name, info, dtype, ztype)
+            if mapped is not None:
+                return _torch_of_numpy(mapped, dtype, ztype, self.float8, name)
+            a = self.f.array(name)
+            return _torch_of_numpy(np.array(a, copy=True), dtype, ztype, self.float8, name)
+        if self.sparse and info.format in ("sparse_csr", "sparse_coo"):
+            v = self.f[name]
+            def index(x):  # any integer dtype the file holds, as torch's int64
+                return torch.from_numpy(np.array(x, dtype=np.int64))
+
+            if info.format == "sparse_csr":
+                values, indices, indptr = v
+                return torch.sparse_csr_tensor(index(indptr), index(indices),
+                                               torch.from_numpy(np.array(values)), size=v.shape)
+            values, coords = v
+            return torch.sparse_coo_tensor(index(coords), torch.from_numpy(np.array(values)),
+                                           size=v.shape)
+        # Sparse and quantized objects (and anything the library decodes to
+        # dense): float64 where the stored values are, else float32.
+        wide = any(c.dtype == "f64" for c in info.components.values())
+        return torch.from_numpy(self.f.decode(name, np.float64 if wide else np.float32))
+
+    def metadata(self):
+        """The file attributes without the module's own keys."""
+        return {k: v for k, v in self.f.attributes.items() if k != ALIASES_KEY}
+
+    def aliases(self):
+        return self.f.attributes.get(ALIASES_KEY, {})
+
+
+def _to(t, device):
+    return t if device in (None, "cpu") else t.to(device)
+
+
+def load_file(filename, device="cpu", *, mmap=False, float8="native", sparse=False,
+              allow_foreign=False):
+    """Every tensor of a file, as a dict name -> torch.Tensor on `device`
+    (moved with .to(device) after loading). Names save_model recorded as
+    aliases come back as the same tensor as the name they share storage
+    with. mmap=True: raw data copy-on-write from the file instead of copies
+    (see the module's doc). sparse=True: sparse objects as torch sparse CSR /
+    COO tensors instead of dense ones. allow_foreign=True: also
+    .safetensors, .gguf, .npy, .npz and PyTorch checkpoints (read without
+    executing their pickle)."""
+    f = _File(filename, float8=float8, mmap=mmap, sparse=sparse, allow_foreign=allow_foreign)
+    try:
+        out = {name: _to(f.tensor(name), device) for name in f.keys()}
+        for alias, kept in f.aliases().items():
+            if kept in out:
+                out[alias] = out[kept]
+        return out
+    finally:
+        f.close()
+
+
+def load(data, device="cpu", **kwargs):
+    """load_file from bytes (tensors are copies: the bytes may go)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "tensors.zt")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        kwargs.pop("mmap", None)
+        return load_file(path, device, **kwargs)
+
+
+def load_model(model, filename, strict=True, device="cpu", **kwargs):
+    """Loads a file written by save_model (or save_file) into the model.
+    Returns (missing, unexpected) key lists; with strict=True either being
+    non-empty raises RuntimeError listing them, as load_state_dict does."""
+    state = load_file(filename, device, **kwargs)
+    result = model.load_state_dict(state, strict=False)
+    missing, unexpected = list(result.missing_keys), list(result.unexpected_keys)
+    if strict and (missing or unexpected):
+        lines = [f"Error(s) in loading state_dict for {model.__class__.__name__}:"]
+        if missing:
+            lines.append("    Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        if unexpected:
+            lines.append("    Unexpected key(s) in state_dict: " +
+                         ", ".join(f'"{k}"' for k in unexpected) + ".")
+        raise RuntimeError("\n".join(lines))
+    return missing, unexpected
+
+
+class _Slice:
+    """get_slice's result: slicing reads only the box (zt_dense_slice)."""
+
+    def __init__(self, handle, name):
+        self._h = handle
+        self._name = name
+        info = handle._file.f.info(name)
+        if info.format != "dense":
+            raise Error(8, f'object "{name}" is {info.format}: get_slice reads dense objects')
+        self._info = info
+
+    def get_shape(self):
+        return list(self._info.shape)
+
+    def get_dtype(self):
+        c = self._info.components["data"]
+        return _ST_NAMES.get((c.dtype, c.type), c.type or c.dtype)
+
+    def __getitem__(self, key):
+        f = self._h._file
+        c = self._info.components["data"]
+        if c.type in _FLOAT8.values() and f.float8 == "float32":
+            return _to(torch.from_numpy(f.f.slice(self._name, key, np.float32)), self._h._device)
+        a = f.f.slice(self._name, key)
+        return _to(_torch_of_numpy(a, c.dtype, c.type, f.float8, self._name), self._h._device)
+
+
+class safe_open:  # noqa: N801 (the name safetensors uses)
+    """A file opened for reading a tensor at a time, as safetensors.safe_open:
+
+        with safe_open("m.zt", framework="pt", device="cpu") as f:
+            for k in f.keys():
+                t = f.get_tensor(k)
+            part = f.get_slice("w")[0:2, :, 7]
+    """
+
+    def __init__(self, filename, framework="pt", device="cpu", **kwargs):
+        if framework not in ("pt", "pytorch", "torch"):
+            raise ValueError(f'framework {framework!r}: ztensor.torch gives torch tensors ("pt")')
+        self._device = device
+        self._file = _File(filename, **kwargs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._file.close()
+
+    def keys(self):
+        return self._file.keys()
+
+    def metadata(self):
+        """The file attributes (None when there are none, as safetensors)."""
+        return self._file.metadata() or None
+
+    def get_tensor(self, name):
+        self._file.f._index(name)  # KeyError for a missing name
+        return _to(self._file.tensor(name), self._device)
+
+    def get_slice(self, name):
+        self._file.f._index(name)
+        return _Slice(self, name)
