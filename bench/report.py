@@ -110,6 +110,7 @@ def main():
     zs = load_gbench(os.path.join(out_dir, "bench_zstd.json"))
     wr = load_gbench(os.path.join(out_dir, "bench_write.json"))
     cv = load_gbench(os.path.join(out_dir, "bench_convert.json"))
+    pt = load_gbench(os.path.join(out_dir, "bench_torch.json"))
     pages = load_json(os.path.join(out_dir, "pages.json"))
     mem = load_json(os.path.join(out_dir, "memory.json"))
     machine = load_json(os.path.join(out_dir, "machine.json"))
@@ -238,6 +239,16 @@ def main():
                 0.95, "XXH3_64bits" if algo == "Xxh3" else "EVP_Digest", cpu=True)
         t.ratio("digest", f"{label}, 1 MiB pieces (zt::Hasher)", wr, f"BM_Digest_{algo}Pieces_Direct",
                 f"BM_Digest_{algo}Pieces_Zt", 0.95, "XXH3 state" if algo == "Xxh3" else "EVP_DigestUpdate", cpu=True)
+
+    # ---- ztensor.torch ----
+    t.ratio("torch 1 GiB", "load_file, 256 f32 tensors (copies)", pt, "Torch_Readinto", "Torch_LoadFile", 0.9,
+            "readinto of the same bytes into preallocated torch tensors")
+    t.ratio("torch 1 GiB", "load_file against torch.load", pt, "Torch_TorchLoad", "Torch_LoadFile", None,
+            "torch.load of the same tensors saved by torch.save")
+    t.ratio("torch 1 GiB", "load_file(mmap=True), copy-on-write", pt, "Torch_Readinto", "Torch_LoadFileMmap", None,
+            "readinto into preallocated tensors (nothing is read until used)")
+    t.ratio("torch 1 GiB", "save_file (raw + xxh3, durable: fsync + rename)", pt, "Torch_TorchSave", "Torch_SaveFile",
+            None, "torch.save (no fsync)")
 
     # ---- converting foreign checkpoints ----
     for name, what in (("Zip", "zip format (members viewed in place after their CRC-32)"),
