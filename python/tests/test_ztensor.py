@@ -818,3 +818,52 @@ def test_slices_of_bf16_follow_the_file_mode_and_refuse_fancy_indexes(path):
             f.get_slice("h")[2]
         with pytest.raises(KeyError):
             f.get_slice("nope")
+
+
+# ---------------------------------------------------------------------------
+# streaming writes and parallel decode
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_streamed_components_equal_whole_ones(path, encoding):
+    a = np.arange(100_000, dtype=np.float32).reshape(1000, 100)
+    with ztensor.Writer(path, frame_size=64 * 1024) as w:
+        w.begin_object("big", "dense", a.shape, attributes={"streamed": True})
+        with w.begin_component("data", "f32", a.nbytes, encoding=encoding) as c:
+            for rows in np.array_split(a, 7):
+                c.write(rows)
+        w.end_object()
+        w.begin_object("bytes", "dense", (6,))
+        with w.begin_component("data", "u8", 6) as c:
+            c.write(b"abc")
+            c.write(bytearray(b"def"))
+        w.end_object()
+        # A short stream is refused at its end, and the object is dropped.
+        w.begin_object("short", "dense", (4,))
+        with pytest.raises(ztensor.Error):
+            with w.begin_component("data", "f32", 16) as c:
+                c.write(np.zeros(2, np.float32))
+        w["after"] = np.ones(2)
+    with ztensor.open(path) as f:
+        assert list(f) == ["big", "bytes", "after"]
+        np.testing.assert_array_equal(f["big"], a)
+        assert f.info("big").attributes == {"streamed": True}
+        assert f["bytes"].tobytes() == b"abcdef"
+        assert f.verify() == (3, 0)
+
+
+def test_decode_many_gives_every_dense_object(path):
+    arrays = {f"t{i}": sample(np.float32, (64, 33)) + i for i in range(12)}
+    with ztensor.Writer(path, frame_size=4096) as w:
+        for name, a in arrays.items():
+            w.add(name, a, encoding="zstd" if int(name[1:]) % 2 else "raw")
+        w.add_csr("sparse", np.ones(1, np.float32), [0], [0, 1], (1, 1))
+    with ztensor.open(path) as f:
+        for threads in (1, 2, 0):
+            got = f.decode_many(threads=threads)
+            assert sorted(got) == sorted(arrays)
+            for name, a in arrays.items():
+                np.testing.assert_array_equal(got[name], a)
+        assert list(f.decode_many(["t3"])) == ["t3"]
+        with pytest.raises(ztensor.Error, match="not dense"):
+            f.decode_many(["sparse"])

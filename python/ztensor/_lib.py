@@ -115,6 +115,13 @@ class WriterOptions(Structure):
                 ("shard_bytes", c_uint64)]
 
 
+class DecodeRequest(Structure):
+    """zt_decode_request: an array element, its layout frozen (ztensor.h)."""
+    _fields_ = [("struct_size", c_uint32), ("status", c_uint32), ("object", c_size_t),
+                ("role", c_char_p), ("dst", c_void_p), ("capacity", c_uint64),
+                ("written", c_uint64)]
+
+
 class CsrInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("rows", c_uint64),
                 ("cols", c_uint64), ("nnz", c_uint64), ("values", c_void_p),
@@ -175,6 +182,11 @@ for _name, _res, _args in [
      [_writer_p, c_char_p, c_char_p, c_char_p, c_void_p, c_uint64, c_char_p]),
     ("zt_writer_end_object", _STATUS, [_writer_p]),
     ("zt_writer_cancel_object", _STATUS, [_writer_p]),
+    ("zt_writer_begin_component", _STATUS, [_writer_p, c_char_p, c_char_p, c_char_p, c_char_p, c_uint64]),
+    ("zt_writer_write", _STATUS, [_writer_p, c_void_p, c_uint64]),
+    ("zt_writer_end_component", _STATUS, [_writer_p]),
+    ("zt_decode_request_init", None, [c_void_p]),
+    ("zt_decode_many", _STATUS, [_reader_p, c_void_p, c_size_t, c_uint32]),
     ("zt_writer_set_file_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_object_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_file_attributes_cbor", _STATUS, [_writer_p, c_char_p, c_size_t]),

@@ -422,6 +422,37 @@ class File(NotCopyable, collections.abc.Mapping):
             return picked
         return np.array(picked)
 
+    def decode_many(self, names=None, *, threads=0):
+        """Dense objects decoded in parallel through zt_decode_many (work
+        shared by zstd frame and raw slices across up to `threads` threads,
+        0: all cores): a dict name -> fresh array of the stored type (as
+        f[name] gives it without float32=True: bf16/FP8 as their codes).
+        names None: every dense object of the file."""
+        r = self._r()
+        if names is None:
+            names = [n for n in self if text(lib.zt_object_format(r, self._index(n))) == "dense"]
+        names = list(names)
+        threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
+        reqs = (_lib.DecodeRequest * max(len(names), 1))()
+        out = {}
+        for j, name in enumerate(names):
+            i = self._index(name)
+            if text(lib.zt_object_format(r, i)) != "dense":
+                raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense: decode it with decode()")
+            _, ltype, dt = self._numpy_dtype(i, "data")
+            if ltype in _PACKED_TYPES:
+                raise Error(_lib.ERR_UNSUPPORTED, f"{self._what(i)}: {ltype} data: read it with f[name]")
+            size = c_uint64()
+            check(lib.zt_component_decoded_size(r, i, b"data", byref(size)))
+            shape = _check_size(size.value, dt, self._shape(i), "data")
+            a = _empty(shape, dt, self._what(i))
+            lib.zt_decode_request_init(byref(reqs[j]))
+            reqs[j].object, reqs[j].role = i, b"data"
+            reqs[j].dst, reqs[j].capacity = a.ctypes.data, a.nbytes
+            out[name] = a
+        check(lib.zt_decode_many(r, reqs, len(names), threads))
+        return out
+
     def get_slice(self, name):
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that
         selection (File.slice)."""

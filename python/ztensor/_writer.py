@@ -194,6 +194,48 @@ class Writer(NotCopyable):
                 raise
             check(lib.zt_writer_end_object(w))
 
+    # -- streaming: objects larger than memory ------------------------------
+
+    def begin_object(self, name, format, shape, *, attributes=None):
+        """Begins an object whose components are then written in pieces
+        (begin_component), for data larger than memory; end_object() checks
+        and keeps it, cancel_object() drops it."""
+        attrs = None if attributes is None else _attributes_cbor(attributes)
+        dims, ndim = _shape_arg(shape)
+        with self._lock:
+            w = self._live()
+            check(lib.zt_writer_begin_object(w, cstr(name), cstr(format), dims, ndim))
+            if attrs is not None:
+                try:
+                    check(lib.zt_writer_set_object_attributes_cbor(w, attrs, len(attrs)))
+                except BaseException:
+                    lib.zt_writer_cancel_object(w)
+                    raise
+
+    def begin_component(self, role, dtype, decoded_size, *, type=None, encoding="raw"):
+        """A component of the object begun last, written piece by piece:
+        stream.write(array_or_bytes) as often as needed (the pieces' bytes, in
+        order, little-endian elements of dtype, adding up to decoded_size),
+        then stream.end(). Peak memory stays at about frame_size x threads
+        whatever the component's size. As a context manager it ends on
+        success and cancels the object on an exception."""
+        decoded_size = checked_int(decoded_size, "decoded_size")
+        with self._lock:
+            check(lib.zt_writer_begin_component(self._live(), cstr(role), cstr(dtype), cstr(type),
+                                                cstr(encoding), decoded_size))
+        return ComponentStream(self)
+
+    def end_object(self):
+        """Checks the object begun last against its format and keeps it
+        (ZT_ERR_INVALID drops it)."""
+        with self._lock:
+            check(lib.zt_writer_end_object(self._live()))
+
+    def cancel_object(self):
+        """Drops the object begun last with everything written to it."""
+        with self._lock:
+            check(lib.zt_writer_cancel_object(self._live()))
+
     def set_attributes(self, attributes):
         """The file's attributes (a dict; values as ztensor's docs list them)."""
         attrs = _attributes_cbor(attributes)
@@ -223,6 +265,59 @@ class Writer(NotCopyable):
     @property
     def closed(self):
         return not self._w
+
+
+class ComponentStream:
+    """One component being written in pieces (Writer.begin_component)."""
+
+    def __init__(self, writer):
+        self._writer = writer
+        self._open = True
+
+    def write(self, data):
+        """Appends the bytes of `data`: a numpy array (written in C order,
+        little-endian) or any bytes-like object."""
+        if not self._open:
+            raise _lib.Error(_lib.ERR_STATE, "the component is already ended")
+        if isinstance(data, np.ndarray):
+            a = data
+            if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and not np.little_endian):
+                a = a.astype(a.dtype.newbyteorder("<"))
+            a = np.ascontiguousarray(a)
+            pointer, n = a.ctypes.data_as(c_void_p), a.nbytes
+        else:
+            view = memoryview(data).cast("B")
+            a = np.frombuffer(view, dtype=np.uint8) if view.nbytes else np.empty(0, np.uint8)
+            pointer, n = a.ctypes.data_as(c_void_p), a.nbytes
+        with self._writer._lock:
+            check(lib.zt_writer_write(self._writer._live(), pointer, n))
+
+    def end(self):
+        """Ends the component: its size is checked against decoded_size."""
+        if self._open:
+            self._open = False
+            with self._writer._lock:
+                check(lib.zt_writer_end_component(self._writer._live()))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                self.end()
+                return
+        except BaseException:
+            self._cancel()
+            raise
+        self._cancel()
+
+    def _cancel(self):
+        """Drops the object this component belongs to."""
+        self._open = False
+        with self._writer._lock:
+            if self._writer._w:
+                lib.zt_writer_cancel_object(self._writer._w)
 
 
 def save(path, arrays, *, encoding="raw", attributes=None, **options):
