@@ -867,3 +867,19 @@ def test_decode_many_gives_every_dense_object(path):
         assert list(f.decode_many(["t3"])) == ["t3"]
         with pytest.raises(ztensor.Error, match="not dense"):
             f.decode_many(["sparse"])
+
+
+def test_files_in_memory_are_read_in_place(path):
+    a = sample(np.float32, (3, 4))
+    write(path, a=a, b=np.arange(5))
+    data = path.read_bytes()
+    f = ztensor.File.from_bytes(data)
+    view = f["a"]
+    np.testing.assert_array_equal(view, a)
+    f.close()
+    del data
+    gc.collect()
+    np.testing.assert_array_equal(view, a)  # the array keeps the bytes alive
+    assert ztensor.File.from_bytes(bytearray(path.read_bytes()))["b"].tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ztensor.Error):
+        ztensor.File.from_bytes(b"not a zTensor file")

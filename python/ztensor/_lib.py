@@ -150,6 +150,7 @@ for _name, _res, _args in [
     ("zt_open_options_init_sized", None, [POINTER(OpenOptions), c_size_t]),
     ("zt_open_ex", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
     ("zt_close", None, [_reader_p]),
+    ("zt_open_memory", _STATUS, [c_void_p, c_size_t, POINTER(_reader_p)]),
     ("zt_file_version", c_char_p, [_reader_p]),
     ("zt_file_format", c_char_p, [_reader_p]),
     ("zt_manifest_json", c_char_p, [_reader_p]),

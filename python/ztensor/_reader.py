@@ -37,10 +37,11 @@ class _Handle:
     reference to it, so the file stays open (and mapped) while any of them
     lives, whatever the File does."""
 
-    __slots__ = ("ptr", "__weakref__")
+    __slots__ = ("ptr", "memory", "__weakref__")
 
-    def __init__(self, ptr):
+    def __init__(self, ptr, memory=None):
         self.ptr = ptr
+        self.memory = memory  # what a reader opened from memory reads, kept alive
 
     @property
     def _as_parameter_(self):
@@ -195,6 +196,24 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = os.fspath(path)
         self._manifest = None
+
+    @classmethod
+    def from_bytes(cls, data, *, float32=False):
+        """A .zt file held in memory (bytes, bytearray, memoryview, a numpy
+        buffer: anything contiguous), read in place through zt_open_memory:
+        zero-copy arrays view `data`, which stays referenced while the File
+        or any such array lives, and must not change meanwhile. Parts in v2
+        shard files cannot be found from memory."""
+        view = memoryview(data).cast("B")
+        buf = np.frombuffer(view, dtype=np.uint8) if view.nbytes else np.zeros(1, np.uint8)
+        ptr = c_void_p()
+        check(lib.zt_open_memory(c_void_p(buf.ctypes.data), view.nbytes, byref(ptr)))
+        self = cls.__new__(cls)
+        self._handle = _Handle(ptr.value, (data, buf))
+        self._float32 = float32
+        self.path = "<memory>"
+        self._manifest = None
+        return self
 
     # -- lifetime -----------------------------------------------------------
 

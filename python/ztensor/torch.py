@@ -207,17 +207,20 @@ def _torch_of_numpy(a, dtype, ztype, float8, name):
 class _File:
     """One open file as tensors."""
 
-    def __init__(self, filename, *, float8="native", mmap=False, sparse=False, allow_foreign=False):
+    def __init__(self, filename, *, float8="native", mmap=False, sparse=False, allow_foreign=False,
+                 memory=None):
         if float8 not in ("native", "float32"):
             raise ValueError('float8 is "native" or "float32"')
-        self.f = _reader.open(filename, allow_foreign=allow_foreign)
+        if memory is not None:
+            self.f = _reader.File.from_bytes(memory)
+        else:
+            self.f = _reader.open(filename, allow_foreign=allow_foreign)
         self.float8 = float8
         self.sparse = sparse
-        self.filename = os.fspath(filename)
         self._mm = None
         self._manifest = None
-        if mmap:
-            with open(self.filename, "rb") as fh:
+        if mmap and memory is None:
+            with open(filename, "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._mm = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY) if size else None
 
@@ -315,13 +318,18 @@ def load_file(filename, device="cpu", *, mmap=False, float8="native", sparse=Fal
 
 
 def load(data, device="cpu", **kwargs):
-    """load_file from bytes (tensors are copies: the bytes may go)."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "tensors.zt")
-        with open(path, "wb") as fh:
-            fh.write(data)
-        kwargs.pop("mmap", None)
-        return load_file(path, device, **kwargs)
+    """load_file from bytes, read in place (ztensor.File.from_bytes); the
+    tensors are copies, so the bytes may go."""
+    kwargs.pop("mmap", None)
+    f = _File(None, memory=data, **kwargs)
+    try:
+        out = {name: _to(f.tensor(name), device) for name in f.keys()}
+        for alias, kept in f.aliases().items():
+            if kept in out:
+                out[alias] = out[kept]
+        return out
+    finally:
+        f.close()
 
 
 def load_model(model, filename, strict=True, device="cpu", **kwargs):
