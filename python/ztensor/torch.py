@@ -32,6 +32,7 @@ write changes that process's pages only, never the file.
 import mmap as _mmap
 import os
 import tempfile
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -39,6 +40,9 @@ import torch
 from . import _reader
 from ._lib import Error
 from ._writer import Writer
+
+PathLike = Union[str, "os.PathLike[str]"]
+Device = Union[str, torch.device]
 
 __all__ = ["save_file", "load_file", "save", "load", "safe_open", "save_model", "load_model"]
 
@@ -124,7 +128,8 @@ def _check_metadata(metadata):
     return dict(metadata)
 
 
-def save_file(tensors, filename, metadata=None, *, encoding="raw", digest="xxh3", **options):
+def save_file(tensors: Dict[str, torch.Tensor], filename: PathLike, metadata: Optional[Dict[str, Any]] = None,
+              *, encoding: str = "raw", digest: str = "xxh3", **options: Any) -> None:
     """Writes a dict of tensors (names -> torch.Tensor) to a .zt file, whole or
     not at all. metadata: file attributes (str keys; any value a CBOR map
     holds, not only str as in safetensors). encoding: "raw" (mappable),
@@ -148,7 +153,7 @@ def save_file(tensors, filename, metadata=None, *, encoding="raw", digest="xxh3"
             w.set_attributes(attributes)
 
 
-def save(tensors, metadata=None, **kwargs):
+def save(tensors: Dict[str, torch.Tensor], metadata: Optional[Dict[str, Any]] = None, **kwargs: Any) -> bytes:
     """save_file into bytes."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "tensors.zt")
@@ -157,7 +162,8 @@ def save(tensors, metadata=None, **kwargs):
             return f.read()
 
 
-def save_model(model, filename, metadata=None, **kwargs):
+def save_model(model: torch.nn.Module, filename: PathLike, metadata: Optional[Dict[str, Any]] = None,
+               **kwargs: Any) -> None:
     """Saves model.state_dict() with every storage stored once: of the names
     that share one (tied weights), the first is stored and the others are
     recorded in the file attribute "ztensor.torch.aliases", so that
@@ -296,8 +302,8 @@ def _to(t, device):
     return t if device in (None, "cpu") else t.to(device)
 
 
-def load_file(filename, device="cpu", *, mmap=False, float8="native", sparse=False,
-              allow_foreign=False):
+def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False, float8: str = "native",
+              sparse: bool = False, allow_foreign: bool = False) -> Dict[str, torch.Tensor]:
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`
     (moved with .to(device) after loading). Names save_model recorded as
     aliases come back as the same tensor as the name they share storage
@@ -317,7 +323,7 @@ def load_file(filename, device="cpu", *, mmap=False, float8="native", sparse=Fal
         f.close()
 
 
-def load(data, device="cpu", **kwargs):
+def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
     """load_file from bytes, read in place (ztensor.File.from_bytes); the
     tensors are copies, so the bytes may go."""
     kwargs.pop("mmap", None)
@@ -332,7 +338,8 @@ def load(data, device="cpu", **kwargs):
         f.close()
 
 
-def load_model(model, filename, strict=True, device="cpu", **kwargs):
+def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, device: Device = "cpu",
+               **kwargs: Any) -> Tuple[List[str], List[str]]:
     """Loads a file written by save_model (or save_file) into the model.
     Returns (missing, unexpected) key lists; with strict=True either being
     non-empty raises RuntimeError listing them, as load_state_dict does."""
@@ -361,14 +368,14 @@ class _Slice:
             raise Error(8, f'object "{name}" is {info.format}: get_slice reads dense objects')
         self._info = info
 
-    def get_shape(self):
+    def get_shape(self) -> List[int]:
         return list(self._info.shape)
 
-    def get_dtype(self):
+    def get_dtype(self) -> str:
         c = self._info.components["data"]
         return _ST_NAMES.get((c.dtype, c.type), c.type or c.dtype)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> torch.Tensor:
         f = self._h._file
         c = self._info.components["data"]
         if c.type in _FLOAT8.values() and f.float8 == "float32":
@@ -386,29 +393,29 @@ class safe_open:  # noqa: N801 (the name safetensors uses)
             part = f.get_slice("w")[0:2, :, 7]
     """
 
-    def __init__(self, filename, framework="pt", device="cpu", **kwargs):
+    def __init__(self, filename: PathLike, framework: str = "pt", device: Device = "cpu", **kwargs: Any):
         if framework not in ("pt", "pytorch", "torch"):
             raise ValueError(f'framework {framework!r}: ztensor.torch gives torch tensors ("pt")')
         self._device = device
         self._file = _File(filename, **kwargs)
 
-    def __enter__(self):
+    def __enter__(self) -> "safe_open":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self._file.close()
 
-    def keys(self):
+    def keys(self) -> List[str]:
         return self._file.keys()
 
-    def metadata(self):
+    def metadata(self) -> Optional[Dict[str, Any]]:
         """The file attributes (None when there are none, as safetensors)."""
         return self._file.metadata() or None
 
-    def get_tensor(self, name):
+    def get_tensor(self, name: str) -> torch.Tensor:
         self._file.f._index(name)  # KeyError for a missing name
         return _to(self._file.tensor(name), self._device)
 
-    def get_slice(self, name):
+    def get_slice(self, name: str) -> "_Slice":
         self._file.f._index(name)
         return _Slice(self, name)
