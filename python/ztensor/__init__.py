@@ -46,12 +46,12 @@ def _package_version():
 __version__ = _package_version()
 
 
-def library_version():
+def library_version() -> str:
     """The loaded libztensor's version, "MAJOR.MINOR.PATCH" (zt_version())."""
     return _cdll.zt_version().decode()
 
 
-def load(path, **options):
+def load(path, **options) -> dict:
     """Every object of a file, as copies that do not keep the file open
     (options as for open())."""
     with open(path, **options) as f:

@@ -4,6 +4,7 @@ import collections.abc
 import json
 import operator
 import os
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
 import numpy as np
@@ -30,6 +31,9 @@ _NEEDS_CONVERSION_TYPES = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz",
 _PACKED_TYPES = {"f4_e2m1"}
 # Formats whose values are computed: an object of one comes out decoded.
 _DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1", "zt.quant_group/1"}
+
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 class _Handle:
@@ -184,8 +188,8 @@ class File(NotCopyable, collections.abc.Mapping):
     names the format.
     """
 
-    def __init__(self, path, *, float32=False, copy=False, max_decoded_bytes=0,
-                 allow_foreign=False):
+    def __init__(self, path: PathLike, *, float32: bool = False, copy: bool = False,
+                 max_decoded_bytes: int = 0, allow_foreign: bool = False):
         opt = _lib.new_struct(_lib.OpenOptions, lib.zt_open_options_init_sized)
         opt.io_mode = _lib.IO_COPY if copy else _lib.IO_MAP
         opt.max_decoded_bytes = checked_int(max_decoded_bytes, "max_decoded_bytes")
@@ -198,7 +202,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._manifest = None
 
     @classmethod
-    def from_bytes(cls, data, *, float32=False):
+    def from_bytes(cls, data: Any, *, float32: bool = False) -> "File":
         """A .zt file held in memory (bytes, bytearray, memoryview, a numpy
         buffer: anything contiguous), read in place through zt_open_memory:
         zero-copy arrays view `data`, which stays referenced while the File
@@ -217,7 +221,7 @@ class File(NotCopyable, collections.abc.Mapping):
 
     # -- lifetime -----------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Gives up this File's hold on the reader; the file is closed once no
         zero-copy array needs it any more."""
         self._handle = None
@@ -229,7 +233,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self.close()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._handle is None
 
     def _r(self):
@@ -274,19 +278,19 @@ class File(NotCopyable, collections.abc.Mapping):
     # -- metadata -----------------------------------------------------------
 
     @property
-    def version(self):
+    def version(self) -> str:
         """The format version the file states ("2", "1.2.0", "1.1.0", "1.0", "0.1.0";
         "" for a foreign file)."""
         return text(lib.zt_file_version(self._r()))
 
     @property
-    def format(self):
+    def format(self) -> str:
         """"zt", or the foreign format: "safetensors", "gguf", "npy", "npz",
         "pytorch", "hf_index"."""
         return text(lib.zt_file_format(self._r()))
 
     @property
-    def manifest(self):
+    def manifest(self) -> Dict[str, Any]:
         """The whole manifest as a dict, in the 1.2.0 vocabulary, parsed from
         zt_manifest_json: attribute values there are JSON (NaN and infinities
         as None, byte strings as {"$bytes": base64}); `attributes` and
@@ -299,7 +303,7 @@ class File(NotCopyable, collections.abc.Mapping):
         return self._manifest
 
     @property
-    def attributes(self):
+    def attributes(self) -> Dict[str, Any]:
         """The file's attributes (a dict), every value exact (see ztensor's docs)."""
         return self._attributes(None)
 
@@ -314,7 +318,7 @@ class File(NotCopyable, collections.abc.Mapping):
         # Copied out while r (the handle) is held: the bytes are the reader's.
         return _cbor.loads(string_at(data.value, size.value)) if size.value else {}
 
-    def info(self, name):
+    def info(self, name: str) -> "ObjectInfo":
         """An object's metadata (ObjectInfo) without reading its data."""
         i = self._index(name)
         r = self._r()
@@ -328,14 +332,14 @@ class File(NotCopyable, collections.abc.Mapping):
                 text(lib.zt_component_encoding(r, i, cstr(role))), n.value)
         return ObjectInfo(name, text(lib.zt_object_format(r, i)), self._shape(i), comps, self._attributes(i))
 
-    def verify(self):
+    def verify(self) -> Tuple[int, int]:
         """Decodes every component and checks digests and content rules; returns
         (checked, unchecked) component counts or raises Error."""
         checked, unchecked = c_uint64(), c_uint64()
         check(lib.zt_verify(self._r(), byref(checked), byref(unchecked)))
         return checked.value, unchecked.value
 
-    def content_digest(self, algorithm="sha256"):
+    def content_digest(self, algorithm: str = "sha256") -> str:
         """The v2 model's content digest ("sha256:<hex>" or "xxh3:<hex>"):
         the same however the model is encoded, aligned or split into shards;
         computed from the manifest alone. Raises Error for 1.x files and when
@@ -346,12 +350,12 @@ class File(NotCopyable, collections.abc.Mapping):
 
     # -- data ---------------------------------------------------------------
 
-    def component(self, name, role):
+    def component(self, name: str, role: str) -> np.ndarray:
         """One component's elements as a flat numpy array of its storage dtype
         (complex pairs as numpy complex): zero-copy for raw data."""
         return self._component(self._index(name), role)
 
-    def array(self, name, dtype=None):
+    def array(self, name: str, dtype: Any = None) -> np.ndarray:
         """A dense object as a numpy array of its shape. dtype None: as f[name]
         (zero-copy for raw data); numpy.float32 or numpy.float64: every numeric
         type (integers, bool, f16, bf16, FP8) converted by the library, complex
@@ -361,14 +365,14 @@ class File(NotCopyable, collections.abc.Mapping):
             return self._dense(i)
         return self._convert(i, _float_type(dtype), lib.zt_object_read_f32, lib.zt_object_read_f64)
 
-    def decode(self, name, dtype=np.float32):
+    def decode(self, name: str, dtype: Any = np.float32) -> np.ndarray:
         """Any object as a dense array of its shape, a fresh copy: dense data
         converted, sparse objects scattered into zeros (duplicates summed),
         quantized_group objects dequantised. dtype: numpy.float32 or float64."""
         return self._convert(self._index(name), _float_type(dtype), lib.zt_object_decode_f32,
                              lib.zt_object_decode_f64)
 
-    def rows(self, name, start, stop, dtype=None):
+    def rows(self, name: str, start: int, stop: int, dtype: Any = None) -> np.ndarray:
         """Rows [start, stop) of a dense object's first dimension. dtype None:
         the stored type, zero-copy for raw data, else a copy that decodes only
         the zstd frames covering the rows; numpy.float32 / float64: converted."""
@@ -404,7 +408,7 @@ class File(NotCopyable, collections.abc.Mapping):
                                 byref(written)))
         return out
 
-    def slice(self, name, key, dtype=None):
+    def slice(self, name: str, key: Any, dtype: Any = None) -> np.ndarray:
         """A dense object indexed as numpy indexes it: ints, slices (any step)
         and one Ellipsis, e.g. f.slice("w", (slice(1, 4), Ellipsis, 7)) is
         f["w"][1:4, ..., 7]. Only the box that holds the selection is read
@@ -441,7 +445,8 @@ class File(NotCopyable, collections.abc.Mapping):
             return picked
         return np.array(picked)
 
-    def decode_many(self, names=None, *, threads=0):
+    def decode_many(self, names: Optional[Iterable[str]] = None, *,
+                    threads: int = 0) -> Dict[str, np.ndarray]:
         """Dense objects decoded in parallel through zt_decode_many (work
         shared by zstd frame and raw slices across up to `threads` threads,
         0: all cores): a dict name -> fresh array of the stored type (as
@@ -472,7 +477,7 @@ class File(NotCopyable, collections.abc.Mapping):
         check(lib.zt_decode_many(r, reqs, len(names), threads))
         return out
 
-    def get_slice(self, name):
+    def get_slice(self, name: str) -> "SliceView":
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that
         selection (File.slice)."""
         self._index(name)  # KeyError now, not at the first read
@@ -623,15 +628,15 @@ class SliceView:
         self.name = name
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         return self._file._shape(self._file._index(self.name))
 
-    def get_shape(self):
+    def get_shape(self) -> List[int]:
         """The shape as a list (the name safetensors' slices use)."""
         return list(self.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         f = self._file
         dtype_name, ltype, dt = f._numpy_dtype(f._index(self.name), "data")
         return np.dtype(np.float32) if f._read_as_float32(dtype_name, ltype) else dt
@@ -718,8 +723,8 @@ def _check_size(nbytes, dtype, shape, role):
     return shape
 
 
-def open(path, *, float32=False, copy=False, max_decoded_bytes=0,  # noqa: A001 (the API name)
-         allow_foreign=False):
+def open(path: PathLike, *, float32: bool = False, copy: bool = False,  # noqa: A001 (the API name)
+         max_decoded_bytes: int = 0, allow_foreign: bool = False) -> File:
     """Opens a .zt file as a File (a mapping of names to numpy data).
 
     float32: give bf16 and FP8 dense objects as float32 arrays (decoded copies)

@@ -2,6 +2,7 @@
 
 import os
 import threading
+from typing import Any, Dict, Optional, Sequence, Union
 from ctypes import byref, c_uint64, c_void_p
 
 import numpy as np
@@ -19,6 +20,9 @@ _ZT_OF_NUMPY = {
 }
 _WIDTH = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
           "u64": 8, "u32": 4, "u16": 2, "u8": 1, "bool": 1}
+
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _attributes_cbor(attributes):
@@ -133,7 +137,8 @@ class Writer(NotCopyable):
 
     # -- objects ------------------------------------------------------------
 
-    def add(self, name, array, *, encoding="raw", dtype=None, type=None, attributes=None):
+    def add(self, name: str, array: Any, *, encoding: str = "raw", dtype: Optional[str] = None,
+            type: Optional[str] = None, attributes: Optional[Dict[str, Any]] = None) -> None:
         """A dense object holding `array` (any shape, C order). dtype/type
         store raw bit patterns under another name: a uint16 array as
         dtype="bf16", a uint8 array with type="f8_e4m3fn"."""
@@ -149,7 +154,8 @@ class Writer(NotCopyable):
 
     __setitem__ = add
 
-    def add_csr(self, name, values, indices, indptr, shape, *, encoding="raw", attributes=None):
+    def add_csr(self, name: str, values: Any, indices: Any, indptr: Any, shape: Sequence[int], *,
+                encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:
         """A sparse_csr object of shape (rows, cols); indices and indptr are stored as u64."""
         self.add_object(name, "sparse_csr", shape, {
             "values": np.asarray(values),  # not a tuple: that means (array, dtype, type)
@@ -157,7 +163,8 @@ class Writer(NotCopyable):
             "indptr": np.asarray(indptr, dtype=np.uint64),
         }, encoding=encoding, attributes=attributes)
 
-    def add_coo(self, name, values, coords, shape, *, encoding="raw", attributes=None):
+    def add_coo(self, name: str, values: Any, coords: Any, shape: Sequence[int], *,
+                encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:
         """A sparse_coo object; coords is (ndim, nnz): all row indices, then all
         column indices, ... (stored as u64)."""
         self.add_object(name, "sparse_coo", shape, {
@@ -165,7 +172,8 @@ class Writer(NotCopyable):
             "coords": np.asarray(coords, dtype=np.uint64).reshape(-1),
         }, encoding=encoding, attributes=attributes)
 
-    def add_object(self, name, format, shape, components, *, encoding="raw", attributes=None):
+    def add_object(self, name: str, format: str, shape: Sequence[int], components: Dict[str, Any], *,
+                   encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:
         """Any object: components maps role -> array, or -> (array, dtype, type)
         to store bit patterns under another dtype or logical type. The library
         checks the object against its format (ZT_ERR_INVALID drops it)."""
@@ -196,7 +204,8 @@ class Writer(NotCopyable):
 
     # -- streaming: objects larger than memory ------------------------------
 
-    def begin_object(self, name, format, shape, *, attributes=None):
+    def begin_object(self, name: str, format: str, shape: Sequence[int], *,
+                     attributes: Optional[Dict[str, Any]] = None) -> None:
         """Begins an object whose components are then written in pieces
         (begin_component), for data larger than memory; end_object() checks
         and keeps it, cancel_object() drops it."""
@@ -212,7 +221,8 @@ class Writer(NotCopyable):
                     lib.zt_writer_cancel_object(w)
                     raise
 
-    def begin_component(self, role, dtype, decoded_size, *, type=None, encoding="raw"):
+    def begin_component(self, role: str, dtype: str, decoded_size: int, *, type: Optional[str] = None,
+                        encoding: str = "raw") -> "ComponentStream":
         """A component of the object begun last, written piece by piece:
         stream.write(array_or_bytes) as often as needed (the pieces' bytes, in
         order, little-endian elements of dtype, adding up to decoded_size),
@@ -225,18 +235,18 @@ class Writer(NotCopyable):
                                                 cstr(encoding), decoded_size))
         return ComponentStream(self)
 
-    def end_object(self):
+    def end_object(self) -> None:
         """Checks the object begun last against its format and keeps it
         (ZT_ERR_INVALID drops it)."""
         with self._lock:
             check(lib.zt_writer_end_object(self._live()))
 
-    def cancel_object(self):
+    def cancel_object(self) -> None:
         """Drops the object begun last with everything written to it."""
         with self._lock:
             check(lib.zt_writer_cancel_object(self._live()))
 
-    def set_attributes(self, attributes):
+    def set_attributes(self, attributes: Dict[str, Any]) -> None:
         """The file's attributes (a dict; values as ztensor's docs list them)."""
         attrs = _attributes_cbor(attributes)
         with self._lock:
@@ -244,7 +254,7 @@ class Writer(NotCopyable):
 
     # -- the end ------------------------------------------------------------
 
-    def finish(self):
+    def finish(self) -> None:
         """Writes the manifest and publishes the file at its path. The writer is
         spent afterwards, whether this succeeds or raises."""
         with self._lock:
@@ -252,7 +262,7 @@ class Writer(NotCopyable):
             self._w = None
             check(lib.zt_writer_finish(w))
 
-    def abort(self):
+    def abort(self) -> None:
         """Drops everything written; the path is left as it was."""
         lock = getattr(self, "_lock", None)
         if lock is None:
@@ -263,7 +273,7 @@ class Writer(NotCopyable):
                 lib.zt_writer_abort(w)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return not self._w
 
 
@@ -274,7 +284,7 @@ class ComponentStream:
         self._writer = writer
         self._open = True
 
-    def write(self, data):
+    def write(self, data: Any) -> None:
         """Appends the bytes of `data`: a numpy array (written in C order,
         little-endian) or any bytes-like object."""
         if not self._open:
@@ -292,7 +302,7 @@ class ComponentStream:
         with self._writer._lock:
             check(lib.zt_writer_write(self._writer._live(), pointer, n))
 
-    def end(self):
+    def end(self) -> None:
         """Ends the component: its size is checked against decoded_size."""
         if self._open:
             self._open = False
@@ -320,7 +330,8 @@ class ComponentStream:
                 lib.zt_writer_cancel_object(self._writer._w)
 
 
-def save(path, arrays, *, encoding="raw", attributes=None, **options):
+def save(path: PathLike, arrays: Dict[str, Any], *, encoding: str = "raw",
+         attributes: Optional[Dict[str, Any]] = None, **options: Any) -> None:
     """Writes a dict of name -> numpy array as dense objects."""
     with Writer(path, **options) as w:
         if attributes:
