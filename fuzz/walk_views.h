@@ -86,6 +86,68 @@ void convert_both_ways(F&& call, uint64_t count, bool copy_mode, const char* nam
   }
 }
 
+// The box [begin, end) cut out of row-major data of `shape`, element by
+// element (the reference for zt_dense_slice).
+inline std::vector<uint8_t> cut_box(const uint8_t* data, const uint64_t* shape, size_t ndim,
+                                    const std::vector<uint64_t>& begin,
+                                    const std::vector<uint64_t>& end, uint64_t elem) {
+  std::vector<uint8_t> out;
+  uint64_t count = 1;
+  for (size_t d = 0; d < ndim; ++d) count *= end[d] - begin[d];
+  if (count == 0) return out;
+  std::vector<uint64_t> idx(begin);
+  for (uint64_t e = 0; e < count; ++e) {
+    uint64_t flat = 0;
+    for (size_t d = 0; d < ndim; ++d) flat = flat * shape[d] + idx[d];
+    out.insert(out.end(), data + flat * elem, data + (flat + 1) * elem);
+    for (size_t d = ndim; d-- > 0;) {
+      if (++idx[d] < end[d]) break;
+      idx[d] = begin[d];
+    }
+  }
+  return out;
+}
+
+// N-d boxes (zt_dense_slice) against the same box cut from the dense view.
+inline void walk_dense_slices(const zt_reader* r, size_t i, const zt_dense_info& v,
+                              bool copy_mode) {
+  size_t ndim = 0;
+  const uint64_t* shape = zt_object_shape(r, i, &ndim);
+  if (ndim == 0 || v.elements == 0 || v.nbytes % v.elements != 0) return;  // f4: two a byte
+  const uint64_t elem = v.nbytes / v.elements;
+  std::vector<uint64_t> begin(ndim), end(ndim);
+  uint64_t count = 1;
+  for (size_t d = 0; d < ndim; ++d) {
+    begin[d] = shape[d] / 3;
+    end[d] = shape[d] - shape[d] / 4;
+    count *= end[d] - begin[d];
+  }
+  if (count > kMaxValues) return;
+  const std::vector<uint8_t> want =
+      cut_box(static_cast<const uint8_t*>(v.data), shape, ndim, begin, end, elem);
+  std::vector<uint8_t> got(want.size() + 1);
+  uint64_t written = 0;
+  const zt_status s =
+      zt_dense_slice(r, i, ndim, begin.data(), end.data(), got.data(), got.size(), &written);
+  if (s != ZT_OK) {
+    check_view_failure(s, copy_mode, "zt_dense_slice");
+    return;
+  }
+  FUZZ_CHECK(written == want.size() && std::memcmp(got.data(), want.data(), want.size()) == 0,
+             "zt_dense_slice differs from the same box of zt_dense_view");
+  convert_both_ways<float>(
+      [&](float* d, uint64_t c, uint64_t* w) {
+        return zt_dense_slice_f32(r, i, ndim, begin.data(), end.data(), d, c, w);
+      },
+      count * (v.values / v.elements), copy_mode, "zt_dense_slice_f32");
+  // A box past the end of a dimension is refused.
+  end[ndim - 1] = shape[ndim - 1] + 1;
+  if (shape[ndim - 1] < UINT64_MAX)
+    FUZZ_CHECK(zt_dense_slice(r, i, ndim, begin.data(), end.data(), got.data(), got.size(),
+                              &written) != ZT_OK,
+               "a box past the end");
+}
+
 inline void walk_dense_view(const zt_reader* r, size_t i, bool copy_mode) {
   zt_dense_info v;
   zt_dense_info_init(&v);
@@ -111,6 +173,8 @@ inline void walk_dense_view(const zt_reader* r, size_t i, bool copy_mode) {
   uint64_t h = 0;
   for (uint64_t b = 0; b < v.nbytes; ++b) h += static_cast<const uint8_t*>(v.data)[b];
   (void)h;
+
+  if (known_type) walk_dense_slices(r, i, v, copy_mode);
 
   size_t ndim = 0;
   const uint64_t* shape = zt_object_shape(r, i, &ndim);
