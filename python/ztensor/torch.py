@@ -302,6 +302,18 @@ def _to(t, device):
     return t if device in (None, "cpu") else t.to(device)
 
 
+def _load_all(f: "_File", device: Device) -> Dict[str, torch.Tensor]:
+    """Every tensor of an open _File (closed after), aliases sharing their tensor."""
+    try:
+        out = {name: _to(f.tensor(name), device) for name in f.keys()}
+        for alias, kept in f.aliases().items():
+            if kept in out:
+                out[alias] = out[kept]
+        return out
+    finally:
+        f.close()
+
+
 def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False, float8: str = "native",
               sparse: bool = False, allow_foreign: bool = False) -> Dict[str, torch.Tensor]:
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`
@@ -312,30 +324,15 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     COO tensors instead of dense ones. allow_foreign=True: also
     .safetensors, .gguf, .npy, .npz and PyTorch checkpoints (read without
     executing their pickle)."""
-    f = _File(filename, float8=float8, mmap=mmap, sparse=sparse, allow_foreign=allow_foreign)
-    try:
-        out = {name: _to(f.tensor(name), device) for name in f.keys()}
-        for alias, kept in f.aliases().items():
-            if kept in out:
-                out[alias] = out[kept]
-        return out
-    finally:
-        f.close()
+    return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
+                           allow_foreign=allow_foreign), device)
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
     """load_file from bytes, read in place (ztensor.File.from_bytes); the
     tensors are copies, so the bytes may go."""
     kwargs.pop("mmap", None)
-    f = _File(None, memory=data, **kwargs)
-    try:
-        out = {name: _to(f.tensor(name), device) for name in f.keys()}
-        for alias, kept in f.aliases().items():
-            if kept in out:
-                out[alias] = out[kept]
-        return out
-    finally:
-        f.close()
+    return _load_all(_File(None, memory=data, **kwargs), device)
 
 
 def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, device: Device = "cpu",
