@@ -54,6 +54,10 @@ T guard_value(T fallback, F&& f) noexcept {
   }
 }
 
+// zt_open_options in the core's terms (NULL: the defaults); the argument
+// errors zt_open_ex and zt_open_source report for a bad struct.
+Result<OpenOptions> open_options_from(const zt_open_options* opt);
+
 inline zt_status to_status(const Result<void>& r) { return r ? ZT_OK : set_error(r.error()); }
 
 // The one lookup of a component by (object index, role) behind every call

@@ -86,6 +86,41 @@ const Component* component_of(const zt_reader* r, size_t object, const char* rol
 
 }  // namespace zt::capi
 
+namespace zt::capi {
+
+Result<OpenOptions> open_options_from(const zt_open_options* opt) {
+  OpenOptions o;
+  if (!opt) return o;
+  if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *opt)
+    return make_error(Status::argument,
+                      "zt_open_options.struct_size is not one this library knows (use its _init)");
+  if (ZT_HAS_FIELD(opt, io_mode)) {
+    if (opt->io_mode > ZT_IO_COPY)
+      return make_error(Status::argument, "zt_open_options.io_mode is unknown");
+    o.mode = opt->io_mode == ZT_IO_COPY ? Source::Mode::copy : Source::Mode::map;
+  }
+  if (ZT_HAS_FIELD(opt, max_decoded_bytes)) o.max_decoded_bytes = opt->max_decoded_bytes;
+  if (ZT_HAS_FIELD(opt, cache_bytes) && opt->cache_bytes) o.cache_bytes = opt->cache_bytes;
+  if (ZT_HAS_FIELD(opt, http_headers) && opt->http_headers) {
+    std::string_view all(opt->http_headers);
+    while (!all.empty()) {
+      const size_t nl = all.find('\n');
+      std::string_view line = all.substr(0, nl);
+      if (line.ends_with('\r')) line.remove_suffix(1);
+      if (!line.empty()) o.http.headers.emplace_back(line);
+      all = nl == std::string_view::npos ? std::string_view{} : all.substr(nl + 1);
+    }
+  }
+  if (ZT_HAS_FIELD(opt, http_timeout_ms) && opt->http_timeout_ms)
+    o.http.timeout_ms = opt->http_timeout_ms;
+  if (ZT_HAS_FIELD(opt, http_retries)) o.http.retries = opt->http_retries;
+  if (ZT_HAS_FIELD(opt, http_connections) && opt->http_connections)
+    o.http.connections = opt->http_connections;
+  return o;
+}
+
+}  // namespace zt::capi
+
 using namespace zt::capi;
 
 namespace {
@@ -132,6 +167,7 @@ unsigned zt_version_number(void) { return ZT_VERSION_NUMBER; }
 void zt_open_options_init_sized(zt_open_options* opt, size_t size) {
   zt_open_options d{};
   d.io_mode = ZT_IO_MAP;
+  d.http_retries = 3;
   init_sized(opt, size, d);
 }
 
@@ -139,25 +175,30 @@ zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** o
   return guard([&] {
     if (!path) return fail(ZT_ERR_ARGUMENT, "path is NULL");
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
-    zt::OpenOptions o;
-    if (opt) {
-      if (opt->struct_size < sizeof(uint32_t) || opt->struct_size > sizeof *opt)
-        return fail(ZT_ERR_ARGUMENT, "zt_open_options.struct_size is not one this library knows (use its _init)");
-      if (ZT_HAS_FIELD(opt, io_mode)) {
-        if (opt->io_mode > ZT_IO_COPY) return fail(ZT_ERR_ARGUMENT, "zt_open_options.io_mode is unknown");
-        o.mode = opt->io_mode == ZT_IO_COPY ? zt::Source::Mode::copy : zt::Source::Mode::map;
-      }
-      if (ZT_HAS_FIELD(opt, max_decoded_bytes)) o.max_decoded_bytes = opt->max_decoded_bytes;
-      if (ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign &&
-          zt::foreign::foreign_format(zt::foreign::kind_from_path(path))) {
-        auto r = zt::foreign::open_foreign(path, o);
-        if (!r) return set_error(r.error());
-        *out = new zt_reader{std::move(*r)};
-        return ZT_OK;
-      }
+    auto o = open_options_from(opt);
+    if (!o) return set_error(o.error());
+    if (opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign &&
+        zt::foreign::foreign_format(zt::foreign::kind_from_path(path))) {
+      auto r = zt::foreign::open_foreign(path, *o);
+      if (!r) return set_error(r.error());
+      *out = new zt_reader{std::move(*r)};
+      return ZT_OK;
     }
-    auto r = zt::Reader::open_file(path, o);
+    auto r = zt::Reader::open_file(path, *o);
     if (!r) return set_error(with_foreign_hint(path, opt, std::move(r).error()));
+    *out = new zt_reader{std::move(*r)};
+    return ZT_OK;
+  });
+}
+
+zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** out) {
+  return guard([&] {
+    if (!url) return fail(ZT_ERR_ARGUMENT, "url is NULL");
+    if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
+    auto o = open_options_from(opt);
+    if (!o) return set_error(o.error());
+    auto r = zt::Reader::open_url(url, *o);
+    if (!r) return set_error(r.error());
     *out = new zt_reader{std::move(*r)};
     return ZT_OK;
   });

@@ -148,6 +148,21 @@ typedef struct zt_open_options {
                                  .bin, .ckpt or .index.json (a sharded Hugging Face
                                  checkpoint) is read by that format's reader; see
                                  "Foreign files" below. */
+  /* Remote readers (zt_open_source, zt_open_url): */
+  uint64_t cache_bytes;      /* zt_open_source, zt_open_url: fetched ranges kept for
+                                reuse (reads up to a quarter of it are kept, least
+                                recently used dropped first); 0 = 64 MiB */
+  const char* http_headers;  /* zt_open_url: extra request headers, "Name: value"
+                                lines separated by '\n' (for example
+                                "Authorization: Bearer TOKEN"); NULL = none. Copied
+                                at open. See zt_open_url for ZT_HTTP_BEARER_TOKEN. */
+  uint32_t http_timeout_ms;  /* zt_open_url: connect timeout, and the longest a
+                                transfer may stall without a byte; 0 = 30000 */
+  uint32_t http_retries;     /* zt_open_url: retries of a request after a 5xx answer
+                                or a connection error, waiting 100 ms, 200 ms, ...;
+                                zt_open_options_init sets 3 */
+  uint32_t http_connections; /* zt_open_url: connections kept open to the server for
+                                reads running at once (zt_decode_many); 0 = 4 */
 } zt_open_options;
 
 /* Fills *opt with the defaults. */
@@ -175,6 +190,88 @@ static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_
    and counts every component unchecked. zt_file_format names the format;
    zt_file_version is "". */
 ZT_API zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** out);
+
+/* ---- Readers over any byte source ------------------------------------ */
+
+/* A file that is not on this machine: the library asks for byte ranges.
+   Fill with zt_source_init, then set ctx and the callbacks. */
+enum {
+  ZT_SOURCE_CONCURRENT = 1
+}; /* zt_source.flags: read_at may run on several
+      threads at once (else the library calls it
+      from one thread at a time) */
+typedef struct zt_source {
+  uint32_t struct_size; /* sizeof(zt_source), set by zt_source_init */
+  uint32_t flags;       /* ZT_SOURCE_CONCURRENT or 0 */
+  void* ctx;            /* passed to every callback */
+  /* Reads up to `length` bytes at `offset` into buf and stores how many in
+     *done. Fewer than asked is a short read: the library asks again from
+     where it stopped; 0 bytes with ZT_OK means the data ended before the
+     size said, which fails the read with ZT_ERR_IO. Any status other than
+     ZT_OK fails the read with that status (ZT_ERR_IO is the usual one).
+     The library only asks for ranges inside [0, size). Required. */
+  zt_status (*read_at)(void* ctx, uint64_t offset, size_t length, void* buf, size_t* done);
+  /* Stores the file's size in bytes; called once, at open. Required. */
+  zt_status (*size)(void* ctx, uint64_t* size);
+  /* Called exactly once when the library is done with ctx: at zt_close, or
+     before zt_open_source returns an error. May be NULL. */
+  void (*close)(void* ctx);
+  const char* name; /* what messages call the source (a URL, a key); NULL =
+                       "source". Copied at open. */
+} zt_source;
+
+ZT_API void zt_source_init_sized(zt_source* src, size_t size);
+static inline void zt_source_init(zt_source* src) {
+  zt_source_init_sized(src, sizeof *src);
+}
+
+/* Opens a zTensor file read through `src` (any generation; foreign formats
+   are not read this way). The open reads the last 64 KiB, then the header
+   magic with whatever of the manifest those did not hold: two calls to
+   read_at for any manifest (more only when short reads split them), and it
+   validates all structure, as zt_open does. Later calls read exactly the
+   ranges they need; reads up to a quarter of opt->cache_bytes are kept.
+   Every reader call works. There is no mapping: zt_component_map and the
+   views copy data into buffers the reader owns (decoded once, kept until
+   zt_close), zt_component_read and zt_dense_slice read only their ranges.
+   A v2 root's shards cannot be found through a callback source
+   (ZT_ERR_UNSUPPORTED when a part in a shard is read). The source's
+   callbacks are used until zt_close. Errors: ZT_ERR_ARGUMENT (a NULL or
+   unknown struct, a missing callback), the status read_at or size
+   returned (ZT_ERR_IO for one this library does not know), and those of
+   zt_open. On every error but a NULL src or an unknown src->struct_size,
+   `close` has been called before the return. */
+ZT_API zt_status zt_open_source(const zt_source* src, const zt_open_options* opt, zt_reader** out);
+
+/* Opens the zTensor file at an http:// or https:// URL (docs/remote.md),
+   as zt_open_source does for a callback source, through libcurl with
+   Range requests. The open costs two requests: the last 64 KiB (which
+   also gives the size and the ETag), then the header magic with whatever
+   of the manifest the tail did not hold (one multipart/byteranges
+   request). Later calls fetch only their ranges; ranges of one call that
+   lie within 256 bytes of each other are fetched as one, and up to 128
+   ranges go in one request (zt_dense_slice's runs, for one). Calls on several threads
+   (zt_decode_many) use up to opt->http_connections connections at once.
+   - The file is pinned at open by its ETag (or Last-Modified): a later
+     request finds it replaced -> ZT_ERR_IO "changed on the server".
+   - A server that answers a Range request with the whole body (HTTP 200)
+     is refused after its headers (ZT_ERR_IO), its body never read; a file
+     of at most 64 KiB is taken whole.
+   - 5xx answers, 429 and connection failures are retried
+     opt->http_retries times, waiting 100 ms, 200 ms, 400 ms, ...; other
+     statuses fail at once: ZT_ERR_IO with the HTTP status and reason.
+   - Redirects are followed (at most 5, http and https only). TLS
+     certificates are verified. opt->http_headers are sent with every
+     request; the environment variable ZT_HTTP_BEARER_TOKEN adds
+     "Authorization: Bearer <token>" unless those headers have an
+     Authorization line. A pre-signed URL works as it is.
+   - Messages name the URL without user info, query or fragment.
+   A v2 root's shards are fetched from URLs beside the root's (the
+   positional convention, without the root's query string) when a part in
+   them is first read. Foreign formats are not read over HTTP. Errors:
+   ZT_ERR_ARGUMENT (not an http(s) URL, a header line without ':'),
+   ZT_ERR_IO, and those of zt_open. */
+ZT_API zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** out);
 
 /* Closes a reader and frees everything it handed out. NULL is a no-op. */
 ZT_API void zt_close(zt_reader* r);

@@ -8,12 +8,13 @@ packages=(
   build-essential cmake ninja-build pkg-config                 # toolchain
   libzstd-dev libcbor-dev libxxhash-dev libssl-dev             # the library's dependencies
   libutf8proc-dev
-  nlohmann-json3-dev libzip-dev zlib1g-dev
+  nlohmann-json3-dev libzip-dev zlib1g-dev libcurl4-openssl-dev
   libgtest-dev libbenchmark-dev                                # tests and benchmarks
   python3 python3-cbor2 python3-zstandard python3-numpy        # the conformance suite
   python3-xxhash python3-pytest
   python3-torch                                                # real torch.save files (cli.pytorch)
   python3-pip python3-setuptools                               # the Python package, installed offline
+  nginx-light                                                  # a real HTTP server on loopback (remote reads)
   golang-go                                                    # the Go consumer (tests/ffi/go)
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
   abigail-tools                                                # the ABI check (abi/, docs/abi.md)

@@ -105,7 +105,10 @@ _u64_p = POINTER(c_uint64)
 
 class OpenOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("io_mode", c_uint32),
-                ("max_decoded_bytes", c_uint64), ("allow_foreign", c_uint32)]
+                ("max_decoded_bytes", c_uint64), ("allow_foreign", c_uint32),
+                ("cache_bytes", c_uint64), ("http_headers", c_char_p),
+                ("http_timeout_ms", c_uint32), ("http_retries", c_uint32),
+                ("http_connections", c_uint32)]
 
 
 class WriterOptions(Structure):
@@ -149,6 +152,7 @@ for _name, _res, _args in [
     ("zt_version", c_char_p, []),
     ("zt_open_options_init_sized", None, [POINTER(OpenOptions), c_size_t]),
     ("zt_open_ex", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
+    ("zt_open_url", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
     ("zt_close", None, [_reader_p]),
     ("zt_open_memory", _STATUS, [c_void_p, c_size_t, POINTER(_reader_p)]),
     ("zt_file_version", c_char_p, [_reader_p]),

@@ -219,6 +219,35 @@ class File(NotCopyable, collections.abc.Mapping):
         self._manifest = None
         return self
 
+    @classmethod
+    def from_url(cls, url: str, *, headers: Optional[Dict[str, str]] = None, timeout: float = 30.0,
+                 retries: int = 3, connections: int = 4, cache_bytes: int = 0,
+                 float32: bool = False, max_decoded_bytes: int = 0) -> "File":
+        """A .zt file behind an http:// or https:// URL (zt_open_url): the
+        open fetches the last 64 KiB and then the manifest, every later read
+        only its byte ranges (docs/remote.md). headers are sent with every
+        request ({"Authorization": "Bearer ..."}; $ZT_HTTP_BEARER_TOKEN does
+        the same); timeout is in seconds (connect, and the longest stall);
+        5xx answers and dropped connections are retried `retries` times.
+        Arrays are copies (nothing is mapped)."""
+        opt = _lib.new_struct(_lib.OpenOptions, lib.zt_open_options_init_sized)
+        opt.max_decoded_bytes = checked_int(max_decoded_bytes, "max_decoded_bytes")
+        opt.cache_bytes = checked_int(cache_bytes, "cache_bytes")
+        lines = "".join(f"{k}: {v}\n" for k, v in (headers or {}).items())
+        header_bytes = lines.encode() if lines else None
+        opt.http_headers = header_bytes
+        opt.http_timeout_ms = max(1, int(timeout * 1000))
+        opt.http_retries = checked_int(retries, "retries")
+        opt.http_connections = checked_int(connections, "connections")
+        ptr = c_void_p()
+        check(lib.zt_open_url(url.encode(), byref(opt), byref(ptr)))
+        self = cls.__new__(cls)
+        self._handle = _Handle(ptr.value)
+        self._float32 = float32
+        self.path = url
+        self._manifest = None
+        return self
+
     # -- lifetime -----------------------------------------------------------
 
     def close(self) -> None:
@@ -734,6 +763,10 @@ def open(path: PathLike, *, float32: bool = False, copy: bool = False,  # noqa: 
     max_decoded_bytes: cap on one component's decoded size (0: the library's).
     allow_foreign: also read .safetensors, .gguf, .npy, .npz, PyTorch files
              and sharded checkpoint indexes (read-only; see File).
+    An http:// or https:// URL is read with range requests (File.from_url,
+    which takes the HTTP options).
     """
+    if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
+        return File.from_url(path, float32=float32, max_decoded_bytes=max_decoded_bytes)
     return File(path, float32=float32, copy=copy, max_decoded_bytes=max_decoded_bytes,
                 allow_foreign=allow_foreign)

@@ -183,6 +183,16 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
 Result<std::unique_ptr<Input>> Input::open(const std::string& path,
                                            const foreign::ReadOptions& options) {
   const foreign::FileKind k = foreign::kind_from_path(path);
+  if (is_http_url(path)) {
+    // Over HTTP only .zt files: the foreign readers need the whole file.
+    ZT_FAIL_IF(foreign::foreign_format(k), unsupported,
+               "%s: a %s file is read from a local copy; over HTTP only .zt files are read",
+               url_for_messages(path).c_str(),
+               std::string(foreign::foreign_format(k)->label).c_str());
+    auto r = Reader::open_url(path);
+    ZT_TRY(r);
+    return ZtInput::adopt(std::move(*r), url_for_messages(path), foreign::FileKind::zt);
+  }
   if (!foreign::foreign_format(k)) {
     auto r = Reader::open_file(path);
     ZT_TRY(r);

@@ -1,8 +1,10 @@
 #include "container/container.h"
 
-#include <cstring>
-
 #include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
 
 #include "base/zt_limits.h"
 
@@ -187,6 +189,33 @@ Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage
   ZT_TRY(bytes);
   l.manifest = *bytes;
   return l;
+}
+
+Result<void> prefetch_for_open(const Source& src) {
+  const RangeCache* cache = src.ranges();
+  if (!cache) return {};
+  const uint64_t size = src.size();
+  const uint64_t tail = std::min(size, kOpenTailBytes);
+  const std::pair<uint64_t, uint64_t> tail_range{size - tail, tail};
+  ZT_TRY(cache->prefetch(std::span(&tail_range, 1)));
+  std::vector<std::pair<uint64_t, uint64_t>> next{{0, std::min<uint64_t>(size, 8)}};
+  if (size >= 8 + kFooterBytesV2) {
+    uint8_t footer[kFooterBytesV2];
+    ZT_TRY(src.read_into(size - kFooterBytesV2, footer));  // in the tail
+    const uint64_t data_end = size - kFooterBytesV2;
+    if (is_magic(std::span<const uint8_t>(footer + 32, 8), kMagicV2)) {
+      const uint64_t offset = load_u64_le(footer);
+      const uint64_t length = load_u64_le(footer + 8);
+      if (offset >= 8 && offset <= data_end && length <= data_end - offset &&
+          length <= Limits::manifest_bytes)
+        next.emplace_back(offset, length);
+    } else if (is_magic(std::span<const uint8_t>(footer + 32, 8), kMagicV1)) {
+      const uint64_t msize = load_u64_le(footer + 24);
+      if (msize <= size - 24 && msize <= Limits::manifest_bytes)
+        next.emplace_back(size - 16 - msize, msize);
+    }
+  }
+  return cache->prefetch(next);
 }
 
 std::array<uint8_t, kFooterBytesV2> footer_v2(uint64_t offset, uint64_t length, uint64_t hash) {

@@ -46,6 +46,17 @@ Result<Located> locate_manifest(const Source& src, std::vector<uint8_t>& storage
 
 uint64_t load_u64_le(const uint8_t* p);
 
+// The bytes a remote open reads speculatively from the end of the file.
+inline constexpr uint64_t kOpenTailBytes = uint64_t{64} << 10;
+
+// For a remote source (Source::ranges()), fetches what locate_manifest is
+// about to read in two round trips at most: the last kOpenTailBytes (none
+// if the cache holds them), then the header magic and whatever of the
+// manifest the tail does not hold, together. A footer that does not parse
+// fetches nothing more: locate_manifest reports it. A no-op for local
+// sources.
+Result<void> prefetch_for_open(const Source& src);
+
 // The first rung of the shard ladder (v2 spec §7.3): a file serving as a
 // shard starts with the v2 magic and ends with a v2 footer of version 2
 // (with or without a manifest: any v2 file may serve, §7.2). `where`

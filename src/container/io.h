@@ -1,14 +1,17 @@
 // Where a file's bytes come from: a read-only memory mapping, a caller's
-// memory, or pread(2) copies (for files that may change while open: a
-// mapping of a truncated file raises SIGBUS, a copying read returns an error).
+// memory, pread(2) copies (for files that may change while open: a
+// mapping of a truncated file raises SIGBUS, a copying read returns an
+// error), or a RangeSource behind its cache (callbacks, HTTP).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "container/range_source.h"
 
 namespace zt {
 
@@ -18,6 +21,9 @@ class Source {
 
   static Result<Source> open_file(const std::string& path, Mode mode);
   static Source from_memory(std::span<const uint8_t> bytes);
+  // Bytes fetched by range through `cache`; base() is nullptr, as in copy
+  // mode, so every reading path copies.
+  static Source from_ranges(std::shared_ptr<const RangeCache> cache);
 
   Source() = default;
   Source(Source&& o) noexcept;
@@ -36,17 +42,24 @@ class Source {
                                          std::vector<uint8_t>& scratch) const;
   // Copies bytes [off, off + dst.size()) into dst.
   Result<void> read_into(uint64_t off, std::span<uint8_t> dst) const;
+  // Several ranges (sorted, not overlapping) at once: one request for a
+  // remote source.
+  Result<void> read_many(std::span<const RangeRead> reads) const;
+  // The cache of a remote source, or nullptr.
+  const RangeCache* ranges() const { return ranges_.get(); }
   // madvise over a range of a mapping (no-op in other modes).
   void advise(uint64_t off, uint64_t len, int advice) const;
 
  private:
   bool starts_resident(uint64_t off, uint64_t len) const;
+  void release();
 
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
   bool owns_mapping_ = false;
   int fd_ = -1;
   std::string path_;
+  std::shared_ptr<const RangeCache> ranges_;
 };
 
 }  // namespace zt

@@ -75,6 +75,31 @@ Result<std::unique_ptr<Reader>> Reader::open_memory(std::span<const uint8_t> byt
   return finish_open(std::move(r));
 }
 
+Result<std::unique_ptr<Reader>> Reader::open_ranges(std::shared_ptr<const RangeSource> src,
+                                                    const OpenOptions& opt,
+                                                    std::vector<uint8_t> tail) {
+  ZT_FAIL_IF(tail.size() > src->size(), argument, "%s: a tail of %zu bytes of a %llu-byte file",
+             src->name().c_str(), tail.size(), static_cast<ull>(src->size()));
+  auto cache = std::make_shared<const RangeCache>(src, opt.cache_bytes);
+  // The offset first: the argument list may move `tail` before it reads it.
+  const uint64_t tail_at = src->size() - tail.size();
+  if (!tail.empty()) cache->keep(tail_at, std::move(tail));
+  std::unique_ptr<Reader> r(new Reader());
+  r->source_ = Source::from_ranges(std::move(cache));
+  r->path_ = src->name();
+  r->mode_ = Source::Mode::copy;
+  r->cache_bytes_ = opt.cache_bytes;
+  r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
+  ZT_TRY(prefetch_for_open(r->source_));
+  return finish_open(std::move(r));
+}
+
+Result<std::unique_ptr<Reader>> Reader::open_url(const std::string& url, const OpenOptions& opt) {
+  auto opened = open_http(url, opt.http, kOpenTailBytes);
+  ZT_TRY(opened);
+  return open_ranges(std::move(opened->source), opt, std::move(opened->tail));
+}
+
 Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
   auto loc = locate_manifest(r->source_, r->manifest_storage_);
   ZT_TRY(loc);
@@ -137,11 +162,23 @@ std::string Reader::shard_path(size_t index) const {
 
 namespace {
 
+// The shard's file: beside a local root by path, beside a remote one
+// through its transport (RangeSource::sibling).
+Result<Source> open_shard_file(const Source& root, const std::string& path, Source::Mode mode,
+                               uint64_t cache_bytes) {
+  if (!root.ranges()) return Source::open_file(path, mode);
+  const size_t slash = path.rfind('/');
+  auto sib = root.ranges()->sibling(slash == std::string::npos ? path : path.substr(slash + 1));
+  ZT_TRY(sib);
+  return Source::from_ranges(std::make_shared<const RangeCache>(std::move(*sib), cache_bytes));
+}
+
 // Rungs 1 and 2 of the shard ladder (v2 spec §7.3); the digest is verify's.
-Result<Source> open_shard(const std::string& path, Source::Mode mode, const Shard& shard) {
+Result<Source> open_shard(const Source& root, const std::string& path, Source::Mode mode,
+                          uint64_t cache_bytes, const Shard& shard) {
   std::string where("shard \"");
   where.append(shard.name).append("\" (").append(path).append(")");
-  auto src = Source::open_file(path, mode);
+  auto src = open_shard_file(root, path, mode, cache_bytes);
   if (!src) {
     Error e = std::move(src).error();
     e.message = where + ": " + e.message;
@@ -164,7 +201,7 @@ Result<const Source*> Reader::shard_source(size_t index) const {
              shard.name.c_str());
   ShardFile& f = shard_files_[index];
   std::call_once(f.once, [&] {
-    auto src = open_shard(shard_path(index), mode_, shard);
+    auto src = open_shard(source_, shard_path(index), mode_, cache_bytes_, shard);
     if (!src) {
       f.error = std::move(src).error();
       return;
@@ -293,6 +330,14 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
     auto r = fill_slot(o, c, s);
+    if (!r && r.error().status == Status::io) {
+      // A failed read (a dropped connection, a server's 5xx) says nothing
+      // about the file: the next call tries again.
+      s.data.reset();
+      s.vec = {};
+      s.size = 0;
+      return std::move(r).error();
+    }
     if (!r) s.error = std::move(r).error();
     s.done = true;
   }

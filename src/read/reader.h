@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "container/digest.h"
+#include "container/http_source.h"
 #include "container/io.h"
 #include "manifest/manifest.h"
 
@@ -22,6 +23,8 @@ namespace zt {
 struct OpenOptions {
   Source::Mode mode = Source::Mode::map;
   uint64_t max_decoded_bytes = 0;  // 0: the build's ZT_MAX_DECODED_BYTES
+  uint64_t cache_bytes = RangeCache::kDefaultCapacity;  // remote sources' cache
+  HttpOptions http;                                     // open_url
 };
 
 struct VerifyReport {
@@ -70,6 +73,20 @@ class Reader {
   // The caller keeps `bytes` alive as long as the Reader.
   static Result<std::unique_ptr<Reader>> open_memory(std::span<const uint8_t> bytes,
                                                      const OpenOptions& opt = {});
+  // A file read by range (callbacks, HTTP) through a RangeCache of
+  // opt.cache_bytes. `tail` is the file's last tail.size() bytes when the
+  // transport fetched them with the size (an HTTP open does), kept in the
+  // cache. The open fetches the tail and then the magic with the manifest:
+  // two reads of the source, one when the tail holds the whole file.
+  // v2 shards are opened through RangeSource::sibling.
+  static Result<std::unique_ptr<Reader>> open_ranges(std::shared_ptr<const RangeSource> src,
+                                                     const OpenOptions& opt = {},
+                                                     std::vector<uint8_t> tail = {});
+  // An http(s) URL (container/http_source.h): the open's first request
+  // fetches the last kOpenTailBytes with the size, the second the magic
+  // with the rest of the manifest.
+  static Result<std::unique_ptr<Reader>> open_url(const std::string& url,
+                                                  const OpenOptions& opt = {});
   // A model made elsewhere (a foreign file read by foreign/foreign_reader.h)
   // over bytes already in memory: `root` holds the components without
   // Component::held, held[i] those with held == i. Each object's format
@@ -160,6 +177,7 @@ class Reader {
   Source source_;
   std::string path_;  // the root file's path; empty for memory
   Source::Mode mode_ = Source::Mode::map;
+  uint64_t cache_bytes_ = RangeCache::kDefaultCapacity;
   struct ShardFile;
   std::unique_ptr<ShardFile[]> shard_files_;  // one per shard table entry
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes

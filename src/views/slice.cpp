@@ -180,9 +180,20 @@ Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<ui
   if (c.encoding == Encoding::raw && !r.zero_copy(c)) {  // copy mode, big-endian data
     auto src = r.source_of(c);
     ZT_TRY(src);
-    for (RunCursor cur(b); cur.valid(); cur.advance())
-      ZT_TRY((*src)->read_into(c.offset + cur.first_value() * width,
-                               dst.subspan(cur.run() * run_bytes, run_bytes)));
+    // The runs go to the source in batches: a remote one fetches a batch
+    // in one request (multipart ranges), a file reads them one by one.
+    constexpr size_t kBatch = 1024;
+    std::vector<RangeRead> batch;
+    batch.reserve(std::min<uint64_t>(b.runs, kBatch));
+    for (RunCursor cur(b); cur.valid(); cur.advance()) {
+      batch.push_back(
+          {c.offset + cur.first_value() * width, dst.subspan(cur.run() * run_bytes, run_bytes)});
+      if (batch.size() == kBatch) {
+        ZT_TRY((*src)->read_many(batch));
+        batch.clear();
+      }
+    }
+    if (!batch.empty()) ZT_TRY((*src)->read_many(batch));
     if (c.big_endian) swap_elements(dst, c.width());
     return {};
   }

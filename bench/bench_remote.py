@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Remote reads (zt_open_url) from a loopback nginx, everything in one run:
+what each operation fetches (nginx's access log: requests and body bytes)
+and the throughput of reading a whole 1 GiB component against curl
+downloading the same byte range.
+
+  files: a 10k-object file (4 f32 each, a manifest far beyond the 64 KiB
+         tail), and a 1 GiB file: "m" f32 [16384, 16384] plus a 64 KiB
+         tensor "small"
+  Remote_Curl        curl -r FIRST-LAST -o /dev/null of the component's range
+                     (the baseline: no copy at all on its side)
+  Remote_ZtRead      zt_component_read of "m" into a preallocated, touched
+                     buffer, over a reader opened beforehand
+  Remote_ZtRead4     the same as 4 row blocks read by zt_dense_slice on 4
+                     threads (4 connections)
+
+Writes Google Benchmark-style JSON with an extra "facts" object for
+bench/report.py:  bench_remote.py OUT.json [REPETITIONS]
+Needs nginx (Debian nginx-light), ZTENSOR_LIBRARY and PYTHONPATH=python.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from ctypes import byref, c_uint64, c_void_p
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "remote"))
+import servers  # noqa: E402
+
+import ztensor  # noqa: E402
+from ztensor import _lib  # noqa: E402
+
+SIDE = 16384  # [SIDE, SIDE] f32 = 1 GiB
+
+
+def build_many(path):
+    with ztensor.Writer(path) as w:
+        for i in range(10000):
+            w.add(f"layer.{i}.bias", np.full(4, i, np.float32))
+
+
+def build_big(path):
+    rows = 1024
+    with ztensor.Writer(path) as w:
+        w.add("small", np.arange(16384, dtype=np.float32))  # 64 KiB
+        w.begin_object("m", "dense", (SIDE, SIDE))
+        comp = w.begin_component("data", "f32", SIDE * SIDE * 4)
+        block = np.empty((rows, SIDE), np.float32)
+        for r in range(0, SIDE, rows):
+            block[:] = np.arange(r, r + rows, dtype=np.float32)[:, None]
+            comp.write(block)
+        comp.end()
+        w.end_object()
+
+
+def fetched(nginx, mark):
+    entries = nginx.since(mark)
+    return len(entries), sum(e[2] for e in entries)
+
+
+def main():
+    out_path = sys.argv[1]
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    base = os.environ.get("ZT_BENCH_DIR") or tempfile.gettempdir()
+    os.makedirs(base, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="zt_bench_remote_", dir=base) as d:
+        nginx = servers.Nginx(d).start()
+        try:
+            many, big = os.path.join(nginx.www, "many.zt"), os.path.join(nginx.www, "big.zt")
+            build_many(many)
+            build_big(big)
+            facts = {}
+            with open(many, "rb") as f:
+                f.seek(-16, os.SEEK_END)
+                facts["manifest_10k"] = int.from_bytes(f.read(8), "little")
+            mark = nginx.mark()
+            ztensor.open(nginx.url + "/many.zt").close()
+            facts["open_10k_requests"], facts["open_10k_bytes"] = fetched(nginx, mark)
+
+            f = ztensor.open(nginx.url + "/big.zt")
+            mark = nginx.mark()
+            assert f["small"].nbytes == 64 << 10
+            facts["small_requests"], facts["small_bytes"] = fetched(nginx, mark)
+            mark = nginx.mark()
+            cols = f.get_slice("m")[:, SIDE // 8:SIDE // 4]
+            facts["slice_requests"], facts["slice_bytes"] = fetched(nginx, mark)
+            facts["slice_runs"] = SIDE
+            assert cols[5, 0] == 5.0 and cols[SIDE - 1, 7] == SIDE - 1
+            del cols
+            m = f.manifest["objects"]["m"]["components"]["data"]
+            first, length = m["offset"], m["length"]
+            r = f._r()
+            index = list(f).index("m")
+            dst = np.ones(length, np.uint8)  # touched: page faults are not measured
+            written = c_uint64()
+
+            def zt_read():
+                _lib.check(_lib.lib.zt_component_read(r, index, b"data", c_void_p(dst.ctypes.data),
+                                                      length, byref(written)))
+
+            def zt_read4():
+                # four row blocks as four zt_dense_slice calls on four threads
+                quarter = SIDE // 4
+                errors = []
+
+                def one(k):
+                    begin = (c_uint64 * 2)(k * quarter, 0)
+                    end = (c_uint64 * 2)((k + 1) * quarter, SIDE)
+                    part = dst[k * quarter * SIDE * 4:(k + 1) * quarter * SIDE * 4]
+                    got = c_uint64()
+                    status = _lib.lib.zt_dense_slice(r, index, 2, begin, end, c_void_p(part.ctypes.data),
+                                                     part.nbytes, byref(got))
+                    if status != 0:
+                        errors.append(status)
+                threads = [threading.Thread(target=one, args=(k,)) for k in range(4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                if errors:
+                    raise SystemExit(f"zt_dense_slice failed: {errors}")
+
+            def curl():
+                subprocess.run(["curl", "-s", "-f", "-r", f"{first}-{first + length - 1}", "-o", "/dev/null",
+                                nginx.url + "/big.zt"], check=True)
+
+            cases = {"Remote_Curl": curl, "Remote_ZtRead": zt_read, "Remote_ZtRead4": zt_read4}
+            runs = []
+            with open(big, "rb") as fh:  # hot page cache on the server's side
+                while fh.read(64 << 20):
+                    pass
+            for rep in range(reps):
+                for name, fn in cases.items():
+                    start_real, start_cpu = time.perf_counter(), time.process_time()
+                    fn()
+                    real, cpu = time.perf_counter() - start_real, time.process_time() - start_cpu
+                    runs.append({"name": name, "run_name": name, "run_type": "iteration",
+                                 "repetitions": reps, "repetition_index": rep, "iterations": 1,
+                                 "real_time": real * 1e3, "cpu_time": cpu * 1e3, "time_unit": "ms"})
+                    print(f"{name:16s} {real * 1e3:9.1f} ms", file=sys.stderr)
+            assert written.value == length and dst[:4].view(np.float32)[0] == 0.0
+            f.close()
+            print(json.dumps(facts), file=sys.stderr)
+            with open(out_path, "w") as out:
+                json.dump({"context": {"bytes": length}, "facts": facts, "benchmarks": runs}, out, indent=1)
+        finally:
+            nginx.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+// A file behind an http:// or https:// URL, read with Range requests
+// through libcurl: an object store (S3, GCS, Azure Blob through pre-signed
+// URLs or a token), a model hub, a CDN, any static file server.
+//
+// The open is one request for the last bytes of the file (a suffix range),
+// which also tells the size and the version the server holds (ETag, or
+// Last-Modified). Every later request is conditional on that version
+// (If-Match / If-Unmodified-Since) and checked against it, so a file
+// replaced while open fails reads with "changed on the server" rather
+// than mixing two versions. Several ranges go in one request
+// (multipart/byteranges), ranges a few KiB apart merged into one. A server
+// that ignores Range (200 with the whole body) is refused after its
+// headers, without reading the body. 5xx answers and connection failures
+// are retried with a doubling backoff; messages name the URL without its
+// query string, which may hold a signature.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "container/range_source.h"
+
+namespace zt {
+
+struct HttpOptions {
+  std::vector<std::string> headers;  // "Name: value", sent with every request
+  uint32_t timeout_ms = 30000;       // connect timeout; longest stall of a transfer
+  uint32_t retries = 3;              // after a 5xx or a connection failure
+  uint32_t connections = 4;          // requests in flight at once
+};
+
+struct HttpOpened {
+  std::shared_ptr<const RangeSource> source;
+  std::vector<uint8_t> tail;  // the file's last tail.size() bytes
+};
+
+// Whether `path` is an http:// or https:// URL (what zt_open_url and the
+// CLI read over HTTP).
+bool is_http_url(std::string_view path);
+
+// The URL without user info, query and fragment: what messages show.
+std::string url_for_messages(std::string_view url);
+
+// Opens `url`, fetching its last `tail_bytes` (fewer for a smaller file).
+// The environment variable ZT_HTTP_BEARER_TOKEN adds "Authorization:
+// Bearer <token>" unless `opt.headers` has an Authorization header.
+// Errors: Status::io (HTTP status, connection, a server without Range
+// support), Status::argument (not an http(s) URL, a header without ':').
+Result<HttpOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes);
+
+}  // namespace zt

@@ -1,0 +1,125 @@
+#include "container/range_source.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+
+namespace zt {
+
+Result<void> RangeSource::read_many(std::span<const RangeRead> reads) const {
+  for (const RangeRead& r : reads) ZT_TRY(read(r.offset, r.dst));
+  return {};
+}
+
+Result<std::shared_ptr<const RangeSource>> RangeSource::sibling(std::string_view file_name) const {
+  return make_error(Status::unsupported, "%s: cannot open \"%.*s\" beside it (a v2 shard)",
+                    name().c_str(), static_cast<int>(file_name.size()), file_name.data());
+}
+
+RangeCache::RangeCache(std::shared_ptr<const RangeSource> inner, uint64_t capacity)
+    : inner_(std::move(inner)), capacity_(capacity) {}
+
+std::vector<std::pair<uint64_t, uint64_t>> RangeCache::copy_cached(uint64_t off,
+                                                                   std::span<uint8_t> dst) const {
+  std::vector<std::pair<uint64_t, uint64_t>> gaps;
+  const uint64_t end = off + dst.size();
+  uint64_t at = off;
+  std::lock_guard lock(mu_);
+  auto it = entries_.upper_bound(off);
+  if (it != entries_.begin()) --it;
+  for (; it != entries_.end() && it->first < end; ++it) {
+    const uint64_t e_begin = it->first;
+    const uint64_t e_end = e_begin + it->second.bytes.size();
+    if (e_end <= at) continue;
+    if (e_begin > at) gaps.emplace_back(at, e_begin);
+    const uint64_t from = std::max(at, e_begin);
+    const uint64_t to = std::min(end, e_end);
+    std::memcpy(dst.data() + (from - off), it->second.bytes.data() + (from - e_begin), to - from);
+    lru_.splice(lru_.begin(), lru_, it->second.use);
+    at = to;
+  }
+  if (at < end) gaps.emplace_back(at, end);
+  return gaps;
+}
+
+void RangeCache::insert_locked(uint64_t off, std::vector<uint8_t> bytes) const {
+  const uint64_t n = bytes.size();
+  if (n == 0 || n > capacity_ / 4) return;
+  // Another thread may have fetched an overlapping range meanwhile: the
+  // entries never overlap, so the later copy is dropped.
+  auto next = entries_.lower_bound(off);
+  if (next != entries_.end() && next->first < off + n) return;
+  if (next != entries_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second.bytes.size() > off) return;
+  }
+  while (held_ + n > capacity_ && !lru_.empty()) {
+    auto victim = entries_.find(lru_.back());
+    held_ -= victim->second.bytes.size();
+    entries_.erase(victim);
+    lru_.pop_back();
+  }
+  lru_.push_front(off);
+  entries_.emplace(off, Entry{std::move(bytes), lru_.begin()});
+  held_ += n;
+}
+
+void RangeCache::keep(uint64_t off, std::vector<uint8_t> bytes) const {
+  std::lock_guard lock(mu_);
+  insert_locked(off, std::move(bytes));
+}
+
+Result<void> RangeCache::read(uint64_t off, std::span<uint8_t> dst) const {
+  if (dst.empty()) return {};
+  const auto gaps = copy_cached(off, dst);
+  if (gaps.empty()) return {};
+  // The missing pieces of one read, fetched together; kept when small (a
+  // large read is a tensor the Reader caches decoded, or streams).
+  std::vector<RangeRead> fetch;
+  fetch.reserve(gaps.size());
+  for (const auto& [b, e] : gaps) fetch.push_back({b, dst.subspan(b - off, e - b)});
+  ZT_TRY(inner_->read_many(fetch));
+  std::lock_guard lock(mu_);
+  for (const RangeRead& f : fetch)
+    if (f.dst.size() <= capacity_ / 4)
+      insert_locked(f.offset, std::vector<uint8_t>(f.dst.begin(), f.dst.end()));
+  return {};
+}
+
+Result<void> RangeCache::read_many(std::span<const RangeRead> reads) const {
+  std::vector<RangeRead> fetch;
+  for (const RangeRead& r : reads) {
+    for (const auto& [b, e] : copy_cached(r.offset, r.dst))
+      fetch.push_back({b, r.dst.subspan(b - r.offset, e - b)});
+  }
+  if (fetch.empty()) return {};
+  ZT_TRY(inner_->read_many(fetch));
+  std::lock_guard lock(mu_);
+  for (const RangeRead& f : fetch)
+    if (f.dst.size() <= capacity_ / 4)
+      insert_locked(f.offset, std::vector<uint8_t>(f.dst.begin(), f.dst.end()));
+  return {};
+}
+
+Result<void> RangeCache::prefetch(std::span<const std::pair<uint64_t, uint64_t>> ranges) const {
+  std::deque<std::vector<uint8_t>> buffers;  // stable addresses as it grows
+  std::vector<RangeRead> fetch;
+  for (const auto& [off, len] : ranges) {
+    if (len == 0 || len > capacity_ / 4) continue;
+    std::vector<uint8_t> probe(len);
+    for (const auto& [b, e] : copy_cached(off, probe)) {
+      buffers.emplace_back(e - b);
+      fetch.push_back({b, buffers.back()});
+    }
+  }
+  if (fetch.empty()) return {};
+  std::sort(fetch.begin(), fetch.end(),
+            [](const RangeRead& a, const RangeRead& b) { return a.offset < b.offset; });
+  ZT_TRY(inner_->read_many(fetch));
+  std::lock_guard lock(mu_);
+  for (const RangeRead& f : fetch)
+    insert_locked(f.offset, std::vector<uint8_t>(f.dst.begin(), f.dst.end()));
+  return {};
+}
+
+}  // namespace zt

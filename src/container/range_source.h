@@ -1,0 +1,96 @@
+// A file that is not on this machine's disk: bytes fetched by range (a
+// caller's callbacks through zt_open_source, HTTP through zt_open_url).
+// Source wraps one in a RangeCache; the rest of the library sees an
+// unmapped Source, as in copy mode.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+
+namespace zt {
+
+// One range of a multi-range read: bytes [offset, offset + dst.size()).
+struct RangeRead {
+  uint64_t offset = 0;
+  std::span<uint8_t> dst;
+};
+
+class RangeSource {
+ public:
+  virtual ~RangeSource() = default;
+  // The file's size, known from the open on.
+  virtual uint64_t size() const = 0;
+  // Fills dst with bytes [off, off + dst.size()), which lie inside the
+  // file, or fails (Status::io with a message naming the source). Called
+  // from any thread, possibly several at once.
+  virtual Result<void> read(uint64_t off, std::span<uint8_t> dst) const = 0;
+  // Several ranges, sorted by offset and not overlapping, in as few
+  // round trips as the transport allows (HTTP: one request). The default
+  // reads them one by one.
+  virtual Result<void> read_many(std::span<const RangeRead> reads) const;
+  // What messages call it: a URL without its query string (which may hold
+  // a signature), or the caller's name for a callback source.
+  virtual const std::string& name() const = 0;
+  // The file `file_name` beside this one (a v2 shard, named by the
+  // positional convention): Status::unsupported unless the transport can
+  // address other files.
+  virtual Result<std::shared_ptr<const RangeSource>> sibling(std::string_view file_name) const;
+};
+
+// The bounded cache in front of a RangeSource. Small reads (up to a
+// quarter of the capacity) are kept, least recently used dropped first;
+// a read is served from the cache where it covers it and fetched where it
+// does not, the missing pieces of one read in one read_many. The open
+// seeds it with the file's tail and manifest so that they cost no second
+// fetch. Thread-safe.
+class RangeCache final : public RangeSource {
+ public:
+  static constexpr uint64_t kDefaultCapacity = uint64_t{64} << 20;
+
+  RangeCache(std::shared_ptr<const RangeSource> inner, uint64_t capacity);
+
+  uint64_t size() const override { return inner_->size(); }
+  Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
+  Result<void> read_many(std::span<const RangeRead> reads) const override;
+  const std::string& name() const override { return inner_->name(); }
+  Result<std::shared_ptr<const RangeSource>> sibling(std::string_view file_name) const override {
+    return inner_->sibling(file_name);
+  }
+
+  // Fetches the ranges not cached yet, in one read_many, and keeps them
+  // (each if it fits). For reads known to come.
+  Result<void> prefetch(std::span<const std::pair<uint64_t, uint64_t>> ranges) const;
+  // Keeps bytes already fetched (the tail an HTTP open read with the size).
+  void keep(uint64_t off, std::vector<uint8_t> bytes) const;
+  const RangeSource& inner() const { return *inner_; }
+  uint64_t capacity() const { return capacity_; }
+
+ private:
+  struct Entry {
+    std::vector<uint8_t> bytes;
+    std::list<uint64_t>::iterator use;  // its place in lru_
+  };
+  // Copies what the cache holds of [off, off + dst.size()) into dst and
+  // returns the gaps, sorted.
+  std::vector<std::pair<uint64_t, uint64_t>> copy_cached(uint64_t off,
+                                                         std::span<uint8_t> dst) const;
+  void insert_locked(uint64_t off, std::vector<uint8_t> bytes) const;
+
+  std::shared_ptr<const RangeSource> inner_;
+  uint64_t capacity_;
+  mutable std::mutex mu_;
+  mutable std::map<uint64_t, Entry> entries_;  // by offset; never overlapping
+  mutable std::list<uint64_t> lru_;            // offsets, most recent first
+  mutable uint64_t held_ = 0;
+};
+
+}  // namespace zt

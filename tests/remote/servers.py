@@ -1,0 +1,215 @@
+"""HTTP servers on loopback for the remote-read tests.
+
+Nginx: Debian's nginx-light, started with its own configuration, document
+root and logs in a temporary directory, one process (master_process off),
+stopped at the end. Its access log ($request $status $body_bytes_sent
+"$http_range") shows how many requests and bytes each operation cost.
+Locations:
+  /            static files, with Range, multipart/byteranges and ETag
+  /norange/    max_ranges 0: every Range ignored (HTTP 200, the whole body)
+  /onerange/   max_ranges 1: a request for several ranges gets the whole body
+  /auth/       401 unless "Authorization: Bearer s3cret"
+  /moved.zt    302 to /mixed.zt
+and, where openssl can make a self-signed certificate, the same files over
+TLS on tls_port (a certificate no client should trust).
+
+Faults: what static nginx cannot be made to do on cue (answer 500 once,
+then serve; send less body than its Content-Length) is done by a small
+Python server with the same Range semantics for single ranges.
+"""
+
+import http.server
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+CONF = """
+daemon off;
+master_process off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+  log_format ranges '$request $status $body_bytes_sent "$http_range"';
+  access_log {dir}/access.log ranges;
+  client_body_temp_path {dir}/tmp/body;
+  proxy_temp_path {dir}/tmp/proxy;
+  fastcgi_temp_path {dir}/tmp/fastcgi;
+  uwsgi_temp_path {dir}/tmp/uwsgi;
+  scgi_temp_path {dir}/tmp/scgi;
+  default_type application/octet-stream;
+  sendfile on;
+  keepalive_requests 100000;
+  server {{
+    listen 127.0.0.1:{port};
+    root {dir}/www;
+    location /norange/ {{ max_ranges 0; }}
+    location /onerange/ {{ max_ranges 1; }}
+    location /auth/ {{
+      if ($http_authorization != "Bearer s3cret") {{ return 401; }}
+    }}
+    location = /moved.zt {{ return 302 /mixed.zt; }}
+  }}
+{tls}}}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """nginx serving `www` (a directory under `dir`)."""
+
+    def __init__(self, dir):
+        self.dir = dir
+        self.www = os.path.join(dir, "www")
+        for d in ("www", "www/norange", "www/onerange", "www/auth", "tmp"):
+            os.makedirs(os.path.join(dir, d), exist_ok=True)
+        self.port = free_port()
+        self.tls_port = None
+        tls = ""
+        openssl = shutil.which("openssl")
+        if openssl and subprocess.run(
+                [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                 "-days", "1", "-keyout", os.path.join(dir, "key.pem"), "-out", os.path.join(dir, "cert.pem")],
+                capture_output=True).returncode == 0:
+            self.tls_port = free_port()
+            tls = (f"  server {{ listen 127.0.0.1:{self.tls_port} ssl; root {dir}/www;\n"
+                   f"    ssl_certificate {dir}/cert.pem; ssl_certificate_key {dir}/key.pem; }}\n")
+        self.conf = os.path.join(dir, "nginx.conf")
+        with open(self.conf, "w") as f:
+            f.write(CONF.format(dir=dir, port=self.port, tls=tls))
+        self.log = os.path.join(dir, "access.log")
+        self.proc = None
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-c", self.conf, "-e",
+                                      os.path.join(self.dir, "error.log")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("nginx exited: " + self.proc.stderr.read().decode())
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nginx did not start listening")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def entries(self):
+        """The access log: one (request line, status, body bytes, range) per request."""
+        out = []
+        if not os.path.exists(self.log):
+            return out
+        with open(self.log) as f:
+            for line in f:
+                m = re.match(r'(\S+ \S+ \S+) (\d+) (\d+) "(.*)"$', line.strip())
+                if m:
+                    out.append((m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)))
+        return out
+
+    def mark(self):
+        """Where the log is now: entries() after it are what came since."""
+        return len(self.entries())
+
+    def since(self, mark):
+        # nginx writes the log line when the request ends; give it a moment.
+        time.sleep(0.05)
+        return self.entries()[mark:]
+
+
+class FaultServer:
+    """Serves files with single Range requests and an ETag, failing on cue:
+    fail_next: statuses to answer before serving (e.g. [500]);
+    cut: a body sent short by this many bytes (Content-Length stays whole)."""
+
+    def __init__(self, root):
+        self.root = root
+        self.fail_next = []
+        self.cut = 0
+        self.requests = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                rng = self.headers.get("Range", "")
+                server.requests.append((self.path, rng))
+                if server.fail_next:
+                    status = server.fail_next.pop(0)
+                    self.send_response(status)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                path = os.path.join(server.root, self.path.lstrip("/"))
+                with open(path, "rb") as f:
+                    data = f.read()
+                size = len(data)
+                m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng)
+                if not m:
+                    self.send_response(416)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if m.group(1) == "":
+                    first, last = max(0, size - int(m.group(2))), size - 1
+                else:
+                    first = int(m.group(1))
+                    last = min(size - 1, int(m.group(2))) if m.group(2) else size - 1
+                body = data[first:last + 1]
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("ETag", '"fixed"')
+                self.end_headers()
+                if server.cut:
+                    self.wfile.write(body[:max(0, len(body) - server.cut)])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()

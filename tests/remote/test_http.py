@@ -1,0 +1,285 @@
+"""Reading .zt files over HTTP (zt_open_url) from a real nginx on loopback:
+what each call fetches (the access log), that every call gives what the
+local file gives, and the faults (404, 500 then success, a body cut short,
+a server that ignores Range, the file replaced while open, the server
+stopped). Run by tests/remote/run.sh with ZTENSOR_LIBRARY and ZT_CLI set."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import servers  # noqa: E402
+
+import ztensor  # noqa: E402
+
+ZT = os.environ.get("ZT_CLI", "zt")
+TAIL = 64 << 10
+
+
+@pytest.fixture(scope="module")
+def nginx():
+    with tempfile.TemporaryDirectory(prefix="zt_nginx_") as d:
+        n = servers.Nginx(d).start()
+        yield n
+        n.stop()
+
+
+def put(nginx, name, build):
+    """Writes a .zt file into nginx's document root with `build(writer)`."""
+    path = os.path.join(nginx.www, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with ztensor.Writer(path) as w:
+        build(w)
+    return path
+
+
+def requests_since(nginx, mark):
+    entries = nginx.since(mark)
+    return len(entries), sum(e[2] for e in entries), entries
+
+
+def rng(seed, shape, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def build_mixed(w):
+    w.add("dense", rng(1, (64, 48)), attributes={"unit": "m", "n": 3})
+    w.add("packed", rng(2, (256, 256)), encoding="zstd")
+    w.add("ints", np.arange(1000, dtype=np.int64).reshape(10, 100))
+    w.add("half", rng(3, (17,), np.float16))
+    w.add_csr("csr", np.array([1.0, 2.0, 3.0], np.float32), [0, 2, 1], [0, 2, 2, 3], (3, 4))
+    w.add_coo("coo", np.array([5, 6], np.int32), [[0, 2], [1, 3]], (3, 4))
+    w.add("scalar", np.float64(2.5))
+    w.add("empty", np.zeros((0, 4), np.float32))
+
+
+def test_every_call_matches_the_local_file(nginx):
+    path = put(nginx, "mixed.zt", build_mixed)
+    with ztensor.open(path) as local, ztensor.open(nginx.url + "/mixed.zt") as remote:
+        assert remote.format == "zt" and remote.version == local.version
+        assert list(remote) == list(local)
+        assert remote.attributes == local.attributes
+        for name in local:
+            a, b = local[name], remote[name]
+            if isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
+            else:  # CSR / COO
+                for x, y in zip(a, b):
+                    assert np.array_equal(np.asarray(x), np.asarray(y)), name
+            assert remote.info(name).attributes == local.info(name).attributes
+        assert remote.verify() == local.verify() == (11, 0)  # 8 objects, 11 components
+        got = remote.decode_many(["dense", "packed", "ints"], threads=3)
+        for name, a in got.items():
+            assert np.array_equal(a, local[name])
+        assert np.array_equal(remote.get_slice("packed")[10:20, 100:140],
+                              local["packed"][10:20, 100:140])
+
+
+def test_redirect_is_followed(nginx):
+    put(nginx, "mixed.zt", build_mixed)
+    with ztensor.open(nginx.url + "/moved.zt") as f:
+        assert np.array_equal(f["ints"], np.arange(1000, dtype=np.int64).reshape(10, 100))
+
+
+def test_tls_certificate_is_verified(nginx):
+    if nginx.tls_port is None:
+        pytest.skip("openssl could not make a certificate")
+    put(nginx, "mixed.zt", build_mixed)
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(f"https://127.0.0.1:{nginx.tls_port}/mixed.zt")
+    assert e.value.status_name == "ZT_ERR_IO"
+    assert "certificate" in e.value.message.lower(), e.value.message
+
+
+def test_open_costs_two_requests_and_the_manifest(nginx):
+    def build(w):
+        for i in range(10000):
+            w.add(f"layer.{i}.bias", np.full(4, i, np.float32))
+        w.add("big", rng(4, (16, 1024)))  # 64 KiB
+    path = put(nginx, "many.zt", build)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        f.seek(size - 16)
+        manifest = int.from_bytes(f.read(8), "little")
+    assert manifest > 4 * TAIL
+    mark = nginx.mark()
+    f = ztensor.open(nginx.url + "/many.zt")
+    n, sent, entries = requests_since(nginx, mark)
+    assert n == 2, entries
+    assert entries[0][3] == f"bytes=-{TAIL}"
+    assert entries[1][3].startswith("bytes=0-7,"), entries  # magic + manifest, one request
+    assert all(e[1] == 206 for e in entries)
+    # multipart framing on top of the bytes: a few hundred bytes
+    assert sent <= manifest + 16 + TAIL + 8 + 1024, (sent, manifest)
+    # one 64 KiB tensor: its bytes, one request
+    mark = nginx.mark()
+    big = f["big"]
+    n, sent, entries = requests_since(nginx, mark)
+    assert big.nbytes == 64 << 10 and (n, sent) == (1, 64 << 10), entries
+    assert np.array_equal(big, rng(4, (16, 1024)))
+    f.close()
+
+
+def test_cli_info_and_export_fetch_only_what_they_need(nginx, tmp_path):
+    def build(w):
+        w.add("small", np.arange(12, dtype=np.float32).reshape(3, 4))
+        w.add("large", rng(5, (1024, 1024)))  # 4 MiB the commands below never read
+    put(nginx, "cli.zt", build)
+    url = nginx.url + "/cli.zt"
+    mark = nginx.mark()
+    out = subprocess.run([ZT, "info", url], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "small" in out.stdout and "large" in out.stdout
+    n, sent, entries = requests_since(nginx, mark)
+    # the tail holds the manifest; the magic is the second request
+    assert n == 2 and sent <= TAIL + 8, entries
+    mark = nginx.mark()
+    npy = tmp_path / "small.npy"
+    out = subprocess.run([ZT, "export", url, "small", "-o", str(npy)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert np.array_equal(np.load(npy), np.arange(12, dtype=np.float32).reshape(3, 4))
+    n, sent, entries = requests_since(nginx, mark)
+    assert sent < TAIL + 4096, entries  # not the 4 MiB of "large"
+
+
+def test_cli_verify_and_convert_read_urls(nginx, tmp_path):
+    put(nginx, "mixed.zt", build_mixed)
+    url = nginx.url + "/mixed.zt"
+    out = subprocess.run([ZT, "verify", url], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    copy = tmp_path / "copy.zt"
+    out = subprocess.run([ZT, "convert", url, str(copy)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    with ztensor.open(str(copy)) as a, ztensor.open(os.path.join(nginx.www, "mixed.zt")) as b:
+        assert list(a) == list(b)
+        assert np.array_equal(a["packed"], b["packed"])
+        assert a.info("dense").attributes == {"unit": "m", "n": 3}
+    # a foreign file is not read over HTTP: a clear refusal
+    out = subprocess.run([ZT, "info", nginx.url + "/model.safetensors"], capture_output=True, text=True)
+    assert out.returncode != 0 and "over HTTP only .zt files" in out.stderr, out.stderr
+
+
+def test_column_slice_fetches_its_runs(nginx):
+    m = rng(6, (256, 4096))  # 4 MiB, rows of 16 KiB
+    put(nginx, "matrix.zt", lambda w: w.add("m", m))
+    with ztensor.open(nginx.url + "/matrix.zt") as f:
+        mark = nginx.mark()
+        cols = f.get_slice("m")[:, 1024:1536]  # an eighth of the columns
+        n, sent, entries = requests_since(nginx, mark)
+        assert np.array_equal(cols, m[:, 1024:1536])
+        # 256 runs of 2 KiB: an eighth of the bytes, plus framing per run
+        assert sent <= m.nbytes // 8 + 256 * 200, (n, sent)
+        assert n <= 4, n  # several runs per request
+
+
+def test_missing_file_is_404(nginx):
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(nginx.url + "/nothing.zt")
+    assert e.value.status_name == "ZT_ERR_IO"
+    assert "/nothing.zt: HTTP 404" in e.value.message
+
+
+def test_server_ignoring_range_is_refused_unread(nginx):
+    put(nginx, "norange/big.zt", lambda w: w.add("x", rng(7, (1024, 256))))  # 1 MiB
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(nginx.url + "/norange/big.zt")
+    assert "ignores Range requests" in e.value.message
+    # a file within the speculative tail is taken whole
+    put(nginx, "norange/small.zt", lambda w: w.add("x", np.arange(5, dtype=np.int32)))
+    with ztensor.open(nginx.url + "/norange/small.zt") as f:
+        assert np.array_equal(f["x"], np.arange(5, dtype=np.int32))
+
+
+def test_server_without_multirange_is_read_range_by_range(nginx):
+    def build(w):
+        for i in range(4000):
+            w.add(f"t{i}", np.full(8, i, np.float32))
+    put(nginx, "onerange/many.zt", build)
+    with ztensor.open(nginx.url + "/onerange/many.zt") as f:
+        assert np.array_equal(f["t3999"], np.full(8, 3999, np.float32))
+        assert f.verify() == (4000, 0)
+
+
+def test_bearer_token(nginx, monkeypatch):
+    put(nginx, "auth/secret.zt", lambda w: w.add("x", np.ones(3, np.float32)))
+    url = nginx.url + "/auth/secret.zt?X-Signature=abcdef"
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(url)
+    assert "HTTP 401" in e.value.message
+    assert "abcdef" not in e.value.message  # the query string is never shown
+    with ztensor.File.from_url(url, headers={"Authorization": "Bearer s3cret"}) as f:
+        assert f["x"].sum() == 3
+    monkeypatch.setenv("ZT_HTTP_BEARER_TOKEN", "s3cret")
+    with ztensor.open(url) as f:
+        assert f["x"].sum() == 3
+
+
+def test_file_replaced_while_open(nginx):
+    path = put(nginx, "moving.zt", lambda w: w.add("x", rng(8, (512, 512))))
+    f = ztensor.open(nginx.url + "/moving.zt")
+    replacement = path + ".new"
+    with ztensor.Writer(replacement) as w:
+        w.add("x", rng(9, (512, 512)))
+    os.utime(replacement, (1, 1))  # another Last-Modified, hence another ETag
+    os.replace(replacement, path)
+    with pytest.raises(ztensor.Error) as e:
+        f["x"]
+    assert e.value.status_name == "ZT_ERR_IO"
+    assert "changed on the server" in e.value.message
+    f.close()
+
+
+def test_server_stopped_mid_session(tmp_path):
+    n = servers.Nginx(str(tmp_path)).start()
+    try:
+        put(n, "gone.zt", lambda w: w.add("x", rng(10, (512, 512))))
+        f = ztensor.File.from_url(n.url + "/gone.zt", retries=1, timeout=2)
+    finally:
+        n.stop()
+    with pytest.raises(ztensor.Error) as e:
+        f["x"]
+    assert e.value.status_name == "ZT_ERR_IO"
+    assert "/gone.zt:" in e.value.message
+    f.close()
+
+
+@pytest.fixture
+def faults(tmp_path):
+    s = servers.FaultServer(str(tmp_path)).start()
+    yield s
+    s.stop()
+
+
+def test_500_then_success_is_retried(faults, tmp_path):
+    with ztensor.Writer(str(tmp_path / "f.zt")) as w:
+        w.add("x", rng(11, (300, 300)))
+        w.add("y", rng(13, (300, 300)))
+    with ztensor.open(faults.url + "/f.zt") as f:
+        faults.fail_next = [500, 503]
+        before = len(faults.requests)
+        assert np.array_equal(f["x"], rng(11, (300, 300)))
+        assert len(faults.requests) - before == 3  # two failures, then the data
+        faults.fail_next = [500] * 10
+        with pytest.raises(ztensor.Error) as e:
+            f["y"]  # not in the cache: fetched, and failing 4 times
+        assert "HTTP 500" in e.value.message
+
+
+def test_body_cut_short(faults, tmp_path):
+    with ztensor.Writer(str(tmp_path / "c.zt")) as w:
+        w.add("x", rng(12, (300, 300)))
+    f = ztensor.File.from_url(faults.url + "/c.zt", retries=2)
+    faults.cut = 1000
+    before = len(faults.requests)
+    with pytest.raises(ztensor.Error) as e:
+        f["x"]
+    assert e.value.status_name == "ZT_ERR_IO"
+    assert len(faults.requests) - before == 3  # tried, retried twice
+    faults.cut = 0
+    assert np.array_equal(f["x"], rng(12, (300, 300)))  # the reader is still good
+    f.close()

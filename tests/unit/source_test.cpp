@@ -1,0 +1,387 @@
+// zt_open_source: a file read through a caller's callbacks. Every call
+// gives what the same file opened by path gives; the open reads the tail,
+// then the magic with the manifest (two callbacks); later calls read only
+// their ranges; short reads, failures and lies of the callbacks become
+// precise statuses; `close` runs exactly once; a source without
+// ZT_SOURCE_CONCURRENT is never entered by two threads at once.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "test_files.h"
+
+namespace zt::test {
+namespace {
+
+// A file in memory behind the callbacks, recording what was asked.
+struct Remote {
+  Bytes file;
+  size_t max_chunk = SIZE_MAX;      // short reads: at most this many bytes per call
+  uint64_t fail_at = UINT64_MAX;    // a read touching this offset fails...
+  zt_status fail_with = ZT_ERR_IO;  // ...with this status
+  uint64_t end_at = UINT64_MAX;     // the data "ends" here (reads return 0 bytes)
+  bool overclaim = false;           // *done says one byte more than asked
+  zt_status size_status = ZT_OK;
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, size_t>> reads;  // (offset, length) of each call
+  uint64_t bytes = 0;
+  int closed = 0;
+  std::atomic<int> inside{0};
+  std::atomic<int> most_inside{0};
+
+  static zt_status read_at(void* ctx, uint64_t off, size_t len, void* buf, size_t* done) {
+    auto* r = static_cast<Remote*>(ctx);
+    const int now = ++r->inside;
+    for (int seen = r->most_inside.load();
+         now > seen && !r->most_inside.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::yield();
+    zt_status st = ZT_OK;
+    {
+      std::lock_guard lock(r->mu);
+      r->reads.emplace_back(off, len);
+    }
+    if (off <= r->fail_at && r->fail_at < off + len) {
+      st = r->fail_with;
+    } else if (off >= r->end_at) {
+      *done = 0;
+    } else {
+      const size_t n = std::min({len, r->max_chunk, static_cast<size_t>(r->end_at - off)});
+      std::memcpy(buf, r->file.data() + off, n);
+      *done = r->overclaim ? len + 1 : n;
+      std::lock_guard lock(r->mu);
+      r->bytes += n;
+    }
+    --r->inside;
+    return st;
+  }
+  static zt_status size(void* ctx, uint64_t* out) {
+    auto* r = static_cast<Remote*>(ctx);
+    *out = r->file.size();
+    return r->size_status;
+  }
+  static void close(void* ctx) { ++static_cast<Remote*>(ctx)->closed; }
+
+  zt_source source(uint32_t flags = 0) {
+    zt_source s;
+    zt_source_init(&s);
+    s.flags = flags;
+    s.ctx = this;
+    s.read_at = read_at;
+    s.size = size;
+    s.close = close;
+    s.name = "test://remote/model.zt";
+    return s;
+  }
+  void forget() {
+    std::lock_guard lock(mu);
+    reads.clear();
+    bytes = 0;
+  }
+};
+
+Opened open_source(Remote& remote, const zt_open_options* opt = nullptr, uint32_t flags = 0) {
+  const zt_source s = remote.source(flags);
+  zt_reader* r = nullptr;
+  Opened o;
+  o.status = zt_open_source(&s, opt, &r);
+  o.error = zt_last_error();
+  o.reader.reset(r);
+  return o;
+}
+
+class Source : public testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/zt_source_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // `count` small raw objects t0..., one 64 KiB raw object "big", one
+  // zstd object "z" of 1 MiB in 64 KiB frames, with xxh3 digests.
+  Bytes write_model(size_t count) {
+    const std::string path = dir_ + "/m.zt";
+    zt_writer_options wo;
+    zt_writer_options_init(&wo);
+    wo.frame_size = 64 << 10;
+    zt_writer* w = nullptr;
+    EXPECT_EQ(zt_writer_open_ex(path.c_str(), &wo, &w), ZT_OK) << zt_last_error();
+    for (size_t i = 0; i < count; ++i) {
+      const std::vector<float> v{static_cast<float>(i), 1.5f, -2.0f};
+      const uint64_t shape[] = {3};
+      EXPECT_EQ(zt_writer_add_dense(w, numbered("t", i).c_str(), "f32", shape, 1, v.data(),
+                                    v.size() * 4, "raw"),
+                ZT_OK)
+          << zt_last_error();
+    }
+    const Bytes big = pattern(64 << 10, 7);
+    const uint64_t big_shape[] = {128, 128};
+    EXPECT_EQ(zt_writer_add_dense(w, "big", "f32", big_shape, 2, big.data(), big.size(), "raw"),
+              ZT_OK);
+    const Bytes z = pattern(1 << 20, 3);
+    const uint64_t z_shape[] = {512, 512};
+    EXPECT_EQ(zt_writer_add_dense(w, "z", "f32", z_shape, 2, z.data(), z.size(), "zstd"), ZT_OK);
+    EXPECT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+    std::ifstream in(path, std::ios::binary);
+    return Bytes(std::istreambuf_iterator<char>(in), {});
+  }
+
+  std::string dir_;
+};
+
+size_t index_of(zt_reader* r, const char* name) {
+  size_t i = SIZE_MAX;
+  EXPECT_EQ(zt_object_find(r, name, &i), ZT_OK) << name;
+  return i;
+}
+
+Bytes read_all(zt_reader* r, size_t object, const char* role) {
+  uint64_t n = 0;
+  EXPECT_EQ(zt_component_decoded_size(r, object, role, &n), ZT_OK) << zt_last_error();
+  Bytes out(n);
+  uint64_t written = 0;
+  EXPECT_EQ(zt_component_read(r, object, role, out.data(), out.size(), &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(written, n);
+  return out;
+}
+
+TEST_F(Source, EveryCallGivesWhatTheFileGives) {
+  Remote remote;
+  remote.file = write_model(20);
+  const Opened local = open_memory(remote.file);
+  ASSERT_EQ(local.status, ZT_OK) << local.error;
+  const Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  zt_reader* r = o.get();
+  EXPECT_STREQ(zt_manifest_json(r), zt_manifest_json(local.get()));
+  EXPECT_STREQ(zt_file_version(r), "1.2.0");
+  EXPECT_STREQ(zt_file_format(r), "zt");
+  ASSERT_EQ(zt_object_count(r), 22u);
+  for (size_t i = 0; i < zt_object_count(r); ++i) {
+    EXPECT_EQ(read_all(r, i, "data"), read_all(local.get(), i, "data")) << i;
+    const void* p = nullptr;
+    uint64_t n = 0;
+    ASSERT_EQ(zt_component_map(r, i, "data", &p, &n), ZT_OK) << zt_last_error();
+    const Bytes mapped(static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    EXPECT_EQ(mapped, read_all(local.get(), i, "data")) << i;
+  }
+  // Views, slices and the batch decoder.
+  zt_dense_info v;
+  zt_dense_info_init(&v);
+  ASSERT_EQ(zt_dense_view(r, index_of(r, "big"), &v), ZT_OK) << zt_last_error();
+  EXPECT_EQ(v.zero_copy, 0u);
+  const uint64_t begin[] = {10, 32}, end[] = {20, 40};
+  std::vector<float> a(80), b(80);
+  uint64_t wa = 0, wb = 0;
+  ASSERT_EQ(zt_dense_slice_f32(r, index_of(r, "z"), 2, begin, end, a.data(), a.size(), &wa), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_dense_slice_f32(local.get(), index_of(local.get(), "z"), 2, begin, end, b.data(),
+                               b.size(), &wb),
+            ZT_OK);
+  EXPECT_EQ(wa, 80u);
+  EXPECT_EQ(a, b);
+  std::vector<zt_decode_request> reqs(zt_object_count(r));
+  std::vector<Bytes> outs(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    zt_decode_request_init(&reqs[i]);
+    reqs[i].object = i;
+    reqs[i].role = "data";
+    outs[i].resize(1 << 20);
+    reqs[i].dst = outs[i].data();
+    reqs[i].capacity = outs[i].size();
+  }
+  ASSERT_EQ(zt_decode_many(r, reqs.data(), reqs.size(), 4), ZT_OK) << zt_last_error();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    outs[i].resize(reqs[i].written);
+    EXPECT_EQ(outs[i], read_all(local.get(), i, "data")) << i;
+  }
+  uint64_t checked = 0, unchecked = 0;
+  ASSERT_EQ(zt_verify(r, &checked, &unchecked), ZT_OK) << zt_last_error();
+  EXPECT_EQ(checked, 22u);
+  EXPECT_EQ(unchecked, 0u);
+  // Without ZT_SOURCE_CONCURRENT, one call at a time even with 4 threads.
+  EXPECT_EQ(remote.most_inside.load(), 1);
+}
+
+TEST_F(Source, OpenReadsTheTailThenTheMagicWithTheManifest) {
+  Remote remote;
+  remote.file = write_model(10000);  // a manifest far beyond the 64 KiB tail
+  uint64_t msize = 0;                // the manifest size before the footer
+  std::memcpy(&msize, remote.file.data() + remote.file.size() - 16, 8);
+  ASSERT_GT(msize, 256u << 10);
+  const Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  ASSERT_EQ(remote.reads.size(), 3u);  // tail; then magic and manifest, one read_many
+  EXPECT_EQ(remote.reads[0].first, remote.file.size() - (64 << 10));
+  EXPECT_EQ(remote.reads[1], (std::pair<uint64_t, size_t>{0, 8}));
+  EXPECT_LE(remote.bytes, msize + 16 + (64 << 10) + 8);
+  // One 64 KiB tensor costs its own bytes, nothing more.
+  remote.forget();
+  const Bytes big = read_all(o.get(), index_of(o.get(), "big"), "data");
+  EXPECT_EQ(big.size(), 64u << 10);
+  EXPECT_EQ(remote.bytes, 64u << 10);
+  ASSERT_EQ(remote.reads.size(), 1u);
+  // A small component read twice is fetched once (the cache).
+  remote.forget();
+  const size_t t5 = index_of(o.get(), "t5");
+  EXPECT_EQ(read_all(o.get(), t5, "data"), read_all(o.get(), t5, "data"));
+  EXPECT_EQ(remote.reads.size(), 1u);
+}
+
+TEST_F(Source, ACacheOfFewBytesKeepsNothingBig) {
+  Remote remote;
+  remote.file = write_model(3);
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.cache_bytes = 32;  // keeps reads of at most 8 bytes
+  const Opened o = open_source(remote, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  remote.forget();
+  const size_t t1 = index_of(o.get(), "t1");
+  EXPECT_EQ(read_all(o.get(), t1, "data"), read_all(o.get(), t1, "data"));
+  EXPECT_EQ(remote.reads.size(), 2u);  // 12 bytes: not kept, fetched each time
+}
+
+TEST_F(Source, ShortReadsGiveTheSameBytes) {
+  Remote remote;
+  remote.file = write_model(5);
+  remote.max_chunk = 7;
+  const Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const Opened local = open_memory(remote.file);
+  for (size_t i = 0; i < zt_object_count(o.get()); ++i)
+    EXPECT_EQ(read_all(o.get(), i, "data"), read_all(local.get(), i, "data")) << i;
+  uint64_t checked = 0;
+  EXPECT_EQ(zt_verify(o.get(), &checked, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_EQ(checked, 7u);
+}
+
+TEST_F(Source, CallbackFailuresArePreciseStatuses) {
+  Bytes file = write_model(5);
+  {  // at open: the status the callback gave, named
+    Remote remote;
+    remote.file = file;
+    remote.fail_at = 3;
+    remote.fail_with = ZT_ERR_LIMIT;
+    const Opened o = open_source(remote);
+    EXPECT_EQ(o.status, ZT_ERR_LIMIT);
+    EXPECT_NE(o.error.find("test://remote/model.zt: read_at(0, 8) returned ZT_ERR_LIMIT"),
+              std::string::npos)
+        << o.error;
+    EXPECT_EQ(remote.closed, 1);
+  }
+  {  // later: the component read fails, the reader stays usable
+    Remote remote;
+    remote.file = file;
+    const Opened o = open_source(remote);
+    ASSERT_EQ(o.status, ZT_OK) << o.error;
+    const size_t big = index_of(o.get(), "big");
+    uint64_t offset = 0;
+    const Json m = Json::parse(zt_manifest_json(o.get()));
+    offset = m["objects"]["big"]["components"]["data"]["offset"].get<uint64_t>();
+    remote.fail_at = offset + 100;
+    Bytes out(64 << 10);
+    uint64_t written = 0;
+    EXPECT_TRUE(FailsWith(zt_component_read(o.get(), big, "data", out.data(), out.size(), &written),
+                          ZT_ERR_IO, {"test://remote/model.zt: read_at(", "returned ZT_ERR_IO"}));
+    remote.fail_at = UINT64_MAX;
+    EXPECT_EQ(zt_component_read(o.get(), big, "data", out.data(), out.size(), &written), ZT_OK);
+    EXPECT_EQ(remote.closed, 0);
+  }
+  {  // a status this library does not know reads as ZT_ERR_IO
+    Remote remote;
+    remote.file = file;
+    remote.fail_at = 0;
+    remote.fail_with = static_cast<zt_status>(13);
+    EXPECT_EQ(open_source(remote).status, ZT_ERR_IO);
+  }
+  {  // data that ends before the size
+    Remote remote;
+    remote.file = file;
+    remote.end_at = file.size() - 10;
+    const Opened o = open_source(remote);
+    EXPECT_EQ(o.status, ZT_ERR_IO);
+    EXPECT_NE(o.error.find("the data ended at"), std::string::npos) << o.error;
+    EXPECT_EQ(remote.closed, 1);
+  }
+  {  // a callback that claims more than it was asked
+    Remote remote;
+    remote.file = file;
+    remote.overclaim = true;
+    const Opened o = open_source(remote);
+    EXPECT_EQ(o.status, ZT_ERR_IO);
+    EXPECT_NE(o.error.find("says it read"), std::string::npos) << o.error;
+  }
+  {  // the size callback's failure
+    Remote remote;
+    remote.file = file;
+    remote.size_status = ZT_ERR_NOT_FOUND;
+    const Opened o = open_source(remote);
+    EXPECT_EQ(o.status, ZT_ERR_NOT_FOUND);
+    EXPECT_NE(o.error.find("the size callback returned ZT_ERR_NOT_FOUND"), std::string::npos);
+    EXPECT_EQ(remote.closed, 1);
+  }
+  {  // a truncated file: the size is believed, the footer is not there
+    Remote remote;
+    remote.file = Bytes(file.begin(), file.end() - 5);
+    const Opened o = open_source(remote);
+    EXPECT_EQ(o.status, ZT_ERR_FORMAT) << o.error;
+    EXPECT_EQ(remote.closed, 1);
+  }
+}
+
+TEST_F(Source, ArgumentsAreChecked) {
+  Remote remote;
+  remote.file = write_model(1);
+  zt_reader* r = nullptr;
+  EXPECT_EQ(zt_open_source(nullptr, nullptr, &r), ZT_ERR_ARGUMENT);
+  zt_source s = remote.source();
+  s.read_at = nullptr;
+  EXPECT_TRUE(FailsWith(zt_open_source(&s, nullptr, &r), ZT_ERR_ARGUMENT, {"read_at"}));
+  EXPECT_EQ(remote.closed, 1);
+  s = remote.source();
+  EXPECT_EQ(zt_open_source(&s, nullptr, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(remote.closed, 2);
+  s.struct_size = 3;
+  EXPECT_EQ(zt_open_source(&s, nullptr, &r), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(remote.closed, 2);  // an unknown struct: its close is not trusted
+  EXPECT_EQ(r, nullptr);
+  // An older caller's struct without `name` is read as far as it goes.
+  s = remote.source();
+  s.struct_size = offsetof(zt_source, name);
+  ASSERT_EQ(zt_open_source(&s, nullptr, &r), ZT_OK) << zt_last_error();
+  zt_close(r);
+  EXPECT_EQ(remote.closed, 3);
+}
+
+TEST_F(Source, ConcurrentSourcesAreCalledFromManyThreads) {
+  Remote remote;
+  remote.file = write_model(200);
+  const Opened o = open_source(remote, nullptr, ZT_SOURCE_CONCURRENT);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = static_cast<size_t>(t); i < 200; i += 4) {
+        float v[3];
+        uint64_t w = 0;
+        if (zt_component_read(o.get(), i, "data", v, sizeof v, &w) != ZT_OK ||
+            v[0] != static_cast<float>(i))
+          ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace zt::test
