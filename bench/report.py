@@ -111,6 +111,8 @@ def main():
     wr = load_gbench(os.path.join(out_dir, "bench_write.json"))
     cv = load_gbench(os.path.join(out_dir, "bench_convert.json"))
     pt = load_gbench(os.path.join(out_dir, "bench_torch.json"))
+    rm = load_gbench(os.path.join(out_dir, "bench_remote.json"))
+    rm_facts = (load_json(os.path.join(out_dir, "bench_remote.json")) or {}).get("facts")
     pages = load_json(os.path.join(out_dir, "pages.json"))
     mem = load_json(os.path.join(out_dir, "memory.json"))
     machine = load_json(os.path.join(out_dir, "machine.json"))
@@ -249,6 +251,27 @@ def main():
             "readinto into preallocated tensors (nothing is read until used)")
     t.ratio("torch 1 GiB", "save_file (raw + xxh3, durable: fsync + rename)", pt, "Torch_TorchSave", "Torch_SaveFile",
             None, "torch.save (no fsync)")
+
+    # ---- remote reads (loopback nginx) ----
+    t.ratio("remote 1 GiB", f"zt_component_read over HTTP ({gbps(rm.get('Remote_ZtRead'), GiB)}; "
+            "4 parallel range requests)", rm, "Remote_Curl", "Remote_ZtRead", 0.9,
+            "curl -r of the same range to /dev/null (one connection, no copy)")
+    t.ratio("remote 1 GiB", "4 row blocks by zt_dense_slice on 4 threads", rm, "Remote_Curl", "Remote_ZtRead4", None,
+            "the same curl")
+    if rm_facts:
+        f = rm_facts
+        bound = f["manifest_10k"] + 16 + 64 * 1024
+        t.fact("remote", "open a 10k-object file", f"{f['open_10k_requests']} requests, {f['open_10k_bytes']} B",
+               "≤ 2, ≤ manifest + footer + 64 KiB",
+               "met" if f["open_10k_requests"] <= 2 and f["open_10k_bytes"] <= bound else "missed",
+               f"manifest {f['manifest_10k']} B")
+        t.fact("remote", "one 64 KiB tensor of a 1 GiB file", f"{f['small_requests']} request, {f['small_bytes']} B",
+               "≤ 64 KiB", "met" if f["small_bytes"] <= 64 * 1024 else "missed", "after the open")
+        eighth = GiB // 8
+        t.fact("remote", "columns 1/8 of a [16384, 16384] f32 matrix (16384 runs)",
+               f"{f['slice_bytes'] / eighth:.3f} × 1/8, {f['slice_requests']} requests",
+               "≤ 1/8 + per-run overhead", "met" if f["slice_bytes"] <= eighth + 200 * f["slice_runs"] else "missed",
+               f"{(f['slice_bytes'] - eighth) / f['slice_runs']:.0f} B of multipart framing per run")
 
     # ---- converting foreign checkpoints ----
     for name, what in (("Zip", "zip format (members viewed in place after their CRC-32)"),

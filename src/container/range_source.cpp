@@ -71,6 +71,10 @@ void RangeCache::keep(uint64_t off, std::vector<uint8_t> bytes) const {
 
 Result<void> RangeCache::read(uint64_t off, std::span<uint8_t> dst) const {
   if (dst.empty()) return {};
+  // A read too large to keep goes to the source whole: pieces of it that
+  // the cache holds (a column slice's runs, say) would split it into as
+  // many requests.
+  if (dst.size() > capacity_ / 4) return inner_->read(off, dst);
   const auto gaps = copy_cached(off, dst);
   if (gaps.empty()) return {};
   // The missing pieces of one read, fetched together; kept when small (a
@@ -89,6 +93,10 @@ Result<void> RangeCache::read(uint64_t off, std::span<uint8_t> dst) const {
 Result<void> RangeCache::read_many(std::span<const RangeRead> reads) const {
   std::vector<RangeRead> fetch;
   for (const RangeRead& r : reads) {
+    if (r.dst.size() > capacity_ / 4) {  // as in read()
+      fetch.push_back(r);
+      continue;
+    }
     for (const auto& [b, e] : copy_cached(r.offset, r.dst))
       fetch.push_back({b, r.dst.subspan(b - r.offset, e - b)});
   }

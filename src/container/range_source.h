@@ -48,8 +48,9 @@ class RangeSource {
 
 // The bounded cache in front of a RangeSource. Small reads (up to a
 // quarter of the capacity) are kept, least recently used dropped first;
-// a read is served from the cache where it covers it and fetched where it
-// does not, the missing pieces of one read in one read_many. The open
+// such a read is served from the cache where it covers it and fetched
+// where it does not, the missing pieces of one read in one read_many.
+// Larger reads go to the source whole. The open
 // seeds it with the file's tail and manifest so that they cost no second
 // fetch. Thread-safe.
 class RangeCache final : public RangeSource {

@@ -177,6 +177,18 @@ def test_column_slice_fetches_its_runs(nginx):
         assert n <= 4, n  # several runs per request
 
 
+def test_large_read_goes_as_parallel_ranges(nginx):
+    a = rng(14, (2560, 4096))  # 40 MiB: two pieces of 20 MiB (16 MiB at least each)
+    put(nginx, "large.zt", lambda w: w.add("a", a))
+    with ztensor.open(nginx.url + "/large.zt") as f:
+        mark = nginx.mark()
+        got = f["a"]
+        n, sent, entries = requests_since(nginx, mark)
+    assert np.array_equal(got, a)
+    assert n == 2 and sent == a.nbytes, entries
+    assert all("," not in e[3] for e in entries)  # two single ranges
+
+
 def test_missing_file_is_404(nginx):
     with pytest.raises(ztensor.Error) as e:
         ztensor.open(nginx.url + "/nothing.zt")

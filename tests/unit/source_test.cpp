@@ -250,6 +250,27 @@ TEST_F(Source, ACacheOfFewBytesKeepsNothingBig) {
   EXPECT_EQ(remote.reads.size(), 2u);  // 12 bytes: not kept, fetched each time
 }
 
+TEST_F(Source, ALargeReadIsNotSplitByCachedPieces) {
+  Remote remote;
+  remote.file = write_model(2);
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.cache_bytes = 128 << 10;  // keeps reads up to 32 KiB; "big" is 64 KiB
+  const Opened o = open_source(remote, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const size_t big = index_of(o.get(), "big");
+  const uint64_t begin[] = {0, 16}, end[] = {128, 24};  // 128 runs of 32 bytes, now cached
+  std::vector<float> cols(128 * 8);
+  uint64_t w = 0;
+  ASSERT_EQ(zt_dense_slice_f32(o.get(), big, 2, begin, end, cols.data(), cols.size(), &w), ZT_OK)
+      << zt_last_error();
+  remote.forget();
+  const Bytes all = read_all(o.get(), big, "data");
+  EXPECT_EQ(remote.reads.size(), 1u);  // one read, not one per gap between cached runs
+  const Opened local = open_memory(remote.file);
+  EXPECT_EQ(all, read_all(local.get(), index_of(local.get(), "big"), "data"));
+}
+
 TEST_F(Source, ShortReadsGiveTheSameBytes) {
   Remote remote;
   remote.file = write_model(5);
