@@ -853,6 +853,32 @@ struct OpenOptions {
   bool allow_foreign = false;
 };
 
+/// Options of Reader::from_url (zt_open_url; docs/remote.md).
+struct HttpOptions {
+  std::vector<std::string> headers;     ///< "Name: value" lines sent with every request
+  std::uint32_t timeout_ms = 30000;     ///< connect timeout and longest stall
+  std::uint32_t retries = 3;            ///< after a 5xx, 429 or dropped connection
+  std::uint32_t connections = 4;        ///< requests in flight at once
+  std::uint64_t cache_bytes = 0;        ///< fetched ranges kept; 0 = 64 MiB
+  std::uint64_t max_decoded_bytes = 0;  ///< as OpenOptions
+};
+
+/// A file behind your own transport, for Reader::from_source: an object
+/// store's SDK, an encrypted blob, a cache. Called from any thread, several
+/// at once (the library does not serialise them); an exception thrown by
+/// read_at or size fails the call that needed the bytes with ZT_ERR_IO.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  /// The file's size in bytes (asked once, at open).
+  virtual std::uint64_t size() = 0;
+  /// Reads up to out.size() bytes at `offset` into out and returns how
+  /// many (fewer is a short read; 0 means the data ended early).
+  virtual std::size_t read_at(std::uint64_t offset, std::span<std::byte> out) = 0;
+  /// What messages call the source.
+  virtual std::string name() const { return "source"; }
+};
+
 /// An open .zt file (move-only; closes the file on destruction).
 class Reader {
  public:
@@ -871,6 +897,70 @@ class Reader {
   static Reader from_memory(std::span<const std::byte> bytes) {
     zt_reader* r = nullptr;
     detail::check(zt_open_memory(bytes.data(), bytes.size(), &r));
+    return Reader(r);
+  }
+
+  /// Opens an http:// or https:// URL with range requests (zt_open_url):
+  /// two requests to open, then only the ranges that calls read. Nothing is
+  /// mapped: views point into buffers the Reader owns.
+  static Reader from_url(const std::string& url, const HttpOptions& http = {}) {
+    std::string headers;
+    for (const std::string& h : http.headers) headers.append(h).append("\n");
+    zt_open_options o;
+    zt_open_options_init(&o);
+    o.max_decoded_bytes = http.max_decoded_bytes;
+    o.cache_bytes = http.cache_bytes;
+    o.http_headers = headers.empty() ? nullptr : headers.c_str();
+    o.http_timeout_ms = http.timeout_ms;
+    o.http_retries = http.retries;
+    o.http_connections = http.connections;
+    zt_reader* r = nullptr;
+    detail::check(zt_open_url(url.c_str(), &o, &r));
+    return Reader(r);
+  }
+
+  /// Opens a file read through `source` (zt_open_source), which the
+  /// Reader keeps until it closes.
+  static Reader from_source(std::unique_ptr<ByteSource> source, std::uint64_t cache_bytes = 0) {
+    if (!source) throw Error(ZT_ERR_ARGUMENT, "source is null");
+    struct Held {
+      std::unique_ptr<ByteSource> source;
+      std::string name;
+    };
+    auto held = std::make_unique<Held>(Held{std::move(source), {}});
+    held->name = held->source->name();
+    zt_source s;
+    zt_source_init(&s);
+    s.flags = ZT_SOURCE_CONCURRENT;
+    s.ctx = held.get();
+    s.name = held->name.c_str();
+    s.read_at = [](void* ctx, std::uint64_t off, std::size_t len, void* buf,
+                   std::size_t* done) noexcept -> zt_status {
+      try {
+        *done = static_cast<Held*>(ctx)->source->read_at(
+            off, std::span<std::byte>(static_cast<std::byte*>(buf), len));
+        return ZT_OK;
+      } catch (...) {
+        return ZT_ERR_IO;
+      }
+    };
+    s.size = [](void* ctx, std::uint64_t* out) noexcept -> zt_status {
+      try {
+        *out = static_cast<Held*>(ctx)->source->size();
+        return ZT_OK;
+      } catch (...) {
+        return ZT_ERR_IO;
+      }
+    };
+    s.close = [](void* ctx) noexcept { delete static_cast<Held*>(ctx); };
+    zt_open_options o;
+    zt_open_options_init(&o);
+    o.cache_bytes = cache_bytes;
+    zt_reader* r = nullptr;
+    // From here on the library owns `held` (close runs on every outcome).
+    const zt_status st = zt_open_source(&s, &o, &r);
+    static_cast<void>(held.release());
+    detail::check(st);
     return Reader(r);
   }
 

@@ -171,6 +171,71 @@ TEST_F(WrapperTest, AllowForeignReadsANpyFileThroughTheSameClasses) {
   EXPECT_EQ(a[3], 4.0f);
 }
 
+// A file in memory behind ByteSource, in reads of at most 5 bytes, failing
+// (by throwing) while `broken` is set; counts its destruction.
+class ChoppyBytes : public ztensor::ByteSource {
+ public:
+  ChoppyBytes(std::vector<std::byte> bytes, int* destroyed, const bool* broken)
+      : bytes_(std::move(bytes)), destroyed_(destroyed), broken_(broken) {}
+  ~ChoppyBytes() override { ++*destroyed_; }
+  std::uint64_t size() override { return bytes_.size(); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> out) override {
+    if (*broken_) throw std::runtime_error("disk on fire");
+    const std::size_t n = std::min<std::size_t>(out.size(), 5);
+    std::memcpy(out.data(), bytes_.data() + offset, n);
+    return n;
+  }
+  std::string name() const override { return "choppy://t.zt"; }
+
+ private:
+  std::vector<std::byte> bytes_;
+  int* destroyed_;
+  const bool* broken_;
+};
+
+TEST_F(WrapperTest, ByteSourceReadsThroughShortReadsAndExceptions) {
+  const std::vector<std::byte> file = slurp(write_sample());
+  int destroyed = 0;
+  bool broken = false;
+  {
+    // A cache of 64 bytes keeps nothing of interest: the file is smaller
+    // than the 64 KiB tail a default cache would hold whole.
+    ztensor::Reader r =
+        ztensor::Reader::from_source(std::make_unique<ChoppyBytes>(file, &destroyed, &broken), 64);
+    const std::span<const float> w = r["w"].data().as<float>();
+    ASSERT_EQ(w.size(), 6u);
+    EXPECT_EQ(w[2], 3.25f);
+    EXPECT_EQ(r["ramp"].data().as<std::uint16_t>()[13], 13 % 7);
+    broken = true;
+    try {
+      static_cast<void>(r["ids"].data().bytes());
+      ADD_FAILURE() << "a throwing source read succeeded";
+    } catch (const ztensor::Error& e) {
+      EXPECT_EQ(e.status(), ZT_ERR_IO);
+      EXPECT_NE(e.message().find("choppy://t.zt"), std::string::npos) << e.message();
+    }
+    broken = false;
+    EXPECT_EQ(r["ids"].data().as<std::int64_t>()[2], 1LL << 40);  // not remembered
+    EXPECT_EQ(destroyed, 0);
+  }
+  EXPECT_EQ(destroyed, 1);
+  broken = true;  // a failed open still releases the source
+  EXPECT_THROW(
+      ztensor::Reader::from_source(std::make_unique<ChoppyBytes>(file, &destroyed, &broken)),
+      ztensor::Error);
+  EXPECT_EQ(destroyed, 2);
+}
+
+TEST_F(WrapperTest, FromUrlRefusesWhatIsNotHttp) {
+  try {
+    static_cast<void>(ztensor::Reader::from_url("ftp://example.com/x.zt"));
+    ADD_FAILURE() << "an ftp URL opened";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT);
+    EXPECT_NE(e.message().find("not an http:// or https:// URL"), std::string::npos);
+  }
+}
+
 TEST_F(WrapperTest, ErrorsCarryStatusAndMessage) {
   try {
     ztensor::Reader r(path("missing.zt"));

@@ -189,6 +189,29 @@ def test_large_read_goes_as_parallel_ranges(nginx):
     assert all("," not in e[3] for e in entries)  # two single ranges
 
 
+def test_sharded_v2_model_fetches_a_shard_when_read(nginx):
+    parts = {f"w{i}": rng(20 + i, (64, 256)) for i in range(4)}  # 64 KiB each
+    path = os.path.join(nginx.www, "sharded", "model.zt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with ztensor.Writer(path, file_version=2, shard_bytes=150 << 10) as w:
+        for name, a in parts.items():
+            w.add(name, a)
+    shards = sorted(n for n in os.listdir(os.path.dirname(path)) if n != "model.zt")
+    assert len(shards) >= 2, shards
+    mark = nginx.mark()
+    with ztensor.open(nginx.url + "/sharded/model.zt") as f:
+        opened = nginx.since(mark)
+        assert {e[0].split()[1] for e in opened} == {"/sharded/model.zt"}, opened
+        mark = nginx.mark()
+        assert np.array_equal(f["w3"], parts["w3"])
+        read = nginx.since(mark)
+        touched = {e[0].split()[1] for e in read}
+        assert len(touched) == 1 and touched != {"/sharded/model.zt"}, read
+        assert f.verify()[0] == 4  # every shard hashed whole, every part checked
+    with ztensor.open(path) as local:
+        assert local.verify()[0] == 4
+
+
 def test_missing_file_is_404(nginx):
     with pytest.raises(ztensor.Error) as e:
         ztensor.open(nginx.url + "/nothing.zt")
