@@ -1,0 +1,571 @@
+//! Reading: Reader, Object, Component.
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_void};
+use std::path::Path;
+use std::ptr::{self, NonNull};
+use std::time::Duration;
+
+use ztensor_sys as sys;
+
+use crate::element::Element;
+use crate::error::{argument, check, Result};
+use crate::views::{CooView, CsrView, DenseView, QuantView};
+
+/// Options of [`Reader::open_with`].
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// Read with `pread` into owned buffers instead of mapping the file (for
+    /// files that may change while open). Views then point into the
+    /// reader's buffers.
+    pub copy: bool,
+    /// Cap on one component's decoded size; 0 = the library's default.
+    pub max_decoded_bytes: u64,
+    /// Also open .safetensors, .gguf, .npy, .npz, PyTorch and sharded-index
+    /// files, read-only (`zt_open_options.allow_foreign`).
+    pub allow_foreign: bool,
+}
+
+/// Options of [`Reader::open_url`] (`zt_open_url`; docs/remote.md).
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// "Name: value" headers sent with every request.
+    pub headers: Vec<String>,
+    /// Connect timeout, and the longest a transfer may stall.
+    pub timeout: Duration,
+    /// Retries after a 5xx, 429 or a dropped connection.
+    pub retries: u32,
+    /// Requests in flight at once.
+    pub connections: u32,
+    /// Fetched ranges kept for reuse; 0 = 64 MiB.
+    pub cache_bytes: u64,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            headers: Vec::new(),
+            timeout: Duration::from_secs(30),
+            retries: 3,
+            connections: 4,
+            cache_bytes: 0,
+        }
+    }
+}
+
+/// An open .zt file. Everything it hands out (names, shapes, the bytes of
+/// [`Component::bytes`], views) borrows it, so none of it can outlive the
+/// Reader:
+///
+/// ```compile_fail,E0597
+/// let bytes = {
+///     let r = ztensor::Reader::open("model.zt").unwrap();
+///     r.object("w").unwrap().component("data").unwrap().bytes().unwrap()
+/// }; // `r` is dropped (zt_close) here, while `bytes` still borrows it
+/// ```
+///
+/// A Reader is `Send + Sync`: the C library allows any number of threads to
+/// use one reader at once.
+pub struct Reader {
+    raw: NonNull<sys::zt_reader>,
+    // from_bytes: the file's bytes, which the C reader views in place.
+    _memory: Option<Box<[u8]>>,
+}
+
+// SAFETY: the C ABI documents a zt_reader as usable from many threads at once.
+unsafe impl Send for Reader {}
+unsafe impl Sync for Reader {}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // SAFETY: raw came from a successful open and is closed once.
+        unsafe { sys::zt_close(self.raw.as_ptr()) }
+    }
+}
+
+pub(crate) fn cstring(what: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| argument(format!("{what} \"{}\" contains a NUL byte", s.escape_debug())))
+}
+
+pub(crate) fn path_cstring(path: &Path) -> Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| argument(format!("path {} contains a NUL byte", path.display())))
+}
+
+/// A C string the reader owns, borrowed for the reader's lifetime.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string valid for `'r`.
+unsafe fn text<'r>(p: *const c_char) -> &'r str {
+    if p.is_null() {
+        return "";
+    }
+    CStr::from_ptr(p).to_str().unwrap_or("\u{fffd}")
+}
+
+fn opened(status: sys::zt_status, raw: *mut sys::zt_reader, memory: Option<Box<[u8]>>) -> Result<Reader> {
+    check(status)?;
+    let raw = NonNull::new(raw).ok_or_else(|| argument("the library returned no reader"))?;
+    Ok(Reader { raw, _memory: memory })
+}
+
+impl Reader {
+    /// Opens and validates a .zt file of any generation (`zt_open`).
+    pub fn open(path: impl AsRef<Path>) -> Result<Reader> {
+        Reader::open_with(path, &OpenOptions::default())
+    }
+
+    /// `zt_open_ex` with options.
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Reader> {
+        let path = path_cstring(path.as_ref())?;
+        let mut opt: sys::zt_open_options = unsafe { std::mem::zeroed() };
+        // SAFETY: opt is a writable zt_open_options.
+        unsafe { sys::zt_open_options_init(&mut opt) };
+        opt.io_mode = if options.copy {
+            sys::ZT_IO_COPY as u32
+        } else {
+            sys::ZT_IO_MAP as u32
+        };
+        opt.max_decoded_bytes = options.max_decoded_bytes;
+        opt.allow_foreign = options.allow_foreign as u32;
+        let mut raw = ptr::null_mut();
+        // SAFETY: valid C string, options and out pointer.
+        let s = unsafe { sys::zt_open_ex(path.as_ptr(), &opt, &mut raw) };
+        opened(s, raw, None)
+    }
+
+    /// Reads a .zt file held in memory; the Reader keeps the bytes.
+    pub fn from_bytes(bytes: impl Into<Box<[u8]>>) -> Result<Reader> {
+        let bytes: Box<[u8]> = bytes.into();
+        let mut raw = ptr::null_mut();
+        // SAFETY: the boxed bytes do not move and live as long as the Reader.
+        let s = unsafe { sys::zt_open_memory(bytes.as_ptr() as *const c_void, bytes.len(), &mut raw) };
+        opened(s, raw, Some(bytes))
+    }
+
+    /// Opens an http:// or https:// URL with range requests (`zt_open_url`):
+    /// two requests to open, then only the ranges that calls read.
+    pub fn open_url(url: &str, options: &HttpOptions) -> Result<Reader> {
+        let url = cstring("url", url)?;
+        let headers = cstring(
+            "headers",
+            &options
+                .headers
+                .iter()
+                .map(|h| format!("{h}\n"))
+                .collect::<String>(),
+        )?;
+        let mut opt: sys::zt_open_options = unsafe { std::mem::zeroed() };
+        // SAFETY: opt is a writable zt_open_options.
+        unsafe { sys::zt_open_options_init(&mut opt) };
+        opt.cache_bytes = options.cache_bytes;
+        opt.http_headers = if options.headers.is_empty() {
+            ptr::null()
+        } else {
+            headers.as_ptr()
+        };
+        opt.http_timeout_ms = options.timeout.as_millis().clamp(1, u32::MAX as u128) as u32;
+        opt.http_retries = options.retries;
+        opt.http_connections = options.connections;
+        let mut raw = ptr::null_mut();
+        // SAFETY: valid C strings (alive across the call), options, out pointer.
+        let s = unsafe { sys::zt_open_url(url.as_ptr(), &opt, &mut raw) };
+        opened(s, raw, None)
+    }
+
+    pub(crate) fn raw(&self) -> *const sys::zt_reader {
+        self.raw.as_ptr()
+    }
+
+    /// "1.2.0", "1.1.0", "1.0", "0.1.0", "2" ...; "" for a foreign file.
+    pub fn file_version(&self) -> &str {
+        // SAFETY: owned by the reader until it closes.
+        unsafe { text(sys::zt_file_version(self.raw())) }
+    }
+
+    /// "zt", or the foreign format ("safetensors", "gguf", ...).
+    pub fn file_format(&self) -> &str {
+        unsafe { text(sys::zt_file_format(self.raw())) }
+    }
+
+    /// The whole manifest as JSON (`zt_manifest_json`).
+    pub fn manifest_json(&self) -> &str {
+        unsafe { text(sys::zt_manifest_json(self.raw())) }
+    }
+
+    /// The file's attributes as one encoded CBOR map (empty if none).
+    pub fn attributes_cbor(&self) -> Result<&[u8]> {
+        let (mut p, mut n) = (ptr::null(), 0usize);
+        check(unsafe { sys::zt_file_attributes_cbor(self.raw(), &mut p, &mut n) })?;
+        Ok(if p.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(p as *const u8, n) }
+        })
+    }
+
+    /// The number of objects.
+    pub fn len(&self) -> usize {
+        unsafe { sys::zt_object_count(self.raw()) }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every object, in the file's order.
+    pub fn objects(&self) -> impl ExactSizeIterator<Item = Object<'_>> + '_ {
+        (0..self.len()).map(move |index| Object { reader: self, index })
+    }
+
+    /// The object named `name` (`Status::NotFound` if there is none).
+    pub fn object(&self, name: &str) -> Result<Object<'_>> {
+        let c = cstring("name", name)?;
+        let mut index = 0usize;
+        check(unsafe { sys::zt_object_find(self.raw(), c.as_ptr(), &mut index) })?;
+        Ok(Object { reader: self, index })
+    }
+
+    /// Deep check (`zt_verify`): every digest and content rule. Returns the
+    /// components whose digest was checked, and those without one.
+    pub fn verify(&self) -> Result<(u64, u64)> {
+        let (mut checked, mut unchecked) = (0u64, 0u64);
+        check(unsafe { sys::zt_verify(self.raw(), &mut checked, &mut unchecked) })?;
+        Ok((checked, unchecked))
+    }
+}
+
+/// One object of a file (a tensor: dense, sparse, quantized, ...).
+#[derive(Clone, Copy)]
+pub struct Object<'r> {
+    reader: &'r Reader,
+    index: usize,
+}
+
+impl<'r> Object<'r> {
+    fn raw(&self) -> *const sys::zt_reader {
+        self.reader.raw()
+    }
+
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    pub fn name(&self) -> &'r str {
+        unsafe { text(sys::zt_object_name(self.raw(), self.index)) }
+    }
+
+    /// "dense", "sparse_csr", "sparse_coo", "quantized_group", ...
+    pub fn format(&self) -> &'r str {
+        unsafe { text(sys::zt_object_format(self.raw(), self.index)) }
+    }
+
+    pub fn shape(&self) -> &'r [u64] {
+        let mut ndim = 0usize;
+        let p = unsafe { sys::zt_object_shape(self.raw(), self.index, &mut ndim) };
+        if p.is_null() || ndim == 0 {
+            return &[];
+        }
+        // SAFETY: ndim values owned by the reader.
+        unsafe { std::slice::from_raw_parts(p, ndim) }
+    }
+
+    /// The object's attributes as one encoded CBOR map (empty if none).
+    pub fn attributes_cbor(&self) -> Result<&'r [u8]> {
+        let (mut p, mut n) = (ptr::null(), 0usize);
+        check(unsafe { sys::zt_object_attributes_cbor(self.raw(), self.index, &mut p, &mut n) })?;
+        Ok(if p.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(p as *const u8, n) }
+        })
+    }
+
+    pub fn components(&self) -> impl ExactSizeIterator<Item = Component<'r>> + '_ {
+        let n = unsafe { sys::zt_component_count(self.raw(), self.index) };
+        let object = *self;
+        (0..n).map(move |k| {
+            let role = unsafe { text(sys::zt_component_role(object.raw(), object.index, k)) };
+            Component {
+                object,
+                role: CString::new(role).unwrap_or_default(),
+            }
+        })
+    }
+
+    /// The component `role` ("data", "values", "indices", ...).
+    pub fn component(&self, role: &str) -> Result<Component<'r>> {
+        let c = cstring("role", role)?;
+        // Checked now, so that a missing role fails here.
+        let mut n = 0u64;
+        check(unsafe { sys::zt_component_stored_size(self.raw(), self.index, c.as_ptr(), &mut n) })?;
+        Ok(Component {
+            object: *self,
+            role: c,
+        })
+    }
+
+    /// The data component of a dense object.
+    pub fn data(&self) -> Result<Component<'r>> {
+        self.component("data")
+    }
+
+    /// A dense object's data as numbers converted to f32 (`zt_object_read_f32`).
+    pub fn read_f32(&self) -> Result<Vec<f32>> {
+        let n = self.value_count()?;
+        let mut out = vec![0f32; n];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_object_read_f32(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
+    /// Any object (dense, sparse, quantized) as dense row-major f32 values
+    /// (`zt_object_decode_f32`).
+    pub fn decode_f32(&self) -> Result<Vec<f32>> {
+        let n = self.value_count()?;
+        let mut out = vec![0f32; n];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_object_decode_f32(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
+    fn value_count(&self) -> Result<usize> {
+        let mut n = 0u64;
+        check(unsafe { sys::zt_object_value_count(self.raw(), self.index, &mut n) })?;
+        usize::try_from(n).map_err(|_| argument(format!("{} values do not fit in memory", n)))
+    }
+
+    /// The box [begin, end) of a dense object, little-endian bytes of its
+    /// dtype (`zt_dense_slice`): only the box's bytes are read.
+    pub fn slice(&self, begin: &[u64], end: &[u64]) -> Result<Vec<u8>> {
+        let values = box_values(begin, end)?;
+        let width = self.dense()?.element_bytes();
+        let mut out = vec![0u8; values * width];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_dense_slice(
+                self.raw(),
+                self.index,
+                begin.len(),
+                begin.as_ptr(),
+                end.as_ptr(),
+                out.as_mut_ptr() as *mut c_void,
+                out.len() as u64,
+                &mut written,
+            )
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
+    /// The same box converted to f32 (`zt_dense_slice_f32`).
+    pub fn slice_f32(&self, begin: &[u64], end: &[u64]) -> Result<Vec<f32>> {
+        let mut values = box_values(begin, end)?;
+        if self.dense()?.r#type == Some("complex64") || self.dense()?.r#type == Some("complex128") {
+            values *= 2;
+        }
+        let mut out = vec![0f32; values];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_dense_slice_f32(
+                self.raw(),
+                self.index,
+                begin.len(),
+                begin.as_ptr(),
+                end.as_ptr(),
+                out.as_mut_ptr(),
+                out.len() as u64,
+                &mut written,
+            )
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
+    /// A dense object's data, zero-copy where the file stores it raw.
+    pub fn dense(&self) -> Result<DenseView<'r>> {
+        DenseView::of(self.reader, self.index)
+    }
+
+    pub fn csr(&self) -> Result<CsrView<'r>> {
+        CsrView::of(self.reader, self.index)
+    }
+
+    pub fn coo(&self) -> Result<CooView<'r>> {
+        CooView::of(self.reader, self.index)
+    }
+
+    pub fn quant(&self) -> Result<QuantView<'r>> {
+        QuantView::of(self.reader, self.index)
+    }
+}
+
+fn box_values(begin: &[u64], end: &[u64]) -> Result<usize> {
+    if begin.len() != end.len() {
+        return Err(argument("begin and end have different lengths"));
+    }
+    let mut n: u64 = 1;
+    for (b, e) in begin.iter().zip(end) {
+        n = n
+            .checked_mul(e.saturating_sub(*b))
+            .ok_or_else(|| argument("box too large"))?;
+    }
+    usize::try_from(n).map_err(|_| argument("box too large"))
+}
+
+/// One component of an object: its stored blob and what it decodes to.
+#[derive(Clone)]
+pub struct Component<'r> {
+    object: Object<'r>,
+    role: CString,
+}
+
+impl<'r> Component<'r> {
+    fn raw(&self) -> *const sys::zt_reader {
+        self.object.raw()
+    }
+
+    pub fn role(&self) -> &str {
+        self.role.to_str().unwrap_or("\u{fffd}")
+    }
+
+    /// The storage dtype: "f32", "bf16", "u8", ...
+    pub fn dtype(&self) -> &'r str {
+        unsafe {
+            text(sys::zt_component_dtype(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+            ))
+        }
+    }
+
+    /// The logical type ("f8_e4m3fn", "complex64", ...), if any.
+    pub fn r#type(&self) -> Option<&'r str> {
+        let p = unsafe { sys::zt_component_type(self.raw(), self.object.index, self.role.as_ptr()) };
+        if p.is_null() {
+            None
+        } else {
+            Some(unsafe { text(p) })
+        }
+    }
+
+    /// "raw" or "zstd" (or an unknown encoding's name).
+    pub fn encoding(&self) -> &'r str {
+        unsafe {
+            text(sys::zt_component_encoding(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+            ))
+        }
+    }
+
+    pub fn stored_size(&self) -> Result<u64> {
+        let mut n = 0u64;
+        check(unsafe {
+            sys::zt_component_stored_size(self.raw(), self.object.index, self.role.as_ptr(), &mut n)
+        })?;
+        Ok(n)
+    }
+
+    pub fn decoded_size(&self) -> Result<u64> {
+        let mut n = 0u64;
+        check(unsafe {
+            sys::zt_component_decoded_size(self.raw(), self.object.index, self.role.as_ptr(), &mut n)
+        })?;
+        Ok(n)
+    }
+
+    /// The decoded little-endian bytes (`zt_component_map`): a view of the
+    /// file mapping for raw data, else decoded once into the reader's cache.
+    /// Borrowed from the Reader: valid, unchanged, as long as it lives.
+    pub fn bytes(&self) -> Result<&'r [u8]> {
+        let (mut p, mut n) = (ptr::null(), 0u64);
+        check(unsafe {
+            sys::zt_component_map(self.raw(), self.object.index, self.role.as_ptr(), &mut p, &mut n)
+        })?;
+        if n == 0 {
+            return Ok(&[]);
+        }
+        // SAFETY: n bytes owned by the reader until zt_close; 'r borrows it.
+        Ok(unsafe { std::slice::from_raw_parts(p as *const u8, n as usize) })
+    }
+
+    /// The bytes as elements of `T`, which must match the dtype (f32 for
+    /// "f32", u16 for "bf16"/"f16" storage, ...).
+    pub fn as_slice<T: Element>(&self) -> Result<&'r [T]> {
+        let dtype = self.dtype();
+        if !T::DTYPES.contains(&dtype) {
+            return Err(argument(format!(
+                "component \"{}\" of \"{}\" holds {dtype}, not {}",
+                self.role(),
+                self.object.name(),
+                T::DTYPES[0]
+            )));
+        }
+        let bytes = self.bytes()?;
+        if !bytes.len().is_multiple_of(std::mem::size_of::<T>())
+            || !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>())
+        {
+            return Err(argument(format!(
+                "component \"{}\": bytes not aligned for {dtype}",
+                self.role()
+            )));
+        }
+        // SAFETY: size and alignment checked; every bit pattern is a valid T.
+        Ok(unsafe {
+            std::slice::from_raw_parts(bytes.as_ptr() as *const T, bytes.len() / std::mem::size_of::<T>())
+        })
+    }
+
+    /// Decodes into `dst` (no caching); returns the byte count.
+    pub fn read(&self, dst: &mut [u8]) -> Result<usize> {
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_component_read(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+                dst.as_mut_ptr() as *mut c_void,
+                dst.len() as u64,
+                &mut written,
+            )
+        })?;
+        Ok(written as usize)
+    }
+
+    /// The decoded bytes in a fresh Vec.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; usize::try_from(self.decoded_size()?).map_err(|_| argument("too large"))?];
+        let n = self.read(&mut out)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// The elements converted to f32 (`zt_component_read_f32`).
+    pub fn read_f32(&self) -> Result<Vec<f32>> {
+        let bytes = self.decoded_size()?;
+        let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
+        let mut out = vec![0f32; (bytes / width.max(1)) as usize];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_component_read_f32(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+                out.as_mut_ptr(),
+                out.len() as u64,
+                &mut written,
+            )
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+}

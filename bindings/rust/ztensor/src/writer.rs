@@ -1,0 +1,305 @@
+//! Writing: Writer, and the object and component streams it lends out.
+use std::io;
+use std::os::raw::c_void;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use ztensor_sys as sys;
+
+use crate::element::Element;
+use crate::error::{argument, check, Result};
+use crate::reader::{cstring, path_cstring};
+
+/// How a component is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Encoding {
+    #[default]
+    Raw,
+    Zstd,
+    /// zstd where it pays (the writer's auto_min_ratio), else raw.
+    Auto,
+}
+
+impl Encoding {
+    fn c(self) -> &'static std::ffi::CStr {
+        match self {
+            Encoding::Raw => c"raw",
+            Encoding::Zstd => c"zstd",
+            Encoding::Auto => c"auto",
+        }
+    }
+}
+
+/// The digest the writer stores with each component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Digest {
+    Xxh3,
+    Sha256,
+    None,
+}
+
+/// Options of [`Writer::create_with`]; `None` keeps the library's default.
+#[derive(Clone, Debug, Default)]
+pub struct WriterOptions {
+    pub zstd_level: Option<i32>,
+    pub threads: Option<u32>,
+    pub digest: Option<Digest>,
+    pub frame_size: Option<u64>,
+    /// 0 or 1: spec 1.2.0 (the default); 2: zTensor v2.
+    pub file_version: Option<u32>,
+    pub shard_bytes: Option<u64>,
+}
+
+/// Writes a .zt file. Nothing appears at the path until [`Writer::finish`]
+/// (written beside it, synced, renamed); a Writer dropped unfinished aborts
+/// and leaves no file. One thread at a time (`Send`, not `Sync`).
+pub struct Writer {
+    raw: Option<NonNull<sys::zt_writer>>,
+}
+
+// SAFETY: a zt_writer belongs to one thread at a time; &mut self enforces it.
+unsafe impl Send for Writer {}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Some(w) = self.raw.take() {
+            // SAFETY: unfinished writer, aborted once.
+            unsafe { sys::zt_writer_abort(w.as_ptr()) }
+        }
+    }
+}
+
+impl Writer {
+    pub fn create(path: impl AsRef<Path>) -> Result<Writer> {
+        Writer::create_with(path, &WriterOptions::default())
+    }
+
+    pub fn create_with(path: impl AsRef<Path>, options: &WriterOptions) -> Result<Writer> {
+        let path = path_cstring(path.as_ref())?;
+        let mut o: sys::zt_writer_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::zt_writer_options_init(&mut o) };
+        if let Some(v) = options.zstd_level {
+            o.zstd_level = v;
+        }
+        if let Some(v) = options.threads {
+            o.threads = v;
+        }
+        if let Some(d) = options.digest {
+            o.digest = match d {
+                Digest::Xxh3 => sys::ZT_DIGEST_XXH3,
+                Digest::Sha256 => sys::ZT_DIGEST_SHA256,
+                Digest::None => sys::ZT_DIGEST_NONE,
+            } as u32;
+        }
+        if let Some(v) = options.frame_size {
+            o.frame_size = v;
+        }
+        if let Some(v) = options.file_version {
+            o.file_version = v;
+        }
+        if let Some(v) = options.shard_bytes {
+            o.shard_bytes = v;
+        }
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::zt_writer_open_ex(path.as_ptr(), &o, &mut raw) })?;
+        Ok(Writer {
+            raw: NonNull::new(raw),
+        })
+    }
+
+    fn raw(&self) -> Result<*mut sys::zt_writer> {
+        self.raw
+            .map(NonNull::as_ptr)
+            .ok_or_else(|| argument("the writer is finished"))
+    }
+
+    /// A dense object of `shape` holding `data` (row-major), dtype from `T`.
+    pub fn add_dense<T: Element>(
+        &mut self,
+        name: &str,
+        shape: &[u64],
+        data: &[T],
+        encoding: Encoding,
+    ) -> Result<()> {
+        // SAFETY: Element types are plain numbers; their bytes are the data.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) };
+        self.add_dense_bytes(name, T::DTYPES[0], shape, bytes, encoding)
+    }
+
+    /// A dense object of `shape` from little-endian bytes of `dtype`
+    /// ("bf16", "f8_e4m3fn" storage as "u8", ...).
+    pub fn add_dense_bytes(
+        &mut self,
+        name: &str,
+        dtype: &str,
+        shape: &[u64],
+        bytes: &[u8],
+        encoding: Encoding,
+    ) -> Result<()> {
+        let (name, dtype) = (cstring("name", name)?, cstring("dtype", dtype)?);
+        check(unsafe {
+            sys::zt_writer_add_dense(
+                self.raw()?,
+                name.as_ptr(),
+                dtype.as_ptr(),
+                shape.as_ptr(),
+                shape.len(),
+                bytes.as_ptr() as *const c_void,
+                bytes.len() as u64,
+                encoding.c().as_ptr(),
+            )
+        })
+    }
+
+    /// Begins an object of any format; add its components to the returned
+    /// ObjectWriter, then call its `end()`. Dropped without `end()`, the
+    /// object is cancelled.
+    pub fn begin_object(&mut self, name: &str, format: &str, shape: &[u64]) -> Result<ObjectWriter<'_>> {
+        let (name, format) = (cstring("name", name)?, cstring("format", format)?);
+        check(unsafe {
+            sys::zt_writer_begin_object(
+                self.raw()?,
+                name.as_ptr(),
+                format.as_ptr(),
+                shape.as_ptr(),
+                shape.len(),
+            )
+        })?;
+        Ok(ObjectWriter {
+            writer: self,
+            open: true,
+        })
+    }
+
+    /// The file's attributes, given as JSON (stored as CBOR).
+    pub fn set_file_attributes_json(&mut self, json: &str) -> Result<()> {
+        let json = cstring("json", json)?;
+        check(unsafe { sys::zt_writer_set_file_attributes_json(self.raw()?, json.as_ptr()) })
+    }
+
+    /// Writes the manifest and publishes the file (sync, rename).
+    pub fn finish(mut self) -> Result<()> {
+        let w = self
+            .raw
+            .take()
+            .ok_or_else(|| argument("the writer is finished"))?;
+        // zt_writer_finish frees the writer whatever it returns.
+        check(unsafe { sys::zt_writer_finish(w.as_ptr()) })
+    }
+
+    /// Drops everything written; no file appears.
+    pub fn abort(self) {}
+}
+
+/// An object being written (from [`Writer::begin_object`]).
+pub struct ObjectWriter<'w> {
+    writer: &'w mut Writer,
+    open: bool,
+}
+
+impl Drop for ObjectWriter<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            if let Ok(w) = self.writer.raw() {
+                // SAFETY: an object is open on this writer.
+                unsafe { sys::zt_writer_cancel_object(w) };
+            }
+        }
+    }
+}
+
+impl ObjectWriter<'_> {
+    /// A whole component from memory.
+    pub fn add_component(
+        &mut self,
+        role: &str,
+        dtype: &str,
+        logical_type: Option<&str>,
+        bytes: &[u8],
+        encoding: Encoding,
+    ) -> Result<()> {
+        let (role, dtype) = (cstring("role", role)?, cstring("dtype", dtype)?);
+        let ty = logical_type.map(|t| cstring("type", t)).transpose()?;
+        check(unsafe {
+            sys::zt_writer_add_component(
+                self.writer.raw()?,
+                role.as_ptr(),
+                dtype.as_ptr(),
+                ty.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
+                bytes.as_ptr() as *const c_void,
+                bytes.len() as u64,
+                encoding.c().as_ptr(),
+            )
+        })
+    }
+
+    /// A component written in pieces (`std::io::Write`), `decoded_size`
+    /// bytes in all; call its `end()`.
+    pub fn begin_component(
+        &mut self,
+        role: &str,
+        dtype: &str,
+        logical_type: Option<&str>,
+        decoded_size: u64,
+        encoding: Encoding,
+    ) -> Result<ComponentWriter<'_>> {
+        let (role, dtype) = (cstring("role", role)?, cstring("dtype", dtype)?);
+        let ty = logical_type.map(|t| cstring("type", t)).transpose()?;
+        check(unsafe {
+            sys::zt_writer_begin_component(
+                self.writer.raw()?,
+                role.as_ptr(),
+                dtype.as_ptr(),
+                ty.as_ref().map_or(ptr::null(), |t| t.as_ptr()),
+                encoding.c().as_ptr(),
+                decoded_size,
+            )
+        })?;
+        Ok(ComponentWriter {
+            writer: self.writer.raw()?,
+            _marker: std::marker::PhantomData,
+        })
+    }
+
+    /// The object's attributes, given as JSON.
+    pub fn set_attributes_json(&mut self, json: &str) -> Result<()> {
+        let json = cstring("json", json)?;
+        check(unsafe { sys::zt_writer_set_object_attributes_json(self.writer.raw()?, json.as_ptr()) })
+    }
+
+    /// Checks the object against its format's rules and keeps it.
+    pub fn end(mut self) -> Result<()> {
+        self.open = false;
+        check(unsafe { sys::zt_writer_end_object(self.writer.raw()?) })
+    }
+
+    /// Drops the object.
+    pub fn cancel(self) {}
+}
+
+/// A component being written in pieces; `end()` checks its size.
+pub struct ComponentWriter<'o> {
+    writer: *mut sys::zt_writer,
+    // Borrows the ObjectWriter mutably: nothing else writes meanwhile.
+    #[allow(dead_code)]
+    _marker: std::marker::PhantomData<&'o mut ()>,
+}
+
+impl ComponentWriter<'_> {
+    pub fn end(self) -> Result<()> {
+        check(unsafe { sys::zt_writer_end_component(self.writer) })
+    }
+}
+
+impl io::Write for ComponentWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        check(unsafe { sys::zt_writer_write(self.writer, buf.as_ptr() as *const c_void, buf.len() as u64) })
+            .map_err(io::Error::other)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

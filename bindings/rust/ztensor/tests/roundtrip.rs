@@ -1,0 +1,253 @@
+//! The safe crate against the installed library: every kind of object
+//! written and read back, views, slices, streaming, verify, errors, the
+//! writer's abort on drop, and a Reader shared by threads.
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use ztensor::{Encoding, Reader, Status, Writer, WriterOptions};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("ztensor-rs-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+fn u64_bytes(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// dense raw + zstd, CSR, COO, an i64 vector, attributes.
+fn write_sample(path: &std::path::Path) {
+    let mut w = Writer::create_with(
+        path,
+        &WriterOptions {
+            zstd_level: Some(3),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let weights: Vec<f32> = (0..12).map(|i| i as f32 * 0.5).collect();
+    w.add_dense("w", &[3, 4], &weights, Encoding::Raw).unwrap();
+    let ramp: Vec<u16> = (0..4096).map(|i| (i % 7) as u16).collect();
+    w.add_dense("ramp", &[64, 64], &ramp, Encoding::Zstd).unwrap();
+    w.add_dense("ids", &[3], &[-1i64, 0, 1 << 40], Encoding::Raw)
+        .unwrap();
+    let mut csr = w.begin_object("adj", "sparse_csr", &[3, 4]).unwrap();
+    csr.add_component("values", "f32", None, &f32_bytes(&[1.0, 2.0, 3.0]), Encoding::Raw)
+        .unwrap();
+    csr.add_component("indices", "u64", None, &u64_bytes(&[0, 2, 1]), Encoding::Raw)
+        .unwrap();
+    csr.add_component("indptr", "u64", None, &u64_bytes(&[0, 2, 2, 3]), Encoding::Raw)
+        .unwrap();
+    csr.set_attributes_json(r#"{"kind": "graph"}"#).unwrap();
+    csr.end().unwrap();
+    let mut coo = w.begin_object("pts", "sparse_coo", &[3, 4]).unwrap();
+    coo.add_component("values", "f32", None, &f32_bytes(&[5.0, 6.0]), Encoding::Raw)
+        .unwrap();
+    coo.add_component("coords", "u64", None, &u64_bytes(&[0, 2, 1, 3]), Encoding::Raw)
+        .unwrap();
+    coo.end().unwrap();
+    w.set_file_attributes_json(r#"{"framework": "rust"}"#).unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn every_kind_round_trips() {
+    let dir = TempDir::new("kinds");
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let r = Reader::open(&path).unwrap();
+    assert_eq!(r.file_version(), "1.2.0");
+    assert_eq!(r.file_format(), "zt");
+    let names: Vec<&str> = r.objects().map(|o| o.name()).collect();
+    assert_eq!(names, ["w", "ramp", "ids", "adj", "pts"]);
+
+    let w = r.object("w").unwrap();
+    assert_eq!((w.format(), w.shape()), ("dense", &[3u64, 4][..]));
+    let data = w.data().unwrap();
+    assert_eq!((data.dtype(), data.encoding()), ("f32", "raw"));
+    assert_eq!(data.as_slice::<f32>().unwrap()[5], 2.5);
+    let view = w.dense().unwrap();
+    assert!(view.zero_copy);
+    assert_eq!(view.data.as_ptr(), data.bytes().unwrap().as_ptr()); // one mapping
+
+    let ramp = r.object("ramp").unwrap().data().unwrap();
+    assert_eq!(ramp.encoding(), "zstd");
+    assert_eq!(ramp.as_slice::<u16>().unwrap()[13], 13 % 7);
+    assert_eq!(ramp.to_vec().unwrap(), ramp.bytes().unwrap());
+    assert_eq!(
+        r.object("ids")
+            .unwrap()
+            .data()
+            .unwrap()
+            .as_slice::<i64>()
+            .unwrap(),
+        &[-1, 0, 1 << 40]
+    );
+
+    let csr = r.object("adj").unwrap().csr().unwrap();
+    assert_eq!((csr.rows, csr.cols, csr.nnz), (3, 4, 3));
+    assert_eq!(csr.indptr_u64().unwrap(), [0, 2, 2, 3]);
+    assert_eq!(csr.indices_u64().unwrap(), [0, 2, 1]);
+    assert_eq!(
+        r.object("adj").unwrap().decode_f32().unwrap(),
+        [1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0]
+    );
+    let coo = r.object("pts").unwrap().coo().unwrap();
+    assert_eq!((coo.shape, coo.nnz), (&[3u64, 4][..], 2));
+    assert_eq!(coo.coords_u64().unwrap(), [0, 2, 1, 3]);
+    assert!(!r.object("adj").unwrap().attributes_cbor().unwrap().is_empty());
+    assert!(!r.attributes_cbor().unwrap().is_empty());
+    assert!(r.manifest_json().contains("\"adj\""));
+    assert_eq!(r.verify().unwrap(), (8, 0));
+}
+
+#[test]
+fn slices_and_conversions_read_only_the_box() {
+    let dir = TempDir::new("slices");
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let r = Reader::open(&path).unwrap();
+    let w = r.object("w").unwrap();
+    assert_eq!(w.slice_f32(&[1, 1], &[3, 3]).unwrap(), [2.5, 3.0, 4.5, 5.0]);
+    let bytes = w.slice(&[0, 2], &[1, 4]).unwrap();
+    assert_eq!(bytes, f32_bytes(&[1.0, 1.5]));
+    assert_eq!(
+        r.object("ids").unwrap().read_f32().unwrap(),
+        [-1.0, 0.0, (1u64 << 40) as f32]
+    );
+    let ramp = r.object("ramp").unwrap();
+    assert_eq!(ramp.slice_f32(&[1, 0], &[1, 3]).unwrap().len(), 0); // an empty box
+    assert_eq!(
+        ramp.slice_f32(&[1, 0], &[2, 3]).unwrap(),
+        [(64 % 7) as f32, (65 % 7) as f32, (66 % 7) as f32]
+    );
+}
+
+#[test]
+fn streaming_writes_and_from_bytes() {
+    let dir = TempDir::new("stream");
+    let path = dir.path("s.zt");
+    let mut w = Writer::create(&path).unwrap();
+    {
+        let mut o = w.begin_object("big", "dense", &[1000]).unwrap();
+        let mut c = o
+            .begin_component("data", "f32", None, 4000, Encoding::Zstd)
+            .unwrap();
+        for chunk in (0..1000).map(|i| i as f32).collect::<Vec<_>>().chunks(300) {
+            c.write_all(&f32_bytes(chunk)).unwrap();
+        }
+        c.end().unwrap();
+        o.end().unwrap();
+    }
+    {
+        // A dropped ObjectWriter cancels its object.
+        let mut o = w.begin_object("dropped", "dense", &[1]).unwrap();
+        o.add_component("data", "f32", None, &f32_bytes(&[1.0]), Encoding::Raw)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let r = Reader::from_bytes(std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r.object("big").unwrap().read_f32().unwrap()[999], 999.0);
+}
+
+#[test]
+fn errors_carry_the_status_and_message() {
+    let dir = TempDir::new("errors");
+    let e = Reader::open(dir.path("missing.zt")).err().unwrap();
+    assert_eq!(e.status, Status::Io);
+    assert!(e.message.contains("missing.zt"), "{}", e.message);
+    assert_eq!(e.status.name(), "ZT_ERR_IO");
+    let e = Reader::from_bytes(vec![0u8; 64]).err().unwrap();
+    assert_eq!(e.status, Status::Format);
+
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let r = Reader::open(&path).unwrap();
+    assert_eq!(r.object("nope").err().unwrap().status, Status::NotFound);
+    let e = r.object("w").unwrap().component("values").err().unwrap();
+    assert_eq!(e.status, Status::NotFound);
+    assert!(e.message.contains("\"w\""), "{}", e.message);
+    let e = r
+        .object("w")
+        .unwrap()
+        .data()
+        .unwrap()
+        .as_slice::<u16>()
+        .err()
+        .unwrap();
+    assert_eq!(e.status, Status::Argument);
+    assert_eq!(r.object("a\0b").err().unwrap().status, Status::Argument);
+    let _: &dyn std::error::Error = &e;
+
+    // A shape that does not match the data: the object is refused.
+    let mut w = Writer::create(dir.path("bad.zt")).unwrap();
+    let e = w
+        .add_dense("x", &[5], &[1.0f32, 2.0], Encoding::Raw)
+        .err()
+        .unwrap();
+    assert_eq!(e.status, Status::Argument, "{e}");
+    assert!(e.message.contains("needs 20"), "{e}");
+}
+
+#[test]
+fn a_dropped_writer_leaves_no_file() {
+    let dir = TempDir::new("abort");
+    let path = dir.path("never.zt");
+    {
+        let mut w = Writer::create(&path).unwrap();
+        w.add_dense("x", &[2], &[1.0f32, 2.0], Encoding::Raw).unwrap();
+    }
+    assert!(!path.exists());
+    assert_eq!(
+        std::fs::read_dir(&dir.0).unwrap().count(),
+        0,
+        "no temporary file left"
+    );
+}
+
+#[test]
+fn a_reader_is_shared_by_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Reader>();
+    let dir = TempDir::new("threads");
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let r = Reader::open(&path).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let r = &r;
+            s.spawn(move || {
+                for _ in 0..50 {
+                    let ramp = r
+                        .object("ramp")
+                        .unwrap()
+                        .data()
+                        .unwrap()
+                        .as_slice::<u16>()
+                        .unwrap();
+                    assert_eq!(ramp[(t * 7 + 3) as usize], 3);
+                }
+            });
+        }
+    });
+    assert!(!ztensor::version().is_empty());
+}
