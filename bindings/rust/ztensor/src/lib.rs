@@ -26,12 +26,14 @@
 mod element;
 mod error;
 mod reader;
+mod source;
 mod views;
 mod writer;
 
 pub use element::Element;
 pub use error::{Error, Result, Status};
 pub use reader::{Component, HttpOptions, Object, OpenOptions, Reader};
+pub use source::ByteSource;
 pub use views::{CooView, CsrView, DenseView, QuantView};
 pub use writer::{ComponentWriter, Digest, Encoding, ObjectWriter, Writer, WriterOptions};
 

@@ -103,7 +103,11 @@ unsafe fn text<'r>(p: *const c_char) -> &'r str {
     CStr::from_ptr(p).to_str().unwrap_or("\u{fffd}")
 }
 
-fn opened(status: sys::zt_status, raw: *mut sys::zt_reader, memory: Option<Box<[u8]>>) -> Result<Reader> {
+pub(crate) fn opened(
+    status: sys::zt_status,
+    raw: *mut sys::zt_reader,
+    memory: Option<Box<[u8]>>,
+) -> Result<Reader> {
     check(status)?;
     let raw = NonNull::new(raw).ok_or_else(|| argument("the library returned no reader"))?;
     Ok(Reader { raw, _memory: memory })
@@ -224,6 +228,19 @@ impl Reader {
         let mut index = 0usize;
         check(unsafe { sys::zt_object_find(self.raw(), c.as_ptr(), &mut index) })?;
         Ok(Object { reader: self, index })
+    }
+
+    /// The content digest of a v2 model ("sha256" or "xxh3"): the identity
+    /// of its tensors, computed from the manifest (`zt_content_digest`).
+    pub fn content_digest(&self, algorithm: &str) -> Result<String> {
+        let algorithm = cstring("algorithm", algorithm)?;
+        let mut buf = [0 as c_char; sys::ZT_CONTENT_DIGEST_SIZE as usize];
+        check(unsafe {
+            sys::zt_content_digest(self.raw(), algorithm.as_ptr(), buf.as_mut_ptr(), buf.len())
+        })?;
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned())
     }
 
     /// Deep check (`zt_verify`): every digest and content rule. Returns the
@@ -388,6 +405,25 @@ impl<'r> Object<'r> {
         Ok(out)
     }
 
+    /// Rows [begin, end) of a dense object along its first dimension, a
+    /// view (`zt_dense_rows_map`: the file mapping for raw data, else the
+    /// reader's decode cache).
+    pub fn rows(&self, begin: u64, end: u64) -> Result<&'r [u8]> {
+        let (mut p, mut n) = (ptr::null(), 0u64);
+        check(unsafe { sys::zt_dense_rows_map(self.raw(), self.index, begin, end, &mut p, &mut n) })?;
+        Ok(if n == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(p as *const u8, n as usize) }
+        })
+    }
+
+    /// The layout as written: a v2 layout id ("zt.sparse_csr/1", ...) or
+    /// the 1.x format.
+    pub fn layout(&self) -> &'r str {
+        unsafe { text(sys::zt_object_layout(self.raw(), self.index)) }
+    }
+
     /// A dense object's data, zero-copy where the file stores it raw.
     pub fn dense(&self) -> Result<DenseView<'r>> {
         DenseView::of(self.reader, self.index)
@@ -465,6 +501,22 @@ impl<'r> Component<'r> {
                 self.role.as_ptr(),
             ))
         }
+    }
+
+    /// The v2 shard holding the part, if it is in another file.
+    pub fn shard(&self) -> Option<&'r str> {
+        let p = unsafe { sys::zt_component_shard(self.raw(), self.object.index, self.role.as_ptr()) };
+        (!p.is_null()).then(|| unsafe { text(p) })
+    }
+
+    /// Hints that the stored bytes will be read soon (madvise WILLNEED), or
+    /// not again (DONTNEED): `zt_prefetch` / `zt_evict`.
+    pub fn prefetch(&self) -> Result<()> {
+        check(unsafe { sys::zt_prefetch(self.raw(), self.object.index, self.role.as_ptr()) })
+    }
+
+    pub fn evict(&self) -> Result<()> {
+        check(unsafe { sys::zt_evict(self.raw(), self.object.index, self.role.as_ptr()) })
     }
 
     pub fn stored_size(&self) -> Result<u64> {

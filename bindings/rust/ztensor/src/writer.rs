@@ -107,6 +107,17 @@ impl Writer {
         })
     }
 
+    /// Opens a zTensor v2 file to append a generation to it
+    /// (`zt_writer_open_append`): earlier bytes never change.
+    pub fn append(path: impl AsRef<Path>) -> Result<Writer> {
+        let path = path_cstring(path.as_ref())?;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::zt_writer_open_append(path.as_ptr(), ptr::null(), &mut raw) })?;
+        Ok(Writer {
+            raw: NonNull::new(raw),
+        })
+    }
+
     fn raw(&self) -> Result<*mut sys::zt_writer> {
         self.raw
             .map(NonNull::as_ptr)

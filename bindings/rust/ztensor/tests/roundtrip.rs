@@ -251,3 +251,86 @@ fn a_reader_is_shared_by_threads() {
     });
     assert!(!ztensor::version().is_empty());
 }
+
+/// A file in memory behind ByteSource, in reads of at most 7 bytes.
+struct Choppy(Vec<u8>, std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl ztensor::ByteSource for Choppy {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.1.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::other("unplugged"));
+        }
+        let n = buf.len().min(7);
+        buf[..n].copy_from_slice(&self.0[offset as usize..offset as usize + n]);
+        Ok(n)
+    }
+    fn name(&self) -> String {
+        "choppy://m.zt".into()
+    }
+}
+
+#[test]
+fn a_byte_source_serves_every_call() {
+    let dir = TempDir::new("source");
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let broken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let r = Reader::open_source(Choppy(std::fs::read(&path).unwrap(), broken.clone()), 64).unwrap();
+    let w = r.object("w").unwrap();
+    assert_eq!(w.data().unwrap().as_slice::<f32>().unwrap()[5], 2.5);
+    assert_eq!(r.verify().unwrap(), (8, 0));
+    broken.store(true, std::sync::atomic::Ordering::SeqCst);
+    let e = r.object("ramp").unwrap().data().unwrap().to_vec().err().unwrap();
+    assert_eq!(e.status, Status::Io);
+    assert!(e.message.contains("choppy://m.zt"), "{e}");
+}
+
+#[test]
+fn decode_many_rows_and_append() {
+    let dir = TempDir::new("many");
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let r = Reader::open(&path).unwrap();
+    let (w, ramp) = (r.object("w").unwrap(), r.object("ramp").unwrap());
+    let (mut a, mut b, mut small) = (vec![0u8; 48], vec![0u8; 8192], vec![0u8; 4]);
+    let mut items = [
+        (w, "data", &mut a[..]),
+        (ramp, "data", &mut b[..]),
+        (w, "data", &mut small[..]),
+    ];
+    let got = r.decode_many(&mut items, 2);
+    assert_eq!(got[0].as_ref().unwrap(), &48);
+    assert_eq!(got[1].as_ref().unwrap(), &8192);
+    assert_eq!(got[2].as_ref().err().unwrap().status, Status::Argument); // 4 bytes are too few
+    assert_eq!(&a[..], w.data().unwrap().bytes().unwrap());
+    assert_eq!(w.rows(1, 2).unwrap(), &w.data().unwrap().bytes().unwrap()[16..32]);
+    assert_eq!(w.layout(), "dense");
+
+    // v2: append a generation, read the content digest.
+    let v2 = dir.path("v2.zt");
+    let mut wr = Writer::create_with(
+        &v2,
+        &WriterOptions {
+            file_version: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    wr.add_dense("x", &[2], &[1.0f32, 2.0], Encoding::Raw).unwrap();
+    wr.finish().unwrap();
+    let before = Reader::open(&v2).unwrap().content_digest("sha256").unwrap();
+    assert!(before.starts_with("sha256:"), "{before}");
+    let mut more = Writer::append(&v2).unwrap();
+    more.add_dense("y", &[1], &[3.0f32], Encoding::Raw).unwrap();
+    more.finish().unwrap();
+    let r2 = Reader::open(&v2).unwrap();
+    assert_eq!(r2.len(), 2);
+    assert_ne!(r2.content_digest("sha256").unwrap(), before);
+    assert_eq!(
+        r.content_digest("sha256").err().unwrap().status,
+        Status::Unsupported
+    ); // 1.x
+}

@@ -1,0 +1,156 @@
+//! Reading through your own transport (`zt_open_source`) and parallel
+//! decoding (`zt_decode_many`).
+use std::ffi::CString;
+use std::os::raw::{c_char, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use ztensor_sys as sys;
+
+use crate::error::{check, Error, Result, Status};
+use crate::reader::{cstring, opened, Object, Reader};
+
+/// A file behind a transport of yours (an object store's SDK, a decrypting
+/// reader): what [`Reader::open_source`] reads through. Called from several
+/// threads at once.
+pub trait ByteSource: Send + Sync + 'static {
+    /// The file's size in bytes (asked once, at open).
+    fn size(&self) -> std::io::Result<u64>;
+    /// Reads up to `buf.len()` bytes at `offset`; fewer is a short read
+    /// (asked again from there), 0 means the data ended early. An error (or
+    /// a panic, which is caught) fails the call that needed the bytes with
+    /// `Status::Io`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize>;
+    /// What messages call the source.
+    fn name(&self) -> String {
+        "source".into()
+    }
+}
+
+struct Held<S> {
+    source: S,
+    _name: CString,
+}
+
+unsafe extern "C" fn read_at<S: ByteSource>(
+    ctx: *mut c_void,
+    offset: u64,
+    length: usize,
+    buf: *mut c_void,
+    done: *mut usize,
+) -> sys::zt_status {
+    let held = &*(ctx as *const Held<S>);
+    // SAFETY: the library hands a writable buffer of `length` bytes.
+    let out = std::slice::from_raw_parts_mut(buf as *mut u8, length);
+    match catch_unwind(AssertUnwindSafe(|| held.source.read_at(offset, out))) {
+        Ok(Ok(n)) => {
+            *done = n;
+            sys::ZT_OK
+        }
+        _ => sys::ZT_ERR_IO,
+    }
+}
+
+unsafe extern "C" fn size_of<S: ByteSource>(ctx: *mut c_void, out: *mut u64) -> sys::zt_status {
+    let held = &*(ctx as *const Held<S>);
+    match catch_unwind(AssertUnwindSafe(|| held.source.size())) {
+        Ok(Ok(n)) => {
+            *out = n;
+            sys::ZT_OK
+        }
+        _ => sys::ZT_ERR_IO,
+    }
+}
+
+unsafe extern "C" fn close<S: ByteSource>(ctx: *mut c_void) {
+    // SAFETY: ctx is the Box made in open_source, released here once.
+    drop(Box::from_raw(ctx as *mut Held<S>));
+}
+
+impl Reader {
+    /// Opens a .zt file read through `source` (`zt_open_source`): the tail
+    /// and the manifest at open, then only the ranges calls need; reads up
+    /// to a quarter of `cache_bytes` (0: 64 MiB) are kept. The Reader owns
+    /// the source and drops it when it closes (or when the open fails).
+    pub fn open_source<S: ByteSource>(source: S, cache_bytes: u64) -> Result<Reader> {
+        let name = CString::new(source.name()).unwrap_or_else(|_| c"source".into());
+        let name_ptr: *const c_char = name.as_ptr();
+        let held = Box::into_raw(Box::new(Held { source, _name: name }));
+        let mut s: sys::zt_source = unsafe { std::mem::zeroed() };
+        unsafe { sys::zt_source_init(&mut s) };
+        s.flags = sys::ZT_SOURCE_CONCURRENT;
+        s.ctx = held as *mut c_void;
+        s.read_at = Some(read_at::<S>);
+        s.size = Some(size_of::<S>);
+        s.close = Some(close::<S>);
+        s.name = name_ptr;
+        let mut o: sys::zt_open_options = unsafe { std::mem::zeroed() };
+        unsafe { sys::zt_open_options_init(&mut o) };
+        o.cache_bytes = cache_bytes;
+        let mut raw = ptr::null_mut();
+        // From here the library owns `held`: close runs on every outcome.
+        let st = unsafe { sys::zt_open_source(&s, &o, &mut raw) };
+        opened(st, raw, None)
+    }
+
+    /// Decodes several components into caller buffers on up to `threads`
+    /// threads (0: all cores), sharing out zstd frames and raw slices
+    /// (`zt_decode_many`). Each item gets its own result: the bytes written
+    /// or its error.
+    pub fn decode_many(
+        &self,
+        items: &mut [(Object<'_>, &str, &mut [u8])],
+        threads: u32,
+    ) -> Vec<Result<usize>> {
+        let mut roles = Vec::with_capacity(items.len());
+        let mut out: Vec<Option<Result<usize>>> = Vec::with_capacity(items.len());
+        for (_, role, _) in items.iter() {
+            match cstring("role", role) {
+                Ok(c) => {
+                    roles.push(c);
+                    out.push(None);
+                }
+                Err(e) => {
+                    roles.push(CString::default());
+                    out.push(Some(Err(e)));
+                }
+            }
+        }
+        let mut reqs: Vec<sys::zt_decode_request> = Vec::with_capacity(items.len());
+        let mut which = Vec::with_capacity(items.len());
+        for (i, (object, _, dst)) in items.iter_mut().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            let mut r: sys::zt_decode_request = unsafe { std::mem::zeroed() };
+            unsafe { sys::zt_decode_request_init(&mut r) };
+            r.object = object.index();
+            r.role = roles[i].as_ptr();
+            r.dst = dst.as_mut_ptr() as *mut c_void;
+            r.capacity = dst.len() as u64;
+            reqs.push(r);
+            which.push(i);
+        }
+        // The library's message is the first failed request's (array order);
+        // the others get their status with a pointer to it.
+        let first = unsafe { sys::zt_decode_many(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads) };
+        let first_error = check(first).err();
+        let mut first_seen = false;
+        for (r, &i) in reqs.iter().zip(&which) {
+            out[i] = Some(if r.status == sys::ZT_OK as u32 {
+                Ok(r.written as usize)
+            } else if !first_seen {
+                first_seen = true;
+                Err(first_error
+                    .clone()
+                    .unwrap_or_else(|| crate::error::argument("decode failed")))
+            } else {
+                Err(Error {
+                    status: Status::from_raw(r.status as i32),
+                    message: format!("item {i} failed (the library explains only the first failure)"),
+                })
+            });
+        }
+        out.into_iter().map(|r| r.unwrap()).collect()
+    }
+}
