@@ -16,7 +16,7 @@ downloading the same byte range.
 
 Writes Google Benchmark-style JSON with an extra "facts" object for
 bench/report.py:  bench_remote.py OUT.json [REPETITIONS]
-Needs nginx (Debian nginx-light), ZTENSOR_LIBRARY and PYTHONPATH=python.
+Needs nginx (Debian nginx-light), ZTENSOR_LIBRARY and PYTHONPATH=bindings/python.
 """
 
 import json

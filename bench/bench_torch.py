@@ -13,7 +13,7 @@ cache, everything in one run:
 
 Writes Google Benchmark's JSON (one "iteration" run per repetition) for
 bench/report.py:  bench_torch.py OUT.json [REPETITIONS]
-Needs ZTENSOR_LIBRARY (or an installed library) and PYTHONPATH=python.
+Needs ZTENSOR_LIBRARY (or an installed library) and PYTHONPATH=bindings/python.
 """
 
 import json

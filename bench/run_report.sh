@@ -57,10 +57,10 @@ for p in "${programs[@]}"; do
     bench_pages) echo "== $p" >&2 && { "$build/bench/$p" >"$out/pages.json" || echo "bench_pages: claim or control failed" >&2; } ;;
     bench_memory) echo "== $p" >&2 && "$build/bench/$p" >"$out/memory.json" ;;
     # ztensor.torch (Python, Debian's python3-torch) over this build's library.
-    bench_torch) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/python" \
+    bench_torch) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/bindings/python" \
       /usr/bin/python3 "$root/bench/bench_torch.py" "$out/bench_torch.json" "$reps" ;;
     # zt_open_url against a loopback nginx (Debian's nginx-light) and curl.
-    bench_remote) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/python" \
+    bench_remote) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/bindings/python" \
       /usr/bin/python3 "$root/bench/bench_remote.py" "$out/bench_remote.json" "$reps" ;;
     *) gbench "$p" ;;
   esac

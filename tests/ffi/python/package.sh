@@ -1,6 +1,6 @@
 #!/bin/sh
-# The Python package as a user installs it (python/README.md): pip builds and
-# installs python/ offline (no index, no build isolation) beside the
+# The Python package as a user installs it (bindings/python/README.md): pip
+# builds and installs bindings/python/ offline (no index, no build isolation) beside the
 # INSTALLED library, and the package is imported from elsewhere, finding the
 # library each documented way: $ZTENSOR_LIBRARY, `pkg-config zt` (an install
 # under another prefix), and with neither, one error naming all three.
@@ -15,14 +15,14 @@ if ! { "$python" -c 'import pip' && "$python" -c 'import setuptools, numpy'; } 2
   exit 77
 fi
 
-rm -rf "$out" && mkdir -p "$out/src/include" "$out/site" "$out/elsewhere"
-# A copy of the source the package is built from (python/ and the header
-# that holds the version), so that the build leaves the tree alone.
-cp -R "$root/python" "$out/src/python"
-rm -rf "$out/src/python/build" "$out/src/python/ztensor.egg-info"
+rm -rf "$out" && mkdir -p "$out/src/include" "$out/src/bindings" "$out/site" "$out/elsewhere"
+# A copy of the source the package is built from (bindings/python/ and the
+# header that holds the version), so that the build leaves the tree alone.
+cp -R "$root/bindings/python" "$out/src/bindings/python"
+rm -rf "$out/src/bindings/python/build" "$out/src/bindings/python/ztensor.egg-info"
 cp "$root/include/ztensor.h" "$out/src/include/"
 "$python" -m pip install --quiet --no-build-isolation --no-index --no-deps \
-  --disable-pip-version-check --prefix "$out/site" "$out/src/python"
+  --disable-pip-version-check --prefix "$out/site" "$out/src/bindings/python"
 pkg=$(find "$out/site" -type d -name ztensor -path '*-packages/*' | head -n 1)
 [ -n "$pkg" ] || { echo "FAIL: pip installed no ztensor package under $out/site"; exit 1; }
 [ -f "$pkg/py.typed" ] || { echo "FAIL: the installed package has no py.typed"; exit 1; }

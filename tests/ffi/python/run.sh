@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs the pytest tests of python/ztensor with the built library.
+# Runs the pytest tests of bindings/python/ztensor with the built library.
 # usage: run.sh PYTHON LIBRARY PYTHON_SOURCE_DIR
 # Exit 77 (CTest: Skipped) when PYTHON lacks numpy or pytest.
 set -eu

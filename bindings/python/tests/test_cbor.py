@@ -1,7 +1,7 @@
-"""pytest tests of python/ztensor/_cbor.py, checked against the reference library cbor2.
+"""pytest tests of bindings/python/ztensor/_cbor.py, checked against the reference library cbor2.
 
 Run as
-    /usr/bin/python3 -m pytest -q python/tests/test_cbor.py
+    /usr/bin/python3 -m pytest -q bindings/python/tests/test_cbor.py
 """
 
 import copy

@@ -1,6 +1,6 @@
 """The version of the package is the library's, from the one place it is
-written: the ZT_VERSION_* macros of include/ztensor.h (beside this folder
-in the source tree). Everything else is in pyproject.toml."""
+written: the ZT_VERSION_* macros of include/ztensor.h (two folders up in
+the source tree). Everything else is in pyproject.toml."""
 
 import os
 import re
@@ -9,7 +9,7 @@ from setuptools import setup
 
 
 def library_version():
-    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "ztensor.h")
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "ztensor.h")
     try:
         with open(header, encoding="utf-8") as f:
             text = f.read()

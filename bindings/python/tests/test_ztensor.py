@@ -1,7 +1,7 @@
-"""pytest tests of the Python binding (python/ztensor) over libztensor.so.
+"""pytest tests of the Python binding (bindings/python/ztensor) over libztensor.so.
 
 Run by CTest (ffi.python) as
-    ZTENSOR_LIBRARY=build/libztensor.so PYTHONPATH=python /usr/bin/python3 -m pytest python/tests
+    ZTENSOR_LIBRARY=build/libztensor.so PYTHONPATH=python /usr/bin/python3 -m pytest bindings/python/tests
 """
 
 import gc

@@ -17,7 +17,7 @@ import pytest
 
 import ztensor
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]  # the source tree: bindings/python/tests/..
 CORPUS_DIRS = [ROOT.parent / "shared" / "conformance" / "corpus" / "valid",
                ROOT.parent / "shared" / "conformance" / "corpus" / "reject",
                ROOT / "fuzz" / "corpus" / "open_walk"]
