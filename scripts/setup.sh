@@ -15,7 +15,7 @@ packages=(
   python3-torch                                                # real torch.save files (cli.pytorch)
   python3-pip python3-setuptools                               # the Python package, installed offline
   nginx-light                                                  # a real HTTP server on loopback (remote reads)
-  golang-go                                                    # the Go consumer (tests/ffi/go)
+  golang-go                                                    # the Go module (bindings/go)  
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
   abigail-tools                                                # the ABI check (abi/, docs/abi.md)
 )

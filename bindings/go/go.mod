@@ -1,0 +1,3 @@
+module github.com/libztensor/libztensor/bindings/go
+
+go 1.19

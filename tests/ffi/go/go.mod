@@ -1,3 +1,0 @@
-module example.org/ztensor/ffi-test
-
-go 1.19
