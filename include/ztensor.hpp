@@ -374,10 +374,14 @@ inline std::optional<std::string_view> opt_text(const char* s) {
   return s ? std::optional<std::string_view>(s) : std::nullopt;
 }
 
-/// An ArrayView of `elements` logical elements (doubled for complex).
+/// An ArrayView of `elements` logical elements: doubled for complex, halved
+/// (rounded up) for f4_e2m1, which packs two values a byte.
 inline ArrayView array(const void* data, std::uint64_t elements, const char* dtype,
                        const char* type, std::string where) {
-  const std::uint64_t count = is_complex_type(opt_text(type)) ? elements * 2 : elements;
+  const std::optional<std::string_view> t = opt_text(type);
+  const std::uint64_t count = is_complex_type(t)     ? elements * 2
+                              : t && *t == "f4_e2m1" ? (elements + 1) / 2
+                                                     : elements;
   return ArrayView(data, count, owned_text(dtype, "dtype"), opt_text(type), std::move(where));
 }
 

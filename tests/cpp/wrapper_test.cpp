@@ -226,6 +226,28 @@ TEST_F(WrapperTest, ByteSourceReadsThroughShortReadsAndExceptions) {
   EXPECT_EQ(destroyed, 2);
 }
 
+TEST_F(WrapperTest, PackedF4SparseValuesSpanTheirBytesNotTheirCount) {
+  // v2 CSR with three f4_e2m1 values: two bytes, not three (an ArrayView of
+  // three would reach past the blob).
+  {
+    ztensor::Writer w(path("f4.zt"), {.file_version = 2u});
+    const std::vector<std::byte> values{std::byte{0x21}, std::byte{0x03}};
+    const std::vector<std::uint64_t> indices{0, 1, 3}, indptr{0, 2, 3};
+    w.begin_object("s", "sparse_csr", {2, 4})
+        .add_component("values", "u8", "f4_e2m1", values)
+        .add_component("indices", indices)
+        .add_component("indptr", indptr)
+        .end_object();
+    w.finish();
+  }
+  const std::vector<std::byte> file = slurp(path("f4.zt"));
+  ztensor::Reader r = ztensor::Reader::from_memory(file);
+  const ztensor::CsrView csr = r["s"].csr();
+  EXPECT_EQ(csr.nnz, 3u);
+  EXPECT_EQ(csr.values.bytes().size(), 2u);
+  EXPECT_EQ(csr.values.bytes()[1], std::byte{0x03});
+}
+
 TEST_F(WrapperTest, FromUrlRefusesWhatIsNotHttp) {
   try {
     static_cast<void>(ztensor::Reader::from_url("ftp://example.com/x.zt"));

@@ -27,6 +27,16 @@ fn width(dtype: Option<&str>) -> u64 {
     dtype.and_then(dtype_bytes).unwrap_or(1) as u64
 }
 
+/// Bytes of `n` values of `dtype` with logical type `ty`: x2 for complex,
+/// half (rounded up) for f4_e2m1, two values a byte.
+fn span_bytes(n: u64, dtype: Option<&str>, ty: Option<&str>) -> u64 {
+    match ty {
+        Some("complex64") | Some("complex128") => 2 * n * width(dtype),
+        Some("f4_e2m1") => n.div_ceil(2),
+        _ => n * width(dtype),
+    }
+}
+
 /// A dense object (`zt_dense_view`).
 #[derive(Clone, Copy, Debug)]
 pub struct DenseView<'r> {
@@ -88,7 +98,6 @@ impl<'r> CsrView<'r> {
         let mut v: sys::zt_csr_info = unsafe { std::mem::zeroed() };
         unsafe { sys::zt_csr_info_init(&mut v) };
         check(unsafe { sys::zt_csr_view(r.raw(), object, &mut v) })?;
-        let complex = matches!(text(v.values_type), Some("complex64") | Some("complex128"));
         let values_dtype = text(v.values_dtype);
         let index_dtype = text(v.indices_dtype);
         let indptr_dtype = text(v.indptr_dtype);
@@ -97,10 +106,7 @@ impl<'r> CsrView<'r> {
             rows: v.rows,
             cols: v.cols,
             nnz: v.nnz,
-            values: bytes(
-                v.values,
-                v.nnz * width(values_dtype) * if complex { 2 } else { 1 },
-            ),
+            values: bytes(v.values, span_bytes(v.nnz, values_dtype, text(v.values_type))),
             values_dtype: values_dtype.unwrap_or(""),
             values_type: text(v.values_type),
             indices: bytes(v.indices, v.nnz * width(index_dtype)),
@@ -139,7 +145,6 @@ impl<'r> CooView<'r> {
         let mut v: sys::zt_coo_info = unsafe { std::mem::zeroed() };
         unsafe { sys::zt_coo_info_init(&mut v) };
         check(unsafe { sys::zt_coo_view(r.raw(), object, &mut v) })?;
-        let complex = matches!(text(v.values_type), Some("complex64") | Some("complex128"));
         let values_dtype = text(v.values_dtype);
         let coords_dtype = text(v.coords_dtype);
         let shape = if v.shape.is_null() || v.ndim == 0 {
@@ -152,10 +157,7 @@ impl<'r> CooView<'r> {
             zero_copy: v.zero_copy != 0,
             shape,
             nnz: v.nnz,
-            values: bytes(
-                v.values,
-                v.nnz * width(values_dtype) * if complex { 2 } else { 1 },
-            ),
+            values: bytes(v.values, span_bytes(v.nnz, values_dtype, text(v.values_type))),
             values_dtype: values_dtype.unwrap_or(""),
             values_type: text(v.values_type),
             coords: bytes(v.coords, v.ndim * v.nnz * width(coords_dtype)),
@@ -212,7 +214,8 @@ impl<'r> QuantView<'r> {
             packed_weight_dtype: pw.unwrap_or(""),
             scales: bytes(v.scales, v.scales_count * width(sd)),
             scales_dtype: sd.unwrap_or(""),
-            zeros: (!v.zeros.is_null()).then(|| bytes(v.zeros, v.zeros_count * width(zd))),
+            zeros: (!v.zeros.is_null())
+                .then(|| bytes(v.zeros, span_bytes(v.zeros_count, zd, text(v.zeros_type)))),
             zeros_dtype: zd,
         })
     }

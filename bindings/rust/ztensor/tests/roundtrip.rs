@@ -334,3 +334,30 @@ fn decode_many_rows_and_append() {
         Status::Unsupported
     ); // 1.x
 }
+
+#[test]
+fn packed_f4_sparse_values_span_their_bytes() {
+    let dir = TempDir::new("f4");
+    let path = dir.path("f4.zt");
+    let mut w = Writer::create_with(
+        &path,
+        &WriterOptions {
+            file_version: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut o = w.begin_object("s", "sparse_csr", &[2, 4]).unwrap();
+    o.add_component("values", "u8", Some("f4_e2m1"), &[0x21, 0x03], Encoding::Raw)
+        .unwrap();
+    o.add_component("indices", "u64", None, &u64_bytes(&[0, 1, 3]), Encoding::Raw)
+        .unwrap();
+    o.add_component("indptr", "u64", None, &u64_bytes(&[0, 2, 3]), Encoding::Raw)
+        .unwrap();
+    o.end().unwrap();
+    w.finish().unwrap();
+    let r = Reader::from_bytes(std::fs::read(&path).unwrap()).unwrap();
+    let csr = r.object("s").unwrap().csr().unwrap();
+    assert_eq!(csr.nnz, 3);
+    assert_eq!(csr.values, &[0x21, 0x03]); // three values in two bytes
+}
