@@ -12,7 +12,7 @@ using ull = unsigned long long;
 
 constexpr uint32_t kSeekTableMagic = 0x184D2A5E;  // a skippable frame's magic
 constexpr uint32_t kSeekableFooterMagic = 0x8F92EAB1;
-constexpr size_t kSeekFooterBytes = 9;  // frame count, descriptor, magic
+constexpr size_t kSeekFooterBytes = kSeekableFooterBytes;  // frame count, descriptor, magic
 
 uint32_t le32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
@@ -57,6 +57,47 @@ Result<Table> read_table(std::span<const uint8_t> src, const std::string& where)
   return t;
 }
 
+// The rules a frame's own header shows: a zstd frame of exactly `csize`
+// bytes with a content checksum, whose recorded content size (if any) is
+// its entry's.
+Result<void> check_frame_header(std::span<const uint8_t> frame, uint64_t csize, uint64_t dsize,
+                                uint64_t pos, size_t i, const char* w) {
+  // A zstd frame: its magic, then the frame header descriptor, whose bit
+  // 2 is Content_Checksum_flag (RFC 8878 §3.1.1.1.1).
+  ZT_FAIL_IF(frame.size() != csize || csize < 6 || le32(frame.data()) != ZSTD_MAGICNUMBER, invalid,
+             "%s: seek table frame %zu at byte %llu is not a zstd frame", w, i,
+             static_cast<ull>(pos));
+  const bool has_checksum = (frame[4] & 0x04) != 0;
+  const unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  ZT_FAIL_IF(ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != csize, invalid,
+             "%s: seek table frame %zu: the frame is not %llu bytes long", w, i,
+             static_cast<ull>(csize));
+  ZT_FAIL_IF(!has_checksum, invalid,
+             "%s: frame %zu has no content checksum (zt.zstd-seekable/1 requires one)", w, i);
+  ZT_FAIL_IF(content == ZSTD_CONTENTSIZE_ERROR, invalid, "%s: frame %zu has a malformed header", w,
+             i);
+  ZT_FAIL_IF(content != ZSTD_CONTENTSIZE_UNKNOWN && content != dsize, invalid,
+             "%s: frame %zu records %llu bytes of content, its seek table entry %llu", w, i,
+             content, static_cast<ull>(dsize));
+  return {};
+}
+
+// The rules an entry shows by itself and against frame 0.
+Result<void> check_entry_sizes(uint64_t csize, uint64_t dsize, size_t i, size_t count,
+                               uint64_t first_content, const char* w) {
+  ZT_FAIL_IF(dsize > kSeekableMaxFrameContent, invalid,
+             "%s: frame %zu holds %llu bytes, more than 16 MiB (zt.zstd-seekable/1)", w, i,
+             static_cast<ull>(dsize));
+  ZT_FAIL_IF(dsize > zstd_most_decoded(csize), invalid,
+             "%s: frame %zu cannot decode to the %llu bytes its entry claims", w, i,
+             static_cast<ull>(dsize));
+  ZT_FAIL_IF(i + 1 < count && i > 0 && dsize != first_content, invalid,
+             "%s: frame %zu holds %llu bytes, frame 0 %llu: all frames but the last must be "
+             "equal (zt.zstd-seekable/1)",
+             w, i, static_cast<ull>(dsize), static_cast<ull>(first_content));
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
@@ -76,33 +117,9 @@ Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
                "%s: seek table frame %u of %llu bytes runs past the frames", w, i,
                static_cast<ull>(csize));
     const auto frame = src.subspan(pos, csize);
-    // A zstd frame: its magic, then the frame header descriptor, whose bit
-    // 2 is Content_Checksum_flag (RFC 8878 §3.1.1.1.1).
-    ZT_FAIL_IF(csize < 6 || le32(frame.data()) != ZSTD_MAGICNUMBER, invalid,
-               "%s: seek table frame %u at byte %llu is not a zstd frame", w, i,
-               static_cast<ull>(pos));
-    const bool has_checksum = (frame[4] & 0x04) != 0;
-    const unsigned long long content = ZSTD_getFrameContentSize(frame.data(), frame.size());
-    ZT_FAIL_IF(ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != csize, invalid,
-               "%s: seek table frame %u: the frame is not %llu bytes long", w, i,
-               static_cast<ull>(csize));
-    ZT_FAIL_IF(!has_checksum, invalid,
-               "%s: frame %u has no content checksum (zt.zstd-seekable/1 requires one)", w, i);
-    ZT_FAIL_IF(content == ZSTD_CONTENTSIZE_ERROR, invalid, "%s: frame %u has a malformed header", w,
-               i);
-    ZT_FAIL_IF(content != ZSTD_CONTENTSIZE_UNKNOWN && content != dsize, invalid,
-               "%s: frame %u records %llu bytes of content, its seek table entry %llu", w, i,
-               content, static_cast<ull>(dsize));
-    ZT_FAIL_IF(dsize > kSeekableMaxFrameContent, invalid,
-               "%s: frame %u holds %llu bytes, more than 16 MiB (zt.zstd-seekable/1)", w, i,
-               static_cast<ull>(dsize));
-    ZT_FAIL_IF(dsize > zstd_most_decoded(csize), invalid,
-               "%s: frame %u cannot decode to the %llu bytes its entry claims", w, i,
-               static_cast<ull>(dsize));
-    ZT_FAIL_IF(i + 1 < table->frames && i > 0 && dsize != frames[0].content_size, invalid,
-               "%s: frame %u holds %llu bytes, frame 0 %llu: all frames but the last must be "
-               "equal (zt.zstd-seekable/1)",
-               w, i, static_cast<ull>(dsize), static_cast<ull>(frames[0].content_size));
+    ZT_TRY(check_frame_header(frame, csize, dsize, pos, i, w));
+    ZT_TRY(check_entry_sizes(csize, dsize, i, table->frames,
+                             frames.empty() ? dsize : frames[0].content_size, w));
     if (table->checksums)
       ZT_FAIL_IF(le32(e + 8) != le32(frame.data() + csize - 4), invalid,
                  "%s: frame %u: the seek table's checksum differs from the frame's", w, i);
@@ -117,6 +134,79 @@ Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
              "%s: the frames hold %llu bytes, decoded_length says %llu", w, static_cast<ull>(total),
              static_cast<ull>(decoded_length));
   return frames;
+}
+
+Result<uint64_t> seekable_table_size(std::span<const uint8_t> footer, uint64_t stored_size,
+                                     const std::string& where) {
+  const char* w = where.c_str();
+  ZT_FAIL_IF(stored_size < 8 + kSeekFooterBytes || footer.size() != kSeekFooterBytes, invalid,
+             "%s: %llu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w,
+             static_cast<ull>(stored_size));
+  ZT_FAIL_IF(le32(footer.data() + 5) != kSeekableFooterMagic, invalid,
+             "%s: no zstd seek table at the end of the stream (zt.zstd-seekable/1 requires one)",
+             w);
+  const uint8_t descriptor = footer[4];
+  ZT_FAIL_IF((descriptor & 0x7C) != 0, invalid,
+             "%s: seek table descriptor 0x%02x sets reserved bits", w, descriptor);
+  const uint64_t entry = (descriptor & 0x80) != 0 ? 12 : 8;
+  const uint64_t body = uint64_t{le32(footer.data())} * entry + kSeekFooterBytes;
+  ZT_FAIL_IF(body + 8 > stored_size, invalid,
+             "%s: the seek table lists %u frames, more than the stream holds", w,
+             le32(footer.data()));
+  return body + 8;
+}
+
+Result<std::vector<SeekableFrame>> seekable_index(std::span<const uint8_t> table,
+                                                  uint64_t stored_size, uint64_t decoded_length,
+                                                  const std::string& where) {
+  const char* w = where.c_str();
+  ZT_FAIL_IF(table.size() < 8 + kSeekFooterBytes, invalid, "%s: a seek table of %zu bytes", w,
+             table.size());
+  const auto size = seekable_table_size(table.last(kSeekFooterBytes), stored_size, where);
+  ZT_TRY(size);
+  ZT_FAIL_IF(*size != table.size(), argument, "%s: the seek table is %llu bytes, not %zu", w,
+             static_cast<ull>(*size), table.size());
+  const uint8_t* foot = table.data() + table.size() - kSeekFooterBytes;
+  const uint32_t count = le32(foot);
+  const bool checksums = (foot[4] & 0x80) != 0;
+  const uint64_t entry = checksums ? 12 : 8;
+  ZT_FAIL_IF(le32(table.data()) != kSeekTableMagic || le32(table.data() + 4) != table.size() - 8,
+             invalid, "%s: the seek table's skippable frame header does not match its %u entries",
+             w, count);
+  const uint64_t frames_end = stored_size - table.size();
+  std::vector<SeekableFrame> frames;
+  frames.reserve(count);
+  uint64_t pos = 0, total = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* e = table.data() + 8 + i * entry;
+    const uint64_t csize = le32(e), dsize = le32(e + 4);
+    ZT_FAIL_IF(csize > frames_end - pos, invalid,
+               "%s: seek table frame %u of %llu bytes runs past the frames", w, i,
+               static_cast<ull>(csize));
+    ZT_TRY(check_entry_sizes(csize, dsize, i, count,
+                             frames.empty() ? dsize : frames[0].frame.content_size, w));
+    frames.push_back(
+        SeekableFrame{ZstdFrame{pos, csize, dsize}, checksums, checksums ? le32(e + 8) : 0});
+    pos += csize;
+    total += dsize;  // at most 2^32 frames of 16 MiB: no overflow
+  }
+  ZT_FAIL_IF(pos != frames_end, invalid,
+             "%s: %llu bytes before the seek table are not in any of its frames", w,
+             static_cast<ull>(frames_end - pos));
+  ZT_FAIL_IF(total != decoded_length, invalid,
+             "%s: the frames hold %llu bytes, decoded_length says %llu", w, static_cast<ull>(total),
+             static_cast<ull>(decoded_length));
+  return frames;
+}
+
+Result<void> check_seekable_frame(std::span<const uint8_t> frame, const SeekableFrame& f,
+                                  size_t index, const std::string& where) {
+  const char* w = where.c_str();
+  ZT_TRY(check_frame_header(frame, f.frame.src_size, f.frame.content_size, f.frame.src_offset,
+                            index, w));
+  ZT_FAIL_IF(f.has_checksum && f.checksum != le32(frame.data() + frame.size() - 4), invalid,
+             "%s: frame %zu: the seek table's checksum differs from the frame's", w, index);
+  return {};
 }
 
 SeekEntry seek_entry(std::span<const uint8_t> frame, uint64_t content) {

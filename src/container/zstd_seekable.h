@@ -30,6 +30,36 @@ inline constexpr std::string_view kSeekableEncodingId = "zt.zstd-seekable/1";
 Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
                                                uint64_t decoded_length, const std::string& where);
 
+// A remote reader reads a seekable stream piecewise: the footer (its last
+// kSeekableFooterBytes bytes) tells the seek table's size, the table the
+// frames, and only the frames a read needs are fetched, each checked by
+// check_seekable_frame before it is decoded. seekable_frames runs the same
+// checks on a whole stream.
+inline constexpr uint64_t kSeekableFooterBytes = 9;
+
+struct SeekableFrame {
+  ZstdFrame frame;            // offsets within the stored stream
+  bool has_checksum = false;  // the table records the frame's checksum
+  uint32_t checksum = 0;
+};
+
+// The seek table's size (its skippable frame through the footer), from the
+// footer of a stream of stored_size bytes.
+Result<uint64_t> seekable_table_size(std::span<const uint8_t> footer, uint64_t stored_size,
+                                     const std::string& where);
+// The frames listed by `table` (the stream's last seekable_table_size
+// bytes), checked against every rule the table alone shows: framing, frame
+// sizes adding up to the stream, 16 MiB and equal-size content, contents
+// adding up to decoded_length.
+Result<std::vector<SeekableFrame>> seekable_index(std::span<const uint8_t> table,
+                                                  uint64_t stored_size, uint64_t decoded_length,
+                                                  const std::string& where);
+// The rules one frame's own bytes show: a zstd frame of exactly the listed
+// size, with a content checksum (equal to the table's, when it has one), a
+// content size in the header equal to the entry's.
+Result<void> check_seekable_frame(std::span<const uint8_t> frame, const SeekableFrame& f,
+                                  size_t index, const std::string& where);
+
 // One frame of a seekable stream as its seek table lists it.
 struct SeekEntry {
   uint32_t stored = 0;    // compressed bytes

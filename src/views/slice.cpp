@@ -11,6 +11,7 @@
 
 #include "base/byte_order.h"
 #include "container/zstd_codec.h"
+#include "container/zstd_seekable.h"
 #include "formats/object_format.h"
 #include "views/kernels.h"
 
@@ -110,35 +111,41 @@ class RunCursor {
   uint64_t value_ = 0;
 };
 
-// Decodes only the zstd frames that hold a run, copying the runs' bytes to
-// dst; false when the component is not stored as several frames with
-// recorded sizes.
-Result<bool> copy_from_frames(const Reader& r, size_t object, const Box& b,
-                              std::span<uint8_t> dst) {
-  const Component& c = *b.data;
-  const auto total = r.known_decoded_size(object, b.k);
-  if (!total) return false;
-  const std::string w = component_where(*b.object, c);
-  ZT_FAIL_IF(*total > r.max_decoded_bytes(), limit,
-             "%s: decoded size %llu exceeds the decode limit %llu", w.c_str(),
-             static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
-  std::vector<uint8_t> scratch;
-  auto src = r.stored(*b.object, c, scratch);
-  ZT_TRY(src);
-  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
-  if (frames.size() < 2) return false;
+// The frames of `frames` that hold a run of the box, by index.
+std::vector<size_t> frames_holding_runs(const Box& b, std::span<const ZstdFrame> frames) {
+  const uint64_t width = b.width(), run_bytes = b.run_values * width;
+  std::vector<size_t> out;
+  RunCursor cur(b);
+  uint64_t pos = 0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint64_t f_lo = pos, f_hi = pos + frames[i].content_size;
+    pos = f_hi;
+    while (cur.valid() && cur.first_value() * width + run_bytes <= f_lo) cur.advance();
+    if (!cur.valid()) break;
+    if (cur.first_value() * width < f_hi) out.push_back(i);
+  }
+  return out;
+}
+
+// Decodes the frames that hold a run (frame_bytes(i) gives frame i's
+// stored bytes; it is asked only for those), copying the runs' bytes to dst.
+template <typename FrameBytes>
+Result<void> copy_runs_from_frames(const Box& b, std::span<const ZstdFrame> frames,
+                                   FrameBytes frame_bytes, std::span<uint8_t> dst,
+                                   const std::string& w) {
   const uint64_t width = b.width(), run_bytes = b.run_values * width;
   RunCursor cur(b);
   std::vector<uint8_t> partial;
   uint64_t pos = 0;
-  for (const ZstdFrame& f : frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const ZstdFrame& f = frames[i];
     const uint64_t f_lo = pos, f_hi = pos + f.content_size;
     pos = f_hi;
     while (cur.valid() && cur.first_value() * width + run_bytes <= f_lo) cur.advance();
     if (!cur.valid()) break;
     const uint64_t lo = cur.first_value() * width;
     if (lo >= f_hi) continue;  // no run in this frame
-    const auto frame = src->subspan(f.src_offset, f.src_size);
+    const std::span<const uint8_t> frame = frame_bytes(i);
     if (lo <= f_lo && lo + run_bytes >= f_hi) {  // inside one run: straight to dst
       ZT_TRY(zstd_decode_exact(
           frame, dst.subspan(cur.run() * run_bytes + (f_lo - lo), f.content_size), w));
@@ -158,6 +165,74 @@ Result<bool> copy_from_frames(const Reader& r, size_t object, const Box& b,
   }
   ZT_FAIL_IF(cur.valid(), invalid, "%s: the frames end at byte %llu, before the box does",
              w.c_str(), static_cast<ull>(pos));
+  return {};
+}
+
+// A v2 seekable stream that is not mapped (copy mode, a remote source):
+// the seek table is read from its end, then only the frames holding a run,
+// in one read_many (one request remotely), each checked against the
+// profile's rules before it is decoded.
+Result<void> copy_from_seekable(const Box& b, const Source& src, uint64_t total,
+                                std::span<uint8_t> dst, const std::string& w) {
+  const Component& c = *b.data;
+  ZT_FAIL_IF(c.length < kSeekableFooterBytes, invalid,
+             "%s: %llu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w.c_str(),
+             static_cast<ull>(c.length));
+  uint8_t footer[kSeekableFooterBytes];
+  ZT_TRY(src.read_into(c.offset + c.length - kSeekableFooterBytes, footer));
+  const auto table_bytes = seekable_table_size(footer, c.length, w);
+  ZT_TRY(table_bytes);
+  std::vector<uint8_t> table(*table_bytes);
+  ZT_TRY(src.read_into(c.offset + c.length - *table_bytes, table));
+  const auto index = seekable_index(table, c.length, total, w);
+  ZT_TRY(index);
+  std::vector<ZstdFrame> frames;
+  frames.reserve(index->size());
+  for (const SeekableFrame& f : *index) frames.push_back(f.frame);
+  const std::vector<size_t> needed = frames_holding_runs(b, frames);
+  std::vector<std::vector<uint8_t>> stored(needed.size());
+  std::vector<size_t> slot(frames.size(), SIZE_MAX);
+  std::vector<RangeRead> reads;
+  reads.reserve(needed.size());
+  for (size_t k = 0; k < needed.size(); ++k) {
+    const ZstdFrame& f = frames[needed[k]];
+    stored[k].resize(f.src_size);
+    slot[needed[k]] = k;
+    reads.push_back({c.offset + f.src_offset, stored[k]});
+  }
+  ZT_TRY(src.read_many(reads));
+  for (size_t k = 0; k < needed.size(); ++k)
+    ZT_TRY(check_seekable_frame(stored[k], (*index)[needed[k]], needed[k], w));
+  return copy_runs_from_frames(
+      b, frames, [&](size_t i) { return std::span<const uint8_t>(stored[slot[i]]); }, dst, w);
+}
+
+// Decodes only the zstd frames that hold a run, copying the runs' bytes to
+// dst; false when the component is not stored as several frames with
+// recorded sizes.
+Result<bool> copy_from_frames(const Reader& r, size_t object, const Box& b,
+                              std::span<uint8_t> dst) {
+  const Component& c = *b.data;
+  const auto total = r.known_decoded_size(object, b.k);
+  if (!total) return false;
+  const std::string w = component_where(*b.object, c);
+  ZT_FAIL_IF(*total > r.max_decoded_bytes(), limit,
+             "%s: decoded size %llu exceeds the decode limit %llu", w.c_str(),
+             static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
+  auto source = r.source_of(c);
+  ZT_TRY(source);
+  if (c.encoding_id && !(*source)->base()) {
+    ZT_TRY(copy_from_seekable(b, **source, *total, dst, w));
+    return true;
+  }
+  std::vector<uint8_t> scratch;
+  auto src = r.stored(*b.object, c, scratch);
+  ZT_TRY(src);
+  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
+  if (frames.size() < 2) return false;
+  ZT_TRY(copy_runs_from_frames(
+      b, frames, [&](size_t i) { return src->subspan(frames[i].src_offset, frames[i].src_size); },
+      dst, w));
   return true;
 }
 

@@ -271,6 +271,69 @@ TEST_F(Source, ALargeReadIsNotSplitByCachedPieces) {
   EXPECT_EQ(all, read_all(local.get(), index_of(local.get(), "big"), "data"));
 }
 
+TEST_F(Source, ASliceOfSeekableZstdFetchesTheTableAndItsFrames) {
+  // v2: 1 MiB of f32 [512, 512] in seekable frames of 64 KiB (32 rows each).
+  const std::string path = dir_ + "/v2.zt";
+  zt_writer_options wo;
+  zt_writer_options_init(&wo);
+  wo.file_version = 2;
+  wo.frame_size = 64 << 10;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path.c_str(), &wo, &w), ZT_OK) << zt_last_error();
+  std::vector<float> m(512 * 512);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i % 9973);
+  const uint64_t shape[] = {512, 512};
+  ASSERT_EQ(zt_writer_add_dense(w, "m", "f32", shape, 2, m.data(), m.size() * 4, "zstd"), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  std::ifstream in(path, std::ios::binary);
+  Remote remote;
+  remote.file = Bytes(std::istreambuf_iterator<char>(in), {});
+  const Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  uint64_t stored = 0;
+  ASSERT_EQ(zt_component_stored_size(o.get(), 0, "data", &stored), ZT_OK);
+  ASSERT_STREQ(zt_component_encoding_id(o.get(), 0, "data"), "zt.zstd-seekable/1");
+
+  // Rows 40..50, columns 10..20: all in frame 1 (rows 32..63).
+  remote.forget();
+  const uint64_t begin[] = {40, 10}, end[] = {50, 20};
+  std::vector<float> box(100);
+  uint64_t written = 0;
+  ASSERT_EQ(zt_dense_slice_f32(o.get(), 0, 2, begin, end, box.data(), box.size(), &written), ZT_OK)
+      << zt_last_error();
+  for (uint64_t r = 0; r < 10; ++r)
+    for (uint64_t c = 0; c < 10; ++c)
+      ASSERT_EQ(box[r * 10 + c], m[(40 + r) * 512 + 10 + c]) << r << "," << c;
+  // The footer, the table (both may be in the cache from the open's tail),
+  // one frame: at most three reads, a small part of the blob.
+  EXPECT_LE(remote.reads.size(), 3u);
+  EXPECT_LT(remote.bytes, stored / 4) << remote.bytes << " of " << stored;
+
+  // The same from a file in copy mode (pread only those ranges).
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.io_mode = ZT_IO_COPY;
+  zt_reader* raw = nullptr;
+  ASSERT_EQ(zt_open_ex(path.c_str(), &opt, &raw), ZT_OK) << zt_last_error();
+  ReaderPtr copy(raw);
+  std::vector<float> box2(100);
+  ASSERT_EQ(zt_dense_slice_f32(copy.get(), 0, 2, begin, end, box2.data(), box2.size(), &written),
+            ZT_OK);
+  EXPECT_EQ(box, box2);
+
+  // A damaged frame outside the box does not matter; inside it, it is named.
+  const Json mj = Json::parse(zt_manifest_json(o.get()));
+  const uint64_t blob = mj["objects"]["m"]["components"]["data"]["offset"].get<uint64_t>();
+  remote.file[blob + 10] ^= 0xff;  // inside frame 0
+  const uint64_t top[] = {0, 0}, top_end[] = {2, 2};
+  std::vector<float> corner(4);
+  EXPECT_EQ(zt_dense_slice_f32(o.get(), 0, 2, begin, end, box.data(), box.size(), &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_TRUE(FailsWith(zt_dense_slice_f32(o.get(), 0, 2, top, top_end, corner.data(), 4, &written),
+                        ZT_ERR_INVALID, {"object \"m\""}));
+}
+
 TEST_F(Source, ShortReadsGiveTheSameBytes) {
   Remote remote;
   remote.file = write_model(5);
