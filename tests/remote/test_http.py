@@ -21,6 +21,13 @@ ZT = os.environ.get("ZT_CLI", "zt")
 TAIL = 64 << 10
 
 
+def zt(*args):
+    """Runs the zt tool. Under sanitizers the interpreter has the runtime
+    preloaded; zt links its own, and must not get a second one."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    return subprocess.run([ZT, *args], capture_output=True, text=True, env=env)
+
+
 @pytest.fixture(scope="module")
 def nginx():
     with tempfile.TemporaryDirectory(prefix="zt_nginx_") as d:
@@ -132,7 +139,7 @@ def test_cli_info_and_export_fetch_only_what_they_need(nginx, tmp_path):
     put(nginx, "cli.zt", build)
     url = nginx.url + "/cli.zt"
     mark = nginx.mark()
-    out = subprocess.run([ZT, "info", url], capture_output=True, text=True)
+    out = zt("info", url)
     assert out.returncode == 0, out.stderr
     assert "small" in out.stdout and "large" in out.stdout
     n, sent, entries = requests_since(nginx, mark)
@@ -140,7 +147,7 @@ def test_cli_info_and_export_fetch_only_what_they_need(nginx, tmp_path):
     assert n == 2 and sent <= TAIL + 8, entries
     mark = nginx.mark()
     npy = tmp_path / "small.npy"
-    out = subprocess.run([ZT, "export", url, "small", "-o", str(npy)], capture_output=True, text=True)
+    out = zt("export", url, "small", "-o", str(npy))
     assert out.returncode == 0, out.stderr
     assert np.array_equal(np.load(npy), np.arange(12, dtype=np.float32).reshape(3, 4))
     n, sent, entries = requests_since(nginx, mark)
@@ -150,17 +157,17 @@ def test_cli_info_and_export_fetch_only_what_they_need(nginx, tmp_path):
 def test_cli_verify_and_convert_read_urls(nginx, tmp_path):
     put(nginx, "mixed.zt", build_mixed)
     url = nginx.url + "/mixed.zt"
-    out = subprocess.run([ZT, "verify", url], capture_output=True, text=True)
+    out = zt("verify", url)
     assert out.returncode == 0, out.stderr
     copy = tmp_path / "copy.zt"
-    out = subprocess.run([ZT, "convert", url, str(copy)], capture_output=True, text=True)
+    out = zt("convert", url, str(copy))
     assert out.returncode == 0, out.stderr
     with ztensor.open(str(copy)) as a, ztensor.open(os.path.join(nginx.www, "mixed.zt")) as b:
         assert list(a) == list(b)
         assert np.array_equal(a["packed"], b["packed"])
         assert a.info("dense").attributes == {"unit": "m", "n": 3}
     # a foreign file is not read over HTTP: a clear refusal
-    out = subprocess.run([ZT, "info", nginx.url + "/model.safetensors"], capture_output=True, text=True)
+    out = zt("info", nginx.url + "/model.safetensors")
     assert out.returncode != 0 and "over HTTP only .zt files" in out.stderr, out.stderr
 
 
