@@ -339,6 +339,37 @@ impl<'r> Object<'r> {
         Ok(out)
     }
 
+    /// The same converted to f64 (`zt_object_read_f64`).
+    pub fn read_f64(&self) -> Result<Vec<f64>> {
+        let n = self.value_count()?;
+        let mut out = vec![0f64; n];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_object_read_f64(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
+    /// Any object as dense row-major f64 values (`zt_object_decode_f64`).
+    pub fn decode_f64(&self) -> Result<Vec<f64>> {
+        let n = self.value_count()?;
+        let mut out = vec![0f64; n];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_object_decode_f64(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
+    /// product(shape) (`zt_object_element_count`).
+    pub fn element_count(&self) -> Result<u64> {
+        let mut n = 0u64;
+        check(unsafe { sys::zt_object_element_count(self.raw(), self.index, &mut n) })?;
+        Ok(n)
+    }
+
     /// Any object (dense, sparse, quantized) as dense row-major f32 values
     /// (`zt_object_decode_f32`).
     pub fn decode_f32(&self) -> Result<Vec<f32>> {
@@ -424,6 +455,30 @@ impl<'r> Object<'r> {
         unsafe { text(sys::zt_object_layout(self.raw(), self.index)) }
     }
 
+    /// The same box converted to f64 (`zt_dense_slice_f64`).
+    pub fn slice_f64(&self, begin: &[u64], end: &[u64]) -> Result<Vec<f64>> {
+        let mut values = box_values(begin, end)?;
+        if matches!(self.dense()?.r#type, Some("complex64") | Some("complex128")) {
+            values *= 2;
+        }
+        let mut out = vec![0f64; values];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_dense_slice_f64(
+                self.raw(),
+                self.index,
+                begin.len(),
+                begin.as_ptr(),
+                end.as_ptr(),
+                out.as_mut_ptr(),
+                out.len() as u64,
+                &mut written,
+            )
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
+    }
+
     /// A dense object's data, zero-copy where the file stores it raw.
     pub fn dense(&self) -> Result<DenseView<'r>> {
         DenseView::of(self.reader, self.index)
@@ -490,6 +545,33 @@ impl<'r> Component<'r> {
         } else {
             Some(unsafe { text(p) })
         }
+    }
+
+    /// The v2 encoding id as written ("zt.zstd-seekable/1"); None for raw
+    /// parts and 1.x files.
+    pub fn encoding_id(&self) -> Option<&'r str> {
+        let p = unsafe { sys::zt_component_encoding_id(self.raw(), self.object.index, self.role.as_ptr()) };
+        (!p.is_null()).then(|| unsafe { text(p) })
+    }
+
+    /// The elements converted to f64 (`zt_component_read_f64`).
+    pub fn read_f64(&self) -> Result<Vec<f64>> {
+        let bytes = self.decoded_size()?;
+        let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
+        let mut out = vec![0f64; (bytes / width.max(1)) as usize];
+        let mut written = 0u64;
+        check(unsafe {
+            sys::zt_component_read_f64(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+                out.as_mut_ptr(),
+                out.len() as u64,
+                &mut written,
+            )
+        })?;
+        out.truncate(written as usize);
+        Ok(out)
     }
 
     /// "raw" or "zstd" (or an unknown encoding's name).

@@ -189,6 +189,13 @@ impl Writer {
         check(unsafe { sys::zt_writer_set_file_attributes_json(self.raw()?, json.as_ptr()) })
     }
 
+    /// The file's attributes as one encoded CBOR map, kept exactly.
+    pub fn set_file_attributes_cbor(&mut self, cbor: &[u8]) -> Result<()> {
+        check(unsafe {
+            sys::zt_writer_set_file_attributes_cbor(self.raw()?, cbor.as_ptr() as *const c_void, cbor.len())
+        })
+    }
+
     /// Writes the manifest and publishes the file (sync, rename).
     pub fn finish(mut self) -> Result<()> {
         let w = self
@@ -277,6 +284,17 @@ impl ObjectWriter<'_> {
     pub fn set_attributes_json(&mut self, json: &str) -> Result<()> {
         let json = cstring("json", json)?;
         check(unsafe { sys::zt_writer_set_object_attributes_json(self.writer.raw()?, json.as_ptr()) })
+    }
+
+    /// The object's attributes as one encoded CBOR map, kept exactly.
+    pub fn set_attributes_cbor(&mut self, cbor: &[u8]) -> Result<()> {
+        check(unsafe {
+            sys::zt_writer_set_object_attributes_cbor(
+                self.writer.raw()?,
+                cbor.as_ptr() as *const c_void,
+                cbor.len(),
+            )
+        })
     }
 
     /// Checks the object against its format's rules and keeps it.

@@ -361,3 +361,37 @@ fn packed_f4_sparse_values_span_their_bytes() {
     assert_eq!(csr.nnz, 3);
     assert_eq!(csr.values, &[0x21, 0x03]); // three values in two bytes
 }
+
+#[test]
+fn f64_conversions_and_cbor_attributes() {
+    let dir = TempDir::new("f64");
+    let path = dir.path("m.zt");
+    let mut w = Writer::create(&path).unwrap();
+    let cbor = [0xa1u8, 0x61, b'k', 0x18, 42]; // {"k": 42}
+    w.set_file_attributes_cbor(&cbor).unwrap();
+    let mut o = w.begin_object("x", "dense", &[2, 2]).unwrap();
+    o.add_component(
+        "data",
+        "i32",
+        None,
+        &[1i32, -2, 3, 1 << 30]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<_>>(),
+        Encoding::Zstd,
+    )
+    .unwrap();
+    o.set_attributes_cbor(&cbor).unwrap();
+    o.end().unwrap();
+    w.finish().unwrap();
+    let r = Reader::open(&path).unwrap();
+    assert_eq!(r.attributes_cbor().unwrap(), cbor);
+    let x = r.object("x").unwrap();
+    assert_eq!(x.attributes_cbor().unwrap(), cbor);
+    assert_eq!(x.element_count().unwrap(), 4);
+    assert_eq!(x.read_f64().unwrap(), [1.0, -2.0, 3.0, (1 << 30) as f64]);
+    assert_eq!(x.decode_f64().unwrap(), [1.0, -2.0, 3.0, (1 << 30) as f64]);
+    assert_eq!(x.data().unwrap().read_f64().unwrap()[3], (1 << 30) as f64);
+    assert_eq!(x.slice_f64(&[1, 0], &[2, 2]).unwrap(), [3.0, (1 << 30) as f64]);
+    assert_eq!(x.data().unwrap().encoding_id(), None);
+}
