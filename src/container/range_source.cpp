@@ -71,36 +71,30 @@ void RangeCache::keep(uint64_t off, std::vector<uint8_t> bytes) const {
 
 Result<void> RangeCache::read(uint64_t off, std::span<uint8_t> dst) const {
   if (dst.empty()) return {};
-  // A read too large to keep goes to the source whole: pieces of it that
-  // the cache holds (a column slice's runs, say) would split it into as
-  // many requests.
-  if (dst.size() > capacity_ / 4) return inner_->read(off, dst);
-  const auto gaps = copy_cached(off, dst);
-  if (gaps.empty()) return {};
-  // The missing pieces of one read, fetched together; kept when small (a
-  // large read is a tensor the Reader caches decoded, or streams).
-  std::vector<RangeRead> fetch;
-  fetch.reserve(gaps.size());
-  for (const auto& [b, e] : gaps) fetch.push_back({b, dst.subspan(b - off, e - b)});
-  ZT_TRY(inner_->read_many(fetch));
-  std::lock_guard lock(mu_);
-  for (const RangeRead& f : fetch)
-    if (f.dst.size() <= capacity_ / 4)
-      insert_locked(f.offset, std::vector<uint8_t>(f.dst.begin(), f.dst.end()));
-  return {};
+  const RangeRead one{off, dst};
+  return read_many(std::span(&one, 1));
 }
 
 Result<void> RangeCache::read_many(std::span<const RangeRead> reads) const {
   std::vector<RangeRead> fetch;
   for (const RangeRead& r : reads) {
-    if (r.dst.size() > capacity_ / 4) {  // as in read()
+    // A read too large to keep goes to the source whole: pieces of it that
+    // the cache holds (a column slice's runs, say) would split it into as
+    // many requests.
+    if (r.dst.size() > capacity_ / 4) {
       fetch.push_back(r);
       continue;
     }
     for (const auto& [b, e] : copy_cached(r.offset, r.dst))
       fetch.push_back({b, r.dst.subspan(b - r.offset, e - b)});
   }
+  return fetch_and_keep(fetch);
+}
+
+Result<void> RangeCache::fetch_and_keep(std::span<const RangeRead> fetch) const {
   if (fetch.empty()) return {};
+  // The missing pieces fetched together; kept when small (a large read is
+  // a tensor the Reader caches decoded, or streams).
   ZT_TRY(inner_->read_many(fetch));
   std::lock_guard lock(mu_);
   for (const RangeRead& f : fetch)
@@ -120,14 +114,9 @@ Result<void> RangeCache::prefetch(std::span<const std::pair<uint64_t, uint64_t>>
       fetch.push_back({b, buffers.back()});
     }
   }
-  if (fetch.empty()) return {};
   std::sort(fetch.begin(), fetch.end(),
             [](const RangeRead& a, const RangeRead& b) { return a.offset < b.offset; });
-  ZT_TRY(inner_->read_many(fetch));
-  std::lock_guard lock(mu_);
-  for (const RangeRead& f : fetch)
-    insert_locked(f.offset, std::vector<uint8_t>(f.dst.begin(), f.dst.end()));
-  return {};
+  return fetch_and_keep(fetch);
 }
 
 }  // namespace zt

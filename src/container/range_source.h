@@ -85,6 +85,9 @@ class RangeCache final : public RangeSource {
   std::vector<std::pair<uint64_t, uint64_t>> copy_cached(uint64_t off,
                                                          std::span<uint8_t> dst) const;
   void insert_locked(uint64_t off, std::vector<uint8_t> bytes) const;
+  // Reads `fetch` from the source in one read_many and keeps the pieces
+  // small enough to keep.
+  Result<void> fetch_and_keep(std::span<const RangeRead> fetch) const;
 
   std::shared_ptr<const RangeSource> inner_;
   uint64_t capacity_;
