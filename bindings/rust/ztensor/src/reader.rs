@@ -329,38 +329,31 @@ impl<'r> Object<'r> {
 
     /// A dense object's data as numbers converted to f32 (`zt_object_read_f32`).
     pub fn read_f32(&self) -> Result<Vec<f32>> {
-        let n = self.value_count()?;
-        let mut out = vec![0f32; n];
-        let mut written = 0u64;
-        check(unsafe {
-            sys::zt_object_read_f32(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
+        filled(self.value_count()?, |out, cap, written| unsafe {
+            sys::zt_object_read_f32(self.raw(), self.index, out, cap, written)
+        })
     }
 
     /// The same converted to f64 (`zt_object_read_f64`).
     pub fn read_f64(&self) -> Result<Vec<f64>> {
-        let n = self.value_count()?;
-        let mut out = vec![0f64; n];
-        let mut written = 0u64;
-        check(unsafe {
-            sys::zt_object_read_f64(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
+        filled(self.value_count()?, |out, cap, written| unsafe {
+            sys::zt_object_read_f64(self.raw(), self.index, out, cap, written)
+        })
+    }
+
+    /// Any object (dense, sparse, quantized) as dense row-major f32 values
+    /// (`zt_object_decode_f32`).
+    pub fn decode_f32(&self) -> Result<Vec<f32>> {
+        filled(self.value_count()?, |out, cap, written| unsafe {
+            sys::zt_object_decode_f32(self.raw(), self.index, out, cap, written)
+        })
     }
 
     /// Any object as dense row-major f64 values (`zt_object_decode_f64`).
     pub fn decode_f64(&self) -> Result<Vec<f64>> {
-        let n = self.value_count()?;
-        let mut out = vec![0f64; n];
-        let mut written = 0u64;
-        check(unsafe {
-            sys::zt_object_decode_f64(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
+        filled(self.value_count()?, |out, cap, written| unsafe {
+            sys::zt_object_decode_f64(self.raw(), self.index, out, cap, written)
+        })
     }
 
     /// product(shape) (`zt_object_element_count`).
@@ -368,19 +361,6 @@ impl<'r> Object<'r> {
         let mut n = 0u64;
         check(unsafe { sys::zt_object_element_count(self.raw(), self.index, &mut n) })?;
         Ok(n)
-    }
-
-    /// Any object (dense, sparse, quantized) as dense row-major f32 values
-    /// (`zt_object_decode_f32`).
-    pub fn decode_f32(&self) -> Result<Vec<f32>> {
-        let n = self.value_count()?;
-        let mut out = vec![0f32; n];
-        let mut written = 0u64;
-        check(unsafe {
-            sys::zt_object_decode_f32(self.raw(), self.index, out.as_mut_ptr(), n as u64, &mut written)
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
     }
 
     fn value_count(&self) -> Result<usize> {
@@ -392,48 +372,63 @@ impl<'r> Object<'r> {
     /// The box [begin, end) of a dense object, little-endian bytes of its
     /// dtype (`zt_dense_slice`): only the box's bytes are read.
     pub fn slice(&self, begin: &[u64], end: &[u64]) -> Result<Vec<u8>> {
-        let values = box_values(begin, end)?;
-        let width = self.dense()?.element_bytes();
-        let mut out = vec![0u8; values * width];
-        let mut written = 0u64;
-        check(unsafe {
+        let bytes = box_values(begin, end)? * self.dense()?.element_bytes();
+        filled(bytes, |out: *mut u8, cap, written| unsafe {
             sys::zt_dense_slice(
                 self.raw(),
                 self.index,
                 begin.len(),
                 begin.as_ptr(),
                 end.as_ptr(),
-                out.as_mut_ptr() as *mut c_void,
-                out.len() as u64,
-                &mut written,
+                out as *mut c_void,
+                cap,
+                written,
             )
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
+        })
     }
 
     /// The same box converted to f32 (`zt_dense_slice_f32`).
     pub fn slice_f32(&self, begin: &[u64], end: &[u64]) -> Result<Vec<f32>> {
-        let mut values = box_values(begin, end)?;
-        if self.dense()?.r#type == Some("complex64") || self.dense()?.r#type == Some("complex128") {
-            values *= 2;
-        }
-        let mut out = vec![0f32; values];
-        let mut written = 0u64;
-        check(unsafe {
+        filled(self.slice_values(begin, end)?, |out, cap, written| unsafe {
             sys::zt_dense_slice_f32(
                 self.raw(),
                 self.index,
                 begin.len(),
                 begin.as_ptr(),
                 end.as_ptr(),
-                out.as_mut_ptr(),
-                out.len() as u64,
-                &mut written,
+                out,
+                cap,
+                written,
             )
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
+        })
+    }
+
+    /// The same box converted to f64 (`zt_dense_slice_f64`).
+    pub fn slice_f64(&self, begin: &[u64], end: &[u64]) -> Result<Vec<f64>> {
+        filled(self.slice_values(begin, end)?, |out, cap, written| unsafe {
+            sys::zt_dense_slice_f64(
+                self.raw(),
+                self.index,
+                begin.len(),
+                begin.as_ptr(),
+                end.as_ptr(),
+                out,
+                cap,
+                written,
+            )
+        })
+    }
+
+    /// The converted values of a box: its elements, x2 for complex data.
+    fn slice_values(&self, begin: &[u64], end: &[u64]) -> Result<usize> {
+        let values = box_values(begin, end)?;
+        Ok(
+            if matches!(self.dense()?.r#type, Some("complex64") | Some("complex128")) {
+                2 * values
+            } else {
+                values
+            },
+        )
     }
 
     /// Rows [begin, end) of a dense object along its first dimension, a
@@ -455,30 +450,6 @@ impl<'r> Object<'r> {
         unsafe { text(sys::zt_object_layout(self.raw(), self.index)) }
     }
 
-    /// The same box converted to f64 (`zt_dense_slice_f64`).
-    pub fn slice_f64(&self, begin: &[u64], end: &[u64]) -> Result<Vec<f64>> {
-        let mut values = box_values(begin, end)?;
-        if matches!(self.dense()?.r#type, Some("complex64") | Some("complex128")) {
-            values *= 2;
-        }
-        let mut out = vec![0f64; values];
-        let mut written = 0u64;
-        check(unsafe {
-            sys::zt_dense_slice_f64(
-                self.raw(),
-                self.index,
-                begin.len(),
-                begin.as_ptr(),
-                end.as_ptr(),
-                out.as_mut_ptr(),
-                out.len() as u64,
-                &mut written,
-            )
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
-    }
-
     /// A dense object's data, zero-copy where the file stores it raw.
     pub fn dense(&self) -> Result<DenseView<'r>> {
         DenseView::of(self.reader, self.index)
@@ -495,6 +466,19 @@ impl<'r> Object<'r> {
     pub fn quant(&self) -> Result<QuantView<'r>> {
         QuantView::of(self.reader, self.index)
     }
+}
+
+/// A Vec of `n` values filled by a C call given the buffer, its capacity
+/// and where to say how many it wrote; cut to that many.
+fn filled<T: Copy + Default>(
+    n: usize,
+    call: impl FnOnce(*mut T, u64, *mut u64) -> sys::zt_status,
+) -> Result<Vec<T>> {
+    let mut out = vec![T::default(); n];
+    let mut written = 0u64;
+    check(call(out.as_mut_ptr(), n as u64, &mut written))?;
+    out.truncate(written as usize);
+    Ok(out)
 }
 
 fn box_values(begin: &[u64], end: &[u64]) -> Result<usize> {
@@ -552,26 +536,6 @@ impl<'r> Component<'r> {
     pub fn encoding_id(&self) -> Option<&'r str> {
         let p = unsafe { sys::zt_component_encoding_id(self.raw(), self.object.index, self.role.as_ptr()) };
         (!p.is_null()).then(|| unsafe { text(p) })
-    }
-
-    /// The elements converted to f64 (`zt_component_read_f64`).
-    pub fn read_f64(&self) -> Result<Vec<f64>> {
-        let bytes = self.decoded_size()?;
-        let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
-        let mut out = vec![0f64; (bytes / width.max(1)) as usize];
-        let mut written = 0u64;
-        check(unsafe {
-            sys::zt_component_read_f64(
-                self.raw(),
-                self.object.index,
-                self.role.as_ptr(),
-                out.as_mut_ptr(),
-                out.len() as u64,
-                &mut written,
-            )
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
     }
 
     /// "raw" or "zstd" (or an unknown encoding's name).
@@ -685,21 +649,35 @@ impl<'r> Component<'r> {
 
     /// The elements converted to f32 (`zt_component_read_f32`).
     pub fn read_f32(&self) -> Result<Vec<f32>> {
-        let bytes = self.decoded_size()?;
-        let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
-        let mut out = vec![0f32; (bytes / width.max(1)) as usize];
-        let mut written = 0u64;
-        check(unsafe {
+        filled(self.element_count()?, |out, cap, written| unsafe {
             sys::zt_component_read_f32(
                 self.raw(),
                 self.object.index,
                 self.role.as_ptr(),
-                out.as_mut_ptr(),
-                out.len() as u64,
-                &mut written,
+                out,
+                cap,
+                written,
             )
-        })?;
-        out.truncate(written as usize);
-        Ok(out)
+        })
+    }
+
+    /// The elements converted to f64 (`zt_component_read_f64`).
+    pub fn read_f64(&self) -> Result<Vec<f64>> {
+        filled(self.element_count()?, |out, cap, written| unsafe {
+            sys::zt_component_read_f64(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+                out,
+                cap,
+                written,
+            )
+        })
+    }
+
+    /// Storage elements in the decoded bytes.
+    fn element_count(&self) -> Result<usize> {
+        let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
+        Ok((self.decoded_size()? / width) as usize)
     }
 }
