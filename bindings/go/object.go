@@ -154,9 +154,15 @@ func (o Object) valueCount(p *C.zt_reader) (uint64, error) {
 // objectValues runs one of the converting object calls (capacity: the
 // value count) into a new slice.
 func objectValues[F float32 | float64](o Object, read func(p *C.zt_reader, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
+	return fillValues[F](o, o.valueCount, read)
+}
+
+// fillValues runs a converting call into a new slice of float32 or float64
+// of count(p) values, cut to the values the call wrote.
+func fillValues[F float32 | float64](o Object, count func(p *C.zt_reader) (uint64, error), read func(p *C.zt_reader, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
 	var out []F
 	err := o.r.with(func(p *C.zt_reader) error {
-		n, err := o.valueCount(p)
+		n, err := count(p)
 		if err != nil {
 			return err
 		}

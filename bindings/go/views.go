@@ -373,21 +373,10 @@ func checkBox(begin, end []uint64) error {
 // convertBox runs a converting row or slice call into a new slice of
 // float32 or float64.
 func convertBox[F float32 | float64](o Object, begin, end []uint64, read func(p *C.zt_reader, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
-	var out []F
-	err := o.r.with(func(p *C.zt_reader) error {
+	return fillValues[F](o, func(p *C.zt_reader) (uint64, error) {
 		values, _ := o.boxSize(p, begin, end)
-		buf, err := makeValues[F](values, o.Name)
-		if err != nil {
-			return err
-		}
-		var written C.uint64_t
-		if err := call(func() C.zt_status { return read(p, sliceArg(buf), C.uint64_t(len(buf)), &written) }); err != nil {
-			return err
-		}
-		out = buf[:int(written)]
-		return nil
-	})
-	return out, err
+		return values, nil
+	}, read)
 }
 
 // DenseRowsFloat32 is DenseRows converted to float32 (zt_dense_rows_f32).
