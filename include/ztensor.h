@@ -179,7 +179,7 @@ static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_
    ZT_ERR_UNSUPPORTED naming it) and the file appears as an ordinary,
    read-only zt_reader: the same calls as for a .zt file, the model that
    `zt convert` would write (docs/cli.md: names, dtypes, attributes;
-   GGUF Q8_0/Q4_0/Q5_0 as quantized_group, other GGML block types as u8
+   GGUF Q8_0/Q4_0/Q5_0/Q4_1/Q5_1 as quantized_group, other GGML block types as u8
    bytes with a "ggml_type" attribute). Unlike zt_open, a foreign file's
    reader reads its data while opening where its format requires it (npz
    and PyTorch zip members are checked against their CRC-32, compressed
@@ -796,7 +796,10 @@ ZT_API zt_status zt_coo_view(const zt_reader* r, size_t object, zt_coo_info* v);
  *
  *  w[n, k] = (q(n, k) - zero(k / g, n)) * scale(k / g, n), written at
  *  n * K + k (the object's row-major shape). Group reordering (GPTQ
- *  act-order g_idx) is not part of the layout.
+ *  act-order g_idx) is not part of the layout. The float32 calls compute
+ *  in float32, except when scales or [G, N] zeros are stored as f64: then
+ *  in f64, rounded once (how GGUF's Q4_1/Q5_1, q x d + m, keep ggml's
+ *  values with zero = -m/d).
  */
 typedef struct zt_quant_info {
   uint32_t struct_size;      /* sizeof(zt_quant_info), set by zt_quant_info_init */

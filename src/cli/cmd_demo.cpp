@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "commands.h"
+#include "views/fp_convert.h"
 #include "write/writer.h"
 
 namespace zt::cli {
@@ -28,18 +29,6 @@ std::span<const uint8_t> as_bytes(const std::vector<T>& v) {
 uint16_t f32_to_bf16(float f) {
   const uint32_t b = std::bit_cast<uint32_t>(f);
   return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);  // round to nearest even
-}
-
-// Normal-range values only (the demo's scales): round to nearest even.
-uint16_t f32_to_f16(float f) {
-  const uint32_t b = std::bit_cast<uint32_t>(f);
-  const uint32_t sign = (b >> 16) & 0x8000u;
-  const int exp = static_cast<int>((b >> 23) & 0xFF) - 127 + 15;
-  uint32_t man = b & 0x7FFFFFu;
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (man >> 13);
-  const uint32_t rest = man & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
 }
 
 Result<void> write_demo(const std::string& path) {
@@ -121,7 +110,7 @@ Result<void> write_demo(const std::string& path) {
       }
     std::vector<uint16_t> scales((K / G) * N);
     for (size_t i = 0; i < scales.size(); ++i)
-      scales[i] = f32_to_f16(0.01f + 0.001f * static_cast<float>(i % 8));
+      scales[i] = f16_bits_of(0.01f + 0.001f * static_cast<float>(i % 8));
     std::vector<uint8_t> zeros((K / G) * N, 8);
     const std::vector<uint64_t> shape = {N, K};
     ZT_TRY(w.begin_object("mlp.q_proj", "quantized_group", shape));

@@ -561,7 +561,7 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_blocks(const std::string& o
   return std::optional<foreign::GgufTensorEntry>(std::move(e));
 }
 
-// A quantized_group that GGUF's Q8_0/Q4_0 became (ggml_quant.h) goes back
+// A quantized_group that GGUF's Q8_0, Q4_0, Q5_0, Q4_1 or Q5_1 became (ggml_quant.h) goes back
 // to its blocks: its ggml_type, bits, group size and packing of that form.
 Result<std::optional<foreign::GgufTensorEntry>> ggml_group(const std::string& out, const Item& it) {
   using Found = std::optional<foreign::GgufTensorEntry>;
@@ -572,25 +572,28 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_group(const std::string& ou
   const uint32_t type = d->find(0, "ggml_type");
   if (!type || d->node(type).kind != cbor::Kind::text) return Found();
   const foreign::GgmlType* t = foreign::find_ggml_type(d->node(type).str);
-  if (!t || !foreign::ggml_group_type(*t)) return Found();
+  const auto group = t ? foreign::ggml_group_form(*t) : std::nullopt;
+  if (!group) return Found();
   const auto uint_of = [&](const char* key) -> std::optional<uint64_t> {
     const uint32_t v = d->find(0, key);
     if (!v || d->node(v).kind != cbor::Kind::uint) return std::nullopt;
     return d->node(v).u;
   };
   const uint32_t packing = d->find(0, "packing");
-  const unsigned bits = t->name == "Q8_0" ? 8 : t->name == "Q5_0" ? 5 : 4;
   const Part* packed = it.find("packed_weight");
   const Part* scales = it.find("scales");
   const Part* zeros = it.find("zeros");
-  const bool form = uint_of("bits") == bits && uint_of("group_size") == 32u && packing &&
-                    d->node(packing).str == (bits == 4 ? "2_per_u8" : "1_per_u8") && packed &&
-                    packed->dtype == DType::u8 && scales && scales->dtype == DType::f16 && zeros &&
-                    zeros->dtype == DType::u8 && it.shape.back() % 32 == 0;
+  const bool form = uint_of("bits") == group->bits && uint_of("group_size") == 32u && packing &&
+                    d->node(packing).kind == cbor::Kind::text &&
+                    d->node(packing).str == group->packing && packed &&
+                    packed->dtype == DType::u8 && !packed->type && scales &&
+                    scales->dtype == DType::f16 && !scales->type && zeros &&
+                    zeros->dtype == group->zeros && !zeros->type && it.shape.back() % 32 == 0;
   ZT_FAIL_IF(!form, argument,
              "%s: object \"%s\": ggml_type %s, but not the quantized_group form zt makes of it "
-             "(bits, group_size 32, packing, u8/f16/u8 components)",
-             out.c_str(), it.name.c_str(), std::string(t->name).c_str());
+             "(bits %u, group_size 32, packing %s, u8/f16/%s components)",
+             out.c_str(), it.name.c_str(), std::string(t->name).c_str(), group->bits,
+             std::string(group->packing).c_str(), std::string(dtype_name(group->zeros)).c_str());
   foreign::GgufTensorEntry e;
   e.name = it.name;
   e.type = t;

@@ -10,30 +10,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "views/fp_convert.h"
+
 namespace zt::cli {
 
 namespace {
 
 constexpr uint64_t kEllipsis = std::numeric_limits<uint64_t>::max();
 constexpr int kPrecision = 8;
-
-// IEEE binary16 bits of v, rounded to nearest even (overflow to infinity).
-uint16_t to_f16_bits(double v) {
-  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-  const double a = std::fabs(v);
-  if (std::isnan(v)) return 0x7e00;
-  if (a >= 65520.0) return sign | 0x7c00;  // 65504 is the largest half; 65520 rounds up
-  int e = 0;
-  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  if (a != 0 && e - 1 >= -14) {
-    uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1))));
-    int exp = e - 1;
-    if (mant == 2048) mant = 1024, ++exp;
-    if (exp > 15) return sign | 0x7c00;
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(exp + 15) << 10 | (mant - 1024));
-  }
-  return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 24))));
-}
 
 std::string strip_fraction_zeros(std::string s, std::chars_format fmt) {
   const size_t e = fmt == std::chars_format::scientific ? s.find('e') : s.size();
@@ -55,12 +39,12 @@ std::string shortest(double v, Precision prec, std::chars_format fmt) {
   };
   if (prec == Precision::f16) {
     // to_chars knows no binary16: try ever more digits until one reads back.
-    const uint16_t want = to_f16_bits(v);
+    const uint16_t want = f16_bits_of(v);
     for (int digits = 0; digits < kPrecision; ++digits) {
       const std::string s = emit(v, digits);
       double back = 0;
       std::from_chars(s.data(), s.data() + s.size(), back);
-      if (to_f16_bits(back) == want) return strip_fraction_zeros(s, fmt);
+      if (f16_bits_of(back) == want) return strip_fraction_zeros(s, fmt);
     }
     return strip_fraction_zeros(emit(v, kPrecision), fmt);
   }

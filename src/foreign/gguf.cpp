@@ -390,10 +390,11 @@ Result<ForeignFile> Parser::run(ForeignFile f) {
     if (t.type->dense) {
       c.dtype = *t.type->dense;
       o.shape = std::move(logical);
-    } else if (ggml_group_type(*t.type) && t.nbytes > 0) {
-      ForeignObject g = ggml_blocks_to_group(*t.type, c.bytes, std::move(logical), f);
-      g.name = std::move(o.name);
-      f.objects.push_back(std::move(g));
+    } else if (auto g = t.nbytes > 0 && ggml_group_form(*t.type)
+                            ? ggml_blocks_to_group(*t.type, c.bytes, logical, f)
+                            : std::nullopt) {
+      g->name = std::move(o.name);
+      f.objects.push_back(std::move(*g));
       continue;
     } else {
       c.dtype = DType::u8;

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "formats/object_format.h"
@@ -263,9 +264,11 @@ Codes codes_of(const QuantGroup& q, const Component& c, std::span<const uint8_t>
 }
 
 // Values [first, first + dst.size()) of a quant_group object (its rules
-// held at open, so sizes agree with the shape).
-template <typename T>
-Result<void> qg_values(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
+// held at open, so sizes agree with the shape), computed in C: as in
+// views/dequantize.cpp, f64 scales or zeros make an f32 read compute at f64
+// and round once.
+template <typename T, typename C>
+Result<void> qg_values_in(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
   const Object& o = r.manifest().objects[object];
   ZT_TRY(require_interpretable(o));
   auto q = read_attributes(o);
@@ -306,15 +309,30 @@ Result<void> qg_values(const Reader& r, size_t object, uint64_t first, std::span
   const Codes zero_codes = zeros ? codes_of(*q, *zeros, z) : Codes{};
   for (uint64_t i = 0; i < dst.size(); ++i) {
     const uint64_t e = groups.entry_of(first + i);
-    T scale{}, zero = static_cast<T>(q->zero_value);
+    C scale{}, zero = static_cast<C>(q->zero_value);
     convert_values(s->data() + e * scales.width(), *scale_format, 1, &scale);
     if (zeros && packed_zeros)
-      zero = static_cast<T>(zero_codes.at(e));
+      zero = static_cast<C>(zero_codes.at(e));
     else if (zeros)
       convert_values(z.data() + e * zeros->width(), zero_format, 1, &zero);
-    dst[i] = (static_cast<T>(codes.at(first + i)) - zero) * scale;
+    dst[i] = static_cast<T>((static_cast<C>(codes.at(first + i)) - zero) * scale);
   }
   return {};
+}
+
+template <typename T>
+Result<void> qg_values(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
+  if constexpr (std::is_same_v<T, float>) {
+    const Object& o = r.manifest().objects[object];
+    const Component* scales = o.find("scales");
+    const Component* zeros = o.find("zeros");
+    const auto stored_f64 = [](const Component* c) {
+      return c && c->dtype == DType::f64 && !c->type;
+    };
+    if (stored_f64(scales) || stored_f64(zeros))
+      return qg_values_in<float, double>(r, object, first, dst);
+  }
+  return qg_values_in<T, T>(r, object, first, dst);
 }
 
 constexpr std::string_view kLayoutIds[] = {"zt.quant_group/1"};

@@ -1,6 +1,7 @@
 // Dequantisation of quantized_group objects (layout in formats/quantized.h):
 // per-word and bitstream packings, [G, N] or packed zeros.
 #include <algorithm>
+#include <type_traits>
 
 #include "views/kernels.h"
 
@@ -14,16 +15,21 @@ void dequantize(const QuantView& v, std::span<T> dst) {
   dequantize_rows(v, 0, v.layout.n, dst);
 }
 
-template <typename T>
-void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst) {
+namespace {
+
+// (q - zero) x scale computed in C, written as T. C is at least as wide as
+// the output and as the stored scales and zeros: an f64 zero point (GGUF's
+// Q4_1 holds -m/d there) is applied at f64 and the result rounded once.
+template <typename T, typename C>
+void dequantize_rows_in(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst) {
   const QuantLayout& q = v.layout;
   const uint64_t n_out = q.n, k_in = q.k, g = q.group_size;
   // No values: return before walking the other dimension, which an empty
   // object may claim to be 2^62 long.
   if (n_out == 0 || k_in == 0 || n_begin >= n_end) return;
-  const std::vector<T> scale = converted<T>(v.scales, v.scales_format, v.scales.count);
+  const std::vector<C> scale = converted<C>(v.scales, v.scales_format, v.scales.count);
   const uint64_t mask = (uint64_t{1} << q.bits) - 1;
-  std::vector<T> zero;
+  std::vector<C> zero;
   if (v.zeros_packed) {
     // GPTQ qzeros: zero(gi, n) is field n % vpe of word [gi, n / vpe].
     const unsigned zw = v.zeros.component->width();
@@ -33,10 +39,10 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
       for (uint64_t n = 0; n < n_out; ++n) {
         const uint64_t word =
             word_at(v.zeros.bytes, zw, gi * words_per_group + n / q.values_per_word);
-        zero[gi * n_out + n] = static_cast<T>((word >> ((n % q.values_per_word) * q.bits)) & mask);
+        zero[gi * n_out + n] = static_cast<C>((word >> ((n % q.values_per_word) * q.bits)) & mask);
       }
   } else {
-    zero = converted<T>(v.zeros, v.zeros_format, v.zeros.count);
+    zero = converted<C>(v.zeros, v.zeros_format, v.zeros.count);
   }
   const unsigned width = v.packed_weight.component->width();
   // Blocks of 16 output rows: a block reads the packed words of a word row
@@ -59,11 +65,11 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
           const uint64_t gi = k / g, row = k / vpe, j = k % vpe;
           const uint64_t end = std::min({k_in, (gi + 1) * g, (row + 1) * vpe});
           for (uint64_t n = n0; n < n1; ++n) {
-            const T s = scale[gi * n_out + n], z = zero[gi * n_out + n];
+            const C s = scale[gi * n_out + n], z = zero[gi * n_out + n];
             uint64_t bits = word(row, n) >> (j * q.bits);
             T* out = dst.data() + (n - n_begin) * k_in;
             for (uint64_t i = k; i < end; ++i, bits >>= q.bits)
-              out[i] = (static_cast<T>(bits & mask) - z) * s;
+              out[i] = static_cast<T>((static_cast<C>(bits & mask) - z) * s);
           }
           k = end;
         }
@@ -75,7 +81,7 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
       for (uint64_t gi = 0; gi < q.groups; ++gi) {
         const uint64_t k_end = std::min(k_in, (gi + 1) * g);
         for (uint64_t n = n0; n < n1; ++n) {
-          const T s = scale[gi * n_out + n], z = zero[gi * n_out + n];
+          const C s = scale[gi * n_out + n], z = zero[gi * n_out + n];
           T* out = dst.data() + (n - n_begin) * k_in;
           for (uint64_t k = gi * g; k < k_end; ++k) {
             const uint64_t bit = k * q.bits;
@@ -83,12 +89,27 @@ void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::
             const unsigned off = static_cast<unsigned>(bit % kWordBits);
             uint64_t field = word(row, n) >> off;
             if (off + q.bits > kWordBits) field |= word(row + 1, n) << (kWordBits - off);
-            out[k] = (static_cast<T>(field & mask) - z) * s;
+            out[k] = static_cast<T>((static_cast<C>(field & mask) - z) * s);
           }
         }
       }
     }
   });
+}
+
+bool stored_as_f64(const NumericFormat& f) {
+  return f.dtype == DType::f64 && f.fp8 == Fp8::none && !f.f4;
+}
+
+}  // namespace
+
+template <typename T>
+void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (stored_as_f64(v.scales_format) || (!v.zeros_packed && stored_as_f64(v.zeros_format)))
+      return dequantize_rows_in<float, double>(v, n_begin, n_end, dst);
+  }
+  dequantize_rows_in<T, T>(v, n_begin, n_end, dst);
 }
 
 template void dequantize<float>(const QuantView&, std::span<float>);

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace zt {
@@ -37,6 +38,25 @@ inline float f16_to_f32(uint16_t h) {
   const uint32_t shifted = (em << 13) + (em >= 0x7c00u ? (224u << 23) : (112u << 23));
   const uint32_t subnormal = std::bit_cast<uint32_t>(static_cast<float>(em) * 0x1p-24f);
   return std::bit_cast<float>((em < 0x0400u ? subnormal : shifted) | sign);
+}
+
+// The IEEE binary16 bits of v, rounded to nearest even (subnormals too;
+// overflow to infinity, NaN to the quiet NaN 0x7e00).
+inline uint16_t f16_bits_of(double v) {
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double a = std::fabs(v);
+  if (std::isnan(v)) return 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00;  // 65504 is the largest half; 65520 rounds up
+  int e = 0;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  if (a != 0 && e - 1 >= -14) {
+    uint32_t mant = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 10 - (e - 1))));
+    int exp = e - 1;
+    if (mant == 2048) mant = 1024, ++exp;
+    if (exp > 15) return sign | 0x7c00;
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(exp + 15) << 10 | (mant - 1024));
+  }
+  return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 24))));
 }
 
 // bfloat16 is the top half of a binary32.

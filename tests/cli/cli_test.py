@@ -638,6 +638,31 @@ class Npy(Base):
 
 
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_I32, GGML_BF16 = 0, 1, 2, 8, 12, 26, 30
+GGML_Q4_1, GGML_Q5_1 = 3, 7
+
+
+def min_blocks_map(blocks, block_bytes, bits):
+    """Whether zt makes a quantized_group of Q4_1/Q5_1 blocks (src/foreign/ggml_quant.h): in every
+    block (f16 d, f16 m first), every code's (q + m/d) x d at f64 rounded to f32 equals ggml's
+    float32 q x d + m, and m comes back from d and -m/d (m itself where d = 0)."""
+    a = np.frombuffer(blocks, np.uint8).reshape(-1, block_bytes)
+    d = a[:, 0:2].copy().view("<f2").ravel().astype(np.float32)
+    m = a[:, 2:4].copy().view("<f2").ravel()
+    m32 = m.astype(np.float32)
+    if not (np.isfinite(d).all() and np.isfinite(m32).all()):
+        return False
+    with np.errstate(all="ignore"):
+        dd, md = d.astype(np.float64), m32.astype(np.float64)
+        z = np.where(dd == 0, md, -md / np.where(dd == 0, 1, dd))
+        back = np.where(dd == 0, z, -z * dd).astype(np.float16)
+        if (back.view(np.uint16) != m.view(np.uint16)).any():
+            return False
+        for q in range(1 << bits):
+            ggml = np.float32(q) * d + m32
+            ours = ((np.float64(q) - z) * dd).astype(np.float32)
+            if (ggml.view(np.uint32) != ours.view(np.uint32)).any():
+                return False
+    return True
 
 
 class Gguf(Base):
@@ -699,8 +724,10 @@ class Gguf(Base):
         self.assertEqual(len(by), len(self.ALL_TYPES))
         for (tid, name, block, nbytes), (tname, dims, _, data) in zip(self.ALL_TYPES, tensors):
             o = by[tname]
-            if name in ("Q8_0", "Q4_0", "Q5_0"):  # quantized_group: values checked below
-                self.assertEqual(o["format"], "quantized_group")
+            grouped = name in ("Q8_0", "Q4_0", "Q5_0") or (
+                name in ("Q4_1", "Q5_1") and min_blocks_map(data, nbytes, 4 if name == "Q4_1" else 5))
+            if grouped:  # quantized_group: values checked below
+                self.assertEqual(o["format"], "quantized_group", name)
                 continue
             if block > 1:
                 self.assertEqual(o["attributes"], {"ggml_type": name, "logical_shape": [3, 2 * block]}, name)
@@ -796,6 +823,55 @@ class Gguf(Base):
                 "q4": ((q4.astype(np.int32) - 8).astype(np.float32) * scale).reshape(rows, k),
                 "q5": ((q5.astype(np.int32) - 16).astype(np.float32) * scale).reshape(rows, k)}
         for name, expected in want.items():
+            self.zt("export", "q.zt", name, "-o", name + ".npy")
+            got = np.load(self.path(name + ".npy"))
+            self.assertEqual(got.dtype, np.float32)
+            self.assertTrue(np.array_equal(got.view(np.uint32), expected.view(np.uint32)), name)
+        self.zt("convert", "q.zt", "back.gguf")
+        with open(self.path("back.gguf"), "rb") as f:
+            self.assertEqual(f.read(), blob)
+
+    def test_q4_1_q5_1_dequantise_as_ggml(self):
+        """Against ggml's dequantize_row_q4_1/q5_1: q x d + m in float32 (q x d is exact, one
+        rounding), blocks quantised as ggml's quantize_row_q4_1 does (d = (max - min) / 15, m = min)."""
+        rng = np.random.default_rng(6)
+        rows, k = 4, 128
+        out = {}
+        tensors = []
+        for name, tid, bits in (("q41", GGML_Q4_1, 4), ("q51", GGML_Q5_1, 5)):
+            x = rng.standard_normal((rows * k // 32, 32)).astype(np.float32) * 0.05
+            x[0] = 0          # a block of zeros: d = 0, m = 0
+            x[1] = -x[1] ** 2  # all negative
+            d = ((x.max(1) - x.min(1)) / ((1 << bits) - 1)).astype("<f2")
+            m = x.min(1).astype("<f2")
+            q = rng.integers(0, 1 << bits, x.shape, dtype=np.uint8)
+            blocks = b""
+            for b in range(len(d)):
+                v = q[b]
+                qh = struct.pack("<I", sum(int(v[j] >> 4) << j for j in range(32))) if bits == 5 else b""
+                blocks += d[b].tobytes() + m[b].tobytes() + qh + bytes(
+                    (v[j] & 15) | ((v[j + 16] & 15) << 4) for j in range(16))
+            self.assertTrue(min_blocks_map(blocks, 20 if bits == 4 else 24, bits))
+            tensors.append((name, [k, rows], tid, blocks))
+            out[name] = (q.astype(np.float32) * d.astype(np.float32)[:, None]
+                         + m.astype(np.float32)[:, None]).reshape(rows, k)
+        # A constant block of ones (d = 0, m = 1) has no zero point: that tensor stays raw blocks.
+        ones = np.float16(0).tobytes() + np.float16(1).tobytes() + bytes(16)
+        tensors.append(("ones", [32], GGML_Q4_1, ones))
+        blob = build_gguf([], tensors)
+        blob += b"\0" * (-len(blob) % 32)
+        with open(self.path("q.gguf"), "wb") as f:
+            f.write(blob)
+        self.zt("convert", "q.gguf", "q.zt")
+        self.ref_check("q.zt")
+        by = {o["name"]: o for o in self.info("q.zt")["objects"]}
+        for name, bits in (("q41", 4), ("q51", 5)):
+            o = by[name]
+            self.assertEqual(o["format"], "quantized_group")
+            self.assertEqual(o["attributes"]["bits"], bits)
+            self.assertEqual([c["dtype"] for c in o["components"]], ["u8", "f16", "f64"])
+        self.assertEqual(by["ones"]["attributes"], {"ggml_type": "Q4_1", "logical_shape": [32]})
+        for name, expected in out.items():
             self.zt("export", "q.zt", name, "-o", name + ".npy")
             got = np.load(self.path(name + ".npy"))
             self.assertEqual(got.dtype, np.float32)

@@ -1321,5 +1321,35 @@ TEST(Views, QuantGroupImpliedAndPlainZeroPoints) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(plain[i], i < 4 ? (i - 1.5) * 2 : (i + 2) * 0.5) << i;
 }
 
+// An f64 zero point is applied at f64 by the float32 calls too, rounded
+// once: GGUF's Q4_1 (q x d + m) becomes zero = -m/d, and only that keeps
+// ggml's float32 q x d + m (q x d exact: d is an f16). Here d and m are
+// 0.1 and 1/3 rounded to f16: in float32, (q - zero) x d is off by an ulp
+// for codes 1..6.
+TEST(Views, QuantGroupF64ZeroPointsComputeAtF64) {
+  const float d = 0.0999755859375f, m = 0.333251953125f;
+  const double zero = -double{m} / double{d};
+  const Bytes word = le(std::vector<uint32_t>{0x76543210u});  // codes 0..7
+  const Bytes file = qg_file({8},
+                             qg_attributes(4, 8, 0, "u32", "lsb_first", "f32_factors",
+                                           {{"form", "tensor"}, {"packing", "plain"}}),
+                             {{"data", "u32", "", word},
+                              {"scales", "f32", "", le(std::vector<float>{d})},
+                              {"zeros", "f64", "", le(std::vector<double>{zero})}});
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<float> got(8);
+  uint64_t written = 0;
+  ASSERT_EQ(zt_object_decode_f32(o.get(), 0, got.data(), 8, &written), ZT_OK) << zt_last_error();
+  int float32_differs = 0;
+  for (int q = 0; q < 8; ++q) {
+    const float ggml = static_cast<float>(q) * d + m;
+    EXPECT_EQ(got[q], static_cast<float>((q - zero) * double{d})) << q;
+    EXPECT_EQ(got[q], ggml) << q;
+    float32_differs += (static_cast<float>(q) - static_cast<float>(zero)) * d != ggml;
+  }
+  EXPECT_GT(float32_differs, 0);  // the case the f64 path exists for
+}
+
 }  // namespace
 }  // namespace zt::test
