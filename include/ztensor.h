@@ -145,7 +145,7 @@ typedef struct zt_open_options {
                                  ZT_MAX_DECODED_BYTES (default 64 GiB) */
   uint32_t allow_foreign;     /* 0 (default): zTensor files only. Non-zero: a path
                                  ending in .safetensors, .gguf, .npy, .npz, .pt, .pth,
-                                 .bin, .ckpt or .index.json (a sharded Hugging Face
+                                 .bin, .ckpt, .onnx or .index.json (a sharded Hugging Face
                                  checkpoint) is read by that format's reader; see
                                  "Foreign files" below. */
   /* Remote readers (zt_open_source, zt_open_url): */

@@ -852,7 +852,7 @@ enum class IoMode : std::uint32_t {
 struct OpenOptions {
   IoMode io_mode = IoMode::map;
   std::uint64_t max_decoded_bytes = 0;  ///< cap on one component's decoded size; 0 = default
-  /// Also read .safetensors, .gguf, .npy, .npz, PyTorch and sharded-index
+  /// Also read .safetensors, .gguf, .npy, .npz, PyTorch, .onnx and sharded-index
   /// files, read-only (zt_open_options.allow_foreign).
   bool allow_foreign = false;
 };
@@ -992,7 +992,8 @@ class Reader {
   std::string_view file_version() const {
     return detail::owned_text(zt_file_version(live()), "file version");
   }
-  /// "zt", or the foreign format: "safetensors", "gguf", "npy", "npz", "pytorch", "hf_index".
+  /// "zt", or the foreign format: "safetensors", "gguf", "npy", "npz", "pytorch", "onnx",
+  /// "hf_index".
   std::string_view file_format() const {
     return detail::owned_text(zt_file_format(live()), "file format");
   }

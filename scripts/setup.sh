@@ -9,10 +9,12 @@ packages=(
   libzstd-dev libcbor-dev libxxhash-dev libssl-dev             # the library's dependencies
   libutf8proc-dev
   nlohmann-json3-dev libzip-dev zlib1g-dev libcurl4-openssl-dev
+  libprotobuf-dev                                              # ONNX models (protobuf)
   libgtest-dev libbenchmark-dev                                # tests and benchmarks
   python3 python3-cbor2 python3-zstandard python3-numpy        # the conformance suite
   python3-xxhash python3-pytest
   python3-torch                                                # real torch.save files (cli.pytorch)
+  python3-onnx                                                 # real ONNX models (cli.onnx)
   python3-pip python3-setuptools                               # the Python package, installed offline
   nginx-light                                                  # a real HTTP server on loopback (remote reads)
   golang-go                                                    # the Go module (bindings/go)  

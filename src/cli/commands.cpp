@@ -87,8 +87,8 @@ const std::string kConvertUsage =
         "\n"
         "Converts between formats, chosen by extension:\n"
         "  IN   .zt, .safetensors, .gguf (v2, v3), .npy, .npz, PyTorch .pt/.pth/.bin/.ckpt\n"
-        "       (torch.save: zip or legacy; the pickle is read, never run), a sharded\n"
-        "       Hugging Face checkpoint's .index.json\n"
+        "       (torch.save: zip or legacy; the pickle is read, never run), .onnx (the\n"
+        "       initializers), a sharded Hugging Face checkpoint's .index.json\n"
         "  OUT  .zt, .safetensors or .gguf (v3; raw GGML blocks and metadata types\n"
         "       come back as they were read)\n"
         "\n"
@@ -177,7 +177,8 @@ const Command kCommands[] = {
      "file attributes, then one row per object: name, format, shape,\n"
      "dtype/type, encoding, stored bytes, compression ratio and digest\n"
      "(objects of several components get a row per component). Works on any\n"
-     "readable file (.zt, .safetensors, .gguf, .npy, .npz, PyTorch, .index.json).\n"
+     "readable file (.zt, .safetensors, .gguf, .npy, .npz, PyTorch, .onnx,\n"
+     ".index.json).\n"
      "\n"
      "Options:\n"
      "  --json   the same as one JSON document, for machines\n",
@@ -253,7 +254,7 @@ const Command kCommands[] = {
      "  -o, --output OUT       the .npy file (required)\n"
      "  -c, --component ROLE   export one component's elements (1-D)\n",
      kExportOpts, run_export},
-    {"convert", "between .zt, .safetensors, .gguf, .npy, .npz, PyTorch", kConvertUsage,
+    {"convert", "between .zt, .safetensors, .gguf, .npy, .npz, PyTorch, .onnx", kConvertUsage,
      kConvertOpts, run_convert},
     {"compress", "re-encode components with zstd", kCompressUsage, kRecodeOpts, run_compress},
     {"decompress", "re-encode components raw", kDecompressUsage, kDecompressOpts, run_decompress},

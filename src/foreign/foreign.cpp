@@ -13,6 +13,7 @@
 #include "foreign/gguf.h"
 #include "foreign/hf_index.h"
 #include "foreign/npy.h"
+#include "foreign/onnx.h"
 #include "foreign/pytorch.h"
 #include "foreign/safetensors.h"
 
@@ -36,12 +37,16 @@ Result<ForeignFile> read_npz_file(const std::string& path, const ReadOptions&) {
 Result<ForeignFile> read_pytorch_file(const std::string& path, const ReadOptions&) {
   return read_pytorch(path);
 }
+Result<ForeignFile> read_onnx_file(const std::string& path, const ReadOptions&) {
+  return read_onnx(path);
+}
 
 constexpr std::string_view kSafetensorsExt[] = {".safetensors"};
 constexpr std::string_view kGgufExt[] = {".gguf"};
 constexpr std::string_view kNpyExt[] = {".npy"};
 constexpr std::string_view kNpzExt[] = {".npz"};
 constexpr std::string_view kPytorchExt[] = {".pt", ".pth", ".bin", ".ckpt"};
+constexpr std::string_view kOnnxExt[] = {".onnx"};
 // Before every other: "x.index.json" is a sharded checkpoint whatever precedes.
 constexpr std::string_view kHfIndexExt[] = {".index.json"};
 
@@ -54,6 +59,7 @@ constexpr ForeignFormat kFormats[] = {
     {FileKind::npy, "npy", "npy", kNpyExt, read_npy_file},
     {FileKind::npz, "npz", "npz", kNpzExt, read_npz_file},
     {FileKind::pytorch, "pytorch", "pytorch", kPytorchExt, read_pytorch_file},
+    {FileKind::onnx, "onnx", "onnx", kOnnxExt, read_onnx_file},
 };
 
 }  // namespace
@@ -85,7 +91,7 @@ Result<ForeignFile> read_by_kind(const std::string& path, const ReadOptions& opt
   return make_error(
       Status::unsupported,
       "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy, .npz, a PyTorch "
-      ".pt/.pth/.bin/.ckpt or a sharded checkpoint's .index.json)",
+      ".pt/.pth/.bin/.ckpt, .onnx or a sharded checkpoint's .index.json)",
       path.c_str());
 }
 

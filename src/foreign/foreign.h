@@ -1,4 +1,4 @@
-// Foreign tensor files (safetensors, GGUF, npy, npz, PyTorch) as the zTensor model
+// Foreign tensor files (safetensors, GGUF, npy, npz, PyTorch, ONNX) as the zTensor model
 // sees them: named objects with a format, a shape, components of a dtype
 // (and logical type) and attributes. Each reader checks its format's rules
 // (bounds, overlaps, sizes against shapes, header limits) before it hands a
@@ -21,11 +21,11 @@
 
 namespace zt::foreign {
 
-enum class FileKind { zt, safetensors, gguf, npy, npz, pytorch, hf_index, unknown };
+enum class FileKind { zt, safetensors, gguf, npy, npz, pytorch, hf_index, onnx, unknown };
 
-// By extension: ".zt", ".safetensors", ".gguf", ".npy", ".npz", and PyTorch's
-// ".pt", ".pth", ".bin", ".ckpt"; a sharded Hugging Face checkpoint by its
-// index ("*.index.json").
+// By extension: ".zt", ".safetensors", ".gguf", ".npy", ".npz", PyTorch's
+// ".pt", ".pth", ".bin", ".ckpt", and ".onnx"; a sharded Hugging Face
+// checkpoint by its index ("*.index.json").
 FileKind kind_from_path(std::string_view path);
 // How messages and `zt inspect` name a kind ("sharded checkpoint").
 std::string_view kind_name(FileKind k);

@@ -2194,9 +2194,214 @@ class Pytorch(Base):
             self.assertFalse(os.path.exists(self.path("evil.zt")))
 
 
+def onnx_or_skip():
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise unittest.SkipTest("python3-onnx is not installed: ONNX models cannot be made")
+
+
+class Onnx(Base):
+    """Models written by the real onnx package (Debian's python3-onnx): every type, raw and
+    typed fields, external data, and hostile files built with the same package."""
+
+    def setUp(self):
+        super().setUp()
+        onnx_or_skip()
+        import onnx
+        from onnx import helper, numpy_helper, TensorProto
+        self.onnx, self.helper, self.nh, self.TP = onnx, helper, numpy_helper, TensorProto
+
+    def model(self, initializers, sparse=()):
+        h = self.helper
+        x = h.make_tensor_value_info("x", self.TP.FLOAT, [1])
+        y = h.make_tensor_value_info("y", self.TP.FLOAT, [1])
+        graph = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "tiny", [x], [y],
+                             initializer=initializers, sparse_initializer=list(sparse))
+        m = h.make_model(graph, producer_name="zt-test", producer_version="1.0",
+                         opset_imports=[h.make_opsetid("", 13), h.make_opsetid("com.example", 2)])
+        m.model_version = 7
+        h.set_model_props(m, {"author": "test", "license": "mit"})
+        return m
+
+    def save(self, m, name="m.onnx", **kw):
+        self.onnx.save_model(m, self.path(name), **kw)
+        return name
+
+    def initializers(self):
+        rng = np.random.default_rng(3)
+        nh, h, TP = self.nh, self.helper, self.TP
+        arrays = {
+            "f32": rng.standard_normal((3, 4)).astype(np.float32),
+            "f64": rng.standard_normal(5),
+            "f16": rng.standard_normal((2, 2)).astype(np.float16),
+            "i8": np.arange(-4, 4, dtype=np.int8), "u8": np.arange(250, 256, dtype=np.uint8),
+            "i16": np.arange(-3, 3, dtype=np.int16), "u16": np.array([0, 65535], np.uint16),
+            "i32": np.arange(-2, 3, dtype=np.int32), "u32": np.array([0, 2 ** 32 - 1], np.uint32),
+            "i64": np.arange(-6, 6, dtype=np.int64).reshape(3, 4), "u64": np.array([2 ** 64 - 1], np.uint64),
+            "bool": np.array([True, False, True]),
+            "c64": (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64),
+            "c128": rng.standard_normal(2) + 1j * rng.standard_normal(2),
+            "scalar": np.array(2.5, np.float32), "empty": np.zeros((0, 7), np.float32),
+        }
+        tensors = [nh.from_array(a, name) for name, a in arrays.items()]  # raw_data
+        # Typed fields, as helper.make_tensor writes them without raw=True.
+        typed = {
+            "t_f32": (TP.FLOAT, [2, 2], [0.5, -1.25, 3.0, 1e-3]),          # float_data
+            "t_f64": (TP.DOUBLE, [2], [1e300, -0.1]),                        # double_data
+            "t_i64": (TP.INT64, [3], [-(2 ** 63), 0, 2 ** 63 - 1]),           # int64_data
+            "t_i8": (TP.INT8, [3], [-128, 0, 127]),                          # int32_data, narrowed
+            "t_u16": (TP.UINT16, [2], [0, 65535]),
+            "t_f16": (TP.FLOAT16, [3], [0.5, -2.0, 65504.0]),                # int32_data holds the bits
+            "t_bf16": (TP.BFLOAT16, [2], [1.0, -3.5]),
+            "t_bool": (TP.BOOL, [2], [True, False]),
+            "t_u32": (TP.UINT32, [2], [0, 2 ** 32 - 1]),                     # uint64_data
+            "t_u64": (TP.UINT64, [1], [2 ** 64 - 1]),
+            "t_c64": (TP.COMPLEX64, [2], [1 + 2j, -3.5j]),                   # float_data, pairs
+            "t_c128": (TP.COMPLEX128, [1], [0.25 - 1j]),                     # double_data, pairs
+        }
+        for name, (dtype, dims, vals) in typed.items():
+            tensors.append(h.make_tensor(name, dtype, dims, vals))
+        return tensors
+
+    def expected(self, t):
+        """What the tensor holds, as the row-major little-endian bytes zt stores, and its
+        dtype name in zt info."""
+        if t.data_type in (self.TP.COMPLEX64, self.TP.COMPLEX128) and not t.raw_data:
+            # onnx 1.12's to_array fails on typed complex: float_data/double_data hold the pairs
+            c64 = t.data_type == self.TP.COMPLEX64
+            return np.array(t.float_data if c64 else t.double_data, "<f4" if c64 else "<f8").tobytes(), \
+                "f32" if c64 else "f64"
+        a = self.nh.to_array(t)
+        if t.data_type == self.TP.BFLOAT16:  # onnx 1.12 returns bf16 as float32 values
+            bits = (np.ascontiguousarray(a, np.float32).view(np.uint32) >> 16).astype("<u2")
+            return bits.tobytes(), "bf16"
+        names = {np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int8: "i8", np.uint8: "u8",
+                 np.int16: "i16", np.uint16: "u16", np.int32: "i32", np.uint32: "u32", np.int64: "i64",
+                 np.uint64: "u64", np.bool_: "bool", np.complex64: "f32", np.complex128: "f64"}
+        return np.ascontiguousarray(a).tobytes(), names[a.dtype.type]
+
+    def check_values(self, onnx_name, zt_name, tensors):
+        self.zt("convert", onnx_name, zt_name)
+        view = self.ref_check(zt_name)
+        j = self.info(zt_name)
+        by = {o["name"]: o for o in j["objects"]}
+        self.assertEqual(list(by), [t.name for t in tensors])
+        for t in tensors:
+            data, dtype = self.expected(t)
+            o = by[t.name]
+            self.assertEqual(o["shape"], list(t.dims), t.name)
+            self.assertEqual(o["components"][0]["dtype"], dtype, t.name)
+            if view is not None:
+                self.assertEqual(view[1][t.name]["data"], data, t.name)
+            if t.data_type in (self.TP.COMPLEX64, self.TP.COMPLEX128):
+                self.assertEqual(o["components"][0]["type"], "complex64" if t.data_type == self.TP.COMPLEX64
+                                 else "complex128")
+            if data and t.data_type != self.TP.BFLOAT16:
+                self.zt("export", zt_name, t.name, "-o", "x.npy")
+                got = np.load(self.path("x.npy"))
+                self.assertEqual(np.ascontiguousarray(got).tobytes(), data, t.name)
+        return j
+
+    def test_every_type_raw_and_typed(self):
+        tensors = self.initializers()
+        j = self.check_values(self.save(self.model(tensors)), "m.zt", tensors)
+        a = j["attributes"]
+        self.assertEqual(a["onnx.producer_name"], "zt-test")
+        self.assertEqual(a["onnx.producer_version"], "1.0")
+        self.assertEqual(a["onnx.model_version"], 7)
+        self.assertEqual(a["onnx.opset_import"], {"": 13, "com.example": 2})
+        self.assertEqual(a["onnx.metadata_props"], {"author": "test", "license": "mit"})
+        self.assertEqual(a["onnx.graph_name"], "tiny")
+        self.assertIn("onnx.ir_version", a)
+
+    def test_external_data(self):
+        tensors = self.initializers()
+        self.save(self.model(tensors), "ext.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+                  location="weights.bin", size_threshold=0)
+        self.assertTrue(os.path.getsize(self.path("weights.bin")) > 0)
+        self.check_values("ext.onnx", "ext.zt", tensors)
+        # One file per tensor, in a subdirectory.
+        m = self.model(tensors)
+        self.onnx.external_data_helper.convert_model_to_external_data(m, all_tensors_to_one_file=False,
+                                                                      size_threshold=0)
+        os.mkdir(self.path("sub"))
+        self.save(m, "sub/per.onnx")
+        self.check_values("sub/per.onnx", "per.zt", tensors)
+        # Removed or cut short: refused, naming the tensor and the file.
+        os.truncate(self.path("weights.bin"), 8)
+        p = self.zt("convert", "ext.onnx", "x.zt", code=4)
+        self.assertIn("past the end of weights.bin", p.stderr)
+        os.remove(self.path("weights.bin"))
+        p = self.zt("convert", "ext.onnx", "x.zt", code=3)
+        self.assertIn("weights.bin", p.stderr)
+
+    def refuse(self, m, fragment, code=4, name="bad.onnx"):
+        blob = m if isinstance(m, bytes) else m.SerializeToString()
+        with open(self.path(name), "wb") as f:
+            f.write(blob)
+        for cmd in (["info", name], ["convert", name, "out.zt"]):
+            p = self.zt(*cmd, code=code)
+            self.assertIn(fragment, p.stderr, "%s: %s" % (name, p.stderr))
+        self.assertFalse(os.path.exists(self.path("out.zt")))
+
+    def test_hostile_models_are_refused(self):
+        h, nh, TP = self.helper, self.nh, self.TP
+        t = nh.from_array(np.arange(4, dtype=np.float32), "w")
+        # An external location outside the model's directory, and one absolute.
+        for location in ("../secret.bin", "/etc/passwd", "a/../../b", ""):
+            e = nh.from_array(np.arange(4, dtype=np.float32), "w")
+            if location:
+                self.onnx.external_data_helper.set_external_data(e, location=location)
+            e.ClearField("raw_data")
+            e.data_location = TP.EXTERNAL
+            self.refuse(self.model([e]), "is not a relative path inside the model's directory")
+        # raw_data that disagrees with dims, dims that claim 2^40 values held by one.
+        short = nh.from_array(np.arange(4, dtype=np.float32), "w")
+        short.raw_data = short.raw_data[:-1]
+        self.refuse(self.model([short]), 'initializer "w": raw_data holds 15 bytes; FLOAT of its dims take 16')
+        huge = h.make_tensor("w", TP.FLOAT, [1], [1.0])
+        huge.dims[:] = [2 ** 20, 2 ** 20]
+        self.refuse(self.model([huge]), 'initializer "w": holds 1 values; its dims need 1099511627776')
+        neg = h.make_tensor("w", TP.FLOAT, [0], [])
+        neg.dims[:] = [-1]
+        self.refuse(self.model([neg]), "dimension -1 is negative")
+        self.refuse(self.model([t, nh.from_array(np.zeros(2, np.float32), "w")]), 'initializer "w" appears twice')
+        self.refuse(self.model([nh.from_array(np.zeros(2, np.float32), "")]), "initializer #0 has no name")
+        narrow = h.make_tensor("w", TP.INT8, [1], [0])
+        del narrow.int32_data[:]
+        narrow.int32_data.append(300)
+        self.refuse(self.model([narrow]), "value 300 is outside INT8's range")
+        both = nh.from_array(np.zeros(1, np.float32), "w")
+        both.float_data.append(1.0)
+        self.refuse(self.model([both]), "more than one of raw_data, a typed field and external data")
+        # Types zTensor has not, and structures this reader does not read: refused by name.
+        self.refuse(self.model([h.make_tensor("s", TP.STRING, [1], [b"x"])]), "ONNX type STRING has no zTensor dtype")
+        odd = nh.from_array(np.zeros(1, np.float32), "w")
+        odd.data_type = 99
+        self.refuse(self.model([odd]), "unknown ONNX data_type 99")
+        sp = h.make_sparse_tensor(nh.from_array(np.ones(1, np.float32), "v"), nh.from_array(np.zeros(1, np.int64), "i"), [4])
+        self.refuse(self.model([t], [sp]), "sparse initializers")
+        # Not protobuf, cut short, or protobuf without a graph.
+        blob = self.model([t]).SerializeToString()
+        self.refuse(blob[:len(blob) // 2], "malformed protobuf")
+        self.refuse(b"\xff" * 64, "malformed protobuf")
+        self.refuse(b"", "no graph")
+        self.assertFalse(os.path.exists(self.path("secret.bin")))
+
+    def test_library_reads_it_with_allow_foreign(self):
+        tensors = self.initializers()
+        self.save(self.model(tensors), "ext.onnx", save_as_external_data=True, location="w.bin", size_threshold=0)
+        # zt info/cat read through the library's reader: the same objects and values.
+        j = self.info("ext.onnx")
+        self.assertEqual([o["name"] for o in j["objects"]], [t.name for t in tensors])
+        p = self.zt("verify", "ext.onnx")
+        self.assertIn("onnx", p.stdout)
+
+
 GROUPS = {"golden": Golden, "exit_codes": ExitCodes, "print": Print, "safetensors": Safetensors, "npy": Npy,
           "gguf": Gguf, "hostile": Hostile, "rewrite": Rewrite, "trust": Trust, "pickles": Pickles,
-          "pytorch": Pytorch}
+          "pytorch": Pytorch, "onnx": Onnx}
 
 
 def main():

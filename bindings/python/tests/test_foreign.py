@@ -106,3 +106,24 @@ def test_pytorch_checkpoints_without_running_the_pickle(tmp_path):
     with pytest.raises(ztensor.Error, match="os.system|posix.system"):
         ztensor.File(tmp_path / "hostile.pt", allow_foreign=True)
     assert not (tmp_path / "ran").exists()
+
+
+def test_onnx_initializers_from_external_data(tmp_path):
+    onnx = pytest.importorskip("onnx")  # Debian's python3-onnx (scripts/setup.sh)
+    from onnx import helper, numpy_helper, TensorProto
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.array([1, -2], np.int64)
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+                              initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, producer_name="test")
+    onnx.save_model(model, str(tmp_path / "m.onnx"), save_as_external_data=True, location="m.bin",
+                    size_threshold=0)
+    with ztensor.File(tmp_path / "m.onnx", allow_foreign=True) as f:
+        assert f.format == "onnx"
+        assert list(f) == ["w", "b"]
+        np.testing.assert_array_equal(f["w"], w)
+        np.testing.assert_array_equal(f["b"], b)
+        assert f.manifest["attributes"]["onnx.producer_name"] == "test"
+        assert f.verify() == (0, 2)

@@ -182,7 +182,7 @@ class File(NotCopyable, collections.abc.Mapping):
     Zero-copy arrays keep the file open: close() (or leaving a `with` block)
     releases it once no such array is left.
 
-    allow_foreign=True also opens .safetensors, .gguf, .npy, .npz, PyTorch
+    allow_foreign=True also opens .safetensors, .gguf, .npy, .npz, .onnx, PyTorch
     (.pt/.pth/.bin/.ckpt, read without executing the pickle) and sharded
     checkpoint indexes (.index.json) the same way, read-only; `format` then
     names the format.
@@ -314,7 +314,7 @@ class File(NotCopyable, collections.abc.Mapping):
 
     @property
     def format(self) -> str:
-        """"zt", or the foreign format: "safetensors", "gguf", "npy", "npz",
+        """"zt", or the foreign format: "safetensors", "gguf", "npy", "npz", "onnx",
         "pytorch", "hf_index"."""
         return text(lib.zt_file_format(self._r()))
 
@@ -761,7 +761,7 @@ def open(path: PathLike, *, float32: bool = False, copy: bool = False,  # noqa: 
     copy:    read with pread instead of a memory mapping (for files that may
              change while open); "zero-copy" arrays then view reader buffers.
     max_decoded_bytes: cap on one component's decoded size (0: the library's).
-    allow_foreign: also read .safetensors, .gguf, .npy, .npz, PyTorch files
+    allow_foreign: also read .safetensors, .gguf, .npy, .npz, .onnx, PyTorch files
              and sharded checkpoint indexes (read-only; see File).
     An http:// or https:// URL is read with range requests (File.from_url,
     which takes the HTTP options).

@@ -1,0 +1,629 @@
+#include "foreign/onnx.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <array>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "base/arithmetic.h"
+#include "base/zt_limits.h"
+#include "cbor/cbor_value.h"
+#include "container/io.h"
+
+namespace zt::foreign {
+
+namespace {
+
+using ull = unsigned long long;
+using google::protobuf::io::CodedInputStream;
+
+// onnx.proto field numbers, for the messages on the path to the weights.
+namespace model {
+constexpr uint32_t ir_version = 1, producer_name = 2, producer_version = 3, domain = 4,
+                   model_version = 5, graph = 7, opset_import = 8, metadata_props = 14;
+}
+namespace graph {
+constexpr uint32_t name = 2, initializer = 5, sparse_initializer = 15;
+}
+namespace tensor {
+constexpr uint32_t dims = 1, data_type = 2, segment = 3, float_data = 4, int32_data = 5,
+                   string_data = 6, int64_data = 7, name = 8, raw_data = 9, double_data = 10,
+                   uint64_data = 11, external_data = 13, data_location = 14;
+}
+constexpr uint32_t kEntryKey = 1, kEntryValue = 2;       // StringStringEntryProto
+constexpr uint32_t kOpsetDomain = 1, kOpsetVersion = 2;  // OperatorSetIdProto
+constexpr uint64_t kExternal = 1;                        // TensorProto.DataLocation
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
+
+// An ONNX data type and where the typed fields keep its values.
+struct OnnxType {
+  uint64_t id;
+  std::string_view name;
+  DType dtype;
+  std::string_view type;  // logical type, "" for none
+  unsigned lanes;         // storage elements per value (complex: 2)
+  uint32_t field;         // the typed field holding its values
+  int64_t min, max;       // what int32_data / uint64_data may hold
+};
+
+constexpr int64_t kI32Min = INT32_MIN, kI32Max = INT32_MAX;
+constexpr std::array<OnnxType, 19> kTypes = {{
+    {1, "FLOAT", DType::f32, "", 1, tensor::float_data, 0, 0},
+    {2, "UINT8", DType::u8, "", 1, tensor::int32_data, 0, 255},
+    {3, "INT8", DType::i8, "", 1, tensor::int32_data, -128, 127},
+    {4, "UINT16", DType::u16, "", 1, tensor::int32_data, 0, 65535},
+    {5, "INT16", DType::i16, "", 1, tensor::int32_data, -32768, 32767},
+    {6, "INT32", DType::i32, "", 1, tensor::int32_data, kI32Min, kI32Max},
+    {7, "INT64", DType::i64, "", 1, tensor::int64_data, 0, 0},
+    {9, "BOOL", DType::boolean, "", 1, tensor::int32_data, 0, 1},
+    {10, "FLOAT16", DType::f16, "", 1, tensor::int32_data, 0, 65535},
+    {11, "DOUBLE", DType::f64, "", 1, tensor::double_data, 0, 0},
+    {12, "UINT32", DType::u32, "", 1, tensor::uint64_data, 0, 0xFFFFFFFFll},
+    {13, "UINT64", DType::u64, "", 1, tensor::uint64_data, 0, 0},
+    {14, "COMPLEX64", DType::f32, "complex64", 2, tensor::float_data, 0, 0},
+    {15, "COMPLEX128", DType::f64, "complex128", 2, tensor::double_data, 0, 0},
+    {16, "BFLOAT16", DType::bf16, "", 1, tensor::int32_data, 0, 65535},
+    {17, "FLOAT8E4M3FN", DType::u8, "f8_e4m3fn", 1, tensor::int32_data, 0, 255},
+    {18, "FLOAT8E4M3FNUZ", DType::u8, "f8_e4m3fnuz", 1, tensor::int32_data, 0, 255},
+    {19, "FLOAT8E5M2", DType::u8, "f8_e5m2", 1, tensor::int32_data, 0, 255},
+    {20, "FLOAT8E5M2FNUZ", DType::u8, "f8_e5m2fnuz", 1, tensor::int32_data, 0, 255},
+}};
+
+// Types ONNX has that zTensor does not.
+std::string_view unsupported_type_name(uint64_t id) {
+  switch (id) {
+    case 8:
+      return "STRING";
+    case 21:
+      return "UINT4";
+    case 22:
+      return "INT4";
+    case 23:
+      return "FLOAT4E2M1";
+    default:
+      return "";
+  }
+}
+
+const OnnxType* find_type(uint64_t id) {
+  for (const OnnxType& t : kTypes)
+    if (t.id == id) return &t;
+  return nullptr;
+}
+
+// The wire format over the mapped file: CodedInputStream does the decoding;
+// this keeps the file's base to hand out length-delimited fields in place.
+class Wire {
+ public:
+  explicit Wire(std::span<const uint8_t> bytes)
+      : base_(bytes.data()), in_(bytes.data(), static_cast<int>(bytes.size())) {}
+
+  // The next field's tag of the message being read; 0 at its end (end()
+  // tells a clean end from a malformed tag).
+  uint32_t next() { return in_.ReadTag(); }
+  bool at_end(int end) const { return in_.CurrentPosition() == end; }
+
+  bool varint(uint64_t& v) { return in_.ReadVarint64(&v); }
+  bool fixed32(uint32_t& v) { return in_.ReadLittleEndian32(&v); }
+  bool fixed64(uint64_t& v) { return in_.ReadLittleEndian64(&v); }
+
+  // A length-delimited field, in place.
+  bool bytes(std::span<const uint8_t>& out) {
+    uint32_t n = 0;
+    if (!in_.ReadVarint32(&n) || n > INT_MAX) return false;
+    const int at = in_.CurrentPosition();
+    if (!in_.Skip(static_cast<int>(n))) return false;
+    out = std::span<const uint8_t>(base_ + at, n);
+    return true;
+  }
+
+  // Any field of `tag`'s wire type, unread. Groups (deprecated, and not in
+  // onnx.proto) are malformed here.
+  bool skip(uint32_t tag) {
+    uint64_t v = 0;
+    std::span<const uint8_t> b;
+    switch (tag & 7) {
+      case kVarint:
+        return varint(v);
+      case kFixed64:
+        return in_.Skip(8);
+      case kBytes:
+        return bytes(b);
+      case kFixed32:
+        return in_.Skip(4);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  const uint8_t* base_;
+  CodedInputStream in_;
+};
+
+// Reads one message's fields: visit(tag) consumes each field (or returns
+// false for a malformed one); the message must end exactly at its length.
+template <typename Visit>
+bool read_message(std::span<const uint8_t> message, Visit&& visit) {
+  Wire w(message);
+  for (uint32_t tag = w.next(); tag != 0; tag = w.next())
+    if (!visit(w, tag)) return false;
+  return w.at_end(static_cast<int>(message.size()));
+}
+
+uint32_t field_of(uint32_t tag) {
+  return tag >> 3;
+}
+uint32_t wire_of(uint32_t tag) {
+  return tag & 7;
+}
+
+Json text_of(std::span<const uint8_t> b) {
+  const std::string s(b.begin(), b.end());
+  if (cbor::is_valid_utf8(s)) return Json(s);
+  return Json::binary(std::vector<uint8_t>(b.begin(), b.end()));
+}
+
+std::string_view as_text(std::span<const uint8_t> b) {
+  return std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+// A TensorProto as read in the first pass: what it is and where its data is.
+struct TensorFields {
+  std::span<const uint8_t> name, raw;
+  bool has_name = false, has_raw = false, has_type = false;
+  uint64_t data_type = 0, location = 0;
+  std::vector<uint64_t> dims;
+  uint64_t typed_count[16] = {};  // values per typed field number (< 16)
+  std::vector<std::pair<std::string, std::string>> external;
+  bool segmented = false, strings = false;
+};
+
+// Key/value lists (external_data, metadata_props, opset_import) longer than
+// this are refused: each entry costs more memory than its bytes in the file.
+constexpr size_t kMaxEntries = 4096;
+
+// Values a field holds: packed (one length-delimited run) or one at a time.
+bool count_values(Wire& w, uint32_t tag, uint64_t& count) {
+  std::span<const uint8_t> run;
+  if (wire_of(tag) != kBytes) {
+    ++count;
+    return w.skip(tag);
+  }
+  if (!w.bytes(run)) return false;
+  const uint32_t f = field_of(tag);
+  const unsigned fixed = f == tensor::float_data ? 4 : f == tensor::double_data ? 8 : 0;
+  if (fixed) {
+    if (run.size() % fixed != 0) return false;
+    count += run.size() / fixed;
+    return true;
+  }
+  for (const uint8_t b : run) count += b < 0x80;  // varints: one final byte each
+  return true;
+}
+
+bool read_entry(std::span<const uint8_t> message, std::string& key, std::string& value) {
+  return read_message(message, [&](Wire& w, uint32_t tag) {
+    std::span<const uint8_t> b;
+    if (wire_of(tag) != kBytes || (field_of(tag) != kEntryKey && field_of(tag) != kEntryValue))
+      return w.skip(tag);
+    if (!w.bytes(b)) return false;
+    (field_of(tag) == kEntryKey ? key : value) = std::string(as_text(b));
+    return true;
+  });
+}
+
+bool read_tensor_fields(std::span<const uint8_t> message, TensorFields& t) {
+  return read_message(message, [&](Wire& w, uint32_t tag) {
+    const uint32_t f = field_of(tag);
+    const uint32_t wire = wire_of(tag);
+    uint64_t v = 0;
+    std::span<const uint8_t> b;
+    switch (f) {
+      case tensor::dims:
+        if (wire == kVarint) {
+          if (!w.varint(v) || t.dims.size() >= Limits::rank) return false;
+          t.dims.push_back(v);
+          return true;
+        }
+        if (wire != kBytes || !w.bytes(b)) return false;
+        {
+          Wire packed(b);  // a packed run: varints without tags
+          while (!packed.at_end(static_cast<int>(b.size()))) {
+            if (!packed.varint(v) || t.dims.size() >= Limits::rank) return false;
+            t.dims.push_back(v);
+          }
+        }
+        return true;
+      case tensor::data_type:
+        t.has_type = true;
+        return wire == kVarint && w.varint(t.data_type);
+      case tensor::segment:
+        t.segmented = true;
+        return w.skip(tag);
+      case tensor::string_data:
+        t.strings = true;
+        return w.skip(tag);
+      case tensor::float_data:
+      case tensor::int32_data:
+      case tensor::int64_data:
+      case tensor::double_data:
+      case tensor::uint64_data:
+        return count_values(w, tag, t.typed_count[f]);
+      case tensor::name:
+        t.has_name = true;
+        return wire == kBytes && w.bytes(t.name);
+      case tensor::raw_data:
+        t.has_raw = true;
+        return wire == kBytes && w.bytes(t.raw);
+      case tensor::external_data: {
+        std::string key, value;
+        if (wire != kBytes || !w.bytes(b) || !read_entry(b, key, value) ||
+            t.external.size() >= kMaxEntries)
+          return false;
+        t.external.emplace_back(std::move(key), std::move(value));
+        return true;
+      }
+      case tensor::data_location:
+        return wire == kVarint && w.varint(t.location);
+      default:
+        return w.skip(tag);
+    }
+  });
+}
+
+// The typed field's values as little-endian elements of the type's dtype,
+// `count` of them (counted in the first pass).
+struct TypedDecoder {
+  const OnnxType& type;
+  std::vector<uint8_t>& out;
+  uint64_t index = 0;
+  std::string error;
+
+  bool put(uint64_t bits) {
+    const unsigned width = dtype_width(type.dtype);
+    // int32_data holds every narrow type as an int32 (its varint's low 32
+    // bits, as protobuf reads an int32); UINT32 travels in uint64_data.
+    const bool ranged = type.field == tensor::int32_data || type.dtype == DType::u32;
+    const int64_t v = type.field == tensor::int32_data
+                          ? static_cast<int32_t>(static_cast<uint32_t>(bits))
+                          : static_cast<int64_t>(bits);
+    if (ranged && (v < type.min || v > type.max || (type.dtype == DType::u32 && bits >> 32))) {
+      error = "value " + (type.dtype == DType::u32 ? std::to_string(bits) : std::to_string(v)) +
+              " is outside " + std::string(type.name) + "'s range";
+      return false;
+    }
+    if (type.field == tensor::int32_data) bits = static_cast<uint64_t>(v);
+    if (index + width > out.size()) return false;
+    for (unsigned i = 0; i < width; ++i) out[index++] = static_cast<uint8_t>(bits >> (8 * i));
+    return true;
+  }
+
+  bool one(Wire& w, uint32_t wire) {
+    uint64_t v = 0;
+    uint32_t v32 = 0;
+    if (type.field == tensor::float_data) return wire == kFixed32 && w.fixed32(v32) && put(v32);
+    if (type.field == tensor::double_data) return wire == kFixed64 && w.fixed64(v) && put(v);
+    return wire == kVarint && w.varint(v) && put(v);
+  }
+
+  bool field(Wire& w, uint32_t tag) {
+    if (field_of(tag) != type.field) return w.skip(tag);
+    if (wire_of(tag) != kBytes) return one(w, wire_of(tag));
+    std::span<const uint8_t> run;
+    if (!w.bytes(run)) return false;
+    Wire packed(run);
+    const uint32_t wire = type.field == tensor::float_data    ? kFixed32
+                          : type.field == tensor::double_data ? kFixed64
+                                                              : kVarint;
+    while (!packed.at_end(static_cast<int>(run.size())))
+      if (!one(packed, wire)) return false;
+    return true;
+  }
+};
+
+class OnnxReader {
+ public:
+  OnnxReader(std::string path, ForeignFile& f) : path_(std::move(path)), f_(f) {}
+
+  Result<void> read_model(std::span<const uint8_t> file) {
+    file_ = file;
+    bool graph_seen = false;
+    Json opsets = Json::object(), metadata = Json::object();
+    std::optional<Error> failed;
+    const bool ok = read_message(file, [&](Wire& w, uint32_t tag) {
+      std::span<const uint8_t> b;
+      uint64_t v = 0;
+      const uint32_t f = field_of(tag);
+      const bool is_bytes = wire_of(tag) == kBytes;
+      if ((f == model::ir_version || f == model::model_version) && wire_of(tag) == kVarint) {
+        if (!w.varint(v)) return false;
+        f_.attributes[f == model::ir_version ? "onnx.ir_version" : "onnx.model_version"] = v;
+        return true;
+      }
+      if (!is_bytes) return w.skip(tag);
+      if (f == model::producer_name || f == model::producer_version || f == model::domain) {
+        if (!w.bytes(b)) return false;
+        f_.attributes[f == model::producer_name      ? "onnx.producer_name"
+                      : f == model::producer_version ? "onnx.producer_version"
+                                                     : "onnx.domain"] = text_of(b);
+        return true;
+      }
+      if (f == model::opset_import) {
+        std::string domain;
+        uint64_t version = 0;
+        const auto opset_field = [&](Wire& o, uint32_t t) {
+          std::span<const uint8_t> d;
+          if (field_of(t) == kOpsetVersion && wire_of(t) == kVarint) return o.varint(version);
+          if (field_of(t) != kOpsetDomain || wire_of(t) != kBytes) return o.skip(t);
+          if (!o.bytes(d)) return false;
+          domain = std::string(as_text(d));
+          return true;
+        };
+        if (!w.bytes(b) || !read_message(b, opset_field)) return false;
+        if (!key_is_text(domain, "an opset_import domain", failed)) return false;
+        opsets[domain] = version;
+        return entries_within_limit(opsets, failed);
+      }
+      if (f == model::metadata_props) {
+        std::string key, value;
+        if (!w.bytes(b) || !read_entry(b, key, value)) return false;
+        if (!key_is_text(key, "a metadata_props key", failed)) return false;
+        metadata[key] = text_of(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value.data()), value.size()));
+        return entries_within_limit(metadata, failed);
+      }
+      if (f == model::graph) {
+        if (!w.bytes(b)) return false;
+        if (graph_seen) {
+          failed = make_error(Status::invalid, "%s: the model holds two graphs", path_.c_str());
+          return false;
+        }
+        graph_seen = true;
+        if (auto r = read_graph(b); !r) {
+          failed = std::move(r).error();
+          return false;
+        }
+        return true;
+      }
+      return w.skip(tag);
+    });
+    if (failed) return std::move(*failed);
+    ZT_FAIL_IF(!ok, format, "%s: not an ONNX model (malformed protobuf)", path_.c_str());
+    ZT_FAIL_IF(!graph_seen, format, "%s: not an ONNX model (no graph)", path_.c_str());
+    if (!opsets.empty()) f_.attributes["onnx.opset_import"] = std::move(opsets);
+    if (!metadata.empty()) f_.attributes["onnx.metadata_props"] = std::move(metadata);
+    return {};
+  }
+
+ private:
+  // Attribute map keys are CBOR text.
+  bool key_is_text(const std::string& key, const char* what, std::optional<Error>& failed) const {
+    if (cbor::is_valid_utf8(key)) return true;
+    failed = make_error(Status::invalid, "%s: %s is not UTF-8", path_.c_str(), what);
+    return false;
+  }
+
+  bool entries_within_limit(const Json& map, std::optional<Error>& failed) const {
+    if (map.size() <= kMaxEntries) return true;
+    failed = make_error(Status::limit, "%s: more than %zu opset_import or metadata_props entries",
+                        path_.c_str(), kMaxEntries);
+    return false;
+  }
+
+  Result<void> read_graph(std::span<const uint8_t> message) {
+    std::optional<Error> failed;
+    const bool ok = read_message(message, [&](Wire& w, uint32_t tag) {
+      std::span<const uint8_t> b;
+      const uint32_t f = field_of(tag);
+      if (wire_of(tag) != kBytes) return w.skip(tag);
+      if (f == graph::name) {
+        if (!w.bytes(b)) return false;
+        f_.attributes["onnx.graph_name"] = text_of(b);
+        return true;
+      }
+      if (f == graph::sparse_initializer) {
+        failed = make_error(Status::unsupported,
+                            "%s: the graph has sparse initializers, which this reader does not "
+                            "read (its dense initializers would be read without them)",
+                            path_.c_str());
+        return false;
+      }
+      if (f != graph::initializer) return w.skip(tag);
+      if (!w.bytes(b)) return false;
+      if (auto r = read_initializer(b, static_cast<uint64_t>(b.data() - file_.data())); !r) {
+        failed = std::move(r).error();
+        return false;
+      }
+      return true;
+    });
+    if (failed) return std::move(*failed);
+    ZT_FAIL_IF(!ok, format, "%s: malformed protobuf in the graph", path_.c_str());
+    return {};
+  }
+
+  Result<void> read_initializer(std::span<const uint8_t> message, uint64_t at) {
+    const size_t index = f_.objects.size();
+    ZT_FAIL_IF(index >= Limits::objects, limit, "%s: more than %llu initializers", path_.c_str(),
+               static_cast<ull>(Limits::objects));
+    TensorFields t;
+    ZT_FAIL_IF(!read_tensor_fields(message, t), format,
+               "%s: initializer #%zu (at byte %llu): malformed protobuf, more than %u dims or "
+               "more than %zu external_data entries",
+               path_.c_str(), index, static_cast<ull>(at), Limits::rank, kMaxEntries);
+    ZT_FAIL_IF(!t.has_name || t.name.empty(), invalid, "%s: initializer #%zu has no name",
+               path_.c_str(), index);
+    ForeignObject o;
+    o.name = std::string(as_text(t.name));
+    const std::string where = path_ + ": initializer \"" + o.name.substr(0, 200) + "\"";
+    const char* w = where.c_str();
+    ZT_FAIL_IF(!names_.insert(o.name).second, invalid, "%s appears twice", w);
+    ZT_FAIL_IF(t.segmented, unsupported, "%s: segmented tensors are not read", w);
+    ZT_FAIL_IF(!t.has_type, invalid, "%s has no data_type", w);
+    const OnnxType* type = find_type(t.data_type);
+    if (!type) {
+      const std::string_view known = unsupported_type_name(t.data_type);
+      ZT_FAIL_IF(!known.empty(), unsupported, "%s: ONNX type %s has no zTensor dtype", w,
+                 std::string(known).c_str());
+      return make_error(Status::unsupported, "%s: unknown ONNX data_type %llu", w,
+                        static_cast<ull>(t.data_type));
+    }
+    ZT_FAIL_IF(t.strings, invalid, "%s: string_data in a %s tensor", w,
+               std::string(type->name).c_str());
+    o.shape = t.dims;
+    for (const uint64_t d : o.shape)
+      ZT_FAIL_IF(static_cast<int64_t>(d) < 0, invalid, "%s: dimension %lld is negative", w,
+                 static_cast<long long>(d));
+    const auto elements = shape_product(o.shape);
+    const auto values = elements ? checked_mul(*elements, type->lanes) : std::nullopt;
+    const unsigned width = dtype_width(type->dtype);
+    const auto bytes = values ? checked_mul(*values, width) : std::nullopt;
+    ZT_FAIL_IF(!bytes, invalid, "%s: its size overflows", w);
+    ForeignComponent c;
+    c.role = "data";
+    c.dtype = type->dtype;
+    if (!type->type.empty()) c.type = std::string(type->type);
+    auto data = data_of(t, *type, message, *values, *bytes, where);
+    ZT_TRY(data);
+    c.bytes = *data;
+    o.components.push_back(std::move(c));
+    f_.objects.push_back(std::move(o));
+    return {};
+  }
+
+  // Where the initializer's bytes are: raw_data in place, external data in
+  // its file, or the typed field converted.
+  Result<std::span<const uint8_t>> data_of(const TensorFields& t, const OnnxType& type,
+                                           std::span<const uint8_t> message, uint64_t values,
+                                           uint64_t bytes, const std::string& where) {
+    const char* w = where.c_str();
+    uint64_t typed = 0;
+    for (const uint64_t n : t.typed_count) typed += n;
+    const int sources = int{t.has_raw} + int{typed > 0} + int{t.location == kExternal};
+    ZT_FAIL_IF(sources > 1, invalid,
+               "%s: its data is in more than one of raw_data, a typed field and external data", w);
+    if (t.location == kExternal) return external_data(t, bytes, where);
+    ZT_FAIL_IF(!t.external.empty(), invalid, "%s: external_data without data_location EXTERNAL", w);
+    if (t.has_raw) {
+      ZT_FAIL_IF(t.raw.size() != bytes, invalid,
+                 "%s: raw_data holds %llu bytes; %s of its dims take %llu", w,
+                 static_cast<ull>(t.raw.size()), std::string(type.name).c_str(),
+                 static_cast<ull>(bytes));
+      return t.raw;
+    }
+    ZT_FAIL_IF(typed != t.typed_count[type.field], invalid,
+               "%s: its values are in a field that is not the one for %s", w,
+               std::string(type.name).c_str());
+    ZT_FAIL_IF(typed != values, invalid, "%s: holds %llu values; its dims need %llu", w,
+               static_cast<ull>(typed), static_cast<ull>(values));
+    if (bytes == 0) return std::span<const uint8_t>();
+    f_.owned.emplace_back(bytes);
+    TypedDecoder decoder{type, f_.owned.back(), 0, {}};
+    const bool ok =
+        read_message(message, [&](Wire& wire, uint32_t tag) { return decoder.field(wire, tag); });
+    ZT_FAIL_IF(!ok || decoder.index != bytes, invalid, "%s: %s", w,
+               decoder.error.empty() ? "malformed typed values" : decoder.error.c_str());
+    return std::span<const uint8_t>(f_.owned.back());
+  }
+
+  Result<std::span<const uint8_t>> external_data(const TensorFields& t, uint64_t bytes,
+                                                 const std::string& where) {
+    const char* w = where.c_str();
+    std::string location;
+    std::optional<uint64_t> offset, length;
+    for (const auto& [key, value] : t.external) {
+      if (key == "location") {
+        location = value;
+        continue;
+      }
+      if (key != "offset" && key != "length") continue;  // "checksum" and others
+      uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      ZT_FAIL_IF(ec != std::errc() || end != value.data() + value.size() || value.empty(), invalid,
+                 "%s: external_data %s \"%s\" is not a number", w, key.c_str(),
+                 value.substr(0, 40).c_str());
+      (key == "offset" ? offset : length) = n;
+    }
+    ZT_FAIL_IF(!inside_directory(location), invalid,
+               "%s: external data location \"%s\" is not a relative path inside the model's "
+               "directory",
+               w, location.substr(0, 300).c_str());
+    auto file = external_file(location);
+    ZT_TRY(file);
+    const uint64_t size = (*file)->source.size();
+    const uint64_t from = offset.value_or(0);
+    ZT_FAIL_IF(length && *length != bytes, invalid,
+               "%s: external data length %llu; its dims take %llu bytes", w,
+               static_cast<ull>(*length), static_cast<ull>(bytes));
+    ZT_FAIL_IF(from > size || bytes > size - from, invalid,
+               "%s: external data [%llu, +%llu) is past the end of %s (%llu bytes)", w,
+               static_cast<ull>(from), static_cast<ull>(bytes), location.c_str(),
+               static_cast<ull>(size));
+    if (bytes == 0) return std::span<const uint8_t>();
+    return std::span<const uint8_t>((*file)->source.base() + from, bytes);
+  }
+
+  // A relative path of plain names: no "..", ".", empty parts or NUL.
+  static bool inside_directory(std::string_view p) {
+    if (p.empty() || p.size() > 4096 || p.front() == '/' || p.find('\0') != p.npos) return false;
+    size_t start = 0;
+    while (start <= p.size()) {
+      const size_t slash = std::min(p.find('/', start), p.size());
+      const std::string_view part = p.substr(start, slash - start);
+      if (part.empty() || part == "." || part == "..") return false;
+      start = slash + 1;
+    }
+    return true;
+  }
+
+  // Each external file mapped once, held as a part of the ForeignFile.
+  Result<ForeignFile*> external_file(const std::string& location) {
+    if (const auto it = external_.find(location); it != external_.end())
+      return &f_.parts[it->second];
+    const size_t slash = path_.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
+    auto src = Source::open_file(dir + location, Source::Mode::map);
+    ZT_TRY(src);
+    ForeignFile part;
+    part.kind = FileKind::onnx;
+    part.source = std::move(*src);
+    f_.parts.push_back(std::move(part));
+    external_.emplace(location, f_.parts.size() - 1);
+    return &f_.parts.back();
+  }
+
+  std::string path_;
+  ForeignFile& f_;
+  std::span<const uint8_t> file_;
+  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, size_t> external_;
+};
+
+}  // namespace
+
+Result<ForeignFile> read_onnx(const std::string& path) {
+  ForeignFile f;
+  f.kind = FileKind::onnx;
+  auto src = Source::open_file(path, Source::Mode::map);
+  ZT_TRY(src);
+  f.source = std::move(*src);
+  ZT_FAIL_IF(f.source.size() > static_cast<uint64_t>(INT_MAX), limit,
+             "%s: %llu bytes; a protobuf message (an ONNX model) is under 2 GiB, larger models "
+             "keep their weights in external data files",
+             path.c_str(), static_cast<ull>(f.source.size()));
+  const std::span<const uint8_t> file(f.source.base(), f.source.size());
+  OnnxReader reader(path, f);
+  ZT_TRY(reader.read_model(file));
+  return f;
+}
+
+}  // namespace zt::foreign
