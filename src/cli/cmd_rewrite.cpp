@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -39,6 +40,7 @@ struct RewriteOptions {
   WriterOptions writer;
   bool densify = false;
   bool no_canonical = false;  // --no-canonical
+  bool keep_shards = false;   // --keep-shards
 };
 
 // Writer options shared by the commands: --level, --compress=LEVEL,
@@ -85,6 +87,15 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
     ZT_FAIL_IF(o.writer.file_version != 2, argument,
                "option '--shard-size': shards are a zTensor v2 feature (--format-version 2)");
     o.writer.shard_bytes = *v;
+  }
+  if (a.has("--keep-shards")) {
+    ZT_FAIL_IF(o.writer.file_version != 2, argument,
+               "option '--keep-shards': shards are a zTensor v2 feature (--format-version 2)");
+    ZT_FAIL_IF(o.writer.shard_bytes != 0, argument,
+               "give either --keep-shards or --shard-size, not both");
+    o.keep_shards = true;
+    // Sharded, with no size to split at: the input's shards are the split.
+    o.writer.shard_bytes = std::numeric_limits<uint64_t>::max() / 4;
   }
   return {};
 }
@@ -328,8 +339,15 @@ Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
   if (options.canonical)
     std::sort(order.begin(), order.end(),
               [](const Planned* x, const Planned* y) { return x->name < y->name; });
+  const Item* previous = nullptr;
   for (const Planned* pp : order) {
     const Planned& p = *pp;
+    const Item& item = p.in->items[p.item];
+    if (opt.keep_shards && previous && previous->input_shard != item.input_shard) {
+      auto s = (*w)->end_shard();
+      if (!s) return qualified(std::move(s).error(), out);
+    }
+    previous = &item;
     auto r = copy_item(*p.in, p.item, p.name, **w, opt, options.canonical, progress);
     if (!r) return qualified(std::move(r).error(), p.in->path, p.in->items[p.item].name);
   }

@@ -45,11 +45,15 @@ constexpr OptSpec kCatOpts[] = {
     {"--component", OptSpec::value, "-c"}, {"--full"}, {"--max-values", OptSpec::value}};
 constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--component", OptSpec::value, "-c"}};
-constexpr OptSpec kConvertOpts[] = {
-    {"--compress", OptSpec::optional_value}, {"--digest", OptSpec::value},
-    {"--threads", OptSpec::value},           {"--densify"},
-    {"--format-version", OptSpec::value},    {"--no-canonical"},
-    {"--shard-size", OptSpec::value},        {"--skip-unknown"}};
+constexpr OptSpec kConvertOpts[] = {{"--compress", OptSpec::optional_value},
+                                    {"--digest", OptSpec::value},
+                                    {"--threads", OptSpec::value},
+                                    {"--densify"},
+                                    {"--format-version", OptSpec::value},
+                                    {"--no-canonical"},
+                                    {"--shard-size", OptSpec::value},
+                                    {"--skip-unknown"},
+                                    {"--keep-shards"}};
 constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--in-place"},
                                    {"--level", OptSpec::value},
@@ -111,6 +115,9 @@ const std::string kConvertUsage =
         "  --shard-size BYTES   with --format-version 2: split OUT into OUT's root and\n"
         "                       data shards <stem>-00001.zt ... of at most BYTES each\n"
         "                       (a larger part gets a shard of its own; v2 spec 7)\n"
+        "  --keep-shards        with --format-version 2 and a sharded input (a Hugging\n"
+        "                       Face index.json, a sharded v2 model): the same split,\n"
+        "                       each input shard's tensors in one data shard of OUT\n"
         "  --skip-unknown       GGUF tensors of a GGML type zt does not know are left out\n"
         "                       (named on stderr and in the file attribute gguf.skipped)\n"
         "                       instead of refusing the file\n") +

@@ -111,6 +111,9 @@ class ZtInput final : public Input {
       it.format = o.format;
       it.descriptor = format_of(o);
       it.shape = o.shape;
+      it.input_shard = o.part;
+      if (!o.components.empty() && o.components.front().shard)
+        it.input_shard = *o.components.front().shard + 1;
       it.has_attributes = o.attributes.present;
       if (o.attributes.present) {
         auto a = encode_attributes(o.attributes);

@@ -50,6 +50,10 @@ struct Item {
   bool has_attributes = false;
   std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)
   std::vector<Part> parts;
+  // Which file of a sharded input holds it: a sharded checkpoint's shard
+  // (in name order), or for a sharded v2 model its first part's shard + 1
+  // (0: the root). Always 0 for a single file.
+  uint32_t input_shard = 0;
 
   const Part* find(std::string_view role) const;
   std::optional<size_t> index_of(std::string_view role) const;

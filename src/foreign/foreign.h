@@ -43,6 +43,7 @@ struct ForeignObject {
   std::vector<uint64_t> shape;
   Json attributes = Json::object();
   std::vector<ForeignComponent> components;
+  uint32_t part = 0;  // a sharded checkpoint's shard it came from, in name order
 };
 
 // Attributes are JSON values taken literally (an object whose one key is

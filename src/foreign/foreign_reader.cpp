@@ -120,6 +120,7 @@ Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers) {
     o.name = fo.name;
     o.shape = fo.shape;
     o.format = fo.format;
+    o.part = fo.part;
     auto a = attributes_of(fo.attributes, Limits::cbor_depth - 3, m);
     ZT_TRY(a);
     o.attributes = *a;

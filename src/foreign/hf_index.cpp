@@ -114,6 +114,7 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
                  shard.c_str(), it->second.c_str());
       ZT_FAIL_IF(!found.emplace(o.name, shard).second, invalid,
                  "%s: tensor \"%s\" appears twice in shard %s", p, o.name.c_str(), shard.c_str());
+      o.part = static_cast<uint32_t>(f.parts.size());
       f.objects.push_back(std::move(o));
     }
     ZT_TRY(merge_attributes(shard_path, part->attributes, f.attributes));

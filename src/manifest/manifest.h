@@ -82,6 +82,9 @@ struct Object {
   // Set for objects that are listed but cannot be read (0.1.x sparse
   // layouts the spec never described): the reason, given on every access.
   std::string unsupported;
+  // A foreign object's input file: the shard of a sharded checkpoint it
+  // came from, in name order (0 for everything else).
+  uint32_t part = 0;
 
   const Component* find(std::string_view role) const;
 };

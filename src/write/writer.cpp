@@ -692,6 +692,18 @@ Result<void> Writer::add_component(std::string_view role, std::string_view dtype
   });
 }
 
+Result<void> Writer::end_shard() {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    ZT_FAIL_IF(!s.sharded(), argument, "end_shard: the writer is not sharded (shard_bytes 0)");
+    ZT_FAIL_IF(s.state != Impl::State::idle, state,
+               "end_shard: between objects only (object \"%s\" is open)", s.current.name.c_str());
+    if (s.pos > sizeof kMagicV2) ZT_TRY(s.next_shard());
+    return {};
+  });
+}
+
 Result<void> Writer::end_object() {
   return guarded(*impl_, [&]() -> Result<void> {
     Impl& s = *impl_;

@@ -85,6 +85,11 @@ class Writer {
   Result<void> write(std::span<const uint8_t> data);
   Result<void> end_component();
   Result<void> end_object();
+  // Sharded v2 writers (shard_bytes != 0): the next object's parts start a
+  // new data shard, whatever room the current one has left, so that a model
+  // can keep another's split. Between objects only; nothing happens while
+  // the current shard holds no part yet.
+  Result<void> end_shard();
   // Drops the object begun last, with whatever components it has so far.
   Result<void> cancel_object();
   Result<void> finish();

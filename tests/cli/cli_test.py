@@ -160,6 +160,10 @@ class Base(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.dir, name)
 
+    def slurp(self, name):
+        with open(self.path(name), "rb") as f:
+            return f.read()
+
     def zt(self, *args, code=0):
         p = run(args, self.dir)
         self.assertEqual(p.returncode, code, "zt %s\nstdout:\n%s\nstderr:\n%s" % (" ".join(args), p.stdout, p.stderr))
@@ -476,6 +480,25 @@ class Safetensors(Base):
             self.assertEqual(view[1]["a"]["data"], a.tobytes())
             self.assertEqual(view[1]["c"]["data"], c.tobytes())
         self.zt("diff", "model.safetensors.index.json", "one.zt")
+        # --keep-shards: a sharded v2 model with the index's split, shard by shard in name
+        # order; and from that model again, the same split.
+        for src, out in (("model.safetensors.index.json", "split.zt"), ("split.zt", "again.zt")):
+            self.zt("convert", src, out, "--format-version", "2", "--keep-shards")
+            stem = out[:-3]
+            shards = sorted(n for n in os.listdir(self.dir) if n.startswith(stem + "-"))
+            self.assertEqual(shards, [stem + "-00001.zt", stem + "-00002.zt"], src)
+            first, second = (self.slurp(n) for n in shards)
+            self.assertIn(a.tobytes(), first)
+            self.assertIn(b.tobytes(), first)
+            self.assertNotIn(c.tobytes(), first)
+            self.assertIn(c.tobytes(), second)
+            self.assertNotIn(a.tobytes(), second)
+            self.zt("verify", out)
+            self.zt("diff", "model.safetensors.index.json", out)
+        p = self.zt("convert", "model.safetensors.index.json", "x.zt", "--keep-shards", code=2)
+        self.assertIn("--format-version 2", p.stderr)
+        self.zt("convert", "model.safetensors.index.json", "x.zt", "--format-version", "2", "--keep-shards",
+                "--shard-size", "1000000", code=2)
 
     def test_sharded_index_rules(self):
         one = [("a", "F32", [1], np.ones(1, "<f4").tobytes())]
@@ -1375,10 +1398,6 @@ class Trust(Base):
             f.seek(c["offset"] + at)
             f.write(bytes([b[0] ^ 0x01]))
         return c
-
-    def slurp(self, name):
-        with open(self.path(name), "rb") as f:
-            return f.read()
 
     def refused_everywhere(self, bad, fragment):
         """Every command that copies data refuses `bad` with exit 4, leaves
