@@ -126,6 +126,15 @@ Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& opt
   return f;
 }
 
+Result<ForeignFile> ForeignFile::mapped(const std::string& path, FileKind kind) {
+  auto src = Source::open_file(path, Source::Mode::map);
+  ZT_TRY(src);
+  ForeignFile f;
+  f.kind = kind;
+  f.source = std::move(*src);
+  return f;
+}
+
 bool Cursor::take(uint64_t n, std::span<const uint8_t>& out) {
   if (n > left()) return false;
   out = bytes_.subspan(pos_, n);

@@ -60,6 +60,9 @@ struct ForeignFile {
   ForeignFile() = default;
   ForeignFile(ForeignFile&&) = default;
   ForeignFile& operator=(ForeignFile&&) = default;
+
+  // A ForeignFile of `kind` over the file at `path`, mapped.
+  static Result<ForeignFile> mapped(const std::string& path, FileKind kind);
 };
 
 struct ReadOptions {

@@ -413,11 +413,9 @@ Result<ForeignFile> Parser::run(ForeignFile f) {
 }  // namespace
 
 Result<ForeignFile> read_gguf(const std::string& path, const ReadOptions& options) {
-  ForeignFile f;
-  f.kind = FileKind::gguf;
-  auto src = Source::open_file(path, Source::Mode::map);
-  ZT_TRY(src);
-  f.source = std::move(*src);
+  auto mapped = ForeignFile::mapped(path, FileKind::gguf);
+  ZT_TRY(mapped);
+  ForeignFile f = std::move(*mapped);
   ZT_FAIL_IF(f.source.size() < 24, format, "%s: %llu bytes is too short for a GGUF file",
              path.c_str(), static_cast<ull>(f.source.size()));
   const std::span<const uint8_t> bytes(f.source.base(), f.source.size());

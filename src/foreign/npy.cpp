@@ -298,11 +298,9 @@ Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::strin
 }
 
 Result<ForeignFile> read_npy(const std::string& path) {
-  ForeignFile f;
-  f.kind = FileKind::npy;
-  auto src = Source::open_file(path, Source::Mode::map);
-  ZT_TRY(src);
-  f.source = std::move(*src);
+  auto mapped = ForeignFile::mapped(path, FileKind::npy);
+  ZT_TRY(mapped);
+  ForeignFile f = std::move(*mapped);
   ZT_FAIL_IF(f.source.size() < 10, format, "%s: %llu bytes is too short for an .npy file",
              path.c_str(), static_cast<ull>(f.source.size()));
   auto o =

@@ -591,12 +591,9 @@ class OnnxReader {
       return &f_.parts[it->second];
     const size_t slash = path_.rfind('/');
     const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-    auto src = Source::open_file(dir + location, Source::Mode::map);
-    ZT_TRY(src);
-    ForeignFile part;
-    part.kind = FileKind::onnx;
-    part.source = std::move(*src);
-    f_.parts.push_back(std::move(part));
+    auto part = ForeignFile::mapped(dir + location, FileKind::onnx);
+    ZT_TRY(part);
+    f_.parts.push_back(std::move(*part));
     external_.emplace(location, f_.parts.size() - 1);
     return &f_.parts.back();
   }
@@ -611,11 +608,9 @@ class OnnxReader {
 }  // namespace
 
 Result<ForeignFile> read_onnx(const std::string& path) {
-  ForeignFile f;
-  f.kind = FileKind::onnx;
-  auto src = Source::open_file(path, Source::Mode::map);
-  ZT_TRY(src);
-  f.source = std::move(*src);
+  auto mapped = ForeignFile::mapped(path, FileKind::onnx);
+  ZT_TRY(mapped);
+  ForeignFile f = std::move(*mapped);
   ZT_FAIL_IF(f.source.size() > static_cast<uint64_t>(INT_MAX), limit,
              "%s: %llu bytes; a protobuf message (an ONNX model) is under 2 GiB, larger models "
              "keep their weights in external data files",

@@ -131,11 +131,9 @@ std::optional<std::string_view> safetensors_dtype(DType dtype,
 
 Result<ForeignFile> read_safetensors(const std::string& path) {
   const char* p = path.c_str();
-  ForeignFile f;
-  f.kind = FileKind::safetensors;
-  auto src = Source::open_file(path, Source::Mode::map);
-  ZT_TRY(src);
-  f.source = std::move(*src);
+  auto mapped = ForeignFile::mapped(path, FileKind::safetensors);
+  ZT_TRY(mapped);
+  ForeignFile f = std::move(*mapped);
   const uint64_t size = f.source.size();
   ZT_FAIL_IF(size < 8, format,
              "%s: %llu bytes is too short for a safetensors file (8-byte header length first)", p,

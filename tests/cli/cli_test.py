@@ -814,6 +814,17 @@ class Gguf(Base):
         p = self.zt("convert", "demo.zt", "d.gguf", code=5)
         self.assertIn("cannot write", p.stderr)
 
+    def exports_as_ggml_and_back(self, want, blob):
+        """q.zt (made from the GGUF `blob`) exports each tensor of `want` with exactly those
+        float32 bits, and converts back to `blob` byte for byte."""
+        for name, expected in want.items():
+            self.zt("export", "q.zt", name, "-o", name + ".npy")
+            got = np.load(self.path(name + ".npy"))
+            self.assertEqual(got.dtype, np.float32)
+            self.assertTrue(np.array_equal(got.view(np.uint32), expected.view(np.uint32)), name)
+        self.zt("convert", "q.zt", "back.gguf")
+        self.assertEqual(self.slurp("back.gguf"), blob)
+
     def test_q8_0_q4_0_q5_0_dequantise_as_ggml(self):
         """Against ggml's reference formulas (ggml-quants.c, dequantize_row_q8_0/q4_0/q5_0),
         in float32 as ggml computes them."""
@@ -845,14 +856,7 @@ class Gguf(Base):
         want = {"q8": (q8.astype(np.float32) * scale).reshape(rows, k),
                 "q4": ((q4.astype(np.int32) - 8).astype(np.float32) * scale).reshape(rows, k),
                 "q5": ((q5.astype(np.int32) - 16).astype(np.float32) * scale).reshape(rows, k)}
-        for name, expected in want.items():
-            self.zt("export", "q.zt", name, "-o", name + ".npy")
-            got = np.load(self.path(name + ".npy"))
-            self.assertEqual(got.dtype, np.float32)
-            self.assertTrue(np.array_equal(got.view(np.uint32), expected.view(np.uint32)), name)
-        self.zt("convert", "q.zt", "back.gguf")
-        with open(self.path("back.gguf"), "rb") as f:
-            self.assertEqual(f.read(), blob)
+        self.exports_as_ggml_and_back(want, blob)
 
     def test_q4_1_q5_1_dequantise_as_ggml(self):
         """Against ggml's dequantize_row_q4_1/q5_1: q x d + m in float32 (q x d is exact, one
@@ -894,14 +898,7 @@ class Gguf(Base):
             self.assertEqual(o["attributes"]["bits"], bits)
             self.assertEqual([c["dtype"] for c in o["components"]], ["u8", "f16", "f64"])
         self.assertEqual(by["ones"]["attributes"], {"ggml_type": "Q4_1", "logical_shape": [32]})
-        for name, expected in out.items():
-            self.zt("export", "q.zt", name, "-o", name + ".npy")
-            got = np.load(self.path(name + ".npy"))
-            self.assertEqual(got.dtype, np.float32)
-            self.assertTrue(np.array_equal(got.view(np.uint32), expected.view(np.uint32)), name)
-        self.zt("convert", "q.zt", "back.gguf")
-        with open(self.path("back.gguf"), "rb") as f:
-            self.assertEqual(f.read(), blob)
+        self.exports_as_ggml_and_back(out, blob)
 
     def test_unknown_types_refuse_or_are_skipped_and_listed(self):
         tensors = [("known", [4], GGML_F32, np.arange(4, dtype="<f4").tobytes()),
