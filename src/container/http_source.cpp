@@ -474,12 +474,10 @@ class HttpSource final : public RangeSource {
     return {};
   }
 
-  Result<std::shared_ptr<const RangeSource>> sibling(std::string_view file_name) const override {
+  Result<RangeOpened> sibling(std::string_view file_name, uint64_t tail_bytes) const override {
     std::string base = url_.substr(0, url_.find_first_of("?#"));
     base = base.substr(0, base.rfind('/') + 1);
-    auto opened = open_http(base + std::string(file_name), opt_, 0);
-    ZT_TRY(opened);
-    return std::move(opened->source);
+    return open_http(base + std::string(file_name), opt_, tail_bytes);
   }
 
   // The open: the last `suffix` bytes (at least one), with the size and the
@@ -681,7 +679,7 @@ class HttpSource final : public RangeSource {
 
 }  // namespace
 
-Result<HttpOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes) {
+Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes) {
   ZT_FAIL_IF(!is_http_url(url), argument, "%s: not an http:// or https:// URL",
              url_for_messages(url).c_str());
   HttpOptions o = opt;
@@ -697,7 +695,7 @@ Result<HttpOpened> open_http(const std::string& url, const HttpOptions& opt, uin
   auto src = std::make_shared<HttpSource>(url, std::move(o));
   auto tail = src->open(tail_bytes);
   ZT_TRY(tail);
-  HttpOpened out;
+  RangeOpened out;
   out.tail = std::move(*tail);
   out.source = std::move(src);
   return out;

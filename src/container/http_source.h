@@ -32,11 +32,6 @@ struct HttpOptions {
   uint32_t connections = 4;          // requests in flight at once
 };
 
-struct HttpOpened {
-  std::shared_ptr<const RangeSource> source;
-  std::vector<uint8_t> tail;  // the file's last tail.size() bytes
-};
-
 // Whether `path` is an http:// or https:// URL (what zt_open_url and the
 // CLI read over HTTP).
 bool is_http_url(std::string_view path);
@@ -49,6 +44,6 @@ std::string url_for_messages(std::string_view url);
 // Bearer <token>" unless `opt.headers` has an Authorization header.
 // Errors: Status::io (HTTP status, connection, a server without Range
 // support), Status::argument (not an http(s) URL, a header without ':').
-Result<HttpOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes);
+Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes);
 
 }  // namespace zt

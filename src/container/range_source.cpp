@@ -11,7 +11,7 @@ Result<void> RangeSource::read_many(std::span<const RangeRead> reads) const {
   return {};
 }
 
-Result<std::shared_ptr<const RangeSource>> RangeSource::sibling(std::string_view file_name) const {
+Result<RangeOpened> RangeSource::sibling(std::string_view file_name, uint64_t) const {
   return make_error(Status::unsupported, "%s: cannot open \"%.*s\" beside it (a v2 shard)",
                     name().c_str(), static_cast<int>(file_name.size()), file_name.data());
 }

@@ -24,6 +24,15 @@ struct RangeRead {
   std::span<uint8_t> dst;
 };
 
+class RangeSource;
+
+// A RangeSource as opened, with the file's last tail.size() bytes when the
+// open fetched them.
+struct RangeOpened {
+  std::shared_ptr<const RangeSource> source;
+  std::vector<uint8_t> tail;
+};
+
 class RangeSource {
  public:
   virtual ~RangeSource() = default;
@@ -41,9 +50,11 @@ class RangeSource {
   // a signature), or the caller's name for a callback source.
   virtual const std::string& name() const = 0;
   // The file `file_name` beside this one (a v2 shard, named by the
-  // positional convention): Status::unsupported unless the transport can
-  // address other files.
-  virtual Result<std::shared_ptr<const RangeSource>> sibling(std::string_view file_name) const;
+  // positional convention), with its last `tail_bytes` bytes (fewer for a
+  // smaller file) where the transport gets them with the open: HTTP's
+  // suffix request. Status::unsupported unless the transport can address
+  // other files.
+  virtual Result<RangeOpened> sibling(std::string_view file_name, uint64_t tail_bytes) const;
 };
 
 // The bounded cache in front of a RangeSource. Small reads (up to a
@@ -63,8 +74,8 @@ class RangeCache final : public RangeSource {
   Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
   Result<void> read_many(std::span<const RangeRead> reads) const override;
   const std::string& name() const override { return inner_->name(); }
-  Result<std::shared_ptr<const RangeSource>> sibling(std::string_view file_name) const override {
-    return inner_->sibling(file_name);
+  Result<RangeOpened> sibling(std::string_view file_name, uint64_t tail_bytes) const override {
+    return inner_->sibling(file_name, tail_bytes);
   }
 
   // Fetches the ranges not cached yet, in one read_many, and keeps them

@@ -163,14 +163,20 @@ std::string Reader::shard_path(size_t index) const {
 namespace {
 
 // The shard's file: beside a local root by path, beside a remote one
-// through its transport (RangeSource::sibling).
+// through its transport (RangeSource::sibling), whose open brings the
+// footer the shard check reads.
 Result<Source> open_shard_file(const Source& root, const std::string& path, Source::Mode mode,
                                uint64_t cache_bytes) {
   if (!root.ranges()) return Source::open_file(path, mode);
   const size_t slash = path.rfind('/');
-  auto sib = root.ranges()->sibling(slash == std::string::npos ? path : path.substr(slash + 1));
+  constexpr uint64_t kShardTail = 4096;
+  auto sib = root.ranges()->sibling(slash == std::string::npos ? path : path.substr(slash + 1),
+                                    kShardTail);
   ZT_TRY(sib);
-  return Source::from_ranges(std::make_shared<const RangeCache>(std::move(*sib), cache_bytes));
+  auto cache = std::make_shared<const RangeCache>(std::move(sib->source), cache_bytes);
+  const uint64_t tail_at = cache->size() - sib->tail.size();
+  if (!sib->tail.empty()) cache->keep(tail_at, std::move(sib->tail));
+  return Source::from_ranges(std::move(cache));
 }
 
 // Rungs 1 and 2 of the shard ladder (v2 spec §7.3); the digest is verify's.

@@ -214,6 +214,8 @@ def test_sharded_v2_model_fetches_a_shard_when_read(nginx):
         read = nginx.since(mark)
         touched = {e[0].split()[1] for e in read}
         assert len(touched) == 1 and touched != {"/sharded/model.zt"}, read
+        # The shard's open brings its footer: the open, its magic, the part.
+        assert len(read) == 3, read
         assert f.verify()[0] == 4  # every shard hashed whole, every part checked
     with ztensor.open(path) as local:
         assert local.verify()[0] == 4
