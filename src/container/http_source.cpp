@@ -23,6 +23,16 @@ namespace {
 // Ranges closer than this go as one: a multipart part costs ~100 bytes of
 // framing, so a smaller gap is cheaper fetched than framed.
 constexpr uint64_t kMergeGap = 256;
+
+// Whether a range starting at `next` is fetched with the one before it,
+// which ends at `end` (sorted, not overlapping).
+constexpr bool joins(uint64_t end, uint64_t next) {
+  return next <= end + kMergeGap;
+}
+
+uint64_t end_of(const RangeRead& r) {
+  return r.offset + r.dst.size();
+}
 constexpr size_t kMaxRangesPerRequest = 128;         // keeps the Range header short
 constexpr size_t kMaxHeaderLine = size_t{8} << 10;   // a multipart part's header line
 constexpr uint64_t kBodySlack = uint64_t{64} << 10;  // multipart framing allowed on top
@@ -143,12 +153,11 @@ class Sink {
   explicit Sink(std::span<const RangeRead> reads) : reads_(reads) {}
   void put(uint64_t off, const uint8_t* p, size_t n) const {
     const uint64_t end = off + n;
-    auto it = std::partition_point(reads_.begin(), reads_.end(), [&](const RangeRead& r) {
-      return r.offset + r.dst.size() <= off;
-    });
+    auto it = std::partition_point(reads_.begin(), reads_.end(),
+                                   [&](const RangeRead& r) { return end_of(r) <= off; });
     for (; it != reads_.end() && it->offset < end; ++it) {
       const uint64_t from = std::max(off, it->offset);
-      const uint64_t to = std::min(end, it->offset + it->dst.size());
+      const uint64_t to = std::min(end, end_of(*it));
       std::memcpy(it->dst.data() + (from - it->offset), p + (from - off), to - from);
     }
   }
@@ -248,7 +257,7 @@ Result<void> start_body(Exchange& ex, const std::string& where) {
     return {};
   }
   const uint64_t first = ex.reads.front().offset;
-  const uint64_t last_end = ex.reads.back().offset + ex.reads.back().dst.size();
+  const uint64_t last_end = end_of(ex.reads.back());
   ex.body_cap = last_end - first + kBodySlack + 1024 * ex.reads.size();
   if (ex.boundary) {
     ex.part = Exchange::Part::preamble;
@@ -397,7 +406,7 @@ std::optional<std::pair<uint64_t, uint64_t>> first_missing(
   std::sort(got.begin(), got.end());
   for (const RangeRead& r : reads) {
     uint64_t at = r.offset;
-    const uint64_t end = r.offset + r.dst.size();
+    const uint64_t end = end_of(r);
     for (const auto& [b, e] : got) {
       if (b <= at && e > at) at = e;
       if (at >= end) break;
@@ -451,17 +460,14 @@ class HttpSource final : public RangeSource {
     while (i < reads.size()) {
       size_t j = i + 1, ranges = 1;
       while (j < reads.size() && multi_ok_.load()) {
-        const uint64_t prev_end = reads[j - 1].offset + reads[j - 1].dst.size();
-        if (reads[j].offset - prev_end > kMergeGap) {
+        if (!joins(end_of(reads[j - 1]), reads[j].offset)) {
           if (ranges == kMaxRangesPerRequest) break;
           ++ranges;
         }
         ++j;
       }
       if (!multi_ok_.load()) {  // merge only what is close
-        while (j < reads.size() &&
-               reads[j].offset - (reads[j - 1].offset + reads[j - 1].dst.size()) <= kMergeGap)
-          ++j;
+        while (j < reads.size() && joins(end_of(reads[j - 1]), reads[j].offset)) ++j;
       }
       const uint64_t pieces =
           std::min<uint64_t>(opt_.connections, reads[i].dst.size() / kParallelPiece);
@@ -520,12 +526,12 @@ class HttpSource final : public RangeSource {
     };
     for (const RangeRead& r : ex.reads) {
       if (r.dst.empty()) continue;
-      if (r.offset > end + kMergeGap && end > begin) {
+      if (!joins(end, r.offset) && end > begin) {
         flush();
         begin = r.offset;
       }
       if (end == begin) begin = r.offset;
-      end = std::max(end, r.offset + r.dst.size());
+      end = std::max(end, end_of(r));
     }
     if (end > begin) flush();
     return h;
