@@ -8,17 +8,9 @@ set -eu
 prefix=$1 libdir=$2 out=$3 go=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
-if [ -z "$go" ]; then
-  echo "SKIPPED: go not found (install Debian's golang-go, or set -DZT_GO=/path/to/go," \
-       "to enable the Go module's tests)"
-  exit 77
-fi
-if ! "$go" version >/dev/null 2>&1; then
-  echo "SKIPPED: $go does not run:"
-  "$go" version 2>&1 | sed 's/^/  /' || true
-  exit 77
-fi
-"$go" version
+. "$here/../../tests/ffi/require_tool.sh"
+require_tool go "$go" version "install Debian's golang-go, or set -DZT_GO=/path/to/go, to \
+enable the Go module's tests"
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

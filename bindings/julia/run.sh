@@ -9,22 +9,14 @@ set -eu
 prefix=$1 libdir=$2 out=$3 julia=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
-if [ -z "$julia" ]; then
-  echo "SKIPPED: julia not found; bindings/julia/ZTensor is tested only where Julia exists" \
-       "(Julia is not packaged here; see docs/bindings.md). Set -DZT_JULIA=/path/to/julia to run it."
-  exit 77
-fi
+. "$here/../../tests/ffi/require_tool.sh"
 if [ -n "${ZT_SANITIZE:-}" ]; then
   echo "SKIPPED: the library is built with -fsanitize=$ZT_SANITIZE and julia does not load" \
        "the sanitizer runtime; the plain build runs these tests"
   exit 77
 fi
-if ! "$julia" --version >/dev/null 2>&1; then
-  echo "SKIPPED: $julia does not run:"
-  "$julia" --version 2>&1 | sed 's/^/  /' || true
-  exit 77
-fi
-"$julia" --version
+require_tool julia "$julia" --version "bindings/julia/ZTensor is tested only where Julia \
+exists (Julia is not packaged here; see docs/bindings.md). Set -DZT_JULIA=/path/to/julia to run it."
 
 lib=$(ls "$prefix/$libdir"/libztensor.so.[0-9]* 2>/dev/null | head -n 1)
 if [ -z "$lib" ]; then

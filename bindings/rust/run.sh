@@ -8,17 +8,10 @@ set -eu
 prefix=$1 libdir=$2 out=$3 cargo=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
-if [ -z "$cargo" ]; then
-  echo "SKIPPED: cargo not found (looked on PATH, in ~/.cargo/bin and /usr/local/bin;" \
-       "set -DZT_CARGO=/path/to/cargo to enable the Rust crates' tests)"
-  exit 77
-fi
-if ! "$cargo" --version >/dev/null 2>&1; then
-  echo "SKIPPED: $cargo does not run (no default toolchain?):"
-  "$cargo" --version 2>&1 | sed 's/^/  /' || true
-  exit 77
-fi
-"$cargo" --version
+. "$here/../../tests/ffi/require_tool.sh"
+require_tool cargo "$cargo" --version "looked on PATH, in ~/.cargo/bin and /usr/local/bin; \
+set -DZT_CARGO=/path/to/cargo to enable the Rust crates' tests (a cargo that does not run \
+has no default toolchain)"
 # cargo runs rustc from its own directory
 PATH="$(dirname "$cargo"):$PATH"
 
