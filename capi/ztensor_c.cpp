@@ -197,6 +197,13 @@ zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** o
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
+    if (opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign &&
+        zt::foreign::foreign_format(zt::foreign::kind_from_path(zt::url_for_messages(url)))) {
+      auto r = zt::foreign::open_foreign_url(url, *o);
+      if (!r) return set_error(r.error());
+      *out = new zt_reader{std::move(*r)};
+      return ZT_OK;
+    }
     auto r = zt::Reader::open_url(url, *o);
     if (!r) return set_error(r.error());
     *out = new zt_reader{std::move(*r)};

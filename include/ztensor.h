@@ -268,7 +268,11 @@ ZT_API zt_status zt_open_source(const zt_source* src, const zt_open_options* opt
    - Messages name the URL without user info, query or fragment.
    A v2 root's shards are fetched from URLs beside the root's (the
    positional convention, without the root's query string) when a part in
-   them is first read. Foreign formats are not read over HTTP. Errors:
+   them is first read. With opt->allow_foreign, a URL whose path ends in
+   .safetensors is read as that format (its header at open, each tensor
+   when read), and one ending in .index.json as a sharded safetensors
+   checkpoint (shards beside it); other foreign formats are refused over
+   HTTP (ZT_ERR_UNSUPPORTED: their readers need the whole file). Errors:
    ZT_ERR_ARGUMENT (not an http(s) URL, a header line without ':'),
    ZT_ERR_IO, and those of zt_open. */
 ZT_API zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** out);

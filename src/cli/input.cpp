@@ -187,14 +187,17 @@ Result<std::unique_ptr<Input>> Input::open(const std::string& path,
                                            const foreign::ReadOptions& options) {
   const foreign::FileKind k = foreign::kind_from_path(path);
   if (is_http_url(path)) {
-    // Over HTTP only .zt files: the foreign readers need the whole file.
-    ZT_FAIL_IF(foreign::foreign_format(k), unsupported,
-               "%s: a %s file is read from a local copy; over HTTP only .zt files are read",
-               url_for_messages(path).c_str(),
-               std::string(foreign::foreign_format(k)->label).c_str());
+    // .zt files, and the foreign formats that can be read in ranges.
+    const std::string shown = url_for_messages(path);
+    const foreign::FileKind remote_kind = foreign::kind_from_path(shown);
+    if (foreign::foreign_format(remote_kind)) {
+      auto r = foreign::open_foreign_url(path, OpenOptions{});
+      ZT_TRY(r);
+      return ZtInput::adopt(std::move(*r), shown, remote_kind);
+    }
     auto r = Reader::open_url(path);
     ZT_TRY(r);
-    return ZtInput::adopt(std::move(*r), url_for_messages(path), foreign::FileKind::zt);
+    return ZtInput::adopt(std::move(*r), shown, foreign::FileKind::zt);
   }
   if (!foreign::foreign_format(k)) {
     auto r = Reader::open_file(path);

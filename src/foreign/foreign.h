@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "cbor/cbor_encode.h"
 #include "container/io.h"
+#include "container/range_source.h"
 #include "manifest/json.h"
 
 namespace zt::foreign {
@@ -30,11 +31,18 @@ FileKind kind_from_path(std::string_view path);
 // How messages and `zt inspect` name a kind ("sharded checkpoint").
 std::string_view kind_name(FileKind k);
 
+// Bytes that stay in a remote file until read: `length` bytes at `offset`.
+struct RemoteBytes {
+  std::shared_ptr<const RangeCache> source;
+  uint64_t offset = 0, length = 0;
+};
+
 struct ForeignComponent {
   std::string role;
   DType dtype = DType::u8;
   std::optional<std::string> type;  // logical type ("f8_e4m3fn", "complex64", ...)
   std::span<const uint8_t> bytes;   // little-endian elements; owned by the ForeignFile
+  std::optional<RemoteBytes> remote;  // instead of bytes: read remotely (open_foreign_url)
 };
 
 struct ForeignObject {

@@ -9,6 +9,9 @@
 #include "base/dtype.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
+#include "container/http_source.h"
+#include "foreign/hf_index.h"
+#include "foreign/safetensors.h"
 #include "manifest/manifest.h"
 
 namespace zt::foreign {
@@ -87,13 +90,33 @@ Result<Attributes> attributes_of(const Json& attributes, size_t max_depth, Manif
   return Attributes{true, m.made.back()};
 }
 
+// The remote files components lie in, each a held source after the
+// buffers' (held index = first + position).
+struct RemoteSources {
+  uint32_t first = 0;
+  std::vector<std::shared_ptr<const RangeCache>> caches;
+
+  uint32_t index_of(const std::shared_ptr<const RangeCache>& cache) {
+    for (size_t i = 0; i < caches.size(); ++i)
+      if (caches[i] == cache) return first + static_cast<uint32_t>(i);
+    caches.push_back(cache);
+    return first + static_cast<uint32_t>(caches.size() - 1);
+  }
+};
+
 Result<Component> component_of(const ForeignObject& o, const ForeignComponent& fc,
-                               const BufferMap& buffers) {
+                               const BufferMap& buffers, RemoteSources& remote) {
   Component c;
   c.role = fc.role;
   c.dtype = fc.dtype;
   c.type = fc.type;
   if (c.type) c.known_type = find_logical_type(*c.type);
+  if (fc.remote) {
+    c.offset = fc.remote->offset;
+    c.length = fc.remote->length;
+    c.held = remote.index_of(fc.remote->source);
+    return c;
+  }
   c.length = fc.bytes.size();
   if (c.length == 0) return c;
   const Buffer* b = buffers.find(fc.bytes);
@@ -106,7 +129,8 @@ Result<Component> component_of(const ForeignObject& o, const ForeignComponent& f
   return c;
 }
 
-Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers) {
+Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers,
+                             RemoteSources& remote) {
   Manifest m;
   m.generation = Generation::v1;
   const ForeignFormat* format = foreign_format(f.kind);
@@ -126,7 +150,7 @@ Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers) {
     o.attributes = *a;
     o.components.reserve(fo.components.size());
     for (const ForeignComponent& fc : fo.components) {
-      auto c = component_of(fo, fc, buffers);
+      auto c = component_of(fo, fc, buffers, remote);
       ZT_TRY(c);
       o.components.push_back(std::move(*c));
     }
@@ -149,17 +173,44 @@ Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& o
   uint32_t held_count = 0;
   collect_buffers(*keep, true, list, held_count);
   const BufferMap buffers(std::move(list));
-  auto m = manifest_of(*keep, buffers);
+  RemoteSources remote{held_count, {}};
+  auto m = manifest_of(*keep, buffers, remote);
   ZT_TRY(m);
   Source root;
   if (keep->source.base())
     root = Source::from_memory(std::span<const uint8_t>(keep->source.base(), keep->source.size()));
-  return Reader::open_held(std::move(*m), std::move(root), buffers.held_sources(), keep, opt);
+  std::vector<Source> held = buffers.held_sources();
+  for (const auto& cache : remote.caches) held.push_back(Source::from_ranges(cache));
+  return Reader::open_held(std::move(*m), std::move(root), std::move(held), keep, opt);
 }
 
 Result<std::unique_ptr<Reader>> open_foreign(const std::string& path, const OpenOptions& opt,
                                              const ReadOptions& read_options) {
   auto f = read_foreign(path, read_options);
+  ZT_TRY(f);
+  return reader_of(std::move(*f), opt);
+}
+
+Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const OpenOptions& opt) {
+  const std::string shown = url_for_messages(url);
+  const FileKind k = kind_from_path(shown);
+  ZT_FAIL_IF(k != FileKind::safetensors && k != FileKind::hf_index, unsupported,
+             "%s: a %s file is read from a local copy (its reader needs the whole file); over "
+             "HTTP, .zt, .safetensors and sharded safetensors checkpoints (.index.json) are read",
+             shown.c_str(), std::string(kind_name(k)).c_str());
+  if (k == FileKind::hf_index) {
+    // The whole index comes with the open's request (one over the limit
+    // is refused by its size).
+    auto opened = open_http(url, opt.http, kHfIndexMaxBytes + 1);
+    ZT_TRY(opened);
+    auto f = read_hf_index_remote(*opened->source, opened->tail, opt.cache_bytes);
+    ZT_TRY(f);
+    return reader_of(std::move(*f), opt);
+  }
+  auto opened = open_http(url, opt.http, 0);
+  ZT_TRY(opened);
+  auto cache = std::make_shared<const RangeCache>(std::move(opened->source), opt.cache_bytes);
+  auto f = read_safetensors_remote(std::move(cache));
   ZT_TRY(f);
   return reader_of(std::move(*f), opt);
 }

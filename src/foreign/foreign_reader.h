@@ -22,6 +22,13 @@ namespace zt::foreign {
 Result<std::unique_ptr<Reader>> open_foreign(const std::string& path, const OpenOptions& opt,
                                              const ReadOptions& read_options = {});
 
+// A foreign file over HTTP(S) (zt_open_url with allow_foreign): .safetensors,
+// its header fetched at open and each tensor when read, and a sharded
+// checkpoint's .index.json with safetensors shards beside it (the index in
+// the open's request, each shard's header at open). The other formats'
+// readers need the whole file (Status::unsupported says so).
+Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const OpenOptions& opt);
+
 // The Reader over a ForeignFile that a reader returned (it takes the file
 // and keeps it alive).
 Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& opt);

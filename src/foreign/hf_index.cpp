@@ -1,11 +1,13 @@
 #include "foreign/hf_index.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
 #include "cbor/cbor_encode.h"
 #include "container/io.h"
+#include "foreign/safetensors.h"
 
 namespace zt::foreign {
 
@@ -23,18 +25,16 @@ bool plain_file_name(const std::string& s) {
          s.find('\0') == std::string::npos && s.front() != '.';
 }
 
+Result<void> check_index_size(const char* p, uint64_t size) {
+  ZT_FAIL_IF(size > kHfIndexMaxBytes, limit, "%s: %llu bytes, more than the limit of %llu", p,
+             static_cast<ull>(size), static_cast<ull>(kHfIndexMaxBytes));
+  return {};
+}
+
 // The index's JSON, parsed with bounded nesting; duplicate tensor names in
 // the weight map would shadow each other and are refused.
-Result<nlohmann::json> parse_index(const std::string& path) {
-  const char* p = path.c_str();
-  auto src = Source::open_file(path, Source::Mode::map);
-  ZT_TRY(src);
-  ZT_FAIL_IF(src->size() > kHfIndexMaxBytes, limit, "%s: %llu bytes, more than the limit of %llu",
-             p, static_cast<ull>(src->size()), static_cast<ull>(kHfIndexMaxBytes));
-  std::vector<uint8_t> scratch;
-  auto bytes = src->bytes(0, src->size(), scratch);
-  ZT_TRY(bytes);
-  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+Result<nlohmann::json> parse_index_text(const char* p, std::string_view text) {
+  ZT_TRY(check_index_size(p, text.size()));
   const size_t depth = json_nesting_depth(text);
   ZT_FAIL_IF(depth > 16, invalid, "%s: the index nests %zu levels deep", p, depth);
   std::string duplicate;
@@ -52,6 +52,17 @@ Result<nlohmann::json> parse_index(const std::string& path) {
              "%s: not a sharded checkpoint index (no \"weight_map\" object)", p);
   ZT_FAIL_IF(!duplicate.empty(), invalid, "%s: \"%s\" appears twice", p, duplicate.c_str());
   return j;
+}
+
+Result<nlohmann::json> parse_index(const std::string& path) {
+  auto src = Source::open_file(path, Source::Mode::map);
+  ZT_TRY(src);
+  ZT_TRY(check_index_size(path.c_str(), src->size()));
+  std::vector<uint8_t> scratch;
+  auto bytes = src->bytes(0, src->size(), scratch);
+  ZT_TRY(bytes);
+  return parse_index_text(
+      path.c_str(), std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
 }
 
 // Shard metadata agreed by every shard; a key two shards set differently
@@ -76,14 +87,17 @@ bool is_hf_index(std::string_view path) {
   return path.size() > kSuffix.size() && path.substr(path.size() - kSuffix.size()) == kSuffix;
 }
 
-Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options) {
-  const char* p = path.c_str();
-  auto index = parse_index(path);
-  ZT_TRY(index);
+namespace {
+
+// The model of a parsed index, each shard read by `read_shard` (by its
+// name beside the index); a remote index takes safetensors shards only.
+Result<ForeignFile> model_of_index(
+    const char* p, const nlohmann::json& index, bool remote,
+    const std::function<Result<ForeignFile>(const std::string&)>& read_shard) {
   // tensor -> shard, and the shards in name order.
   std::unordered_map<std::string, std::string> shard_of;
   std::set<std::string> shards;
-  for (const auto& [tensor, file] : (*index)["weight_map"].items()) {
+  for (const auto& [tensor, file] : index["weight_map"].items()) {
     ZT_FAIL_IF(!file.is_string(), format, "%s: weight_map[\"%s\"] is not a file name", p,
                tensor.c_str());
     const std::string shard = file.get<std::string>();
@@ -93,16 +107,18 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
     const FileKind k = kind_from_path(shard);
     ZT_FAIL_IF(k != FileKind::safetensors && k != FileKind::pytorch, unsupported,
                "%s: shard \"%s\" is neither .safetensors nor a PyTorch file", p, shard.c_str());
+    ZT_FAIL_IF(remote && k != FileKind::safetensors, unsupported,
+               "%s: shard \"%s\" is a PyTorch file, read from a local copy (over HTTP, "
+               "safetensors shards are read)",
+               p, shard.c_str());
     shard_of.emplace(tensor, shard);
     shards.insert(shard);
   }
   ForeignFile f;
   f.kind = FileKind::hf_index;
-  const std::string dir = directory_of(path);
   std::unordered_map<std::string, std::string> found;  // tensor -> shard it is in
   for (const std::string& shard : shards) {
-    const std::string shard_path = dir + shard;
-    auto part = read_foreign(shard_path, options);
+    auto part = read_shard(shard);
     ZT_TRY(part);
     for (ForeignObject& o : part->objects) {
       const auto it = shard_of.find(o.name);
@@ -117,7 +133,7 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
       o.part = static_cast<uint32_t>(f.parts.size());
       f.objects.push_back(std::move(o));
     }
-    ZT_TRY(merge_attributes(shard_path, part->attributes, f.attributes));
+    ZT_TRY(merge_attributes(shard, part->attributes, f.attributes));
     part->objects.clear();
     f.parts.push_back(std::move(*part));
   }
@@ -125,12 +141,43 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
     ZT_FAIL_IF(!found.contains(tensor), invalid,
                "%s: tensor \"%s\" of the weight_map is not in shard %s", p, tensor.c_str(),
                shard.c_str());
-  if (index->contains("metadata")) {
+  if (index.contains("metadata")) {
     ZT_FAIL_IF(f.attributes.contains("hf.index.metadata"), invalid,
                "%s: a shard's metadata already holds \"hf.index.metadata\"", p);
-    f.attributes["hf.index.metadata"] = Json::parse((*index)["metadata"].dump());
+    f.attributes["hf.index.metadata"] = Json::parse(index["metadata"].dump());
   }
   return f;
+}
+
+}  // namespace
+
+Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options) {
+  auto index = parse_index(path);
+  ZT_TRY(index);
+  const std::string dir = directory_of(path);
+  return model_of_index(path.c_str(), *index, false, [&](const std::string& shard) {
+    return read_foreign(dir + shard, options);
+  });
+}
+
+Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,
+                                         std::span<const uint8_t> index_bytes,
+                                         uint64_t cache_bytes) {
+  const std::string& name = index_source.name();
+  ZT_FAIL_IF(index_bytes.size() != index_source.size(), limit,
+             "%s: %llu bytes, more than the limit of %llu", name.c_str(),
+             static_cast<ull>(index_source.size()), static_cast<ull>(kHfIndexMaxBytes));
+  auto index = parse_index_text(
+      name.c_str(),
+      std::string_view(reinterpret_cast<const char*>(index_bytes.data()), index_bytes.size()));
+  ZT_TRY(index);
+  return model_of_index(
+      name.c_str(), *index, true, [&](const std::string& shard) -> Result<ForeignFile> {
+        auto opened = index_source.sibling(shard, 0);
+        ZT_TRY(opened);
+        return read_safetensors_remote(
+            std::make_shared<const RangeCache>(std::move(opened->source), cache_bytes));
+      });
 }
 
 }  // namespace zt::foreign

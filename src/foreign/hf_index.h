@@ -26,5 +26,11 @@ inline constexpr uint64_t kHfIndexMaxBytes = 100'000'000;
 
 bool is_hf_index(std::string_view path);
 Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options = {});
+// The same over HTTP: `index_bytes` is the whole index as fetched from
+// `index_source`; shards (safetensors only) are opened beside it through
+// RangeSource::sibling and read as read_safetensors_remote does.
+Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,
+                                         std::span<const uint8_t> index_bytes,
+                                         uint64_t cache_bytes);
 
 }  // namespace zt::foreign

@@ -129,24 +129,40 @@ std::optional<std::string_view> safetensors_dtype(DType dtype,
   return std::nullopt;
 }
 
-Result<ForeignFile> read_safetensors(const std::string& path) {
+namespace {
+
+// A safetensors header as checked: the tensors in file order (offsets
+// relative to data_start), __metadata__ as attributes.
+struct Header {
+  Json attributes = Json::object();
+  std::vector<Entry> entries;
+  uint64_t data_start = 0;
+};
+
+// The header's length from the first 8 bytes of a file of `size` bytes.
+Result<uint64_t> header_length(const std::string& path, std::span<const uint8_t> first8,
+                               uint64_t size) {
   const char* p = path.c_str();
-  auto mapped = ForeignFile::mapped(path, FileKind::safetensors);
-  ZT_TRY(mapped);
-  ForeignFile f = std::move(*mapped);
-  const uint64_t size = f.source.size();
   ZT_FAIL_IF(size < 8, format,
              "%s: %llu bytes is too short for a safetensors file (8-byte header length first)", p,
              static_cast<ull>(size));
-  const uint8_t* base = f.source.base();
-  const uint64_t n = load_u64_le(base);
+  const uint64_t n = load_u64_le(first8.data());
   ZT_FAIL_IF(n > kSafetensorsMaxHeader, limit,
              "%s: safetensors header of %llu bytes exceeds the limit of %llu bytes", p,
              static_cast<ull>(n), static_cast<ull>(kSafetensorsMaxHeader));
   ZT_FAIL_IF(n > size - 8, format,
              "%s: safetensors header length %llu goes beyond the file (%llu bytes follow it)", p,
              static_cast<ull>(n), static_cast<ull>(size - 8));
-  const std::string_view text(reinterpret_cast<const char*>(base + 8), n);
+  return n;
+}
+
+// `head`: the file's first 8 + header_length bytes (at least).
+Result<Header> parse_header(const std::string& path, std::span<const uint8_t> head, uint64_t size) {
+  const char* p = path.c_str();
+  auto len = header_length(path, head, size);
+  ZT_TRY(len);
+  const uint64_t n = *len;
+  const std::string_view text(reinterpret_cast<const char*>(head.data() + 8), n);
   const size_t depth = json_nesting_depth(text);
   ZT_FAIL_IF(depth > 8, invalid,
              "%s: safetensors header nests %zu levels deep; a valid one needs 3", p, depth);
@@ -170,26 +186,26 @@ Result<ForeignFile> read_safetensors(const std::string& path) {
   ZT_FAIL_IF(!duplicate.empty(), invalid, "%s: tensor \"%s\" appears twice in the header", p,
              duplicate.c_str());
 
-  const uint64_t data_start = 8 + n;
-  const uint64_t data_size = size - data_start;
-  std::vector<Entry> entries;
+  Header h;
+  h.data_start = 8 + n;
+  const uint64_t data_size = size - h.data_start;
   for (const auto& [key, value] : header.items()) {
     if (key == "__metadata__") {
       ZT_FAIL_IF(!value.is_object(), invalid, "%s: \"__metadata__\" is not a JSON object", p);
       for (const auto& [k, v] : value.items())
-        f.attributes.get_ref<Json::object_t&>().emplace_back(k, v);
+        h.attributes.get_ref<Json::object_t&>().emplace_back(k, v);
       continue;
     }
     auto e = parse_entry(path, key, value, data_size);
     ZT_TRY(e);
-    entries.push_back(std::move(*e));
+    h.entries.push_back(std::move(*e));
   }
   // File order; two tensors may not share a byte (empty ones share none).
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+  std::stable_sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   const Entry* last = nullptr;
-  for (const Entry& e : entries) {
+  for (const Entry& e : h.entries) {
     if (e.begin == e.end) continue;
     ZT_FAIL_IF(last && e.begin < last->end, invalid,
                "%s: tensors \"%s\" [%llu, %llu) and \"%s\" [%llu, %llu) overlap", p,
@@ -197,19 +213,63 @@ Result<ForeignFile> read_safetensors(const std::string& path) {
                e.name.c_str(), static_cast<ull>(e.begin), static_cast<ull>(e.end));
     last = &e;
   }
-  for (Entry& e : entries) {
+  return h;
+}
+
+// The objects of a checked header; place(entry, c) says where c's bytes are.
+template <typename Place>
+ForeignFile file_of(ForeignFile f, Header h, Place&& place) {
+  f.attributes = std::move(h.attributes);
+  for (Entry& e : h.entries) {
     ForeignObject o;
-    o.name = std::move(e.name);
-    o.shape = std::move(e.shape);
     ForeignComponent c;
     c.role = "data";
     c.dtype = e.dtype->dtype;
     if (!e.dtype->type.empty()) c.type = std::string(e.dtype->type);
-    c.bytes = std::span<const uint8_t>(base + data_start + e.begin, e.end - e.begin);
+    place(e, c);
+    o.name = std::move(e.name);
+    o.shape = std::move(e.shape);
     o.components.push_back(std::move(c));
     f.objects.push_back(std::move(o));
   }
   return f;
+}
+
+}  // namespace
+
+Result<ForeignFile> read_safetensors(const std::string& path) {
+  auto mapped = ForeignFile::mapped(path, FileKind::safetensors);
+  ZT_TRY(mapped);
+  const std::span<const uint8_t> file(mapped->source.base(), mapped->source.size());
+  auto h = parse_header(path, file, file.size());
+  ZT_TRY(h);
+  const uint64_t data_start = h->data_start;
+  return file_of(std::move(*mapped), std::move(*h), [&](const Entry& e, ForeignComponent& c) {
+    c.bytes = file.subspan(data_start + e.begin, e.end - e.begin);
+  });
+}
+
+Result<ForeignFile> read_safetensors_remote(std::shared_ptr<const RangeCache> src) {
+  const std::string& name = src->name();
+  const uint64_t size = src->size();
+  // The header is read first, in one request when it fits the first 64 KiB.
+  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(size, 64 << 10)));
+  ZT_TRY(src->read(0, head));
+  auto n = header_length(name, head, size);
+  ZT_TRY(n);
+  if (8 + *n > head.size()) {
+    const size_t had = head.size();
+    head.resize(static_cast<size_t>(8 + *n));
+    ZT_TRY(src->read(had, std::span<uint8_t>(head).subspan(had)));
+  }
+  auto h = parse_header(name, head, size);
+  ZT_TRY(h);
+  ForeignFile f;
+  f.kind = FileKind::safetensors;
+  const uint64_t data_start = h->data_start;
+  return file_of(std::move(f), std::move(*h), [&](const Entry& e, ForeignComponent& c) {
+    c.remote = RemoteBytes{src, data_start + e.begin, e.end - e.begin};
+  });
 }
 
 Result<void> write_safetensors(

@@ -26,6 +26,9 @@ inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
 // F8_E8M0 -> u8 + f8_e8m0fnu, C64 -> f32 + complex64; sub-byte F4/F6 types
 // are refused.
 Result<ForeignFile> read_safetensors(const std::string& path);
+// The same over a remote file: the header is fetched (one read when it fits
+// the first 64 KiB), every tensor stays remote (ForeignComponent::remote).
+Result<ForeignFile> read_safetensors_remote(std::shared_ptr<const RangeCache> src);
 
 // The safetensors dtype of a zTensor dtype and logical type, if it has one.
 std::optional<std::string_view> safetensors_dtype(DType dtype,

@@ -4,7 +4,9 @@ local file gives, and the faults (404, 500 then success, a body cut short,
 a server that ignores Range, the file replaced while open, the server
 stopped). Run by tests/remote/run.sh with ZTENSOR_LIBRARY and ZT_CLI set."""
 
+import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -166,9 +168,9 @@ def test_cli_verify_and_convert_read_urls(nginx, tmp_path):
         assert list(a) == list(b)
         assert np.array_equal(a["packed"], b["packed"])
         assert a.info("dense").attributes == {"unit": "m", "n": 3}
-    # a foreign file is not read over HTTP: a clear refusal
-    out = zt("info", nginx.url + "/model.safetensors")
-    assert out.returncode != 0 and "over HTTP only .zt files" in out.stderr, out.stderr
+    # a format whose reader needs the whole file is not read over HTTP: a clear refusal
+    out = zt("info", nginx.url + "/model.gguf")
+    assert out.returncode == 4 and "read from a local copy" in out.stderr, out.stderr
 
 
 def test_column_slice_fetches_its_runs(nginx):
@@ -219,6 +221,83 @@ def test_sharded_v2_model_fetches_a_shard_when_read(nginx):
         assert f.verify()[0] == 4  # every shard hashed whole, every part checked
     with ztensor.open(path) as local:
         assert local.verify()[0] == 4
+
+
+def write_safetensors(path, tensors):
+    names = {np.dtype("<f4"): "F32", np.dtype("<i8"): "I64"}
+    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
+    for name, a in tensors.items():
+        header[name] = {"dtype": names[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+        blobs.append(a.tobytes())
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def test_safetensors_header_at_open_each_tensor_when_read(nginx):
+    tensors = {"a": rng(30, (512, 512)), "b": np.arange(10, dtype=np.int64)}
+    write_safetensors(os.path.join(nginx.www, "m.safetensors"), tensors)
+    url = nginx.url + "/m.safetensors"
+    mark = nginx.mark()
+    with ztensor.open(url, allow_foreign=True) as f:
+        n, sent, entries = requests_since(nginx, mark)
+        assert n == 2 and sent < (64 << 10) + 1024, entries  # the open, then the header
+        assert f.format == "safetensors" and list(f) == ["a", "b"]
+        assert f.manifest["attributes"] == {"format": "pt"}
+        mark = nginx.mark()
+        np.testing.assert_array_equal(f["b"], tensors["b"])
+        n, sent, entries = requests_since(nginx, mark)
+        assert n <= 1 and sent <= 80, entries  # in the first 64 KiB already, or its 80 bytes
+        mark = nginx.mark()
+        np.testing.assert_array_equal(f["a"], tensors["a"])
+        n, sent, entries = requests_since(nginx, mark)
+        assert sent <= tensors["a"].nbytes, entries
+        assert f.verify() == (0, 2)
+    with pytest.raises(ztensor.Error, match="bad header magic"):
+        ztensor.open(url)  # without allow_foreign: a .zt file is expected
+    p = zt("export", url, "b", "-o", os.path.join(nginx.dir, "b.npy"))
+    assert p.returncode == 0, p.stderr
+    np.testing.assert_array_equal(np.load(os.path.join(nginx.dir, "b.npy")), tensors["b"])
+    p = zt("info", url)
+    assert p.returncode == 0 and "safetensors" in p.stdout, p.stdout + p.stderr
+    np.save(os.path.join(nginx.www, "x.npy"), np.zeros(3))
+    p = zt("info", nginx.url + "/x.npy")
+    assert p.returncode == 4 and "read from a local copy" in p.stderr, p.stderr
+
+
+def test_sharded_safetensors_index_as_one_reader(nginx):
+    d = os.path.join(nginx.www, "hub")
+    os.makedirs(d, exist_ok=True)
+    shards = {"model-00001-of-00002.safetensors": {"w1": rng(31, (128, 64))},
+              "model-00002-of-00002.safetensors": {"w2": np.arange(6, dtype=np.int64), "w3": rng(32, (4,))}}
+    for name, tensors in shards.items():
+        write_safetensors(os.path.join(d, name), tensors)
+    index = {"metadata": {"total_size": 32848},
+             "weight_map": {t: name for name, ts in shards.items() for t in ts}}
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump(index, f)
+    mark = nginx.mark()
+    with ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True) as f:
+        n, sent, entries = requests_since(nginx, mark)
+        # The index in one request; each shard: its open, its header.
+        assert n == 5, entries
+        assert f.format == "hf_index" and list(f) == ["w1", "w2", "w3"]
+        assert f.manifest["attributes"]["hf.index.metadata"] == {"total_size": 32848}
+        for ts in shards.values():
+            for t, a in ts.items():
+                np.testing.assert_array_equal(f[t], a)
+        assert f.verify() == (0, 3)
+    p = zt("convert", nginx.url + "/hub/model.safetensors.index.json", os.path.join(nginx.dir, "hub.zt"))
+    assert p.returncode == 0, p.stderr
+    # A tensor the map names but its shard lacks: refused like a local index.
+    index["weight_map"]["w4"] = "model-00002-of-00002.safetensors"
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump(index, f)
+    with pytest.raises(ztensor.Error, match="w4"):
+        ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True)
 
 
 def test_missing_file_is_404(nginx):

@@ -222,10 +222,12 @@ class File(NotCopyable, collections.abc.Mapping):
     @classmethod
     def from_url(cls, url: str, *, headers: Optional[Dict[str, str]] = None, timeout: float = 30.0,
                  retries: int = 3, connections: int = 4, cache_bytes: int = 0,
-                 float32: bool = False, max_decoded_bytes: int = 0) -> "File":
+                 float32: bool = False, max_decoded_bytes: int = 0,
+                 allow_foreign: bool = False) -> "File":
         """A .zt file behind an http:// or https:// URL (zt_open_url): the
         open fetches the last 64 KiB and then the manifest, every later read
-        only its byte ranges (docs/remote.md). headers are sent with every
+        only its byte ranges (docs/remote.md). allow_foreign=True also reads
+        a .safetensors URL (its header at open, each tensor when read). headers are sent with every
         request ({"Authorization": "Bearer ..."}; $ZT_HTTP_BEARER_TOKEN does
         the same); timeout is in seconds (connect, and the longest stall);
         5xx answers and dropped connections are retried `retries` times.
@@ -239,6 +241,7 @@ class File(NotCopyable, collections.abc.Mapping):
         opt.http_timeout_ms = max(1, int(timeout * 1000))
         opt.http_retries = checked_int(retries, "retries")
         opt.http_connections = checked_int(connections, "connections")
+        opt.allow_foreign = 1 if allow_foreign else 0
         ptr = c_void_p()
         check(lib.zt_open_url(url.encode(), byref(opt), byref(ptr)))
         self = cls.__new__(cls)
@@ -767,6 +770,7 @@ def open(path: PathLike, *, float32: bool = False, copy: bool = False,  # noqa: 
     which takes the HTTP options).
     """
     if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
-        return File.from_url(path, float32=float32, max_decoded_bytes=max_decoded_bytes)
+        return File.from_url(path, float32=float32, max_decoded_bytes=max_decoded_bytes,
+                             allow_foreign=allow_foreign)
     return File(path, float32=float32, copy=copy, max_decoded_bytes=max_decoded_bytes,
                 allow_foreign=allow_foreign)
