@@ -60,6 +60,14 @@ Result<OpenOptions> open_options_from(const zt_open_options* opt);
 
 inline zt_status to_status(const Result<void>& r) { return r ? ZT_OK : set_error(r.error()); }
 
+// What every zt_open_* call ends with: the reader handed to the caller in
+// *out, or the error set.
+inline zt_status hand_out(Result<std::unique_ptr<Reader>> r, zt_reader** out) {
+  if (!r) return set_error(r.error());
+  *out = new zt_reader{std::move(*r)};
+  return ZT_OK;
+}
+
 // The one lookup of a component by (object index, role) behind every call
 // that names one, with the statuses and messages the header promises. The
 // failures come back as Errors: a caller that returns zt_status makes one

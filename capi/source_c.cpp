@@ -99,10 +99,7 @@ zt_status zt_open_source(const zt_source* src, const zt_open_options* opt, zt_re
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
     if (auto sz = cb->query_size(); !sz) return set_error(sz.error());
-    auto r = zt::Reader::open_ranges(std::move(cb), *o);
-    if (!r) return set_error(r.error());
-    *out = new zt_reader{std::move(*r)};
-    return ZT_OK;
+    return hand_out(zt::Reader::open_ranges(std::move(cb), *o), out);
   });
 }
 

@@ -125,11 +125,14 @@ using namespace zt::capi;
 
 namespace {
 
+bool allows_foreign(const zt_open_options* opt) {
+  return opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign;
+}
+
 // A foreign file opened without allow_foreign: say how to read it.
 zt::Error with_foreign_hint(const char* path, const zt_open_options* opt, zt::Error e) {
   const auto* format = zt::foreign::foreign_format(zt::foreign::kind_from_path(path));
-  const bool allowed = opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign;
-  if (e.status == zt::Status::format && format && !allowed)
+  if (e.status == zt::Status::format && format && !allows_foreign(opt))
     e.message.append(" (a ")
         .append(format->id)
         .append(" file: zt_open_options.allow_foreign reads it)");
@@ -177,17 +180,11 @@ zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** o
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
-    if (opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign &&
-        zt::foreign::foreign_format(zt::foreign::kind_from_path(path))) {
-      auto r = zt::foreign::open_foreign(path, *o);
-      if (!r) return set_error(r.error());
-      *out = new zt_reader{std::move(*r)};
-      return ZT_OK;
-    }
+    if (allows_foreign(opt) && zt::foreign::foreign_format(zt::foreign::kind_from_path(path)))
+      return hand_out(zt::foreign::open_foreign(path, *o), out);
     auto r = zt::Reader::open_file(path, *o);
     if (!r) return set_error(with_foreign_hint(path, opt, std::move(r).error()));
-    *out = new zt_reader{std::move(*r)};
-    return ZT_OK;
+    return hand_out(std::move(r), out);
   });
 }
 
@@ -197,17 +194,10 @@ zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** o
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
-    if (opt && ZT_HAS_FIELD(opt, allow_foreign) && opt->allow_foreign &&
-        zt::foreign::foreign_format(zt::foreign::kind_from_path(zt::url_for_messages(url)))) {
-      auto r = zt::foreign::open_foreign_url(url, *o);
-      if (!r) return set_error(r.error());
-      *out = new zt_reader{std::move(*r)};
-      return ZT_OK;
-    }
-    auto r = zt::Reader::open_url(url, *o);
-    if (!r) return set_error(r.error());
-    *out = new zt_reader{std::move(*r)};
-    return ZT_OK;
+    if (allows_foreign(opt) &&
+        zt::foreign::foreign_format(zt::foreign::kind_from_path(zt::url_for_messages(url))))
+      return hand_out(zt::foreign::open_foreign_url(url, *o), out);
+    return hand_out(zt::Reader::open_url(url, *o), out);
   });
 }
 
@@ -217,10 +207,9 @@ zt_status zt_open_memory(const void* data, size_t size, zt_reader** out) {
   return guard([&] {
     if (!data) return fail(ZT_ERR_ARGUMENT, "data is NULL");
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
-    auto r = zt::Reader::open_memory(std::span<const uint8_t>(static_cast<const uint8_t*>(data), size));
-    if (!r) return set_error(r.error());
-    *out = new zt_reader{std::move(*r)};
-    return ZT_OK;
+    return hand_out(
+        zt::Reader::open_memory(std::span<const uint8_t>(static_cast<const uint8_t*>(data), size)),
+        out);
   });
 }
 
