@@ -10,16 +10,8 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   echo "SKIPPED: no nginx (Debian: apt-get install nginx-light)"
   exit 77
 fi
-missing=$("$python" -c '
-import importlib.util
-print(" ".join(m for m in ("numpy", "pytest") if importlib.util.find_spec(m) is None))' 2>&1) || {
-  echo "SKIPPED: $python does not run: $missing"
-  exit 77
-}
-if [ -n "$missing" ]; then
-  echo "SKIPPED: $python lacks $missing"
-  exit 77
-fi
+. "$(dirname "$0")/../ffi/require_tool.sh"
+require_python_modules "$python" "" numpy pytest
 export PATH="$PATH:/usr/sbin"
 export ZTENSOR_LIBRARY="$library" ZT_CLI="$cli" PYTHONDONTWRITEBYTECODE=1
 export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"

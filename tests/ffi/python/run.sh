@@ -5,16 +5,8 @@
 set -eu
 python=$1 library=$2 src=$3
 
-missing=$("$python" -c '
-import importlib.util
-print(" ".join(m for m in ("numpy", "pytest") if importlib.util.find_spec(m) is None))' 2>&1) || {
-  echo "SKIPPED: $python does not run: $missing"
-  exit 77
-}
-if [ -n "$missing" ]; then
-  echo "SKIPPED: $python lacks $missing (Debian: apt-get install python3-numpy python3-pytest)"
-  exit 77
-fi
+. "$(dirname "$0")/../require_tool.sh"
+require_python_modules "$python" " (Debian: apt-get install python3-numpy python3-pytest)" numpy pytest
 
 export ZTENSOR_LIBRARY="$library" PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 if [ -n "${ZT_SANITIZE:-}" ]; then
