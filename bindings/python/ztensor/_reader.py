@@ -120,44 +120,43 @@ class ObjectInfo(collections.namedtuple("ObjectInfo", "name format shape compone
     and attributes (a dict), without touching its data."""
 
 
-class CSR(tuple):
+class _Sparse(tuple):
+    """The arrays of a sparse object as a tuple, values first, with `.shape`."""
+
+    def __new__(cls, *arrays_then_shape):
+        t = super().__new__(cls, arrays_then_shape[:-1])
+        t.shape = tuple(arrays_then_shape[-1])
+        return t
+
+    values = property(lambda self: self[0])
+
+    def __getnewargs__(self):  # pickle and copy rebuild it through __new__
+        return (*self, self.shape)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
+
+
+class CSR(_Sparse):
     """A sparse_csr object as the triple (values, indices, indptr), with `.shape`.
     Row i holds values[indptr[i]:indptr[i+1]] at columns indices[indptr[i]:indptr[i+1]]:
     scipy.sparse.csr_matrix((values, indices, indptr), shape=m.shape)."""
 
     def __new__(cls, values, indices, indptr, shape):
-        t = super().__new__(cls, (values, indices, indptr))
-        t.shape = tuple(shape)
-        return t
+        return super().__new__(cls, values, indices, indptr, shape)
 
-    values = property(lambda self: self[0])
     indices = property(lambda self: self[1])
     indptr = property(lambda self: self[2])
 
-    def __getnewargs__(self):  # pickle and copy rebuild it through __new__
-        return (*self, self.shape)
 
-    def __repr__(self):
-        return f"CSR(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
-
-
-class COO(tuple):
+class COO(_Sparse):
     """A sparse_coo object as the pair (values, coords), with `.shape`; coords has
     shape (ndim, nnz): entry k is at coords[:, k] (scipy: coo_matrix((values, coords)))."""
 
     def __new__(cls, values, coords, shape):
-        t = super().__new__(cls, (values, coords))
-        t.shape = tuple(shape)
-        return t
+        return super().__new__(cls, values, coords, shape)
 
-    values = property(lambda self: self[0])
     coords = property(lambda self: self[1])
-
-    def __getnewargs__(self):  # pickle and copy rebuild it through __new__
-        return (*self, self.shape)
-
-    def __repr__(self):
-        return f"COO(shape={self.shape}, nnz={len(self[0])}, dtype={self[0].dtype})"
 
 
 class File(NotCopyable, collections.abc.Mapping):
