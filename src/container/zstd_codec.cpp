@@ -120,23 +120,27 @@ uint64_t zstd_most_decoded(uint64_t stored_bytes) {
   return blocks > UINT64_MAX / ZSTD_BLOCKSIZE_MAX ? UINT64_MAX : blocks * ZSTD_BLOCKSIZE_MAX;
 }
 
+std::optional<ZstdFrameHead> zstd_frame_head(std::span<const uint8_t> rest) {
+  const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+  if (ZSTD_isError(fsize)) return std::nullopt;
+  if (is_skippable(rest)) return ZstdFrameHead{fsize, std::nullopt};  // a seek table, say
+  const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
+  if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
+  if (csize > zstd_most_decoded(fsize)) return std::nullopt;  // not believed
+  return ZstdFrameHead{fsize, csize};
+}
+
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total) {
   std::vector<ZstdFrame> frames;
   uint64_t pos = 0, sum = 0;
   while (pos < src.size()) {
-    const auto rest = src.subspan(pos);
-    const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
-    if (ZSTD_isError(fsize)) return {};
-    if (is_skippable(rest)) {  // a seek table, say: decoders pass over it
-      pos += fsize;
-      continue;
+    const auto head = zstd_frame_head(src.subspan(pos));
+    if (!head) return {};
+    if (head->content_size) {
+      if (__builtin_add_overflow(sum, *head->content_size, &sum) || sum > total) return {};
+      frames.push_back(ZstdFrame{pos, head->stored_size, *head->content_size});
     }
-    const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
-    if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return {};
-    if (csize > zstd_most_decoded(fsize)) return {};
-    if (__builtin_add_overflow(sum, csize, &sum) || sum > total) return {};
-    frames.push_back(ZstdFrame{pos, fsize, csize});
-    pos += fsize;
+    pos += head->stored_size;
   }
   if (sum != total) return {};
   return frames;
@@ -145,18 +149,11 @@ std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t t
 std::optional<uint64_t> zstd_declared_size(std::span<const uint8_t> src) {
   uint64_t pos = 0, sum = 0;
   while (pos < src.size()) {
-    const auto rest = src.subspan(pos);
-    const size_t fsize = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
-    if (ZSTD_isError(fsize)) return std::nullopt;
-    if (is_skippable(rest)) {
-      pos += fsize;
-      continue;
-    }
-    const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), fsize);
-    if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
-    if (csize > zstd_most_decoded(fsize)) return std::nullopt;  // not believed: decoded as it grows
-    if (__builtin_add_overflow(sum, csize, &sum)) return std::nullopt;
-    pos += fsize;
+    const auto head = zstd_frame_head(src.subspan(pos));
+    if (!head) return std::nullopt;  // not believed: decoded as it grows
+    if (head->content_size && __builtin_add_overflow(sum, *head->content_size, &sum))
+      return std::nullopt;
+    pos += head->stored_size;
   }
   return sum;
 }

@@ -68,6 +68,16 @@ Result<uint64_t> zstd_decode_visit(
 // above it is not believed.
 uint64_t zstd_most_decoded(uint64_t stored_bytes);
 
+// The frame at the start of `rest`: its stored size and the content size it
+// declares (none for a skippable frame, which decoders pass over). nullopt
+// when `rest` does not hold the whole frame, the frame declares no content
+// size, or declares more than its bytes can regenerate.
+struct ZstdFrameHead {
+  uint64_t stored_size = 0;
+  std::optional<uint64_t> content_size;
+};
+std::optional<ZstdFrameHead> zstd_frame_head(std::span<const uint8_t> rest);
+
 // The frames of `src` (skippable frames, such as a seek table, left out)
 // when every frame records a content size its own bytes
 // can back and the sizes add up to `total`; empty otherwise (decode it as one

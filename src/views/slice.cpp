@@ -207,6 +207,71 @@ Result<void> copy_from_seekable(const Box& b, const Source& src, uint64_t total,
       b, frames, [&](size_t i) { return std::span<const uint8_t>(stored[slot[i]]); }, dst, w);
 }
 
+// One past the last decoded byte of the box (its last run's end).
+uint64_t box_end_byte(const Box& b) {
+  uint64_t last_run = 0;
+  for (size_t d = 0; d < b.begin.size(); ++d)
+    last_run += (d < b.split ? b.begin[d] + b.extent[d] - 1 : b.begin[d]) * b.stride[d];
+  return (last_run + b.run_values) * b.width();
+}
+
+// zstd frames without a seek table (1.x writers record none) that are not
+// mapped (copy mode, a remote source): where a frame ends is known only by
+// reading it, so the stored prefix that reaches the end of the box's last
+// frame is fetched and only the frames that hold a run are decoded. Its
+// length is guessed (frames of the writers' 1 MiB, or of the size the first
+// frame declares, at the compression ratio seen so far, with a sixteenth
+// and 256 KiB to spare):
+// one request remotely, as a rule; a short guess grows by half at least.
+// False for a single frame or a stream whose frame headers do not add up
+// (decoded whole then, with its precise errors).
+Result<bool> copy_from_frame_prefix(const Box& b, const Source& src, uint64_t total,
+                                    std::span<uint8_t> dst, const std::string& w) {
+  const Component& c = *b.data;
+  const uint64_t need = box_end_byte(b);
+  std::vector<ZstdFrame> frames;
+  uint64_t pos = 0, decoded = 0;  // stored and decoded bytes of the frames walked
+  const auto stored_guess = [&] {
+    const uint64_t frame =
+        frames.empty() || frames[0].content_size == 0 ? uint64_t{1} << 20 : frames[0].content_size;
+    const uint64_t reach = std::min(total, (need + frame - 1) / frame * frame);
+    const double ratio = decoded ? static_cast<double>(pos) / static_cast<double>(decoded)
+                                 : static_cast<double>(c.length) / static_cast<double>(total);
+    const auto rest = static_cast<uint64_t>(static_cast<double>(reach - decoded) * ratio);
+    return pos + rest + rest / 16 + (uint64_t{256} << 10);
+  };
+  std::vector<uint8_t> have;
+  const auto fetch = [&](uint64_t upto) -> Result<void> {
+    const size_t old = have.size();
+    have.resize(std::min(upto, c.length));
+    return src.read_into(c.offset + old, std::span<uint8_t>(have).subspan(old));
+  };
+  ZT_TRY(fetch(stored_guess()));
+  while (decoded < need) {
+    const auto head = pos < have.size()
+                          ? zstd_frame_head(std::span<const uint8_t>(have).subspan(pos))
+                          : std::nullopt;
+    if (!head) {  // the frame goes on past what was fetched, or is not one
+      if (have.size() == c.length) return false;
+      ZT_TRY(fetch(std::max(stored_guess(), have.size() + have.size() / 2)));
+      continue;
+    }
+    if (head->content_size) {
+      if (*head->content_size >= total || *head->content_size > total - decoded) return false;
+      frames.push_back(ZstdFrame{pos, head->stored_size, *head->content_size});
+      decoded += *head->content_size;
+    }
+    pos += head->stored_size;
+  }
+  ZT_TRY(copy_runs_from_frames(
+      b, frames,
+      [&](size_t i) {
+        return std::span<const uint8_t>(have).subspan(frames[i].src_offset, frames[i].src_size);
+      },
+      dst, w));
+  return true;
+}
+
 // Decodes only the zstd frames that hold a run, copying the runs' bytes to
 // dst; false when the component is not stored as several frames with
 // recorded sizes.
@@ -221,7 +286,8 @@ Result<bool> copy_from_frames(const Reader& r, size_t object, const Box& b,
              static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
   auto source = r.source_of(c);
   ZT_TRY(source);
-  if (c.encoding_id && !(*source)->base()) {
+  if (!(*source)->base()) {
+    if (!c.encoding_id) return copy_from_frame_prefix(b, **source, *total, dst, w);
     ZT_TRY(copy_from_seekable(b, **source, *total, dst, w));
     return true;
   }

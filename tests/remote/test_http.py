@@ -186,6 +186,24 @@ def test_column_slice_fetches_its_runs(nginx):
         assert n <= 4, n  # several runs per request
 
 
+def test_slice_of_1x_zstd_fetches_the_prefix_that_reaches_it(nginx):
+    m = rng(7, (512, 4096))  # 8 MiB as 1.2 writes it: eight 1 MiB zstd frames, no seek table
+    path = put(nginx, "packed.zt", lambda w: w.add("m", m, encoding="zstd"))
+    size = os.path.getsize(path)
+    with ztensor.open(nginx.url + "/packed.zt") as f:
+        mark = nginx.mark()
+        top = f.get_slice("m")[10:20, 100:200]  # inside the first frame
+        n, sent, entries = requests_since(nginx, mark)
+        assert np.array_equal(top, m[10:20, 100:200])
+        # one request for the first frame and a margin, not the eight
+        assert n == 1 and sent < size // 4, (n, sent, size)
+        mark = nginx.mark()
+        bottom = f.get_slice("m")[500:512, :]  # in the last frame: every frame before it
+        n, sent, entries = requests_since(nginx, mark)
+        assert np.array_equal(bottom, m[500:512, :])
+        assert sent <= size, (n, sent, size)
+
+
 def test_large_read_goes_as_parallel_ranges(nginx):
     a = rng(14, (2560, 4096))  # 40 MiB: two pieces of 20 MiB (16 MiB at least each)
     put(nginx, "large.zt", lambda w: w.add("a", a))

@@ -271,6 +271,77 @@ TEST_F(Source, ALargeReadIsNotSplitByCachedPieces) {
   EXPECT_EQ(all, read_all(local.get(), index_of(local.get(), "big"), "data"));
 }
 
+TEST_F(Source, ASliceOf1xZstdFetchesThePrefixThatReachesIt) {
+  // "z": 1 MiB of f32 [512, 512] in 1.2's zstd frames of 64 KiB (32 rows
+  // each), no seek table: where a frame ends is known only by reading it.
+  Remote remote;
+  remote.file = write_model(3);
+  const std::string path = dir_ + "/m.zt";
+  zt_reader* raw = nullptr;
+  ASSERT_EQ(zt_open(path.c_str(), &raw), ZT_OK) << zt_last_error();
+  ReaderPtr local(raw);
+  const size_t z = index_of(local.get(), "z");
+  const Bytes all = read_all(local.get(), z, "data");
+  uint64_t stored = 0;
+  ASSERT_EQ(zt_component_stored_size(local.get(), z, "data", &stored), ZT_OK);
+  Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const auto value = [&](uint64_t row, uint64_t col) {
+    float f;
+    std::memcpy(&f, all.data() + (row * 512 + col) * 4, 4);
+    return f;
+  };
+  const auto slice = [&](uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) {
+    remote.forget();
+    const uint64_t begin[] = {r0, c0}, end[] = {r1, c1};
+    std::vector<float> box((r1 - r0) * (c1 - c0));
+    uint64_t written = 0;
+    EXPECT_EQ(zt_dense_slice_f32(o.get(), z, 2, begin, end, box.data(), box.size(), &written),
+              ZT_OK)
+        << zt_last_error();
+    for (uint64_t r = r0; r < r1; ++r)
+      for (uint64_t c = c0; c < c1; ++c)
+        EXPECT_EQ(box[(r - r0) * (c1 - c0) + c - c0], value(r, c)) << r << "," << c;
+  };
+  // Rows 40..50 lie in frame 1: the first two frames' bytes and a margin
+  // are fetched in one read, not the 16 frames.
+  slice(40, 50, 10, 20);
+  EXPECT_EQ(remote.reads.size(), 1u);
+  EXPECT_LT(remote.bytes, stored / 2) << remote.bytes << " of " << stored;
+  // The last rows need every frame before them.
+  slice(500, 512, 0, 512);
+  EXPECT_LE(remote.bytes, stored);
+  // Every row: the whole component, decoded frame by frame.
+  slice(0, 512, 511, 512);
+
+  // The same slices from a file in copy mode.
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.io_mode = ZT_IO_COPY;
+  ASSERT_EQ(zt_open_ex(path.c_str(), &opt, &raw), ZT_OK) << zt_last_error();
+  ReaderPtr copy(raw);
+  const uint64_t begin[] = {40, 10}, end[] = {50, 20};
+  std::vector<float> box(100);
+  uint64_t written = 0;
+  ASSERT_EQ(zt_dense_slice_f32(copy.get(), z, 2, begin, end, box.data(), box.size(), &written),
+            ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(box[0], value(40, 10));
+  EXPECT_EQ(box[99], value(49, 19));
+
+  // A stream that is not frames (its first magic damaged): the walk gives
+  // up and the whole decode names the object.
+  const Json mj = Json::parse(zt_manifest_json(o.get()));
+  const uint64_t blob = mj["objects"]["z"]["components"]["data"]["offset"].get<uint64_t>();
+  remote.file[blob] ^= 0xff;
+  o = open_source(remote);  // nothing cached
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const uint64_t top[] = {40, 10}, top_end[] = {42, 12};
+  std::vector<float> corner(4);
+  EXPECT_TRUE(FailsWith(zt_dense_slice_f32(o.get(), z, 2, top, top_end, corner.data(), 4, &written),
+                        ZT_ERR_INVALID, {"object \"z\""}));
+}
+
 TEST_F(Source, ASliceOfSeekableZstdFetchesTheTableAndItsFrames) {
   // v2: 1 MiB of f32 [512, 512] in seekable frames of 64 KiB (32 rows each).
   const std::string path = dir_ + "/v2.zt";
