@@ -168,8 +168,8 @@ class Sink {
 
 // One HTTP exchange: what was asked, what came back, where it went.
 struct Exchange {
-  std::span<const RangeRead> reads;  // sorted; empty for the open's suffix request
-  uint64_t suffix = 0;               // the open: bytes=-suffix
+  std::span<const RangeRead> reads;  // sorted; empty for the open's request
+  OpenWindow window;                 // the open: bytes=-n (tail) or bytes=0-(n-1) (head)
   std::optional<uint64_t> size;      // the file's size, once known
 
   // From the headers of the last response (a redirect's are replaced).
@@ -189,7 +189,7 @@ struct Exchange {
   std::optional<ContentRange> part_range;
   std::string line;
   std::vector<std::pair<uint64_t, uint64_t>> delivered;  // whole parts [first, end)
-  std::vector<uint8_t> tail;                             // the open's bytes
+  std::vector<uint8_t> opened;                           // the open's bytes
   std::optional<Error> error;                            // why the transfer was stopped
   bool ignored_range = false;                            // 200 to a Range request
 };
@@ -228,9 +228,9 @@ Result<void> start_body(Exchange& ex, const std::string& where) {
   ex.started = true;
   if (ex.status == 200 && ex.reads.empty()) {
     // The open, answered with the whole file: taken only if it is small.
-    if (ex.content_length && *ex.content_length <= ex.suffix) {
+    if (ex.content_length && *ex.content_length <= ex.window.bytes) {
       ex.size = *ex.content_length;
-      ex.body_cap = ex.suffix;
+      ex.body_cap = ex.window.bytes;
       ex.accept = true;
       return {};
     }
@@ -246,11 +246,13 @@ Result<void> start_body(Exchange& ex, const std::string& where) {
   if (ex.reads.empty()) {
     ZT_FAIL_IF(!ex.range || !ex.range->has_range || !ex.range->total, io,
                "%s: HTTP 206 without a usable Content-Range", where.c_str());
-    ZT_FAIL_IF(ex.range->last >= *ex.range->total || ex.range->last + 1 != *ex.range->total ||
-                   ex.range->last - ex.range->first >= ex.suffix,
-               io, "%s: the server answered bytes %llu-%llu/%llu to a request for the last %llu",
-               where.c_str(), static_cast<ull>(ex.range->first), static_cast<ull>(ex.range->last),
-               static_cast<ull>(*ex.range->total), static_cast<ull>(ex.suffix));
+    const bool head = ex.window.end == OpenWindow::End::head;
+    const uint64_t total = *ex.range->total, first = ex.range->first, last = ex.range->last;
+    const uint64_t want = std::min(total, ex.window.bytes);
+    ZT_FAIL_IF(last >= total || last - first + 1 != want || (head ? first != 0 : last + 1 != total),
+               io, "%s: the server answered bytes %llu-%llu/%llu to a request for the %s %llu",
+               where.c_str(), static_cast<ull>(first), static_cast<ull>(last),
+               static_cast<ull>(total), head ? "first" : "last", static_cast<ull>(ex.window.bytes));
     ex.size = *ex.range->total;
     ex.body_cap = ex.range->last - ex.range->first + 1;
     ex.accept = true;
@@ -333,7 +335,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     return 0;
   }
   if (ex.reads.empty()) {  // the open
-    ex.tail.insert(ex.tail.end(), data, data + total);
+    ex.opened.insert(ex.opened.end(), data, data + total);
     return total;
   }
   const Sink sink(ex.reads);
@@ -480,23 +482,30 @@ class HttpSource final : public RangeSource {
     return {};
   }
 
-  Result<RangeOpened> sibling(std::string_view file_name, uint64_t tail_bytes) const override {
+  Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const override {
     std::string base = url_.substr(0, url_.find_first_of("?#"));
     base = base.substr(0, base.rfind('/') + 1);
-    return open_http(base + std::string(file_name), opt_, tail_bytes);
+    return open_http(base + std::string(file_name), opt_, window);
   }
 
-  // The open: the last `suffix` bytes (at least one), with the size and the
+  // The open: the bytes of `window` (at least one), with the size and the
   // version of the file.
-  Result<std::vector<uint8_t>> open(uint64_t suffix) {
+  Result<std::vector<uint8_t>> open(OpenWindow window) {
     Exchange ex;
-    ex.suffix = std::max<uint64_t>(suffix, 1);
+    ex.window = window;
+    ex.window.bytes = std::max<uint64_t>(window.bytes, 1);
     ZT_TRY(perform(ex));
     size_ = *ex.size;
     etag_ = ex.etag;
     last_modified_ = ex.last_modified;
-    if (ex.tail.size() > suffix) ex.tail.erase(ex.tail.begin(), ex.tail.end() - suffix);
-    return std::move(ex.tail);
+    std::vector<uint8_t>& got = ex.opened;
+    if (got.size() > window.bytes) {  // a small file taken whole, or the 1 byte asked for 0
+      if (window.end == OpenWindow::End::head)
+        got.resize(window.bytes);
+      else
+        got.erase(got.begin(), got.end() - static_cast<ptrdiff_t>(window.bytes));
+    }
+    return std::move(got);
   }
 
  private:
@@ -514,9 +523,9 @@ class HttpSource final : public RangeSource {
 
   std::string range_header(const Exchange& ex) const {
     if (ex.reads.empty()) {
-      std::string suffix("-");
-      suffix += std::to_string(ex.suffix);
-      return suffix;
+      const std::string n = std::to_string(ex.window.bytes);
+      return ex.window.end == OpenWindow::End::head ? "0-" + std::to_string(ex.window.bytes - 1)
+                                                    : "-" + n;
     }
     std::string h;
     uint64_t begin = ex.reads.front().offset, end = begin;
@@ -547,7 +556,7 @@ class HttpSource final : public RangeSource {
         std::this_thread::sleep_for(std::chrono::milliseconds(100u << std::min(attempt - 1, 6u)));
       Exchange fresh;
       fresh.reads = ex.reads;
-      fresh.suffix = ex.suffix;
+      fresh.window = ex.window;
       fresh.size = ex.size;
       bool retry = false;
       auto r = perform_once(fresh, range, retry);
@@ -685,7 +694,7 @@ class HttpSource final : public RangeSource {
 
 }  // namespace
 
-Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes) {
+Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, OpenWindow window) {
   ZT_FAIL_IF(!is_http_url(url), argument, "%s: not an http:// or https:// URL",
              url_for_messages(url).c_str());
   HttpOptions o = opt;
@@ -699,10 +708,11 @@ Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, ui
     o.headers.push_back(std::string("Authorization: Bearer ") + token);
   curl_init_once();
   auto src = std::make_shared<HttpSource>(url, std::move(o));
-  auto tail = src->open(tail_bytes);
-  ZT_TRY(tail);
+  auto bytes = src->open(window);
+  ZT_TRY(bytes);
   RangeOpened out;
-  out.tail = std::move(*tail);
+  out.bytes = std::move(*bytes);
+  out.end = window.end;
   out.source = std::move(src);
   return out;
 }

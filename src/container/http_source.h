@@ -2,12 +2,11 @@
 // through libcurl: an object store (S3, GCS, Azure Blob through pre-signed
 // URLs or a token), a model hub, a CDN, any static file server.
 //
-// The open is one request for the last bytes of the file (a suffix range),
-// which also tells the size and the version the server holds (ETag, or
-// Last-Modified). Every later request is conditional on that version
-// (If-Match / If-Unmodified-Since) and checked against it, so a file
-// replaced while open fails reads with "changed on the server" rather
-// than mixing two versions. Several ranges go in one request
+// The open is one request for the last bytes of the file (a suffix range;
+// the first bytes for a safetensors file), which also tells the size and the version the server
+// holds (ETag, or Last-Modified). Every later request is conditional on that version (If-Match /
+// If-Unmodified-Since) and checked against it, so a file replaced while open fails reads with
+// "changed on the server" rather than mixing two versions. Several ranges go in one request
 // (multipart/byteranges), ranges a few KiB apart merged into one. A server
 // that ignores Range (200 with the whole body) is refused after its
 // headers, without reading the body. 5xx answers and connection failures
@@ -39,11 +38,11 @@ bool is_http_url(std::string_view path);
 // The URL without user info, query and fragment: what messages show.
 std::string url_for_messages(std::string_view url);
 
-// Opens `url`, fetching its last `tail_bytes` (fewer for a smaller file).
+// Opens `url`, fetching the bytes of `window` (fewer for a smaller file).
 // The environment variable ZT_HTTP_BEARER_TOKEN adds "Authorization:
 // Bearer <token>" unless `opt.headers` has an Authorization header.
 // Errors: Status::io (HTTP status, connection, a server without Range
 // support), Status::argument (not an http(s) URL, a header without ':').
-Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, uint64_t tail_bytes);
+Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, OpenWindow window);
 
 }  // namespace zt

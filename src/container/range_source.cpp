@@ -11,13 +11,25 @@ Result<void> RangeSource::read_many(std::span<const RangeRead> reads) const {
   return {};
 }
 
-Result<RangeOpened> RangeSource::sibling(std::string_view file_name, uint64_t) const {
+uint64_t RangeOpened::offset() const {
+  return end == OpenWindow::End::head ? 0 : source->size() - bytes.size();
+}
+
+Result<RangeOpened> RangeSource::sibling(std::string_view file_name, OpenWindow) const {
   return make_error(Status::unsupported, "%s: cannot open \"%.*s\" beside it (a v2 shard)",
                     name().c_str(), static_cast<int>(file_name.size()), file_name.data());
 }
 
 RangeCache::RangeCache(std::shared_ptr<const RangeSource> inner, uint64_t capacity)
     : inner_(std::move(inner)), capacity_(capacity) {}
+
+std::shared_ptr<const RangeCache> RangeCache::of(RangeOpened opened, uint64_t capacity) {
+  // The offset first: keep() takes the bytes away.
+  const uint64_t at = opened.offset();
+  auto cache = std::make_shared<const RangeCache>(std::move(opened.source), capacity);
+  if (!opened.bytes.empty()) cache->keep(at, std::move(opened.bytes));
+  return cache;
+}
 
 std::vector<std::pair<uint64_t, uint64_t>> RangeCache::copy_cached(uint64_t off,
                                                                    std::span<uint8_t> dst) const {

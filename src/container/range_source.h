@@ -26,11 +26,22 @@ struct RangeRead {
 
 class RangeSource;
 
-// A RangeSource as opened, with the file's last tail.size() bytes when the
-// open fetched them.
+// What an open fetches with the file's size: its last `bytes` (a .zt
+// footer and manifest) or its first (a safetensors header); fewer for a
+// smaller file.
+struct OpenWindow {
+  enum class End { tail, head };
+  uint64_t bytes = 0;
+  End end = End::tail;
+};
+
+// A RangeSource as opened, with the bytes of its window the open fetched.
 struct RangeOpened {
   std::shared_ptr<const RangeSource> source;
-  std::vector<uint8_t> tail;
+  std::vector<uint8_t> bytes;
+  OpenWindow::End end = OpenWindow::End::tail;
+  // Where `bytes` lie in the file.
+  uint64_t offset() const;
 };
 
 class RangeSource {
@@ -50,11 +61,11 @@ class RangeSource {
   // a signature), or the caller's name for a callback source.
   virtual const std::string& name() const = 0;
   // The file `file_name` beside this one (a v2 shard, named by the
-  // positional convention), with its last `tail_bytes` bytes (fewer for a
-  // smaller file) where the transport gets them with the open: HTTP's
-  // suffix request. Status::unsupported unless the transport can address
-  // other files.
-  virtual Result<RangeOpened> sibling(std::string_view file_name, uint64_t tail_bytes) const;
+  // positional convention; a safetensors shard named by an index), with
+  // the bytes of `window` where the transport gets them with the open
+  // (HTTP: the ranged request that tells the size). Status::unsupported
+  // unless the transport can address other files.
+  virtual Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const;
 };
 
 // The bounded cache in front of a RangeSource. Small reads (up to a
@@ -74,8 +85,8 @@ class RangeCache final : public RangeSource {
   Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
   Result<void> read_many(std::span<const RangeRead> reads) const override;
   const std::string& name() const override { return inner_->name(); }
-  Result<RangeOpened> sibling(std::string_view file_name, uint64_t tail_bytes) const override {
-    return inner_->sibling(file_name, tail_bytes);
+  Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const override {
+    return inner_->sibling(file_name, window);
   }
 
   // Fetches the ranges not cached yet, in one read_many, and keeps them
@@ -83,6 +94,8 @@ class RangeCache final : public RangeSource {
   Result<void> prefetch(std::span<const std::pair<uint64_t, uint64_t>> ranges) const;
   // Keeps bytes already fetched (the tail an HTTP open read with the size).
   void keep(uint64_t off, std::vector<uint8_t> bytes) const;
+  // A cache over an opened source, holding the bytes its open fetched.
+  static std::shared_ptr<const RangeCache> of(RangeOpened opened, uint64_t capacity);
   const RangeSource& inner() const { return *inner_; }
   uint64_t capacity() const { return capacity_; }
 

@@ -201,16 +201,16 @@ Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const O
   if (k == FileKind::hf_index) {
     // The whole index comes with the open's request (one over the limit
     // is refused by its size).
-    auto opened = open_http(url, opt.http, kHfIndexMaxBytes + 1);
+    auto opened = open_http(url, opt.http, {kHfIndexMaxBytes + 1});
     ZT_TRY(opened);
-    auto f = read_hf_index_remote(*opened->source, opened->tail, opt.cache_bytes);
+    auto f = read_hf_index_remote(*opened->source, opened->bytes, opt.cache_bytes);
     ZT_TRY(f);
     return reader_of(std::move(*f), opt);
   }
-  auto opened = open_http(url, opt.http, 0);
+  // The header comes with the open's request (its first 64 KiB).
+  auto opened = open_http(url, opt.http, {kSafetensorsOpenBytes, OpenWindow::End::head});
   ZT_TRY(opened);
-  auto cache = std::make_shared<const RangeCache>(std::move(opened->source), opt.cache_bytes);
-  auto f = read_safetensors_remote(std::move(cache));
+  auto f = read_safetensors_remote(RangeCache::of(std::move(*opened), opt.cache_bytes));
   ZT_TRY(f);
   return reader_of(std::move(*f), opt);
 }

@@ -173,10 +173,9 @@ Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,
   ZT_TRY(index);
   return model_of_index(
       name.c_str(), *index, true, [&](const std::string& shard) -> Result<ForeignFile> {
-        auto opened = index_source.sibling(shard, 0);
+        auto opened = index_source.sibling(shard, {kSafetensorsOpenBytes, OpenWindow::End::head});
         ZT_TRY(opened);
-        return read_safetensors_remote(
-            std::make_shared<const RangeCache>(std::move(opened->source), cache_bytes));
+        return read_safetensors_remote(RangeCache::of(std::move(*opened), cache_bytes));
       });
 }
 

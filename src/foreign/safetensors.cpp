@@ -253,7 +253,7 @@ Result<ForeignFile> read_safetensors_remote(std::shared_ptr<const RangeCache> sr
   const std::string& name = src->name();
   const uint64_t size = src->size();
   // The header is read first, in one request when it fits the first 64 KiB.
-  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(size, 64 << 10)));
+  std::vector<uint8_t> head(static_cast<size_t>(std::min(size, kSafetensorsOpenBytes)));
   ZT_TRY(src->read(0, head));
   auto n = header_length(name, head, size);
   ZT_TRY(n);

@@ -27,7 +27,10 @@ inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
 // are refused.
 Result<ForeignFile> read_safetensors(const std::string& path);
 // The same over a remote file: the header is fetched (one read when it fits
-// the first 64 KiB), every tensor stays remote (ForeignComponent::remote).
+// the first kSafetensorsOpenBytes, which an open can bring: see
+// open_safetensors_remote), every tensor stays remote
+// (ForeignComponent::remote).
+constexpr uint64_t kSafetensorsOpenBytes = uint64_t{64} << 10;
 Result<ForeignFile> read_safetensors_remote(std::shared_ptr<const RangeCache> src);
 
 // The safetensors dtype of a zTensor dtype and logical type, if it has one.

@@ -95,9 +95,9 @@ Result<std::unique_ptr<Reader>> Reader::open_ranges(std::shared_ptr<const RangeS
 }
 
 Result<std::unique_ptr<Reader>> Reader::open_url(const std::string& url, const OpenOptions& opt) {
-  auto opened = open_http(url, opt.http, kOpenTailBytes);
+  auto opened = open_http(url, opt.http, {kOpenTailBytes});
   ZT_TRY(opened);
-  return open_ranges(std::move(opened->source), opt, std::move(opened->tail));
+  return open_ranges(std::move(opened->source), opt, std::move(opened->bytes));
 }
 
 Result<std::unique_ptr<Reader>> Reader::finish_open(std::unique_ptr<Reader> r) {
@@ -171,12 +171,9 @@ Result<Source> open_shard_file(const Source& root, const std::string& path, Sour
   const size_t slash = path.rfind('/');
   constexpr uint64_t kShardTail = 4096;
   auto sib = root.ranges()->sibling(slash == std::string::npos ? path : path.substr(slash + 1),
-                                    kShardTail);
+                                    {kShardTail});
   ZT_TRY(sib);
-  auto cache = std::make_shared<const RangeCache>(std::move(sib->source), cache_bytes);
-  const uint64_t tail_at = cache->size() - sib->tail.size();
-  if (!sib->tail.empty()) cache->keep(tail_at, std::move(sib->tail));
-  return Source::from_ranges(std::move(cache));
+  return Source::from_ranges(RangeCache::of(std::move(*sib), cache_bytes));
 }
 
 // Rungs 1 and 2 of the shard ladder (v2 spec §7.3); the digest is verify's.
