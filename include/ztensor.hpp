@@ -865,6 +865,9 @@ struct HttpOptions {
   std::uint32_t connections = 4;        ///< requests in flight at once
   std::uint64_t cache_bytes = 0;        ///< fetched ranges kept; 0 = 64 MiB
   std::uint64_t max_decoded_bytes = 0;  ///< as OpenOptions
+  /// Also read .safetensors URLs and sharded safetensors .index.json URLs
+  /// (zt_open_options.allow_foreign); other foreign formats are refused.
+  bool allow_foreign = false;
 };
 
 /// A file behind your own transport, for Reader::from_source: an object
@@ -918,6 +921,7 @@ class Reader {
     o.http_timeout_ms = http.timeout_ms;
     o.http_retries = http.retries;
     o.http_connections = http.connections;
+    o.allow_foreign = http.allow_foreign ? 1 : 0;
     zt_reader* r = nullptr;
     detail::check(zt_open_url(url.c_str(), &o, &r));
     return Reader(r);

@@ -2,6 +2,8 @@ package ztensor_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -238,4 +240,49 @@ func TestOpenURL(t *testing.T) {
 	wantStatus(t, err, ztensor.StatusArgument, "a header value with a line break")
 	_, err = ztensor.OpenURL(srv.URL+"/big.zt", ztensor.HTTPOptions{Headers: map[string]string{"Bad:Name": "x"}})
 	wantStatus(t, err, ztensor.StatusArgument, "a header name with a colon")
+}
+
+// A .safetensors URL with AllowForeign: the open's one request brings the
+// header; a tensor costs its own bytes.
+func TestOpenURLSafetensors(t *testing.T) {
+	values := []float32{1.5, -2, 3.25, 4, 5, 6}
+	header, err := json.Marshal(map[string]any{
+		"__metadata__": map[string]string{"format": "pt"},
+		"w":            map[string]any{"dtype": "F32", "shape": []int{2, 3}, "data_offsets": []int{0, 24}},
+	})
+	must(t, err)
+	for len(header)%8 != 0 {
+		header = append(header, ' ')
+	}
+	var file bytes.Buffer
+	must(t, binary.Write(&file, binary.LittleEndian, uint64(len(header))))
+	file.Write(header)
+	must(t, binary.Write(&file, binary.LittleEndian, values))
+	var requests int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		atomic.AddInt32(&requests, 1)
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, req, "m.safetensors", time.Unix(1700000000, 0), bytes.NewReader(file.Bytes()))
+	}))
+	defer srv.Close()
+
+	_, err = ztensor.OpenURL(srv.URL+"/m.safetensors", ztensor.HTTPOptions{Retries: -1})
+	wantStatus(t, err, ztensor.StatusFormat, "a .safetensors URL without AllowForeign")
+	atomic.StoreInt32(&requests, 0)
+	r, err := ztensor.OpenURL(srv.URL+"/m.safetensors", ztensor.HTTPOptions{AllowForeign: true})
+	must(t, err)
+	defer r.Close()
+	if n := atomic.LoadInt32(&requests); n != 1 {
+		t.Errorf("%d requests to open (want 1)", n)
+	}
+	if got := names(r.Objects()); !reflect.DeepEqual(got, []string{"w"}) {
+		t.Errorf("objects %v", got)
+	}
+	got, err := find(t, r, "w").DecodeFloat32()
+	must(t, err)
+	if !reflect.DeepEqual(got, values) {
+		t.Errorf("values %v", got)
+	}
+	_, err = ztensor.OpenURL(srv.URL+"/x.npy", ztensor.HTTPOptions{AllowForeign: true})
+	wantStatus(t, err, ztensor.StatusUnsupported, "an .npy URL")
 }

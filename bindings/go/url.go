@@ -32,6 +32,10 @@ type HTTPOptions struct {
 	// MaxDecodedBytes caps one component's decoded size (0: the library's
 	// build limit).
 	MaxDecodedBytes uint64
+	// AllowForeign also reads .safetensors URLs and sharded safetensors
+	// .index.json URLs (one request to open); other foreign formats are
+	// refused over HTTP.
+	AllowForeign bool
 }
 
 // headerLines makes the "Name: value" lines of zt_open_options.http_headers,
@@ -102,6 +106,7 @@ func OpenURL(url string, opt HTTPOptions) (*Reader, error) {
 	o.http_connections = clampU32(int64(opt.Connections))
 	o.cache_bytes = C.uint64_t(opt.CacheBytes)
 	o.max_decoded_bytes = C.uint64_t(opt.MaxDecodedBytes)
+	o.allow_foreign = cBool(opt.AllowForeign)
 	var p *C.zt_reader
 	if err := call(func() C.zt_status { return C.zt_open_url(curl, &o, &p) }); err != nil {
 		return nil, err

@@ -258,6 +258,28 @@ TEST_F(WrapperTest, FromUrlRefusesWhatIsNotHttp) {
   }
 }
 
+TEST_F(WrapperTest, FromUrlPassesAllowForeign) {
+  // With allow_foreign an .npy URL is refused by its format before any
+  // request (without it, the open would try the closed port: ZT_ERR_IO).
+  ztensor::HttpOptions http;
+  http.allow_foreign = true;
+  http.retries = 0;
+  for (const bool foreign : {true, false}) {
+    http.allow_foreign = foreign;
+    try {
+      static_cast<void>(ztensor::Reader::from_url("http://127.0.0.1:9/x.npy", http));
+      ADD_FAILURE() << "opened";
+    } catch (const ztensor::Error& e) {
+      if (foreign) {
+        EXPECT_EQ(e.status(), ZT_ERR_UNSUPPORTED) << e.what();
+        EXPECT_NE(e.message().find("read from a local copy"), std::string::npos) << e.what();
+      } else {
+        EXPECT_EQ(e.status(), ZT_ERR_IO) << e.what();
+      }
+    }
+  }
+}
+
 TEST_F(WrapperTest, ErrorsCarryStatusAndMessage) {
   try {
     ztensor::Reader r(path("missing.zt"));

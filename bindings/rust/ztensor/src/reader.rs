@@ -38,6 +38,9 @@ pub struct HttpOptions {
     pub connections: u32,
     /// Fetched ranges kept for reuse; 0 = 64 MiB.
     pub cache_bytes: u64,
+    /// Also read .safetensors URLs and sharded safetensors .index.json
+    /// URLs (one request to open); other foreign formats are refused.
+    pub allow_foreign: bool,
 }
 
 impl Default for HttpOptions {
@@ -48,6 +51,7 @@ impl Default for HttpOptions {
             retries: 3,
             connections: 4,
             cache_bytes: 0,
+            allow_foreign: false,
         }
     }
 }
@@ -171,6 +175,7 @@ impl Reader {
         opt.http_timeout_ms = options.timeout.as_millis().clamp(1, u32::MAX as u128) as u32;
         opt.http_retries = options.retries;
         opt.http_connections = options.connections;
+        opt.allow_foreign = options.allow_foreign as u32;
         let mut raw = ptr::null_mut();
         // SAFETY: valid C strings (alive across the call), options, out pointer.
         let s = unsafe { sys::zt_open_url(url.as_ptr(), &opt, &mut raw) };

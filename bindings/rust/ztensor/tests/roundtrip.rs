@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use ztensor::{Encoding, Reader, Status, Writer, WriterOptions};
+use ztensor::{Encoding, HttpOptions, Reader, Status, Writer, WriterOptions};
 
 struct TempDir(PathBuf);
 
@@ -394,4 +394,21 @@ fn f64_conversions_and_cbor_attributes() {
     assert_eq!(x.data().unwrap().read_f64().unwrap()[3], (1 << 30) as f64);
     assert_eq!(x.slice_f64(&[1, 0], &[2, 2]).unwrap(), [3.0, (1 << 30) as f64]);
     assert_eq!(x.data().unwrap().encoding_id(), None);
+}
+
+#[test]
+fn open_url_passes_allow_foreign() {
+    // With allow_foreign an .npy URL is refused by its format before any
+    // request; without it, the open tries the closed port.
+    let mut opt = HttpOptions {
+        retries: 0,
+        allow_foreign: true,
+        ..HttpOptions::default()
+    };
+    let e = Reader::open_url("http://127.0.0.1:9/x.npy", &opt).err().unwrap();
+    assert_eq!(e.status, Status::Unsupported, "{e}");
+    assert!(e.message.contains("read from a local copy"), "{e}");
+    opt.allow_foreign = false;
+    let e = Reader::open_url("http://127.0.0.1:9/x.npy", &opt).err().unwrap();
+    assert_eq!(e.status, Status::Io, "{e}");
 }
