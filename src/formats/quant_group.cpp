@@ -324,12 +324,12 @@ template <typename T>
 Result<void> qg_values(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
   if constexpr (std::is_same_v<T, float>) {
     const Object& o = r.manifest().objects[object];
-    const Component* scales = o.find("scales");
-    const Component* zeros = o.find("zeros");
-    const auto stored_f64 = [](const Component* c) {
-      return c && c->dtype == DType::f64 && !c->type;
+    const auto plain_f64 = [&](const Component* c) {
+      if (!c) return false;
+      const auto f = numeric_format(o, *c);
+      return f && is_plain_f64(*f);
     };
-    if (stored_f64(scales) || stored_f64(zeros))
+    if (plain_f64(o.find("scales")) || plain_f64(o.find("zeros")))
       return qg_values_in<float, double>(r, object, first, dst);
   }
   return qg_values_in<T, T>(r, object, first, dst);

@@ -97,16 +97,12 @@ void dequantize_rows_in(const QuantView& v, uint64_t n_begin, uint64_t n_end, st
   });
 }
 
-bool stored_as_f64(const NumericFormat& f) {
-  return f.dtype == DType::f64 && f.fp8 == Fp8::none && !f.f4;
-}
-
 }  // namespace
 
 template <typename T>
 void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst) {
   if constexpr (std::is_same_v<T, float>) {
-    if (stored_as_f64(v.scales_format) || (!v.zeros_packed && stored_as_f64(v.zeros_format)))
+    if (is_plain_f64(v.scales_format) || (!v.zeros_packed && is_plain_f64(v.zeros_format)))
       return dequantize_rows_in<float, double>(v, n_begin, n_end, dst);
   }
   dequantize_rows_in<T, T>(v, n_begin, n_end, dst);

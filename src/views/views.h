@@ -38,6 +38,14 @@ struct NumericFormat {
   bool f4 = false;
 };
 
+// Plain f64 values (no logical type). Scales or zero points stored so make
+// an f32 read of quantized values compute at f64 and round once (GGUF
+// Q4_1's zero points, -m/d, need it to give ggml's values): the rule of
+// both quantized decoders, 1.2's quantized_group and v2's quant_group.
+inline bool is_plain_f64(const NumericFormat& f) {
+  return f.dtype == DType::f64 && f.fp8 == Fp8::none && !f.f4 && f.ratio == 1;
+}
+
 // The bytes that hold n values of format f (n storage elements; for
 // f4_e2m1, n nibbles from a byte's low nibble).
 inline uint64_t value_bytes(const NumericFormat& f, uint64_t n) {
