@@ -1,14 +1,14 @@
 // Row slices of dense objects: only what covers the rows is read or
 // decoded (raw data at its offset, zstd frame by frame where the frames
-// record their sizes).
+// record their sizes: frame_reads.h).
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "base/byte_order.h"
-#include "container/zstd_codec.h"
 #include "formats/object_format.h"
 #include "read/content.h"
+#include "views/frame_reads.h"
 #include "views/kernels.h"
 
 namespace zt {
@@ -94,43 +94,6 @@ Result<std::span<const uint8_t>> map_range(const Reader& r, size_t object, const
   return range;
 }
 
-// Decodes only the zstd frames that overlap the range; false when the
-// component is not stored as several frames with recorded sizes.
-Result<bool> decode_frames(const Reader& r, size_t object, const Rows& rows,
-                           std::span<uint8_t> dst) {
-  const Component& c = *rows.data;
-  const auto total = r.known_decoded_size(object, rows.k);
-  if (!total) return false;
-  ZT_FAIL_IF(*total > r.max_decoded_bytes(), limit,
-             "%s: decoded size %llu exceeds the decode limit %llu",
-             component_where(*rows.object, c).c_str(), static_cast<ull>(*total),
-             static_cast<ull>(r.max_decoded_bytes()));
-  std::vector<uint8_t> scratch;
-  auto src = r.stored(*rows.object, c, scratch);
-  ZT_TRY(src);
-  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
-  if (frames.size() < 2) return false;
-  const std::string w = component_where(*rows.object, c);
-  const uint64_t lo = rows.offset, hi = rows.offset + rows.bytes;
-  uint64_t pos = 0;
-  std::vector<uint8_t> partial;
-  for (const ZstdFrame& f : frames) {
-    const uint64_t f_lo = pos, f_hi = pos + f.content_size;
-    pos = f_hi;
-    if (f_hi <= lo || f_lo >= hi) continue;
-    const auto frame = src->subspan(f.src_offset, f.src_size);
-    if (f_lo >= lo && f_hi <= hi) {
-      ZT_TRY(zstd_decode_exact(frame, dst.subspan(f_lo - lo, f.content_size), w));
-      continue;
-    }
-    partial.resize(f.content_size);
-    ZT_TRY(zstd_decode_exact(frame, partial, w));
-    const uint64_t a = std::max(lo, f_lo), b = std::min(hi, f_hi);
-    std::memcpy(dst.data() + (a - lo), partial.data() + (a - f_lo), b - a);
-  }
-  return true;
-}
-
 // The range's decoded bytes into out (exactly rows.bytes long).
 Result<void> read_range(const Reader& r, size_t object, const Rows& rows, std::span<uint8_t> out) {
   const Component& c = *rows.data;
@@ -142,7 +105,7 @@ Result<void> read_range(const Reader& r, size_t object, const Rows& rows, std::s
     return check_tail(rows, out);
   }
   if (c.encoding == Encoding::zstd) {
-    auto partial = decode_frames(r, object, rows, out);
+    auto partial = copy_runs_from_frames(r, object, rows.k, OneRun(rows.offset, rows.bytes), out);
     ZT_TRY(partial);
     if (*partial) return check_tail(rows, out);
   }

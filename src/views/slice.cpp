@@ -3,16 +3,16 @@
 // the box cuts are whole, so one run spans them. Only the runs' bytes are
 // touched: raw data is copied run by run from the mapping (or read at each
 // run's offset in copy mode); zstd data stored as several frames that
-// record their content sizes has only the frames that hold a run decoded.
+// record their content sizes has only the frames that hold a run decoded
+// (frame_reads.h).
 // f4_e2m1 data (two values a byte) goes through the row reader.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "base/byte_order.h"
-#include "container/zstd_codec.h"
-#include "container/zstd_seekable.h"
 #include "formats/object_format.h"
+#include "views/frame_reads.h"
 #include "views/kernels.h"
 
 namespace zt {
@@ -111,196 +111,25 @@ class RunCursor {
   uint64_t value_ = 0;
 };
 
-// The frames of `frames` that hold a run of the box, by index.
-std::vector<size_t> frames_holding_runs(const Box& b, std::span<const ZstdFrame> frames) {
-  const uint64_t width = b.width(), run_bytes = b.run_values * width;
-  std::vector<size_t> out;
-  RunCursor cur(b);
-  uint64_t pos = 0;
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const uint64_t f_lo = pos, f_hi = pos + frames[i].content_size;
-    pos = f_hi;
-    while (cur.valid() && cur.first_value() * width + run_bytes <= f_lo) cur.advance();
-    if (!cur.valid()) break;
-    if (cur.first_value() * width < f_hi) out.push_back(i);
+// The box's runs as decoded byte runs, for the frame reader.
+class BoxRuns final : public ByteRuns {
+ public:
+  explicit BoxRuns(const Box& b) : ByteRuns(b.run_values * b.width(), end_byte(b)), b_(b) {}
+  void each(const std::function<bool(uint64_t, uint64_t)>& visit) const override {
+    for (RunCursor cur(b_); cur.valid(); cur.advance())
+      if (!visit(cur.run(), cur.first_value() * b_.width())) return;
   }
-  return out;
-}
 
-// Decodes the frames that hold a run (frame_bytes(i) gives frame i's
-// stored bytes; it is asked only for those), copying the runs' bytes to dst.
-template <typename FrameBytes>
-Result<void> copy_runs_from_frames(const Box& b, std::span<const ZstdFrame> frames,
-                                   FrameBytes frame_bytes, std::span<uint8_t> dst,
-                                   const std::string& w) {
-  const uint64_t width = b.width(), run_bytes = b.run_values * width;
-  RunCursor cur(b);
-  std::vector<uint8_t> partial;
-  uint64_t pos = 0;
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const ZstdFrame& f = frames[i];
-    const uint64_t f_lo = pos, f_hi = pos + f.content_size;
-    pos = f_hi;
-    while (cur.valid() && cur.first_value() * width + run_bytes <= f_lo) cur.advance();
-    if (!cur.valid()) break;
-    const uint64_t lo = cur.first_value() * width;
-    if (lo >= f_hi) continue;  // no run in this frame
-    const std::span<const uint8_t> frame = frame_bytes(i);
-    if (lo <= f_lo && lo + run_bytes >= f_hi) {  // inside one run: straight to dst
-      ZT_TRY(zstd_decode_exact(
-          frame, dst.subspan(cur.run() * run_bytes + (f_lo - lo), f.content_size), w));
-      if (lo + run_bytes == f_hi) cur.advance();  // the run ends with the frame
-      continue;
-    }
-    partial.resize(f.content_size);
-    ZT_TRY(zstd_decode_exact(frame, partial, w));
-    for (; cur.valid(); cur.advance()) {
-      const uint64_t run_lo = cur.first_value() * width, run_hi = run_lo + run_bytes;
-      if (run_lo >= f_hi) break;
-      const uint64_t a = std::max(run_lo, f_lo), e = std::min(run_hi, f_hi);
-      std::memcpy(dst.data() + cur.run() * run_bytes + (a - run_lo), partial.data() + (a - f_lo),
-                  e - a);
-      if (run_hi > f_hi) break;  // it goes on in the next frame
-    }
+ private:
+  // One past the last decoded byte of the box (its last run's end).
+  static uint64_t end_byte(const Box& b) {
+    uint64_t last_run = 0;
+    for (size_t d = 0; d < b.begin.size(); ++d)
+      last_run += (d < b.split ? b.begin[d] + b.extent[d] - 1 : b.begin[d]) * b.stride[d];
+    return (last_run + b.run_values) * b.width();
   }
-  ZT_FAIL_IF(cur.valid(), invalid, "%s: the frames end at byte %llu, before the box does",
-             w.c_str(), static_cast<ull>(pos));
-  return {};
-}
-
-// A v2 seekable stream that is not mapped (copy mode, a remote source):
-// the seek table is read from its end, then only the frames holding a run,
-// in one read_many (one request remotely), each checked against the
-// profile's rules before it is decoded.
-Result<void> copy_from_seekable(const Box& b, const Source& src, uint64_t total,
-                                std::span<uint8_t> dst, const std::string& w) {
-  const Component& c = *b.data;
-  ZT_FAIL_IF(c.length < kSeekableFooterBytes, invalid,
-             "%s: %llu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w.c_str(),
-             static_cast<ull>(c.length));
-  uint8_t footer[kSeekableFooterBytes];
-  ZT_TRY(src.read_into(c.offset + c.length - kSeekableFooterBytes, footer));
-  const auto table_bytes = seekable_table_size(footer, c.length, w);
-  ZT_TRY(table_bytes);
-  std::vector<uint8_t> table(*table_bytes);
-  ZT_TRY(src.read_into(c.offset + c.length - *table_bytes, table));
-  const auto index = seekable_index(table, c.length, total, w);
-  ZT_TRY(index);
-  std::vector<ZstdFrame> frames;
-  frames.reserve(index->size());
-  for (const SeekableFrame& f : *index) frames.push_back(f.frame);
-  const std::vector<size_t> needed = frames_holding_runs(b, frames);
-  std::vector<std::vector<uint8_t>> stored(needed.size());
-  std::vector<size_t> slot(frames.size(), SIZE_MAX);
-  std::vector<RangeRead> reads;
-  reads.reserve(needed.size());
-  for (size_t k = 0; k < needed.size(); ++k) {
-    const ZstdFrame& f = frames[needed[k]];
-    stored[k].resize(f.src_size);
-    slot[needed[k]] = k;
-    reads.push_back({c.offset + f.src_offset, stored[k]});
-  }
-  ZT_TRY(src.read_many(reads));
-  for (size_t k = 0; k < needed.size(); ++k)
-    ZT_TRY(check_seekable_frame(stored[k], (*index)[needed[k]], needed[k], w));
-  return copy_runs_from_frames(
-      b, frames, [&](size_t i) { return std::span<const uint8_t>(stored[slot[i]]); }, dst, w);
-}
-
-// One past the last decoded byte of the box (its last run's end).
-uint64_t box_end_byte(const Box& b) {
-  uint64_t last_run = 0;
-  for (size_t d = 0; d < b.begin.size(); ++d)
-    last_run += (d < b.split ? b.begin[d] + b.extent[d] - 1 : b.begin[d]) * b.stride[d];
-  return (last_run + b.run_values) * b.width();
-}
-
-// zstd frames without a seek table (1.x writers record none) that are not
-// mapped (copy mode, a remote source): where a frame ends is known only by
-// reading it, so the stored prefix that reaches the end of the box's last
-// frame is fetched and only the frames that hold a run are decoded. Its
-// length is guessed (frames of the writers' 1 MiB, or of the size the first
-// frame declares, at the compression ratio seen so far, with a sixteenth
-// and 256 KiB to spare):
-// one request remotely, as a rule; a short guess grows by half at least.
-// False for a single frame or a stream whose frame headers do not add up
-// (decoded whole then, with its precise errors).
-Result<bool> copy_from_frame_prefix(const Box& b, const Source& src, uint64_t total,
-                                    std::span<uint8_t> dst, const std::string& w) {
-  const Component& c = *b.data;
-  const uint64_t need = box_end_byte(b);
-  std::vector<ZstdFrame> frames;
-  uint64_t pos = 0, decoded = 0;  // stored and decoded bytes of the frames walked
-  const auto stored_guess = [&] {
-    const uint64_t frame =
-        frames.empty() || frames[0].content_size == 0 ? uint64_t{1} << 20 : frames[0].content_size;
-    const uint64_t reach = std::min(total, (need + frame - 1) / frame * frame);
-    const double ratio = decoded ? static_cast<double>(pos) / static_cast<double>(decoded)
-                                 : static_cast<double>(c.length) / static_cast<double>(total);
-    const auto rest = static_cast<uint64_t>(static_cast<double>(reach - decoded) * ratio);
-    return pos + rest + rest / 16 + (uint64_t{256} << 10);
-  };
-  std::vector<uint8_t> have;
-  const auto fetch = [&](uint64_t upto) -> Result<void> {
-    const size_t old = have.size();
-    have.resize(std::min(upto, c.length));
-    return src.read_into(c.offset + old, std::span<uint8_t>(have).subspan(old));
-  };
-  ZT_TRY(fetch(stored_guess()));
-  while (decoded < need) {
-    const auto head = pos < have.size()
-                          ? zstd_frame_head(std::span<const uint8_t>(have).subspan(pos))
-                          : std::nullopt;
-    if (!head) {  // the frame goes on past what was fetched, or is not one
-      if (have.size() == c.length) return false;
-      ZT_TRY(fetch(std::max(stored_guess(), have.size() + have.size() / 2)));
-      continue;
-    }
-    if (head->content_size) {
-      if (*head->content_size >= total || *head->content_size > total - decoded) return false;
-      frames.push_back(ZstdFrame{pos, head->stored_size, *head->content_size});
-      decoded += *head->content_size;
-    }
-    pos += head->stored_size;
-  }
-  ZT_TRY(copy_runs_from_frames(
-      b, frames,
-      [&](size_t i) {
-        return std::span<const uint8_t>(have).subspan(frames[i].src_offset, frames[i].src_size);
-      },
-      dst, w));
-  return true;
-}
-
-// Decodes only the zstd frames that hold a run, copying the runs' bytes to
-// dst; false when the component is not stored as several frames with
-// recorded sizes.
-Result<bool> copy_from_frames(const Reader& r, size_t object, const Box& b,
-                              std::span<uint8_t> dst) {
-  const Component& c = *b.data;
-  const auto total = r.known_decoded_size(object, b.k);
-  if (!total) return false;
-  const std::string w = component_where(*b.object, c);
-  ZT_FAIL_IF(*total > r.max_decoded_bytes(), limit,
-             "%s: decoded size %llu exceeds the decode limit %llu", w.c_str(),
-             static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
-  auto source = r.source_of(c);
-  ZT_TRY(source);
-  if (!(*source)->base()) {
-    if (!c.encoding_id) return copy_from_frame_prefix(b, **source, *total, dst, w);
-    ZT_TRY(copy_from_seekable(b, **source, *total, dst, w));
-    return true;
-  }
-  std::vector<uint8_t> scratch;
-  auto src = r.stored(*b.object, c, scratch);
-  ZT_TRY(src);
-  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
-  if (frames.size() < 2) return false;
-  ZT_TRY(copy_runs_from_frames(
-      b, frames, [&](size_t i) { return src->subspan(frames[i].src_offset, frames[i].src_size); },
-      dst, w));
-  return true;
-}
+  const Box& b_;
+};
 
 // The whole data through the reader's map (a view of the mapping, or the
 // decode cache), checked to hold what the shape implies.
@@ -339,7 +168,7 @@ Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<ui
     return {};
   }
   if (c.encoding == Encoding::zstd) {
-    auto done = copy_from_frames(r, object, b, dst);
+    auto done = copy_runs_from_frames(r, object, b.k, BoxRuns(b), dst);
     ZT_TRY(done);
     if (*done) return {};
   }

@@ -313,6 +313,20 @@ TEST_F(Source, ASliceOf1xZstdFetchesThePrefixThatReachesIt) {
   EXPECT_LE(remote.bytes, stored);
   // Every row: the whole component, decoded frame by frame.
   slice(0, 512, 511, 512);
+  // Rows read as rows (zt_dense_rows) take the same path.
+  {
+    Opened fresh = open_source(remote);  // nothing cached
+    ASSERT_EQ(fresh.status, ZT_OK) << fresh.error;
+    remote.forget();
+    std::vector<float> rows(10 * 512);
+    uint64_t written = 0;
+    ASSERT_EQ(zt_dense_rows_f32(fresh.get(), z, 40, 50, rows.data(), rows.size(), &written), ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(rows[0], value(40, 0));
+    EXPECT_EQ(rows.back(), value(49, 511));
+    EXPECT_EQ(remote.reads.size(), 1u);
+    EXPECT_LT(remote.bytes, stored / 2) << remote.bytes << " of " << stored;
+  }
 
   // The same slices from a file in copy mode.
   zt_open_options opt;
@@ -378,6 +392,16 @@ TEST_F(Source, ASliceOfSeekableZstdFetchesTheTableAndItsFrames) {
       ASSERT_EQ(box[r * 10 + c], m[(40 + r) * 512 + 10 + c]) << r << "," << c;
   // The footer, the table (both may be in the cache from the open's tail),
   // one frame: at most three reads, a small part of the blob.
+  EXPECT_LE(remote.reads.size(), 3u);
+  EXPECT_LT(remote.bytes, stored / 4) << remote.bytes << " of " << stored;
+
+  // Rows 33..40 (zt_dense_rows): the same reads, frame 1 only.
+  remote.forget();
+  std::vector<float> rows(7 * 512);
+  ASSERT_EQ(zt_dense_rows_f32(o.get(), 0, 33, 40, rows.data(), rows.size(), &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(rows[0], m[33 * 512]);
+  EXPECT_EQ(rows.back(), m[40 * 512 - 1]);
   EXPECT_LE(remote.reads.size(), 3u);
   EXPECT_LT(remote.bytes, stored / 4) << remote.bytes << " of " << stored;
 

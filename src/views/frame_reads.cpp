@@ -1,0 +1,201 @@
+#include "views/frame_reads.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "container/zstd_codec.h"
+#include "container/zstd_seekable.h"
+#include "formats/object_format.h"
+
+namespace zt::views {
+
+using ull = unsigned long long;
+
+namespace {
+
+// The frames that hold a byte of a run, by index, ascending.
+std::vector<size_t> frames_holding(const ByteRuns& runs, std::span<const ZstdFrame> frames) {
+  std::vector<size_t> out;
+  size_t fi = 0;
+  uint64_t f_lo = 0;  // decoded offset of frame fi
+  runs.each([&](uint64_t, uint64_t lo) {
+    const uint64_t hi = lo + runs.run_bytes();
+    while (fi < frames.size() && f_lo + frames[fi].content_size <= lo)
+      f_lo += frames[fi++].content_size;
+    uint64_t j_lo = f_lo;
+    for (size_t j = fi; j < frames.size() && j_lo < hi; j_lo += frames[j++].content_size)
+      if (out.empty() || out.back() < j) out.push_back(j);
+    return fi < frames.size();
+  });
+  return out;
+}
+
+// Copies the runs to dst from the frames that hold them (frame_bytes(i)
+// gives frame i's stored bytes; it is asked only for those). A frame that
+// one run holds whole is decoded straight into dst; one cut by runs once
+// into a buffer, its pieces copied from there.
+template <typename FrameBytes>
+Result<void> copy_from(const ByteRuns& runs, std::span<const ZstdFrame> frames,
+                       FrameBytes frame_bytes, std::span<uint8_t> dst, const std::string& w) {
+  const uint64_t run_bytes = runs.run_bytes();
+  size_t fi = 0;
+  uint64_t f_lo = 0;  // decoded offset of frame fi
+  size_t held = SIZE_MAX;
+  std::vector<uint8_t> partial;  // frame `held`, decoded
+  Result<void> status;
+  runs.each([&](uint64_t i, uint64_t lo) {
+    const uint64_t hi = lo + run_bytes;
+    uint8_t* const out = dst.data() + i * run_bytes;
+    for (uint64_t at = lo; at < hi;) {
+      while (fi < frames.size() && f_lo + frames[fi].content_size <= at)
+        f_lo += frames[fi++].content_size;
+      if (fi == frames.size()) {
+        status = make_error(Status::invalid, "%s: the frames end at byte %llu, before the runs do",
+                            w.c_str(), static_cast<ull>(f_lo));
+        return false;
+      }
+      const ZstdFrame& f = frames[fi];
+      const uint64_t f_hi = f_lo + f.content_size, end = std::min(hi, f_hi);
+      if (at == f_lo && end == f_hi && held != fi) {
+        status = zstd_decode_exact(frame_bytes(fi), std::span(out + (at - lo), f.content_size), w);
+      } else {
+        if (held != fi) {
+          partial.resize(f.content_size);
+          status = zstd_decode_exact(frame_bytes(fi), partial, w);
+          held = status ? fi : SIZE_MAX;
+        }
+        if (status) std::memcpy(out + (at - lo), partial.data() + (at - f_lo), end - at);
+      }
+      if (!status) return false;
+      at = end;
+    }
+    return true;
+  });
+  return status;
+}
+
+// A v2 seekable stream that is not mapped (copy mode, a remote source):
+// the seek table is read from its end, then only the frames holding a run,
+// in one read_many (one request remotely), each checked against the
+// profile's rules before it is decoded.
+Result<void> copy_from_seekable(const ByteRuns& runs, const Source& src, const Component& c,
+                                uint64_t total, std::span<uint8_t> dst, const std::string& w) {
+  ZT_FAIL_IF(c.length < kSeekableFooterBytes, invalid,
+             "%s: %llu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w.c_str(),
+             static_cast<ull>(c.length));
+  uint8_t footer[kSeekableFooterBytes];
+  ZT_TRY(src.read_into(c.offset + c.length - kSeekableFooterBytes, footer));
+  const auto table_bytes = seekable_table_size(footer, c.length, w);
+  ZT_TRY(table_bytes);
+  std::vector<uint8_t> table(*table_bytes);
+  ZT_TRY(src.read_into(c.offset + c.length - *table_bytes, table));
+  const auto index = seekable_index(table, c.length, total, w);
+  ZT_TRY(index);
+  std::vector<ZstdFrame> frames;
+  frames.reserve(index->size());
+  for (const SeekableFrame& f : *index) frames.push_back(f.frame);
+  const std::vector<size_t> needed = frames_holding(runs, frames);
+  std::vector<std::vector<uint8_t>> stored(needed.size());
+  std::vector<size_t> slot(frames.size(), SIZE_MAX);
+  std::vector<RangeRead> reads;
+  reads.reserve(needed.size());
+  for (size_t k = 0; k < needed.size(); ++k) {
+    const ZstdFrame& f = frames[needed[k]];
+    stored[k].resize(f.src_size);
+    slot[needed[k]] = k;
+    reads.push_back({c.offset + f.src_offset, stored[k]});
+  }
+  ZT_TRY(src.read_many(reads));
+  for (size_t k = 0; k < needed.size(); ++k)
+    ZT_TRY(check_seekable_frame(stored[k], (*index)[needed[k]], needed[k], w));
+  return copy_from(
+      runs, frames, [&](size_t i) { return std::span<const uint8_t>(stored[slot[i]]); }, dst, w);
+}
+
+// zstd frames without a seek table (1.x writers record none) that are not
+// mapped (copy mode, a remote source): where a frame ends is known only by
+// reading it, so the stored prefix that reaches the end of the last run's
+// frame is fetched and only the frames that hold a run are decoded. Its
+// length is guessed (frames of the writers' 1 MiB, or of the size the first
+// frame declares, at the compression ratio seen so far, with a sixteenth
+// and 256 KiB to spare): one request remotely, as a rule; a short guess
+// grows by half at least. False for a single frame or a stream whose frame
+// headers do not add up.
+Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Component& c,
+                              uint64_t total, std::span<uint8_t> dst, const std::string& w) {
+  const uint64_t need = runs.end_byte();
+  std::vector<ZstdFrame> frames;
+  uint64_t pos = 0, decoded = 0;  // stored and decoded bytes of the frames walked
+  const auto stored_guess = [&] {
+    const uint64_t frame =
+        frames.empty() || frames[0].content_size == 0 ? uint64_t{1} << 20 : frames[0].content_size;
+    const uint64_t reach = std::min(total, (need + frame - 1) / frame * frame);
+    const double ratio = decoded ? static_cast<double>(pos) / static_cast<double>(decoded)
+                                 : static_cast<double>(c.length) / static_cast<double>(total);
+    const auto rest = static_cast<uint64_t>(static_cast<double>(reach - decoded) * ratio);
+    return pos + rest + rest / 16 + (uint64_t{256} << 10);
+  };
+  std::vector<uint8_t> have;
+  const auto fetch = [&](uint64_t upto) -> Result<void> {
+    const size_t old = have.size();
+    have.resize(std::min(upto, c.length));
+    return src.read_into(c.offset + old, std::span<uint8_t>(have).subspan(old));
+  };
+  ZT_TRY(fetch(stored_guess()));
+  while (decoded < need) {
+    const auto head = pos < have.size()
+                          ? zstd_frame_head(std::span<const uint8_t>(have).subspan(pos))
+                          : std::nullopt;
+    if (!head) {  // the frame goes on past what was fetched, or is not one
+      if (have.size() == c.length) return false;
+      ZT_TRY(fetch(std::max(stored_guess(), have.size() + have.size() / 2)));
+      continue;
+    }
+    if (head->content_size) {
+      if (*head->content_size >= total || *head->content_size > total - decoded) return false;
+      frames.push_back(ZstdFrame{pos, head->stored_size, *head->content_size});
+      decoded += *head->content_size;
+    }
+    pos += head->stored_size;
+  }
+  ZT_TRY(copy_from(
+      runs, frames,
+      [&](size_t i) {
+        return std::span<const uint8_t>(have).subspan(frames[i].src_offset, frames[i].src_size);
+      },
+      dst, w));
+  return true;
+}
+
+}  // namespace
+
+Result<bool> copy_runs_from_frames(const Reader& r, size_t object, size_t k, const ByteRuns& runs,
+                                   std::span<uint8_t> dst) {
+  const Object& o = r.manifest().objects[object];
+  const Component& c = o.components[k];
+  const auto total = r.known_decoded_size(object, k);
+  if (!total || *total == 0) return false;
+  const std::string w = component_where(o, c);
+  ZT_FAIL_IF(*total > r.max_decoded_bytes(), limit,
+             "%s: decoded size %llu exceeds the decode limit %llu", w.c_str(),
+             static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
+  auto source = r.source_of(c);
+  ZT_TRY(source);
+  if (!(*source)->base()) {
+    if (!c.encoding_id) return copy_from_prefix(runs, **source, c, *total, dst, w);
+    ZT_TRY(copy_from_seekable(runs, **source, c, *total, dst, w));
+    return true;
+  }
+  std::vector<uint8_t> scratch;
+  auto src = r.stored(o, c, scratch);
+  ZT_TRY(src);
+  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
+  if (frames.size() < 2) return false;
+  ZT_TRY(copy_from(
+      runs, frames,
+      [&](size_t i) { return src->subspan(frames[i].src_offset, frames[i].src_size); }, dst, w));
+  return true;
+}
+
+}  // namespace zt::views
