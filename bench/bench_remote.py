@@ -5,8 +5,10 @@ and the throughput of reading a whole 1 GiB component against curl
 downloading the same byte range.
 
   files: a 10k-object file (4 f32 each, a manifest far beyond the 64 KiB
-         tail), and a 1 GiB file: "m" f32 [16384, 16384] plus a 64 KiB
-         tensor "small"
+         tail), a 1 GiB file: "m" f32 [16384, 16384] plus a 64 KiB
+         tensor "small", and a 256 MiB f32 [8192, 8192] of noise as 1.2
+         writes zstd (1 MiB frames, no frame index), whose first and last
+         eighths of rows are read (facts zstd_rows_*)
   Remote_Curl        curl -r FIRST-LAST -o /dev/null of the component's range
                      (the baseline: no copy at all on its side)
   Remote_ZtRead      zt_component_read of "m" into a preallocated, touched
@@ -37,6 +39,7 @@ import ztensor  # noqa: E402
 from ztensor import _lib  # noqa: E402
 
 SIDE = 16384  # [SIDE, SIDE] f32 = 1 GiB
+ZSIDE = 8192  # [ZSIDE, ZSIDE] f32 = 256 MiB
 
 
 def build_many(path):
@@ -57,6 +60,12 @@ def build_big(path):
             comp.write(block)
         comp.end()
         w.end_object()
+
+
+def build_zstd(path):
+    rng = np.random.default_rng(3)
+    with ztensor.Writer(path) as w:
+        w.add("z", rng.standard_normal((ZSIDE, ZSIDE), dtype=np.float32), encoding="zstd")
 
 
 def fetched(nginx, mark):
@@ -82,6 +91,16 @@ def main():
             mark = nginx.mark()
             ztensor.open(nginx.url + "/many.zt").close()
             facts["open_10k_requests"], facts["open_10k_bytes"] = fetched(nginx, mark)
+
+            packed = os.path.join(nginx.www, "packed.zt")
+            build_zstd(packed)
+            with ztensor.open(nginx.url + "/packed.zt") as z:
+                facts["zstd_stored"] = z.manifest["objects"]["z"]["components"]["data"]["length"]
+                for name, rows in (("first", slice(0, ZSIDE // 8)), ("last", slice(ZSIDE - ZSIDE // 8, ZSIDE))):
+                    mark = nginx.mark()
+                    assert z.get_slice("z")[rows].shape == (ZSIDE // 8, ZSIDE)
+                    facts[f"zstd_rows_{name}_requests"], facts[f"zstd_rows_{name}_bytes"] = fetched(nginx, mark)
+            os.remove(packed)
 
             f = ztensor.open(nginx.url + "/big.zt")
             mark = nginx.mark()

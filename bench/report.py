@@ -272,6 +272,15 @@ def main():
                f"{f['slice_bytes'] / eighth:.3f} × 1/8, {f['slice_requests']} requests",
                "≤ 1/8 + per-run overhead", "met" if f["slice_bytes"] <= eighth + 200 * f["slice_runs"] else "missed",
                f"{(f['slice_bytes'] - eighth) / f['slice_runs']:.0f} B of multipart framing per run")
+        if "zstd_stored" in f:
+            stored = f["zstd_stored"]
+            t.fact("remote", "first 1/8 of the rows of a 256 MiB 1.2 zstd matrix (no frame index)",
+                   f"{f['zstd_rows_first_bytes'] / stored:.3f} of the stored bytes, "
+                   f"{f['zstd_rows_first_requests']} request(s)",
+                   "≤ 1/8 + a frame + 1/16 + 256 KiB",
+                   "met" if f["zstd_rows_first_bytes"] <= stored / 8 * (1 + 1 / 16) + (1 << 20) + (256 << 10)
+                   else "missed",
+                   f"the last 1/8: {f['zstd_rows_last_bytes'] / stored:.3f} in {f['zstd_rows_last_requests']}")
 
     # ---- converting foreign checkpoints ----
     for name, what in (("Zip", "zip format (members viewed in place after their CRC-32)"),
