@@ -15,6 +15,7 @@
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 #include "commands.h"
+#include "container/http_source.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
 #include "foreign/safetensors.h"
@@ -739,6 +740,9 @@ Result<std::string> target_of(const Args& a) {
   ZT_FAIL_IF(out && a.has("--in-place"), argument, "give either -o OUT or --in-place, not both");
   ZT_FAIL_IF(!out && !a.has("--in-place"), argument,
              "needs -o OUT (or --in-place to replace FILE)");
+  ZT_FAIL_IF(!out && is_http_url(a.pos[0]), argument,
+             "--in-place replaces a local file; %s is a URL (give -o OUT)",
+             url_for_messages(a.pos[0]).c_str());
   return out ? *out : a.pos[0];
 }
 

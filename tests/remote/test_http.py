@@ -168,6 +168,15 @@ def test_cli_verify_and_convert_read_urls(nginx, tmp_path):
         assert list(a) == list(b)
         assert np.array_equal(a["packed"], b["packed"])
         assert a.info("dense").attributes == {"unit": "m", "n": 3}
+    # every command that reads a file reads a URL
+    for args in (("ls", url), ("dump", url), ("cat", url, "dense"), ("diff", url, str(copy)),
+                 ("compress", url, "-o", str(tmp_path / "c.zt")), ("rm", url, "half", "-o", str(tmp_path / "r.zt")),
+                 ("merge", url, str(copy), "--rename", "-o", str(tmp_path / "m.zt"))):
+        out = zt(*args)
+        assert out.returncode == 0, (args, out.stderr)
+    # but a URL is not replaced in place
+    out = zt("compress", url, "--in-place")
+    assert out.returncode == 2 and "is a URL (give -o OUT)" in out.stderr, out.stderr
     # a format whose reader needs the whole file is not read over HTTP: a clear refusal
     out = zt("info", nginx.url + "/model.gguf")
     assert out.returncode == 4 and "read from a local copy" in out.stderr, out.stderr
