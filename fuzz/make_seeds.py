@@ -469,6 +469,44 @@ def v2_seeds():
     return out
 
 
+def http_response_seeds():
+    """fuzz_http_response: a mode byte, the ranges asked, the open's window
+    and a piece-size seed, then an HTTP response (see the target's header)."""
+    def ranges(*rs):  # (offset / 64 after the previous end, length)
+        return bytes([len(rs)]) + b"".join(struct.pack("<HB", o, n - 1) for o, n in rs)
+
+    def tail(window=0xFFFF, seed=7):
+        return struct.pack("<HB", window, seed)
+
+    body = bytes(range(256)) * 4
+    part = lambda first, last, total, data: (
+        b"--XYZ\r\nContent-Type: application/octet-stream\r\n"
+        b"Content-Range: bytes %d-%d/%d\r\n\r\n" % (first, last, total) + data + b"\r\n")
+    return {
+        "open_tail": b"\x01" + tail(199) + b"HTTP/1.1 206 Partial Content\r\n"
+        b"Content-Range: bytes 800-999/1000\r\nETag: \"v1\"\r\nContent-Length: 200\r\n\r\n" + body[:200],
+        "open_head": b"\x03" + tail(99) + b"HTTP/1.1 206 Partial Content\r\n"
+        b"Content-Range: bytes 0-99/1000\r\nLast-Modified: Thu, 26 Nov 2026 10:00:00 GMT\r\n\r\n" + body[:100],
+        "open_small_whole": b"\x01" + tail() + b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789",
+        "open_redirect": b"\x01" + tail(9) + b"HTTP/1.1 302 Found\r\nLocation: /y.zt\r\n"
+        b"Content-Range: bytes 0-0/1\r\n\r\nHTTP/1.1 206 Partial Content\r\n"
+        b"Content-Range: bytes 90-99/100\r\n\r\n" + body[:10],
+        "one_range": b"\x04" + ranges((1, 100)) + tail() + b"HTTP/1.1 206 Partial Content\r\n"
+        b"Content-Range: bytes 64-163/1048576\r\n\r\n" + body[:100],
+        "multipart": b"\x04" + ranges((0, 50), (10, 30)) + tail() + b"HTTP/1.1 206 Partial Content\r\n"
+        b"Content-Type: multipart/byteranges; boundary=XYZ\r\n\r\n\r\n"
+        + part(0, 49, 1048576, body[:50]) + part(690, 719, 1048576, body[50:80]) + b"--XYZ--\r\n",
+        "multipart_quoted_boundary": b"\x00" + ranges((0, 8), (100, 8)) + tail()
+        + b"HTTP/1.1 206 Partial Content\r\nContent-Type: multipart/byteranges; boundary=\"XYZ\"\r\n\r\n"
+        + part(0, 7, 7000, body[:8]) + part(6408, 6415, 7000, body[8:16]) + b"--XYZ--\r\n",
+        "ignored_range": b"\x04" + ranges((0, 16)) + tail() + b"HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n"
+        + body[:64],
+        "changed": b"\x04" + ranges((0, 16)) + tail() + b"HTTP/1.1 412 Precondition Failed\r\n\r\ngone",
+        "server_error": b"\x04" + ranges((0, 16)) + tail() + b"HTTP/1.1 503 Service Unavailable\r\n"
+        b"Retry-After: 1\r\n\r\nbusy",
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conformance", default="/work/shared/conformance/corpus")
@@ -493,6 +531,11 @@ def main():
     os.makedirs(shards, exist_ok=True)
     for name, b in shard_seeds().items():
         with open(os.path.join(shards, "seed_%s" % name), "wb") as f:
+            f.write(b)
+    d = os.path.join(HERE, "corpus", "http_response")
+    os.makedirs(d, exist_ok=True)
+    for name, b in http_response_seeds().items():
+        with open(os.path.join(d, "seed_%s" % name), "wb") as f:
             f.write(b)
     for target, seeds in foreign_seeds().items():
         d = os.path.join(HERE, "corpus", target)

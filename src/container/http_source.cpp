@@ -4,38 +4,24 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
 
+#include "container/http_response.h"
+
 namespace zt {
 
+using namespace zt::http;
 using ull = unsigned long long;
 
 namespace {
 
-// Ranges closer than this go as one: a multipart part costs ~100 bytes of
-// framing, so a smaller gap is cheaper fetched than framed.
-constexpr uint64_t kMergeGap = 256;
-
-// Whether a range starting at `next` is fetched with the one before it,
-// which ends at `end` (sorted, not overlapping).
-constexpr bool joins(uint64_t end, uint64_t next) {
-  return next <= end + kMergeGap;
-}
-
-uint64_t end_of(const RangeRead& r) {
-  return r.offset + r.dst.size();
-}
-constexpr size_t kMaxRangesPerRequest = 128;         // keeps the Range header short
-constexpr size_t kMaxHeaderLine = size_t{8} << 10;   // a multipart part's header line
-constexpr uint64_t kBodySlack = uint64_t{64} << 10;  // multipart framing allowed on top
+constexpr size_t kMaxRangesPerRequest = 128;             // keeps the Range header short
 constexpr uint64_t kParallelPiece = uint64_t{16} << 20;  // a read of 2 such goes in parallel
 
 void curl_init_once() {
@@ -51,78 +37,6 @@ struct SlistDeleter {
   void operator()(curl_slist* s) const { curl_slist_free_all(s); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
-
-bool iequals_prefix(std::string_view line, std::string_view name) {
-  if (line.size() < name.size()) return false;
-  for (size_t i = 0; i < name.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' '))
-    s.remove_suffix(1);
-  return s;
-}
-
-// The value of header `name` (lowercase, with its colon) on `line`.
-std::optional<std::string_view> header_value(std::string_view line, std::string_view name) {
-  if (!iequals_prefix(line, name)) return std::nullopt;
-  return trim(line.substr(name.size()));
-}
-
-std::optional<uint64_t> parse_u64(std::string_view s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return v;
-}
-
-// "bytes first-last/total" (total may be "*"), or "bytes */total" (a 416).
-struct ContentRange {
-  uint64_t first = 0, last = 0;
-  bool has_range = false;
-  std::optional<uint64_t> total;
-};
-
-std::optional<ContentRange> parse_content_range(std::string_view v) {
-  if (!iequals_prefix(v, "bytes ")) return std::nullopt;
-  v.remove_prefix(6);
-  const size_t slash = v.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  ContentRange cr;
-  const std::string_view span = v.substr(0, slash), total = v.substr(slash + 1);
-  if (total != "*") {
-    cr.total = parse_u64(total);
-    if (!cr.total) return std::nullopt;
-  }
-  if (span == "*") return cr;
-  const size_t dash = span.find('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  const auto first = parse_u64(span.substr(0, dash)), last = parse_u64(span.substr(dash + 1));
-  if (!first || !last || *last < *first) return std::nullopt;
-  cr.first = *first;
-  cr.last = *last;
-  cr.has_range = true;
-  return cr;
-}
-
-// The boundary of "multipart/byteranges; boundary=X" (quoted or not).
-std::optional<std::string> multipart_boundary(std::string_view content_type) {
-  if (!iequals_prefix(content_type, "multipart/byteranges")) return std::nullopt;
-  const size_t at = content_type.find("boundary=");
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view b = content_type.substr(at + 9);
-  b = b.substr(0, b.find(';'));
-  b = trim(b);
-  if (b.size() >= 2 && b.front() == '"' && b.back() == '"') b = b.substr(1, b.size() - 2);
-  if (b.empty() || b.size() > 200) return std::nullopt;
-  return std::string(b);
-}
 
 }  // namespace
 
@@ -145,171 +59,10 @@ std::string url_for_messages(std::string_view url) {
 
 namespace {
 
-// Where a response's bytes go: into the destinations of the ranges asked
-// for, by file offset. Bytes between them (a gap merged into one range, a
-// range a server coalesced) are dropped.
-class Sink {
- public:
-  explicit Sink(std::span<const RangeRead> reads) : reads_(reads) {}
-  void put(uint64_t off, const uint8_t* p, size_t n) const {
-    const uint64_t end = off + n;
-    auto it = std::partition_point(reads_.begin(), reads_.end(),
-                                   [&](const RangeRead& r) { return end_of(r) <= off; });
-    for (; it != reads_.end() && it->offset < end; ++it) {
-      const uint64_t from = std::max(off, it->offset);
-      const uint64_t to = std::min(end, end_of(*it));
-      std::memcpy(it->dst.data() + (from - it->offset), p + (from - off), to - from);
-    }
-  }
-
- private:
-  std::span<const RangeRead> reads_;
-};
-
-// One HTTP exchange: what was asked, what came back, where it went.
-struct Exchange {
-  std::span<const RangeRead> reads;  // sorted; empty for the open's request
-  OpenWindow window;                 // the open: bytes=-n (tail) or bytes=0-(n-1) (head)
-  std::optional<uint64_t> size;      // the file's size, once known
-
-  // From the headers of the last response (a redirect's are replaced).
-  long status = 0;
-  std::string reason;
-  std::optional<ContentRange> range;
-  std::optional<std::string> boundary;
-  std::string etag, last_modified;
-  std::optional<uint64_t> content_length;
-
-  // The body.
-  bool started = false;
-  bool accept = false;  // a body we read (else the transfer is stopped)
-  uint64_t body = 0, body_cap = 0;
-  uint64_t at = 0, part_end = 0;  // next offset of the current part, its end
-  enum class Part { preamble, headers, data, done } part = Part::preamble;
-  std::optional<ContentRange> part_range;
-  std::string line;
-  std::vector<std::pair<uint64_t, uint64_t>> delivered;  // whole parts [first, end)
-  std::vector<uint8_t> opened;                           // the open's bytes
-  std::optional<Error> error;                            // why the transfer was stopped
-  bool ignored_range = false;                            // 200 to a Range request
-};
-
+// libcurl's callbacks: the response's headers and body go to http_response.h.
 size_t on_header(char* data, size_t size, size_t n, void* user) {
-  auto& ex = *static_cast<Exchange*>(user);
-  const std::string_view line(data, size * n);
-  if (line.starts_with("HTTP/")) {  // a new response (after a redirect or 100)
-    ex.range.reset();
-    ex.boundary.reset();
-    ex.etag.clear();
-    ex.last_modified.clear();
-    ex.content_length.reset();
-    const size_t sp = line.find(' ');
-    const size_t sp2 = sp == std::string_view::npos ? sp : line.find(' ', sp + 1);
-    ex.status = sp == std::string_view::npos
-                    ? 0
-                    : static_cast<long>(parse_u64(line.substr(sp + 1, sp2 - sp - 1)).value_or(0));
-    ex.reason = sp2 == std::string_view::npos ? "" : std::string(trim(line.substr(sp2 + 1)));
-  } else if (auto v = header_value(line, "content-range:")) {
-    ex.range = parse_content_range(*v);
-  } else if (auto ct = header_value(line, "content-type:")) {
-    ex.boundary = multipart_boundary(*ct);
-  } else if (auto et = header_value(line, "etag:")) {
-    ex.etag = std::string(*et);
-  } else if (auto lm = header_value(line, "last-modified:")) {
-    ex.last_modified = std::string(*lm);
-  } else if (auto cl = header_value(line, "content-length:")) {
-    ex.content_length = parse_u64(*cl);
-  }
+  take_header_line(*static_cast<Exchange*>(user), std::string_view(data, size * n));
   return size * n;
-}
-
-// Decides at the first byte of the body whether to read it.
-Result<void> start_body(Exchange& ex, const std::string& where) {
-  ex.started = true;
-  if (ex.status == 200 && ex.reads.empty()) {
-    // The open, answered with the whole file: taken only if it is small.
-    if (ex.content_length && *ex.content_length <= ex.window.bytes) {
-      ex.size = *ex.content_length;
-      ex.body_cap = ex.window.bytes;
-      ex.accept = true;
-      return {};
-    }
-  }
-  if (ex.status == 200) {
-    ex.ignored_range = true;
-    return make_error(Status::io,
-                      "%s: the server ignores Range requests (HTTP 200 with the whole body); "
-                      "reading a remote file needs them",
-                      where.c_str());
-  }
-  if (ex.status != 206) return {};  // an error status: its body is not read
-  if (ex.reads.empty()) {
-    ZT_FAIL_IF(!ex.range || !ex.range->has_range || !ex.range->total, io,
-               "%s: HTTP 206 without a usable Content-Range", where.c_str());
-    const bool head = ex.window.end == OpenWindow::End::head;
-    const uint64_t total = *ex.range->total, first = ex.range->first, last = ex.range->last;
-    const uint64_t want = std::min(total, ex.window.bytes);
-    ZT_FAIL_IF(last >= total || last - first + 1 != want || (head ? first != 0 : last + 1 != total),
-               io, "%s: the server answered bytes %llu-%llu/%llu to a request for the %s %llu",
-               where.c_str(), static_cast<ull>(first), static_cast<ull>(last),
-               static_cast<ull>(total), head ? "first" : "last", static_cast<ull>(ex.window.bytes));
-    ex.size = *ex.range->total;
-    ex.body_cap = ex.range->last - ex.range->first + 1;
-    ex.accept = true;
-    return {};
-  }
-  const uint64_t first = ex.reads.front().offset;
-  const uint64_t last_end = end_of(ex.reads.back());
-  ex.body_cap = last_end - first + kBodySlack + 1024 * ex.reads.size();
-  if (ex.boundary) {
-    ex.part = Exchange::Part::preamble;
-  } else {
-    ZT_FAIL_IF(!ex.range || !ex.range->has_range, io, "%s: HTTP 206 without a Content-Range",
-               where.c_str());
-    ZT_FAIL_IF(ex.range->first > first || ex.range->last - ex.range->first >= ex.body_cap, io,
-               "%s: the server answered bytes %llu-%llu to a request from %llu to %llu",
-               where.c_str(), static_cast<ull>(ex.range->first), static_cast<ull>(ex.range->last),
-               static_cast<ull>(first), static_cast<ull>(last_end));
-    ex.part_range = ex.range;
-    ex.at = ex.range->first;
-    ex.part_end = ex.range->last + 1;
-    ex.part = Exchange::Part::data;
-  }
-  if (ex.range && ex.range->total && ex.size && *ex.range->total != *ex.size)
-    return make_error(Status::io, "%s: changed on the server (now %llu bytes, %llu when opened)",
-                      where.c_str(), static_cast<ull>(*ex.range->total),
-                      static_cast<ull>(*ex.size));
-  ex.accept = true;
-  return {};
-}
-
-// Multipart framing: a line of the preamble or of a part's headers.
-Result<void> on_line(Exchange& ex, std::string_view line, const std::string& where) {
-  line = trim(line);
-  std::string delimiter("--");
-  delimiter += *ex.boundary;
-  if (ex.part == Exchange::Part::preamble) {
-    if (line == delimiter) {
-      ex.part = Exchange::Part::headers;
-      ex.part_range.reset();
-    } else if (line == delimiter + "--") {
-      ex.part = Exchange::Part::done;
-    }
-    return {};
-  }
-  if (!line.empty()) {  // headers
-    if (auto v = header_value(line, "content-range:")) ex.part_range = parse_content_range(*v);
-    return {};
-  }
-  ZT_FAIL_IF(!ex.part_range || !ex.part_range->has_range, io,
-             "%s: a multipart/byteranges part without a Content-Range", where.c_str());
-  ZT_FAIL_IF(ex.size && ex.part_range->total && *ex.part_range->total != *ex.size, io,
-             "%s: changed on the server (now %llu bytes, %llu when opened)", where.c_str(),
-             static_cast<ull>(*ex.part_range->total), static_cast<ull>(*ex.size));
-  ex.at = ex.part_range->first;
-  ex.part_end = ex.part_range->last + 1;
-  ex.part = Exchange::Part::data;
-  return {};
 }
 
 struct Transfer {
@@ -319,67 +72,8 @@ struct Transfer {
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
   auto& t = *static_cast<Transfer*>(user);
-  Exchange& ex = *t.ex;
-  const size_t total = size * n;
-  if (!ex.started) {
-    if (auto s = start_body(ex, *t.where); !s) {
-      ex.error = std::move(s).error();
-      return 0;
-    }
-  }
-  if (!ex.accept) return 0;  // an error status: the body does not matter
-  ex.body += total;
-  if (ex.body > ex.body_cap) {
-    ex.error = make_error(Status::io, "%s: the server sent more than the %llu bytes asked for",
-                          t.where->c_str(), static_cast<ull>(ex.body_cap));
-    return 0;
-  }
-  if (ex.reads.empty()) {  // the open
-    ex.opened.insert(ex.opened.end(), data, data + total);
-    return total;
-  }
-  const Sink sink(ex.reads);
-  const auto* p = reinterpret_cast<const uint8_t*>(data);
-  size_t left = total;
-  while (left > 0) {
-    if (ex.part == Exchange::Part::data) {
-      const size_t k = static_cast<size_t>(std::min<uint64_t>(left, ex.part_end - ex.at));
-      sink.put(ex.at, p, k);
-      ex.at += k;
-      p += k;
-      left -= k;
-      if (ex.at == ex.part_end) {
-        ex.delivered.emplace_back(ex.part_range->first, ex.part_end);
-        ex.part = ex.boundary ? Exchange::Part::preamble : Exchange::Part::done;
-      }
-      continue;
-    }
-    if (ex.part == Exchange::Part::done) {
-      if (!ex.boundary) {
-        ex.error = make_error(Status::io, "%s: more body than its Content-Range", t.where->c_str());
-        return 0;
-      }
-      return total;  // the epilogue
-    }
-    const uint8_t* nl = static_cast<const uint8_t*>(std::memchr(p, '\n', left));
-    const size_t k = nl ? static_cast<size_t>(nl - p) + 1 : left;
-    ex.line.append(reinterpret_cast<const char*>(p), k);
-    p += k;
-    left -= k;
-    if (ex.line.size() > kMaxHeaderLine) {
-      ex.error = make_error(Status::io, "%s: a multipart line longer than %zu bytes",
-                            t.where->c_str(), kMaxHeaderLine);
-      return 0;
-    }
-    if (nl) {
-      if (auto r = on_line(ex, ex.line, *t.where); !r) {
-        ex.error = std::move(r).error();
-        return 0;
-      }
-      ex.line.clear();
-    }
-  }
-  return total;
+  const std::span<const uint8_t> piece(reinterpret_cast<const uint8_t*>(data), size * n);
+  return take_body(*t.ex, piece, *t.where) ? piece.size() : 0;
 }
 
 bool transient(CURLcode c) {
@@ -400,22 +94,6 @@ bool transient(CURLcode c) {
 
 bool transient_status(long s) {
   return s == 429 || (s >= 500 && s <= 599);
-}
-
-// Whether the parts delivered cover every range asked for.
-std::optional<std::pair<uint64_t, uint64_t>> first_missing(
-    std::span<const RangeRead> reads, std::vector<std::pair<uint64_t, uint64_t>> got) {
-  std::sort(got.begin(), got.end());
-  for (const RangeRead& r : reads) {
-    uint64_t at = r.offset;
-    const uint64_t end = end_of(r);
-    for (const auto& [b, e] : got) {
-      if (b <= at && e > at) at = e;
-      if (at >= end) break;
-    }
-    if (at < end) return std::pair{at, end};
-  }
-  return std::nullopt;
 }
 
 class HttpSource final : public RangeSource {
