@@ -130,6 +130,12 @@ std::optional<ZstdFrameHead> zstd_frame_head(std::span<const uint8_t> rest) {
   return ZstdFrameHead{fsize, csize};
 }
 
+std::optional<uint64_t> zstd_declared_content_size(std::span<const uint8_t> rest) {
+  const unsigned long long csize = ZSTD_getFrameContentSize(rest.data(), rest.size());
+  if (csize == ZSTD_CONTENTSIZE_UNKNOWN || csize == ZSTD_CONTENTSIZE_ERROR) return std::nullopt;
+  return csize;
+}
+
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total) {
   std::vector<ZstdFrame> frames;
   uint64_t pos = 0, sum = 0;

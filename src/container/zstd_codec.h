@@ -77,6 +77,10 @@ struct ZstdFrameHead {
   std::optional<uint64_t> content_size;
 };
 std::optional<ZstdFrameHead> zstd_frame_head(std::span<const uint8_t> rest);
+// The content size the frame at the start of `rest` declares in its header
+// (which is all it needs of the frame); nullopt when the header is not
+// whole, is not a zstd frame's, or declares none.
+std::optional<uint64_t> zstd_declared_content_size(std::span<const uint8_t> rest);
 
 // The frames of `src` (skippable frames, such as a seek table, left out)
 // when every frame records a content size its own bytes

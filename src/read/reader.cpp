@@ -300,12 +300,14 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
   return bytes;
 }
 
-Result<void> Reader::decode_into(const Object& o, const Component& c,
-                                 std::span<uint8_t> dst) const {
+Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
+                                 const std::span<const uint8_t>* fetched) const {
   if (c.encoding == Encoding::raw) {
     auto src = source_of(c);
     ZT_TRY(src);
     ZT_TRY((*src)->read_into(c.offset, dst));
+  } else if (fetched) {
+    ZT_TRY(zstd_decode_parallel(*fetched, dst, component_where(o, c)));
   } else {
     std::vector<uint8_t> scratch;
     auto src = stored(o, c, scratch);
@@ -351,15 +353,16 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
 
 // A zstd component's claimed size n is only a claim: before n bytes are
 // allocated, frames that declare their sizes must add up to n. Frames that
-// declare none are decoded into a growing buffer bounded by n, returned here;
-// nullopt means the caller may allocate n bytes and decode into them.
-Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size(const Object& o,
-                                                                                 const Component& c,
-                                                                                 uint64_t n) const {
-  if (c.encoding != Encoding::zstd) return std::optional<std::vector<uint8_t>>();
-  std::vector<uint8_t> scratch;
-  auto src = stored(o, c, scratch);
+// declare none are decoded into a growing buffer bounded by n (p.grown).
+// Otherwise the caller allocates n bytes and decode_into decodes the stored
+// bytes fetched here (p.stored): a copy-mode or remote source reads them
+// once.
+Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_t n,
+                                    PreparedDecode& p) const {
+  if (c.encoding != Encoding::zstd) return {};
+  auto src = stored(o, c, p.scratch);
   ZT_TRY(src);
+  p.stored = *src;
   const std::string w = component_where(o, c);
   if (const auto declared = zstd_declared_size(*src)) {
     ZT_FAIL_IF(*declared > n, invalid,
@@ -367,7 +370,7 @@ Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size
                static_cast<ull>(n), static_cast<ull>(*declared));
     ZT_FAIL_IF(*declared < n, invalid, "%s: zstd frames declare %llu bytes, expected %llu",
                w.c_str(), static_cast<ull>(*declared), static_cast<ull>(n));
-    return std::optional<std::vector<uint8_t>>();
+    return {};
   }
   auto bytes = zstd_decode_bounded(*src, n, w);
   if (!bytes && bytes.error().status == Status::limit)
@@ -377,7 +380,8 @@ Result<std::optional<std::vector<uint8_t>>> Reader::decode_without_trusting_size
   ZT_FAIL_IF(bytes->size() != n, invalid, "%s: zstd data decodes to %zu bytes, expected %llu",
              w.c_str(), bytes->size(), static_cast<ull>(n));
   if (c.big_endian) swap_elements(*bytes, c.width());
-  return std::optional<std::vector<uint8_t>>(std::move(*bytes));
+  p.grown = std::move(*bytes);
+  return {};
 }
 
 // Decodes straight into the slot's buffer (no zero-fill, no second copy).
@@ -390,10 +394,10 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
     return {};
   }
   ZT_TRY(n);
-  auto grown = decode_without_trusting_size(o, c, *n);
-  ZT_TRY(grown);
-  if (*grown) {
-    s.vec = std::move(**grown);
+  PreparedDecode p;
+  ZT_TRY(prepare_decode(o, c, *n, p));
+  if (p.grown) {
+    s.vec = std::move(*p.grown);
     return {};
   }
   try {
@@ -403,7 +407,7 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
                       component_where(o, c).c_str(), static_cast<ull>(*n));
   }
   s.size = *n;
-  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size));
+  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), p.fetched());
 }
 
 Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
@@ -413,9 +417,9 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
   ZT_TRY(n);
-  auto grown = decode_without_trusting_size(o, c, *n);
-  ZT_TRY(grown);
-  if (*grown) return std::move(**grown);
+  PreparedDecode p;
+  ZT_TRY(prepare_decode(o, c, *n, p));
+  if (p.grown) return std::move(*p.grown);
   std::vector<uint8_t> out;
   try {
     out.resize(*n);
@@ -423,7 +427,7 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
     return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
                       component_where(o, c).c_str(), static_cast<ull>(*n));
   }
-  ZT_TRY(decode_into(o, c, out));
+  ZT_TRY(decode_into(o, c, out, p.fetched()));
   return out;
 }
 

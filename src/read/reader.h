@@ -166,13 +166,21 @@ class Reader {
   static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);
   void make_slots();
   Result<uint64_t> decoded_length_for(const Object& o, const Component& c) const;
-  Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst) const;
+  // Decodes into dst, from `fetched` (a zstd component's stored bytes,
+  // fetched already) or from the source.
+  Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
+                           const std::span<const uint8_t>* fetched = nullptr) const;
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
   Slot& slot(size_t object, size_t component) const;
-  Result<std::optional<std::vector<uint8_t>>> decode_without_trusting_size(const Object& o,
-                                                                           const Component& c,
-                                                                           uint64_t n) const;
+  struct PreparedDecode {
+    std::vector<uint8_t> scratch;
+    std::optional<std::span<const uint8_t>> stored;  // a zstd component's, fetched once
+    std::optional<std::vector<uint8_t>> grown;       // decoded already (no declared sizes)
+    const std::span<const uint8_t>* fetched() const { return stored ? &*stored : nullptr; }
+  };
+  Result<void> prepare_decode(const Object& o, const Component& c, uint64_t n,
+                              PreparedDecode& p) const;
 
   Source source_;
   std::string path_;  // the root file's path; empty for memory

@@ -120,8 +120,10 @@ Result<void> copy_from_seekable(const ByteRuns& runs, const Source& src, const C
 // length is guessed (frames of the writers' 1 MiB, or of the size the first
 // frame declares, at the compression ratio seen so far, with a sixteenth
 // and 256 KiB to spare): one request remotely, as a rule; a short guess
-// grows by half at least. False for a single frame or a stream whose frame
-// headers do not add up.
+// grows by half at least. A guess over 4 MiB is preceded by a 64 KiB probe,
+// so that a stream of one frame (other writers' usual form: decoded whole,
+// and cached, by the caller then) costs a small read, not two large ones.
+// False for a single frame or a stream whose frame headers do not add up.
 Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Component& c,
                               uint64_t total, std::span<uint8_t> dst, const std::string& w) {
   const uint64_t need = runs.end_byte();
@@ -142,7 +144,11 @@ Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Com
     have.resize(std::min(upto, c.length));
     return src.read_into(c.offset + old, std::span<uint8_t>(have).subspan(old));
   };
-  ZT_TRY(fetch(stored_guess()));
+  constexpr uint64_t kProbe = uint64_t{64} << 10, kLargeGuess = uint64_t{4} << 20;
+  const uint64_t guess = stored_guess();
+  ZT_TRY(fetch(guess > kLargeGuess ? kProbe : guess));
+  const auto first = zstd_declared_content_size(have);
+  if (!first || *first >= total) return false;
   while (decoded < need) {
     const auto head = pos < have.size()
                           ? zstd_frame_head(std::span<const uint8_t>(have).subspan(pos))

@@ -356,6 +356,51 @@ TEST_F(Source, ASliceOf1xZstdFetchesThePrefixThatReachesIt) {
                         ZT_ERR_INVALID, {"object \"z\""}));
 }
 
+TEST_F(Source, ASliceOfOneLargeZstdFrameFetchesItOnce) {
+  // 24 MiB of noise in one zstd frame (other writers' usual form): a slice
+  // must decode it whole; a 64 KiB probe tells so before a large prefix is
+  // fetched, so the component's bytes are fetched once, not twice.
+  const std::string path = dir_ + "/one.zt";
+  zt_writer_options wo;
+  zt_writer_options_init(&wo);
+  wo.frame_size = 32 << 20;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path.c_str(), &wo, &w), ZT_OK) << zt_last_error();
+  std::vector<uint32_t> m(3 << 21);  // [3072, 2048]
+  uint32_t x = 2463534242u;
+  for (uint32_t& v : m) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    v = x;
+  }
+  const uint64_t shape[] = {3072, 2048};
+  ASSERT_EQ(zt_writer_add_dense(w, "m", "u32", shape, 2, m.data(), m.size() * 4, "zstd"), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  std::ifstream in(path, std::ios::binary);
+  Remote remote;
+  remote.file = Bytes(std::istreambuf_iterator<char>(in), {});
+  const Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  uint64_t stored = 0;
+  ASSERT_EQ(zt_component_stored_size(o.get(), 0, "data", &stored), ZT_OK);
+  ASSERT_GT(stored, uint64_t{20} << 20);
+  remote.forget();
+  const uint64_t begin[] = {3000, 7}, end[] = {3072, 9};
+  std::vector<uint32_t> box(72 * 2);
+  uint64_t written = 0;
+  ASSERT_EQ(zt_dense_slice(o.get(), 0, 2, begin, end, box.data(), box.size() * 4, &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(box[0], m[3000 * 2048 + 7]);
+  EXPECT_EQ(box.back(), m[3071 * 2048 + 8]);
+  EXPECT_LE(remote.bytes, stored + (64 << 10)) << remote.bytes << " for " << stored << " stored";
+  // Decoded once into the reader's cache: the next slice reads nothing.
+  remote.forget();
+  ASSERT_EQ(zt_dense_slice(o.get(), 0, 2, begin, end, box.data(), box.size() * 4, &written), ZT_OK);
+  EXPECT_EQ(remote.bytes, 0u);
+}
+
 TEST_F(Source, ASliceOfSeekableZstdFetchesTheTableAndItsFrames) {
   // v2: 1 MiB of f32 [512, 512] in seekable frames of 64 KiB (32 rows each).
   const std::string path = dir_ + "/v2.zt";
