@@ -133,6 +133,22 @@ class Source : public testing::Test {
     return Bytes(std::istreambuf_iterator<char>(in), {});
   }
 
+  // A file of one dense zstd object "m" of `dtype` written with `wo`.
+  template <typename T>
+  Bytes write_one_zstd(const char* file, const zt_writer_options& wo, const char* dtype,
+                       std::span<const uint64_t> shape, const std::vector<T>& values) {
+    const std::string path = dir_ + "/" + file;
+    zt_writer* w = nullptr;
+    EXPECT_EQ(zt_writer_open_ex(path.c_str(), &wo, &w), ZT_OK) << zt_last_error();
+    EXPECT_EQ(zt_writer_add_dense(w, "m", dtype, shape.data(), shape.size(), values.data(),
+                                  values.size() * sizeof(T), "zstd"),
+              ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+    std::ifstream in(path, std::ios::binary);
+    return Bytes(std::istreambuf_iterator<char>(in), {});
+  }
+
   std::string dir_;
 };
 
@@ -360,12 +376,9 @@ TEST_F(Source, ASliceOfOneLargeZstdFrameFetchesItOnce) {
   // 24 MiB of noise in one zstd frame (other writers' usual form): a slice
   // must decode it whole; a 64 KiB probe tells so before a large prefix is
   // fetched, so the component's bytes are fetched once, not twice.
-  const std::string path = dir_ + "/one.zt";
   zt_writer_options wo;
   zt_writer_options_init(&wo);
   wo.frame_size = 32 << 20;
-  zt_writer* w = nullptr;
-  ASSERT_EQ(zt_writer_open_ex(path.c_str(), &wo, &w), ZT_OK) << zt_last_error();
   std::vector<uint32_t> m(3 << 21);  // [3072, 2048]
   uint32_t x = 2463534242u;
   for (uint32_t& v : m) {
@@ -375,12 +388,8 @@ TEST_F(Source, ASliceOfOneLargeZstdFrameFetchesItOnce) {
     v = x;
   }
   const uint64_t shape[] = {3072, 2048};
-  ASSERT_EQ(zt_writer_add_dense(w, "m", "u32", shape, 2, m.data(), m.size() * 4, "zstd"), ZT_OK)
-      << zt_last_error();
-  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
-  std::ifstream in(path, std::ios::binary);
   Remote remote;
-  remote.file = Bytes(std::istreambuf_iterator<char>(in), {});
+  remote.file = write_one_zstd("one.zt", wo, "u32", shape, m);
   const Opened o = open_source(remote);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   uint64_t stored = 0;
@@ -408,17 +417,11 @@ TEST_F(Source, ASliceOfSeekableZstdFetchesTheTableAndItsFrames) {
   zt_writer_options_init(&wo);
   wo.file_version = 2;
   wo.frame_size = 64 << 10;
-  zt_writer* w = nullptr;
-  ASSERT_EQ(zt_writer_open_ex(path.c_str(), &wo, &w), ZT_OK) << zt_last_error();
   std::vector<float> m(512 * 512);
   for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i % 9973);
   const uint64_t shape[] = {512, 512};
-  ASSERT_EQ(zt_writer_add_dense(w, "m", "f32", shape, 2, m.data(), m.size() * 4, "zstd"), ZT_OK)
-      << zt_last_error();
-  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
-  std::ifstream in(path, std::ios::binary);
   Remote remote;
-  remote.file = Bytes(std::istreambuf_iterator<char>(in), {});
+  remote.file = write_one_zstd("v2.zt", wo, "f32", shape, m);
   const Opened o = open_source(remote);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   uint64_t stored = 0;
