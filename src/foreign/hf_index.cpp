@@ -164,9 +164,8 @@ Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,
                                          std::span<const uint8_t> index_bytes,
                                          uint64_t cache_bytes) {
   const std::string& name = index_source.name();
-  ZT_FAIL_IF(index_bytes.size() != index_source.size(), limit,
-             "%s: %llu bytes, more than the limit of %llu", name.c_str(),
-             static_cast<ull>(index_source.size()), static_cast<ull>(kHfIndexMaxBytes));
+  // The open asked for more than the limit: a file within it came whole.
+  ZT_TRY(check_index_size(name.c_str(), index_source.size()));
   auto index = parse_index_text(
       name.c_str(),
       std::string_view(reinterpret_cast<const char*>(index_bytes.data()), index_bytes.size()));

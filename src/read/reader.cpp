@@ -301,18 +301,19 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
 }
 
 Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
-                                 const std::span<const uint8_t>* fetched) const {
+                                 std::optional<std::span<const uint8_t>> fetched) const {
   if (c.encoding == Encoding::raw) {
     auto src = source_of(c);
     ZT_TRY(src);
     ZT_TRY((*src)->read_into(c.offset, dst));
-  } else if (fetched) {
-    ZT_TRY(zstd_decode_parallel(*fetched, dst, component_where(o, c)));
   } else {
     std::vector<uint8_t> scratch;
-    auto src = stored(o, c, scratch);
-    ZT_TRY(src);
-    ZT_TRY(zstd_decode_parallel(*src, dst, component_where(o, c)));
+    if (!fetched) {
+      auto src = stored(o, c, scratch);
+      ZT_TRY(src);
+      fetched = *src;
+    }
+    ZT_TRY(zstd_decode_parallel(*fetched, dst, component_where(o, c)));
   }
   if (c.big_endian) swap_elements(dst, c.width());
   return {};
@@ -407,7 +408,7 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
                       component_where(o, c).c_str(), static_cast<ull>(*n));
   }
   s.size = *n;
-  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), p.fetched());
+  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), p.stored);
 }
 
 Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
@@ -427,7 +428,7 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
     return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
                       component_where(o, c).c_str(), static_cast<ull>(*n));
   }
-  ZT_TRY(decode_into(o, c, out, p.fetched()));
+  ZT_TRY(decode_into(o, c, out, p.stored));
   return out;
 }
 

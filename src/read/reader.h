@@ -169,7 +169,7 @@ class Reader {
   // Decodes into dst, from `fetched` (a zstd component's stored bytes,
   // fetched already) or from the source.
   Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
-                           const std::span<const uint8_t>* fetched = nullptr) const;
+                           std::optional<std::span<const uint8_t>> fetched = std::nullopt) const;
   Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
   Slot& slot(size_t object, size_t component) const;
@@ -177,7 +177,6 @@ class Reader {
     std::vector<uint8_t> scratch;
     std::optional<std::span<const uint8_t>> stored;  // a zstd component's, fetched once
     std::optional<std::vector<uint8_t>> grown;       // decoded already (no declared sizes)
-    const std::span<const uint8_t>* fetched() const { return stored ? &*stored : nullptr; }
   };
   Result<void> prepare_decode(const Object& o, const Component& c, uint64_t n,
                               PreparedDecode& p) const;
