@@ -578,6 +578,58 @@ ZT_API void zt_decode_request_init(zt_decode_request* req);
    request is attempted. Buffers must not overlap one another. */
 ZT_API zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t count, unsigned threads);
 
+/* A byte range of one component's decoded bytes for zt_decode_ranges: bytes
+   [offset, offset + length) go to dst. Fill it with zt_decode_range_init.
+   Like zt_decode_request, it comes as an array, so its layout is frozen
+   and struct_size must be sizeof(zt_decode_range). */
+typedef struct zt_decode_range {
+  uint32_t struct_size; /* sizeof(zt_decode_range), set by zt_decode_range_init */
+  uint32_t status;      /* out: the zt_status of this range */
+  size_t object;        /* object index */
+  const char* role;     /* component role, e.g. "data" */
+  uint64_t offset;      /* first decoded byte wanted */
+  void* dst;            /* caller's buffer of `length` bytes (NULL only if length is 0) */
+  uint64_t length;      /* bytes wanted */
+  uint64_t written;     /* out: `length` on success, else 0 */
+} zt_decode_range;
+
+/* Fills *range with the defaults (no object, no buffer). */
+ZT_API void zt_decode_range_init(zt_decode_range* range);
+
+/* Told of each range as it completes: `index` into the array, and its
+   status. Called once per range, from whichever thread finished it (a
+   worker, or the caller's for ranges refused before any work), possibly on
+   several threads at once; it must be thread-safe and return promptly,
+   and it must not free the reader or the array. The range's dst is final
+   when it is called with ZT_OK. */
+typedef void (*zt_decode_done_fn)(void* ctx, size_t index, zt_status status);
+
+/* zt_decode_many for parts of components: each range's decoded bytes
+   [offset, offset + length) are written to its dst, on up to `threads`
+   threads (0 = all cores), work shared out by slices of raw data and by
+   zstd frames. Only what holds a range is read: the raw bytes at its
+   place, the zstd frames that cover it (a frame it takes part of is decoded
+   into a scratch buffer of one frame); a component that is one zstd frame,
+   or big-endian, or not mapped (copy mode, a remote file) is decoded as a
+   stream up to the range's end, in memory of one window. A range not
+   within the decoded bytes fails ZT_ERR_ARGUMENT. `done` (may be NULL) is
+   called as each range completes, so a program can start copying finished
+   bytes (to a GPU, say) while others decode.
+
+   The loading pattern it exists for (docs/bindings.md, "Loading to a
+   device"): cut the tensors into ranges that fill a staging buffer (small
+   tensors batched, large ones split), decode one buffer's ranges with one
+   call, start the device copy of that buffer, and decode the next batch
+   into a second buffer while the copy runs; host memory stays the staging
+   buffers, whatever the model's size.
+
+   Returns ZT_OK if all succeeded, otherwise the status of the first failed
+   range in array order (its message from zt_last_error()); fails with
+   ZT_ERR_ARGUMENT before any work for a NULL reader, NULL ranges with
+   count > 0, or an unknown struct_size. Buffers must not overlap. */
+ZT_API zt_status zt_decode_ranges(const zt_reader* r, zt_decode_range* ranges, size_t count,
+                                  unsigned threads, zt_decode_done_fn done, void* ctx);
+
 /* ------------------------------------------------------------------------ */
 /* Typed views: numbers out of any object                                     */
 /*

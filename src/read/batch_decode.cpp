@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -29,6 +30,11 @@ struct Task {
   uint64_t src_offset = 0;  // raw_slice: in the file; zstd_frame: in the component's stored bytes
   uint64_t src_size = 0;    // zstd_frame: stored bytes of the frame
   std::span<uint8_t> dst;
+  // zstd_frame of a range request: the frame decodes to `frame_size` bytes
+  // of which dst takes those from `skip` on (dst is all of them when the
+  // frame lies inside the range).
+  uint64_t frame_size = 0;
+  uint64_t skip = 0;
 };
 
 struct Range {
@@ -63,14 +69,33 @@ Error index_problem(const Reader& r, const DecodeRequest& q) {
   return {};
 }
 
+// The decoded bytes a request asks for: [first, end).
+struct Wanted {
+  uint64_t first, end;
+};
+
+Wanted wanted(const DecodeRequest& q, uint64_t whole) {
+  if (!q.first) return {0, whole};
+  return {*q.first, *q.first + q.dst.size()};
+}
+
+// Whether the request's range lies within `whole` decoded bytes (a request
+// for all of them: whether they fit its buffer).
+bool fits(const DecodeRequest& q, uint64_t whole) {
+  if (!q.first) return whole <= q.dst.size();
+  return *q.first <= whole && q.dst.size() <= whole - *q.first;
+}
+
 void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, Plan& p) {
-  const uint64_t share = (c.length / p.threads + kPage - 1) / kPage * kPage;
+  const Wanted w = wanted(q, c.length);
+  const uint64_t share = ((w.end - w.first) / p.threads + kPage - 1) / kPage * kPage;
   const uint64_t slice = std::max(kMinRawSlice, share);
-  for (uint64_t at = 0; at < c.length; at += slice) {
-    const uint64_t n = std::min(slice, c.length - at);
-    p.tasks.push_back(Task{Task::Kind::raw_slice, index, c.offset + at, n, q.dst.subspan(at, n)});
+  for (uint64_t at = w.first; at < w.end; at += slice) {
+    const uint64_t n = std::min(slice, w.end - at);
+    p.tasks.push_back(
+        Task{Task::Kind::raw_slice, index, c.offset + at, n, q.dst.subspan(at - w.first, n)});
   }
-  p.split_size[index] = c.length;
+  p.split_size[index] = w.end - w.first;
 }
 
 // A multi-frame zstd component whose size is known, allowed and fits splits
@@ -79,19 +104,22 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
   const Component& c = component_of(r, q);
   if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
-  if (!n || *n > r.max_decoded_bytes() || *n > q.dst.size()) return false;
+  if (!n || *n > r.max_decoded_bytes() || !fits(q, *n)) return false;
   std::vector<uint8_t> unused;  // map mode: the stored bytes are a view
   auto src = r.stored(r.manifest().objects[q.object], c, unused);
   if (!src) return false;  // Reader::read gives the error
   const auto frames = zstd_frame_index(*src, *n);
   if (frames.size() < 2) return false;
-  uint64_t out = 0;
+  const Wanted w = wanted(q, *n);
+  uint64_t out = 0;  // decoded offset of the frame
   for (const ZstdFrame& f : frames) {
-    p.tasks.push_back(Task{Task::Kind::zstd_frame, index, f.src_offset, f.src_size,
-                           q.dst.subspan(out, f.content_size)});
+    const uint64_t lo = std::max(out, w.first), hi = std::min(out + f.content_size, w.end);
+    if (lo < hi)
+      p.tasks.push_back(Task{Task::Kind::zstd_frame, index, f.src_offset, f.src_size,
+                             q.dst.subspan(lo - w.first, hi - lo), f.content_size, lo - out});
     out += f.content_size;
   }
-  p.split_size[index] = *n;
+  p.split_size[index] = w.end - w.first;
   return true;
 }
 
@@ -106,9 +134,12 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
     p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
     return;
   }
-  if (r.source().base() && c.length > 0) p.stored.push_back(Range{c.offset, c.offset + c.length});
-  if (c.encoding == Encoding::raw && !c.big_endian && c.length <= q.dst.size())
-    return plan_raw_slices(c, q, index, p);
+  const bool raw_slices = c.encoding == Encoding::raw && !c.big_endian && fits(q, c.length);
+  // Raw slices read only the wanted bytes; anything else may read all.
+  const Wanted w = raw_slices ? wanted(q, c.length) : Wanted{0, c.length};
+  if (r.source().base() && w.end > w.first)
+    p.stored.push_back(Range{c.offset + w.first, c.offset + w.end});
+  if (raw_slices) return plan_raw_slices(c, q, index, p);
   if (c.encoding == Encoding::zstd && plan_zstd_frames(r, q, index, p)) return;
   p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
 }
@@ -133,6 +164,48 @@ void announce(const Reader& r, std::vector<Range>& stored) {
   r.source().advise(run.begin, run.end - run.begin, MADV_WILLNEED);
 }
 
+// A frame of which the range takes a part: decoded whole into a scratch
+// buffer (one frame, 1 MiB as our writer makes them), the part copied out.
+Result<void> decode_frame_part(std::span<const uint8_t> frame, const Task& t,
+                               const std::string& where) {
+  thread_local std::vector<uint8_t> scratch;
+  scratch.resize(t.frame_size);
+  ZT_TRY(zstd_decode_exact(frame, scratch, where));
+  std::memcpy(t.dst.data(), scratch.data() + t.skip, t.dst.size());
+  return {};
+}
+
+// A range of a component that was not split into slices or frames (big-
+// endian raw data, a single zstd frame, a part in a shard, copy mode):
+// its decoded bytes streamed a window at a time up to the range's end,
+// the range copied out; memory stays one window.
+Result<void> read_range(const Reader& r, const DecodeRequest& q) {
+  const uint64_t first = *q.first, end = first + q.dst.size();
+  const Object& o = r.manifest().objects[q.object];
+  const Component& c = o.components[q.component];
+  if (auto n = r.known_decoded_size(q.object, q.component); n && !fits(q, *n))
+    return make_error(Status::argument,
+                      "%s: bytes [%llu, %llu) are not within its %llu decoded bytes",
+                      component_where(o, c).c_str(), static_cast<unsigned long long>(first),
+                      static_cast<unsigned long long>(end), static_cast<unsigned long long>(*n));
+  auto windows = r.windows(q.object, q.component);
+  ZT_TRY(windows);
+  uint64_t at = 0;  // decoded offset of the window
+  while (at < end) {
+    auto w = (*windows)->next();
+    ZT_TRY(w);
+    if (w->empty())
+      return make_error(Status::argument,
+                        "%s: bytes [%llu, %llu) are not within its %llu decoded bytes",
+                        component_where(o, c).c_str(), static_cast<unsigned long long>(first),
+                        static_cast<unsigned long long>(end), static_cast<unsigned long long>(at));
+    const uint64_t lo = std::max(at, first), hi = std::min(at + w->size(), end);
+    if (lo < hi) std::memcpy(q.dst.data() + (lo - first), w->data() + (lo - at), hi - lo);
+    at += w->size();
+  }
+  return {};
+}
+
 Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
   switch (t.kind) {
     case Task::Kind::raw_slice:
@@ -141,10 +214,16 @@ Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
       const Object& o = r.manifest().objects[q.object];
       const Component& c = o.components[q.component];
       const std::span<const uint8_t> frame(r.source().base() + c.offset + t.src_offset, t.src_size);
+      if (t.dst.size() != t.frame_size) return decode_frame_part(frame, t, component_where(o, c));
       return zstd_decode_exact(frame, t.dst, component_where(o, c));
     }
     case Task::Kind::whole: {
       // The only task of its request: nothing else writes q.written.
+      if (q.first) {
+        ZT_TRY(read_range(r, q));
+        q.written = q.dst.size();
+        return {};
+      }
       auto n = r.read(q.object, q.component, q.dst);
       if (!n) return std::move(n).error();
       q.written = *n;
@@ -154,15 +233,29 @@ Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
   return {};
 }
 
-// Runs every task on up to p.threads threads; failures land in `errors`.
+// Per request: tasks still to run, and whether one has failed (the first
+// failure's error is the request's; only its task writes q.error).
+struct Progress {
+  explicit Progress(size_t requests) : left(requests), failed(requests) {}
+  std::vector<std::atomic<size_t>> left;
+  std::vector<std::atomic<bool>> failed;
+};
+
+// Runs every task on up to p.threads threads, telling `done` of each
+// request as its last task ends.
 void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests,
-             std::vector<Error>& errors) {
+             Progress& progress, const DecodeDone& done) {
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < p.tasks.size();
          i = next.fetch_add(1, std::memory_order_relaxed)) {
-      auto res = run_task(r, p.tasks[i], requests[p.tasks[i].request]);
-      if (!res) errors[i] = std::move(res).error();
+      const size_t k = p.tasks[i].request;
+      DecodeRequest& q = requests[k];
+      auto res = run_task(r, p.tasks[i], q);
+      if (!res && !progress.failed[k].exchange(true)) q.error = std::move(res).error();
+      // acq_rel: the last task to end sees every other task's writes.
+      if (progress.left[k].fetch_sub(1, std::memory_order_acq_rel) == 1 && done)
+        done(k, q.error.status);
     }
   };
   const size_t n = std::min<size_t>(p.threads, p.tasks.size());
@@ -181,7 +274,7 @@ void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests,
 }  // namespace
 
 Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests,
-                         unsigned threads) {
+                         unsigned threads, const DecodeDone& done) {
   Plan plan;
   plan.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
   plan.split_size.assign(requests.size(), 0);
@@ -196,15 +289,14 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
   // sizes (the frames of a component) keep their order in the file.
   std::stable_sort(plan.tasks.begin(), plan.tasks.end(),
                    [](const Task& a, const Task& b) { return a.dst.size() > b.dst.size(); });
-  std::vector<Error> errors(plan.tasks.size());
-  run_all(reader, plan, requests, errors);
+  Progress progress(requests.size());
+  for (const Task& t : plan.tasks) progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
+  // Requests with nothing to run (refused, or empty) are complete already.
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (progress.left[i].load(std::memory_order_relaxed) == 0 && done)
+      done(i, requests[i].error.status);
+  run_all(reader, plan, requests, progress, done);
 
-  // Each request gets the error of its first failed task.
-  for (size_t i = 0; i < plan.tasks.size(); ++i) {
-    DecodeRequest& q = requests[plan.tasks[i].request];
-    if (errors[i].status != Status::ok && q.error.status == Status::ok)
-      q.error = std::move(errors[i]);
-  }
   const DecodeRequest* first_failed = nullptr;
   for (size_t i = 0; i < requests.size(); ++i) {
     DecodeRequest& q = requests[i];

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -110,6 +114,98 @@ TEST_P(BatchDecode, UnknownStructSizeIsRefusedBeforeAnyWork) {
   EXPECT_EQ(zt_decode_many(nullptr, &q, 1, 0), ZT_ERR_ARGUMENT);
   EXPECT_EQ(zt_decode_many(r, nullptr, 1, 0), ZT_ERR_ARGUMENT);
   EXPECT_EQ(zt_decode_many(r, nullptr, 0, 0), ZT_OK);
+}
+
+// zt_decode_ranges: parts of components, each told to a callback once.
+zt_decode_range range(size_t object, uint64_t offset, void* dst, uint64_t length) {
+  zt_decode_range q;
+  zt_decode_range_init(&q);
+  q.object = object;
+  q.role = "data";
+  q.offset = offset;
+  q.dst = dst;
+  q.length = length;
+  return q;
+}
+
+struct Completions {
+  std::mutex m;
+  std::vector<std::pair<size_t, zt_status>> seen;
+  static void record(void* ctx, size_t index, zt_status status) {
+    auto* self = static_cast<Completions*>(ctx);
+    std::lock_guard<std::mutex> lock(self->m);
+    self->seen.emplace_back(index, status);
+  }
+};
+
+TEST_P(BatchDecode, RangesStitchEveryComponentBackTogether) {
+  // Pieces of odd sizes that cut frames (1 MiB) and raw slices anywhere;
+  // objects 0 (6 frames), 1 (raw), 2 (one small frame).
+  const uint64_t piece[3] = {(uint64_t{1} << 20) / 3 + 7, 999'983, 333};
+  std::vector<uint8_t> out[3] = {std::vector<uint8_t>(kBig, 0xEE), std::vector<uint8_t>(kBig, 0xEE),
+                                 std::vector<uint8_t>(small.size(), 0xEE)};
+  std::vector<zt_decode_range> ranges;
+  for (size_t o = 0; o < 3; ++o)
+    for (uint64_t at = 0; at < out[o].size(); at += piece[o]) {
+      const uint64_t n = std::min<uint64_t>(piece[o], out[o].size() - at);
+      ranges.push_back(range(o, at, out[o].data() + at, n));
+    }
+  Completions done;
+  ASSERT_EQ(zt_decode_ranges(r, ranges.data(), ranges.size(), 0, &Completions::record, &done), ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(out[0], big);
+  EXPECT_EQ(out[1], big);
+  EXPECT_EQ(out[2], small);
+  ASSERT_EQ(done.seen.size(), ranges.size());  // once each
+  std::sort(done.seen.begin(), done.seen.end());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(done.seen[i], std::make_pair(i, ZT_OK));
+    EXPECT_EQ(ranges[i].written, ranges[i].length);
+  }
+}
+
+TEST_P(BatchDecode, ARangeInsideOneFrameWritesOnlyItsBytes) {
+  std::vector<uint8_t> a(kBig + 2, 0xEE);
+  const uint64_t at = (uint64_t{3} << 20) + 5, n = 1000;
+  zt_decode_range q = range(0, at, a.data() + 1, n);
+  ASSERT_EQ(zt_decode_ranges(r, &q, 1, 2, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_EQ(a[0], 0xEE);
+  EXPECT_EQ(a[n + 1], 0xEE);
+  EXPECT_TRUE(std::equal(a.begin() + 1, a.begin() + 1 + n, big.begin() + at));
+}
+
+TEST_P(BatchDecode, RangesOutsideTheDecodedBytesAreRefusedAlone) {
+  std::vector<uint8_t> a(kBig), b(64), c(small.size());
+  zt_decode_range q[5] = {range(0, kBig - 10, b.data(), 11),         // past the end of frames
+                          range(1, kBig + 1, b.data(), 0),           // starts past raw data
+                          range(2, 1, c.data(), small.size()),       // one byte too many, one frame
+                          range(0, 0, a.data(), kBig),               // fine
+                          range(1, UINT64_MAX - 3, b.data(), 8)};    // offset + length overflows
+  Completions done;
+  EXPECT_EQ(zt_decode_ranges(r, q, 5, 0, &Completions::record, &done), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("not within"), std::string::npos) << zt_last_error();
+  for (size_t i : {0u, 1u, 2u, 4u}) {
+    EXPECT_EQ(q[i].status, ZT_ERR_ARGUMENT) << i;
+    EXPECT_EQ(q[i].written, 0u) << i;
+  }
+  EXPECT_EQ(q[3].status, ZT_OK);
+  EXPECT_EQ(a, big);
+  std::sort(done.seen.begin(), done.seen.end());
+  ASSERT_EQ(done.seen.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(done.seen[i], std::make_pair(i, static_cast<zt_status>(q[i].status)));
+}
+
+TEST_P(BatchDecode, RefusedRangesAreToldToo) {
+  std::vector<uint8_t> a(16);
+  zt_decode_range q[2] = {range(99, 0, a.data(), 4), range(1, 0, nullptr, 4)};
+  Completions done;
+  EXPECT_EQ(zt_decode_ranges(r, q, 2, 0, &Completions::record, &done), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(q[1].status, ZT_ERR_ARGUMENT);  // dst NULL
+  ASSERT_EQ(done.seen.size(), 2u);
+  q[0].struct_size = 4;
+  done.seen.clear();
+  EXPECT_EQ(zt_decode_ranges(r, q, 2, 0, &Completions::record, &done), ZT_ERR_ARGUMENT);
+  EXPECT_TRUE(done.seen.empty());  // refused before any work: nothing to tell
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, BatchDecode, ::testing::Values(ZT_IO_MAP, ZT_IO_COPY));

@@ -125,6 +125,13 @@ class DecodeRequest(Structure):
                 ("written", c_uint64)]
 
 
+class DecodeRange(Structure):
+    """zt_decode_range: an array element, its layout frozen (ztensor.h)."""
+    _fields_ = [("struct_size", c_uint32), ("status", c_uint32), ("object", c_size_t),
+                ("role", c_char_p), ("offset", c_uint64), ("dst", c_void_p), ("length", c_uint64),
+                ("written", c_uint64)]
+
+
 class CsrInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("rows", c_uint64),
                 ("cols", c_uint64), ("nnz", c_uint64), ("values", c_void_p),
@@ -192,6 +199,8 @@ for _name, _res, _args in [
     ("zt_writer_end_component", _STATUS, [_writer_p]),
     ("zt_decode_request_init", None, [c_void_p]),
     ("zt_decode_many", _STATUS, [_reader_p, c_void_p, c_size_t, c_uint32]),
+    ("zt_decode_range_init", None, [c_void_p]),
+    ("zt_decode_ranges", _STATUS, [_reader_p, c_void_p, c_size_t, c_uint32, c_void_p, c_void_p]),
     ("zt_writer_set_file_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_object_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_file_attributes_cbor", _STATUS, [_writer_p, c_char_p, c_size_t]),

@@ -508,6 +508,35 @@ class File(NotCopyable, collections.abc.Mapping):
         check(lib.zt_decode_many(r, reqs, len(names), threads))
         return out
 
+    def _dense_layout(self, name):
+        """(object index, shape, storage dtype, type, numpy dtype, decoded
+        bytes) of a dense object whose data decodes to one element per value
+        of its shape (so not packed types); None for any other object."""
+        r = self._r()
+        i = self._index(name)
+        if text(lib.zt_object_format(r, i)) != "dense" or "data" not in self._roles(i):
+            return None
+        dtype, ltype, dt = self._numpy_dtype(i, "data")
+        if ltype in _PACKED_TYPES:
+            return None
+        size = c_uint64()
+        check(lib.zt_component_decoded_size(r, i, b"data", byref(size)))
+        shape = _check_size(size.value, dt, self._shape(i), "data")
+        return i, shape, dtype, ltype, dt, size.value
+
+    def _decode_ranges(self, parts, threads=0):
+        """Decoded bytes into caller memory, on up to `threads` threads (0:
+        all cores), through one zt_decode_ranges: `parts` are (object index,
+        role, first decoded byte, address, byte count). The caller keeps the
+        memory alive and unshared until this returns."""
+        r = self._r()
+        reqs = (_lib.DecodeRange * max(len(parts), 1))()
+        for q, (i, role, offset, address, n) in zip(reqs, parts):
+            lib.zt_decode_range_init(byref(q))
+            q.object, q.role, q.offset, q.dst, q.length = i, cstr(role), offset, address, n
+        check(lib.zt_decode_ranges(r, reqs, len(parts), checked_int(threads, "threads", 0, 2 ** 32 - 1),
+                                   None, None))
+
     def get_slice(self, name: str) -> "SliceView":
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that
         selection (File.slice)."""

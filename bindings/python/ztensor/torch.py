@@ -23,21 +23,26 @@ no type for) loads widened to int32/int64, u64 to int64 when every value
 fits (else TypeError); FP8 data on a torch without float8 types raises
 TypeError unless float8="float32" asks for decoded float32 values.
 
-Memory: tensors are copies by default (writable, independent of the file).
-load_file(..., mmap=True) instead maps raw, little-endian data copy-on-write
+Speed: load_file allocates the tensors and fills them with one
+zt_decode_ranges call on every core; to a CUDA device it goes through a
+ring of pinned staging buffers, decoding one while the last is copied
+(load_file's doc). Memory: tensors are copies by default (writable,
+independent of the file). load_file(..., mmap=True) instead maps raw data
+of every dtype with a torch type (bf16 and FP8 included) copy-on-write
 (mmap ACCESS_COPY): no copy is made until a tensor is written to, and a
 write changes that process's pages only, never the file.
 """
 
+import math
 import mmap as _mmap
 import os
 import tempfile
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import torch
 
-from . import _reader
+from . import _reader, _staging
 from ._lib import Error
 from ._writer import Writer
 
@@ -210,6 +215,41 @@ def _torch_of_numpy(a, dtype, ztype, float8, name):
     return torch.from_numpy(a)
 
 
+# numpy storage dtypes -> the torch dtype holding the same bytes
+_TORCH_OF_NUMPY = {
+    np.dtype("<f8"): torch.float64, np.dtype("<f4"): torch.float32, np.dtype("<f2"): torch.float16,
+    np.dtype("<i8"): torch.int64, np.dtype("<i4"): torch.int32, np.dtype("<i2"): torch.int16,
+    np.dtype("i1"): torch.int8, np.dtype("u1"): torch.uint8, np.dtype("?"): torch.bool,
+    np.dtype("<c8"): torch.complex64, np.dtype("<c16"): torch.complex128,
+}
+for _np, _name in (("<u2", "uint16"), ("<u4", "uint32"), ("<u8", "uint64")):
+    if hasattr(torch, _name):
+        _TORCH_OF_NUMPY[np.dtype(_np)] = getattr(torch, _name)
+
+
+def _exact_dtype(dtype, ltype, np_dtype, float8):
+    """The torch dtype that holds a dense object's decoded bytes as they
+    are (bf16 as torch.bfloat16, FP8 as torch's float8 types), or None
+    where loading it takes a conversion (tensor() then does it, or says why
+    not)."""
+    if dtype == "bf16" and ltype is None:
+        return torch.bfloat16
+    if ltype in _FLOAT8.values():
+        native = {v: k for k, v in _FLOAT8.items()}[ltype]
+        return getattr(torch, native, None) if float8 == "native" else None
+    if ltype not in (None, "complex64", "complex128", "bool"):
+        return None
+    return _TORCH_OF_NUMPY.get(np_dtype)
+
+
+class _Exact(NamedTuple):
+    """A dense object that loads byte for byte into a torch tensor."""
+    index: int
+    shape: Tuple[int, ...]
+    dtype: torch.dtype
+    nbytes: int
+
+
 class _File:
     """One open file as tensors."""
 
@@ -241,25 +281,64 @@ class _File:
     def keys(self):
         return list(self.f)
 
-    def _mapped(self, name, info, dtype, ztype):
-        """A copy-on-write view of the file's bytes, or None where the data
-        is not raw little-endian bytes at a place in this very file."""
-        if self._mm is None or self.f.format != "zt" or self.f.version == "0.1.0":
+    def _exact(self, name):
+        """The object as an _Exact, or None where it needs conversion."""
+        layout = self.f._dense_layout(name)
+        if layout is None:
             return None
-        c = info.components["data"]
-        if c.encoding != "raw" or dtype in ("bf16",) or ztype in _FLOAT8.values():
+        index, shape, dtype, ltype, np_dtype, nbytes = layout
+        torch_dtype = _exact_dtype(dtype, ltype, np_dtype, self.float8)
+        return None if torch_dtype is None else _Exact(index, shape, torch_dtype, nbytes)
+
+    def _mapped(self, name, exact):
+        """A copy-on-write tensor over the file's bytes, or None where the
+        data is not raw little-endian bytes at a place in this very file."""
+        if self._mm is None or exact.nbytes == 0 or self.f.format != "zt" or self.f.version == "0.1.0":
             return None
         if self._manifest is None:
             self._manifest = self.f.manifest
         comp = self._manifest["objects"][name]["components"]["data"]
-        if "shard" in comp:
+        if comp.get("encoding", "raw") != "raw" or "shard" in comp or comp["length"] != exact.nbytes:
             return None
-        np_dtype = self.f._numpy_dtype(self.f._index(name), "data")[2]
-        count = comp["length"] // np_dtype.itemsize
-        if count == 0:
-            return None
-        a = np.frombuffer(self._mm, dtype=np_dtype, count=count, offset=comp["offset"])
-        return a.reshape(info.shape)
+        t = torch.frombuffer(self._mm, dtype=exact.dtype, count=math.prod(exact.shape),
+                             offset=comp["offset"])
+        return t.reshape(exact.shape)
+
+    def load(self, names, device, staging=None):
+        """The named objects as tensors on `device`, in the order given.
+        Objects that load byte for byte are allocated first and filled
+        together: on the CPU by one zt_decode_ranges on every core (or
+        mapped, with mmap=True), on a CUDA device through the staging ring
+        (_staging.load); the others one at a time through tensor()."""
+        device = torch.device("cpu" if device is None else device)
+        exact = {}
+        for name in names:
+            e = self._exact(name)
+            if e is not None:
+                exact[name] = e
+        out = {}
+        if staging is None:
+            staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
+        if staging is not None:
+            items = []
+            for name, e in exact.items():
+                out[name] = torch.empty(e.shape, dtype=e.dtype, device=device)
+                items.append(_staging.Item(e.index, e.nbytes, out[name]))
+            _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
+                          staging.buffer_bytes)
+        else:
+            parts = []
+            for name, e in exact.items():
+                t = self._mapped(name, e)
+                if t is None:
+                    t = torch.empty(e.shape, dtype=e.dtype)
+                    if e.nbytes:
+                        parts.append((e.index, "data", 0, t.data_ptr(), e.nbytes))
+                out[name] = t
+            self.f._decode_ranges(parts)
+            if device.type != "cpu":
+                out = {name: t.to(device) for name, t in out.items()}
+        return {name: out[name] if name in out else _to(self.tensor(name), device) for name in names}
 
     def tensor(self, name):
         info = self.f.info(name)
@@ -268,9 +347,6 @@ class _File:
             dtype, ztype = c.dtype, c.type
             if ztype in _FLOAT8.values() and self.float8 == "float32":
                 return torch.from_numpy(self.f.array(name, np.float32))
-            mapped = self._mapped(name, info, dtype, ztype)
-            if mapped is not None:
-                return _torch_of_numpy(mapped, dtype, ztype, self.float8, name)
             a = self.f.array(name)
             return _torch_of_numpy(np.array(a, copy=True), dtype, ztype, self.float8, name)
         if self.sparse and info.format in ("sparse_csr", "sparse_coo"):
@@ -298,14 +374,30 @@ class _File:
         return self.f.attributes.get(ALIASES_KEY, {})
 
 
+class _Staging(NamedTuple):
+    """How tensors reach a device: the copy engine, and the ring of host
+    staging buffers (count, bytes each)."""
+    engine: Any
+    buffers: int = _staging.DEFAULT_BUFFERS
+    buffer_bytes: int = _staging.DEFAULT_BUFFER_BYTES
+
+
 def _to(t, device):
     return t if device in (None, "cpu") else t.to(device)
 
 
-def _load_all(f: "_File", device: Device) -> Dict[str, torch.Tensor]:
+def _staging_for(device, buffers, buffer_bytes):
+    """The staging ring for a CUDA device, None for any other."""
+    device = torch.device("cpu" if device is None else device)
+    if device.type != "cuda":
+        return None
+    return _Staging(_staging.CudaCopies(device), buffers, buffer_bytes)
+
+
+def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of an open _File (closed after), aliases sharing their tensor."""
     try:
-        out = {name: _to(f.tensor(name), device) for name in f.keys()}
+        out = f.load(f.keys(), device, staging)
         for alias, kept in f.aliases().items():
             if kept in out:
                 out[alias] = out[kept]
@@ -315,24 +407,37 @@ def _load_all(f: "_File", device: Device) -> Dict[str, torch.Tensor]:
 
 
 def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False, float8: str = "native",
-              sparse: bool = False, allow_foreign: bool = False) -> Dict[str, torch.Tensor]:
-    """Every tensor of a file, as a dict name -> torch.Tensor on `device`
-    (moved with .to(device) after loading). Names save_model recorded as
-    aliases come back as the same tensor as the name they share storage
-    with. mmap=True: raw data copy-on-write from the file instead of copies
-    (see the module's doc). sparse=True: sparse objects as torch sparse CSR /
-    COO tensors instead of dense ones. allow_foreign=True: also
-    .safetensors, .gguf, .npy, .npz and PyTorch checkpoints (read without
-    executing their pickle)."""
+              sparse: bool = False, allow_foreign: bool = False,
+              staging_buffers: int = _staging.DEFAULT_BUFFERS,
+              staging_bytes: int = _staging.DEFAULT_BUFFER_BYTES) -> Dict[str, torch.Tensor]:
+    """Every tensor of a file, as a dict name -> torch.Tensor on `device`.
+
+    CPU: the tensors are allocated first and filled by one zt_decode_ranges
+    on every core (raw slices and zstd frames shared out). mmap=True: raw
+    data copy-on-write from the file instead (see the module's doc).
+    CUDA: the tensors are allocated on the device and filled through a ring
+    of `staging_buffers` pinned host buffers of `staging_bytes` each: one
+    buffer is decoded into on every core while the previous one is copied
+    on a CUDA stream, so host memory stays the ring's, whatever the model's
+    size (mmap is not used). Other devices: loaded on the CPU, then moved.
+
+    Names save_model recorded as aliases come back as the same tensor as
+    the name they share storage with. sparse=True: sparse objects as torch
+    sparse CSR / COO tensors instead of dense ones. allow_foreign=True:
+    also .safetensors, .gguf, .npy, .npz, .onnx and PyTorch checkpoints
+    (read without executing their pickle)."""
     return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
-                           allow_foreign=allow_foreign), device)
+                           allow_foreign=allow_foreign), device,
+                     _staging_for(device, staging_buffers, staging_bytes))
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
     """load_file from bytes, read in place (ztensor.File.from_bytes); the
     tensors are copies, so the bytes may go."""
     kwargs.pop("mmap", None)
-    return _load_all(_File(None, memory=data, **kwargs), device)
+    staging = _staging_for(device, kwargs.pop("staging_buffers", _staging.DEFAULT_BUFFERS),
+                           kwargs.pop("staging_bytes", _staging.DEFAULT_BUFFER_BYTES))
+    return _load_all(_File(None, memory=data, **kwargs), device, staging)
 
 
 def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, device: Device = "cpu",
@@ -411,7 +516,7 @@ class safe_open:  # noqa: N801 (the name safetensors uses)
 
     def get_tensor(self, name: str) -> torch.Tensor:
         self._file.f._index(name)  # KeyError for a missing name
-        return _to(self._file.tensor(name), self._device)
+        return self._file.load([name], self._device)[name]
 
     def get_slice(self, name: str) -> "_Slice":
         self._file.f._index(name)

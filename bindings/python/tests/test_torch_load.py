@@ -1,0 +1,194 @@
+"""How ztensor.torch loads: every tensor filled by one zt_decode_ranges
+(CPU), mmap=True zero-copy for bf16 too, packed types decoded, and the
+staging pipeline to a device (its ring, splitting, batching and ordering
+driven by a CPU copy engine that copies late, and by CUDA where present)."""
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")  # Debian's python3-torch (scripts/setup.sh)
+
+import ztensor  # noqa: E402
+from ztensor import _staging  # noqa: E402
+from ztensor import torch as zt  # noqa: E402
+
+
+def model(seed=0):
+    """A small model of the shapes real ones have: a few large tensors and
+    many small ones, in several dtypes."""
+    g = torch.Generator().manual_seed(seed)
+    t = {f"big.{i}": torch.randn(300, 257, generator=g).to(torch.bfloat16) for i in range(3)}
+    t.update({f"small.{i}": torch.randn(7 + i, generator=g) for i in range(40)})
+    t["ids"] = torch.arange(1000, dtype=torch.int64)
+    t["mask"] = torch.arange(33) % 3 == 0
+    t["c"] = torch.complex(torch.ones(5), -torch.ones(5))
+    t["scalar"] = torch.tensor(2.5, dtype=torch.float16)
+    t["empty"] = torch.zeros(0, 4)
+    return t
+
+
+def same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("version", [None, 2])
+def test_cpu_load_fills_every_tensor_at_once(tmp_path, encoding, version):
+    t = model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, file_version=version, frame_size=4096)
+    calls = []
+    real = ztensor.File._decode_ranges
+
+    def counting(self, parts, threads=0):
+        calls.append(len(parts))
+        return real(self, parts, threads)
+
+    ztensor.File._decode_ranges = counting
+    try:
+        got = zt.load_file(p)
+    finally:
+        ztensor.File._decode_ranges = real
+    assert sorted(got) == sorted(t)
+    assert all(same(got[k], t[k]) for k in t)
+    assert calls == [len(t) - 1]  # one call for every non-empty tensor
+    with zt.safe_open(p, framework="pt") as f:
+        assert same(f.get_tensor("big.1"), t["big.1"])
+
+
+def test_mmap_maps_bf16_and_copies_only_on_write(tmp_path):
+    t = {"w": torch.arange(4096, dtype=torch.float32).to(torch.bfloat16), "f": torch.ones(1024)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    m = zt.load_file(p, mmap=True)
+    assert same(m["w"], t["w"]) and same(m["f"], t["f"])
+    # Mapped, not copied: bytes changed in the file show through (a private
+    # mapping sees the file until a page is written).
+    with ztensor.open(p) as f:
+        offset = f.manifest["objects"]["w"]["components"]["data"]["offset"]
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        os.pwrite(fd, torch.tensor([7.0], dtype=torch.bfloat16).view(torch.int16).numpy().tobytes(), offset)
+    finally:
+        os.close(fd)
+    assert m["w"][0].item() == 7.0
+    before = p.read_bytes()
+    m["w"][1] = 3.0  # copy-on-write: the file keeps its bytes
+    assert m["w"][1].item() == 3.0 and p.read_bytes() == before
+
+
+def test_mmap_decodes_packed_and_converted_types(tmp_path):
+    p = tmp_path / "v2.zt"
+    u8 = lambda *v: np.array(v, dtype=np.uint8)  # noqa: E731
+    with ztensor.Writer(p, file_version=2) as w:
+        w.add_object("fp4", "dense", (3,), {"data": (u8(0x21, 0x03), "u8", "f4_e2m1")})
+        w.add_object("flags", "dense", (3,), {"data": (u8(0, 1, 1), "u8", "bool")})
+    for mmap in (False, True):
+        got = zt.load_file(p, mmap=mmap)
+        assert got["fp4"].tolist() == [0.5, 1.0, 1.5]  # values, not packed bytes
+        assert got["flags"].dtype == torch.bool and got["flags"].tolist() == [False, True, True]
+
+
+class LateCopies:
+    """A copy engine that copies only when waited on (a slow device): a
+    buffer refilled before its copies were waited for gives wrong bytes.
+    Records what the pipeline asked of it."""
+
+    def __init__(self):
+        self.buffers, self.queue, self.done, self.copies = [], [], 0, 0
+
+    def buffer(self, nbytes):
+        self.buffers.append(nbytes)
+        return torch.empty(nbytes, dtype=torch.uint8)
+
+    def copy(self, dst, src):
+        assert dst.numel() == src.numel() > 0
+        self.queue.append((dst, src))
+        self.copies += 1
+
+    def record(self):
+        return len(self.queue)
+
+    def wait(self, token):
+        for dst, src in self.queue[self.done:token]:
+            dst.copy_(src)
+        self.done = max(self.done, token)
+
+    def finish(self):
+        self.wait(len(self.queue))
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("buffers,buffer_bytes", [(2, 4096), (3, 10_000), (1, 64), (2, 1 << 20)])
+def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_bytes):
+    t = model(1)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096)
+    engine = LateCopies()
+    f = zt._File(p)
+    got = zt._load_all(f, "cpu", zt._Staging(engine, buffers, buffer_bytes))
+    assert list(got) == list(t)
+    bad = [k for k in t if not same(got[k], t[k])]
+    assert not bad
+    # Host memory: the ring, never more buffers than asked, none larger.
+    assert 1 <= len(engine.buffers) <= buffers
+    assert all(n <= buffer_bytes for n in engine.buffers)
+    total = sum(v.numel() * v.element_size() for v in t.values())
+    if buffer_bytes < total:
+        assert len(engine.buffers) == buffers  # the ring was used whole
+
+
+def test_plan_batches_small_tensors_and_splits_large_ones():
+    sizes = [10, 10, 300, 0, 5]
+    batches = _staging.plan(sizes, 128)
+    assert [[tuple(p) for p in b] for b in batches] == [
+        [(0, 0, 10, 0), (1, 0, 10, 64)],  # small ones share a buffer, 64-aligned
+        [(2, 0, 128, 0)],                 # a large one is split
+        [(2, 128, 128, 0)],
+        [(2, 256, 44, 0), (4, 0, 5, 64)],  # its tail shares; the empty item has no piece
+    ]
+    # Every byte of every item once, no piece past its buffer's end.
+    for n in (64, 100, 4096):
+        seen = {k: 0 for k in range(len(sizes))}
+        for b in _staging.plan(sizes, n):
+            for p in b:
+                assert p.at + p.nbytes <= n and p.at % 64 == 0
+                assert p.offset == seen[p.item]
+                seen[p.item] += p.nbytes
+        assert [seen[k] for k in range(len(sizes))] == sizes
+    with pytest.raises(ValueError):
+        _staging.plan(sizes, 10)
+
+
+def test_a_failed_decode_still_waits_for_the_copies(tmp_path):
+    t = model(2)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    engine = LateCopies()
+    calls = []
+
+    def decode(parts):
+        calls.append(parts)
+        if len(calls) == 2:
+            raise ztensor.Error(3, "broken")
+
+    items = [_staging.Item(i, v.numel() * v.element_size(), v.clone()) for i, v in enumerate(t.values())]
+    with pytest.raises(ztensor.Error):
+        _staging.load(decode, items, engine, 2, 4096)
+    assert engine.done == len(engine.queue) > 0  # finish() ran: no copy reads a buffer later
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the real-GPU load is not run")
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
+    t = model(3)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096)
+    got = zt.load_file(p, device="cuda", staging_bytes=4096)
+    for k in t:
+        assert got[k].device.type == "cuda"
+        assert same(got[k].cpu(), t[k]), k
+    with zt.safe_open(p, framework="pt", device="cuda") as f:
+        assert same(f.get_tensor("big.0").cpu(), t["big.0"])

@@ -1,0 +1,136 @@
+"""Loading tensors to a device through a ring of host staging buffers.
+
+The tensors' decoded bytes are cut into pieces that fill one staging buffer
+at a time (small tensors batched together, large ones split across
+buffers). A batch is decoded into its buffer on every core by one
+zt_decode_ranges call, then copied to the device asynchronously; the next
+batch is decoded into the next buffer while that copy runs, and a buffer is
+refilled only once its copy is known to be done. Host memory is the ring
+(`buffers` x `buffer_bytes`), whatever the model's size.
+
+The copy engine is the only device-specific part (CudaCopies); tests drive
+the same pipeline with a CPU engine that performs copies late, so that a
+buffer refilled too early shows as wrong bytes.
+"""
+
+from typing import Callable, List, NamedTuple, Sequence
+
+import torch
+
+DEFAULT_BUFFERS = 2
+DEFAULT_BUFFER_BYTES = 256 << 20
+# Pieces start on this boundary in a staging buffer (fast memcpy, and DMA
+# engines prefer aligned sources).
+_ALIGN = 64
+
+
+class Item(NamedTuple):
+    """One tensor to load: which object, how many decoded bytes, and the
+    destination tensor (contiguous, on the device)."""
+    index: int
+    nbytes: int
+    dst: torch.Tensor
+
+
+class Piece(NamedTuple):
+    """Bytes [offset, offset + nbytes) of item `item`, at `at` in a buffer."""
+    item: int
+    offset: int
+    nbytes: int
+    at: int
+
+
+def plan(sizes: Sequence[int], buffer_bytes: int) -> List[List[Piece]]:
+    """Batches of pieces, each batch filling at most one buffer of
+    `buffer_bytes`: items in order, packed at aligned places, an item that
+    does not fit the rest of a buffer split at its end."""
+    if buffer_bytes < _ALIGN:
+        raise ValueError(f"staging buffers of {buffer_bytes} bytes: at least {_ALIGN} are needed")
+    batches: List[List[Piece]] = []
+    batch: List[Piece] = []
+    at = 0
+    for k, size in enumerate(sizes):
+        offset = 0
+        while offset < size:
+            if at >= buffer_bytes:
+                batches.append(batch)
+                batch, at = [], 0
+            n = min(size - offset, buffer_bytes - at)
+            batch.append(Piece(k, offset, n, at))
+            offset += n
+            at = (at + n + _ALIGN - 1) // _ALIGN * _ALIGN
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _bytes_of(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous tensor's storage as a flat uint8 tensor (a view)."""
+    return t.reshape(-1).view(torch.uint8)
+
+
+class CudaCopies:
+    """Asynchronous host-to-device copies on a CUDA stream of their own,
+    from pinned buffers (torch's pinned allocator, so they are reused
+    across loads)."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.stream = torch.cuda.Stream(device=device)
+
+    def buffer(self, nbytes: int) -> torch.Tensor:
+        return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+
+    def copy(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        with torch.cuda.stream(self.stream):
+            dst.copy_(src, non_blocking=True)
+
+    def record(self):
+        event = torch.cuda.Event()
+        event.record(self.stream)
+        return event
+
+    def wait(self, token) -> None:
+        token.synchronize()
+
+    def finish(self) -> None:
+        self.stream.synchronize()
+        # The tensors were written on our stream: the caller's stream must
+        # not reuse or read them before those writes (and torch's allocator
+        # must know they were used there).
+        torch.cuda.current_stream(self.device).wait_stream(self.stream)
+
+
+Decode = Callable[[list], None]
+
+
+def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_BUFFERS,
+         buffer_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
+    """Fills every item's dst with its decoded bytes. `decode(parts)` takes
+    (object index, role, offset, address, nbytes) tuples and writes them
+    (File._decode_ranges); `engine` copies buffers to the device."""
+    if buffers < 1:
+        raise ValueError("at least one staging buffer is needed")
+    items = [it for it in items if it.nbytes]
+    if not items:
+        return
+    batches = plan([it.nbytes for it in items], buffer_bytes)
+    # The ring is never larger than the data needs.
+    largest = max(p.at + p.nbytes for b in batches for p in b)
+    ring = [engine.buffer(largest) for _ in range(min(buffers, len(batches)))]
+    dsts = [_bytes_of(it.dst) for it in items]
+    pending = [None] * len(ring)  # the token of each buffer's last copies
+    try:
+        for k, batch in enumerate(batches):
+            slot = k % len(ring)
+            if pending[slot] is not None:
+                engine.wait(pending[slot])  # its last batch is on the device
+                pending[slot] = None
+            buf = ring[slot]
+            base = buf.data_ptr()
+            decode([(items[p.item].index, "data", p.offset, base + p.at, p.nbytes) for p in batch])
+            for p in batch:
+                engine.copy(dsts[p.item][p.offset:p.offset + p.nbytes], buf[p.at:p.at + p.nbytes])
+            pending[slot] = engine.record()
+    finally:
+        engine.finish()  # no copy may still read a buffer once we return
