@@ -35,6 +35,7 @@
 
 #include <ztensor.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -1051,6 +1052,42 @@ class Reader {
   void end() const&& = delete;
   void objects() const&& = delete;
 
+  /// Bytes [offset, offset + dst.size()) of component `role` of object
+  /// `object`, for decode_ranges.
+  struct Range {
+    std::size_t object = 0;
+    std::string role = "data";
+    std::uint64_t offset = 0;
+    std::span<std::byte> dst;
+  };
+
+  /// Decodes every range into its dst on up to `threads` threads (0 = all
+  /// cores; zt_decode_ranges). `on_done(index, status)`, when given, is called
+  /// as each range completes, from the worker that finished it (several at
+  /// once: it must be thread-safe and must not throw). Every range is
+  /// attempted; throws the first failure in array order.
+  template <class OnDone = std::nullptr_t>
+  void decode_ranges(std::span<const Range> ranges, unsigned threads = 0,
+                     OnDone&& on_done = nullptr) const {
+    std::vector<zt_decode_range> c(ranges.size());
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      zt_decode_range_init(&c[i]);
+      c[i].object = ranges[i].object;
+      c[i].role = ranges[i].role.c_str();
+      c[i].offset = ranges[i].offset;
+      c[i].dst = ranges[i].dst.data();
+      c[i].length = ranges[i].dst.size();
+    }
+    if constexpr (std::is_null_pointer_v<std::remove_cvref_t<OnDone>>) {
+      detail::check(zt_decode_ranges(live(), c.data(), c.size(), threads, nullptr, nullptr));
+    } else {
+      auto tell = [](void* ctx, std::size_t i, zt_status s) {
+        (*static_cast<std::remove_reference_t<OnDone>*>(ctx))(i, s);
+      };
+      detail::check(zt_decode_ranges(live(), c.data(), c.size(), threads, tell, &on_done));
+    }
+  }
+
   /// Decodes every component and checks every digest and content rule.
   VerifyResult verify() const {
     VerifyResult v;
@@ -1076,6 +1113,80 @@ class Reader {
 
   zt_reader* r_ = nullptr;
 };
+
+/* ------------------------------------------------------------------------ */
+/* Loading to a device through host staging buffers                          */
+
+/// One destination of load_staged: the decoded bytes of component `role`
+/// of object `object`, `size` of them.
+struct StagedItem {
+  std::size_t object = 0;
+  std::string role = "data";
+  std::uint64_t size = 0;
+};
+
+/// Loads every item to a device through a ring of host staging buffers,
+/// with the device's own API behind `engine`:
+///   engine.copy(item, offset, bytes)  starts an asynchronous copy of
+///       `bytes` (a span of a staging buffer) to the item's destination at
+///       byte `offset`;
+///   engine.fence()  returns a token for the copies started so far;
+///   engine.wait(token)  blocks until those copies are done.
+/// Items are cut into pieces that fill one buffer at a time (small items
+/// batched, large ones split); a batch is decoded into its buffer on every
+/// core (decode_ranges), its copies started, and the next batch decoded
+/// into the next buffer while they run; a buffer is refilled only after
+/// waiting for its last copies. Host memory is the buffers, whatever the
+/// items add up to. Waits for every copy before returning or throwing.
+template <class Engine>
+void load_staged(const Reader& reader, std::span<const StagedItem> items,
+                 std::span<const std::span<std::byte>> buffers, Engine& engine,
+                 unsigned threads = 0) {
+  if (buffers.empty()) throw Error(ZT_ERR_ARGUMENT, "load_staged needs a staging buffer");
+  using Token = decltype(engine.fence());
+  std::vector<std::optional<Token>> pending(buffers.size());
+  struct Piece {
+    std::size_t item;
+    std::uint64_t offset;
+    std::span<std::byte> bytes;
+  };
+  auto drain = [&] {
+    for (auto& p : pending)
+      if (p) engine.wait(*std::exchange(p, std::nullopt));
+  };
+  try {
+    std::size_t slot = 0, item = 0;
+    std::uint64_t offset = 0;
+    while (item < items.size()) {
+      std::span<std::byte> buf = buffers[slot];
+      if (pending[slot]) engine.wait(*std::exchange(pending[slot], std::nullopt));
+      std::vector<Reader::Range> ranges;
+      std::vector<Piece> pieces;
+      std::uint64_t at = 0;
+      while (item < items.size() && at < buf.size()) {
+        const std::uint64_t n = std::min(items[item].size - offset, buf.size() - at);
+        if (n) {
+          ranges.push_back({items[item].object, items[item].role, offset, buf.subspan(at, n)});
+          pieces.push_back({item, offset, buf.subspan(at, n)});
+        }
+        at += n;
+        offset += n;
+        if (offset == items[item].size) {
+          ++item;
+          offset = 0;
+        }
+      }
+      reader.decode_ranges(ranges, threads);
+      for (const Piece& p : pieces) engine.copy(p.item, p.offset, p.bytes);
+      pending[slot] = engine.fence();
+      slot = (slot + 1) % buffers.size();
+    }
+  } catch (...) {
+    drain();  // no copy may read a buffer once we are gone
+    throw;
+  }
+  drain();
+}
 
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                    */

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -143,6 +144,71 @@ TEST_F(WrapperTest, RawDataIsAViewOfTheCallersMemoryNotACopy) {
   EXPECT_GE(data.data(), file.data());
   EXPECT_LE(data.data() + data.size(), file.data() + file.size());
   EXPECT_EQ(static_cast<std::size_t>(data.data() - file.data()) % 64, 0u);
+}
+
+// A device whose copies happen only when waited for: a staging buffer
+// refilled before its copies were waited on would deliver wrong bytes.
+struct LateDevice {
+  std::vector<std::vector<std::byte>> memory;
+  struct Copy {
+    std::size_t item;
+    std::uint64_t offset;
+    std::span<std::byte> bytes;
+  };
+  std::vector<Copy> queue;
+  std::size_t done = 0;
+  void copy(std::size_t item, std::uint64_t offset, std::span<std::byte> bytes) {
+    queue.push_back({item, offset, bytes});
+  }
+  std::size_t fence() const { return queue.size(); }
+  void wait(std::size_t token) {
+    for (; done < token; ++done) {
+      const Copy& c = queue[done];
+      std::memcpy(memory[c.item].data() + c.offset, c.bytes.data(), c.bytes.size());
+    }
+  }
+};
+
+TEST_F(WrapperTest, LoadStagedFillsEveryItemThroughSmallBuffers) {
+  ztensor::Reader r(write_sample());
+  std::vector<ztensor::StagedItem> items;
+  std::vector<std::span<const std::byte>> want;
+  for (const char* name : {"ramp", "w", "ids"}) {
+    want.push_back(r[name].data().bytes());  // ramp: zstd, 8 KiB decoded
+    items.push_back({r[name].index(), "data", want.back().size()});
+  }
+  for (std::size_t count : {1u, 2u, 3u}) {
+    std::vector<std::vector<std::byte>> storage(count, std::vector<std::byte>(100));
+    std::vector<std::span<std::byte>> buffers(storage.begin(), storage.end());
+    LateDevice device;
+    for (const auto& w : want) device.memory.emplace_back(w.size(), std::byte{0xEE});
+    ztensor::load_staged(r, items, buffers, device);
+    EXPECT_GT(device.queue.size(), 80u);  // 8 KiB through 100-byte buffers
+    EXPECT_EQ(device.done, device.queue.size());  // every copy waited for
+    for (std::size_t i = 0; i < want.size(); ++i)
+      EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(), device.memory[i].begin())) << i;
+  }
+}
+
+TEST_F(WrapperTest, DecodeRangesTellsEachRangeAndThrowsTheFirstFailure) {
+  ztensor::Reader r(write_sample());
+  std::vector<std::byte> a(10), b(4);
+  std::vector<ztensor::Reader::Range> ranges{{r["ramp"].index(), "data", 8000, a},
+                                             {r["w"].index(), "data", 22, b}};  // 24 bytes: 2 too many
+  std::vector<int> told(2, 0);
+  std::mutex m;
+  try {
+    r.decode_ranges(ranges, 0, [&](std::size_t i, zt_status) {
+      std::lock_guard<std::mutex> lock(m);
+      ++told[i];
+    });
+    FAIL() << "a range past the end was accepted";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT);
+  }
+  EXPECT_EQ(told, std::vector<int>({1, 1}));
+  const auto ramp = r["ramp"].data().bytes();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), ramp.begin() + 8000));
 }
 
 TEST_F(WrapperTest, CopyModeServesTheSameValues) {

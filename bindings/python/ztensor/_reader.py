@@ -508,21 +508,24 @@ class File(NotCopyable, collections.abc.Mapping):
         check(lib.zt_decode_many(r, reqs, len(names), threads))
         return out
 
-    def _dense_layout(self, name):
-        """(object index, shape, storage dtype, type, numpy dtype, decoded
-        bytes) of a dense object whose data decodes to one element per value
-        of its shape (so not packed types); None for any other object."""
-        r = self._r()
-        i = self._index(name)
-        if text(lib.zt_object_format(r, i)) != "dense" or "data" not in self._roles(i):
-            return None
-        dtype, ltype, dt = self._numpy_dtype(i, "data")
-        if ltype in _PACKED_TYPES:
-            return None
-        size = c_uint64()
-        check(lib.zt_component_decoded_size(r, i, b"data", byref(size)))
-        shape = _check_size(size.value, dt, self._shape(i), "data")
-        return i, shape, dtype, ltype, dt, size.value
+    def _dense_layouts(self):
+        """name -> (object index, shape, storage dtype, type, numpy dtype,
+        decoded bytes) of every dense object whose data decodes to one
+        element per value of its shape (so not packed types), from the
+        manifest (one call for the whole file, where asking object by object
+        costs some 25 us each)."""
+        out = {}
+        objects = self.manifest["objects"]
+        for i, name in enumerate(self):
+            o = objects.get(name)
+            c = o["components"].get("data") if o and o["format"] == "dense" else None
+            if c is None or c.get("type") in _PACKED_TYPES or c["dtype"] not in _NUMPY_OF_DTYPE:
+                continue
+            dtype, ltype = c["dtype"], c.get("type")
+            dt = np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
+            shape = tuple(o["shape"])
+            out[name] = (i, shape, dtype, ltype, dt, int(np.prod(shape, dtype=np.uint64)) * dt.itemsize)
+        return out
 
     def _decode_ranges(self, parts, threads=0):
         """Decoded bytes into caller memory, on up to `threads` threads (0:

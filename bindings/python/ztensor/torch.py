@@ -33,9 +33,11 @@ of every dtype with a torch type (bf16 and FP8 included) copy-on-write
 write changes that process's pages only, never the file.
 """
 
+import ctypes
 import math
 import mmap as _mmap
 import os
+import sys
 import tempfile
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -242,6 +244,26 @@ def _exact_dtype(dtype, ltype, np_dtype, float8):
     return _TORCH_OF_NUMPY.get(np_dtype)
 
 
+_HUGE_PAGE = 2 << 20
+_MADV_HUGEPAGE = 14
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _advise_huge_pages(t):
+    """Asks for transparent huge pages over a fresh tensor's memory, as numpy
+    does for its own arrays of 4 MiB and more: filling it then takes one page
+    fault per 2 MiB instead of one per 4 KiB (the faults were most of a hot
+    load's time on the 2-core machine, BENCHMARKS.md). A hint: where the
+    kernel declines, nothing changes."""
+    n = t.numel() * t.element_size()
+    if _libc is None or n < 2 * _HUGE_PAGE:
+        return
+    start = (t.data_ptr() + _HUGE_PAGE - 1) // _HUGE_PAGE * _HUGE_PAGE
+    end = (t.data_ptr() + n) // _HUGE_PAGE * _HUGE_PAGE
+    if end > start:
+        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), _MADV_HUGEPAGE)
+
+
 class _Exact(NamedTuple):
     """A dense object that loads byte for byte into a torch tensor."""
     index: int
@@ -264,7 +286,7 @@ class _File:
         self.float8 = float8
         self.sparse = sparse
         self._mm = None
-        self._manifest = None
+        self._layouts = None
         if mmap and memory is None:
             with open(filename, "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
@@ -283,7 +305,9 @@ class _File:
 
     def _exact(self, name):
         """The object as an _Exact, or None where it needs conversion."""
-        layout = self.f._dense_layout(name)
+        if self._layouts is None:
+            self._layouts = self.f._dense_layouts()
+        layout = self._layouts.get(name)
         if layout is None:
             return None
         index, shape, dtype, ltype, np_dtype, nbytes = layout
@@ -295,9 +319,7 @@ class _File:
         data is not raw little-endian bytes at a place in this very file."""
         if self._mm is None or exact.nbytes == 0 or self.f.format != "zt" or self.f.version == "0.1.0":
             return None
-        if self._manifest is None:
-            self._manifest = self.f.manifest
-        comp = self._manifest["objects"][name]["components"]["data"]
+        comp = self.f.manifest["objects"][name]["components"]["data"]
         if comp.get("encoding", "raw") != "raw" or "shard" in comp or comp["length"] != exact.nbytes:
             return None
         t = torch.frombuffer(self._mm, dtype=exact.dtype, count=math.prod(exact.shape),
@@ -332,6 +354,7 @@ class _File:
                 t = self._mapped(name, e)
                 if t is None:
                     t = torch.empty(e.shape, dtype=e.dtype)
+                    _advise_huge_pages(t)
                     if e.nbytes:
                         parts.append((e.index, "data", 0, t.data_ptr(), e.nbytes))
                 out[name] = t

@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""Loading a model, every figure against a floor measured in the same run.
+
+Models (bf16, as models are made): "llm" has the shape of the issue's 4.8 GB
+model scaled by ZT_LOAD_SCALE (default 0.25 here: 8 tensors of 128 MiB and
+500 of 256 KiB, 1.06 GiB; 1 gives 32 and 2,000), written raw and zstd;
+"small" is 4,096 tensors of 64 KiB (256 MiB, raw). Hot page cache unless
+said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
+
+  CPU, hot
+  Load_Pread_<m>         floor: N threads (N = cores) pread the file's tensor
+                         bytes into fresh memory (one torch.empty buffer)
+  Load_PreadHuge_<m>     the same into memory advised for huge pages (as
+                         load_file's tensors and numpy's arrays are)
+  Load_LoadFile_<m>      ztensor.torch.load_file (copies, one zt_decode_ranges)
+  Load_LoadFileZstd      load_file of the zstd twin
+  Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
+  Load_DecodeMany        File.decode_many (numpy, the same bytes)
+  Load_TorchLoad         torch.load(mmap=True) + touch (torch >= 2.1; else
+                         plain torch.load) of the same tensors
+  Load_Safetensors       safetensors.torch.load_file, where importable
+  Saving
+  Save_Floor             write + fsync + rename of the same bytes
+  Save_SaveFile          ztensor.torch.save_file (raw, xxh3, durable)
+  Save_Safetensors       safetensors.torch.save_file, where importable
+  Cold (page cache dropped before each: /proc/sys/vm/drop_caches as root,
+  else posix_fadvise DONTNEED on the file)
+  Cold_Read              floor: one plain sequential read of the file
+  Cold_LoadFile          load_file, raw
+  Cold_LoadFileZstd      load_file of the zstd twin
+  GPU (when torch.cuda.is_available())
+  Gpu_Pinned             floor: one pinned host->device copy of the bytes
+  Gpu_Pageable           one pageable host->device copy
+  Gpu_LoadFile           load_file(device="cuda")
+  Gpu_LoadFileZstd       load_file of the zstd twin to cuda
+  Gpu_Safetensors        safetensors load_file(device="cuda:0")
+  Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
+  and, as facts: peak host RSS above the process's before a GPU load.
+
+usage: bench_load.py OUT.json [REPETITIONS]   (ZT_BENCH_DIR: where files go)
+Needs ZTENSOR_LIBRARY (or an installed library) and PYTHONPATH=bindings/python.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import torch
+
+import ztensor
+from ztensor import torch as zt
+
+try:
+    import safetensors.torch as st
+except ImportError:
+    st = None
+
+MiB = 1 << 20
+
+
+def llm_model(scale):
+    big, small = max(1, round(32 * scale)), max(1, round(2000 * scale))
+    g = torch.Generator().manual_seed(0)
+    # Real weights compress (bf16 exponents repeat): about 1.28 as the issue's model.
+    t = {f"layers.{i}.mlp.weight": torch.randn(8192, 8192, generator=g).to(torch.bfloat16) for i in range(big)}
+    t.update({f"layers.{i}.norm.weight": torch.randn(128, 1024, generator=g).to(torch.bfloat16)
+              for i in range(small)})
+    return t
+
+
+def small_model():
+    g = torch.Generator().manual_seed(1)
+    return {f"t.{i}": torch.randn(32, 1024, generator=g).to(torch.bfloat16) for i in range(4096)}
+
+
+def nbytes(state):
+    return sum(t.numel() * t.element_size() for t in state.values())
+
+
+def touch(tensors):
+    """Reads one byte of every page (what using mapped weights costs)."""
+    s = 0
+    for t in tensors.values():
+        b = t.reshape(-1).view(torch.uint8)
+        if b.numel():
+            s += int(b[::4096].sum())
+    return s
+
+
+def places(path):
+    with ztensor.open(path) as f:
+        m = f.manifest["objects"]
+        return [(c["offset"], c["length"]) for c in (m[n]["components"]["data"] for n in m)]
+
+
+def pread_floor(path, extents, threads, huge=False):
+    """N threads pread the extents into one fresh buffer (huge: with
+    transparent huge pages asked for, as load_file and numpy do)."""
+    total = sum(n for _, n in extents)
+    out = torch.empty(total, dtype=torch.uint8)
+    if huge:
+        zt._advise_huge_pages(out)
+    view = memoryview(out.numpy())
+    jobs, at = [], 0
+    for off, n in extents:
+        for k in range(0, n, 64 * MiB):
+            m = min(64 * MiB, n - k)
+            jobs.append((off + k, at + k, m))
+        at += n
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        def work(i):
+            for off, dst, m in jobs[i::threads]:
+                done = 0
+                while done < m:
+                    got = os.preadv(fd, [view[dst + done:dst + m]], off + done)
+                    if got <= 0:
+                        raise SystemExit("short read")
+                    done += got
+        pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for p in pool:
+            p.start()
+        for p in pool:
+            p.join()
+    finally:
+        os.close(fd)
+    return out
+
+
+def drop_cache(path):
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("1\n")
+        return "drop_caches"
+    except OSError:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        return "fadvise"
+
+
+def warm(path):
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(64 * MiB)
+        while f.readinto(buf):
+            pass
+
+
+def plain_read(path):
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(64 * MiB)
+        while f.readinto(buf):
+            pass
+
+
+def durable_write(state, path):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        for t in state.values():
+            f.write(memoryview(t.reshape(-1).view(torch.uint8).numpy()))
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+
+
+def peak_rss_during(fn):
+    """(peak RSS above the RSS before, in bytes) of fn(): VmHWM reset first."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5\n")
+    except OSError:
+        return None
+
+    def field(name):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(name):
+                    return int(line.split()[1]) * 1024
+        return 0
+    before = field("VmRSS:")
+    result = fn()
+    peak = field("VmHWM:")
+    del result
+    return peak - before
+
+
+def main():
+    out_path = sys.argv[1]
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    scale = float(os.environ.get("ZT_LOAD_SCALE", "0.25"))
+    directory = os.environ.get("ZT_BENCH_DIR") or tempfile.gettempdir()
+    os.makedirs(directory, exist_ok=True)
+    threads = os.cpu_count() or 1
+    gpu = torch.cuda.is_available()
+    torch_mmap = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 1)
+    base = os.path.join(directory, f"bench-load-{os.getpid()}")
+    paths = {}
+    runs, facts = [], {}
+
+    def record(name, fn, rep, before=None):
+        if before:
+            before()
+        if gpu:
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        start_cpu = time.process_time()
+        result = fn()
+        if gpu:
+            torch.cuda.synchronize()
+        real, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        del result
+        runs.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
+                     "repetition_index": rep, "iterations": 1, "real_time": real * 1e3,
+                     "cpu_time": cpu * 1e3, "time_unit": "ms"})
+        print(f"{name:24s} {real * 1e3:9.1f} ms", file=sys.stderr)
+
+    try:
+        models = {"llm": llm_model(scale), "small": small_model()}
+        for m, state in models.items():
+            paths[m] = base + f"-{m}.zt"
+            zt.save_file(state, paths[m])
+        paths["zstd"] = base + "-llm-zstd.zt"
+        zt.save_file(models["llm"], paths["zstd"], encoding="zstd")
+        paths["pt"] = base + "-llm.pt"
+        torch.save(models["llm"], paths["pt"])
+        if st:
+            paths["st"] = base + "-llm.safetensors"
+            st.save_file(models["llm"], paths["st"])
+        got = zt.load_file(paths["zstd"])
+        if any(not torch.equal(got[k], models["llm"][k]) for k in models["llm"]):
+            raise SystemExit("load_file returned other values than were saved")
+        del got
+        extents = {m: places(paths[m]) for m in models}
+        total = nbytes(models["llm"])
+        facts.update(bytes=total, small_bytes=nbytes(models["small"]), threads=threads,
+                     zstd_ratio=os.path.getsize(paths["llm"]) / os.path.getsize(paths["zstd"]),
+                     torch=torch.__version__, ztensor=ztensor.library_version(),
+                     safetensors=st is not None, gpu=torch.cuda.get_device_name() if gpu else None)
+
+        def torch_load():
+            if torch_mmap:
+                t = torch.load(paths["pt"], mmap=True)
+                touch(t)
+                return t
+            return torch.load(paths["pt"])
+
+        hot = {}
+        for m in models:
+            hot[f"Load_Pread_{m}"] = (lambda m=m: pread_floor(paths[m], extents[m], threads), paths[m])
+            hot[f"Load_PreadHuge_{m}"] = (lambda m=m: pread_floor(paths[m], extents[m], threads, True),
+                                          paths[m])
+            hot[f"Load_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m]), paths[m])
+            hot[f"Load_Mmap_{m}"] = (lambda m=m: touch(zt.load_file(paths[m], mmap=True)), paths[m])
+        hot["Load_LoadFileZstd"] = (lambda: zt.load_file(paths["zstd"]), paths["zstd"])
+        hot["Load_DecodeMany"] = (lambda: ztensor.open(paths["llm"]).decode_many(), paths["llm"])
+        hot["Load_TorchLoad"] = (torch_load, paths["pt"])
+        if st:
+            hot["Load_Safetensors"] = (lambda: st.load_file(paths["st"]), paths["st"])
+        saves = {"Save_Floor": lambda: durable_write(models["llm"], base + "-out.bin"),
+                 "Save_SaveFile": lambda: zt.save_file(models["llm"], base + "-out.zt")}
+        if st:
+            saves["Save_Safetensors"] = lambda: st.save_file(models["llm"], base + "-out.safetensors")
+        cold = {"Cold_Read": (lambda: plain_read(paths["llm"]), paths["llm"]),
+                "Cold_LoadFile": (lambda: zt.load_file(paths["llm"]), paths["llm"]),
+                "Cold_LoadFileZstd": (lambda: zt.load_file(paths["zstd"]), paths["zstd"])}
+        facts["cold_by"] = drop_cache(paths["llm"])
+        gpus = {}
+        if gpu:
+            pinned = torch.empty(total, dtype=torch.uint8, pin_memory=True)
+            pageable = torch.empty(total, dtype=torch.uint8)
+            pageable.fill_(1)
+            target = torch.empty(total, dtype=torch.uint8, device="cuda")
+            gpus = {"Gpu_Pinned": (lambda: target.copy_(pinned, non_blocking=True), None),
+                    "Gpu_Pageable": (lambda: target.copy_(pageable), None),
+                    "Gpu_LoadFile": (lambda: zt.load_file(paths["llm"], device="cuda"), paths["llm"]),
+                    "Gpu_LoadFileZstd": (lambda: zt.load_file(paths["zstd"], device="cuda"), paths["zstd"]),
+                    "Gpu_TorchLoad": (lambda: {k: v.to("cuda") for k, v in torch.load(
+                        paths["pt"], **({"mmap": True} if torch_mmap else {})).items()}, paths["pt"])}
+            if st:
+                gpus["Gpu_Safetensors"] = (lambda: st.load_file(paths["st"], device="cuda:0"), paths["st"])
+        for rep in range(reps):
+            # Interleaved, so that a disturbance hits every case alike.
+            for name, (fn, path) in {**hot, **gpus}.items():
+                record(name, fn, rep, (lambda p=path: warm(p)) if path else None)
+            for name, fn in saves.items():
+                record(name, fn, rep)
+            for name, (fn, path) in cold.items():
+                record(name, fn, rep, lambda p=path: drop_cache(p))
+        if gpu:
+            warm(paths["llm"])
+            facts["gpu_peak_rss_above_start"] = peak_rss_during(lambda: zt.load_file(paths["llm"], device="cuda"))
+            facts["gpu_staging_bytes"] = 2 * 256 * MiB
+        doc = {"context": facts, "facts": facts, "benchmarks": runs}
+        with open(out_path, "w") as f:
+            json.dump(doc, f, indent=1)
+        summarize(runs, facts)
+    finally:
+        for p in list(paths.values()) + [base + s for s in ("-out.bin", "-out.zt", "-out.safetensors")]:
+            if os.path.exists(p):
+                os.remove(p)
+
+
+def summarize(runs, facts):
+    """Medians as GB/s and as ratios to their floors, on stderr."""
+    by = {}
+    for r in runs:
+        by.setdefault(r["name"], []).append(r["real_time"] / 1e3)
+    med = {k: float(np.median(v)) for k, v in by.items()}
+    size = {"small": facts["small_bytes"]}
+
+    def show(name, floor):
+        if name not in med:
+            return
+        n = size["small"] if name.endswith("_small") else facts["bytes"]
+        line = f"{name:24s} {n / med[name] / 1e9:7.2f} GB/s"
+        if floor in med and floor != name:
+            line += f"  {med[floor] / med[name]:5.2f} of {floor}"
+        print(line, file=sys.stderr)
+    for name in med:
+        if name.startswith("Load"):
+            m = "small" if name.endswith("_small") else "llm"
+            show(name, f"Load_Pread_{m}")
+            show(name, f"Load_PreadHuge_{m}")
+            continue
+        floor = "Save_Floor" if name.startswith("Save") else "Cold_Read" if name.startswith("Cold") \
+            else "Gpu_Pinned"
+        show(name, floor)
+    for k in ("gpu_peak_rss_above_start", "zstd_ratio", "cold_by"):
+        if k in facts:
+            print(f"{k}: {facts[k]}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
