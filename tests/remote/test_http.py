@@ -338,6 +338,23 @@ def test_sharded_safetensors_index_as_one_reader(nginx):
         ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True)
 
 
+def test_torch_load_file_of_a_url_and_a_ranks_slice(nginx):
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt_torch
+    t = {"w": torch.arange(256 * 512, dtype=torch.float32).reshape(256, 512).to(torch.bfloat16),
+         "b": torch.ones(7)}
+    path = os.path.join(nginx.www, "torch.zt")
+    zt_torch.save_file(t, path)
+    got = zt_torch.load_file(nginx.url + "/torch.zt")
+    assert all(torch.equal(got[k], t[k]) and got[k].dtype == t[k].dtype for k in t)
+    mark = nginx.mark()
+    part = zt_torch.load_file(nginx.url + "/torch.zt", slices={"w": (slice(64, 128),)})
+    assert torch.equal(part["w"], t["w"][64:128])
+    n, fetched, _ = requests_since(nginx, mark)
+    whole = 256 * 512 * 2
+    assert fetched < whole / 4 + TAIL + 4096, (n, fetched)  # the open and a quarter of w
+
+
 def test_missing_file_is_404(nginx):
     with pytest.raises(ztensor.Error) as e:
         ztensor.open(nginx.url + "/nothing.zt")

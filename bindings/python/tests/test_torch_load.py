@@ -91,6 +91,24 @@ def test_mmap_decodes_packed_and_converted_types(tmp_path):
         assert got["flags"].dtype == torch.bool and got["flags"].tolist() == [False, True, True]
 
 
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_slices_load_a_ranks_share(tmp_path, encoding):
+    t = model(4)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096)
+    world, rank = 4, 1
+    cols = t["big.0"].shape[1] // world
+    share = {"big.0": (slice(None), slice(rank * cols, (rank + 1) * cols)),
+             "ids": slice(rank * 250, (rank + 1) * 250), "scalar": ()}
+    got = zt.load_file(p, slices=share)
+    assert same(got["big.0"], t["big.0"][:, rank * cols:(rank + 1) * cols].contiguous())
+    assert same(got["ids"], t["ids"][250:500])
+    assert same(got["scalar"], t["scalar"])
+    assert same(got["big.1"], t["big.1"])  # the others whole
+    with pytest.raises(KeyError, match="nope"):
+        zt.load_file(p, slices={"nope": 0})
+
+
 class LateCopies:
     """A copy engine that copies only when waited on (a slow device): a
     buffer refilled before its copies were waited for gives wrong bytes.
@@ -192,3 +210,5 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
         assert same(got[k].cpu(), t[k]), k
     with zt.safe_open(p, framework="pt", device="cuda") as f:
         assert same(f.get_tensor("big.0").cpu(), t["big.0"])
+    part = zt.load_file(p, device="cuda", slices={"big.2": (slice(0, 10),)})["big.2"]
+    assert part.device.type == "cuda" and same(part.cpu(), t["big.2"][:10])

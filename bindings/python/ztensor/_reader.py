@@ -2,6 +2,7 @@
 
 import collections.abc
 import json
+import math
 import operator
 import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
@@ -514,17 +515,19 @@ class File(NotCopyable, collections.abc.Mapping):
         element per value of its shape (so not packed types), from the
         manifest (one call for the whole file, where asking object by object
         costs some 25 us each)."""
-        out = {}
+        out, dtypes = {}, {}
         objects = self.manifest["objects"]
         for i, name in enumerate(self):
             o = objects.get(name)
             c = o["components"].get("data") if o and o["format"] == "dense" else None
             if c is None or c.get("type") in _PACKED_TYPES or c["dtype"] not in _NUMPY_OF_DTYPE:
                 continue
-            dtype, ltype = c["dtype"], c.get("type")
-            dt = np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
+            key = (c["dtype"], c.get("type"))
+            dt = dtypes.get(key)
+            if dt is None:
+                dt = dtypes[key] = np.dtype(_NUMPY_OF_TYPE.get(key, _NUMPY_OF_DTYPE[key[0]]))
             shape = tuple(o["shape"])
-            out[name] = (i, shape, dtype, ltype, dt, int(np.prod(shape, dtype=np.uint64)) * dt.itemsize)
+            out[name] = (i, shape, *key, dt, math.prod(shape) * dt.itemsize)
         return out
 
     def _decode_ranges(self, parts, threads=0):

@@ -287,7 +287,8 @@ class _File:
         self.sparse = sparse
         self._mm = None
         self._layouts = None
-        if mmap and memory is None:
+        remote = isinstance(filename, str) and filename.lower().startswith(("http://", "https://"))
+        if mmap and memory is None and not remote:
             with open(filename, "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
                 self._mm = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY) if size else None
@@ -326,15 +327,27 @@ class _File:
                              offset=comp["offset"])
         return t.reshape(exact.shape)
 
-    def load(self, names, device, staging=None):
+    def slice(self, name, key):
+        """The selection `key` (numpy basic indexing) of a dense object as a
+        CPU tensor, reading only the box that holds it (zt_dense_slice)."""
+        c = self.f.info(name).components["data"]
+        if c.type in _FLOAT8.values() and self.float8 == "float32":
+            return torch.from_numpy(self.f.slice(name, key, np.float32))
+        return _torch_of_numpy(self.f.slice(name, key), c.dtype, c.type, self.float8, name)
+
+    def load(self, names, device, staging=None, slices=None):
         """The named objects as tensors on `device`, in the order given.
         Objects that load byte for byte are allocated first and filled
         together: on the CPU by one zt_decode_ranges on every core (or
         mapped, with mmap=True), on a CUDA device through the staging ring
-        (_staging.load); the others one at a time through tensor()."""
+        (_staging.load); the others one at a time through tensor(), and
+        those named in `slices` (name -> index) through slice()."""
         device = torch.device("cpu" if device is None else device)
+        slices = slices or {}
         exact = {}
         for name in names:
+            if name in slices:
+                continue
             e = self._exact(name)
             if e is not None:
                 exact[name] = e
@@ -361,7 +374,12 @@ class _File:
             self.f._decode_ranges(parts)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
-        return {name: out[name] if name in out else _to(self.tensor(name), device) for name in names}
+        for name in names:
+            if name in slices:
+                out[name] = _to(self.slice(name, slices[name]), device)
+            elif name not in out:
+                out[name] = _to(self.tensor(name), device)
+        return {name: out[name] for name in names}
 
     def tensor(self, name):
         info = self.f.info(name)
@@ -417,10 +435,15 @@ def _staging_for(device, buffers, buffer_bytes):
     return _Staging(_staging.CudaCopies(device), buffers, buffer_bytes)
 
 
-def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None) -> Dict[str, torch.Tensor]:
+def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
+              slices: Optional[Dict[str, Any]] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of an open _File (closed after), aliases sharing their tensor."""
     try:
-        out = f.load(f.keys(), device, staging)
+        if slices:
+            unknown = sorted(set(slices) - set(f.keys()))
+            if unknown:
+                raise KeyError(f"slices name objects the file lacks: {unknown}")
+        out = f.load(f.keys(), device, staging, slices)
         for alias, kept in f.aliases().items():
             if kept in out:
                 out[alias] = out[kept]
@@ -432,7 +455,8 @@ def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None) ->
 def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False, float8: str = "native",
               sparse: bool = False, allow_foreign: bool = False,
               staging_buffers: int = _staging.DEFAULT_BUFFERS,
-              staging_bytes: int = _staging.DEFAULT_BUFFER_BYTES) -> Dict[str, torch.Tensor]:
+              staging_bytes: int = _staging.DEFAULT_BUFFER_BYTES,
+              slices: Optional[Dict[str, Any]] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`.
 
     CPU: the tensors are allocated first and filled by one zt_decode_ranges
@@ -444,14 +468,21 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     on a CUDA stream, so host memory stays the ring's, whatever the model's
     size (mmap is not used). Other devices: loaded on the CPU, then moved.
 
-    Names save_model recorded as aliases come back as the same tensor as
-    the name they share storage with. sparse=True: sparse objects as torch
+    slices={name: key}: those tensors load as the selection `key` (what
+    tensor[key] selects: ints, slices with steps, ...; a tensor-parallel
+    rank's share, say (slice(None), slice(r * n, (r + 1) * n))), reading only
+    the box that holds it, locally and over HTTP (get_slice's rule); a name
+    the file lacks is a KeyError.
+
+    filename may be an http(s) URL (ztensor.File.from_url, the default
+    options). Names save_model recorded as aliases come back as the same
+    tensor as the name they share storage with. sparse=True: sparse objects as torch
     sparse CSR / COO tensors instead of dense ones. allow_foreign=True:
     also .safetensors, .gguf, .npy, .npz, .onnx and PyTorch checkpoints
     (read without executing their pickle)."""
     return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
                            allow_foreign=allow_foreign), device,
-                     _staging_for(device, staging_buffers, staging_bytes))
+                     _staging_for(device, staging_buffers, staging_bytes), slices)
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
@@ -501,12 +532,7 @@ class _Slice:
         return _ST_NAMES.get((c.dtype, c.type), c.type or c.dtype)
 
     def __getitem__(self, key: Any) -> torch.Tensor:
-        f = self._h._file
-        c = self._info.components["data"]
-        if c.type in _FLOAT8.values() and f.float8 == "float32":
-            return _to(torch.from_numpy(f.f.slice(self._name, key, np.float32)), self._h._device)
-        a = f.f.slice(self._name, key)
-        return _to(_torch_of_numpy(a, c.dtype, c.type, f.float8, self._name), self._h._device)
+        return _to(self._h._file.slice(self._name, key), self._h._device)
 
 
 class safe_open:  # noqa: N801 (the name safetensors uses)
