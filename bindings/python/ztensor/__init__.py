@@ -20,13 +20,14 @@ keys, and the CBOR values ztensor.UNDEFINED and ztensor.Simple(n).
 """
 
 from ._cbor import UNDEFINED, Simple
+from ._dlpack import Tensor
 from ._lib import Error
 from ._lib import lib as _cdll
 from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, SliceView, open
 from ._writer import Writer, save
 
 __all__ = ["__version__", "open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
-           "ComponentInfo", "SliceView", "library_version", "UNDEFINED", "Simple"]
+           "ComponentInfo", "SliceView", "Tensor", "library_version", "UNDEFINED", "Simple"]
 
 
 def _package_version():

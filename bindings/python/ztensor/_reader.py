@@ -1,8 +1,10 @@
 """Reading: ztensor.open(path) is a mapping of object names to numpy data."""
 
+import builtins
 import collections.abc
 import json
 import math
+import mmap
 import operator
 import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
@@ -10,7 +12,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, st
 
 import numpy as np
 
-from . import _cbor, _lib
+from . import _cbor, _dlpack, _lib
 from ._lib import Error, NotCopyable, check, checked_int, cpath, cstr, lib, text
 
 # Storage dtypes that numpy has, little-endian. bf16 has no numpy type: its
@@ -200,6 +202,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = os.fspath(path)
         self._manifest = None
+        self._copy, self._local, self._cow = copy, True, None
 
     @classmethod
     def from_bytes(cls, data: Any, *, float32: bool = False) -> "File":
@@ -217,6 +220,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = "<memory>"
         self._manifest = None
+        self._copy, self._local, self._cow = False, False, None
         return self
 
     @classmethod
@@ -249,6 +253,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = url
         self._manifest = None
+        self._copy, self._local, self._cow = False, False, None
         return self
 
     # -- lifetime -----------------------------------------------------------
@@ -257,6 +262,7 @@ class File(NotCopyable, collections.abc.Mapping):
         """Gives up this File's hold on the reader; the file is closed once no
         zero-copy array needs it any more."""
         self._handle = None
+        self._cow = None  # Tensors from dlpack() keep their mapping alive
 
     def __enter__(self):
         return self
@@ -542,6 +548,43 @@ class File(NotCopyable, collections.abc.Mapping):
             q.object, q.role, q.offset, q.dst, q.length = i, cstr(role), offset, address, n
         check(lib.zt_decode_ranges(r, reqs, len(parts), checked_int(threads, "threads", 0, 2 ** 32 - 1),
                                    None, None))
+
+    def dlpack(self, name: str) -> "_dlpack.Tensor":
+        """A dense object's data as a ztensor.Tensor, for DLPack consumers
+        (torch.from_dlpack, numpy.from_dlpack, jax.dlpack.from_dlpack) in
+        its own dtype, bf16 and FP8 included. Raw data is not copied: it is
+        a copy-on-write private mapping of the file (writes stay in this
+        process); zstd data, files opened with copy=True, from memory or a
+        URL are decoded into a buffer of the Tensor's own. Either stays valid
+        after close(). Objects that need a conversion (packed f4_e2m1,
+        sparse, quantized) raise ztensor.Error (ZT_ERR_ARGUMENT): decode
+        them with array(name, numpy.float32) or decode(name)."""
+        layout = self._dense_layouts().get(name)
+        i = self._index(name)
+        if layout is None or (layout[2], layout[3]) not in _dlpack._CODES:
+            raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense data of a DLPack dtype: "
+                        "decode it with array(name, numpy.float32) or decode(name)")
+        _, shape, dtype, ltype, dt, nbytes = layout
+        storage = self._copy_on_write(name, dt, shape, nbytes)
+        if storage is None:
+            storage = np.empty(shape, dt)
+            if nbytes:
+                self._decode_ranges([(i, "data", 0, storage.ctypes.data, nbytes)])
+        return _dlpack.Tensor(name, storage, dtype, ltype, shape)
+
+    def _copy_on_write(self, name, dt, shape, nbytes):
+        """The object's raw data as a writable copy-on-write mapping of the
+        file (mmap ACCESS_COPY, one per File), or None where its bytes are not
+        raw little-endian bytes at a place in this very file."""
+        if self._copy or not self._local or not nbytes or self.format != "zt" or self.version == "0.1.0":
+            return None
+        c = self.manifest["objects"][name]["components"]["data"]
+        if c.get("encoding", "raw") != "raw" or "shard" in c or c["length"] != nbytes:
+            return None
+        if self._cow is None:
+            with builtins.open(self.path, "rb") as fh:
+                self._cow = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+        return np.frombuffer(self._cow, dtype=dt, count=math.prod(shape), offset=c["offset"]).reshape(shape)
 
     def get_slice(self, name: str) -> "SliceView":
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that

@@ -1,0 +1,97 @@
+"""File.dlpack: dense data to any DLPack consumer without a copy, in its own
+dtype (bf16 as torch.bfloat16), valid after the File closes, freed when the
+consumer lets it go, and never a way to write to the file."""
+
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import ztensor
+from ztensor import _dlpack
+
+
+def write(p, version=None):
+    with ztensor.Writer(p, file_version=version) as w:
+        w.add("f", np.arange(12, dtype=np.float32).reshape(3, 4))
+        w.add("z", np.arange(1000, dtype=np.int64), encoding="zstd")
+        w.add("h", np.array([0x3F80, 0xC000, 0x4049], np.uint16), dtype="bf16")  # 1, -2, 3.140625
+        w.add("q", np.array([0x38, 0xC0], np.uint8), type="f8_e4m3fn")
+        w.add("c", np.array([1 + 2j, -3j], np.complex64))
+        w.add("s", np.float64(2.5))
+        w.add("e", np.zeros((0, 3), np.float32))
+        w.add_csr("csr", np.array([1.0], np.float32), [0], [0, 1], (1, 2))
+
+
+@pytest.mark.parametrize("version", [None, 2])
+def test_numpy_takes_what_it_has_types_for(tmp_path, version):
+    p = tmp_path / "t.zt"
+    write(p, version)
+    with ztensor.open(p) as f:
+        for name in ("f", "z", "c", "s", "e"):
+            a = np.from_dlpack(f.dlpack(name))
+            assert a.dtype == f[name].dtype and np.array_equal(a, f[name]), name
+        assert np.asarray(f.dlpack("h")).tolist() == [0x3F80, 0xC000, 0x4049]  # storage codes
+        assert bytes(memoryview(np.asarray(f.dlpack("f")))) == f["f"].tobytes()  # buffer protocol
+        with pytest.raises(ztensor.Error) as e:
+            f.dlpack("csr")
+        assert e.value.status_name == "ZT_ERR_ARGUMENT"
+
+
+def test_raw_data_is_shared_copy_on_write(tmp_path):
+    p = tmp_path / "t.zt"
+    write(p)
+    with ztensor.open(p) as f:
+        t = f.dlpack("f")
+        a = np.from_dlpack(t)
+        offset = f.manifest["objects"]["f"]["components"]["data"]["offset"]
+    # The file's bytes show through (a private mapping sees the file until
+    # a page is written): not a copy.
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        os.pwrite(fd, np.float32(42).tobytes(), offset)
+    finally:
+        os.close(fd)
+    assert a[0, 0] == 42
+    before = p.read_bytes()
+    np.asarray(t)[0, 1] = -1  # the exported memory is writable, and the file keeps its bytes
+    assert a[0, 1] == -1 and p.read_bytes() == before
+
+
+def test_exports_are_freed_when_their_consumers_let_go(tmp_path):
+    p = tmp_path / "t.zt"
+    write(p)
+    gc.collect()
+    start = len(_dlpack._alive)
+    with ztensor.open(p) as f:
+        consumed = [np.from_dlpack(f.dlpack(n)) for n in ("f", "z")]
+        unconsumed = f.dlpack("f").__dlpack__()  # a capsule nobody takes
+    assert len(_dlpack._alive) == start + 3
+    assert consumed[1][999] == 999  # valid after the File closed
+    del consumed, unconsumed
+    gc.collect()
+    assert len(_dlpack._alive) == start
+
+
+def test_torch_gets_bf16_as_bf16(tmp_path):
+    torch = pytest.importorskip("torch")
+    p = tmp_path / "t.zt"
+    write(p)
+    with ztensor.open(p) as f:
+        h = torch.from_dlpack(f.dlpack("h"))
+        w = torch.from_dlpack(f.dlpack("f"))
+        c = torch.from_dlpack(f.dlpack("c"))
+        q = f.dlpack("q")
+    assert h.dtype == torch.bfloat16 and h.tolist() == [1.0, -2.0, 3.140625]
+    assert w.dtype == torch.float32 and w.shape == (3, 4) and w[2, 3] == 11
+    assert c.dtype == torch.complex64 and c.tolist() == [1 + 2j, -3j]
+    if hasattr(torch, "float8_e4m3fn"):
+        try:
+            t = torch.from_dlpack(q)
+        except (BufferError, RuntimeError, TypeError) as e:  # a torch whose DLPack lacks FP8 codes
+            pytest.skip(f"this torch's from_dlpack does not take FP8: {e}")
+        assert t.dtype == torch.float8_e4m3fn and t.float().tolist() == [1.0, -2.0]
+    w[0, 0] = 7  # the consumer's copy-on-write page
+    with ztensor.open(p) as f:
+        assert f["f"][0, 0] == 0
