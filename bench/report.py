@@ -112,6 +112,8 @@ def main():
     cv = load_gbench(os.path.join(out_dir, "bench_convert.json"))
     pt = load_gbench(os.path.join(out_dir, "bench_torch.json"))
     rm = load_gbench(os.path.join(out_dir, "bench_remote.json"))
+    ld = load_gbench(os.path.join(out_dir, "bench_load.json"))
+    ld_facts = (load_json(os.path.join(out_dir, "bench_load.json")) or {}).get("facts") or {}
     rm_facts = (load_json(os.path.join(out_dir, "bench_remote.json")) or {}).get("facts")
     pages = load_json(os.path.join(out_dir, "pages.json"))
     mem = load_json(os.path.join(out_dir, "memory.json"))
@@ -251,6 +253,48 @@ def main():
             "readinto into preallocated tensors (nothing is read until used)")
     t.ratio("torch 1 GiB", "save_file (raw + xxh3, durable: fsync + rename)", pt, "Torch_TorchSave", "Torch_SaveFile",
             None, "torch.save (no fsync)")
+
+    # ---- loading a model (bench_load.py) ----
+    llm = f"bf16 model, {ld_facts.get('bytes', 0) / GiB:.2f} GiB"
+    cores = f"{ld_facts.get('threads', '?')}-thread pread"
+    t.ratio("load", f"load_file, {llm} (copies)", ld, "Load_Pread_llm", "Load_LoadFile_llm", 0.9,
+            f"{cores} of the same bytes into fresh torch memory")
+    t.ratio("load", f"load_file, {llm}, against pread into huge-page memory", ld, "Load_PreadHuge_llm",
+            "Load_LoadFile_llm", None, f"{cores} into memory advised for huge pages, as load_file's is")
+    t.ratio("load", "load_file against torch.load (mmap=True + touch on torch >= 2.1)", ld, "Load_TorchLoad",
+            "Load_LoadFile_llm", 1.5, f"torch {ld_facts.get('torch', '?')}")
+    t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
+            0.9, f"{cores} into fresh torch memory")
+    t.ratio("load", "load_file(mmap=True) + reading a byte a page", ld, "Load_Pread_llm", "Load_Mmap_llm", None,
+            f"{cores}")
+    t.ratio("load", f"load_file of the zstd twin (ratio {ld_facts.get('zstd_ratio', 0):.2f})", ld,
+            "Load_LoadFile_llm", "Load_LoadFileZstd", None, "load_file of the raw file")
+    t.ratio("load", "File.decode_many (numpy arrays)", ld, "Load_PreadHuge_llm", "Load_DecodeMany", 0.9,
+            f"{cores} into huge-page memory (numpy's arrays are)")
+    t.ratio("load", "load_file against safetensors' load_file", ld, "Load_Safetensors", "Load_LoadFile_llm", None,
+            "safetensors.torch.load_file (where importable)")
+    t.ratio("load", "save_file (raw + xxh3, durable)", ld, "Save_Floor", "Save_SaveFile", 0.9,
+            "write + fsync + rename of the same bytes")
+    t.ratio("load", "save_file against safetensors' save_file", ld, "Save_Safetensors", "Save_SaveFile", None,
+            "safetensors.torch.save_file (where importable)")
+    cold = f"page cache dropped ({ld_facts.get('cold_by', '?')})"
+    t.ratio("load", f"load_file, {cold}", ld, "Cold_Read", "Cold_LoadFile", 0.9, "one plain read of the file, cold")
+    t.ratio("load", f"zstd twin against raw, {cold}", ld, "Cold_LoadFile", "Cold_LoadFileZstd", 1.2,
+            "raw load_file, cold (the goal holds where the disk is slower than decoding)")
+    gpu = ld_facts.get("gpu") or "no GPU in this run"
+    t.ratio("load", f"load_file(device='cuda') ({gpu})", ld, "Gpu_Pinned", "Gpu_LoadFile", 0.8,
+            "one pinned host->device copy of the same bytes")
+    t.ratio("load", "load_file of the zstd twin to cuda", ld, "Gpu_Pinned", "Gpu_LoadFileZstd", None,
+            "one pinned host->device copy")
+    t.ratio("load", "load_file(device='cuda') against safetensors", ld, "Gpu_Safetensors", "Gpu_LoadFile", 7.0,
+            "safetensors load_file(device='cuda:0')")
+    t.ratio("load", "load_file(device='cuda') against torch.load + .to", ld, "Gpu_TorchLoad", "Gpu_LoadFile", None,
+            "torch.load(mmap=True) + .to('cuda')")
+    if ld_facts.get("gpu_peak_rss_above_start") is not None:
+        peak = ld_facts["gpu_peak_rss_above_start"]
+        limit = ld_facts["gpu_staging_bytes"] + 64 * MiB
+        t.fact("load", "peak host RSS above the start during a cuda load", f"{peak / MiB:.0f} MiB",
+               f"<= staging + 64 MiB ({limit / MiB:.0f} MiB)", "met" if peak <= limit else "missed")
 
     # ---- remote reads (loopback nginx) ----
     t.ratio("remote 1 GiB", f"zt_component_read over HTTP ({gbps(rm.get('Remote_ZtRead'), GiB)}; "

@@ -28,10 +28,10 @@ for arg in "$@"; do
   case $arg in
     --update) update=(--update "$root/BENCHMARKS.md") ;;
     bench_*) programs+=("$arg") ;;
-    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_remote]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_load bench_remote]" >&2; exit 2 ;;
   esac
 done
-[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_remote)
+[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_load bench_remote)
 mkdir -p "$out" "$ZT_BENCH_DIR"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -59,6 +59,9 @@ for p in "${programs[@]}"; do
     # ztensor.torch (Python, Debian's python3-torch) over this build's library.
     bench_torch) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/bindings/python" \
       /usr/bin/python3 "$root/bench/bench_torch.py" "$out/bench_torch.json" "$reps" ;;
+    # Loading a model to CPU (and GPU, where torch sees one): bench_load.py.
+    bench_load) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/bindings/python" \
+      /usr/bin/python3 "$root/bench/bench_load.py" "$out/bench_load.json" "$reps" ;;
     # zt_open_url against a loopback nginx (Debian's nginx-light) and curl.
     bench_remote) echo "== $p" >&2 && ZTENSOR_LIBRARY="$build/libztensor.so.1" PYTHONPATH="$root/bindings/python" \
       /usr/bin/python3 "$root/bench/bench_remote.py" "$out/bench_remote.json" "$reps" ;;
