@@ -91,6 +91,12 @@ def main():
     for body in re.findall(r"enum\s*\{([^}]*)\};", header):
         for k, v in re.findall(r"(ZT_\w+)\s*=\s*(\d+)", body):
             w(f"pub const {k}: u32 = {v};\n")
+    # Function pointer types: typedef RET (*NAME)(PARAMS);
+    for ret, name, params in re.findall(r"typedef\s+(\w[\w\s*]*?)\s*\(\*(\w+)\)\s*\(([^)]*)\)\s*;", header):
+        args = ", ".join(rust_type(split_param(p)[0]) for p in params.split(","))
+        r = rust_type(ret)
+        tail = "" if r == "()" else f" -> {r}"
+        w(f"pub type {name} = Option<unsafe extern \"C\" fn({args}){tail}>;\n")
     w("\n#[repr(C)]\npub struct zt_reader {\n    _opaque: [u8; 0],\n}\n")
     w("#[repr(C)]\npub struct zt_writer {\n    _opaque: [u8; 0],\n}\n")
     for name, body in re.findall(r"typedef struct (\w+) \{(.*?)\}\s*\w+;", header, flags=re.S):

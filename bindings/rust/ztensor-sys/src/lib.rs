@@ -37,6 +37,7 @@ pub const ZT_DIGEST_SHA256: zt_digest_algo = 1;
 pub const ZT_DIGEST_NONE: zt_digest_algo = 2;
 
 pub const ZT_SOURCE_CONCURRENT: u32 = 1;
+pub type zt_decode_done_fn = Option<unsafe extern "C" fn(*mut c_void, usize, zt_status)>;
 
 #[repr(C)]
 pub struct zt_reader {
@@ -97,6 +98,19 @@ pub struct zt_decode_request {
     pub role: *const c_char,
     pub dst: *mut c_void,
     pub capacity: u64,
+    pub written: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct zt_decode_range {
+    pub struct_size: u32,
+    pub status: u32,
+    pub object: usize,
+    pub role: *const c_char,
+    pub offset: u64,
+    pub dst: *mut c_void,
+    pub length: u64,
     pub written: u64,
 }
 
@@ -230,6 +244,8 @@ extern "C" {
     pub fn zt_writer_abort(w: *mut zt_writer);
     pub fn zt_decode_request_init(req: *mut zt_decode_request);
     pub fn zt_decode_many(r: *const zt_reader, reqs: *mut zt_decode_request, count: usize, threads: c_uint) -> zt_status;
+    pub fn zt_decode_range_init(range: *mut zt_decode_range);
+    pub fn zt_decode_ranges(r: *const zt_reader, ranges: *mut zt_decode_range, count: usize, threads: c_uint, done: zt_decode_done_fn, ctx: *mut c_void) -> zt_status;
     pub fn zt_object_element_count(r: *const zt_reader, object: usize, count: *mut u64) -> zt_status;
     pub fn zt_object_value_count(r: *const zt_reader, object: usize, count: *mut u64) -> zt_status;
     pub fn zt_object_read_f32(r: *const zt_reader, object: usize, dst: *mut f32, capacity: u64, written: *mut u64) -> zt_status;

@@ -1,5 +1,5 @@
 //! Reading through your own transport (`zt_open_source`) and parallel
-//! decoding (`zt_decode_many`).
+//! decoding (`zt_decode_many`, `zt_decode_ranges`).
 use std::ffi::CString;
 use std::os::raw::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -102,43 +102,96 @@ impl Reader {
         items: &mut [(Object<'_>, &str, &mut [u8])],
         threads: u32,
     ) -> Vec<Result<usize>> {
-        let mut roles = Vec::with_capacity(items.len());
-        let mut out: Vec<Option<Result<usize>>> = Vec::with_capacity(items.len());
-        for (_, role, _) in items.iter() {
+        let roles: Vec<&str> = items.iter().map(|(_, role, _)| *role).collect();
+        self.batch(&roles, |roles| {
+            let mut reqs = Vec::new();
+            for (i, (object, _, dst)) in items.iter_mut().enumerate() {
+                let Some(role) = roles[i] else { continue };
+                let mut r: sys::zt_decode_request = unsafe { std::mem::zeroed() };
+                unsafe { sys::zt_decode_request_init(&mut r) };
+                r.object = object.index();
+                r.role = role;
+                r.dst = dst.as_mut_ptr() as *mut c_void;
+                r.capacity = dst.len() as u64;
+                reqs.push(r);
+            }
+            let first = unsafe { sys::zt_decode_many(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads) };
+            (first, reqs.iter().map(|r| (r.status, r.written)).collect())
+        })
+    }
+
+    /// Decodes byte ranges of components into caller buffers on up to
+    /// `threads` threads (0: all cores; `zt_decode_ranges`): item
+    /// `(object, role, offset, dst)` receives decoded bytes `[offset,
+    /// offset + dst.len())`, reading only the raw bytes or zstd frames that
+    /// hold them. It is what a loader to a device needs: fill a pinned
+    /// staging buffer with ranges (small tensors batched, large ones split),
+    /// start its copy, fill the next buffer meanwhile (docs/bindings.md,
+    /// "Loading to a device"). Each item gets its own result: the bytes
+    /// written or its error (a range past the decoded end: `Status::Argument`).
+    pub fn decode_ranges(
+        &self,
+        items: &mut [(Object<'_>, &str, u64, &mut [u8])],
+        threads: u32,
+    ) -> Vec<Result<usize>> {
+        let roles: Vec<&str> = items.iter().map(|(_, role, _, _)| *role).collect();
+        self.batch(&roles, |roles| {
+            let mut reqs = Vec::new();
+            for (i, (object, _, offset, dst)) in items.iter_mut().enumerate() {
+                let Some(role) = roles[i] else { continue };
+                let mut r: sys::zt_decode_range = unsafe { std::mem::zeroed() };
+                unsafe { sys::zt_decode_range_init(&mut r) };
+                r.object = object.index();
+                r.role = role;
+                r.offset = *offset;
+                r.dst = dst.as_mut_ptr() as *mut c_void;
+                r.length = dst.len() as u64;
+                reqs.push(r);
+            }
+            let first = unsafe {
+                sys::zt_decode_ranges(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads, None, ptr::null_mut())
+            };
+            (first, reqs.iter().map(|r| (r.status, r.written)).collect())
+        })
+    }
+
+    /// Both batch calls: the roles as C strings (an item whose role has a
+    /// NUL fails alone), `run` with the role of each item (None: skip it)
+    /// returning the call's status and each submitted request's (status,
+    /// written), then one result per item. The library's message is the
+    /// first failed request's (array order); the others get their status
+    /// with a pointer to it.
+    fn batch(
+        &self,
+        roles: &[&str],
+        run: impl FnOnce(&[Option<*const c_char>]) -> (sys::zt_status, Vec<(u32, u64)>),
+    ) -> Vec<Result<usize>> {
+        let mut out: Vec<Option<Result<usize>>> = Vec::with_capacity(roles.len());
+        let mut owned = Vec::with_capacity(roles.len());
+        for role in roles {
             match cstring("role", role) {
                 Ok(c) => {
-                    roles.push(c);
+                    owned.push(c);
                     out.push(None);
                 }
                 Err(e) => {
-                    roles.push(CString::default());
+                    owned.push(CString::default());
                     out.push(Some(Err(e)));
                 }
             }
         }
-        let mut reqs: Vec<sys::zt_decode_request> = Vec::with_capacity(items.len());
-        let mut which = Vec::with_capacity(items.len());
-        for (i, (object, _, dst)) in items.iter_mut().enumerate() {
-            if out[i].is_some() {
-                continue;
-            }
-            let mut r: sys::zt_decode_request = unsafe { std::mem::zeroed() };
-            unsafe { sys::zt_decode_request_init(&mut r) };
-            r.object = object.index();
-            r.role = roles[i].as_ptr();
-            r.dst = dst.as_mut_ptr() as *mut c_void;
-            r.capacity = dst.len() as u64;
-            reqs.push(r);
-            which.push(i);
-        }
-        // The library's message is the first failed request's (array order);
-        // the others get their status with a pointer to it.
-        let first = unsafe { sys::zt_decode_many(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads) };
+        let ptrs: Vec<Option<*const c_char>> = owned
+            .iter()
+            .zip(&out)
+            .map(|(c, o)| if o.is_none() { Some(c.as_ptr()) } else { None })
+            .collect();
+        let which: Vec<usize> = (0..roles.len()).filter(|&i| out[i].is_none()).collect();
+        let (first, done) = run(&ptrs);
         let first_error = check(first).err();
         let mut first_seen = false;
-        for (r, &i) in reqs.iter().zip(&which) {
-            out[i] = Some(if r.status == sys::ZT_OK as u32 {
-                Ok(r.written as usize)
+        for ((status, written), &i) in done.into_iter().zip(&which) {
+            out[i] = Some(if status == sys::ZT_OK as u32 {
+                Ok(written as usize)
             } else if !first_seen {
                 first_seen = true;
                 Err(first_error
@@ -146,7 +199,7 @@ impl Reader {
                     .unwrap_or_else(|| crate::error::argument("decode failed")))
             } else {
                 Err(Error {
-                    status: Status::from_raw(r.status as i32),
+                    status: Status::from_raw(status as i32),
                     message: format!("item {i} failed (the library explains only the first failure)"),
                 })
             });

@@ -307,6 +307,16 @@ fn decode_many_rows_and_append() {
     assert_eq!(got[2].as_ref().err().unwrap().status, Status::Argument); // 4 bytes are too few
     assert_eq!(&a[..], w.data().unwrap().bytes().unwrap());
     assert_eq!(w.rows(1, 2).unwrap(), &w.data().unwrap().bytes().unwrap()[16..32]);
+
+    // Ranges: part of a zstd component, part of a raw one, one past the end.
+    let (mut c, mut d, mut e) = (vec![0u8; 100], vec![0u8; 8], vec![0u8; 8]);
+    let mut ranges = [(ramp, "data", 4000u64, &mut c[..]), (w, "data", 8, &mut d[..]), (w, "data", 44, &mut e[..])];
+    let got = r.decode_ranges(&mut ranges, 0);
+    assert_eq!(got[0].as_ref().unwrap(), &100);
+    assert_eq!(got[1].as_ref().unwrap(), &8);
+    assert_eq!(got[2].as_ref().err().unwrap().status, Status::Argument); // bytes 44..52 of 48
+    assert_eq!(&c[..], &b[4000..4100]);
+    assert_eq!(&d[..], &a[8..16]);
     assert_eq!(w.layout(), "dense");
 
     // v2: append a generation, read the content digest.
