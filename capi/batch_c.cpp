@@ -15,12 +15,24 @@ namespace {
 // What differs between the two request structs: the buffer's size field,
 // and where in the decoded bytes the buffer starts (a range's offset; a
 // whole-component request has none).
-uint64_t buffer_size(const zt_decode_request& q) { return q.capacity; }
-uint64_t buffer_size(const zt_decode_range& q) { return q.length; }
-std::optional<uint64_t> first_byte(const zt_decode_request&) { return std::nullopt; }
-std::optional<uint64_t> first_byte(const zt_decode_range& q) { return q.offset; }
-const char* struct_name(const zt_decode_request*) { return "zt_decode_request"; }
-const char* struct_name(const zt_decode_range*) { return "zt_decode_range"; }
+uint64_t buffer_size(const zt_decode_request& q) {
+  return q.capacity;
+}
+uint64_t buffer_size(const zt_decode_range& q) {
+  return q.length;
+}
+std::optional<uint64_t> first_byte(const zt_decode_request&) {
+  return std::nullopt;
+}
+std::optional<uint64_t> first_byte(const zt_decode_range& q) {
+  return q.offset;
+}
+const char* struct_name(const zt_decode_request*) {
+  return "zt_decode_request";
+}
+const char* struct_name(const zt_decode_range*) {
+  return "zt_decode_range";
+}
 
 // Resolves a request's object index and role to a core request, or says why not.
 template <class Request>
@@ -32,10 +44,9 @@ zt::Error resolve(const zt_reader* r, const Request& q, zt::DecodeRequest& out) 
   if (!k) return k.error();
   static uint8_t empty;
   uint8_t* dst = q.dst ? static_cast<uint8_t*>(q.dst) : &empty;
-  out = zt::DecodeRequest{q.object, *k,
-                          std::span<uint8_t>(dst, static_cast<size_t>(buffer_size(q))),
-                          0,        {},
-                          first_byte(q)};
+  out =
+      zt::DecodeRequest{q.object, *k, std::span<uint8_t>(dst, static_cast<size_t>(buffer_size(q))),
+                        0,        {}, first_byte(q)};
   return {};
 }
 

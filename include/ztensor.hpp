@@ -43,8 +43,8 @@
 #include <filesystem>
 #include <initializer_list>
 #include <iterator>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>

@@ -243,8 +243,8 @@ struct Progress {
 
 // Runs every task on up to p.threads threads, telling `done` of each
 // request as its last task ends.
-void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests,
-             Progress& progress, const DecodeDone& done) {
+void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests, Progress& progress,
+             const DecodeDone& done) {
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < p.tasks.size();
@@ -273,8 +273,8 @@ void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests,
 
 }  // namespace
 
-Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests,
-                         unsigned threads, const DecodeDone& done) {
+Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests, unsigned threads,
+                         const DecodeDone& done) {
   Plan plan;
   plan.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
   plan.split_size.assign(requests.size(), 0);

@@ -183,7 +183,7 @@ TEST_F(WrapperTest, LoadStagedFillsEveryItemThroughSmallBuffers) {
     LateDevice device;
     for (const auto& w : want) device.memory.emplace_back(w.size(), std::byte{0xEE});
     ztensor::load_staged(r, items, buffers, device);
-    EXPECT_GT(device.queue.size(), 80u);  // 8 KiB through 100-byte buffers
+    EXPECT_GT(device.queue.size(), 80u);          // 8 KiB through 100-byte buffers
     EXPECT_EQ(device.done, device.queue.size());  // every copy waited for
     for (std::size_t i = 0; i < want.size(); ++i)
       EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(), device.memory[i].begin())) << i;
@@ -193,8 +193,9 @@ TEST_F(WrapperTest, LoadStagedFillsEveryItemThroughSmallBuffers) {
 TEST_F(WrapperTest, DecodeRangesTellsEachRangeAndThrowsTheFirstFailure) {
   ztensor::Reader r(write_sample());
   std::vector<std::byte> a(10), b(4);
-  std::vector<ztensor::Reader::Range> ranges{{r["ramp"].index(), "data", 8000, a},
-                                             {r["w"].index(), "data", 22, b}};  // 24 bytes: 2 too many
+  std::vector<ztensor::Reader::Range> ranges{
+      {r["ramp"].index(), "data", 8000, a},
+      {r["w"].index(), "data", 22, b}};  // 24 bytes: 2 too many
   std::vector<int> told(2, 0);
   std::mutex m;
   try {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ztensor.h"
@@ -151,7 +151,8 @@ TEST_P(BatchDecode, RangesStitchEveryComponentBackTogether) {
       ranges.push_back(range(o, at, out[o].data() + at, n));
     }
   Completions done;
-  ASSERT_EQ(zt_decode_ranges(r, ranges.data(), ranges.size(), 0, &Completions::record, &done), ZT_OK)
+  ASSERT_EQ(zt_decode_ranges(r, ranges.data(), ranges.size(), 0, &Completions::record, &done),
+            ZT_OK)
       << zt_last_error();
   EXPECT_EQ(out[0], big);
   EXPECT_EQ(out[1], big);
@@ -176,11 +177,11 @@ TEST_P(BatchDecode, ARangeInsideOneFrameWritesOnlyItsBytes) {
 
 TEST_P(BatchDecode, RangesOutsideTheDecodedBytesAreRefusedAlone) {
   std::vector<uint8_t> a(kBig), b(64), c(small.size());
-  zt_decode_range q[5] = {range(0, kBig - 10, b.data(), 11),         // past the end of frames
-                          range(1, kBig + 1, b.data(), 0),           // starts past raw data
-                          range(2, 1, c.data(), small.size()),       // one byte too many, one frame
-                          range(0, 0, a.data(), kBig),               // fine
-                          range(1, UINT64_MAX - 3, b.data(), 8)};    // offset + length overflows
+  zt_decode_range q[5] = {range(0, kBig - 10, b.data(), 11),       // past the end of frames
+                          range(1, kBig + 1, b.data(), 0),         // starts past raw data
+                          range(2, 1, c.data(), small.size()),     // one byte too many, one frame
+                          range(0, 0, a.data(), kBig),             // fine
+                          range(1, UINT64_MAX - 3, b.data(), 8)};  // offset + length overflows
   Completions done;
   EXPECT_EQ(zt_decode_ranges(r, q, 5, 0, &Completions::record, &done), ZT_ERR_ARGUMENT);
   EXPECT_NE(std::string(zt_last_error()).find("not within"), std::string::npos) << zt_last_error();
@@ -192,7 +193,8 @@ TEST_P(BatchDecode, RangesOutsideTheDecodedBytesAreRefusedAlone) {
   EXPECT_EQ(a, big);
   std::sort(done.seen.begin(), done.seen.end());
   ASSERT_EQ(done.seen.size(), 5u);
-  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(done.seen[i], std::make_pair(i, static_cast<zt_status>(q[i].status)));
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_EQ(done.seen[i], std::make_pair(i, static_cast<zt_status>(q[i].status)));
 }
 
 TEST_P(BatchDecode, RefusedRangesAreToldToo) {

@@ -149,7 +149,14 @@ impl Reader {
                 reqs.push(r);
             }
             let first = unsafe {
-                sys::zt_decode_ranges(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads, None, ptr::null_mut())
+                sys::zt_decode_ranges(
+                    self.raw(),
+                    reqs.as_mut_ptr(),
+                    reqs.len(),
+                    threads,
+                    None,
+                    ptr::null_mut(),
+                )
             };
             (first, reqs.iter().map(|r| (r.status, r.written)).collect())
         })

@@ -310,7 +310,11 @@ fn decode_many_rows_and_append() {
 
     // Ranges: part of a zstd component, part of a raw one, one past the end.
     let (mut c, mut d, mut e) = (vec![0u8; 100], vec![0u8; 8], vec![0u8; 8]);
-    let mut ranges = [(ramp, "data", 4000u64, &mut c[..]), (w, "data", 8, &mut d[..]), (w, "data", 44, &mut e[..])];
+    let mut ranges = [
+        (ramp, "data", 4000u64, &mut c[..]),
+        (w, "data", 8, &mut d[..]),
+        (w, "data", 44, &mut e[..]),
+    ];
     let got = r.decode_ranges(&mut ranges, 0);
     assert_eq!(got[0].as_ref().unwrap(), &100);
     assert_eq!(got[1].as_ref().unwrap(), &8);
