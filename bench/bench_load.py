@@ -16,6 +16,8 @@ said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
   Load_LoadFileZstd      load_file of the zstd twin
   Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
   Load_DecodeMany        File.decode_many (numpy, the same bytes)
+  Load_DecodeManyCopy    the same with the file opened copy=True (pread, no
+                         mapping: which is faster on many cores is open)
   Load_TorchLoad         torch.load(mmap=True) + touch (torch >= 2.1; else
                          plain torch.load) of the same tensors
   Load_Safetensors       safetensors.torch.load_file, where importable
@@ -260,6 +262,7 @@ def main():
             hot[f"Load_Mmap_{m}"] = (lambda m=m: touch(zt.load_file(paths[m], mmap=True)), paths[m])
         hot["Load_LoadFileZstd"] = (lambda: zt.load_file(paths["zstd"]), paths["zstd"])
         hot["Load_DecodeMany"] = (lambda: ztensor.open(paths["llm"]).decode_many(), paths["llm"])
+        hot["Load_DecodeManyCopy"] = (lambda: ztensor.open(paths["llm"], copy=True).decode_many(), paths["llm"])
         hot["Load_TorchLoad"] = (torch_load, paths["pt"])
         if st:
             hot["Load_Safetensors"] = (lambda: st.load_file(paths["st"]), paths["st"])

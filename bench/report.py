@@ -271,6 +271,8 @@ def main():
             "Load_LoadFile_llm", "Load_LoadFileZstd", None, "load_file of the raw file")
     t.ratio("load", "File.decode_many (numpy arrays)", ld, "Load_PreadHuge_llm", "Load_DecodeMany", 0.9,
             f"{cores} into huge-page memory (numpy's arrays are)")
+    t.ratio("load", "File.decode_many, file opened copy=True (pread)", ld, "Load_PreadHuge_llm", "Load_DecodeManyCopy",
+            None, f"{cores} into huge-page memory")
     t.ratio("load", "load_file against safetensors' load_file", ld, "Load_Safetensors", "Load_LoadFile_llm", None,
             "safetensors.torch.load_file (where importable)")
     t.ratio("load", "save_file (raw + xxh3, durable)", ld, "Save_Floor", "Save_SaveFile", 0.9,
