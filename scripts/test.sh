@@ -14,7 +14,7 @@
 #      of HEAD with nothing but the defaults (what a new user runs; uncommitted
 #      changes are not in it);
 #   3. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
-#      and the writer's compression workers;
+#      the writer's compression workers, and batch decoding's workers;
 #   4. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
 #      30) each, one per core at a time, when clang is installed
 #      (scripts/setup.sh installs it).
@@ -99,11 +99,13 @@ tsan=${ZT_TSAN_BUILD_DIR:-build-tsan}
 if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      -DZT_SANITIZE=thread -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=OFF &&
    step tsan-build cmake --build "$tsan" -j "$jobs" --target threads_test access_test \
-     frame_pipeline_test writer_test; then
+     frame_pipeline_test writer_test batch_decode_test; then
   step tsan-threads env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/hardening/threads_test" || true
   step tsan-access env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/access_test" --gtest_filter='*Thread*' || true
   step tsan-frames env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/frame_pipeline_test" || true
   step tsan-writer env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/writer_test" || true
+  # zt_decode_many/zt_decode_ranges: workers, per-request counters, callbacks.
+  step tsan-batch env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/batch_decode_test" || true
 fi
 
 if command -v clang++ >/dev/null 2>&1; then
