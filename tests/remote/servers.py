@@ -133,14 +133,27 @@ class Nginx:
                     out.append((m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)))
         return out
 
+    def settled(self):
+        """entries() once the log has stopped growing: nginx writes a line
+        after the response has gone, so a client that has its bytes can be
+        ahead of the log (on a loaded machine by more than 50 ms: a mark
+        taken too early counted the open's last request as a later read's)."""
+        entries = self.entries()
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            again = self.entries()
+            if len(again) == len(entries):
+                break
+            entries = again
+        return entries
+
     def mark(self):
         """Where the log is now: entries() after it are what came since."""
-        return len(self.entries())
+        return len(self.settled())
 
     def since(self, mark):
-        # nginx writes the log line when the request ends; give it a moment.
-        time.sleep(0.05)
-        return self.entries()[mark:]
+        return self.settled()[mark:]
 
 
 class FaultServer:

@@ -79,6 +79,17 @@ def test_mmap_maps_bf16_and_copies_only_on_write(tmp_path):
     assert m["w"][1].item() == 3.0 and p.read_bytes() == before
 
 
+@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"), reason="this torch has no float8 types")
+def test_mmap_maps_fp8(tmp_path):
+    p = tmp_path / "f8.zt"
+    with ztensor.Writer(p) as w:
+        w.add("q", np.array([0x38, 0xC0] * 2048, np.uint8), type="f8_e4m3fn")  # 1.0, -2.0, ...
+    copied, mapped = zt.load_file(p)["q"], zt.load_file(p, mmap=True)["q"]
+    assert copied.dtype == mapped.dtype == torch.float8_e4m3fn
+    assert mapped.float()[:2].tolist() == [1.0, -2.0]
+    assert torch.equal(mapped.view(torch.uint8), copied.view(torch.uint8))
+
+
 def test_mmap_decodes_packed_and_converted_types(tmp_path):
     p = tmp_path / "v2.zt"
     u8 = lambda *v: np.array(v, dtype=np.uint8)  # noqa: E731
@@ -116,13 +127,18 @@ class LateCopies:
 
     def __init__(self):
         self.buffers, self.queue, self.done, self.copies = [], [], 0, 0
+        self.started = False
+
+    def start(self):
+        assert self.buffers and not self.queue  # after the ring, before any copy
+        self.started = True
 
     def buffer(self, nbytes):
         self.buffers.append(nbytes)
         return torch.empty(nbytes, dtype=torch.uint8)
 
     def copy(self, dst, src):
-        assert dst.numel() == src.numel() > 0
+        assert self.started and dst.numel() == src.numel() > 0
         self.queue.append((dst, src))
         self.copies += 1
 

@@ -8,7 +8,8 @@ batch is decoded into the next buffer while that copy runs, and a buffer is
 refilled only once its copy is known to be done. Host memory is the ring
 (`buffers` x `buffer_bytes`), whatever the model's size.
 
-The copy engine is the only device-specific part (CudaCopies); tests drive
+The copy engine is the only device-specific part (CudaCopies: buffer(n),
+start(), copy(dst, src), record() -> token, wait(token), finish()); tests drive
 the same pipeline with a CPU engine that performs copies late, so that a
 buffer refilled too early shows as wrong bytes.
 """
@@ -78,6 +79,12 @@ class CudaCopies:
         self.device = device
         self.stream = torch.cuda.Stream(device=device)
 
+    def start(self) -> None:
+        # The destination tensors were allocated on the caller's stream,
+        # whose caching allocator may hand out memory that work queued there
+        # still uses: our copies start after that work.
+        self.stream.wait_stream(torch.cuda.current_stream(self.device))
+
     def buffer(self, nbytes: int) -> torch.Tensor:
         return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
 
@@ -120,6 +127,7 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     ring = [engine.buffer(largest) for _ in range(min(buffers, len(batches)))]
     dsts = [_bytes_of(it.dst) for it in items]
     pending = [None] * len(ring)  # the token of each buffer's last copies
+    engine.start()
     try:
         for k, batch in enumerate(batches):
             slot = k % len(ring)
