@@ -58,6 +58,17 @@ def test_cpu_load_fills_every_tensor_at_once(tmp_path, encoding, version):
         assert same(f.get_tensor("big.1"), t["big.1"])
 
 
+def test_requests_built_as_ctypes_structs_load_the_same(tmp_path, monkeypatch):
+    # Where zt_decode_range has no numpy record layout (not 64-bit
+    # little-endian), the requests are ctypes structs.
+    from ztensor import _reader
+    t = model(5)
+    zt.save_file(t, tmp_path / "m.zt", encoding="zstd", frame_size=4096)
+    monkeypatch.setattr(_reader, "_RANGE_DTYPE", None)
+    got = zt.load_file(tmp_path / "m.zt")
+    assert all(same(got[k], t[k]) for k in t)
+
+
 def test_mmap_maps_bf16_and_copies_only_on_write(tmp_path):
     t = {"w": torch.arange(4096, dtype=torch.float32).to(torch.bfloat16), "f": torch.ones(1024)}
     p = tmp_path / "m.zt"

@@ -2,6 +2,7 @@
 
 import builtins
 import collections.abc
+import ctypes
 import json
 import math
 import mmap
@@ -37,6 +38,16 @@ _DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1", "zt.quant_group/1"}
 
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+# zt_decode_range as a numpy record where it has this layout (64-bit
+# little-endian size_t and pointers, as the ctypes declaration says); None
+# elsewhere, where the requests are built as ctypes structs.
+_RANGE_SIZE = ctypes.sizeof(_lib.DecodeRange)
+_RANGE_DTYPE = np.dtype([("struct_size", "<u4"), ("status", "<u4"), ("object", "<u8"), ("role", "<u8"),
+                         ("offset", "<u8"), ("dst", "<u8"), ("length", "<u8"), ("written", "<u8")])
+if not (np.little_endian and _RANGE_DTYPE.itemsize == _RANGE_SIZE and all(
+        _RANGE_DTYPE.fields[n][1] == getattr(_lib.DecodeRange, n).offset for n in _RANGE_DTYPE.names)):
+    _RANGE_DTYPE = None
 
 
 class _Handle:
@@ -522,10 +533,9 @@ class File(NotCopyable, collections.abc.Mapping):
         manifest (one call for the whole file, where asking object by object
         costs some 25 us each)."""
         out, dtypes = {}, {}
-        objects = self.manifest["objects"]
-        for i, name in enumerate(self):
-            o = objects.get(name)
-            c = o["components"].get("data") if o and o["format"] == "dense" else None
+        # The manifest lists the objects in index order (zt_manifest_json).
+        for i, (name, o) in enumerate(self.manifest["objects"].items()):
+            c = o["components"].get("data") if o["format"] == "dense" else None
             if c is None or c.get("type") in _PACKED_TYPES or c["dtype"] not in _NUMPY_OF_DTYPE:
                 continue
             key = (c["dtype"], c.get("type"))
@@ -542,12 +552,25 @@ class File(NotCopyable, collections.abc.Mapping):
         role, first decoded byte, address, byte count). The caller keeps the
         memory alive and unshared until this returns."""
         r = self._r()
-        reqs = (_lib.DecodeRange * max(len(parts), 1))()
-        for q, (i, role, offset, address, n) in zip(reqs, parts):
-            lib.zt_decode_range_init(byref(q))
-            q.object, q.role, q.offset, q.dst, q.length = i, cstr(role), offset, address, n
-        check(lib.zt_decode_ranges(r, reqs, len(parts), checked_int(threads, "threads", 0, 2 ** 32 - 1),
-                                   None, None))
+        threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
+        # The requests as one numpy record array laid out as zt_decode_range
+        # (filled from a list in one call: a ctypes struct set field by field
+        # cost ~4 us a request, 15 ms for 4,096 tensors). What
+        # zt_decode_range_init does is set struct_size on zeroed memory.
+        roles = {role: cstr(role) for role in {p[1] for p in parts}}
+        if _RANGE_DTYPE is not None:
+            role_at = {role: ctypes.cast(ctypes.c_char_p(b), c_void_p).value for role, b in roles.items()}
+            reqs = np.array([(_RANGE_SIZE, 0, i, role_at[role], offset, address, n, 0)
+                             for i, role, offset, address, n in parts] or [(_RANGE_SIZE,) + (0,) * 7],
+                            dtype=_RANGE_DTYPE)
+            array = reqs.ctypes.data
+        else:
+            reqs = array = (_lib.DecodeRange * max(len(parts), 1))()
+            for q, (i, role, offset, address, n) in zip(reqs, parts):
+                lib.zt_decode_range_init(byref(q))
+                q.object, q.role, q.offset, q.dst, q.length = i, roles[role], offset, address, n
+        check(lib.zt_decode_ranges(r, array, len(parts), threads, None, None))
+        del roles, reqs  # alive until here: the requests point into them
 
     def dlpack(self, name: str) -> "_dlpack.Tensor":
         """A dense object's data as a ztensor.Tensor, for DLPack consumers
