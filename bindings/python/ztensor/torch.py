@@ -287,6 +287,7 @@ class _File:
         self.sparse = sparse
         self._mm = None
         self._layouts = None
+        self._mappable = self._objects = None
         remote = isinstance(filename, str) and filename.lower().startswith(("http://", "https://"))
         if mmap and memory is None and not remote:
             with open(filename, "rb") as fh:
@@ -318,14 +319,19 @@ class _File:
     def _mapped(self, name, exact):
         """A copy-on-write tensor over the file's bytes, or None where the
         data is not raw little-endian bytes at a place in this very file."""
-        if self._mm is None or exact.nbytes == 0 or self.f.format != "zt" or self.f.version == "0.1.0":
+        if self._mm is None or exact.nbytes == 0:
             return None
-        comp = self.f.manifest["objects"][name]["components"]["data"]
+        if self._mappable is None:  # asked once: each is a call into the library
+            self._mappable = self.f.format == "zt" and self.f.version != "0.1.0"
+            self._objects = self.f.manifest["objects"]
+        if not self._mappable:
+            return None
+        comp = self._objects[name]["components"]["data"]
         if comp.get("encoding", "raw") != "raw" or "shard" in comp or comp["length"] != exact.nbytes:
             return None
         t = torch.frombuffer(self._mm, dtype=exact.dtype, count=math.prod(exact.shape),
                              offset=comp["offset"])
-        return t.reshape(exact.shape)
+        return t.view(exact.shape)
 
     def slice(self, name, key):
         """The selection `key` (numpy basic indexing) of a dense object as a
