@@ -180,3 +180,37 @@ def test_fp8_needs_a_native_type_or_asks_for_float32(tmp_path):
 def test_foreign_files_load_as_tensors(tmp_path):
     torch.save({"w": torch.arange(4.0)}, tmp_path / "c.pt")
     assert zt.load_file(tmp_path / "c.pt", allow_foreign=True)["w"].tolist() == [0, 1, 2, 3]
+
+
+def test_get_slice_gives_numpys_result_for_every_key(tmp_path):
+    # Random basic-indexing keys (ints, slices with any step, Ellipsis) on a
+    # 3-d tensor: numpy's result as a tensor, or numpy's exception type.
+    import random
+    a = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6)
+    zt.save_file({"a": torch.from_numpy(a)}, tmp_path / "s.zt")
+    rnd = random.Random(7)
+
+    def part():
+        c = rnd.random()
+        if c < 0.25:
+            return rnd.randint(-7, 7)
+        if c < 0.3:
+            return Ellipsis
+        bound = lambda: rnd.choice([None, rnd.randint(-8, 8)])  # noqa: E731
+        return slice(bound(), bound(), rnd.choice([None, 1, 2, -1, -2, 3, -3]))
+
+    negative = 0
+    with zt.safe_open(tmp_path / "s.zt", framework="pt") as f:
+        view = f.get_slice("a")
+        for _ in range(1500):
+            key = tuple(part() for _ in range(rnd.randint(0, 4)))
+            try:
+                want = a[key]
+            except (IndexError, TypeError) as e:
+                with pytest.raises(type(e)):
+                    view[key]
+                continue
+            negative += any(s < 0 for s in np.asarray(want).strides)
+            got = view[key]
+            assert torch.equal(got, torch.from_numpy(np.array(want, copy=True))), key
+    assert negative > 20  # the keys that failed before: negative steps

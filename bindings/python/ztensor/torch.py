@@ -337,9 +337,15 @@ class _File:
         """The selection `key` (numpy basic indexing) of a dense object as a
         CPU tensor, reading only the box that holds it (zt_dense_slice)."""
         c = self.f.info(name).components["data"]
-        if c.type in _FLOAT8.values() and self.float8 == "float32":
-            return torch.from_numpy(self.f.slice(name, key, np.float32))
-        return _torch_of_numpy(self.f.slice(name, key), c.dtype, c.type, self.float8, name)
+        wanted = np.float32 if c.type in _FLOAT8.values() and self.float8 == "float32" else None
+        a = self.f.slice(name, key, wanted)
+        # Negative steps give numpy views with negative strides, which torch
+        # cannot take: those become copies (as x[::-1] is in numpy's terms).
+        if any(stride < 0 for stride in a.strides):
+            a = a.copy()
+        if wanted is not None:
+            return torch.from_numpy(a)
+        return _torch_of_numpy(a, c.dtype, c.type, self.float8, name)
 
     def load(self, names, device, staging=None, slices=None):
         """The named objects as tensors on `device`, in the order given.
