@@ -11,6 +11,29 @@
 
 namespace zt {
 
+namespace {
+
+// The process's umask, read without changing it (/proc/self/status, Linux
+// 4.7+): umask(0) then umask(mask) would leave a window in which another
+// thread creates files without a mask. Falls back to that where /proc
+// has no answer.
+mode_t current_umask() {
+  if (FILE* f = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f))
+      found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(f);
+    if (found) return static_cast<mode_t>(mask);
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
+}  // namespace
+
 Error OutputFile::io_error(const char* step) const {
   return make_error(Status::io, "%s: %s failed: %s", path_.c_str(), step, std::strerror(errno));
 }
@@ -29,10 +52,9 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
     f.fd_ = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (f.fd_ < 0) return f.io_error("creating a temporary file beside the target");
     f.tmp_ = std::move(tmp);
-    // mkostemp creates 0600; the published file gets the usual 0666 & ~umask.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(f.fd_, 0666 & ~mask);
+    // mkostemp creates 0600; a new file gets the usual 0666 & ~umask
+    // (one replacing a file takes that file's mode at publish()).
+    ::fchmod(f.fd_, 0666 & ~current_umask());
   }
   return f;
 }
@@ -76,6 +98,7 @@ Result<void> OutputFile::publish() {
     discard();
     return e;
   };
+  ZT_TRY(keep_what_it_replaces());
   if (::fsync(fd_) != 0) return failed("fsync");
   if (anonymous_) {
     // Give the unnamed file a temporary name, then rename it over the target.
@@ -98,6 +121,25 @@ Result<void> OutputFile::publish() {
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
+  }
+  return {};
+}
+
+// A file rewritten in place keeps its mode, and its owner and group where
+// this process may set them (root may; an owner may set a group it is in;
+// otherwise the new file is the process's, as any new file would be).
+// fchown first: it may clear set-id bits, which fchmod then restores.
+Result<void> OutputFile::keep_what_it_replaces() {
+  struct stat old;
+  if (::stat(path_.c_str(), &old) != 0 || !S_ISREG(old.st_mode)) return {};
+  if (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) {
+    if (::fchown(fd_, old.st_uid, old.st_gid) != 0)
+      (void)::fchown(fd_, static_cast<uid_t>(-1), old.st_gid);
+  }
+  if (::fchmod(fd_, old.st_mode & 07777) != 0) {
+    const Error e = io_error("keeping the mode of the file it replaces");
+    discard();
+    return e;
   }
   return {};
 }

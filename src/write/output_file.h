@@ -32,8 +32,9 @@ class OutputFile {
 
   // Writes all of `bytes` at the current position (EINTR retried).
   Result<void> write(std::span<const uint8_t> bytes);
-  // fsync, name, rename over the target, fsync the directory. The file is
-  // closed afterwards, whatever the outcome.
+  // fsync, name, rename over the target, fsync the directory. A file that
+  // replaces one keeps its mode (and owner and group, where permitted).
+  // The file is closed afterwards, whatever the outcome.
   Result<void> publish();
   // Closes the file and removes its temporary name, if any.
   void discard();
@@ -41,6 +42,7 @@ class OutputFile {
  private:
   OutputFile() = default;
   Error io_error(const char* step) const;
+  Result<void> keep_what_it_replaces();
 
   std::string path_, dir_;
   std::string tmp_;  // the temporary name, once the file has one

@@ -1321,6 +1321,22 @@ class Rewrite(Base):
         self.assertIn("[0. 0. 0.", self.zt("cat", "v2.zt", "norm.weight").stdout)
         self.assertIn("works on v2 files", self.zt("append", "src.zt", "more.npz", code=4).stderr)
 
+    def test_rewrites_in_place_keep_the_mode(self):
+        """A file rewritten in place keeps its permissions (#42 item 12):
+        a private 0600 checkpoint does not become world-readable."""
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "m.zt")
+        self.zt("convert", "m.zt", "v2.zt", "--format-version", "2")
+        np.savez(self.path("more.npz"), extra=np.arange(5, dtype="<i4"))
+        for mode, cmd in ((0o600, ("compress", "m.zt", "--in-place")),
+                          (0o640, ("decompress", "m.zt", "--in-place")),
+                          (0o600, ("rm", "m.zt", "embed.weight", "-o", "m.zt")),
+                          (0o604, ("append", "v2.zt", "more.npz"))):
+            target = self.path(cmd[1])
+            os.chmod(target, mode)
+            self.zt(*cmd)
+            self.assertEqual(os.stat(target).st_mode & 0o7777, mode, cmd)
+
     def test_merge_and_rm(self):
         self.demo("a.zt")
         np.savez(self.path("b.npz"), extra=np.arange(3, dtype="<i4"), **{"norm.weight": np.ones(2, "<f4")})

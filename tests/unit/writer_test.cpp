@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +118,34 @@ TEST_F(WriterTest, EveryDtypeRoundTripsRawAndZstd) {
     }
   }
   zt_close(r);
+}
+
+// Writes a one-tensor file at `p` through the C writer.
+void write_one(const std::string& p, float value) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(p.c_str(), &w), ZT_OK) << zt_last_error();
+  const uint64_t shape[1] = {1};
+  ASSERT_EQ(zt_writer_add_dense(w, "x", "f32", shape, 1, &value, sizeof value, "raw"), ZT_OK);
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+}
+
+TEST_F(WriterTest, AFileWrittenOverAnotherKeepsItsMode) {
+  const std::string p = path();
+  write_one(p, 1.0f);
+  const mode_t mask = ::umask(022);  // restored below; the test runs alone
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);  // a new file: 0666 & ~umask
+  for (mode_t mode : {0600u, 0640u, 0604u, 0755u}) {
+    ASSERT_EQ(::chmod(p.c_str(), mode), 0);
+    write_one(p, 2.0f);
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode) << std::oct << mode;
+  }
+  ::umask(mask);
+  write_one(path("new.zt"), 3.0f);
+  ASSERT_EQ(::stat(path("new.zt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);
 }
 
 TEST_F(WriterTest, ScalarAndZeroSizeTensors) {

@@ -5,6 +5,7 @@ Run by CTest (ffi.python) as
 """
 
 import gc
+import os
 import threading
 import weakref
 
@@ -883,3 +884,15 @@ def test_files_in_memory_are_read_in_place(path):
     assert ztensor.File.from_bytes(bytearray(path.read_bytes()))["b"].tolist() == [0, 1, 2, 3, 4]
     with pytest.raises(ztensor.Error):
         ztensor.File.from_bytes(b"not a zTensor file")
+
+
+def test_append_keeps_the_files_mode(tmp_path):
+    p = tmp_path / "v2.zt"
+    with ztensor.Writer(p, file_version=2) as w:
+        w.add("a", np.arange(3, dtype=np.int32))
+    os.chmod(p, 0o600)
+    with ztensor.Writer(p, append=True) as w:
+        w.add("b", np.ones(2, np.float32))
+    assert os.stat(p).st_mode & 0o7777 == 0o600
+    with ztensor.open(p) as f:
+        assert sorted(f) == ["a", "b"]
