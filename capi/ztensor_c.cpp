@@ -3,10 +3,12 @@
 // message.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
 #include "capi_internal.h"
+#include "container/http_source.h"
 #include "foreign/foreign_reader.h"
 
 // Every zt_status with the zt::Status of the same value. set_error hands a
@@ -166,6 +168,19 @@ const char* zt_version(void) {
   return ZT_STRINGIFY(ZT_VERSION_MAJOR) "." ZT_STRINGIFY(ZT_VERSION_MINOR) "." ZT_STRINGIFY(ZT_VERSION_PATCH);
 }
 unsigned zt_version_number(void) { return ZT_VERSION_NUMBER; }
+
+size_t zt_url_for_messages(const char* location, char* out, size_t size) {
+  if (out && size > 0) out[0] = '\0';  // what a failure leaves
+  return guard_value(size_t{0}, [&] {
+    const std::string shown = location ? zt::location_for_messages(location) : std::string();
+    if (out && size > 0) {
+      const size_t n = std::min(shown.size(), size - 1);
+      std::memcpy(out, shown.data(), n);
+      out[n] = '\0';
+    }
+    return shown.size();
+  });
+}
 
 void zt_open_options_init_sized(zt_open_options* opt, size_t size) {
   zt_open_options d{};

@@ -97,6 +97,16 @@ ZT_API const char* zt_last_error(void);
 ZT_API const char* zt_version(void);
 ZT_API unsigned zt_version_number(void);
 
+/* What messages show of a file's location: an http:// or https:// URL
+   without its user info, query string and fragment (where passwords,
+   tokens and pre-signed signatures travel); any other text (a local path)
+   as it is. The library's own messages already name URLs this way; this is
+   for a program's own messages, so that none prints a secret. Copies the
+   text, NUL-terminated and cut short to fit, into `out` (`size` bytes; out
+   may be NULL when size is 0) and returns the whole text's length without
+   the NUL, as snprintf does. NULL location: 0, and "" in out. */
+ZT_API size_t zt_url_for_messages(const char* location, char* out, size_t size);
+
 /* ------------------------------------------------------------------------ */
 /* Reading                                                                    */
 

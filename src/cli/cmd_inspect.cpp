@@ -311,8 +311,9 @@ int run_id(const Args& a) {
   if (algo != DigestAlgo::xxh3 && algo != DigestAlgo::sha256)
     return usage_error("id", "--algorithm is sha256 or xxh3");
   int worst = kOk;
-  for (const std::string& path : a.pos) {
-    auto in = open_input(path);
+  for (const std::string& arg : a.pos) {
+    const std::string path = location_for_messages(arg);  // printed; arg is opened
+    auto in = open_input(arg);
     if (!in) {
       worst = std::max(worst, report(in.error(), path));
       continue;
@@ -461,8 +462,9 @@ int run_verify(const Args& a) {
   if (a.pos.empty()) return usage_error("verify", "expects at least one FILE");
   const bool verbose = a.has("--verbose");
   int worst = kOk;
-  for (const std::string& path : a.pos) {
-    auto in = open_input(path);
+  for (const std::string& arg : a.pos) {
+    const std::string path = location_for_messages(arg);  // printed; arg is opened
+    auto in = open_input(arg);
     if (!in) {
       const Status s = in.error().status;
       const int code = report(in.error(), path);

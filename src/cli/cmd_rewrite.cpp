@@ -804,7 +804,7 @@ int run_convert(const Args& a) {
   if (!r) return fail(r);
   const bool zt_in = (*in)->kind == foreign::FileKind::zt;
   std::fprintf(stderr, "wrote %s: %zu object%s from %s (%s%s)\n", out.c_str(), (*in)->items.size(),
-               (*in)->items.size() == 1 ? "" : "s", a.pos[0].c_str(), zt_in ? "zTensor " : "",
+               (*in)->items.size() == 1 ? "" : "s", (*in)->path.c_str(), zt_in ? "zTensor " : "",
                (*in)->version.c_str());
   return kOk;
 }

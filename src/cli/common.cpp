@@ -26,7 +26,10 @@ int exit_code(Status s) {
   return kRefused;
 }
 
-int report(const Error& e, std::string_view file) {
+int report(const Error& e, std::string_view location) {
+  // A URL is named without its user info and query (passwords, signatures).
+  const std::string shown = location_for_messages(location);
+  const std::string_view file = shown;
   const bool named = file.empty() || std::string_view(e.message).starts_with(file);
   if (named)
     std::fprintf(stderr, "zt: %s\n", e.message.c_str());

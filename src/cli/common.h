@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "container/http_source.h"  // location_for_messages
 #include "manifest/manifest.h"
 
 namespace zt::cli {

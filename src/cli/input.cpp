@@ -95,7 +95,7 @@ class ZtInput final : public Input {
     auto in = std::make_unique<ZtInput>();
     in->reader_ = std::move(r);
     const Manifest& m = in->reader_->manifest();
-    in->path = path;
+    in->path = location_for_messages(path);  // what messages call it
     in->kind = kind;
     in->version = kind == foreign::FileKind::zt ? m.version : std::string(foreign::kind_name(kind));
     in->file_size = in->reader_->file_size();
@@ -150,7 +150,8 @@ void note_skipped(const std::string& path, const Manifest& m) {
   if (!a.is_object() || !a.contains("gguf.skipped")) return;
   for (const Json& s : a["gguf.skipped"])
     std::fprintf(stderr, "zt: note: %s: tensor \"%s\" of unknown GGML type %u skipped\n",
-                 path.c_str(), s.value("name", std::string()).c_str(), s.value("ggml_type", 0u));
+                 location_for_messages(path).c_str(), s.value("name", std::string()).c_str(),
+                 s.value("ggml_type", 0u));
 }
 
 }  // namespace

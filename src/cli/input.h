@@ -93,7 +93,7 @@ class Input {
   // The Reader (never nullptr for an open Input).
   virtual const Reader* reader() const { return nullptr; }
 
-  std::string path;
+  std::string path;  // what messages call the input (a URL without user info or query)
   foreign::FileKind kind = foreign::FileKind::zt;  // zt, or the foreign format
   std::string version;  // the .zt version, or the foreign kind
   bool has_attributes = false;

@@ -57,6 +57,10 @@ std::string url_for_messages(std::string_view url) {
   return out;
 }
 
+std::string location_for_messages(std::string_view path_or_url) {
+  return is_http_url(path_or_url) ? url_for_messages(path_or_url) : std::string(path_or_url);
+}
+
 namespace {
 
 // libcurl's callbacks: the response's headers and body go to http_response.h.

@@ -37,6 +37,10 @@ bool is_http_url(std::string_view path);
 
 // The URL without user info, query and fragment: what messages show.
 std::string url_for_messages(std::string_view url);
+// What anything that names an input shows of it (the library's messages,
+// the CLI, every binding through zt_url_for_messages): an http(s) URL as
+// url_for_messages gives it, any other text (a local path) as it is.
+std::string location_for_messages(std::string_view path_or_url);
 
 // Opens `url`, fetching the bytes of `window` (fewer for a smaller file).
 // The environment variable ZT_HTTP_BEARER_TOKEN adds "Authorization:

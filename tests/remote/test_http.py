@@ -156,6 +156,33 @@ def test_cli_info_and_export_fetch_only_what_they_need(nginx, tmp_path):
     assert sent < TAIL + 4096, entries  # not the 4 MiB of "large"
 
 
+def test_no_command_or_repr_shows_user_info_or_a_query(nginx, tmp_path):
+    """#42 item 11: a URL's user:password@ and query string (a pre-signed
+    signature) appear in no output of the zt tool, its messages included,
+    nor in Python's repr; the file is still read."""
+    put(nginx, "secret.zt", lambda w: w.add("w", np.arange(6, dtype=np.float32)))
+    scheme, rest = nginx.url.split("://")
+    url = f"{scheme}://user:PASSWORD@{rest}/secret.zt?X-Amz-Signature=SIGNATURE#FRAGMENT"
+    missing = f"{scheme}://user:PASSWORD@{rest}/none.zt?X-Amz-Signature=SIGNATURE"
+    runs = [zt("info", url), zt("info", "--json", url), zt("ls", url), zt("verify", url),
+            zt("cat", url, "w"), zt("dump", url), zt("convert", url, str(tmp_path / "o.zt")),
+            zt("id", url),  # a 1.2 file has no content digest: refused, naming the file
+            zt("info", missing), zt("verify", missing), zt("cat", url, "nope"),
+            zt("compress", url, "--in-place")]
+    assert [r.returncode for r in runs[:7]] == [0] * 7, [r.stderr for r in runs]
+    assert all(r.returncode != 0 and "/secret.zt" in r.stdout + r.stderr or "/none.zt" in r.stderr
+               for r in runs[7:]), [r.stderr for r in runs[7:]]
+    for r in runs:
+        text = r.stdout + r.stderr
+        for secret in ("PASSWORD", "SIGNATURE", "FRAGMENT", "user:"):
+            assert secret not in text, (r.args, text)
+    assert "/secret.zt" in runs[0].stdout  # still named, without the secrets
+    with ztensor.open(url) as f:
+        assert f["w"][5] == 5
+        shown = repr(f)
+    assert "PASSWORD" not in shown and "SIGNATURE" not in shown and "/secret.zt" in shown
+
+
 def test_cli_verify_and_convert_read_urls(nginx, tmp_path):
     put(nginx, "mixed.zt", build_mixed)
     url = nginx.url + "/mixed.zt"

@@ -147,5 +147,22 @@ TEST(Container, StatusNamesAndVersion) {
                                            std::to_string(ZT_VERSION_PATCH));
 }
 
+TEST(CApi, UrlForMessagesDropsUserInfoQueryAndFragmentOnly) {
+  char out[64];
+  const char* url = "https://me:pw@host:8/a/b.zt?X-Amz-Signature=s#f";
+  EXPECT_EQ(zt_url_for_messages(url, out, sizeof out), 21u);
+  EXPECT_STREQ(out, "https://host:8/a/b.zt");
+  EXPECT_EQ(zt_url_for_messages("/tmp/a?b@c.zt", out, sizeof out), 13u);  // a path: as it is
+  EXPECT_STREQ(out, "/tmp/a?b@c.zt");
+  EXPECT_EQ(zt_url_for_messages("http://h/p@q.zt", out, sizeof out), 15u);  // '@' after the host
+  EXPECT_STREQ(out, "http://h/p@q.zt");
+  char small[8];
+  EXPECT_EQ(zt_url_for_messages(url, small, sizeof small), 21u);  // cut short, as snprintf
+  EXPECT_STREQ(small, "https:/");
+  EXPECT_EQ(zt_url_for_messages(url, nullptr, 0), 21u);
+  EXPECT_EQ(zt_url_for_messages(nullptr, out, sizeof out), 0u);
+  EXPECT_STREQ(out, "");
+}
+
 }  // namespace
 }  // namespace zt::test

@@ -157,6 +157,7 @@ for _name, _res, _args in [
     ("zt_status_name", c_char_p, [c_int]),
     ("zt_last_error", c_char_p, []),
     ("zt_version", c_char_p, []),
+    ("zt_url_for_messages", c_size_t, [c_char_p, c_char_p, c_size_t]),
     ("zt_open_options_init_sized", None, [POINTER(OpenOptions), c_size_t]),
     ("zt_open_ex", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
     ("zt_open_url", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
@@ -251,6 +252,17 @@ def check(status):
 
 def text(p):
     return None if p is None else p.decode()
+
+
+def shown_location(location):
+    """What messages show of a path or URL (zt_url_for_messages): an
+    http(s) URL without user info, query string and fragment, where
+    passwords and signatures travel; a path as it is."""
+    raw = location.encode("utf-8", "surrogateescape") if isinstance(location, str) else bytes(location)
+    n = _lib.zt_url_for_messages(raw, None, 0)
+    out = ctypes.create_string_buffer(n + 1)
+    _lib.zt_url_for_messages(raw, out, n + 1)
+    return out.value.decode("utf-8", "surrogateescape")
 
 
 def cstr(s):

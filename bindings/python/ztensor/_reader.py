@@ -322,7 +322,7 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def __repr__(self):
         state = "closed" if self.closed else f"{len(self)} objects"
-        return f"<ztensor.File {self.path!r}: {state}>"
+        return f"<ztensor.File {_lib.shown_location(self.path)!r}: {state}>"
 
     # -- metadata -----------------------------------------------------------
 

@@ -190,6 +190,7 @@ extern "C" {
     pub fn zt_last_error() -> *const c_char;
     pub fn zt_version() -> *const c_char;
     pub fn zt_version_number() -> c_uint;
+    pub fn zt_url_for_messages(location: *const c_char, out: *mut c_char, size: usize) -> usize;
     pub fn zt_open(path: *const c_char, out: *mut *mut zt_reader) -> zt_status;
     pub fn zt_open_memory(data: *const c_void, size: usize, out: *mut *mut zt_reader) -> zt_status;
     pub fn zt_open_options_init_sized(opt: *mut zt_open_options, size: usize);
