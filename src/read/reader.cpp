@@ -30,12 +30,13 @@ struct Reader::Slot {
   Error error;
 };
 
-// A shard file, opened by the first access that needs it.
+// A shard file, opened by the first access that needs it. A failed open is
+// not kept: the next access tries again (a 503, a dropped connection or a
+// file being copied into place may be gone by then).
 struct Reader::ShardFile {
-  std::once_flag once;
-  bool ok = false;
+  std::mutex mu;
+  std::atomic<bool> ok{false};  // set once, after `source` is
   Source source;
-  Error error;
 };
 
 Reader::Reader() = default;
@@ -203,16 +204,14 @@ Result<const Source*> Reader::shard_source(size_t index) const {
              "root file by path)",
              shard.name.c_str());
   ShardFile& f = shard_files_[index];
-  std::call_once(f.once, [&] {
+  if (f.ok.load(std::memory_order_acquire)) return &f.source;
+  std::lock_guard<std::mutex> lock(f.mu);  // one open at a time; others wait for it
+  if (!f.ok.load(std::memory_order_relaxed)) {
     auto src = open_shard(source_, shard_path(index), mode_, cache_bytes_, shard);
-    if (!src) {
-      f.error = std::move(src).error();
-      return;
-    }
+    ZT_TRY(src);
     f.source = std::move(*src);
-    f.ok = true;
-  });
-  if (!f.ok) return f.error;
+    f.ok.store(true, std::memory_order_release);
+  }
   return &f.source;
 }
 

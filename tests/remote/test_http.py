@@ -475,6 +475,25 @@ def test_500_then_success_is_retried(faults, tmp_path):
         assert "HTTP 500" in e.value.message
 
 
+def test_a_failed_shard_open_is_tried_again(faults, tmp_path):
+    """#42 item 2: a shard whose open fails (a 503, no retries left) is
+    asked again by the next read, which then succeeds; before, the failure
+    was kept for the reader's life."""
+    parts = {f"w{i}": rng(40 + i, (64, 256)) for i in range(4)}
+    with ztensor.Writer(str(tmp_path / "m.zt"), file_version=2, shard_bytes=150 << 10) as w:
+        for name, a in parts.items():
+            w.add(name, a)
+    with ztensor.File.from_url(faults.url + "/m.zt", retries=0) as f:
+        faults.fail_next = [503]
+        with pytest.raises(ztensor.Error) as e:
+            f.decode_many(["w3"])  # one call: the shard's open, answered 503
+        assert "503" in e.value.message
+        asked = len(faults.requests)
+        assert np.array_equal(f.decode_many(["w3"])["w3"], parts["w3"])  # the shard is asked again
+        assert len(faults.requests) > asked
+        assert all(np.array_equal(f[k], v) for k, v in parts.items())
+
+
 def test_body_cut_short(faults, tmp_path):
     with ztensor.Writer(str(tmp_path / "c.zt")) as w:
         w.add("x", rng(12, (300, 300)))
