@@ -57,6 +57,25 @@ std::string url_for_messages(std::string_view url) {
   return out;
 }
 
+std::string percent_encoded_segment(std::string_view name) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(name.size());
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 std::string location_for_messages(std::string_view path_or_url) {
   return is_http_url(path_or_url) ? url_for_messages(path_or_url) : std::string(path_or_url);
 }
@@ -164,10 +183,13 @@ class HttpSource final : public RangeSource {
     return {};
   }
 
+  // A file beside this one: its name is one path segment, percent-encoded
+  // into the URL, so that no name a file gives ("%2E%2E%2Fsecret", "a?b")
+  // can reach outside this URL's folder on a server that decodes paths.
   Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const override {
     std::string base = url_.substr(0, url_.find_first_of("?#"));
     base = base.substr(0, base.rfind('/') + 1);
-    return open_http(base + std::string(file_name), opt_, window);
+    return open_http(base + percent_encoded_segment(file_name), opt_, window);
   }
 
   // The open: the bytes of `window` (at least one), with the size and the

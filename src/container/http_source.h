@@ -37,6 +37,10 @@ bool is_http_url(std::string_view path);
 
 // The URL without user info, query and fragment: what messages show.
 std::string url_for_messages(std::string_view url);
+// `name` as one URL path segment: every byte but RFC 3986's unreserved
+// characters (letters, digits, - . _ ~) percent-encoded ("a/b" -> "a%2Fb").
+std::string percent_encoded_segment(std::string_view name);
+
 // What anything that names an input shows of it (the library's messages,
 // the CLI, every binding through zt_url_for_messages): an http(s) URL as
 // url_for_messages gives it, any other text (a local path) as it is.

@@ -20,9 +20,11 @@ std::string directory_of(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+// A shard name is one file name beside the index: no separator of any
+// system ('/' or '\\'), no NUL, not hidden or a dot entry ("..").
 bool plain_file_name(const std::string& s) {
-  return !s.empty() && s.size() <= 255 && s.find('/') == std::string::npos &&
-         s.find('\0') == std::string::npos && s.front() != '.';
+  return !s.empty() && s.size() <= 255 &&
+         s.find_first_of(std::string_view("/\\\0", 3)) == std::string::npos && s.front() != '.';
 }
 
 Result<void> check_index_size(const char* p, uint64_t size) {

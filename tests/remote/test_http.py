@@ -365,6 +365,30 @@ def test_sharded_safetensors_index_as_one_reader(nginx):
         ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True)
 
 
+def test_a_remote_index_cannot_reach_outside_its_folder(nginx):
+    """#42 item 3: a weight_map shard name is one path segment, percent-
+    encoded into the URL: "%2E%2E%2Fprivate%2Fsecret.safetensors" must not
+    become /private/secret.safetensors on a server that decodes paths
+    (nginx does). Names with a backslash are refused as locally."""
+    os.makedirs(os.path.join(nginx.www, "private"), exist_ok=True)
+    write_safetensors(os.path.join(nginx.www, "private", "secret.safetensors"), {"w": rng(50, (4,))})
+    d = os.path.join(nginx.www, "evil")
+    os.makedirs(d, exist_ok=True)
+    for shard in ("%2E%2E%2Fprivate%2Fsecret.safetensors", "..%2Fprivate%2Fsecret.safetensors"):
+        with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+            json.dump({"weight_map": {"w": shard}}, f)
+        mark = nginx.mark()
+        with pytest.raises(ztensor.Error):
+            ztensor.open(nginx.url + "/evil/model.safetensors.index.json", allow_foreign=True)
+        asked = [e[0].split()[1] for e in nginx.since(mark)]
+        assert not any("private" in p and "%25" not in p for p in asked), asked
+        assert all(p.startswith("/evil/") for p in asked), asked
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"weight_map": {"w": "a\\b.safetensors"}}, f)
+    with pytest.raises(ztensor.Error, match="b.safetensors"):
+        ztensor.open(nginx.url + "/evil/model.safetensors.index.json", allow_foreign=True)
+
+
 def test_torch_load_file_of_a_url_and_a_ranks_slice(nginx):
     torch = pytest.importorskip("torch")
     from ztensor import torch as zt_torch
