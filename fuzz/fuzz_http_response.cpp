@@ -87,6 +87,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (stopped || !ex.accept) return 0;
   if (open) {
     FUZZ_CHECK(ex.opened.size() <= ex.body_cap, "the open kept more than its cap");
+    // What the open's reader then takes: exactly the bytes announced, or an error.
+    if (check_open_complete(ex, where))
+      FUZZ_CHECK(ex.opened.size() == (ex.status == 206 ? ex.body_cap : ex.size.value_or(ex.body)),
+                 "a short open accepted");
     return 0;
   }
   for (const auto& [first, stop] : ex.delivered)

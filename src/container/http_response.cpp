@@ -276,6 +276,16 @@ bool take_body(Exchange& ex, std::span<const uint8_t> piece, const std::string& 
   return true;
 }
 
+Result<void> check_open_complete(const Exchange& ex, const std::string& where) {
+  if (!ex.reads.empty() || !ex.accept) return {};
+  // 206: exactly the range announced; 200 (a small file sent whole): the file.
+  const uint64_t want = ex.status == 206 ? ex.body_cap : ex.size.value_or(ex.body);
+  ZT_FAIL_IF(ex.opened.size() != want, io,
+             "%s: the answer to the open carried %llu bytes of the %llu it announced",
+             where.c_str(), static_cast<ull>(ex.opened.size()), static_cast<ull>(want));
+  return {};
+}
+
 // Whether the parts delivered cover every range asked for.
 std::optional<std::pair<uint64_t, uint64_t>> first_missing(
     std::span<const RangeRead> reads, std::vector<std::pair<uint64_t, uint64_t>> got) {

@@ -86,6 +86,14 @@ void take_header_line(Exchange& ex, std::string_view line);
 // sent whole to the open. An error status's body is not read.
 Result<void> start_body(Exchange& ex, const std::string& where);
 
+// After a transfer that ended without an error: whether the open got all
+// the bytes its answer announced (a connection closed early can end a body
+// short of its Content-Range while curl, trusting a Content-Length that
+// agrees with the short body, reports success). Status::io naming both
+// counts; nothing to check for later reads (their ranges are checked as
+// delivered) or an error status.
+Result<void> check_open_complete(const Exchange& ex, const std::string& where);
+
 // A piece of the body; false stops the transfer: ex.error says why, or
 // nothing for the body of an error status, which is not read.
 bool take_body(Exchange& ex, std::span<const uint8_t> piece, const std::string& where);

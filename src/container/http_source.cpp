@@ -355,6 +355,10 @@ class HttpSource final : public RangeSource {
       retry = true;
       return make_error(Status::io, "%s: the body was cut short", name_.c_str());
     }
+    if (auto whole = check_open_complete(ex, name_); !whole) {
+      retry = true;  // a connection closed early: another try may get it all
+      return whole;
+    }
     return {};
   }
 

@@ -159,12 +159,15 @@ class Nginx:
 class FaultServer:
     """Serves files with single Range requests and an ETag, failing on cue:
     fail_next: statuses to answer before serving (e.g. [500]);
-    cut: a body sent short by this many bytes (Content-Length stays whole)."""
+    cut: a body sent short by this many bytes (Content-Length stays whole);
+    short_next: this many answers carry half their range's bytes, with a
+    Content-Length that matches the half."""
 
     def __init__(self, root):
         self.root = root
         self.fail_next = []
         self.cut = 0
+        self.short_next = 0
         self.requests = []
         server = self
 
@@ -199,6 +202,11 @@ class FaultServer:
                     first = int(m.group(1))
                     last = min(size - 1, int(m.group(2))) if m.group(2) else size - 1
                 body = data[first:last + 1]
+                if server.short_next:
+                    # A body short of its Content-Range, with a Content-Length
+                    # that agrees with the short body: only the range tells.
+                    server.short_next -= 1
+                    body = body[:len(body) // 2]
                 self.send_response(206)
                 self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
                 self.send_header("Content-Length", str(len(body)))
