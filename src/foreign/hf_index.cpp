@@ -7,6 +7,7 @@
 
 #include "cbor/cbor_encode.h"
 #include "container/io.h"
+#include "container/model_folder.h"
 #include "foreign/safetensors.h"
 
 namespace zt::foreign {
@@ -14,11 +15,6 @@ namespace zt::foreign {
 namespace {
 
 using ull = unsigned long long;
-
-std::string directory_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-}
 
 // A shard name is one file name beside the index: no separator of any
 // system ('/' or '\\'), no NUL, not hidden or a dot entry ("..").
@@ -156,10 +152,12 @@ Result<ForeignFile> model_of_index(
 Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options) {
   auto index = parse_index(path);
   ZT_TRY(index);
-  const std::string dir = directory_of(path);
-  return model_of_index(path.c_str(), *index, false, [&](const std::string& shard) {
-    return read_foreign(dir + shard, options);
-  });
+  return model_of_index(path.c_str(), *index, false,
+                        [&](const std::string& shard) -> Result<ForeignFile> {
+                          auto real = resolve_beside_model(path, shard, "shard");
+                          ZT_TRY(real);
+                          return read_foreign(*real, options);
+                        });
 }
 
 Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,

@@ -17,6 +17,7 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
 #include "container/io.h"
+#include "container/model_folder.h"
 
 namespace zt::foreign {
 
@@ -589,9 +590,9 @@ class OnnxReader {
   Result<ForeignFile*> external_file(const std::string& location) {
     if (const auto it = external_.find(location); it != external_.end())
       return &f_.parts[it->second];
-    const size_t slash = path_.rfind('/');
-    const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-    auto part = ForeignFile::mapped(dir + location, FileKind::onnx);
+    auto real = resolve_beside_model(path_, location, "external data location");
+    ZT_TRY(real);
+    auto part = ForeignFile::mapped(*real, FileKind::onnx);
     ZT_TRY(part);
     f_.parts.push_back(std::move(*part));
     external_.emplace(location, f_.parts.size() - 1);

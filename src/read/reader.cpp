@@ -10,6 +10,7 @@
 #include "base/zt_limits.h"
 #include "container/container.h"
 #include "container/digest.h"
+#include "container/model_folder.h"
 #include "container/zstd_codec.h"
 #include "container/zstd_seekable.h"
 #include "formats/object_format.h"
@@ -166,10 +167,16 @@ namespace {
 // The shard's file: beside a local root by path, beside a remote one
 // through its transport (RangeSource::sibling), whose open brings the
 // footer the shard check reads.
-Result<Source> open_shard_file(const Source& root, const std::string& path, Source::Mode mode,
-                               uint64_t cache_bytes) {
-  if (!root.ranges()) return Source::open_file(path, mode);
+Result<Source> open_shard_file(const Source& root, const std::string& root_path,
+                               const std::string& path, Source::Mode mode, uint64_t cache_bytes) {
   const size_t slash = path.rfind('/');
+  if (!root.ranges()) {
+    // Beside the root, symbolic links resolved inside the model's folder.
+    auto real = resolve_beside_model(
+        root_path, slash == std::string::npos ? path : path.substr(slash + 1), "shard file");
+    ZT_TRY(real);
+    return Source::open_file(*real, mode);
+  }
   constexpr uint64_t kShardTail = 4096;
   auto sib = root.ranges()->sibling(slash == std::string::npos ? path : path.substr(slash + 1),
                                     {kShardTail});
@@ -178,11 +185,11 @@ Result<Source> open_shard_file(const Source& root, const std::string& path, Sour
 }
 
 // Rungs 1 and 2 of the shard ladder (v2 spec §7.3); the digest is verify's.
-Result<Source> open_shard(const Source& root, const std::string& path, Source::Mode mode,
-                          uint64_t cache_bytes, const Shard& shard) {
+Result<Source> open_shard(const Source& root, const std::string& root_path, const std::string& path,
+                          Source::Mode mode, uint64_t cache_bytes, const Shard& shard) {
   std::string where("shard \"");
   where.append(shard.name).append("\" (").append(path).append(")");
-  auto src = open_shard_file(root, path, mode, cache_bytes);
+  auto src = open_shard_file(root, root_path, path, mode, cache_bytes);
   if (!src) {
     Error e = std::move(src).error();
     e.message = where + ": " + e.message;
@@ -207,7 +214,7 @@ Result<const Source*> Reader::shard_source(size_t index) const {
   if (f.ok.load(std::memory_order_acquire)) return &f.source;
   std::lock_guard<std::mutex> lock(f.mu);  // one open at a time; others wait for it
   if (!f.ok.load(std::memory_order_relaxed)) {
-    auto src = open_shard(source_, shard_path(index), mode_, cache_bytes_, shard);
+    auto src = open_shard(source_, path_, shard_path(index), mode_, cache_bytes_, shard);
     ZT_TRY(src);
     f.source = std::move(*src);
     f.ok.store(true, std::memory_order_release);

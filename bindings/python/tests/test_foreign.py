@@ -127,3 +127,89 @@ def test_onnx_initializers_from_external_data(tmp_path):
         np.testing.assert_array_equal(f["b"], b)
         assert f.manifest["attributes"]["onnx.producer_name"] == "test"
         assert f.verify() == (0, 2)
+
+
+def _escape_and_cache_layouts(tmp_path, model_name, data_names, write):
+    """Three layouts of a model that names files beside it (#42 item 4):
+    'escape': a named file is a symbolic link to a file outside the model's
+    folder (refused, naming the rule); 'dirlink': the same through a linked
+    directory; 'cache': a Hugging Face cache, model and data both links into
+    blobs/ (read). write(folder) writes the model and its data files there."""
+    import os
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write(outside)
+    escape = tmp_path / "escape"
+    escape.mkdir()
+    write(escape)
+    for n in data_names:  # the data replaced by links to the outside copies
+        os.remove(escape / n)
+        os.symlink(outside / n, escape / n)
+    dirlink = tmp_path / "dirlink"
+    dirlink.mkdir()
+    write(dirlink)
+    os.symlink(outside, dirlink / "sub")
+    blobs, snap = tmp_path / "cache" / "blobs", tmp_path / "cache" / "snapshots" / "abc"
+    blobs.mkdir(parents=True)
+    snap.mkdir(parents=True)
+    write(blobs)
+    for n in [model_name] + list(data_names):
+        os.rename(blobs / n, blobs / ("sha-" + n))
+        os.symlink(blobs / ("sha-" + n), snap / n)
+    return escape, dirlink, snap
+
+
+def test_onnx_external_data_stays_inside_the_model_folder(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper, TensorProto
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def write(folder, location="m.bin"):
+        graph = helper.make_graph([], "g", [], [], initializer=[numpy_helper.from_array(w, "w")])
+        onnx.save_model(helper.make_model(graph), str(folder / "m.onnx"), save_as_external_data=True,
+                        location=location, size_threshold=0)
+
+    escape, dirlink, cache = _escape_and_cache_layouts(tmp_path, "m.onnx", ["m.bin"], write)
+    with pytest.raises(ztensor.Error, match="outside the model's folder") as e:
+        ztensor.File(escape / "m.onnx", allow_foreign=True)["w"]
+    assert e.value.status_name == "ZT_ERR_INVALID"
+    write(dirlink, "sub/m.bin")  # through the linked directory
+    with pytest.raises(ztensor.Error, match="outside the model's folder"):
+        ztensor.File(dirlink / "m.onnx", allow_foreign=True)["w"]
+    with ztensor.File(cache / "m.onnx", allow_foreign=True) as f:  # the HF cache layout
+        np.testing.assert_array_equal(f["w"], w)
+
+
+def test_index_shards_stay_inside_the_model_folder(tmp_path):
+    w = np.arange(6, dtype=np.float32)
+
+    def write(folder):
+        safetensors(folder / "s.safetensors", {"w": w})
+        (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"w": "s.safetensors"}}))
+
+    escape, _, cache = _escape_and_cache_layouts(tmp_path, "model.safetensors.index.json", ["s.safetensors"], write)
+    with pytest.raises(ztensor.Error, match="outside the model's folder"):
+        ztensor.File(escape / "model.safetensors.index.json", allow_foreign=True)
+    with ztensor.File(cache / "model.safetensors.index.json", allow_foreign=True) as f:
+        np.testing.assert_array_equal(f["w"], w)
+
+
+def test_v2_shard_files_stay_inside_the_model_folder(tmp_path):
+    import os
+    parts = {f"w{i}": np.full((64, 256), i, np.float32) for i in range(3)}
+
+    def write(folder):
+        with ztensor.Writer(folder / "m.zt", file_version=2, shard_bytes=150 << 10) as wr:
+            for k, a in parts.items():
+                wr.add(k, a)
+
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    write(probe)
+    shards = sorted(n for n in os.listdir(probe) if n != "m.zt")
+    escape, _, cache = _escape_and_cache_layouts(tmp_path, "m.zt", shards, write)
+    with ztensor.open(escape / "m.zt") as f:
+        with pytest.raises(ztensor.Error, match="outside the model's folder"):
+            [f[k] for k in parts]
+    with ztensor.open(cache / "m.zt") as f:
+        assert all(np.array_equal(f[k], a) for k, a in parts.items())
