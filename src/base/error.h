@@ -6,6 +6,7 @@
 
 #include <cstdarg>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -33,6 +34,11 @@ struct Error {
 
 // printf-style message builder for errors.
 [[gnu::format(printf, 2, 3)]] Error make_error(Status s, const char* fmt, ...);
+
+// Text a file gave, made fit for a message: control bytes (NUL included)
+// as \xNN, so that a message neither stops at an embedded NUL (a module
+// "os\0x" shown as "os") nor moves a terminal.
+std::string printable(std::string_view text);
 
 // Result<T>: a value or an Error (std::expected is C++23; g++ 12 lacks it).
 template <typename T>

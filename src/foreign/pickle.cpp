@@ -296,7 +296,7 @@ Result<void> Machine::push_global(std::string module, std::string name) {
     v.name = std::move(name);
     return push_new(std::move(v));
   }
-  const std::string shown = (module + "." + name).substr(0, 200);
+  const std::string shown = printable((module + "." + name).substr(0, 200));
   return fail(Status::unsupported,
               "global \"" + shown +
                   "\" is not allowed: only the globals that build tensors and plain data are "

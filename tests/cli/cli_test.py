@@ -1943,6 +1943,10 @@ class Pickles(Base):
         stack = b"\x80\x04" + p_text("builtins") + p_text("eval") + b"\x93" + p_tuple(p_text("1")) + b"R."
         torch_zip(self.path("stack.pt"), stack, {})
         self.refuse("stack.pt", 'global "builtins.eval" is not allowed')
+        # A NUL in a name neither cuts the message short nor reaches the terminal raw.
+        nul = b"\x80\x04" + p_text("os\0x") + p_text("system\x1b[2J") + b"\x93" + p_tuple(p_text("1")) + b"R."
+        torch_zip(self.path("nul.pt"), nul, {})
+        self.refuse("nul.pt", 'global "os\\x00x.system\\x1b[2J" is not allowed')
         # Python's own pickler, through __reduce__ (what torch.save would write).
         import pickle
 
