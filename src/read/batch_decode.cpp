@@ -180,9 +180,13 @@ Result<void> decode_frame_part(std::span<const uint8_t> frame, const Task& t,
 // its decoded bytes streamed a window at a time up to the range's end,
 // the range copied out; memory stays one window.
 Result<void> read_range(const Reader& r, const DecodeRequest& q) {
-  const uint64_t first = *q.first, end = first + q.dst.size();
   const Object& o = r.manifest().objects[q.object];
   const Component& c = o.components[q.component];
+  const uint64_t first = *q.first;
+  ZT_FAIL_IF(q.dst.size() > UINT64_MAX - first, argument,
+             "%s: a range of %zu bytes from %llu runs past 2^64", component_where(o, c).c_str(),
+             q.dst.size(), static_cast<unsigned long long>(first));
+  const uint64_t end = first + q.dst.size();
   if (auto n = r.known_decoded_size(q.object, q.component); n && !fits(q, *n))
     return make_error(Status::argument,
                       "%s: bytes [%llu, %llu) are not within its %llu decoded bytes",
