@@ -213,7 +213,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = os.fspath(path)
         self._manifest = None
-        self._copy, self._local, self._cow = copy, True, None
+        self._copy, self._local, self._cow, self._cow_ok = copy, True, None, None
 
     @classmethod
     def from_bytes(cls, data: Any, *, float32: bool = False) -> "File":
@@ -231,7 +231,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = "<memory>"
         self._manifest = None
-        self._copy, self._local, self._cow = False, False, None
+        self._copy, self._local, self._cow, self._cow_ok = False, False, None, None
         return self
 
     @classmethod
@@ -264,7 +264,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = url
         self._manifest = None
-        self._copy, self._local, self._cow = False, False, None
+        self._copy, self._local, self._cow, self._cow_ok = False, False, None, None
         return self
 
     # -- lifetime -----------------------------------------------------------
@@ -599,9 +599,14 @@ class File(NotCopyable, collections.abc.Mapping):
         """The object's raw data as a writable copy-on-write mapping of the
         file (mmap ACCESS_COPY, one per File), or None where its bytes are not
         raw little-endian bytes at a place in this very file."""
-        if self._copy or not self._local or not nbytes or self.format != "zt" or self.version == "0.1.0":
+        if not nbytes:
             return None
-        c = self.manifest["objects"][name]["components"]["data"]
+        if self._cow_ok is None:  # asked once: each is a call into the library
+            self._cow_ok = (not self._copy and self._local and self.format == "zt"
+                            and self.version != "0.1.0")
+        if not self._cow_ok:
+            return None
+        c = (self._manifest or self.manifest)["objects"][name]["components"]["data"]
         if c.get("encoding", "raw") != "raw" or "shard" in c or c["length"] != nbytes:
             return None
         if self._cow is None:

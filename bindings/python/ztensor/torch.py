@@ -34,8 +34,6 @@ write changes that process's pages only, never the file.
 """
 
 import ctypes
-import math
-import mmap as _mmap
 import os
 import sys
 import tempfile
@@ -285,19 +283,15 @@ class _File:
             self.f = _reader.open(filename, allow_foreign=allow_foreign)
         self.float8 = float8
         self.sparse = sparse
-        self._mm = None
         self._layouts = None
-        self._mappable = self._objects = None
-        remote = isinstance(filename, str) and filename.lower().startswith(("http://", "https://"))
-        if mmap and memory is None and not remote:
-            with open(filename, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                self._mm = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY) if size else None
+        # mmap=True: raw data from the File's copy-on-write mapping
+        # (File._copy_on_write, as dlpack() uses), which knows where there is
+        # none (memory, URLs, zstd, shards).
+        self._map = mmap
 
     def close(self):
+        # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        # The map stays alive as long as tensors use it (they keep it referenced).
-        self._mm = None
 
     def attributes(self):
         return self.f.attributes
@@ -319,19 +313,15 @@ class _File:
     def _mapped(self, name, exact):
         """A copy-on-write tensor over the file's bytes, or None where the
         data is not raw little-endian bytes at a place in this very file."""
-        if self._mm is None or exact.nbytes == 0:
+        if not self._map:
             return None
-        if self._mappable is None:  # asked once: each is a call into the library
-            self._mappable = self.f.format == "zt" and self.f.version != "0.1.0"
-            self._objects = self.f.manifest["objects"]
-        if not self._mappable:
+        np_dtype = self._layouts[name][4]
+        a = self.f._copy_on_write(name, np_dtype, exact.shape, exact.nbytes)
+        if a is None:
             return None
-        comp = self._objects[name]["components"]["data"]
-        if comp.get("encoding", "raw") != "raw" or "shard" in comp or comp["length"] != exact.nbytes:
-            return None
-        t = torch.frombuffer(self._mm, dtype=exact.dtype, count=math.prod(exact.shape),
-                             offset=comp["offset"])
-        return t.view(exact.shape)
+        if a.dtype.kind == "u" and a.dtype.itemsize > 1:  # torch < 2.3 takes no uint16/32/64
+            a = a.view(a.dtype.str.replace("u", "i"))
+        return torch.from_numpy(a).view(exact.dtype)
 
     def slice(self, name, key):
         """The selection `key` (numpy basic indexing) of a dense object as a
