@@ -1,6 +1,5 @@
 #include "container/model_folder.h"
 
-#include <limits.h>
 #include <stdlib.h>
 
 #include <cerrno>
@@ -17,7 +16,7 @@ std::string folder_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// realpath(3), or nullopt-like empty string when it fails (errno set).
+// realpath(3), or an empty string when it fails (errno says why).
 std::string real(const std::string& path) {
   std::unique_ptr<char, decltype(&::free)> p(::realpath(path.c_str(), nullptr), &::free);
   return p ? std::string(p.get()) : std::string();
@@ -31,8 +30,8 @@ bool inside(const std::string& file, const std::string& folder) {
 
 }  // namespace
 
-Result<std::string> resolve_beside_model(const std::string& model_path,
-                                         const std::string& relative, const char* what) {
+Result<std::string> resolve_beside_model(const std::string& model_path, const std::string& relative,
+                                         const char* what) {
   const std::string given = folder_of(model_path) + "/" + relative;
   const std::string target = real(given);
   ZT_FAIL_IF(target.empty(), io, "%s: cannot open (%s \"%s\"): %s", given.c_str(), what,

@@ -187,22 +187,21 @@ Result<void> read_range(const Reader& r, const DecodeRequest& q) {
              "%s: a range of %zu bytes from %llu runs past 2^64", component_where(o, c).c_str(),
              q.dst.size(), static_cast<unsigned long long>(first));
   const uint64_t end = first + q.dst.size();
-  if (auto n = r.known_decoded_size(q.object, q.component); n && !fits(q, *n))
-    return make_error(Status::argument,
-                      "%s: bytes [%llu, %llu) are not within its %llu decoded bytes",
-                      component_where(o, c).c_str(), static_cast<unsigned long long>(first),
-                      static_cast<unsigned long long>(end), static_cast<unsigned long long>(*n));
+  auto outside = [&](uint64_t decoded) {
+    return make_error(
+        Status::argument, "%s: bytes [%llu, %llu) are not within its %llu decoded bytes",
+        component_where(o, c).c_str(), static_cast<unsigned long long>(first),
+        static_cast<unsigned long long>(end), static_cast<unsigned long long>(decoded));
+  };
+  // Known ahead where the manifest implies it; else found at the stream's end.
+  if (auto n = r.known_decoded_size(q.object, q.component); n && !fits(q, *n)) return outside(*n);
   auto windows = r.windows(q.object, q.component);
   ZT_TRY(windows);
   uint64_t at = 0;  // decoded offset of the window
   while (at < end) {
     auto w = (*windows)->next();
     ZT_TRY(w);
-    if (w->empty())
-      return make_error(Status::argument,
-                        "%s: bytes [%llu, %llu) are not within its %llu decoded bytes",
-                        component_where(o, c).c_str(), static_cast<unsigned long long>(first),
-                        static_cast<unsigned long long>(end), static_cast<unsigned long long>(at));
+    if (w->empty()) return outside(at);
     const uint64_t lo = std::max(at, first), hi = std::min(at + w->size(), end);
     if (lo < hi) std::memcpy(q.dst.data() + (lo - first), w->data() + (lo - at), hi - lo);
     at += w->size();
