@@ -13,6 +13,7 @@ said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
   Load_PreadHuge_<m>     the same into memory advised for huge pages (as
                          load_file's tensors and numpy's arrays are)
   Load_LoadFile_<m>      ztensor.torch.load_file (copies, one zt_decode_ranges)
+  Load_LoadFilePread     load_file with the file read by pread, not mapped
   Load_LoadFileZstd      load_file of the zstd twin
   Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
   Load_DecodeMany        File.decode_many (numpy, the same bytes)
@@ -20,7 +21,8 @@ said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
                          mapping: which is faster on many cores is open)
   Load_TorchLoad         torch.load(mmap=True) + touch (torch >= 2.1; else
                          plain torch.load) of the same tensors
-  Load_Safetensors       safetensors.torch.load_file, where importable
+  Load_Safetensors       safetensors.torch.load_file + touch (it maps the
+                         file: untouched, nothing would be read)
   Saving
   Save_Floor             write + fsync + rename of the same bytes
   Save_SaveFile          ztensor.torch.save_file (raw, xxh3, durable)
@@ -35,11 +37,16 @@ said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
   Gpu_Pageable           one pageable host->device copy
   Gpu_LoadFile           load_file(device="cuda")
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
+  Gpu_LoadFileMapped     the same ring fed through the file's mapping
+  Gpu_LoadFileRing4x64M, Gpu_LoadFileRing2x1G   other ring shapes
   Gpu_Safetensors        safetensors load_file(device="cuda:0")
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
-  and, as facts: peak host RSS above the process's before a GPU load.
+  and, as facts: peak host RSS above the process's before a GPU load, and
+  the first load in a fresh process (ztensor, safetensors), twice each.
 
-usage: bench_load.py OUT.json [REPETITIONS]   (ZT_BENCH_DIR: where files go)
+usage: bench_load.py OUT.json [REPETITIONS]   (ZT_BENCH_DIR: where files go;
+ZT_LOAD_SKIP: comma-separated row-name prefixes not to run, e.g. Save)
+A row that raises is recorded under facts["failed"] and the others go on.
 Needs ZTENSOR_LIBRARY (or an installed library) and PYTHONPATH=bindings/python.
 """
 
@@ -172,6 +179,15 @@ def durable_write(state, path):
     os.rename(tmp, path)
 
 
+def first_load(code):
+    """Seconds `code` takes in a fresh Python with CUDA up, or the error."""
+    import subprocess
+    prog = ("import time, torch; torch.empty(1, device='cuda'); torch.cuda.synchronize()\n"
+            f"t = time.perf_counter(); {code}; torch.cuda.synchronize(); print(time.perf_counter() - t)")
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True)
+    return float(r.stdout.split()[-1]) if r.returncode == 0 else r.stderr[-300:]
+
+
 def peak_rss_during(fn):
     """(peak RSS above the RSS before, in bytes) of fn(): VmHWM reset first."""
     try:
@@ -206,14 +222,23 @@ def main():
     paths = {}
     runs, facts = [], {}
 
+    skip = tuple(x for x in os.environ.get("ZT_LOAD_SKIP", "").split(",") if x)
+
     def record(name, fn, rep, before=None):
+        if skip and name.startswith(skip):
+            return
         if before:
             before()
         if gpu:
             torch.cuda.synchronize()
         start = time.perf_counter()
         start_cpu = time.process_time()
-        result = fn()
+        try:
+            result = fn()
+        except Exception as e:  # one row's failure must not lose the others' figures
+            facts.setdefault("failed", {})[name] = f"{type(e).__name__}: {e}"
+            print(f"{name:24s} FAILED {type(e).__name__}: {e}", file=sys.stderr)
+            return
         if gpu:
             torch.cuda.synchronize()
         real, cpu = time.perf_counter() - start, time.process_time() - start_cpu
@@ -260,12 +285,15 @@ def main():
                                           paths[m])
             hot[f"Load_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m]), paths[m])
             hot[f"Load_Mmap_{m}"] = (lambda m=m: touch(zt.load_file(paths[m], mmap=True)), paths[m])
+        # Does reading with pread instead of through the mapping pay on the CPU?
+        hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
+                                     paths["llm"])
         hot["Load_LoadFileZstd"] = (lambda: zt.load_file(paths["zstd"]), paths["zstd"])
         hot["Load_DecodeMany"] = (lambda: ztensor.open(paths["llm"]).decode_many(), paths["llm"])
         hot["Load_DecodeManyCopy"] = (lambda: ztensor.open(paths["llm"], copy=True).decode_many(), paths["llm"])
         hot["Load_TorchLoad"] = (torch_load, paths["pt"])
         if st:
-            hot["Load_Safetensors"] = (lambda: st.load_file(paths["st"]), paths["st"])
+            hot["Load_Safetensors"] = (lambda: touch(st.load_file(paths["st"])), paths["st"])
         saves = {"Save_Floor": lambda: durable_write(models["llm"], base + "-out.bin"),
                  "Save_SaveFile": lambda: zt.save_file(models["llm"], base + "-out.zt")}
         if st:
@@ -286,6 +314,13 @@ def main():
                     "Gpu_LoadFileZstd": (lambda: zt.load_file(paths["zstd"], device="cuda"), paths["zstd"]),
                     "Gpu_TorchLoad": (lambda: {k: v.to("cuda") for k, v in torch.load(
                         paths["pt"], **({"mmap": True} if torch_mmap else {})).items()}, paths["pt"])}
+            # The ring's shape, and the mapping load_file's CUDA path avoids.
+            gpus["Gpu_LoadFileMapped"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._staging_for(
+                "cuda", 2, 256 * MiB)), paths["llm"])
+            gpus["Gpu_LoadFileRing4x64M"] = (lambda: zt.load_file(
+                paths["llm"], device="cuda", staging_buffers=4, staging_bytes=64 * MiB), paths["llm"])
+            gpus["Gpu_LoadFileRing2x1G"] = (lambda: zt.load_file(
+                paths["llm"], device="cuda", staging_buffers=2, staging_bytes=1024 * MiB), paths["llm"])
             if st:
                 gpus["Gpu_Safetensors"] = (lambda: st.load_file(paths["st"], device="cuda:0"), paths["st"])
         for rep in range(reps):
@@ -300,8 +335,21 @@ def main():
                 record(name, fn, rep, lambda p=path: drop_cache(p))
         if gpu:
             warm(paths["llm"])
-            facts["gpu_peak_rss_above_start"] = peak_rss_during(lambda: zt.load_file(paths["llm"], device="cuda"))
+            try:
+                facts["gpu_peak_rss_above_start"] = peak_rss_during(
+                    lambda: zt.load_file(paths["llm"], device="cuda"))
+            except Exception as e:
+                facts.setdefault("failed", {})["gpu_peak_rss"] = f"{type(e).__name__}: {e}"
             facts["gpu_staging_bytes"] = 2 * 256 * MiB
+            # What a user sees: the first load in a fresh process (CUDA
+            # initialised first, page cache hot), which pays for pinning the
+            # ring and for growing torch's device allocator.
+            firsts = {"zt": f"from ztensor import torch as m; m.load_file({paths['llm']!r}, device='cuda')"}
+            if st:
+                firsts["st"] = f"import safetensors.torch as m; m.load_file({paths['st']!r}, device='cuda:0')"
+            for who, code in firsts.items():
+                warm(paths["llm" if who == "zt" else "st"])
+                facts[f"gpu_first_load_s_{who}"] = [first_load(code) for _ in range(2)]
         doc = {"context": facts, "facts": facts, "benchmarks": runs}
         with open(out_path, "w") as f:
             json.dump(doc, f, indent=1)
@@ -337,7 +385,8 @@ def summarize(runs, facts):
         floor = "Save_Floor" if name.startswith("Save") else "Cold_Read" if name.startswith("Cold") \
             else "Gpu_Pinned"
         show(name, floor)
-    for k in ("gpu_peak_rss_above_start", "zstd_ratio", "cold_by"):
+    for k in ("gpu_peak_rss_above_start", "gpu_first_load_s_zt", "gpu_first_load_s_st", "zstd_ratio",
+              "cold_by", "failed"):
         if k in facts:
             print(f"{k}: {facts[k]}", file=sys.stderr)
 

@@ -2,18 +2,24 @@
 # What a session lent a GPU machine runs there (the device tool, README
 # "A GPU, sometimes"): the real-CUDA tests and bench_load.py's rows at the
 # issue's model size, with the library built here carried over.
-#   run: sh bench/gpu_check.sh   (carry: build/libztensor.so*, nothing else)
-# Writes $OUT/bench_load.json and $OUT/report.md when $OUT is set.
+#   run: sh bench/gpu_check.sh   (carry: build/libztensor.so*, or set
+#        ZTENSOR_LIBRARY and LD_LIBRARY_PATH to a carried copy and its
+#        Debian dependencies)
+# Writes $OUT/bench_load.json, $OUT/report.md and $OUT/pytest.log when $OUT
+# is set. Save rows are skipped unless ZT_LOAD_SKIP says otherwise: writing
+# is measured on the CPU machine and costs device time.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-lib=$(ls "$root"/build/libztensor.so.1.* | head -n 1)
-export ZTENSOR_LIBRARY="$lib" PYTHONPATH="$root/bindings/python" PYTHONDONTWRITEBYTECODE=1
+lib=${ZTENSOR_LIBRARY:-$(ls "$root"/build/libztensor.so.1.* | head -n 1)}
+export ZTENSOR_LIBRARY="$lib" PYTHONPATH="$root/bindings/python" PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 out=${OUT:-$(mktemp -d)}
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 python3 -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), sys.version.split()[0])"
+# A failing test is reported, and the figures are still taken.
 python3 -m pytest -q -p no:cacheprovider -rs "$root/bindings/python/tests/test_torch_load.py" \
-  "$root/bindings/python/tests/test_dlpack.py"
-ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR=${ZT_BENCH_DIR:-/tmp/zt-bench} \
+  "$root/bindings/python/tests/test_dlpack.py" > "$out/pytest.log" 2>&1 || echo "pytest FAILED"
+tail -n 15 "$out/pytest.log"
+ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save} ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR=${ZT_BENCH_DIR:-/tmp/zt-bench} \
   python3 "$root/bench/bench_load.py" "$out/bench_load.json" "${ZT_REPS:-3}"
 python3 "$root/bench/report.py" "$out" > "$out/report.md" 2>&1 || true
 grep '| load' "$out/report.md" || true

@@ -273,7 +273,9 @@ def main():
             f"{cores} into huge-page memory (numpy's arrays are)")
     t.ratio("load", "File.decode_many, file opened copy=True (pread)", ld, "Load_PreadHuge_llm", "Load_DecodeManyCopy",
             None, f"{cores} into huge-page memory")
-    t.ratio("load", "load_file against safetensors' load_file", ld, "Load_Safetensors", "Load_LoadFile_llm", None,
+    t.ratio("load", "load_file, the file read by pread instead of mapped", ld, "Load_LoadFile_llm",
+            "Load_LoadFilePread", None, "load_file (through the mapping)")
+    t.ratio("load", "load_file against safetensors' load_file (+ touch)", ld, "Load_Safetensors", "Load_LoadFile_llm", None,
             "safetensors.torch.load_file (where importable)")
     t.ratio("load", "save_file (raw + xxh3, durable)", ld, "Save_Floor", "Save_SaveFile", 0.9,
             "write + fsync + rename of the same bytes")
@@ -292,6 +294,16 @@ def main():
             "safetensors load_file(device='cuda:0')")
     t.ratio("load", "load_file(device='cuda') against torch.load + .to", ld, "Gpu_TorchLoad", "Gpu_LoadFile", None,
             "torch.load(mmap=True) + .to('cuda')")
+    t.ratio("load", "cuda ring fed through the mapping instead of pread", ld, "Gpu_LoadFile", "Gpu_LoadFileMapped",
+            None, "load_file(device='cuda') (pread)")
+    for ring in ("4x64M", "2x1G"):
+        t.ratio("load", f"cuda ring of {ring} instead of 2x256M", ld, "Gpu_LoadFile", f"Gpu_LoadFileRing{ring}", None,
+                "load_file(device='cuda')")
+    firsts = ld_facts.get("gpu_first_load_s_zt"), ld_facts.get("gpu_first_load_s_st")
+    if all(isinstance(x, list) and all(isinstance(v, float) for v in x) for x in firsts):
+        zt_s, st_s = min(firsts[0]), min(firsts[1])
+        t.fact("load", "first cuda load in a fresh process, against safetensors'",
+               f"{st_s / zt_s:.2f} ({zt_s:.2f} s against {st_s:.2f} s, best of 2)", "", "")
     if ld_facts.get("gpu_peak_rss_above_start") is not None:
         peak = ld_facts["gpu_peak_rss_above_start"]
         limit = ld_facts["gpu_staging_bytes"] + 64 * MiB

@@ -168,12 +168,13 @@ class LateCopies:
 @pytest.mark.parametrize("version", [None, 2])
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
 @pytest.mark.parametrize("buffers,buffer_bytes", [(2, 4096), (3, 10_000), (1, 64), (2, 1 << 20)])
-def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_bytes, version):
+@pytest.mark.parametrize("copy", [True, False])
+def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_bytes, version, copy):
     t = model(1)
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding=encoding, frame_size=4096, file_version=version)
     engine = LateCopies()
-    f = zt._File(p)
+    f = zt._File(p, copy=copy)
     got = zt._load_all(f, "cpu", zt._Staging(engine, buffers, buffer_bytes))
     assert sorted(got) == sorted(t)
     bad = [k for k in t if not same(got[k], t[k])]
@@ -184,6 +185,29 @@ def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_b
     total = sum(v.numel() * v.element_size() for v in t.values())
     if buffer_bytes < total:
         assert len(engine.buffers) == buffers  # the ring was used whole
+
+
+def test_a_staged_load_reads_the_file_without_mapping_it(tmp_path, monkeypatch):
+    # A device load copies every byte through the ring: the file is read with
+    # pread, so its pages never count in the process's resident memory.
+    from ztensor import _reader
+    t = model(6)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    opened = []
+    real_open = _reader.open
+
+    def recording_open(path, **kw):
+        opened.append(kw.get("copy"))
+        return real_open(path, **kw)
+
+    monkeypatch.setattr(_reader, "open", recording_open)
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(LateCopies(), b, n))
+    got = zt.load_file(p, device="cpu", staging_bytes=4096)
+    assert opened == [True] and all(same(got[k], t[k]) for k in t)
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: None)
+    zt.load_file(p)
+    assert opened == [True, False]  # the CPU load still reads through the mapping
 
 
 def test_plan_batches_small_tensors_and_splits_large_ones():

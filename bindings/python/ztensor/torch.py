@@ -274,13 +274,14 @@ class _File:
     """One open file as tensors."""
 
     def __init__(self, filename, *, float8="native", mmap=False, sparse=False, allow_foreign=False,
-                 memory=None):
+                 memory=None, copy=False):
         if float8 not in ("native", "float32"):
             raise ValueError('float8 is "native" or "float32"')
         if memory is not None:
             self.f = _reader.File.from_bytes(memory)
         else:
-            self.f = _reader.open(filename, allow_foreign=allow_foreign)
+            # copy=True: pread, no mapping (the bytes go to a staging ring).
+            self.f = _reader.open(filename, allow_foreign=allow_foreign, copy=copy)
         self.float8 = float8
         self.sparse = sparse
         self._layouts = None
@@ -468,7 +469,7 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     of `staging_buffers` pinned host buffers of `staging_bytes` each: one
     buffer is decoded into on every core while the previous one is copied
     on a CUDA stream, so host memory stays the ring's, whatever the model's
-    size (mmap is not used). Other devices: loaded on the CPU, then moved.
+    size: the file is read with pread, not mapped (mmap is not used). Other devices: loaded on the CPU, then moved.
 
     slices={name: key}: those tensors load as the selection `key` (what
     tensor[key] selects: ints, slices with steps, ...; a tensor-parallel
@@ -482,9 +483,14 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     sparse CSR / COO tensors instead of dense ones. allow_foreign=True:
     also .safetensors, .gguf, .npy, .npz, .onnx and PyTorch checkpoints
     (read without executing their pickle)."""
+    staging = _staging_for(device, staging_buffers, staging_bytes)
+    # Through the staging ring the file is read with pread, never mapped: a
+    # mapping would put the whole file in the process's resident memory
+    # (measured on an H200: peak RSS 4.6 GiB above the start for a 4.5 GiB
+    # model) and fault in every page, for bytes that are copied anyway.
     return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
-                           allow_foreign=allow_foreign), device,
-                     _staging_for(device, staging_buffers, staging_bytes), slices)
+                           allow_foreign=allow_foreign, copy=staging is not None), device,
+                     staging, slices)
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
