@@ -1,0 +1,57 @@
+"""Files written by today's real tools (torch 2.11, safetensors 0.8,
+transformers 5.17, onnx 1.23; tests/fixtures/make_today.py, run on the lent
+GPU machine) read back byte for byte against the manifest those tools'
+own tensors gave. Debian's torch is 1.13, so these files are the only
+check that we read what users' current tools write."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import ztensor
+
+HERE = pathlib.Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "today"
+MANIFEST = json.loads((HERE / "manifest.json").read_text())
+
+# What each file is opened as, and the defects still open (issue #45, part 1):
+# such a test fails until the defect is fixed, then fails again (strict) so
+# that the marker goes.
+CASES = {
+    "torch_dtypes.pt": ("torch_dtypes.pt", '#45: torch >= 2.1 writes _rebuild_tensor_v3 for float8/uint16-64/float4'),
+    "torch_views.pt": ("torch_views.pt", None),
+    "torch_legacy_format.pt": ("torch_legacy_format.pt", None),
+    "safetensors_dtypes.safetensors": ("safetensors_dtypes.safetensors", "#45: F8_E4M3FNUZ / F8_E5M2FNUZ unknown"),
+    "hf_llama_sharded": ("hf_llama_sharded/model.safetensors.index.json", None),
+    "onnx_external": ("onnx_external/model.onnx", None),
+}
+
+
+def raw(a):
+    """An array's elements in row-major order, little-endian, as hex."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    return a.tobytes().hex()
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_todays_files_read_byte_for_byte(key):
+    path, defect = CASES[key]
+    expected = MANIFEST["files"][key]["tensors"]
+    run = lambda: check(HERE / path, expected)  # noqa: E731
+    if defect:
+        with pytest.raises(ztensor.Error):
+            run()
+        pytest.xfail(defect)
+    run()
+
+
+def check(path, expected):
+    with ztensor.open(path, allow_foreign=True) as f:
+        assert sorted(f.keys()) == sorted(expected)
+        for name, want in expected.items():
+            got = f[name]
+            assert list(got.shape) == want["shape"] or want["dtype"] == "float4_e2m1fn_x2", name
+            assert raw(got) == want["hex"], name
