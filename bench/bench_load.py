@@ -35,9 +35,13 @@ said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
   GPU (when torch.cuda.is_available())
   Gpu_Pinned             floor: one pinned host->device copy of the bytes
   Gpu_Pageable           one pageable host->device copy
+  Gpu_PreadPinned        N threads pread the file's tensor bytes into pinned
+                         memory already allocated (the host side's ceiling)
   Gpu_LoadFile           load_file(device="cuda")
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
   Gpu_LoadFileMapped     the same ring fed through the file's mapping
+  Gpu_LoadFileSerial     the ring with no decode on a worker thread while
+                         the batch before is copied (what it was)
   Gpu_LoadFileRing4x64M, Gpu_LoadFileRing2x1G   other ring shapes
   Gpu_Safetensors        safetensors load_file(device="cuda:0")
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
@@ -61,6 +65,7 @@ import numpy as np
 import torch
 
 import ztensor
+from ztensor import _staging
 from ztensor import torch as zt
 
 try:
@@ -106,11 +111,12 @@ def places(path):
         return [(c["offset"], c["length"]) for c in (m[n]["components"]["data"] for n in m)]
 
 
-def pread_floor(path, extents, threads, huge=False):
+def pread_floor(path, extents, threads, huge=False, into=None):
     """N threads pread the extents into one fresh buffer (huge: with
-    transparent huge pages asked for, as load_file and numpy do)."""
+    transparent huge pages asked for, as load_file and numpy do), or into
+    the buffer `into` (memory already there: pinned, say)."""
     total = sum(n for _, n in extents)
-    out = torch.empty(total, dtype=torch.uint8)
+    out = torch.empty(total, dtype=torch.uint8) if into is None else into
     if huge:
         zt._advise_huge_pages(out)
     view = memoryview(out.numpy())
@@ -310,6 +316,10 @@ def main():
             target = torch.empty(total, dtype=torch.uint8, device="cuda")
             gpus = {"Gpu_Pinned": (lambda: target.copy_(pinned, non_blocking=True), None),
                     "Gpu_Pageable": (lambda: target.copy_(pageable), None),
+                    # What the host side of a ring can reach: the file's
+                    # bytes pread into pinned memory that is already there.
+                    "Gpu_PreadPinned": (lambda: pread_floor(paths["llm"], extents["llm"], threads, into=pinned),
+                                        paths["llm"]),
                     "Gpu_LoadFile": (lambda: zt.load_file(paths["llm"], device="cuda"), paths["llm"]),
                     "Gpu_LoadFileZstd": (lambda: zt.load_file(paths["zstd"], device="cuda"), paths["zstd"]),
                     "Gpu_TorchLoad": (lambda: {k: v.to("cuda") for k, v in torch.load(
@@ -317,6 +327,8 @@ def main():
             # The ring's shape, and the mapping load_file's CUDA path avoids.
             gpus["Gpu_LoadFileMapped"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._staging_for(
                 "cuda", 2, 256 * MiB)), paths["llm"])
+            gpus["Gpu_LoadFileSerial"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda", zt._Staging(
+                _staging.CudaCopies(torch.device("cuda")), 2, 256 * MiB, overlap=False)), paths["llm"])
             gpus["Gpu_LoadFileRing4x64M"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=4, staging_bytes=64 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing2x1G"] = (lambda: zt.load_file(

@@ -288,6 +288,8 @@ def main():
     gpu = ld_facts.get("gpu") or "no GPU in this run"
     t.ratio("load", f"load_file(device='cuda') ({gpu})", ld, "Gpu_Pinned", "Gpu_LoadFile", 0.8,
             "one pinned host->device copy of the same bytes")
+    t.ratio("load", "load_file(device='cuda') against the host side's ceiling", ld, "Gpu_PreadPinned", "Gpu_LoadFile",
+            None, f"{cores} into pinned memory already allocated")
     t.ratio("load", "load_file of the zstd twin to cuda", ld, "Gpu_Pinned", "Gpu_LoadFileZstd", None,
             "one pinned host->device copy")
     t.ratio("load", "load_file(device='cuda') against safetensors", ld, "Gpu_Safetensors", "Gpu_LoadFile", 7.0,
@@ -296,6 +298,8 @@ def main():
             "torch.load(mmap=True) + .to('cuda')")
     t.ratio("load", "cuda ring fed through the mapping instead of pread", ld, "Gpu_LoadFile", "Gpu_LoadFileMapped",
             None, "load_file(device='cuda') (pread)")
+    t.ratio("load", "cuda ring without decoding ahead on a worker thread", ld, "Gpu_LoadFile", "Gpu_LoadFileSerial",
+            None, "load_file(device='cuda')")
     for ring in ("4x64M", "2x1G"):
         t.ratio("load", f"cuda ring of {ring} instead of 2x256M", ld, "Gpu_LoadFile", f"Gpu_LoadFileRing{ring}", None,
                 "load_file(device='cuda')")

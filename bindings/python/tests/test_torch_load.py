@@ -210,6 +210,55 @@ def test_a_staged_load_reads_the_file_without_mapping_it(tmp_path, monkeypatch):
     assert opened == [True, False]  # the CPU load still reads through the mapping
 
 
+class LateManyCopies(LateCopies):
+    """The same engine, taking a batch's copies in one call (as CudaCopies
+    does with torch._foreach_copy_)."""
+
+    def copy_many(self, dsts, srcs):
+        assert len(dsts) == len(srcs) > 0
+        for d, s in zip(dsts, srcs):
+            self.copy(d, s)
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("buffers", [1, 2, 3])
+def test_staged_load_with_batched_copies(tmp_path, encoding, buffers):
+    t = model(7)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096)
+    engine = LateManyCopies()
+    got = zt._load_all(zt._File(p, copy=True), "cpu", zt._Staging(engine, buffers, 4096))
+    assert all(same(got[k], t[k]) for k in t) and engine.copies > len(t) - 1
+
+
+def test_the_next_batch_decodes_while_this_ones_copies_are_issued(tmp_path):
+    import threading
+    t = model(8)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    f = zt._File(p, copy=True)
+    real, calls = f.f._decode_ranges, []
+    second_started = threading.Event()
+
+    def decode(parts, threads=0):
+        calls.append(threading.get_ident())
+        if len(calls) == 2:
+            second_started.set()
+        return real(parts, threads)
+
+    class Waiting(LateCopies):
+        def copy(self, dst, src):
+            # Batch 0's copies are issued only after batch 1's decode began.
+            assert second_started.wait(5), "batch 1 was not decoding while batch 0's copies were issued"
+            super().copy(dst, src)
+
+    f.f._decode_ranges = decode
+    engine = Waiting()
+    got = zt._load_all(f, "cpu", zt._Staging(engine, 2, 4096))
+    assert all(same(got[k], t[k]) for k in t)
+    assert calls[0] == threading.get_ident() and set(calls[1:]) - {threading.get_ident()}
+
+
 def test_plan_batches_small_tensors_and_splits_large_ones():
     sizes = [10, 10, 300, 0, 5]
     batches = _staging.plan(sizes, 128)

@@ -9,12 +9,15 @@ refilled only once its copy is known to be done. Host memory is the ring
 (`buffers` x `buffer_bytes`), whatever the model's size.
 
 The copy engine is the only device-specific part (CudaCopies: buffer(n),
-start(), copy(dst, src), record() -> token, wait(token), finish()); tests drive
+start(), copy(dst, src), optionally copy_many(dsts, srcs), record() -> token,
+wait(token), finish()); tests drive
 the same pipeline with a CPU engine that performs copies late, so that a
 buffer refilled too early shows as wrong bytes.
 """
 
-from typing import Callable, List, NamedTuple, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence
 
 import torch
 
@@ -23,6 +26,7 @@ DEFAULT_BUFFER_BYTES = 256 << 20
 # Pieces start on this boundary in a staging buffer (fast memcpy, and DMA
 # engines prefer aligned sources).
 _ALIGN = 64
+_FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 
 class Item(NamedTuple):
@@ -92,6 +96,16 @@ class CudaCopies:
         with torch.cuda.stream(self.stream):
             dst.copy_(src, non_blocking=True)
 
+    def copy_many(self, dsts: List[torch.Tensor], srcs: List[torch.Tensor]) -> None:
+        # One call for a batch's copies where torch has it (>= 2.1): the loop
+        # over small tensors runs in C++, not here.
+        with torch.cuda.stream(self.stream):
+            if _FOREACH_COPY is not None:
+                _FOREACH_COPY(dsts, srcs, non_blocking=True)
+            else:
+                for d, s in zip(dsts, srcs):
+                    d.copy_(s, non_blocking=True)
+
     def record(self):
         event = torch.cuda.Event()
         event.record(self.stream)
@@ -112,10 +126,15 @@ Decode = Callable[[list], None]
 
 
 def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_BUFFERS,
-         buffer_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
+         buffer_bytes: int = DEFAULT_BUFFER_BYTES, overlap: bool = True) -> None:
     """Fills every item's dst with its decoded bytes. `decode(parts)` takes
     (object index, role, offset, address, nbytes) tuples and writes them
-    (File._decode_ranges); `engine` copies buffers to the device."""
+    (File._decode_ranges); `engine` copies buffers to the device.
+
+    With two buffers or more, batch k + 1 is decoded on a worker thread
+    (the C call releases the GIL) while this thread issues batch k's
+    copies: the cores never wait for Python's per-tensor work (overlap=False:
+    one after the other, the benchmark's comparison)."""
     if buffers < 1:
         raise ValueError("at least one staging buffer is needed")
     items = [it for it in items if it.nbytes]
@@ -126,19 +145,49 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     largest = max(p.at + p.nbytes for b in batches for p in b)
     ring = [engine.buffer(largest) for _ in range(min(buffers, len(batches)))]
     dsts = [_bytes_of(it.dst) for it in items]
-    pending = [None] * len(ring)  # the token of each buffer's last copies
+    pending: List[Any] = [None] * len(ring)  # the token of each buffer's last copies
+    copy_many = getattr(engine, "copy_many", None)
+
+    def free(k: int) -> None:
+        """Batch k's buffer once the copies out of it are done."""
+        slot = k % len(ring)
+        if pending[slot] is not None:
+            engine.wait(pending[slot])
+            pending[slot] = None
+
+    def fill(k: int) -> None:
+        base = ring[k % len(ring)].data_ptr()
+        decode([(items[p.item].index, "data", p.offset, base + p.at, p.nbytes) for p in batches[k]])
+
+    worker = ThreadPoolExecutor(1, thread_name_prefix="zt-staging") \
+        if overlap and len(ring) > 1 and len(batches) > 1 else None
+    ahead: Optional[Future] = None  # the worker decoding the next batch
     engine.start()
     try:
         for k, batch in enumerate(batches):
-            slot = k % len(ring)
-            if pending[slot] is not None:
-                engine.wait(pending[slot])  # its last batch is on the device
-                pending[slot] = None
-            buf = ring[slot]
-            base = buf.data_ptr()
-            decode([(items[p.item].index, "data", p.offset, base + p.at, p.nbytes) for p in batch])
-            for p in batch:
-                engine.copy(dsts[p.item][p.offset:p.offset + p.nbytes], buf[p.at:p.at + p.nbytes])
-            pending[slot] = engine.record()
+            if ahead is not None:
+                ahead, done = None, ahead
+                done.result()  # batch k is in its buffer (or its error raised)
+            else:
+                free(k)
+                fill(k)
+            if worker is not None and k + 1 < len(batches):
+                free(k + 1)
+                ahead = worker.submit(fill, k + 1)
+            buf = ring[k % len(ring)]
+            dst = [dsts[p.item][p.offset:p.offset + p.nbytes] for p in batch]
+            src = [buf[p.at:p.at + p.nbytes] for p in batch]
+            if copy_many is not None:
+                copy_many(dst, src)
+            else:
+                for d, s_ in zip(dst, src):
+                    engine.copy(d, s_)
+            pending[k % len(ring)] = engine.record()
     finally:
-        engine.finish()  # no copy may still read a buffer once we return
+        # No decode may still write a buffer, and no copy still read one,
+        # once we return (an error included).
+        if ahead is not None:
+            futures_wait([ahead])
+        if worker is not None:
+            worker.shutdown(wait=True)
+        engine.finish()

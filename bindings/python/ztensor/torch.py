@@ -363,7 +363,7 @@ class _File:
                 out[name] = torch.empty(e.shape, dtype=e.dtype, device=device)
                 items.append(_staging.Item(e.index, e.nbytes, out[name]))
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
-                          staging.buffer_bytes)
+                          staging.buffer_bytes, staging.overlap)
         else:
             parts = []
             for name, e in exact.items():
@@ -424,6 +424,7 @@ class _Staging(NamedTuple):
     engine: Any
     buffers: int = _staging.DEFAULT_BUFFERS
     buffer_bytes: int = _staging.DEFAULT_BUFFER_BYTES
+    overlap: bool = True
 
 
 def _to(t, device):
