@@ -1614,8 +1614,10 @@ class Trust(Base):
         # A full disk: a clear error, nothing at the target, nothing left beside it.
         before = sorted(os.listdir(self.dir))
         for args, out in checks:
-            code, _, err = self.peak_mib(*args, fsize=min(64 << 20, n * n * 2))  # half the output
+            code, peak, err = self.peak_mib(*args, fsize=min(64 << 20, n * n * 2))  # half the output
             self.assertEqual(code, 3, "zt %s on a full disk: %s" % (" ".join(args), err))
+            # Issue 42 item 15: the failing run streams too (it once held 1,056 MiB).
+            self.assertLess(peak, 256, "zt %s on a full disk held %d MiB" % (" ".join(args), peak))
             self.assertFalse(os.path.exists(self.path(out)), out)
             self.assertEqual(sorted(os.listdir(self.dir)), before)
 
