@@ -458,13 +458,16 @@ typedef struct zt_writer_options {
                                is refused and "auto" writes raw. Needs file_version 2, alignment
                                0 or 65536 and digest ZT_DIGEST_XXH3. Default 0. */
   uint64_t shard_bytes;     /* v2 only, 0 = one file (default): split the model (v2 spec §7).
-                               Blobs go to data shards 00001, 00002, ... written beside the
-                               target as <stem>-00001.zt ... (root <stem>.zt; the positional
-                               convention zt_open resolves), each at most shard_bytes long
+                               Blobs go to data shards named after their place and content,
+                               "00001-" and 12 hex digits of the shard's sha256, ..., written
+                               beside the target as <stem>-<name>.zt (root <stem>.zt; the
+                               positional convention zt_open resolves), each at most shard_bytes long
                                unless one part is larger (it gets a shard of its own; zstd parts
                                count by their decoded size). The target becomes the root: the
                                manifest with a shard table of sizes and sha256 digests. Shards
-                               are published before the root. At least two alignments; not
+                               are published before the root, whose rename switches models; an
+                               older model's shards are removed only after, and a failed write
+                               leaves that model whole. At least two alignments; not
                                with canonical (ZT_ERR_ARGUMENT). */
 } zt_writer_options;
 

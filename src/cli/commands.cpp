@@ -113,7 +113,7 @@ const std::string kConvertUsage =
         "                       quantized_group in v2, v2-only layouts in 1.2) are\n"
         "                       refused (exit 5) unless --densify\n"
         "  --shard-size BYTES   with --format-version 2: split OUT into OUT's root and\n"
-        "                       data shards <stem>-00001.zt ... of at most BYTES each\n"
+        "                       data shards <stem>-00001-<hex>.zt ... of at most BYTES each\n"
         "                       (a larger part gets a shard of its own; v2 spec 7)\n"
         "  --keep-shards        with --format-version 2 and a sharded input (a Hugging\n"
         "                       Face index.json, a sharded v2 model): the same split,\n"

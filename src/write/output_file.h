@@ -30,6 +30,9 @@ class OutputFile {
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
 
+  // Names another target in the same directory, for a file whose name is
+  // known only once its bytes are (a shard named after its digest).
+  void retarget(std::string path) { path_ = std::move(path); }
   // Writes all of `bytes` at the current position (EINTR retried).
   Result<void> write(std::span<const uint8_t> bytes);
   // fsync, name, rename over the target, fsync the directory. A file that

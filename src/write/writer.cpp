@@ -1,6 +1,7 @@
 // The writer: the public calls as a state machine (every call runs through
 // one guard), the object rules at end_object, publication at finish. The
 // bytes of a component go out through component_stream.cpp.
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -803,8 +804,34 @@ Result<void> Writer::Impl::write_manifest_v1() {
   return write_all(trailer);
 }
 
+namespace {
+
+// The shard names of the sharded v2 root at `path`, if one is there (else
+// none: a missing, foreign or unreadable file names no shards).
+std::vector<std::string> shards_named_at(const std::string& path) {
+  std::vector<std::string> names;
+  OpenOptions o;
+  o.mode = Source::Mode::copy;
+  if (auto r = Reader::open_file(path, o); r)
+    for (const Shard& s : (*r)->manifest().shards) names.push_back(s.name);
+  return names;
+}
+
+void remove_files(const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) ::unlink(p.c_str());
+}
+
+}  // namespace
+
 // The manifest is a blob like any other (aligned, written last), then the
 // footer that points at it and carries its XXH3-64 (v2 spec §2.3).
+//
+// Publish last, replace whole: each shard is named after its content
+// ("00001-" and 12 hex digits of its sha256), so new shards never land on
+// the files an older root at the target names; the root's rename is the
+// one step that switches models, and the old model's shards are removed
+// only after it. A failure at any point leaves the old model as it was,
+// readable and verifiable, and removes the new shards.
 Result<void> Writer::Impl::finish_sharded() {
   ZT_TRY(write_all(footer_v2(0, 0, 0)));
   shard_sizes.push_back(pos);
@@ -821,31 +848,44 @@ Result<void> Writer::Impl::finish_sharded() {
       ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
       h.update(std::span(piece).first(n));
     }
-    char name[24];
-    std::snprintf(name, sizeof name, "%05zu", k + 1);
-    table.push_back(Shard{name, shard_sizes[k], "sha256:" + h.finish_hex()});
+    const std::string hex = h.finish_hex();
+    char name[48];
+    std::snprintf(name, sizeof name, "%05zu-%.12s", k + 1, hex.c_str());
+    table.push_back(Shard{name, shard_sizes[k], "sha256:" + hex});
   }
-  // Shards first, the root last: until the root is published, no root
-  // names the new shards (an older root at the target sees other sizes and
-  // digests and refuses them, §7.3).
-  for (OutputFile& f : earlier_shards) {
-    if (auto r = f.publish(); !r) {
-      state = State::failed;
-      return r;
-    }
+  const std::vector<std::string> old_names = shards_named_at(path);
+  const auto is_old = [&](const std::string& n) {
+    return std::find(old_names.begin(), old_names.end(), n) != old_names.end();
+  };
+  std::vector<std::string> published;  // new shard files, removed again on failure
+  const auto fail = [&](Error e) -> Result<void> {
+    remove_files(published);
+    state = State::failed;
+    return e;
+  };
+  for (size_t k = 0; k < earlier_shards.size(); ++k) {
+    const std::string target = shard_file_path(path, table[k].name);
+    earlier_shards[k].retarget(target);
+    if (auto r = earlier_shards[k].publish(); !r) return fail(std::move(r).error());
+    // A shard the old root names too has the same bytes: it stays either way.
+    if (!is_old(table[k].name)) published.push_back(target);
   }
   earlier_shards.clear();
   auto f = OutputFile::create(path);
-  if (!f) {
-    state = State::failed;
-    return std::move(f).error();
-  }
+  if (!f) return fail(std::move(f).error());
   file = std::move(*f);
   pos = 0;
-  ZT_TRY(write_all(std::span<const uint8_t>(kMagicV2, 8)));
   shards = std::move(table);
-  ZT_TRY(write_manifest_v2());
-  return publish();
+  Result<void> root = write_all(std::span<const uint8_t>(kMagicV2, 8));
+  if (root) root = write_manifest_v2();
+  if (root) root = publish();
+  if (!root) return fail(std::move(root).error());
+  std::vector<std::string> stale;
+  for (const std::string& n : old_names)
+    if (std::none_of(shards.begin(), shards.end(), [&](const Shard& s) { return s.name == n; }))
+      stale.push_back(shard_file_path(path, n));
+  remove_files(stale);
+  return {};
 }
 
 Result<void> Writer::Impl::write_manifest_v2() {

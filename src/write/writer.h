@@ -39,8 +39,8 @@ struct WriterOptions {
   // NFC. Needs file_version 2, alignment 0 or 65536 and the xxh3 digest.
   bool canonical = false;
   // v2 only: split the model (v2 spec §7). Blobs go to data shards named
-  // 00001, 00002, ... in files <stem>-00001.zt ... beside the target (the
-  // spec's Appendix B convention), each at most shard_bytes long unless a
+  // "00001-<12 hex of the shard's sha256>", ... in files <stem>-<name>.zt
+  // beside the target (the spec's Appendix B convention), each at most shard_bytes long unless a
   // single part is larger (it then has a shard of its own; a zstd part is
   // counted by its decoded size). The target is the root: the manifest with
   // a shard table of sizes and sha256 digests. 0: one file.

@@ -26,6 +26,7 @@ Set ZT_UPDATE_GOLDEN=1 to rewrite the golden files from the current output.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -486,7 +487,11 @@ class Safetensors(Base):
             self.zt("convert", src, out, "--format-version", "2", "--keep-shards")
             stem = out[:-3]
             shards = sorted(n for n in os.listdir(self.dir) if n.startswith(stem + "-"))
-            self.assertEqual(shards, [stem + "-00001.zt", stem + "-00002.zt"], src)
+            # Named after their place and content: <stem>-00001-<12 hex of sha256>.zt
+            self.assertEqual(len(shards), 2, src)
+            for k, n in enumerate(shards):
+                self.assertRegex(n, r"^%s-0000%d-[0-9a-f]{12}\.zt$" % (stem, k + 1))
+                self.assertEqual(n[len(stem) + 7:-3], hashlib.sha256(self.slurp(n)).hexdigest()[:12])
             first, second = (self.slurp(n) for n in shards)
             self.assertIn(a.tobytes(), first)
             self.assertIn(b.tobytes(), first)
@@ -1294,8 +1299,16 @@ class Rewrite(Base):
         self.zt("convert", "src.zt", "one.zt", "--format-version", "2")
         self.zt("convert", "src.zt", "split.zt", "--format-version", "2", "--shard-size", "131072")
         shards = sorted(n for n in os.listdir(self.dir) if n.startswith("split-"))
-        self.assertEqual(shards, ["split-%05d.zt" % (i + 1) for i in range(len(shards))])
+        self.assertEqual([n[:11] for n in shards], ["split-%05d" % (i + 1) for i in range(len(shards))])
         self.assertGreater(len(shards), 1)
+        # Written again, another split replaces this one whole: its shards
+        # are new files, the old ones gone once the new root is in place.
+        self.zt("convert", "src.zt", "split.zt", "--format-version", "2", "--shard-size", "196608")
+        again = sorted(n for n in os.listdir(self.dir) if n.startswith("split-"))
+        self.assertTrue(again and not set(again) & set(shards), (shards, again))
+        self.zt("verify", "split.zt")
+        self.zt("convert", "src.zt", "split.zt", "--format-version", "2", "--shard-size", "131072")
+        self.assertEqual(sorted(n for n in os.listdir(self.dir) if n.startswith("split-")), shards)
         self.assertTrue(all(os.path.getsize(self.path(n)) <= 131072 for n in shards))
         self.assertIn("found with their size and whole-file digest", self.zt("verify", "split.zt").stdout)
         self.zt("diff", "one.zt", "split.zt")

@@ -5,6 +5,9 @@
  *                          systems without it), so the writer names its
  *                          temporary file
  *   ZT_SHIM_FAIL_RENAME=1  rename fails with EIO
+ *   ZT_SHIM_FAIL_RENAME_ONTO=S  rename fails with EIO when its target ends
+ *                          with S (a late failure: the root of a sharded
+ *                          model, after its shards were published)
  *   ZT_SHIM_FAIL_LINKAT=1  linkat fails with EIO
  */
 #define _GNU_SOURCE
@@ -13,6 +16,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 static int wanted(const char* name) {
@@ -87,8 +91,14 @@ int fdatasync(int fd) {
   return real(fd);
 }
 
+static int ends_with(const char* s, const char* tail) {
+  const size_t n = strlen(s), m = strlen(tail);
+  return m <= n && strcmp(s + n - m, tail) == 0;
+}
+
 int rename(const char* from, const char* to) {
-  if (wanted("ZT_SHIM_FAIL_RENAME")) {
+  const char* onto = getenv("ZT_SHIM_FAIL_RENAME_ONTO");
+  if (wanted("ZT_SHIM_FAIL_RENAME") || (onto && *onto && ends_with(to, onto))) {
     errno = EIO;
     return -1;
   }

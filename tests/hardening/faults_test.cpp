@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <map>
@@ -307,23 +308,62 @@ class ShardFaults : public testing::Test {
   ScratchDir dir;
 };
 
+// The first byte of object "x" in the model at `path`, and whether the
+// model verifies (every shard's size and digest, every part's bytes).
+struct ModelState {
+  bool opens = false, verifies = false;
+  int x_byte1 = -1;
+};
+ModelState model_at(const std::string& path) {
+  ModelState m;
+  zt_reader* r = nullptr;
+  if (zt_open(path.c_str(), &r) != ZT_OK) return m;
+  m.opens = true;
+  m.verifies = zt_verify(r, nullptr, nullptr) == ZT_OK;
+  size_t x = 0;
+  std::vector<uint8_t> bytes(100000);
+  uint64_t got = 0;
+  if (zt_object_find(r, "x", &x) == ZT_OK &&
+      zt_component_read(r, x, "data", bytes.data(), bytes.size(), &got) == ZT_OK && got > 1)
+    m.x_byte1 = bytes[1];
+  zt_close(r);
+  return m;
+}
+
+bool all_start_with(const std::vector<std::string>& names, const std::string& prefix) {
+  return std::all_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
+}
+
 TEST_F(ShardFaults, SucceedsWithoutFaults) {
   const Exit e = run_helper("shards", dir.file("t.zt"), {}, true);
   ASSERT_TRUE(e.exited);
   ASSERT_EQ(e.code, 0);
-  EXPECT_EQ(dir.list(),
-            (std::vector<std::string>{"t-00001.zt", "t-00002.zt", "t-00003.zt", "t.zt"}));
+  // Shards are named after their content: 00001-<12 hex of their sha256>.
+  const std::vector<std::string> names = dir.list();
+  ASSERT_EQ(names.size(), 4u);
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string want = "t-0000" + std::to_string(k + 1) + "-";
+    EXPECT_EQ(names[k].rfind(want, 0), 0u) << names[k];
+    EXPECT_EQ(names[k].size(), want.size() + 12 + 3) << names[k];
+  }
+  EXPECT_EQ(names.back(), "t.zt");
   zt_reader* r = nullptr;
   ASSERT_EQ(zt_open(dir.file("t.zt").c_str(), &r), ZT_OK) << zt_last_error();
   EXPECT_EQ(zt_object_count(r), 3u);
   EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
   zt_close(r);
+  // The same model again: the same names and bytes, nothing else left.
+  const Exit again = run_helper("shards", dir.file("t.zt"), {}, true);
+  ASSERT_TRUE(again.exited && again.code == 0);
+  EXPECT_EQ(dir.list(), names);
 }
 
 TEST_F(ShardFaults, DiskFullAndFailedPublication) {
   const std::map<std::string, std::string> faults[] = {{{"ZT_HELPER_FSIZE", "100000"}},
                                                        {{"ZT_SHIM_FAIL_FSYNC", "1"}},
-                                                       {{"ZT_SHIM_FAIL_RENAME", "1"}}};
+                                                       {{"ZT_SHIM_FAIL_RENAME", "1"}},
+                                                       {{"ZT_SHIM_FAIL_RENAME_ONTO", "/t.zt"}}};
   for (const auto& fault : faults) {
     const Exit e = run_helper("shards", dir.file("t.zt"), fault, true);
     ASSERT_TRUE(e.exited) << "signal " << e.signal;
@@ -332,6 +372,39 @@ TEST_F(ShardFaults, DiskFullAndFailedPublication) {
     EXPECT_EQ(dir.list(), std::vector<std::string>{"t.zt"}) << fault.begin()->first;
     EXPECT_EQ(read_file(dir.file("t.zt")), kOld) << fault.begin()->first;
   }
+}
+
+// Issue #42 item 1: a sharded model replaced by another whose write fails
+// late (its shards published, its root not) stays the old model, whole;
+// the write that succeeds replaces it whole and removes its shards.
+TEST_F(ShardFaults, AFailedRewriteKeepsTheOldShardedModel) {
+  ASSERT_EQ(run_helper("shards", dir.file("t.zt"), {}, true).code, 0);
+  const std::vector<std::string> old_files = dir.list();
+  const ModelState before = model_at(dir.file("t.zt"));
+  ASSERT_TRUE(before.opens && before.verifies);
+  const std::map<std::string, std::string> faults[] = {{{"ZT_SHIM_FAIL_RENAME_ONTO", "/t.zt"}},
+                                                       {{"ZT_HELPER_FSIZE", "100000"}},
+                                                       {{"ZT_SHIM_FAIL_FSYNC", "1"}}};
+  for (const auto& fault : faults) {
+    const Exit e = run_helper("shards-b", dir.file("t.zt"), fault, true);
+    ASSERT_TRUE(e.exited) << "signal " << e.signal;
+    EXPECT_TRUE(e.code == ZT_ERR_IO || e.code == 100 + ZT_ERR_IO) << fault.begin()->first;
+    EXPECT_EQ(dir.list(), old_files) << fault.begin()->first;
+    const ModelState after = model_at(dir.file("t.zt"));
+    EXPECT_TRUE(after.opens && after.verifies) << fault.begin()->first;
+    EXPECT_EQ(after.x_byte1, before.x_byte1) << fault.begin()->first;
+  }
+  ASSERT_EQ(run_helper("shards-b", dir.file("t.zt"), {}, true).code, 0);
+  const std::vector<std::string> new_files = dir.list();
+  EXPECT_EQ(new_files.size(), old_files.size());
+  for (const std::string& n : old_files) {
+    if (n == "t.zt") continue;
+    EXPECT_EQ(std::count(new_files.begin(), new_files.end(), n), 0) << n << " was left";
+  }
+  const ModelState b = model_at(dir.file("t.zt"));
+  EXPECT_TRUE(b.opens && b.verifies);
+  EXPECT_NE(b.x_byte1, before.x_byte1);
+  EXPECT_TRUE(all_start_with(new_files, "t"));
 }
 
 // ---- reader ---------------------------------------------------------------

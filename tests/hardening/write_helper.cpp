@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   opt.threads = 1;
   zt_writer* w = nullptr;
   const bool append = mode.rfind("append", 0) == 0;
-  if (mode == "shards") {
+  if (mode == "shards" || mode == "shards-b") {
     opt.file_version = 2;
     opt.shard_bytes = 2 * 65536;
   }
@@ -93,9 +93,11 @@ int main(int argc, char** argv) {
       return earlier(s, w);
     return finish(w);
   }
-  if (mode == "shards") {
+  if (mode == "shards" || mode == "shards-b") {
+    // shards-b: another model of the same shape (other bytes, other shards).
+    const unsigned mul = mode == "shards" ? 31u : 77u;
     std::vector<uint8_t> data(100000);
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 31u >> 3);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * mul >> 3);
     const uint64_t shape[] = {data.size()};
     for (const char* name : {"x", "y", "z"})
       if (zt_status s =

@@ -78,7 +78,8 @@ class Writer(NotCopyable):
     writes v2 canonical form (the same tensors give the same bytes): objects
     added in sorted name order, raw parts, identical parts sharing one blob,
     names in Unicode NFC. shard_bytes=N (v2) splits the model into files
-    <stem>-00001.zt ... of at most N bytes beside the root file.
+    <stem>-00001-<12 hex of their sha256>.zt ... of at most N bytes beside
+    the root file (a failed rewrite leaves the old model whole).
     append=True adds a new generation to the existing v2 file at `path` (v2
     spec 2.5): its objects stay, objects added under their names replace
     them, and the file keeps its bytes until finish().
