@@ -212,11 +212,28 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
     total_ += o.pos;
     ZT_FAIL_IF(total_ > limit_, limit, "%s: zstd data decodes to more than %llu bytes",
                where_.c_str(), static_cast<ull>(limit_));
+    if (!expected_.empty()) ZT_TRY(count_frame(o.pos, ret_ == 0));
     ZT_FAIL_IF(o.pos == 0 && in.pos == before && ret_ != 0, invalid, "%s: zstd frame is truncated",
                where_.c_str());
     if (o.pos) return std::span<const uint8_t>(window_.data(), o.pos);
   }
   return std::span<const uint8_t>();
+}
+
+Result<void> ZstdWindows::count_frame(uint64_t bytes, bool ended) {
+  in_frame_ += bytes;
+  const uint64_t want = frame_ < expected_.size() ? expected_[frame_] : 0;
+  ZT_FAIL_IF(in_frame_ > want, invalid,
+             "%s: frame %zu decodes to more than the %llu bytes its seek-table entry says",
+             where_.c_str(), frame_, static_cast<ull>(want));
+  ZT_FAIL_IF(ended && in_frame_ != want, invalid,
+             "%s: frame %zu decodes to %llu bytes, its seek-table entry says %llu", where_.c_str(),
+             frame_, static_cast<ull>(in_frame_), static_cast<ull>(want));
+  if (ended) {
+    ++frame_;
+    in_frame_ = 0;
+  }
+  return {};
 }
 
 Result<uint64_t> zstd_decode_visit(
@@ -278,6 +295,19 @@ Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_
   if (threads < 2 || dst.size() < kMinParallelBytes) return zstd_decode_exact(src, dst, where);
   const std::vector<ZstdFrame> frames = zstd_frame_index(src, dst.size());
   if (frames.size() < 2) return zstd_decode_exact(src, dst, where);
+  return zstd_decode_frames(src, frames, dst, where, threads);
+}
+
+Result<void> zstd_decode_frames(std::span<const uint8_t> src, std::span<const ZstdFrame> frames,
+                                std::span<uint8_t> dst, const std::string& where,
+                                unsigned threads) {
+  constexpr uint64_t kMinParallelBytes = 4u << 20;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (dst.size() < kMinParallelBytes) threads = 1;
+  uint64_t sum = 0;
+  for (const ZstdFrame& f : frames) sum += f.content_size;
+  ZT_FAIL_IF(sum != dst.size(), invalid, "%s: the frames hold %llu bytes, not %zu", where.c_str(),
+             static_cast<ull>(sum), dst.size());
   std::vector<uint64_t> out_at(frames.size());
   for (size_t i = 1; i < frames.size(); ++i) out_at[i] = out_at[i - 1] + frames[i - 1].content_size;
   std::atomic<size_t> next{0};
@@ -287,7 +317,9 @@ Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_
       const ZstdFrame& f = frames[i];
       auto r = zstd_decode_exact(src.subspan(f.src_offset, f.src_size),
                                  dst.subspan(out_at[i], f.content_size), where);
-      if (!r) errors[i] = std::move(r).error();
+      if (!r)
+        errors[i] = make_error(r.error().status, "%s (frame %zu, listed as %llu bytes)",
+                               r.error().message.c_str(), i, static_cast<ull>(f.content_size));
     }
   };
   {

@@ -42,6 +42,10 @@ class ZstdWindows {
 
   Result<std::span<const uint8_t>> next();
   uint64_t delivered() const { return total_; }
+  // Each frame must decode to the matching size (a seek table's entries),
+  // checked as each frame ends; frames after the last listed one (the seek
+  // table, a skippable frame) must decode to nothing.
+  void expect_frames(std::vector<uint64_t> contents) { expected_ = std::move(contents); }
 
  private:
   struct Decoder;
@@ -53,6 +57,10 @@ class ZstdWindows {
   std::vector<uint8_t> window_;
   uint64_t total_ = 0;
   size_t ret_ = 1;  // what the decoder still expects (0: between frames)
+  std::vector<uint64_t> expected_;  // expect_frames
+  size_t frame_ = 0;                // the frame being decoded
+  uint64_t in_frame_ = 0;           // its bytes so far
+  Result<void> count_frame(uint64_t bytes, bool ended);
 };
 
 // Decodes `src` (one or more frames) a window at a time, handing each window
@@ -111,5 +119,14 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
 // their sizes is decoded on up to `threads` threads (0: all cores).
 Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
                                   const std::string& where, unsigned threads = 0);
+
+// Decodes the listed frames of `src` one after the other into `dst`, each
+// into exactly its content_size bytes (a seek table's entries: a frame that
+// decodes to more or fewer is Status::invalid naming it), on up to
+// `threads` threads once dst is large (0: all cores). The sizes must add up
+// to dst.size().
+Result<void> zstd_decode_frames(std::span<const uint8_t> src, std::span<const ZstdFrame> frames,
+                                std::span<uint8_t> dst, const std::string& where,
+                                unsigned threads = 0);
 
 }  // namespace zt

@@ -106,9 +106,10 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
   const auto n = r.known_decoded_size(q.object, q.component);
   if (!n || *n > r.max_decoded_bytes() || !fits(q, *n)) return false;
   std::vector<uint8_t> unused;  // map mode: the stored bytes are a view
-  auto src = r.stored(r.manifest().objects[q.object], c, unused);
+  std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
+  auto src = r.stored(r.manifest().objects[q.object], c, unused, &table);
   if (!src) return false;  // Reader::read gives the error
-  const auto frames = zstd_frame_index(*src, *n);
+  const auto frames = c.encoding_id ? std::move(table) : zstd_frame_index(*src, *n);
   if (frames.size() < 2) return false;
   const Wanted w = wanted(q, *n);
   uint64_t out = 0;  // decoded offset of the frame

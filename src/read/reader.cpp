@@ -293,7 +293,8 @@ Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c)
 }
 
 Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component& c,
-                                                std::vector<uint8_t>& scratch) const {
+                                                std::vector<uint8_t>& scratch,
+                                                std::vector<ZstdFrame>* table) const {
   auto src = source_of(c);
   ZT_TRY(src);
   auto bytes = (*src)->bytes(c.offset, c.length, scratch);
@@ -301,8 +302,11 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
   // v2's seekable zstd: its rules are checked on the frame headers and the
   // seek table every time the bytes are handed out to be decoded (cheap: one
   // header per frame), so no path decodes a stream that breaks them.
-  if (c.encoding == Encoding::zstd && c.encoding_id)
-    ZT_TRY(seekable_frames(*bytes, c.uncompressed_length.value_or(0), component_where(o, c)));
+  if (c.encoding == Encoding::zstd && c.encoding_id) {
+    auto frames = seekable_frames(*bytes, c.uncompressed_length.value_or(0), component_where(o, c));
+    ZT_TRY(frames);
+    if (table) *table = std::move(*frames);
+  }
   return bytes;
 }
 
@@ -314,12 +318,20 @@ Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<
     ZT_TRY((*src)->read_into(c.offset, dst));
   } else {
     std::vector<uint8_t> scratch;
-    if (!fetched) {
-      auto src = stored(o, c, scratch);
-      ZT_TRY(src);
-      fetched = *src;
+    std::vector<ZstdFrame> table;
+    auto src = fetched ? Result<std::span<const uint8_t>>(*fetched) : stored(o, c, scratch, &table);
+    ZT_TRY(src);
+    if (fetched && c.encoding_id) {
+      auto frames = seekable_frames(*src, c.uncompressed_length.value_or(0), component_where(o, c));
+      ZT_TRY(frames);
+      table = std::move(*frames);
     }
-    ZT_TRY(zstd_decode_parallel(*fetched, dst, component_where(o, c)));
+    // A seekable stream decodes frame by frame as its table lists them;
+    // others as their headers say.
+    if (c.encoding_id)
+      ZT_TRY(zstd_decode_frames(*src, table, dst, component_where(o, c)));
+    else
+      ZT_TRY(zstd_decode_parallel(*src, dst, component_where(o, c)));
   }
   if (c.big_endian) swap_elements(dst, c.width());
   return {};
@@ -370,6 +382,9 @@ Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_
   auto src = stored(o, c, p.scratch);
   ZT_TRY(src);
   p.stored = *src;
+  // A seekable stream's table gives each frame's size (stored() checked
+  // they add up to decoded_length): decode_into decodes it frame by frame.
+  if (c.encoding_id) return {};
   const std::string w = component_where(o, c);
   if (const auto declared = zstd_declared_size(*src)) {
     ZT_FAIL_IF(*declared > n, invalid,
@@ -556,9 +571,15 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status != Status::not_found) return std::move(n).error();
   if (n) w->expected_ = *n;
-  auto src = stored(o, c, w->buffer_);
+  std::vector<ZstdFrame> table;
+  auto src = stored(o, c, w->buffer_, &table);
   ZT_TRY(src);
   w->zstd_ = std::make_unique<ZstdWindows>(*src, n ? *n : max_decoded_, w->where_);
+  if (c.encoding_id) {
+    std::vector<uint64_t> contents;
+    for (const ZstdFrame& f : table) contents.push_back(f.content_size);
+    w->zstd_->expect_frames(std::move(contents));
+  }
   return w;
 }
 

@@ -16,6 +16,7 @@
 #include "container/digest.h"
 #include "container/http_source.h"
 #include "container/io.h"
+#include "container/zstd_codec.h"
 #include "manifest/manifest.h"
 
 namespace zt {
@@ -117,9 +118,12 @@ class Reader {
   // The decoded bytes a window at a time (no cache, bounded memory).
   Result<std::unique_ptr<DecodedWindows>> windows(size_t object, size_t component) const;
   // The stored (possibly compressed) bytes; for v2 seekable zstd, checked
-  // against the profile's rules first.
+  // against the profile's rules first, its frames as the seek table lists
+  // them put in *table (each must decode to its entry's size: decode with
+  // zstd_decode_frames or ZstdWindows::expect_frames).
   Result<std::span<const uint8_t>> stored(const Object& o, const Component& c,
-                                          std::vector<uint8_t>& scratch) const;
+                                          std::vector<uint8_t>& scratch,
+                                          std::vector<ZstdFrame>* table = nullptr) const;
 
   // Deep check: shard files, digests, decoding, content rules. Thread-safe.
   Result<VerifyReport> verify() const;

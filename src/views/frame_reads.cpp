@@ -194,9 +194,11 @@ Result<bool> copy_runs_from_frames(const Reader& r, size_t object, size_t k, con
     return true;
   }
   std::vector<uint8_t> scratch;
-  auto src = r.stored(o, c, scratch);
+  std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
+  auto src = r.stored(o, c, scratch, &table);
   ZT_TRY(src);
-  const std::vector<ZstdFrame> frames = zstd_frame_index(*src, *total);
+  const std::vector<ZstdFrame> frames =
+      c.encoding_id ? std::move(table) : zstd_frame_index(*src, *total);
   if (frames.size() < 2) return false;
   ZT_TRY(copy_from(
       runs, frames,
