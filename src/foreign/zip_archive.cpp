@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include "base/zt_limits.h"
 #include "container/io.h"
@@ -24,28 +27,99 @@ bool deflate_could_make(uint64_t size, uint64_t compressed) {
 
 }  // namespace
 
+// The archive's bytes as libzip reads them: pread through our Source, each
+// read's offset noted once armed (stored_in_place asks where a member's
+// data begins by arming it and reading the member's first byte).
+struct ZipArchive::Reads {
+  explicit Reads(Source s) : source(std::move(s)), size(source.size()) { zip_error_init(&error); }
+  ~Reads() { zip_error_fini(&error); }
+  Reads(const Reads&) = delete;
+  Reads& operator=(const Reads&) = delete;
+
+  static zip_int64_t callback(void* state, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+    Reads& r = *static_cast<Reads*>(state);
+    switch (cmd) {
+      case ZIP_SOURCE_OPEN:
+        r.pos = 0;
+        return 0;
+      case ZIP_SOURCE_READ: {
+        const uint64_t n = std::min<uint64_t>(len, r.size - std::min(r.pos, r.size));
+        if (r.armed && !r.first) r.first = r.pos;
+        if (n && !r.source.read_into(r.pos, std::span(static_cast<uint8_t*>(data), n))) {
+          zip_error_set(&r.error, ZIP_ER_READ, EIO);
+          return -1;
+        }
+        r.pos += n;
+        return static_cast<zip_int64_t>(n);
+      }
+      case ZIP_SOURCE_CLOSE:
+      case ZIP_SOURCE_FREE:
+        return 0;
+      case ZIP_SOURCE_STAT: {
+        zip_stat_t* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &r.error);
+        if (!st) return -1;
+        zip_stat_init(st);
+        st->size = r.size;
+        st->valid |= ZIP_STAT_SIZE;
+        return sizeof(zip_stat_t);
+      }
+      case ZIP_SOURCE_ERROR:
+        return zip_error_to_data(&r.error, data, len);
+      case ZIP_SOURCE_SEEK: {
+        const zip_int64_t at = zip_source_seek_compute_offset(r.pos, r.size, data, len, &r.error);
+        if (at < 0) return -1;
+        r.pos = static_cast<uint64_t>(at);
+        return 0;
+      }
+      case ZIP_SOURCE_TELL:
+        return static_cast<zip_int64_t>(r.pos);
+      case ZIP_SOURCE_SUPPORTS:
+        return zip_source_make_command_bitmap(
+            ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR,
+            ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL, ZIP_SOURCE_SUPPORTS, -1);
+      default:
+        zip_error_set(&r.error, ZIP_ER_OPNOTSUPP, 0);
+        return -1;
+    }
+  }
+
+  Source source;
+  uint64_t size;
+  uint64_t pos = 0;
+  bool armed = false;
+  std::optional<uint64_t> first;  // the first read's offset since armed
+  zip_error_t error;
+};
+
+ZipArchive::ZipArchive() = default;
+ZipArchive::ZipArchive(ZipArchive&&) noexcept = default;
+ZipArchive& ZipArchive::operator=(ZipArchive&&) noexcept = default;
+ZipArchive::~ZipArchive() = default;
+
 Result<ZipArchive> ZipArchive::open(const std::string& path) {
   const char* p = path.c_str();
   // Whether the file itself can be read is settled first: after that, every
   // complaint of libzip (a read past a lying central directory included) is
   // about the archive's bytes.
-  uint64_t file_size = 0;
-  {
-    auto probe = Source::open_file(path, Source::Mode::copy);
-    ZT_TRY(probe);
-    file_size = probe->size();
-  }
-  int code = 0;
-  zip_t* raw = zip_open(p, ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  auto file = Source::open_file(path, Source::Mode::copy);
+  ZT_TRY(file);
+  const uint64_t file_size = file->size();
+  auto reads = std::make_unique<Reads>(std::move(*file));
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t* src = zip_source_function_create(&Reads::callback, reads.get(), &err);
+  zip_t* raw = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err) : nullptr;
   if (!raw) {
-    zip_error_t err;
-    zip_error_init_with_code(&err, code);
+    if (src) zip_source_free(src);
+    const int code = zip_error_code_zip(&err);
     const Error e = make_error(code == ZIP_ER_MEMORY ? Status::nomem : Status::format,
                                "%s: cannot open as a zip archive: %s", p, zip_error_strerror(&err));
     zip_error_fini(&err);
     return e;
   }
+  zip_error_fini(&err);
   ZipArchive a;
+  a.reads_ = std::move(reads);
   a.archive_ = std::unique_ptr<zip, void (*)(zip*)>(raw, [](zip* z) { zip_discard(z); });
   const zip_int64_t n = zip_get_num_entries(raw, 0);
   ZT_FAIL_IF(n < 0, format, "%s: cannot list the archive", p);
@@ -76,6 +150,14 @@ Result<ZipArchive> ZipArchive::open(const std::string& path) {
                         st.comp_size == st.size;
     a.members_.push_back({name, static_cast<uint64_t>(i), st.size, st.comp_size, st.crc, stored});
   }
+  // One name, two members: zipfile and torch take the central directory's
+  // last, a search the first; refused rather than guessed.
+  std::vector<std::string_view> names;
+  for (const ZipMember& m : a.members_) names.push_back(m.name);
+  std::sort(names.begin(), names.end());
+  const auto twice = std::adjacent_find(names.begin(), names.end());
+  ZT_FAIL_IF(twice != names.end(), invalid, "%s: two members are named \"%s\"", p,
+             printable(*twice).c_str());
   return a;
 }
 
@@ -118,29 +200,6 @@ Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::str
 
 namespace {
 
-constexpr uint8_t kLocalHeader[4] = {'P', 'K', 3, 4};
-constexpr uint64_t kLocalHeaderBytes = 30;
-// How far past the previous member's data the next local header may start:
-// a data descriptor (at most 24 bytes) and slack for writers that pad.
-constexpr uint64_t kHeaderSearch = 1 << 16;
-
-uint16_t le16(const uint8_t* p) {
-  return static_cast<uint16_t>(p[0] | (p[1] << 8));
-}
-
-// The data of a local header at `at` naming `name`, if it is one.
-std::optional<uint64_t> data_after_header(std::span<const uint8_t> file, uint64_t at,
-                                          const std::string& name) {
-  if (file.size() - at < kLocalHeaderBytes) return std::nullopt;
-  const uint8_t* h = file.data() + at;
-  const uint64_t name_bytes = le16(h + 26), extra_bytes = le16(h + 28);
-  const uint64_t data = at + kLocalHeaderBytes + name_bytes + extra_bytes;
-  if (name_bytes != name.size() || data > file.size() ||
-      std::memcmp(h + kLocalHeaderBytes, name.data(), name.size()) != 0)
-    return std::nullopt;
-  return data;
-}
-
 bool crc_matches(std::span<const uint8_t> bytes, uint32_t expected) {
   uLong crc = crc32_z(0L, Z_NULL, 0);
   // crc32_z takes a z_size_t: the whole span at once.
@@ -153,22 +212,21 @@ bool crc_matches(std::span<const uint8_t> bytes, uint32_t expected) {
 std::vector<std::optional<std::span<const uint8_t>>> ZipArchive::stored_in_place(
     std::span<const uint8_t> file) const {
   std::vector<std::optional<std::span<const uint8_t>>> out(members_.size());
-  uint64_t from = 0;
+  zip_t* raw = archive_.get();
   for (size_t i = 0; i < members_.size(); ++i) {
     const ZipMember& m = members_[i];
-    const uint64_t end = std::min<uint64_t>(file.size(), from + kHeaderSearch);
-    std::optional<uint64_t> data;
-    for (uint64_t at = from; !data && at + sizeof kLocalHeader <= end; ++at) {
-      const auto* hit = static_cast<const uint8_t*>(
-          memmem(file.data() + at, end - at, kLocalHeader, sizeof kLocalHeader));
-      if (!hit) break;
-      at = static_cast<uint64_t>(hit - file.data());
-      data = data_after_header(file, at, m.name);
-    }
-    if (!data) continue;  // not where the order says: read through libzip
-    if (m.compressed > file.size() - *data) continue;
-    if (m.stored) out[i] = file.subspan(*data, m.size);
-    from = *data + m.compressed;
+    if (!m.stored || m.size == 0) continue;
+    zip_file_t* zf = zip_fopen_index(raw, m.index, 0);  // reads the local header
+    if (!zf) continue;
+    reads_->armed = true;
+    reads_->first.reset();
+    uint8_t byte = 0;
+    const zip_int64_t got = zip_fread(zf, &byte, 1);  // libzip's first read is the data's
+    reads_->armed = false;
+    zip_fclose(zf);
+    const std::optional<uint64_t> data = reads_->first;
+    if (got != 1 || !data || *data > file.size() || m.size > file.size() - *data) continue;
+    out[i] = file.subspan(*data, m.size);
   }
   // The CRC-32s are the one pass over the bytes here (~1 GB/s a core with
   // zlib): members are checked on every core, largest first.

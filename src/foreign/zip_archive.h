@@ -31,7 +31,14 @@ struct ZipMember {
 
 class ZipArchive {
  public:
+  // Members are listed from the central directory; two members of one name
+  // are refused (Status::invalid), as readers would disagree on which is
+  // meant.
   static Result<ZipArchive> open(const std::string& path);
+  ZipArchive();
+  ZipArchive(ZipArchive&&) noexcept;
+  ZipArchive& operator=(ZipArchive&&) noexcept;
+  ~ZipArchive();
 
   // Files in the archive (directories left out), in central-directory order.
   const std::vector<ZipMember>& members() const { return members_; }
@@ -42,17 +49,21 @@ class ZipArchive {
 
   // Stored members viewed in place in `file` (the archive's bytes, mapped):
   // for each member, in members() order, its bytes in the file, or nothing
-  // when it is compressed or cannot be proven. libzip has no call for where
-  // a member's data lies, so each local header is looked for after the
-  // previous member's data (its signature, then the member's name; data
-  // descriptors lie between), and the bytes it leads to are taken only if
-  // their CRC-32 (zlib's, on every core) equals the central directory's:
-  // the same proof libzip asks of a member it reads. Members not found, or
-  // whose CRC differs, are left to read(), which refuses a bad CRC itself.
+  // when it is compressed or cannot be proven. A member's data is where
+  // libzip itself reads it (the archive is read through a source of ours
+  // that notes each read's offset: the central directory's offset, past
+  // the local header there), never a place found by searching the bytes;
+  // and the bytes are taken only if their CRC-32 (zlib's, on every core)
+  // equals the central directory's, the proof libzip asks of a member it
+  // reads. Members whose CRC differs are left to read(), which refuses them.
   std::vector<std::optional<std::span<const uint8_t>>> stored_in_place(
       std::span<const uint8_t> file) const;
 
+  struct Reads;  // the source libzip reads the archive through
+
  private:
+  // Declared first: libzip's archive, destroyed before it, reads through it.
+  std::unique_ptr<Reads> reads_;
   std::unique_ptr<zip, void (*)(zip*)> archive_{nullptr, nullptr};
   std::vector<ZipMember> members_;
 };
