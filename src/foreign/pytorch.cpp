@@ -464,9 +464,31 @@ Result<Json> TorchReader::to_json(uint32_t v, const std::string& where, unsigned
                     pickle_.describe(v).c_str());
 }
 
+namespace {
+
+// A name as messages show it: at most 200 bytes of it, escaped.
+std::string shown(std::string_view name) {
+  constexpr size_t kShown = 200;
+  if (name.size() <= kShown) return printable(name);
+  return printable(name.substr(0, kShown)) + "... (" + std::to_string(name.size()) + " bytes)";
+}
+
+// A child's dotted name, refused once it would pass the name limit: names
+// are checked as they grow, so that a deep tree under a long shared key
+// (memoised once in the pickle) never builds names longer than allowed.
+Result<std::string> child_name(const std::string& prefix, std::string_view key,
+                               const std::string& where) {
+  ZT_FAIL_IF(prefix.size() + key.size() > Limits::name_bytes, limit,
+             "%s: a name longer than %llu bytes (a key of %zu bytes under it)", where.c_str(),
+             static_cast<ull>(Limits::name_bytes), key.size());
+  return prefix + std::string(key);
+}
+
+}  // namespace
+
 Result<void> TorchReader::walk(uint32_t v, const std::string& path, unsigned depth) {
   const std::string name = path.empty() ? stem_of(path_) : path;
-  const std::string where = path_ + ": \"" + name + "\"";
+  const std::string where = path_ + ": \"" + shown(name) + "\"";
   ZT_TRY(spend(where));
   auto holds = holds_tensor(v, depth);
   ZT_TRY(holds);
@@ -510,13 +532,18 @@ Result<void> TorchReader::walk(uint32_t v, const std::string& path, unsigned dep
     for (size_t i = 0; i + 1 < items.size(); i += 2) {
       auto k = key_text(items[i], where);
       ZT_TRY(k);
-      ZT_TRY(walk(items[i + 1], prefix + *k, depth + 1));
+      auto child = child_name(prefix, *k, where);
+      ZT_TRY(child);
+      ZT_TRY(walk(items[i + 1], *child, depth + 1));
     }
     return {};
   }
   const std::vector<uint32_t> items = x.items;  // list, tuple, set
-  for (size_t i = 0; i < items.size(); ++i)
-    ZT_TRY(walk(items[i], prefix + std::to_string(i), depth + 1));
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto child = child_name(prefix, std::to_string(i), where);
+    ZT_TRY(child);
+    ZT_TRY(walk(items[i], *child, depth + 1));
+  }
   return {};
 }
 

@@ -2097,6 +2097,37 @@ class Pytorch(Base):
             t = t.view(self.torch.int16)
         return t.numpy().tobytes()
 
+    def test_long_names_are_refused_as_they_grow(self):
+        # Issue #42 item 6: dicts nested 48 deep under one shared 512 KiB key
+        # (a 512 KiB file): the walk built every dotted name whole (each
+        # level's name longer than the last) before checking its length,
+        # and held gigabytes. Names are checked as they grow.
+        key = "k" * (512 << 10)
+        root = cur = {}
+        for _ in range(48):
+            cur[key] = {}
+            cur = cur[key]
+        cur["w"] = self.torch.ones(2)
+        self.torch.save(root, self.path("deep.pt"))
+        self.assertLess(os.path.getsize(self.path("deep.pt")), 1 << 20)
+        # Measured from a small launcher: a child forked from this process
+        # (torch loaded) would count this process's memory as its own peak.
+        launcher = ("import os, sys\n"
+                    "pid = os.fork()\n"
+                    "if pid == 0:\n"
+                    "    fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1)\n"
+                    "    os.execv(sys.argv[1], sys.argv[1:])\n"
+                    "_, status, usage = os.wait4(pid, 0)\n"
+                    "sys.stdout.write('%d %d' % (os.waitstatus_to_exitcode(status), usage.ru_maxrss))\n")
+        p = subprocess.run([sys.executable, "-c", launcher, ZT, "info", "deep.pt"], cwd=self.dir,
+                           capture_output=True, text=True)
+        code, peak = (int(x) for x in p.stdout.split())
+        peak, err = peak / 1024, p.stderr
+        self.assertEqual(code, 4, err)  # ZT_ERR_LIMIT
+        self.assertIn("longer than 65536 bytes", err)
+        self.assertLess(len(err), 4096)  # the name is not printed whole
+        self.assertLess(peak, 64, "zt info held %d MiB" % peak)
+
     def every_dtype(self):
         torch = self.torch
         x = torch.randn(3, 4)
