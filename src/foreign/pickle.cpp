@@ -92,7 +92,13 @@ class Machine {
  public:
   Machine(std::span<const PickleGlobal> allowed, std::vector<PickleValue>& values,
           std::span<const uint8_t> bytes, uint64_t pos, const std::string& where)
-      : allowed_(allowed), values_(values), bytes_(bytes), pos_(pos), where_(where) {}
+      : allowed_(allowed),
+        values_(values),
+        bytes_(bytes),
+        pos_(pos),
+        where_(where),
+        budget_(kBudgetPerByte * (bytes.size() - std::min<uint64_t>(pos, bytes.size())) +
+                kBudgetBase) {}
 
   Result<uint32_t> run();
   uint64_t pos() const { return pos_; }
@@ -146,6 +152,14 @@ class Machine {
   std::vector<uint64_t> marks_;
   std::unordered_map<uint32_t, uint32_t> memo_;
   uint64_t items_ = 0;
+  // The values' memory in bytes (each value, its text and its items),
+  // against a budget from the pickle's size: a value is made from the
+  // pickle's bytes, so only copies (a memoised text encoded over and over)
+  // can pass it.
+  static constexpr uint64_t kBudgetPerByte = 32;
+  static constexpr uint64_t kBudgetBase = uint64_t{64} << 20;
+  const uint64_t budget_;
+  uint64_t spent_ = 0;
   bool stopped_ = false;
   uint32_t result_ = kNoValue;
 };
@@ -193,6 +207,11 @@ Result<uint32_t> Machine::make(PickleValue v) {
   if (values_.size() >= kPickleMaxValues)
     return fail(Status::limit,
                 "the pickle makes more than " + std::to_string(kPickleMaxValues) + " values");
+  spent_ += sizeof(PickleValue) + v.text.size() + v.name.size() + v.items.size() * sizeof(uint32_t);
+  if (spent_ > budget_)
+    return fail(Status::limit, "the pickle's values take more than " + std::to_string(budget_) +
+                                   " bytes (" + std::to_string(kBudgetPerByte) +
+                                   " times its size and 64 MiB)");
   values_.push_back(std::move(v));
   return static_cast<uint32_t>(values_.size() - 1);
 }

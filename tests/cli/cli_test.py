@@ -1949,6 +1949,20 @@ class Pickles(Base):
             self.assertEqual(view[1]["a"]["data"], data.tobytes())
             self.assertEqual(view[1]["b"]["data"], data[[2, 4]].tobytes())
 
+    def test_copies_are_bounded_in_bytes(self):
+        # Issue #42 item 5: a memoised 4 MiB text passed to _codecs.encode
+        # 400 times (a 4 MiB file) made 400 copies, 1.6 GB: values were
+        # bounded by count, not by bytes.
+        big = p_text("x" * (4 << 20)) + b"q\x00"  # BINPUT 0
+        encode = p_global("_codecs", "encode") + b"h\x00" + p_text("latin1") + b"\x86R"
+        body = p_dict([("s", big), ("x", b"](" + encode * 400 + b"e")])
+        torch_zip(self.path("copies.pt"), p_pickle(body), {})
+        code, peak, err = Trust.peak_mib(self, "convert", "copies.pt", "out.zt")
+        self.assertEqual(code, 4, err)  # ZT_ERR_LIMIT
+        self.assertIn("the pickle's values take more than", err)
+        self.assertLess(peak, 400, "zt convert held %d MiB" % peak)
+        self.assertFalse(os.path.exists(self.path("out.zt")))
+
     def test_globals_outside_the_allow_list_are_refused_unrun(self):
         marker = self.path("ran")
         evil = p_pickle(p_global("os", "system") + p_tuple(p_text("touch " + marker)) + b"R")
@@ -2023,10 +2037,11 @@ class Pickles(Base):
         start = time.monotonic()
         self.refuse("dag.pt", "paths to walk")
         self.assertLess(time.monotonic() - start, 10)
-        # Two million values from two megabytes: the arena's limit.
+        # Two million values from two megabytes: past the values' byte
+        # budget (32 times the pickle and 64 MiB) before the arena's count.
         many = b"\x80\x02" + b"N" * (2 * 1024 * 1024 + 1) + b"."
         torch_zip(self.path("many.pt"), many, {})
-        self.refuse("many.pt", "more than 2097152 values")
+        self.refuse("many.pt", "the pickle's values take more than")
         # A string longer than the pickle.
         torch_zip(self.path("long.pt"), b"\x80\x02X\xe8\x03\x00\x00abc.", {})
         self.refuse("long.pt", "a string of 1000 bytes goes past the end of the pickle")
