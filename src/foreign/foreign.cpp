@@ -31,14 +31,14 @@ Result<ForeignFile> read_safetensors_file(const std::string& path, const ReadOpt
 Result<ForeignFile> read_npy_file(const std::string& path, const ReadOptions&) {
   return read_npy(path);
 }
-Result<ForeignFile> read_npz_file(const std::string& path, const ReadOptions&) {
-  return read_npz(path);
+Result<ForeignFile> read_npz_file(const std::string& path, const ReadOptions& o) {
+  return read_npz(path, o.decoded_limit());
 }
-Result<ForeignFile> read_pytorch_file(const std::string& path, const ReadOptions&) {
-  return read_pytorch(path);
+Result<ForeignFile> read_pytorch_file(const std::string& path, const ReadOptions& o) {
+  return read_pytorch(path, o.decoded_limit());
 }
-Result<ForeignFile> read_onnx_file(const std::string& path, const ReadOptions&) {
-  return read_onnx(path);
+Result<ForeignFile> read_onnx_file(const std::string& path, const ReadOptions& o) {
+  return read_onnx(path, o.decoded_limit());
 }
 
 constexpr std::string_view kSafetensorsExt[] = {".safetensors"};

@@ -15,6 +15,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "container/io.h"
 #include "container/range_source.h"
@@ -77,6 +78,15 @@ struct ReadOptions {
   // GGUF tensors of a GGML type this library does not know are left out and
   // listed in the file attribute "gguf.skipped", instead of refusing the file.
   bool skip_unknown_types = false;
+  // The caller's cap on one component's decoded size (zt_open_options'
+  // max_decoded_bytes; 0: the build's): bytes a reader makes at open (a
+  // zip member inflated, a strided view gathered, typed values widened)
+  // are refused beyond it before they are allocated.
+  uint64_t max_decoded_bytes = 0;
+  uint64_t decoded_limit() const {
+    return max_decoded_bytes && max_decoded_bytes < Limits::decoded_bytes ? max_decoded_bytes
+                                                                          : Limits::decoded_bytes;
+  }
 };
 
 // One descriptor per foreign format: everything that tells it apart and

@@ -186,7 +186,9 @@ Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& o
 
 Result<std::unique_ptr<Reader>> open_foreign(const std::string& path, const OpenOptions& opt,
                                              const ReadOptions& read_options) {
-  auto f = read_foreign(path, read_options);
+  ReadOptions ro = read_options;
+  if (!ro.max_decoded_bytes) ro.max_decoded_bytes = opt.max_decoded_bytes;
+  auto f = read_foreign(path, ro);
   ZT_TRY(f);
   return reader_of(std::move(*f), opt);
 }

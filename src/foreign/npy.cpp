@@ -310,7 +310,7 @@ Result<ForeignFile> read_npy(const std::string& path) {
   return f;
 }
 
-Result<ForeignFile> read_npz(const std::string& path) {
+Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
   ForeignFile f;
   f.kind = FileKind::npz;
   auto archive = ZipArchive::open(path);
@@ -319,7 +319,7 @@ Result<ForeignFile> read_npz(const std::string& path) {
   for (const ZipMember& member : archive->members()) {
     const std::string where = path + ": member \"" + member.name + "\"";
     ZT_FAIL_IF(!member.name.ends_with(".npy"), unsupported, "%s: not an .npy array", where.c_str());
-    auto bytes = archive->read(member, where);
+    auto bytes = archive->read(member, where, limit);
     ZT_TRY(bytes);
     std::string name = member.name.substr(0, member.name.size() - 4);
     ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", path.c_str(),

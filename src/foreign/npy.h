@@ -24,7 +24,9 @@ inline constexpr uint64_t kNpyMaxHeader = 1 << 20;
 // An .npy file becomes one object named after the file (without ".npy").
 Result<ForeignFile> read_npy(const std::string& path);
 // Each NAME.npy member of an .npz becomes object NAME.
-Result<ForeignFile> read_npz(const std::string& path);
+// Members inflated beyond `limit` bytes (the caller's cap on a component)
+// are refused before they are allocated.
+Result<ForeignFile> read_npz(const std::string& path, uint64_t limit = Limits::decoded_bytes);
 
 // Parses one .npy image into `out` (bytes view `image` when they need no
 // change, else land in f.owned). `where` names it in messages.

@@ -334,7 +334,8 @@ struct TypedDecoder {
 
 class OnnxReader {
  public:
-  OnnxReader(std::string path, ForeignFile& f) : path_(std::move(path)), f_(f) {}
+  OnnxReader(std::string path, ForeignFile& f, uint64_t limit)
+      : path_(std::move(path)), f_(f), limit_(limit) {}
 
   Result<void> read_model(std::span<const uint8_t> file) {
     file_ = file;
@@ -527,6 +528,8 @@ class OnnxReader {
     ZT_FAIL_IF(typed != values, invalid, "%s: holds %llu values; its dims need %llu", w,
                static_cast<ull>(typed), static_cast<ull>(values));
     if (bytes == 0) return std::span<const uint8_t>();
+    ZT_FAIL_IF(bytes > limit_, limit, "%s: %llu bytes of typed values, more than the limit %llu", w,
+               static_cast<ull>(bytes), static_cast<ull>(limit_));
     f_.owned.emplace_back(bytes);
     TypedDecoder decoder{type, f_.owned.back(), 0, {}};
     const bool ok =
@@ -601,6 +604,7 @@ class OnnxReader {
 
   std::string path_;
   ForeignFile& f_;
+  const uint64_t limit_;  // on the bytes one tensor's typed values widen to
   std::span<const uint8_t> file_;
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, size_t> external_;
@@ -608,7 +612,7 @@ class OnnxReader {
 
 }  // namespace
 
-Result<ForeignFile> read_onnx(const std::string& path) {
+Result<ForeignFile> read_onnx(const std::string& path, uint64_t limit) {
   auto mapped = ForeignFile::mapped(path, FileKind::onnx);
   ZT_TRY(mapped);
   ForeignFile f = std::move(*mapped);
@@ -617,7 +621,7 @@ Result<ForeignFile> read_onnx(const std::string& path) {
              "keep their weights in external data files",
              path.c_str(), static_cast<ull>(f.source.size()));
   const std::span<const uint8_t> file(f.source.base(), f.source.size());
-  OnnxReader reader(path, f);
+  OnnxReader reader(path, f, limit);
   ZT_TRY(reader.read_model(file));
   return f;
 }

@@ -25,6 +25,8 @@
 
 namespace zt::foreign {
 
-Result<ForeignFile> read_onnx(const std::string& path);
+// Typed values widened beyond `limit` bytes (the caller's cap on a
+// component) are refused before they are allocated.
+Result<ForeignFile> read_onnx(const std::string& path, uint64_t limit = Limits::decoded_bytes);
 
 }  // namespace zt::foreign

@@ -128,8 +128,8 @@ std::string stem_of(const std::string& path) {
 
 class TorchReader {
  public:
-  TorchReader(const std::string& path, ForeignFile& f)
-      : path_(path), f_(f), globals_(allowed_globals()), pickle_(globals_) {}
+  TorchReader(const std::string& path, ForeignFile& f, uint64_t limit)
+      : path_(path), f_(f), limit_(limit), globals_(allowed_globals()), pickle_(globals_) {}
 
   Result<void> read_zip();
   Result<void> read_legacy();
@@ -150,6 +150,7 @@ class TorchReader {
 
   const std::string& path_;
   ForeignFile& f_;
+  const uint64_t limit_;  // on one component's bytes
   std::vector<PickleGlobal> globals_;
   Pickle pickle_;
   std::map<std::string, Storage> storages_;
@@ -319,9 +320,9 @@ Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::st
   c.dtype = type.dtype;
   if (type.type) c.type = type.type;
   const auto nbytes = checked_mul(numel, type.width);
-  ZT_FAIL_IF(!nbytes || *nbytes > Limits::decoded_bytes, limit,
+  ZT_FAIL_IF(!nbytes || *nbytes > limit_, limit,
              "%s: %llu elements of %u bytes, more than the limit of %llu bytes", w,
-             static_cast<ull>(numel), type.width, static_cast<ull>(Limits::decoded_bytes));
+             static_cast<ull>(numel), type.width, static_cast<ull>(limit_));
   if (numel > 0) {
     // The farthest element the view reaches must lie in its storage.
     uint64_t last = 0;
@@ -586,7 +587,7 @@ Result<void> TorchReader::read_zip() {
                                 const std::string& w) -> Result<std::span<const uint8_t>> {
     const auto k = static_cast<size_t>(&m - archive->members().data());
     if (in_place[k]) return *in_place[k];
-    auto copy = archive->read(m, w);
+    auto copy = archive->read(m, w, limit_);
     ZT_TRY(copy);
     f_.owned.push_back(std::move(*copy));
     return std::span<const uint8_t>(f_.owned.back());
@@ -711,7 +712,7 @@ Result<void> TorchReader::read_legacy() {
 
 }  // namespace
 
-Result<ForeignFile> read_pytorch(const std::string& path) {
+Result<ForeignFile> read_pytorch(const std::string& path, uint64_t limit) {
   ForeignFile f;
   f.kind = FileKind::pytorch;
   uint8_t head[4] = {};
@@ -722,7 +723,7 @@ Result<ForeignFile> read_pytorch(const std::string& path) {
                path.c_str(), static_cast<ull>(probe->size()));
     ZT_TRY(probe->read_into(0, head));
   }
-  TorchReader r(path, f);
+  TorchReader r(path, f, limit);
   if (head[0] == 'P' && head[1] == 'K') {
     ZT_TRY(r.read_zip());
   } else if (head[0] == 0x80) {

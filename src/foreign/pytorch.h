@@ -32,6 +32,9 @@
 
 namespace zt::foreign {
 
-Result<ForeignFile> read_pytorch(const std::string& path);
+// Bytes made at open (a strided view gathered, a compressed member
+// inflated) beyond `limit` (the caller's cap on a component) are refused
+// before they are allocated.
+Result<ForeignFile> read_pytorch(const std::string& path, uint64_t limit = Limits::decoded_bytes);
 
 }  // namespace zt::foreign

@@ -167,14 +167,15 @@ const ZipMember* ZipArchive::find(const std::string& name) const {
   return nullptr;
 }
 
-Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::string& where) const {
+Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::string& where,
+                                              uint64_t limit) const {
   const char* w = where.c_str();
   zip_t* raw = archive_.get();
   zip_stat_t st;
   zip_stat_init(&st);
   ZT_FAIL_IF(zip_stat_index(raw, m.index, 0, &st) != 0, format, "%s: %s", w, zip_strerror(raw));
-  ZT_FAIL_IF(st.size > Limits::decoded_bytes, limit, "%s: %llu bytes, more than the limit %llu", w,
-             static_cast<ull>(st.size), static_cast<ull>(Limits::decoded_bytes));
+  ZT_FAIL_IF(st.size > limit, limit, "%s: %llu bytes, more than the limit %llu", w,
+             static_cast<ull>(st.size), static_cast<ull>(limit));
   ZT_FAIL_IF(!deflate_could_make(st.size, st.comp_size), invalid,
              "%s: claims %llu bytes from %llu compressed, beyond what deflate can produce", w,
              static_cast<ull>(st.size), static_cast<ull>(st.comp_size));

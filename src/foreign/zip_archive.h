@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/zt_limits.h"
 
 struct zip;
 
@@ -44,8 +45,10 @@ class ZipArchive {
   const std::vector<ZipMember>& members() const { return members_; }
   const ZipMember* find(const std::string& name) const;
 
-  // The member's bytes; `where` names it in messages.
-  Result<std::vector<uint8_t>> read(const ZipMember& m, const std::string& where) const;
+  // The member's bytes; `where` names it in messages. A member stating
+  // more than `limit` bytes is refused before anything is allocated.
+  Result<std::vector<uint8_t>> read(const ZipMember& m, const std::string& where,
+                                    uint64_t limit = Limits::decoded_bytes) const;
 
   // Stored members viewed in place in `file` (the archive's bytes, mapped):
   // for each member, in members() order, its bytes in the file, or nothing

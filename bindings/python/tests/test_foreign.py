@@ -3,6 +3,7 @@ library's own readers (zt_open_options.allow_foreign), the values numpy and
 torch wrote, and the hostile pickle refused without running it."""
 
 import json
+import os
 import pickle
 import struct
 
@@ -316,3 +317,35 @@ def test_zip_with_two_members_of_one_name_is_refused(tmp_path):
     # libzip refuses it ("File already exists"); our own check says so where it does not.
     with pytest.raises(ztensor.Error, match='two members are named "a.npy"|File already exists'):
         ztensor.open(p, allow_foreign=True)
+
+
+def test_foreign_opens_honour_max_decoded_bytes(tmp_path):
+    # Issue #42 item 7: a .pt tensor that is a stride-0 view of a 1 GiB size,
+    # and an .npz member inflating to 256 MiB, were made whole at open
+    # whatever the caller's max_decoded_bytes. Now refused before allocating.
+    import resource
+    import zipfile
+    torch = pytest.importorskip("torch")
+    pt = tmp_path / "expanded.pt"
+    torch.save({"w": torch.zeros(1).expand(1 << 28)}, pt)  # 1 GiB of f32, one element stored
+    npz = tmp_path / "big.npz"
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("a.npy", "w", force_zip64=True) as f:
+            header = np.lib.format.header_data_from_array_1_0(np.zeros(1, np.uint8))
+            header["shape"] = (256 << 20,)
+            np.lib.format.write_array_header_1_0(f, header)
+            block = bytes(16 << 20)
+            for _ in range(16):
+                f.write(block)
+    assert os.path.getsize(npz) < (2 << 20)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for path in (pt, npz):
+        with pytest.raises(ztensor.Error, match="more than the limit"):
+            ztensor.open(path, allow_foreign=True, max_decoded_bytes=16 << 20)
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown < 64, f"the refused opens grew the peak by {grown:.0f} MiB"
+    # Within the limit such a view reads, gathered.
+    small = tmp_path / "small.pt"
+    torch.save({"w": torch.ones(1).expand(1 << 20)}, small)
+    with ztensor.open(small, allow_foreign=True, max_decoded_bytes=16 << 20) as f:
+        assert f["w"].shape == (1 << 20,) and f["w"].all()
