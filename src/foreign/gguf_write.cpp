@@ -212,6 +212,14 @@ Result<void> write_gguf(const std::string& path, uint32_t version,
       ZT_FAIL_IF(
           kv.type != "uint32" || n.kind != cbor::Kind::uint || n.u == 0 || (n.u & (n.u - 1)) != 0,
           argument, "%s: general.alignment must be a uint32 power of two", p);
+      // Every tensor is padded to it: a tiny input must not ask for
+      // gigabytes of padding (ggml uses 32; page-sized is the most any
+      // reader gains from).
+      constexpr uint64_t kMaxAlignment = 65536;
+      ZT_FAIL_IF(n.u > kMaxAlignment, argument,
+                 "%s: general.alignment %llu is more than %llu (every tensor is padded to it)", p,
+                 static_cast<unsigned long long>(n.u),
+                 static_cast<unsigned long long>(kMaxAlignment));
       alignment = n.u;
     }
   }

@@ -930,6 +930,16 @@ class Gguf(Base):
         self.assertEqual(a["gguf.types"]["test.mixed"], "array[array[int32], array[string], array[float32]]")
         self.assertEqual(a["gguf.types"]["test.same"], "array[array[int32]]")
 
+    def test_written_alignment_is_capped(self):
+        # Issue #42, also noticed: a general.alignment of 2^31 read from a
+        # tiny GGUF was honoured on writing: gigabytes of padding.
+        with open(self.path("a.gguf"), "wb") as f:
+            f.write(build_gguf([("general.alignment", GGUF_U32, 1 << 31)], []))
+        self.zt("convert", "a.gguf", "a.zt")
+        p = self.zt("convert", "a.zt", "out.gguf", code=5)
+        self.assertIn("general.alignment 2147483648 is more than 65536", p.stderr)
+        self.assertFalse(os.path.exists(self.path("out.gguf")))
+
     def test_read(self):
         for version, alignment in [(3, 32), (2, 64)]:
             blob, tensors = self.model(version, alignment)
