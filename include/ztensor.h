@@ -274,7 +274,8 @@ ZT_API zt_status zt_open_source(const zt_source* src, const zt_open_options* opt
      certificates are verified. opt->http_headers are sent with every
      request; the environment variable ZT_HTTP_BEARER_TOKEN adds
      "Authorization: Bearer <token>" unless those headers have an
-     Authorization line. A pre-signed URL works as it is.
+     Authorization line, over https only (or plain http to this machine:
+     localhost, 127.0.0.0/8, ::1). A pre-signed URL works as it is.
    - Messages name the URL without user info, query or fragment.
    A v2 root's shards are fetched from URLs beside the root's (the
    positional convention, without the root's query string) when a part in

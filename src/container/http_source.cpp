@@ -1,6 +1,8 @@
 #include "container/http_source.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <atomic>
@@ -402,6 +404,27 @@ class HttpSource final : public RangeSource {
 
 }  // namespace
 
+bool may_send_environment_token(const std::string& url) {
+  CURLU* u = curl_url();
+  if (!u) return false;
+  bool ok = false;
+  char* scheme = nullptr;
+  char* host = nullptr;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+      curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+    const std::string_view s(scheme), h(host);
+    in_addr v4{};
+    const bool loopback = h == "localhost" || h == "[::1]" ||
+                          (inet_pton(AF_INET, host, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127);
+    ok = s == "https" || (s == "http" && loopback);
+  }
+  curl_free(scheme);
+  curl_free(host);
+  curl_url_cleanup(u);
+  return ok;
+}
+
 Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, OpenWindow window) {
   ZT_FAIL_IF(!is_http_url(url), argument, "%s: not an http:// or https:// URL",
              url_for_messages(url).c_str());
@@ -412,7 +435,8 @@ Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, Op
                argument, "HTTP header \"%s\" is not one \"Name: value\" line", h.c_str());
     has_auth = has_auth || iequals_prefix(h, "authorization:");
   }
-  if (const char* token = std::getenv("ZT_HTTP_BEARER_TOKEN"); token && *token && !has_auth)
+  if (const char* token = std::getenv("ZT_HTTP_BEARER_TOKEN");
+      token && *token && !has_auth && may_send_environment_token(url))
     o.headers.push_back(std::string("Authorization: Bearer ") + token);
   curl_init_once();
   auto src = std::make_shared<HttpSource>(url, std::move(o));

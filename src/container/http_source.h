@@ -46,9 +46,16 @@ std::string percent_encoded_segment(std::string_view name);
 // url_for_messages gives it, any other text (a local path) as it is.
 std::string location_for_messages(std::string_view path_or_url);
 
+// Whether the token in ZT_HTTP_BEARER_TOKEN may be sent to `url`: over
+// https, or over plain http only to this machine (localhost, 127.0.0.0/8,
+// ::1). A token sent in clear text to another host is a token given away;
+// headers the caller passes are sent as asked.
+bool may_send_environment_token(const std::string& url);
+
 // Opens `url`, fetching the bytes of `window` (fewer for a smaller file).
 // The environment variable ZT_HTTP_BEARER_TOKEN adds "Authorization:
-// Bearer <token>" unless `opt.headers` has an Authorization header.
+// Bearer <token>" unless `opt.headers` has an Authorization header or
+// may_send_environment_token(url) says no.
 // Errors: Status::io (HTTP status, connection, a server without Range
 // support), Status::argument (not an http(s) URL, a header without ':').
 Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, OpenWindow window);

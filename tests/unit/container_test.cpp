@@ -2,8 +2,9 @@
 // too small to hold them.
 #include <gtest/gtest.h>
 
-#include "test_files.h"
 #include "base/zt_limits.h"
+#include "container/http_source.h"
+#include "test_files.h"
 
 namespace zt::test {
 namespace {
@@ -162,6 +163,19 @@ TEST(CApi, UrlForMessagesDropsUserInfoQueryAndFragmentOnly) {
   EXPECT_EQ(zt_url_for_messages(url, nullptr, 0), 21u);
   EXPECT_EQ(zt_url_for_messages(nullptr, out, sizeof out), 0u);
   EXPECT_STREQ(out, "");
+}
+
+// Issue #42, also noticed: the environment's bearer token went to any
+// host, plain http included.
+TEST(Http, TheEnvironmentTokenGoesOverHttpsOrToThisMachineOnly) {
+  for (const char* url :
+       {"https://huggingface.co/m.zt", "HTTPS://host:8443/a.zt", "http://127.0.0.1:8080/m.zt",
+        "http://localhost/m.zt", "http://[::1]:80/m.zt", "http://127.2.3.4/m.zt"})
+    EXPECT_TRUE(may_send_environment_token(url)) << url;
+  for (const char* url : {"http://example.com/m.zt", "http://10.0.0.1/m.zt",
+                          "http://127.0.0.1.evil.com/m.zt", "http://localhost.evil.com/m.zt",
+                          "http://128.0.0.1/m.zt", "ftp://127.0.0.1/m.zt", "not a url"})
+    EXPECT_FALSE(may_send_environment_token(url)) << url;
 }
 
 }  // namespace
