@@ -167,7 +167,8 @@ typedef struct zt_open_options {
                                 "Authorization: Bearer TOKEN"); NULL = none. Copied
                                 at open. See zt_open_url for ZT_HTTP_BEARER_TOKEN. */
   uint32_t http_timeout_ms;  /* zt_open_url: connect timeout, and the longest a
-                                transfer may stall without a byte; 0 = 30000 */
+                                transfer may run below 1 KiB/s (a stall, or a
+                                server trickling bytes); 0 = 30000 */
   uint32_t http_retries;     /* zt_open_url: retries of a request after a 5xx answer
                                 or a connection error, waiting 100 ms, 200 ms, ...;
                                 zt_open_options_init sets 3 */

@@ -134,6 +134,7 @@ void take_header_line(Exchange& ex, std::string_view line) {
     ex.etag.clear();
     ex.last_modified.clear();
     ex.content_length.reset();
+    ex.content_encoding.clear();
     const size_t sp = line.find(' ');
     const size_t sp2 = sp == std::string_view::npos ? sp : line.find(' ', sp + 1);
     ex.status = sp == std::string_view::npos
@@ -150,12 +151,20 @@ void take_header_line(Exchange& ex, std::string_view line) {
     ex.last_modified = std::string(*lm);
   } else if (auto cl = header_value(line, "content-length:")) {
     ex.content_length = parse_u64(*cl);
+  } else if (auto ce = header_value(line, "content-encoding:")) {
+    ex.content_encoding = std::string(ce->substr(0, 64));
   }
 }
 
 // Decides at the first byte of the body whether to read it.
 Result<void> start_body(Exchange& ex, const std::string& where) {
   ex.started = true;
+  const bool encoded =
+      !ex.content_encoding.empty() && !iequals_prefix(ex.content_encoding, "identity");
+  ZT_FAIL_IF(encoded && (ex.status == 200 || ex.status == 206), io,
+             "%s: the server sent the bytes encoded (Content-Encoding: %s), which were not asked "
+             "for: they are not the file's bytes",
+             where.c_str(), printable(ex.content_encoding).c_str());
   if (ex.status == 200 && ex.reads.empty()) {
     // The open, answered with the whole file: taken only if it is small.
     if (ex.content_length && *ex.content_length <= ex.window.bytes) {

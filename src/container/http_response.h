@@ -62,6 +62,7 @@ struct Exchange {
   std::optional<std::string> boundary;
   std::string etag, last_modified;
   std::optional<uint64_t> content_length;
+  std::string content_encoding;  // never asked for: any but identity is refused
 
   // The body.
   bool started = false;
@@ -83,7 +84,9 @@ void take_header_line(Exchange& ex, std::string_view line);
 
 // Decides at the first byte of the body (or at its end, for an empty one)
 // whether to read it: a 206 that answers what was asked, or a small file
-// sent whole to the open. An error status's body is not read.
+// sent whole to the open, neither with a Content-Encoding (we send no
+// Accept-Encoding: an encoded body is not the file's bytes). An error
+// status's body is not read.
 Result<void> start_body(Exchange& ex, const std::string& where);
 
 // After a transfer that ended without an error: whether the open got all

@@ -306,7 +306,9 @@ class HttpSource final : public RangeSource {
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opt_.timeout_ms));
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    // Below 1 KiB/s over the stall time the transfer is cut off: a server
+    // trickling a byte now and then cannot hold a read open for ever.
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, stall_s);
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "libztensor");

@@ -161,13 +161,18 @@ class FaultServer:
     fail_next: statuses to answer before serving (e.g. [500]);
     cut: a body sent short by this many bytes (Content-Length stays whole);
     short_next: this many answers carry half their range's bytes, with a
-    Content-Length that matches the half."""
+    Content-Length that matches the half;
+    gzip: bodies sent gzip-compressed with Content-Encoding: gzip (never
+    asked for: no Accept-Encoding is sent);
+    trickle: seconds between the body's bytes, sent one at a time."""
 
     def __init__(self, root):
         self.root = root
         self.fail_next = []
         self.cut = 0
         self.short_next = 0
+        self.gzip = False
+        self.trickle = 0.0
         self.requests = []
         server = self
 
@@ -207,11 +212,27 @@ class FaultServer:
                     # that agrees with the short body: only the range tells.
                     server.short_next -= 1
                     body = body[:len(body) // 2]
+                if server.gzip:
+                    import gzip
+                    body = gzip.compress(body)
                 self.send_response(206)
                 self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("ETag", '"fixed"')
+                if server.gzip:
+                    self.send_header("Content-Encoding", "gzip")
                 self.end_headers()
+                if server.trickle:
+                    import time
+                    try:
+                        for k in range(len(body)):
+                            self.wfile.write(body[k:k + 1])
+                            self.wfile.flush()
+                            time.sleep(server.trickle)
+                    except OSError:  # the client gave up
+                        pass
+                    self.close_connection = True
+                    return
                 if server.cut:
                     self.wfile.write(body[:max(0, len(body) - server.cut)])
                     self.wfile.flush()

@@ -535,6 +535,43 @@ def test_a_short_answer_to_the_open_is_retried_or_reported(faults, tmp_path):
     assert "magic" not in e.value.message
 
 
+def test_an_encoded_answer_is_refused(faults, tmp_path):
+    """#42, also noticed: a 206 with Content-Encoding: gzip (never asked
+    for) was taken as the file's bytes."""
+    with ztensor.Writer(str(tmp_path / "g.zt")) as w:
+        w.add("x", np.arange(100, dtype=np.float32))
+    faults.gzip = True
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.File.from_url(faults.url + "/g.zt", retries=0)
+    assert e.value.status_name == "ZT_ERR_IO" and "Content-Encoding: gzip" in e.value.message
+
+
+def test_a_trickling_server_is_cut_off(faults, tmp_path):
+    """#42, also noticed: a server sending a byte now and then held a read
+    open for as long as it liked (only a full stall timed out). A transfer
+    slower than 1 KiB/s over the timeout is cut off."""
+    import threading
+    import time
+    with ztensor.Writer(str(tmp_path / "t.zt")) as w:
+        w.add("x", np.arange(100, dtype=np.float32))
+    faults.trickle = 0.05  # 20 bytes a second
+    outcome = {}
+
+    def open_it():
+        try:
+            ztensor.File.from_url(faults.url + "/t.zt", retries=0, timeout=2)
+            outcome["opened"] = True
+        except ztensor.Error as e:
+            outcome["error"] = e
+    start = time.monotonic()
+    t = threading.Thread(target=open_it, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the trickling read was still open after 30 s"
+    assert "error" in outcome and outcome["error"].status_name == "ZT_ERR_IO", outcome
+    assert time.monotonic() - start < 15
+
+
 def test_body_cut_short(faults, tmp_path):
     with ztensor.Writer(str(tmp_path / "c.zt")) as w:
         w.add("x", rng(12, (300, 300)))
