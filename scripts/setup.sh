@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that building and testing libztensor need,
-# and only those that are missing: with everything present it changes
-# nothing and needs no network. Uses sudo when not run as root.
+# Installs the Debian packages libztensor needs, and only those that are
+# missing: with everything present it changes nothing and needs no network.
+# Uses sudo when not run as root.
+#
+#   bash scripts/setup.sh          what building the library and the zt tool
+#                                  needs (the README's first command)
+#   bash scripts/setup.sh --test   that and what the test suite uses (torch,
+#                                  ONNX, nginx, Go, clang, valgrind, abigail;
+#                                  scripts/test.sh and CI)
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config                 # toolchain
+build=(
+  g++ cmake ninja-build pkg-config                             # toolchain
   libzstd-dev libcbor-dev libxxhash-dev libssl-dev             # the library's dependencies
   libutf8proc-dev
   nlohmann-json3-dev libzip-dev zlib1g-dev libcurl4-openssl-dev
   libprotobuf-dev                                              # ONNX models (protobuf)
+)
+tests=(
   libgtest-dev libbenchmark-dev                                # tests and benchmarks
   python3 python3-cbor2 python3-zstandard python3-numpy        # the conformance suite
   python3-xxhash python3-pytest
@@ -17,10 +25,20 @@ packages=(
   python3-onnx                                                 # real ONNX models (cli.onnx)
   python3-pip python3-setuptools                               # the Python package, installed offline
   nginx-light                                                  # a real HTTP server on loopback (remote reads)
-  golang-go                                                    # the Go module (bindings/go)  
+  golang-go                                                    # the Go module (bindings/go)
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
   abigail-tools                                                # the ABI check (abi/, docs/abi.md)
 )
+
+packages=("${build[@]}")
+case "${1:-}" in
+  "") ;;
+  --test) packages+=("${tests[@]}") ;;
+  *)
+    echo "usage: bash scripts/setup.sh [--test]" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

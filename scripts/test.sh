@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test of libztensor, as CI runs them (.ci/run):
-#   1. scripts/setup.sh installs missing Debian packages;
+#   1. scripts/setup.sh --test installs missing Debian packages;
 #   2. build/ (Release as users build it, with GCC, plus -g for valgrind's
 #      traces; warnings are errors): build, then all of CTest (unit tests,
 #      install + consumers + export check, the conformance suite, the ABI
@@ -60,7 +60,7 @@ if [ -n "${ZT_CONFORMANCE_CASES+set}" ]; then
   conformance=("-DZT_CONFORMANCE_CASES=$ZT_CONFORMANCE_CASES")
 fi
 
-step setup bash scripts/setup.sh || true
+step setup bash scripts/setup.sh --test || true
 
 # Warnings are errors here, never in a user's build (ZT_WERROR is OFF by
 # default). -O3 warns where -O2 does not, so CI builds Release like users.
