@@ -37,10 +37,41 @@ constexpr StorageType kStorageTypes[] = {
     {"BoolStorage", DType::boolean, nullptr, 1},
     {"ComplexFloatStorage", DType::f32, "complex64", 8},
     {"ComplexDoubleStorage", DType::f64, "complex128", 16},
+    // torch >= 2.1 (_rebuild_tensor_v3): bytes, the dtype given apart.
+    {"UntypedStorage", DType::u8, nullptr, 1},
+};
+
+// torch dtypes as _rebuild_tensor_v3 names them: what an element of each
+// is stored as (float8s as the types safetensors' reader gives them).
+constexpr StorageType kTorchDtypes[] = {
+    {"float64", DType::f64, nullptr, 8},
+    {"float32", DType::f32, nullptr, 4},
+    {"float16", DType::f16, nullptr, 2},
+    {"bfloat16", DType::bf16, nullptr, 2},
+    {"int64", DType::i64, nullptr, 8},
+    {"int32", DType::i32, nullptr, 4},
+    {"int16", DType::i16, nullptr, 2},
+    {"int8", DType::i8, nullptr, 1},
+    {"uint8", DType::u8, nullptr, 1},
+    {"bool", DType::boolean, nullptr, 1},
+    {"complex64", DType::f32, "complex64", 8},
+    {"complex128", DType::f64, "complex128", 16},
+    {"uint16", DType::u16, nullptr, 2},
+    {"uint32", DType::u32, nullptr, 4},
+    {"uint64", DType::u64, nullptr, 8},
+    {"float8_e4m3fn", DType::u8, "f8_e4m3fn", 1},
+    {"float8_e5m2", DType::u8, "f8_e5m2", 1},
+    {"float8_e4m3fnuz", DType::u8, "f8_e4m3fnuz", 1},
+    {"float8_e5m2fnuz", DType::u8, "f8_e5m2fnuz", 1},
+    {"float8_e8m0fnu", DType::u8, "f8_e8m0fnu", 1},
+    // Two E2M1 values a byte, low nibble first, the shape counting bytes
+    // as torch does: kept as those bytes under torch's own name.
+    {"float4_e2m1fn_x2", DType::u8, "f4_e2m1fn_x2", 1},
 };
 
 // Functions whose calls are tensors (interpreted here, never run).
 constexpr std::string_view kRebuildTensorV2 = "_rebuild_tensor_v2";
+constexpr std::string_view kRebuildTensorV3 = "_rebuild_tensor_v3";
 constexpr std::string_view kRebuildTensor = "_rebuild_tensor";
 constexpr std::string_view kRebuildParameter = "_rebuild_parameter";
 constexpr std::string_view kRebuildParameterWithState = "_rebuild_parameter_with_state";
@@ -49,8 +80,17 @@ constexpr std::string_view kRebuildFromType = "_rebuild_from_type_v2";
 // torch dtypes, which pickles name as globals (torch.float32) where a
 // dtype is an argument or a value.
 constexpr std::string_view kDtypeNames[] = {
-    "float64", "float32", "float16", "bfloat16",  "int64",      "int32",     "int16",
-    "int8",    "uint8",   "bool",    "complex64", "complex128", "complex32",
+    "float64",         "float32",
+    "float16",         "bfloat16",
+    "int64",           "int32",
+    "int16",           "int8",
+    "uint8",           "bool",
+    "complex64",       "complex128",
+    "complex32",       "uint16",
+    "uint32",          "uint64",
+    "float8_e4m3fn",   "float8_e5m2",
+    "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e8m0fnu",  "float4_e2m1fn_x2",
 };
 
 // What torch's own weights_only loader allows, less what stores no data we
@@ -59,6 +99,7 @@ std::vector<PickleGlobal> allowed_globals() {
   std::vector<PickleGlobal> g = {
       {"collections", "OrderedDict", PickleCall::dict},
       {"torch._utils", kRebuildTensorV2, PickleCall::record},
+      {"torch._utils", kRebuildTensorV3, PickleCall::record},
       {"torch._utils", kRebuildTensor, PickleCall::record},
       {"torch._utils", kRebuildParameter, PickleCall::record},
       {"torch._utils", kRebuildParameterWithState, PickleCall::record},
@@ -71,12 +112,15 @@ std::vector<PickleGlobal> allowed_globals() {
       {"builtins", "frozenset", PickleCall::set},
   };
   for (const StorageType& s : kStorageTypes) g.push_back({"torch", s.name, PickleCall::value});
+  g.push_back({"torch.storage", "UntypedStorage", PickleCall::value});  // torch 2.x spells it so
   for (const std::string_view d : kDtypeNames) g.push_back({"torch", d, PickleCall::value});
   return g;
 }
 
 const StorageType* storage_type(const PickleValue& g) {
-  if (g.kind != PickleKind::global || g.text != "torch") return nullptr;
+  if (g.kind != PickleKind::global) return nullptr;
+  if (g.text != "torch" && !(g.text == "torch.storage" && g.name == "UntypedStorage"))
+    return nullptr;
   for (const StorageType& s : kStorageTypes)
     if (s.name == g.name) return &s;
   return nullptr;
@@ -103,6 +147,7 @@ struct StorageRef {
 
 struct TensorRef {
   StorageRef storage;
+  const StorageType* element = nullptr;  // _rebuild_tensor_v3's dtype over a byte storage
   int64_t offset = 0;
   std::vector<int64_t> size, stride;
 };
@@ -151,6 +196,7 @@ class TorchReader {
   const std::string& path_;
   ForeignFile& f_;
   const uint64_t limit_;  // on one component's bytes
+  bool big_endian_ = false;  // a zip's byteorder record says "big"
   std::vector<PickleGlobal> globals_;
   Pickle pickle_;
   std::map<std::string, Storage> storages_;
@@ -257,8 +303,9 @@ Result<std::optional<TensorRef>> TorchReader::tensor_of(uint32_t v, const std::s
     ZT_FAIL_IF(state.kind == PickleKind::dict && !state.items.empty(), unsupported,
                "%s: a tensor with Python attributes (they would be lost)", w);
   }
+  const bool v3 = callee.text == "torch._utils" && callee.name == kRebuildTensorV3;
   const bool rebuild = callee.text == "torch._utils" &&
-                       (callee.name == kRebuildTensorV2 || callee.name == kRebuildTensor);
+                       (callee.name == kRebuildTensorV2 || callee.name == kRebuildTensor || v3);
   const bool from_type = callee.name == kRebuildFromType;
   ZT_FAIL_IF(!rebuild && !from_type, unsupported, "%s: a value made by %s.%s is not read", w,
              callee.text.c_str(), callee.name.c_str());
@@ -271,6 +318,21 @@ Result<std::optional<TensorRef>> TorchReader::tensor_of(uint32_t v, const std::s
   auto s = storage_ref(b[0], where);
   ZT_TRY(s);
   t.storage = std::move(*s);
+  if (v3) {
+    // (storage, offset, size, stride, requires_grad, hooks, dtype[, metadata]):
+    // a byte storage, its elements of the dtype given.
+    ZT_TRY(arg_count(7));
+    const PickleValue& dtype = pickle_.at(b[6]);
+    ZT_FAIL_IF(dtype.kind != PickleKind::global || dtype.text != "torch", invalid,
+               "%s: _rebuild_tensor_v3's dtype is a %s", w, pickle_.describe(b[6]).c_str());
+    for (const StorageType& d : kTorchDtypes)
+      if (d.name == dtype.name) t.element = &d;
+    ZT_FAIL_IF(!t.element, unsupported, "%s: a tensor of torch.%s is not read", w,
+               dtype.name.c_str());
+    ZT_FAIL_IF(t.storage.type->width != 1, invalid,
+               "%s: _rebuild_tensor_v3 over a torch.%s (a byte storage expected)", w,
+               std::string(t.storage.type->name).c_str());
+  }
   ZT_FAIL_IF(pickle_.at(b[1]).kind != PickleKind::integer || pickle_.at(b[1]).integer < 0, invalid,
              "%s: the tensor's storage offset is not an int >= 0", w);
   t.offset = pickle_.at(b[1]).integer;
@@ -286,8 +348,15 @@ Result<std::optional<TensorRef>> TorchReader::tensor_of(uint32_t v, const std::s
 Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::string& name) {
   const std::string where = path_ + ": tensor \"" + name + "\"";
   const char* w = where.c_str();
-  const StorageType& type = *t.storage.type;
+  const StorageType& type = t.element ? *t.element : *t.storage.type;
   const Storage& storage = storages_.at(t.storage.key);
+  // A byte storage is not swapped when read: its elements' width is only
+  // known here.
+  ZT_FAIL_IF(t.element && big_endian_ && swap_width(type) > 1, unsupported,
+             "%s: a big-endian tensor of torch.%s over a byte storage is not read", w,
+             std::string(type.name).c_str());
+  // In elements of the tensor's type (a byte storage holds bytes).
+  const uint64_t storage_numel = storage.numel / (type.width / storage.type->width);
   ZT_FAIL_IF(t.size.size() != t.stride.size(), invalid, "%s: %zu sizes but %zu strides", w,
              t.size.size(), t.stride.size());
   ForeignObject o;
@@ -327,12 +396,12 @@ Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::st
     // The farthest element the view reaches must lie in its storage.
     uint64_t last = 0;
     ZT_FAIL_IF(__builtin_add_overflow(static_cast<uint64_t>(t.offset), reach, &last) ||
-                   last >= storage.numel,
+                   last >= storage_numel,
                invalid,
                "%s: the view (offset %lld, strides) reaches element %llu of storage \"%s\" of %llu "
                "elements",
                w, static_cast<long long>(t.offset), static_cast<ull>(last), t.storage.key.c_str(),
-               static_cast<ull>(storage.numel));
+               static_cast<ull>(storage_numel));
   }
   // Past the check above, offset < numel of the storage (when numel > 0).
   const auto base = [&] {
@@ -565,7 +634,7 @@ Result<void> TorchReader::read_zip() {
   const std::string where = path_ + ": " + pkl->name;
   ZT_FAIL_IF(pkl->size > Limits::manifest_bytes, limit, "%s: %llu bytes, more than the limit %llu",
              where.c_str(), static_cast<ull>(pkl->size), static_cast<ull>(Limits::manifest_bytes));
-  bool big_endian = false;
+  bool& big_endian = big_endian_;
   if (const ZipMember* order = archive->find(prefix + "byteorder")) {
     ZT_FAIL_IF(order->size > 16, invalid, "%s: %s is not \"little\" or \"big\"", path_.c_str(),
                order->name.c_str());

@@ -21,7 +21,7 @@ struct DTypeMap {
   std::string_view type;  // "" for none
 };
 
-constexpr std::array<DTypeMap, 17> kDTypes = {{
+constexpr std::array<DTypeMap, 19> kDTypes = {{
     {"BOOL", DType::boolean, ""},
     {"U8", DType::u8, ""},
     {"I8", DType::i8, ""},
@@ -38,6 +38,8 @@ constexpr std::array<DTypeMap, 17> kDTypes = {{
     {"F8_E4M3", DType::u8, "f8_e4m3fn"},
     {"F8_E5M2", DType::u8, "f8_e5m2"},
     {"F8_E8M0", DType::u8, "f8_e8m0fnu"},
+    {"F8_E4M3FNUZ", DType::u8, "f8_e4m3fnuz"},  // safetensors >= 0.6; logical types of spec 1.2
+    {"F8_E5M2FNUZ", DType::u8, "f8_e5m2fnuz"},
     {"C64", DType::f32, "complex64"},
 }};
 

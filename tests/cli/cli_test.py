@@ -1913,6 +1913,14 @@ def p_rebuild(key, storage="FloatStorage", numel=4, offset=0, size=(4,), stride=
     return p_global("torch._utils", "_rebuild_tensor_v2") + args + b"R"
 
 
+def p_rebuild_v3(key, dtype, nbytes, size, stride, storage=("torch.storage", "UntypedStorage"), offset=0):
+    """torch >= 2.1's _rebuild_tensor_v3: a byte storage, the dtype given."""
+    pid = p_tuple(p_text("storage"), p_global(*storage), p_text(key), p_text("cpu"), p_int(nbytes)) + b"Q"
+    args = p_tuple(pid, p_int(offset), p_tuple(*map(p_int, size)), p_tuple(*map(p_int, stride)),
+                   b"\x89", p_global("collections", "OrderedDict") + b")R", p_global("torch", dtype))
+    return p_global("torch._utils", "_rebuild_tensor_v3") + args + b"R"
+
+
 def p_dict(items):
     return b"}(" + b"".join(p_text(k) + v for k, v in items) + b"u"
 
@@ -1972,6 +1980,31 @@ class Pickles(Base):
         self.assertIn("the pickle's values take more than", err)
         self.assertLess(peak, 400, "zt convert held %d MiB" % peak)
         self.assertFalse(os.path.exists(self.path("out.zt")))
+
+    def test_rebuild_tensor_v3(self):
+        # #45 part 1: torch >= 2.1 writes float8 and uint16/32/64 tensors with
+        # _rebuild_tensor_v3 over a byte storage; offsets and strides count
+        # elements of the dtype.
+        data = np.arange(12, dtype="<u2")
+        body = p_dict([("u", p_rebuild_v3("0", "uint16", 24, (2, 3), (3, 1), offset=3)),
+                       ("f8", p_rebuild_v3("1", "float8_e5m2", 4, (2, 2), (1, 2)))])
+        torch_zip(self.path("v3.pt"), p_pickle(body), {"0": data.tobytes(), "1": bytes([1, 2, 3, 4])})
+        self.convert("v3.pt")
+        j = self.info("out.zt")
+        by = {o["name"]: o for o in j["objects"]}
+        self.assertEqual(by["u"]["components"][0]["dtype"], "u16")
+        self.assertEqual(by["f8"]["components"][0].get("type"), "f8_e5m2")
+        view = self.ref_check("out.zt")
+        if view is not None:
+            self.assertEqual(view[1]["u"]["data"], data[3:9].tobytes())
+            self.assertEqual(view[1]["f8"]["data"], bytes([1, 3, 2, 4]))  # transposed, gathered
+        # A v3 view reaching past its byte storage, and v3 over a typed storage.
+        torch_zip(self.path("far.pt"), p_pickle(p_dict([("u", p_rebuild_v3("0", "uint16", 24, (13,), (1,)))])),
+                  {"0": data.tobytes()})
+        self.refuse("far.pt", "reaches element 12 of storage")
+        typed = p_rebuild_v3("0", "uint16", 12, (2,), (1,), storage=("torch", "FloatStorage"))
+        torch_zip(self.path("typed.pt"), p_pickle(p_dict([("u", typed)])), {"0": bytes(48)})
+        self.refuse("typed.pt", "a byte storage expected")
 
     def test_globals_outside_the_allow_list_are_refused_unrun(self):
         marker = self.path("ran")

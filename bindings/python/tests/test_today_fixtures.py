@@ -19,10 +19,10 @@ MANIFEST = json.loads((HERE / "manifest.json").read_text())
 # such a test fails until the defect is fixed, then fails again (strict) so
 # that the marker goes.
 CASES = {
-    "torch_dtypes.pt": ("torch_dtypes.pt", '#45: torch >= 2.1 writes _rebuild_tensor_v3 for float8/uint16-64/float4'),
+    "torch_dtypes.pt": ("torch_dtypes.pt", None),
     "torch_views.pt": ("torch_views.pt", None),
     "torch_legacy_format.pt": ("torch_legacy_format.pt", None),
-    "safetensors_dtypes.safetensors": ("safetensors_dtypes.safetensors", "#45: F8_E4M3FNUZ / F8_E5M2FNUZ unknown"),
+    "safetensors_dtypes.safetensors": ("safetensors_dtypes.safetensors", None),
     "hf_llama_sharded": ("hf_llama_sharded/model.safetensors.index.json", None),
     "onnx_external": ("onnx_external/model.onnx", None),
 }
