@@ -551,7 +551,7 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_blocks(const std::string& o
   ZT_TRY(d);
   const uint32_t type = d->find(0, "ggml_type"), shape = d->find(0, "logical_shape");
   if (!type || !shape || d->node(type).kind != cbor::Kind::text) return Found();
-  const foreign::GgmlType* t = foreign::find_ggml_type(d->node(type).str);
+  const GgmlType* t = find_ggml_type(d->node(type).str);
   ZT_FAIL_IF(!t, argument, "%s: object \"%s\": ggml_type \"%s\" is not a GGML type", out.c_str(),
              it.name.c_str(), std::string(d->node(type).str).c_str());
   foreign::GgufTensorEntry e;
@@ -590,7 +590,7 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_group(const std::string& ou
   ZT_TRY(d);
   const uint32_t type = d->find(0, "ggml_type");
   if (!type || d->node(type).kind != cbor::Kind::text) return Found();
-  const foreign::GgmlType* t = foreign::find_ggml_type(d->node(type).str);
+  const GgmlType* t = find_ggml_type(d->node(type).str);
   const auto group = t ? foreign::ggml_group_form(*t) : std::nullopt;
   if (!group) return Found();
   const auto uint_of = [&](const char* key) -> std::optional<uint64_t> {
@@ -625,9 +625,9 @@ Result<std::optional<foreign::GgufTensorEntry>> ggml_group(const std::string& ou
   return Found(std::move(e));
 }
 
-const foreign::GgmlType* ggml_plain_type(const Part& data) {
+const GgmlType* ggml_plain_type(const Part& data) {
   if (data.type) return nullptr;
-  for (const foreign::GgmlType& t : foreign::kGgmlTypes)
+  for (const GgmlType& t : kGgmlTypes)
     if (t.dense && *t.dense == data.dtype) return &t;
   return nullptr;
 }
@@ -682,7 +682,7 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
     if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
     ZT_FAIL_IF(d->type.has_value(), argument, "%s: object \"%s\": GGUF has no complex type",
                out.c_str(), in.items[i].name.c_str());
-    entries[i].type = foreign::find_ggml_type(d->dtype == "f64" ? "F64" : "F32");
+    entries[i].type = find_ggml_type(d->dtype == "f64" ? "F64" : "F32");
     entries[i].nbytes = d->bytes;
   }
   uint32_t version = 3;

@@ -38,7 +38,7 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "foreign/foreign.h"
-#include "foreign/ggml_types.h"
+#include "formats/ggml_types.h"
 
 namespace zt::foreign {
 

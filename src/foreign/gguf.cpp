@@ -9,8 +9,8 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
 #include "foreign/ggml_quant.h"
-#include "foreign/ggml_types.h"
 #include "foreign/gguf_values.h"
+#include "formats/ggml_types.h"
 #include "manifest/manifest.h"
 
 namespace zt::foreign {

@@ -5,7 +5,7 @@
 // them in row-major order (reversed). F32, F16, BF16, F64 and I8..I64 become
 // dense objects of the matching dtype. Q8_0, Q4_0 and Q5_0 become quantized_group
 // objects that dequantise to ggml's own values (foreign/ggml_quant.h). Block-quantized GGML types
-// (Q4_0, Q4_K, IQ2_XS, MXFP4, NVFP4, ...: foreign/ggml_types.h) are kept as raw bytes: a dense u8
+// (Q4_0, Q4_K, IQ2_XS, MXFP4, NVFP4, ...: formats/ggml_types.h) are kept as raw bytes: a dense u8
 // object of shape [outer dims..., bytes per row] with attributes
 //   ggml_type      "Q4_K"
 //   logical_shape  the tensor's shape in row-major order
@@ -29,11 +29,11 @@
 #include <vector>
 
 #include "foreign/foreign.h"
-#include "foreign/ggml_types.h"
+#include "formats/ggml_types.h"
 
 namespace zt::foreign {
 
-// Tensors of a GGML type not in kGgmlTypes (foreign/ggml_types.h) refuse
+// Tensors of a GGML type not in kGgmlTypes (formats/ggml_types.h) refuse
 // the file, unless options.skip_unknown_types: then they are left out and
 // listed in the file attribute "gguf.skipped" ([{name, ggml_type, shape}]).
 Result<ForeignFile> read_gguf(const std::string& path, const ReadOptions& options = {});

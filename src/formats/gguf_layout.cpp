@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "formats/ggml_types.h"
 #include "formats/object_format.h"
 #include "formats/profile_rules.h"
 
@@ -16,26 +17,38 @@ namespace {
 
 using ull = unsigned long long;
 
-// The 22 types of profiles/gguf.md with ggml's block geometry: logical
-// elements per block and sizeof(block_<type>). The file states both as
-// attributes; a file whose attributes disagree with its id is refused,
-// since a consumer that knows ggml would read the blocks by the id.
+// The 22 types of profiles/gguf.md, each with its ggml type, whose block
+// geometry (logical elements per block, sizeof(block_<type>)) comes from
+// the one table, formats/ggml_types.h. The file states both as attributes;
+// a file whose attributes disagree with its id is refused, since a
+// consumer that knows ggml would read the blocks by the id.
 struct GgufType {
   std::string_view id;
-  uint64_t elems_per_block;
-  uint64_t block_bytes;
+  std::string_view ggml;
 };
 
 constexpr std::array<GgufType, 22> kTypes = {{
-    {"gguf.q4_0/1", 32, 18},    {"gguf.q4_1/1", 32, 20},   {"gguf.q5_0/1", 32, 22},
-    {"gguf.q5_1/1", 32, 24},    {"gguf.q8_0/1", 32, 34},   {"gguf.q8_1/1", 32, 36},
-    {"gguf.q2_k/1", 256, 84},   {"gguf.q3_k/1", 256, 110}, {"gguf.q4_k/1", 256, 144},
-    {"gguf.q5_k/1", 256, 176},  {"gguf.q6_k/1", 256, 210}, {"gguf.q8_k/1", 256, 292},
-    {"gguf.iq1_s/1", 256, 50},  {"gguf.iq1_m/1", 256, 56}, {"gguf.iq2_xxs/1", 256, 66},
-    {"gguf.iq2_xs/1", 256, 74}, {"gguf.iq2_s/1", 256, 82}, {"gguf.iq3_xxs/1", 256, 98},
-    {"gguf.iq3_s/1", 256, 110}, {"gguf.iq4_nl/1", 32, 18}, {"gguf.iq4_xs/1", 256, 136},
-    {"gguf.mxfp4/1", 32, 17},
+    {"gguf.q4_0/1", "Q4_0"},     {"gguf.q4_1/1", "Q4_1"},     {"gguf.q5_0/1", "Q5_0"},
+    {"gguf.q5_1/1", "Q5_1"},     {"gguf.q8_0/1", "Q8_0"},     {"gguf.q8_1/1", "Q8_1"},
+    {"gguf.q2_k/1", "Q2_K"},     {"gguf.q3_k/1", "Q3_K"},     {"gguf.q4_k/1", "Q4_K"},
+    {"gguf.q5_k/1", "Q5_K"},     {"gguf.q6_k/1", "Q6_K"},     {"gguf.q8_k/1", "Q8_K"},
+    {"gguf.iq1_s/1", "IQ1_S"},   {"gguf.iq1_m/1", "IQ1_M"},   {"gguf.iq2_xxs/1", "IQ2_XXS"},
+    {"gguf.iq2_xs/1", "IQ2_XS"}, {"gguf.iq2_s/1", "IQ2_S"},   {"gguf.iq3_xxs/1", "IQ3_XXS"},
+    {"gguf.iq3_s/1", "IQ3_S"},   {"gguf.iq4_nl/1", "IQ4_NL"}, {"gguf.iq4_xs/1", "IQ4_XS"},
+    {"gguf.mxfp4/1", "MXFP4"},
 }};
+
+// Each profile type's ggml row (every one is in the table: checked at
+// compile time below).
+constexpr const GgmlType& ggml_of(const GgufType& t) {
+  for (const GgmlType& g : kGgmlTypes)
+    if (g.name == t.ggml) return g;
+  throw "a gguf.* layout names a type formats/ggml_types.h lacks";
+}
+static_assert([] {
+  for (const GgufType& t : kTypes) (void)ggml_of(t);
+  return true;
+}());
 
 // The descriptor's layout ids, the table's in its order.
 constexpr std::array<std::string_view, kTypes.size()> kLayoutIds = [] {
@@ -63,12 +76,12 @@ Result<void> check_gguf(const Object& o) {
   ZT_TRY(bb);
   ZT_FAIL_IF(*epb < 1, invalid, "%s must be at least 1", a.where("elems_per_block").c_str());
   ZT_FAIL_IF(*bb < 1, invalid, "%s must be at least 1", a.where("block_bytes").c_str());
-  const GgufType& t = type_of(o);
-  ZT_FAIL_IF(*epb != t.elems_per_block || *bb != t.block_bytes, invalid,
+  const GgmlType& g = ggml_of(type_of(o));
+  ZT_FAIL_IF(*epb != g.block || *bb != g.bytes, invalid,
              "%s: elems_per_block %llu and block_bytes %llu are not ggml's %llu and %llu for "
              "this type",
-             w.c_str(), static_cast<ull>(*epb), static_cast<ull>(*bb),
-             static_cast<ull>(t.elems_per_block), static_cast<ull>(t.block_bytes));
+             w.c_str(), static_cast<ull>(*epb), static_cast<ull>(*bb), static_cast<ull>(g.block),
+             static_cast<ull>(g.bytes));
   const uint64_t elements = *shape_product(o.shape);  // v2 shapes do not overflow
   ZT_FAIL_IF(elements % *epb != 0, invalid,
              "%s: elems_per_block %llu does not divide product(shape) = %llu", w.c_str(),

@@ -209,8 +209,7 @@ TEST_F(ForeignOpen, GgufQ8_0IsAQuantizedGroupWithGgmlsValues) {
   const Bytes arch = cbor_text("llama");
   const std::vector<foreign::GgufKeyValue> kv = {{"general.architecture", "string", arch}};
   const std::vector<foreign::GgufTensorEntry> tensors = {
-      {"q", {32}, foreign::find_ggml_type(8u), block.size()},
-      {"d", {2}, foreign::find_ggml_type(0u), 8}};
+      {"q", {32}, find_ggml_type(8u), block.size()}, {"d", {2}, find_ggml_type(0u), 8}};
   const Bytes dense_bytes = le(dense);
   ASSERT_TRUE(
       foreign::write_gguf(path, 3, kv, tensors, [&](size_t i, const foreign::GgufSink& sink) {

@@ -1,9 +1,11 @@
 // Every tensor type ggml defines (ggml.h's enum ggml_type, with the sizes of
-// its type_traits / gguf-py's GGML_QUANT_SIZES): a new type is one row of
-// kGgmlTypes. Plain types have blocks of one element and a zTensor dtype;
-// block-quantized types are carried as their raw blocks. Ids 31-33 and 36-38
-// are the interleaved Q4_0/IQ4_NL repackings that llama.cpp wrote into GGUF
-// files in 2024 before removing them: files holding them still exist.
+// its type_traits: sizeof(block_<type>); gguf-py's GGML_QUANT_SIZES says 40
+// for Q8_1, ggml's block_q8_1 is 36: two halves and 32 int8): a new type is
+// one row of kGgmlTypes. The one table of block geometry: the GGUF reader
+// and writer and v2's gguf.* layouts (formats/gguf_layout.cpp) read it. Plain types have blocks of
+// one element and a zTensor dtype; block-quantized types are carried as their raw blocks. Ids 31-33
+// and 36-38 are the interleaved Q4_0/IQ4_NL repackings that llama.cpp wrote into GGUF files in 2024
+// before removing them: files holding them still exist.
 #pragma once
 
 #include <array>
@@ -13,7 +15,7 @@
 
 #include "base/dtype.h"
 
-namespace zt::foreign {
+namespace zt {
 
 struct GgmlType {
   uint32_t id;
@@ -26,7 +28,7 @@ struct GgmlType {
 inline constexpr std::array<GgmlType, 41> kGgmlTypes = {{
     {0, "F32", 1, 4, DType::f32},   {1, "F16", 1, 2, DType::f16},    {2, "Q4_0", 32, 18, {}},
     {3, "Q4_1", 32, 20, {}},        {6, "Q5_0", 32, 22, {}},         {7, "Q5_1", 32, 24, {}},
-    {8, "Q8_0", 32, 34, {}},        {9, "Q8_1", 32, 40, {}},         {10, "Q2_K", 256, 84, {}},
+    {8, "Q8_0", 32, 34, {}},        {9, "Q8_1", 32, 36, {}},         {10, "Q2_K", 256, 84, {}},
     {11, "Q3_K", 256, 110, {}},     {12, "Q4_K", 256, 144, {}},      {13, "Q5_K", 256, 176, {}},
     {14, "Q6_K", 256, 210, {}},     {15, "Q8_K", 256, 292, {}},      {16, "IQ2_XXS", 256, 66, {}},
     {17, "IQ2_XS", 256, 74, {}},    {18, "IQ3_XXS", 256, 98, {}},    {19, "IQ1_S", 256, 50, {}},
@@ -52,4 +54,4 @@ inline const GgmlType* find_ggml_type(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace zt::foreign
+}  // namespace zt
