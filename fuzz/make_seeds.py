@@ -302,6 +302,7 @@ def foreign_seeds():
     npz["members_stored"] = member("a.npy", a) + member("b.npy", b)
     npz["members_deflated"] = member("w.npy", a, True) + member("dir/x.npy", npy["bool"], True)
     npz["members_odd_names"] = member("a", a) + member("a.npy", b) + member("c.txt", b"not npy")
+    npz["members_duplicate"] = member("a.npy", a) + member("a.npy", b)  # refused (#42 item 8)
     s["format_pytorch"] = pytorch_seeds(member)
     return s
 
@@ -334,6 +335,27 @@ def pytorch_seeds(member):
             if zip_format and proto == 2:
                 with zipfile.ZipFile(io.BytesIO(blob)) as z:
                     seeds["%s_members" % name] = b"".join(member(i.filename, z.read(i)) for i in z.infolist())
+    # Issue #42 items 5 and 6: a memoised text encoded over and over (the
+    # byte budget), and names that grow past the limit under a shared key.
+    text = b"x" * 16384  # a member holds at most 64 KiB in this encoding
+    copies = (b"\x80\x02]q\x00(c_codecs\nencode\nq\x01X" + struct.pack("<I", len(text)) + text +
+              b"q\x02X\x06\x00\x00\x00latin1q\x03\x86R" + b"h\x01h\x02h\x03\x86R" * 63 + b"e.")
+    seeds["copies_members"] = member("archive/data.pkl", copies)
+    key = "k" * 4096
+    deep = cur = {}
+    for _ in range(20):
+        cur[key] = {}
+        cur = cur[key]
+    cur["w"] = torch.ones(2)
+    bio = io.BytesIO()
+    torch.save(deep, bio)
+    seeds["deep_names_zip"] = bio.getvalue()
+    # torch >= 2.1's _rebuild_tensor_v3 (float8, uint16-64, float4): the
+    # fixture torch 2.11 wrote (#45 part 1).
+    today = os.path.join(HERE, "..", "tests", "fixtures", "today", "torch_dtypes.pt")
+    if os.path.exists(today):
+        with open(today, "rb") as f:
+            seeds["torch211_v3_dtypes_zip"] = f.read()
     return seeds
 
 
