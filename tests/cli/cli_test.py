@@ -1978,7 +1978,8 @@ class Pickles(Base):
         code, peak, err = Trust.peak_mib(self, "convert", "copies.pt", "out.zt")
         self.assertEqual(code, 4, err)  # ZT_ERR_LIMIT
         self.assertIn("the pickle's values take more than", err)
-        self.assertLess(peak, 400, "zt convert held %d MiB" % peak)
+        if not sanitized():  # ASan's shadow and quarantine add their own (509 MiB seen)
+            self.assertLess(peak, 400, "zt convert held %d MiB" % peak)
         self.assertFalse(os.path.exists(self.path("out.zt")))
 
     def test_rebuild_tensor_v3(self):
