@@ -139,6 +139,10 @@ Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
   j["kind"] = std::string(foreign::kind_name(in.kind));
   if (in.kind == foreign::FileKind::zt) j["version"] = in.version;
   j["file_size"] = in.file_size;
+  if (in.model_files != 1) {  // a model over several files: what it occupies
+    j["model_files"] = in.model_files;
+    j["model_size"] = in.model_size;
+  }
   j["object_count"] = in.items.size();
   j["component_count"] = t.components;
   j["stored_bytes"] = t.stored;
@@ -198,8 +202,12 @@ void print_info(const Input& in) {
     std::printf("format      zTensor %s\n", in.version.c_str());
   else
     std::printf("format      %s\n", in.version.c_str());
-  std::printf("size        %s (%s bytes)\n", human_bytes(in.file_size).c_str(),
-              grouped(in.file_size).c_str());
+  if (in.model_files > 1)
+    std::printf("size        %s (%s bytes) in %zu files\n", human_bytes(in.model_size).c_str(),
+                grouped(in.model_size).c_str(), in.model_files);
+  else
+    std::printf("size        %s (%s bytes)\n", human_bytes(in.file_size).c_str(),
+                grouped(in.file_size).c_str());
   std::printf("objects     %zu (%llu components)\n", in.items.size(),
               static_cast<ull>(t.components));
   std::printf("stored      %s (%s bytes)\n", human_bytes(t.stored).c_str(),

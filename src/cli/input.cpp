@@ -99,6 +99,8 @@ class ZtInput final : public Input {
     in->kind = kind;
     in->version = kind == foreign::FileKind::zt ? m.version : std::string(foreign::kind_name(kind));
     in->file_size = in->reader_->file_size();
+    in->model_files = in->reader_->model_files();
+    in->model_size = in->reader_->model_bytes();
     in->has_attributes = m.attributes.present;
     if (m.attributes.present) {
       auto a = encode_attributes(m.attributes);

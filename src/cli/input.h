@@ -100,6 +100,10 @@ class Input {
   std::vector<uint8_t> attributes_cbor;  // one encoded CBOR map, exact (empty: none)
   std::vector<Item> items;
   uint64_t file_size = 0;
+  // What the model occupies: its files (this one, v2 shards, a sharded
+  // checkpoint's shards) and their bytes together.
+  size_t model_files = 1;
+  uint64_t model_size = 0;
 
   std::optional<size_t> find(std::string_view name) const;
 

@@ -40,6 +40,22 @@ void collect_buffers(const ForeignFile& f, bool root, std::vector<Buffer>& out,
   for (const ForeignFile& part : f.parts) collect_buffers(part, false, out, held_count);
 }
 
+// The files a foreign model reads beyond its root (a sharded checkpoint's
+// shards, ONNX external data), each counted once by its mapping.
+OtherFiles files_beyond_root(const ForeignFile& f) {
+  OtherFiles out;
+  for (const ForeignFile& part : f.parts) {
+    if (part.source.base()) {
+      ++out.count;
+      out.bytes += part.source.size();
+    }
+    const OtherFiles below = files_beyond_root(part);
+    out.count += below.count;
+    out.bytes += below.bytes;
+  }
+  return out;
+}
+
 // Finds the buffer holding each component's bytes by address: buffers
 // sorted by their first byte, never overlapping (distinct allocations).
 class BufferMap {
@@ -181,7 +197,8 @@ Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& o
     root = Source::from_memory(std::span<const uint8_t>(keep->source.base(), keep->source.size()));
   std::vector<Source> held = buffers.held_sources();
   for (const auto& cache : remote.caches) held.push_back(Source::from_ranges(cache));
-  return Reader::open_held(std::move(*m), std::move(root), std::move(held), keep, opt);
+  return Reader::open_held(std::move(*m), std::move(root), std::move(held), keep, opt,
+                           files_beyond_root(*keep));
 }
 
 Result<std::unique_ptr<Reader>> open_foreign(const std::string& path, const OpenOptions& opt,

@@ -127,9 +127,21 @@ void Reader::make_slots() {
   shard_files_ = std::make_unique<ShardFile[]>(manifest_.shards.size());
 }
 
+size_t Reader::model_files() const {
+  // A foreign model's root may hold no bytes (a sharded checkpoint's index
+  // is read at open and not kept): only the files whose bytes count.
+  return (source_.size() ? 1 : 0) + manifest_.shards.size() + other_files_.count;
+}
+
+uint64_t Reader::model_bytes() const {
+  uint64_t total = source_.size() + other_files_.bytes;
+  for (const Shard& s : manifest_.shards) total += s.size;  // sizes checked when a shard opens
+  return total;
+}
+
 Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::vector<Source> held,
                                                   std::shared_ptr<const void> keep,
-                                                  const OpenOptions& opt) {
+                                                  const OpenOptions& opt, OtherFiles files) {
   ZT_FAIL_IF(!m.shards.empty(), argument, "a held model has no shard files");
   for (const Object& o : m.objects) {
     for (const Component& c : o.components) {
@@ -151,6 +163,7 @@ Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::
   r->source_ = std::move(root);
   r->held_ = std::move(held);
   r->keep_ = std::move(keep);
+  r->other_files_ = files;
   r->manifest_ = std::move(m);
   r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
   r->make_slots();

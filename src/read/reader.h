@@ -28,6 +28,12 @@ struct OpenOptions {
   HttpOptions http;                                     // open_url
 };
 
+// Files a held model reads beyond its root, and their bytes (Reader::open_held).
+struct OtherFiles {
+  size_t count = 0;
+  uint64_t bytes = 0;
+};
+
 struct VerifyReport {
   uint64_t checked = 0;            // components whose digest was computed and matched
   uint64_t unchecked = 0;          // components without a digest, or of an unknown algorithm
@@ -94,15 +100,22 @@ class Reader {
   // rules are checked (validate_object); every component must lie inside
   // its buffer. `keep` owns whatever the buffers view and lives as long as
   // the Reader.
+  // `files` is what the model occupies on disk beyond `root` (a sharded
+  // checkpoint's shard files): model_files / model_bytes report it.
   static Result<std::unique_ptr<Reader>> open_held(Manifest m, Source root,
                                                    std::vector<Source> held,
                                                    std::shared_ptr<const void> keep,
-                                                   const OpenOptions& opt = {});
+                                                   const OpenOptions& opt = {},
+                                                   OtherFiles files = {});
   ~Reader();
 
   const Manifest& manifest() const { return manifest_; }
   const Source& source() const { return source_; }
   uint64_t file_size() const { return source_.size(); }
+  // The files the model occupies (this one, its v2 shards by their table's
+  // sizes, a sharded checkpoint's shards) and their bytes together.
+  size_t model_files() const;
+  uint64_t model_bytes() const;
 
   // Decoded little-endian bytes of a component: a view into the mapping for
   // raw little-endian data, otherwise decoded once and cached. Valid for the
@@ -194,6 +207,7 @@ class Reader {
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
   std::vector<Source> held_;               // open_held: the buffers of Component::held
   std::shared_ptr<const void> keep_;       // open_held: what they view
+  OtherFiles other_files_;                 // open_held: files beyond the root
   Manifest manifest_;
   uint64_t max_decoded_ = 0;
   std::vector<size_t> slot_base_;  // first slot of each object

@@ -472,6 +472,12 @@ class Safetensors(Base):
                   "model-00001-of-00002.safetensors": [("a", "F32", [2, 3], a.tobytes()),
                                                        ("b", "I64", [4], b.tobytes())]}
         self.sharded(shards, metadata={"total_size": 54})
+        # zt info shows what the model occupies: its shards together (#45 part 1;
+        # it said "0 B", the index not being kept).
+        both = sum(os.path.getsize(self.path(n)) for n in shards)
+        self.assertIn("size        %d B (%d bytes) in 2 files" % (both, both),
+                      self.zt("info", "model.safetensors.index.json").stdout)
+        self.assertEqual(self.info("model.safetensors.index.json")["model_size"], both)
         self.zt("convert", "model.safetensors.index.json", "one.zt")
         view = self.ref_check("one.zt")
         j = self.info("one.zt")
