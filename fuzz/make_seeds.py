@@ -526,6 +526,12 @@ def http_response_seeds():
         "changed": b"\x04" + ranges((0, 16)) + tail() + b"HTTP/1.1 412 Precondition Failed\r\n\r\ngone",
         "server_error": b"\x04" + ranges((0, 16)) + tail() + b"HTTP/1.1 503 Service Unavailable\r\n"
         b"Retry-After: 1\r\n\r\nbusy",
+        # Issue #42: an open answered short of its Content-Range (item 10),
+        # and a range sent encoded though no encoding was asked for.
+        "open_short": b"\x01" + tail(199) + b"HTTP/1.1 206 Partial Content\r\n"
+        b"Content-Range: bytes 800-999/1000\r\nContent-Length: 100\r\n\r\n" + body[:100],
+        "encoded": b"\x04" + ranges((1, 100)) + tail() + b"HTTP/1.1 206 Partial Content\r\n"
+        b"Content-Range: bytes 64-163/1048576\r\nContent-Encoding: gzip\r\n\r\n" + body[:100],
     }
 
 
