@@ -288,9 +288,13 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   return out;
 }
 
+namespace {
+// Below this, a component decodes on one thread.
+constexpr uint64_t kMinParallelBytes = 4u << 20;
+}  // namespace
+
 Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
                                   const std::string& where, unsigned threads) {
-  constexpr uint64_t kMinParallelBytes = 4u << 20;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (threads < 2 || dst.size() < kMinParallelBytes) return zstd_decode_exact(src, dst, where);
   const std::vector<ZstdFrame> frames = zstd_frame_index(src, dst.size());
@@ -301,7 +305,6 @@ Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_
 Result<void> zstd_decode_frames(std::span<const uint8_t> src, std::span<const ZstdFrame> frames,
                                 std::span<uint8_t> dst, const std::string& where,
                                 unsigned threads) {
-  constexpr uint64_t kMinParallelBytes = 4u << 20;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (dst.size() < kMinParallelBytes) threads = 1;
   uint64_t sum = 0;

@@ -77,22 +77,6 @@ constexpr std::string_view kRebuildParameter = "_rebuild_parameter";
 constexpr std::string_view kRebuildParameterWithState = "_rebuild_parameter_with_state";
 constexpr std::string_view kRebuildFromType = "_rebuild_from_type_v2";
 
-// torch dtypes, which pickles name as globals (torch.float32) where a
-// dtype is an argument or a value.
-constexpr std::string_view kDtypeNames[] = {
-    "float64",         "float32",
-    "float16",         "bfloat16",
-    "int64",           "int32",
-    "int16",           "int8",
-    "uint8",           "bool",
-    "complex64",       "complex128",
-    "complex32",       "uint16",
-    "uint32",          "uint64",
-    "float8_e4m3fn",   "float8_e5m2",
-    "float8_e4m3fnuz", "float8_e5m2fnuz",
-    "float8_e8m0fnu",  "float4_e2m1fn_x2",
-};
-
 // What torch's own weights_only loader allows, less what stores no data we
 // can keep (sparse and quantized rebuilds are refused by name).
 std::vector<PickleGlobal> allowed_globals() {
@@ -113,7 +97,10 @@ std::vector<PickleGlobal> allowed_globals() {
   };
   for (const StorageType& s : kStorageTypes) g.push_back({"torch", s.name, PickleCall::value});
   g.push_back({"torch.storage", "UntypedStorage", PickleCall::value});  // torch 2.x spells it so
-  for (const std::string_view d : kDtypeNames) g.push_back({"torch", d, PickleCall::value});
+  // torch dtypes, which pickles name as globals (torch.float32) where a
+  // dtype is an argument or a value: those read, and complex32 as a value.
+  for (const StorageType& d : kTorchDtypes) g.push_back({"torch", d.name, PickleCall::value});
+  g.push_back({"torch", "complex32", PickleCall::value});
   return g;
 }
 

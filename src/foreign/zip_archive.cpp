@@ -31,19 +31,20 @@ bool deflate_could_make(uint64_t size, uint64_t compressed) {
 // read's offset noted once armed (stored_in_place asks where a member's
 // data begins by arming it and reading the member's first byte).
 struct ZipArchive::Reads {
-  explicit Reads(Source s) : source(std::move(s)), size(source.size()) { zip_error_init(&error); }
+  explicit Reads(Source s) : source(std::move(s)) { zip_error_init(&error); }
   ~Reads() { zip_error_fini(&error); }
   Reads(const Reads&) = delete;
   Reads& operator=(const Reads&) = delete;
 
   static zip_int64_t callback(void* state, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
     Reads& r = *static_cast<Reads*>(state);
+    const uint64_t size = r.source.size();
     switch (cmd) {
       case ZIP_SOURCE_OPEN:
         r.pos = 0;
         return 0;
       case ZIP_SOURCE_READ: {
-        const uint64_t n = std::min<uint64_t>(len, r.size - std::min(r.pos, r.size));
+        const uint64_t n = std::min<uint64_t>(len, size - std::min(r.pos, size));
         if (r.armed && !r.first) r.first = r.pos;
         if (n && !r.source.read_into(r.pos, std::span(static_cast<uint8_t*>(data), n))) {
           zip_error_set(&r.error, ZIP_ER_READ, EIO);
@@ -59,14 +60,14 @@ struct ZipArchive::Reads {
         zip_stat_t* st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &r.error);
         if (!st) return -1;
         zip_stat_init(st);
-        st->size = r.size;
+        st->size = size;
         st->valid |= ZIP_STAT_SIZE;
         return sizeof(zip_stat_t);
       }
       case ZIP_SOURCE_ERROR:
         return zip_error_to_data(&r.error, data, len);
       case ZIP_SOURCE_SEEK: {
-        const zip_int64_t at = zip_source_seek_compute_offset(r.pos, r.size, data, len, &r.error);
+        const zip_int64_t at = zip_source_seek_compute_offset(r.pos, size, data, len, &r.error);
         if (at < 0) return -1;
         r.pos = static_cast<uint64_t>(at);
         return 0;
@@ -84,7 +85,6 @@ struct ZipArchive::Reads {
   }
 
   Source source;
-  uint64_t size;
   uint64_t pos = 0;
   bool armed = false;
   std::optional<uint64_t> first;  // the first read's offset since armed

@@ -324,27 +324,30 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
 }
 
 Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
-                                 std::optional<std::span<const uint8_t>> fetched) const {
+                                 const PreparedDecode* prepared) const {
   if (c.encoding == Encoding::raw) {
     auto src = source_of(c);
     ZT_TRY(src);
     ZT_TRY((*src)->read_into(c.offset, dst));
   } else {
     std::vector<uint8_t> scratch;
-    std::vector<ZstdFrame> table;
-    auto src = fetched ? Result<std::span<const uint8_t>>(*fetched) : stored(o, c, scratch, &table);
-    ZT_TRY(src);
-    if (fetched && c.encoding_id) {
-      auto frames = seekable_frames(*src, c.uncompressed_length.value_or(0), component_where(o, c));
-      ZT_TRY(frames);
-      table = std::move(*frames);
+    std::vector<ZstdFrame> own_table;
+    const std::vector<ZstdFrame>* table = &own_table;
+    std::span<const uint8_t> src;
+    if (prepared && prepared->stored) {  // fetched and checked once, by prepare_decode
+      src = *prepared->stored;
+      table = &prepared->table;
+    } else {
+      auto s = stored(o, c, scratch, &own_table);
+      ZT_TRY(s);
+      src = *s;
     }
     // A seekable stream decodes frame by frame as its table lists them;
     // others as their headers say.
     if (c.encoding_id)
-      ZT_TRY(zstd_decode_frames(*src, table, dst, component_where(o, c)));
+      ZT_TRY(zstd_decode_frames(src, *table, dst, component_where(o, c)));
     else
-      ZT_TRY(zstd_decode_parallel(*src, dst, component_where(o, c)));
+      ZT_TRY(zstd_decode_parallel(src, dst, component_where(o, c)));
   }
   if (c.big_endian) swap_elements(dst, c.width());
   return {};
@@ -392,7 +395,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
 Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_t n,
                                     PreparedDecode& p) const {
   if (c.encoding != Encoding::zstd) return {};
-  auto src = stored(o, c, p.scratch);
+  auto src = stored(o, c, p.scratch, &p.table);
   ZT_TRY(src);
   p.stored = *src;
   // A seekable stream's table gives each frame's size (stored() checked
@@ -442,7 +445,7 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
                       component_where(o, c).c_str(), static_cast<ull>(*n));
   }
   s.size = *n;
-  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), p.stored);
+  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), &p);
 }
 
 Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
@@ -462,7 +465,7 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
     return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
                       component_where(o, c).c_str(), static_cast<ull>(*n));
   }
-  ZT_TRY(decode_into(o, c, out, p.stored));
+  ZT_TRY(decode_into(o, c, out, &p));
   return out;
 }
 

@@ -183,18 +183,19 @@ class Reader {
   static Result<std::unique_ptr<Reader>> finish_open(std::unique_ptr<Reader> r);
   void make_slots();
   Result<uint64_t> decoded_length_for(const Object& o, const Component& c) const;
-  // Decodes into dst, from `fetched` (a zstd component's stored bytes,
-  // fetched already) or from the source.
-  Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
-                           std::optional<std::span<const uint8_t>> fetched = std::nullopt) const;
-  Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
-  Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
-  Slot& slot(size_t object, size_t component) const;
   struct PreparedDecode {
     std::vector<uint8_t> scratch;
     std::optional<std::span<const uint8_t>> stored;  // a zstd component's, fetched once
+    std::vector<ZstdFrame> table;                    // a seekable stream's frames (stored())
     std::optional<std::vector<uint8_t>> grown;       // decoded already (no declared sizes)
   };
+  // Decodes into dst, from the stored bytes `prepared` fetched already (a
+  // zstd component's, with a seekable stream's table) or from the source.
+  Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
+                           const PreparedDecode* prepared = nullptr) const;
+  Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
+  Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
+  Slot& slot(size_t object, size_t component) const;
   Result<void> prepare_decode(const Object& o, const Component& c, uint64_t n,
                               PreparedDecode& p) const;
 
