@@ -6,7 +6,8 @@
 // length one short, frames that decode to one element more or less than
 // the shape says). Each file is opened from memory, mapped, in copy mode and
 // through a callback source (the remote path), and read whole by every call
-// that hands out bytes. zt_verify must refuse whatever any read refuses.
+// that hands out bytes (500 cases: 0.2 s, 15 s under valgrind). zt_verify must refuse whatever any
+// read refuses.
 #include <gtest/gtest.h>
 #include <zstd.h>
 
@@ -341,7 +342,7 @@ void check_case(const Case& c) {
 
 TEST(ReadPaths, EveryWayGivesTheSameBytesOrTheSameRefusal) {
   std::mt19937 rng(20261127);
-  for (uint32_t i = 0; i < 1000; ++i) {
+  for (uint32_t i = 0; i < 500; ++i) {
     const uint32_t seed = static_cast<uint32_t>(rng());
     std::mt19937 case_rng(seed);
     check_case(random_case(case_rng, seed));
