@@ -6,8 +6,8 @@
 // length one short, frames that decode to one element more or less than
 // the shape says). Each file is opened from memory, mapped, in copy mode and
 // through a callback source (the remote path), and read whole by every call
-// that hands out bytes (500 cases: 0.2 s, 15 s under valgrind). zt_verify must refuse whatever any
-// read refuses.
+// that hands out bytes (500 cases: 0.2 s, 15 s under valgrind). zt_verify
+// must refuse whatever any read refuses.
 #include <gtest/gtest.h>
 #include <zstd.h>
 
