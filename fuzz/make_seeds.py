@@ -356,6 +356,15 @@ def pytorch_seeds(member):
     if os.path.exists(today):
         with open(today, "rb") as f:
             seeds["torch211_v3_dtypes_zip"] = f.read()
+    # Issue #42 item 8: a decoy local header of the storage before the
+    # real one, its CRC-32 forged (the member is found through the central
+    # directory, never by searching for a header).
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "bindings", "python", "tests"))
+    import zip_forgery
+    bio = io.BytesIO()
+    torch.save({"w": torch.arange(16, dtype=torch.float32)}, bio)
+    seeds["decoy_member_zip"] = zip_forgery.with_decoy(bio.getvalue(), "/data/0", bytes(64))
     return seeds
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ztensor
+import zip_forgery
 
 
 def safetensors(path, tensors, metadata=None):
@@ -216,89 +217,19 @@ def test_v2_shard_files_stay_inside_the_model_folder(tmp_path):
         assert all(np.array_equal(f[k], a) for k, a in parts.items())
 
 
-def _forge_crc(data, target):
-    """`data` with its last 4 bytes changed so that its CRC-32 is `target`
-    (CRC-32 is affine over GF(2): solve for those 32 bits)."""
-    import zlib
-    n = len(data)
-    base = bytearray(data)
-    base[-4:] = b"\0\0\0\0"
-    zero = zlib.crc32(bytes(n))
-    # The linear part of each of the last 32 bits, and of what must change.
-    cols = []
-    for bit in range(32):
-        v = bytearray(n)
-        v[n - 4 + bit // 8] = 1 << (bit % 8)
-        cols.append(zlib.crc32(bytes(v)) ^ zero)
-    want = zlib.crc32(bytes(base)) ^ target
-    # Gaussian elimination over GF(2): rows are (column value, bit mask).
-    rows = [(c, 1 << i) for i, c in enumerate(cols)]
-    basis = []
-    for value, mask in rows:
-        for b_value, b_mask in basis:
-            if value ^ b_value < value:
-                value, mask = value ^ b_value, mask ^ b_mask
-        if value:
-            basis.append((value, mask))
-            basis.sort(reverse=True)
-    mask = 0
-    for b_value, b_mask in basis:
-        if want ^ b_value < want:
-            want, mask = want ^ b_value, mask ^ b_mask
-    assert want == 0
-    base[-4:] = mask.to_bytes(4, "little")
-    assert zlib.crc32(bytes(base)) == target
-    return bytes(base)
-
-
-def _insert_at(zbytes, at, blob):
-    """The zip with `blob` inserted at byte `at` (between members), every
-    central-directory offset past it moved (gaps between members are
-    allowed; libzip, zipfile and torch read such archives)."""
-    eocd = zbytes.rfind(b"PK\x05\x06")
-    cd_size, cd_off = struct.unpack_from("<II", zbytes, eocd + 12)
-    out = bytearray(zbytes[:at] + blob + zbytes[at:])
-    shift = len(blob)
-    struct.pack_into("<I", out, shift + eocd + 16, cd_off + shift)
-    p = shift + cd_off
-    while p < shift + cd_off + cd_size:
-        assert out[p:p + 4] == b"PK\x01\x02"
-        n, m, k = struct.unpack_from("<HHH", out, p + 28)
-        off = struct.unpack_from("<I", out, p + 42)[0]
-        if off >= at:
-            struct.pack_into("<I", out, p + 42, off + shift)
-        p += 46 + n + m + k
-    return bytes(out)
-
-
 def test_zip_members_are_read_where_the_central_directory_says(tmp_path):
     # Issue #42 item 8: a local header of a member's name placed before the
     # real one, its data different but its CRC-32 forged to the central
     # directory's. torch.load and zipfile read the real data through the
     # central directory's offset; so must we (we searched for the header).
     torch = pytest.importorskip("torch")
-    import zipfile
-    import zlib
     real = torch.arange(64, dtype=torch.float32)
     saved = tmp_path / "saved.pt"
     torch.save({"w": real}, saved)
-    # Repacked by zipfile (stored, no zip64 records), as torch.load reads it.
-    p = tmp_path / "m.pt"
-    with zipfile.ZipFile(saved) as src, zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as dst:
-        for i in src.infolist():
-            dst.writestr(i.filename, src.read(i))
-    z = p.read_bytes()
-    with zipfile.ZipFile(p) as zf:
-        info = next(i for i in zf.infolist() if i.filename.endswith("/data/0"))
-    assert info.compress_type == zipfile.ZIP_STORED
-    decoy = _forge_crc(np.full(64, 7.0, "<f4").tobytes(), info.CRC)
-    name = info.filename.encode()
-    header = struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 0, 0, 0, info.CRC, len(decoy), len(decoy),
-                         len(name), 0)
     forged = tmp_path / "forged.pt"
-    forged.write_bytes(_insert_at(z, info.header_offset, header + name + decoy))
+    forged.write_bytes(zip_forgery.with_decoy(saved.read_bytes(), "/data/0",
+                                              np.full(64, 7.0, "<f4").tobytes()))
     assert torch.equal(torch.load(forged)["w"], real)  # what torch reads
-    assert zlib.crc32(decoy) == info.CRC
     with ztensor.open(forged, allow_foreign=True) as f:
         assert np.array_equal(f["w"], real.numpy())
 
