@@ -65,7 +65,9 @@ class ZtInput final : public Input {
     const Component& c = reader_->manifest().objects[item].components[part];
     Buffer b;
     const bool legacy = legacy_bool(*reader_, c);
-    if (reader_->zero_copy(c) && !legacy) {
+    const auto in_place = reader_->mapped_in_place(c);
+    ZT_TRY(in_place);
+    if (*in_place && !legacy) {
       auto m = reader_->map(item, part);
       ZT_TRY(m);
       b.view = *m;

@@ -252,15 +252,16 @@ bool sized_by_shape(const Object& o) {
 
 }  // namespace
 
-bool Reader::zero_copy(const Component& c) const {
+Result<bool> Reader::mapped_in_place(const Component& c) const {
   if (c.encoding != Encoding::raw || c.big_endian) return false;
   const auto src = source_of(c);
-  return src && (*src)->base();
+  ZT_TRY(src);
+  return (*src)->base() != nullptr;
 }
 
 namespace {
 
-// The mapped bytes of a component for which zero_copy() holds.
+// The mapped bytes of a component for which mapped_in_place() holds.
 std::span<const uint8_t> mapped_bytes(const Source& src, const Component& c) {
   return std::span<const uint8_t>(src.base() + c.offset, c.length);
 }
@@ -365,7 +366,9 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
-  if (zero_copy(c)) return mapped_bytes(**source_of(c), c);
+  const auto in_place = mapped_in_place(c);
+  ZT_TRY(in_place);
+  if (*in_place) return mapped_bytes(**source_of(c), c);
   Slot& s = slot(object, component);
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
@@ -577,7 +580,9 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
   w->source_ = *file;
   w->c_ = &c;
   w->where_ = component_where(o, c);
-  if (zero_copy(c)) {
+  const auto in_place = mapped_in_place(c);  // the file is open: no failure left
+  ZT_TRY(in_place);
+  if (*in_place) {
     w->mapped_ = mapped_bytes(**file, c);
     return w;
   }
@@ -665,7 +670,9 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
       ZT_TRY(size);
       ZT_TRY(check_whole_elements(o, c, *size));
       ++rep.components, rep.decoded_bytes += *size;
-    } else if (zero_copy(c)) {
+    } else if (const auto in_place = mapped_in_place(c); !in_place) {
+      return std::move(in_place).error();
+    } else if (*in_place) {
       decoded[k] = mapped_bytes(**source_of(c), c);
       ++rep.components, rep.decoded_bytes += c.length;
     } else {

@@ -155,11 +155,17 @@ class Reader {
 
   // Whether c's bytes are served straight from the mapping of the file
   // holding them (raw, little-endian, and that file is mapped): no decode,
-  // no copy.
-  bool zero_copy(const Component& c) const;
-  // Whether c's bytes are a view of the mapped file itself: zero_copy, and
-  // not a buffer a foreign reader made (open_held). What views report.
-  bool maps_file(const Component& c) const { return !c.held && zero_copy(c); }
+  // no copy. Opens c's shard if it is not open yet, and fails as that open
+  // does (a failure is the caller's answer, never a reason to try another
+  // way, which would ask the shard again within one call).
+  Result<bool> mapped_in_place(const Component& c) const;
+  // Whether c's bytes are a view of the mapped file itself: mapped in
+  // place, and not a buffer a foreign reader made (open_held). What views
+  // report, after a read has opened c's file.
+  bool maps_file(const Component& c) const {
+    const auto m = mapped_in_place(c);
+    return !c.held && m && *m;
+  }
   // The file holding c's stored bytes: this one, or the shard that the
   // part names (v2 spec §7), opened on first use. Thread-safe.
   Result<const Source*> source_of(const Component& c) const;

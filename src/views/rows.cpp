@@ -153,7 +153,9 @@ Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, u
     else
       convert_values(bytes.data(), rows->format, n, dst.data());
   };
-  if (r.zero_copy(*rows->data)) {
+  const auto in_place = r.mapped_in_place(*rows->data);
+  ZT_TRY(in_place);
+  if (*in_place) {
     auto m = map_range(r, object, *rows);
     ZT_TRY(m);
     convert(*m);

@@ -147,7 +147,9 @@ Result<std::span<const uint8_t>> mapped(const Reader& r, size_t object, const Bo
 Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<uint8_t> dst) {
   const Component& c = *b.data;
   const uint64_t width = b.width(), run_bytes = b.run_values * width;
-  if (c.encoding == Encoding::raw && !r.zero_copy(c)) {  // copy mode, big-endian data
+  const auto in_place = r.mapped_in_place(c);
+  ZT_TRY(in_place);
+  if (c.encoding == Encoding::raw && !*in_place) {  // copy mode, big-endian data
     auto src = r.source_of(c);
     ZT_TRY(src);
     // The runs go to the source in batches: a remote one fetches a batch
@@ -225,7 +227,9 @@ Result<uint64_t> dense_slice_as(const Reader& r, size_t object, std::span<const 
     return n;
   }
   const uint64_t width = b->width();
-  if (r.zero_copy(*b->data)) {  // converted run by run from the mapping
+  const auto in_place = r.mapped_in_place(*b->data);
+  ZT_TRY(in_place);
+  if (*in_place) {  // converted run by run from the mapping
     auto m = mapped(r, object, *b);
     ZT_TRY(m);
     for (RunCursor cur(*b); cur.valid(); cur.advance())

@@ -30,7 +30,9 @@ struct Fetched {
 Result<Fetched> fetch(const Reader& r, size_t object, size_t k) {
   const Component& c = r.manifest().objects[object].components[k];
   Fetched f;
-  if (r.zero_copy(c)) {
+  const auto in_place = r.mapped_in_place(c);
+  ZT_TRY(in_place);
+  if (*in_place) {
     auto m = r.map(object, k);
     ZT_TRY(m);
     f.mapped = *m;
@@ -226,7 +228,9 @@ Result<uint64_t> read_dense_as(const Reader& r, size_t object, std::span<T> dst)
   ZT_TRY(elements);
   const uint64_t n = *elements * f->ratio;
   ZT_TRY(fits(component_where(**o, c), n, dst));
-  if (c.dtype == kNativeDType<T> && !r.zero_copy(c)) {
+  const auto in_place = r.mapped_in_place(c);
+  ZT_TRY(in_place);
+  if (c.dtype == kNativeDType<T> && !*in_place) {
     // Same type: decode straight into the caller's buffer.
     auto got = r.read(object, k,
                       std::span<uint8_t>(reinterpret_cast<uint8_t*>(dst.data()), n * sizeof(T)));

@@ -515,6 +515,14 @@ def test_a_failed_shard_open_is_tried_again(faults, tmp_path):
         asked = len(faults.requests)
         assert np.array_equal(f.decode_many(["w3"])["w3"], parts["w3"])  # the shard is asked again
         assert len(faults.requests) > asked
+        # f[name] (zt_component_map) reports the failure, asking once: it
+        # used to swallow it and open the shard again in the same call.
+        faults.fail_next = [503]
+        asked = len(faults.requests)
+        with pytest.raises(ztensor.Error) as e:
+            f["w0"]
+        assert "503" in e.value.message
+        assert len(faults.requests) - asked == 1
         assert all(np.array_equal(f[k], v) for k, v in parts.items())
 
 
