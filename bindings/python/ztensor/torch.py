@@ -300,16 +300,26 @@ class _File:
     def keys(self):
         return list(self.f.manifest["objects"])  # in index order, one call for all
 
-    def _exact(self, name):
-        """The object as an _Exact, or None where it needs conversion."""
+    def _exacts(self, names):
+        """name -> _Exact for those of `names` that load byte for byte (the
+        others need a conversion). One pass over the manifest's layouts,
+        the torch dtype decided once per (dtype, type): per-tensor Python
+        work is what a model of many small tensors loads at (BENCHMARKS.md)."""
         if self._layouts is None:
             self._layouts = self.f._dense_layouts()
-        layout = self._layouts.get(name)
-        if layout is None:
-            return None
-        index, shape, dtype, ltype, np_dtype, nbytes = layout
-        torch_dtype = _exact_dtype(dtype, ltype, np_dtype, self.float8)
-        return None if torch_dtype is None else _Exact(index, shape, torch_dtype, nbytes)
+        layouts, torch_of, out = self._layouts, {}, {}
+        for name in names:
+            layout = layouts.get(name)
+            if layout is None:
+                continue
+            index, shape, dtype, ltype, np_dtype, nbytes = layout
+            key = (dtype, ltype)
+            if key not in torch_of:
+                torch_of[key] = _exact_dtype(dtype, ltype, np_dtype, self.float8)
+            torch_dtype = torch_of[key]
+            if torch_dtype is not None:
+                out[name] = _Exact(index, shape, torch_dtype, nbytes)
+        return out
 
     def _mapped(self, name, exact):
         """A copy-on-write tensor over the file's bytes, or None where the
@@ -347,13 +357,7 @@ class _File:
         those named in `slices` (name -> index) through slice()."""
         device = torch.device("cpu" if device is None else device)
         slices = slices or {}
-        exact = {}
-        for name in names:
-            if name in slices:
-                continue
-            e = self._exact(name)
-            if e is not None:
-                exact[name] = e
+        exact = self._exacts([name for name in names if name not in slices] if slices else names)
         out = {}
         if staging is None:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
@@ -370,7 +374,8 @@ class _File:
                 t = self._mapped(name, e)
                 if t is None:
                     t = torch.empty(e.shape, dtype=e.dtype)
-                    _advise_huge_pages(t)
+                    if e.nbytes >= 2 * _HUGE_PAGE:
+                        _advise_huge_pages(t)
                     if e.nbytes:
                         parts.append((e.index, "data", 0, t.data_ptr(), e.nbytes))
                 out[name] = t
