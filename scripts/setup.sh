@@ -28,6 +28,7 @@ tests=(
   golang-go                                                    # the Go module (bindings/go)
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
   abigail-tools                                                # the ABI check (abi/, docs/abi.md)
+  man-db                                                       # `man zt` after an install (install.man_page)
 )
 
 packages=("${build[@]}")

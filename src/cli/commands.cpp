@@ -1,11 +1,13 @@
 // The command table of `zt`, its help texts and the command-line dispatch:
 // everything of the tool but main(), so that tests and fuzz targets run the
 // commands in-process exactly as the tool does.
+#include "commands.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "commands.h"
+#include "foreign/foreign.h"
 #include "ztensor.h"
 
 namespace zt::cli {
@@ -338,6 +340,29 @@ int usage_error(std::string_view command, std::string_view message) {
   return kUsage;
 }
 
+namespace {
+
+// `zt --version`: this tool's version, the library's it runs on (another
+// libztensor.so.1 may be loaded than the one it was built with), and what
+// they read and write, the foreign formats taken from their descriptors.
+void print_version() {
+  std::printf("zt %d.%d.%d (libztensor %s)\n", ZT_VERSION_MAJOR, ZT_VERSION_MINOR, ZT_VERSION_PATCH,
+              zt_version());
+  std::printf("reads:     zTensor 0.1, 1.0, 1.1, 1.2 and v2 (files, sharded models, http(s) URLs)");
+  for (const foreign::ForeignFormat& f : foreign::foreign_formats()) {
+    std::printf(", %.*s (", static_cast<int>(f.id.size()), f.id.data());
+    for (size_t i = 0; i < f.extensions.size(); ++i)
+      std::printf("%s*%.*s", i ? " " : "", static_cast<int>(f.extensions[i].size()),
+                  f.extensions[i].data());
+    std::printf(")");
+  }
+  std::printf(
+      "\nwrites:    zTensor 1.2 (default) and v2; safetensors and gguf (convert); npy "
+      "(export)\nencodings: raw, zstd, zt.zstd-seekable/1; digests xxh3, sha256\n");
+}
+
+}  // namespace
+
 int run_zt(int argc, char** argv) {
   if (argc < 2) {
     print_main_help();
@@ -348,8 +373,8 @@ int run_zt(int argc, char** argv) {
     print_main_help();
     return kOk;
   }
-  if (cmd == "--version") {
-    std::printf("zt %s\n", zt_version());
+  if (cmd == "--version" || cmd == "-V") {
+    print_version();
     return kOk;
   }
   for (const Command& c : kCommands) {

@@ -64,6 +64,10 @@ constexpr ForeignFormat kFormats[] = {
 
 }  // namespace
 
+std::span<const ForeignFormat> foreign_formats() {
+  return kFormats;
+}
+
 const ForeignFormat* foreign_format(FileKind k) {
   for (const ForeignFormat& f : kFormats)
     if (f.kind == k) return &f;

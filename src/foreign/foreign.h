@@ -102,6 +102,8 @@ struct ForeignFormat {
 
 // The descriptor of a foreign kind; nullptr for zt and unknown.
 const ForeignFormat* foreign_format(FileKind k);
+// Every foreign format read, in the order a path's extension is tried.
+std::span<const ForeignFormat> foreign_formats();
 
 // Reads any supported foreign file by its extension.
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});

@@ -283,7 +283,64 @@ class Golden(Base):
         with open(header) as f:
             macros = dict(re.findall(r"^#define ZT_VERSION_(MAJOR|MINOR|PATCH) +([0-9]+)", f.read(), re.M))
         want = "%s.%s.%s" % (macros["MAJOR"], macros["MINOR"], macros["PATCH"])
-        self.assertEqual(self.zt("--version").stdout, "zt %s\n" % want)
+        out = self.zt("--version").stdout
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "zt %s (libztensor %s)" % (want, want))
+        self.assertEqual(self.zt("-V").stdout, out)
+        # What it reads, the foreign formats from their descriptors, and writes.
+        self.assertTrue(lines[1].startswith("reads:     zTensor 0.1, 1.0, 1.1, 1.2 and v2"), lines[1])
+        for fmt in ["safetensors (*.safetensors)", "hf_index (*.index.json)", "gguf (*.gguf)", "npy (*.npy)",
+                    "npz (*.npz)", "pytorch (*.pt *.pth *.bin *.ckpt)", "onnx (*.onnx)"]:
+            self.assertIn(fmt, lines[1])
+        self.assertTrue(lines[2].startswith("writes:    zTensor 1.2 (default) and v2; safetensors and gguf"))
+        self.assertIn("zt.zstd-seekable/1", lines[3])
+
+
+    def test_manpage_is_the_help(self):
+        # docs/zt.1 is generated from --help, every command's --help and
+        # --version; it must be what the built tool gives today.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        page = subprocess.run([sys.executable, os.path.join(root, "scripts", "make_manpage.py"), ZT],
+                              check=True, capture_output=True, text=True).stdout
+        committed = os.path.join(root, "docs", "zt.1")
+        if UPDATE:
+            with open(committed, "w") as f:
+                f.write(page)
+        with open(committed) as f:
+            self.assertEqual(f.read(), page, "docs/zt.1 differs from zt --help: run "
+                             "python3 scripts/make_manpage.py build/src/cli/zt > docs/zt.1")
+        for cmd in re.findall(r"^  ([a-z][a-z0-9-]*) ", self.zt("--help").stdout, re.M):
+            self.assertIn(".SS " + cmd.replace("-", "\\-") + "\n", page)
+
+    def test_bash_completion(self):
+        # The completion reads the tool's own help and `zt ls`: commands,
+        # options, option values and object names.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        self.zt("demo-checkpoint", "m.zt")
+        script = os.path.join(root, "scripts", "zt-completion.bash")
+        cases = [["zt", ""], ["zt", "co"], ["zt", "cat", "--"], ["zt", "cat", "m.zt", ""],
+                 ["zt", "cat", "m.zt", "mlp"], ["zt", "convert", "--digest", ""],
+                 ["zt", "convert", "m.zt", "o.zt", "--format-version", ""],
+                 ["zt", "rm", "m.zt", "-o", "x.zt", "p"], ["zt", "compress", "--le"], ["zt", "info", "m"]]
+        body = "".join("COMP_WORDS=(%s); COMP_CWORD=%d; COMPREPLY=(); _zt; echo \"${COMPREPLY[*]}\"\n" %
+                       (" ".join("'%s'" % w for w in c), len(c) - 1) for c in cases)
+        env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(ZT)) + os.pathsep + os.environ["PATH"])
+        p = subprocess.run(["bash", "--norc", "-c", "source '%s'\n%s" % (script, body)], cwd=self.dir, env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = p.stdout.splitlines()
+        self.assertEqual(len(got), len(cases), p.stdout + p.stderr)
+        self.assertIn("convert", got[0].split())
+        self.assertIn("demo-checkpoint", got[0].split())
+        self.assertEqual(got[1].split(), ["convert", "compress"])
+        self.assertEqual(got[2].split(), ["--component", "--full", "--max-values", "--help"])
+        self.assertEqual(got[3].split(), self.zt("ls", "m.zt").stdout.split())
+        self.assertEqual(got[4].split(), ["mlp.q_proj"])
+        self.assertEqual(got[5].split(), ["xxh3", "sha256", "none"])
+        self.assertEqual(got[6].split(), ["1.2", "2"])
+        self.assertEqual(sorted(got[7].split()), ["position_ids", "proj.fp8"])
+        self.assertEqual(got[8].split(), ["--level"])
+        self.assertEqual(got[9].split(), ["m.zt"])
 
 
 class ExitCodes(Base):
