@@ -24,6 +24,7 @@ tests=(
   python3-torch                                                # real torch.save files (cli.pytorch)
   python3-onnx                                                 # real ONNX models (cli.onnx)
   python3-pip python3-setuptools                               # the Python package, installed offline
+  python3-wheel python3-build python3-venv                     # its wheel, installed in fresh venvs
   nginx-light                                                  # a real HTTP server on loopback (remote reads)
   golang-go                                                    # the Go module (bindings/go)
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing

@@ -19,15 +19,18 @@ str, bytes, bool, None, list (tuples are written as lists), dict with str
 keys, and the CBOR values ztensor.UNDEFINED and ztensor.Simple(n).
 """
 
+from typing import Optional
+
 from ._cbor import UNDEFINED, Simple
 from ._dlpack import Tensor
 from ._lib import Error
+from . import _lib
 from ._lib import lib as _cdll
 from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, SliceView, open
 from ._writer import Writer, save
 
 __all__ = ["__version__", "open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
-           "ComponentInfo", "SliceView", "Tensor", "library_version", "UNDEFINED", "Simple"]
+           "ComponentInfo", "SliceView", "Tensor", "library_version", "library_path", "UNDEFINED", "Simple"]
 
 
 def _package_version():
@@ -50,6 +53,14 @@ __version__ = _package_version()
 def library_version() -> str:
     """The loaded libztensor's version, "MAJOR.MINOR.PATCH" (zt_version())."""
     return _cdll.zt_version().decode()
+
+
+def library_path() -> Optional[str]:
+    """The file of the libztensor this process loaded: the package's own copy
+    (a package built with its library, the default of pip install), the one
+    ZTENSOR_LIBRARY names, or one the system loader or pkg-config found; None
+    where the platform cannot say."""
+    return _lib.loaded_path()
 
 
 def load(path, **options) -> dict:

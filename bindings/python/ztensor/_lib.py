@@ -1,10 +1,12 @@
 """ctypes declarations of the C ABI (include/ztensor.h) and the error type.
 
 The library is found, in this order: at the path in the environment
-variable ZTENSOR_LIBRARY; as "libztensor.so.1" through the system's dynamic
-loader (an installed prefix: /usr/local/lib, a directory in
-LD_LIBRARY_PATH or ld.so.conf); in the libdir that `pkg-config zt` names
-(an install under another prefix, found through PKG_CONFIG_PATH).
+variable ZTENSOR_LIBRARY; inside the package (the libztensor.so.1 that
+`pip install bindings/python` builds and ships, setup.py); as
+"libztensor.so.1" through the system's dynamic loader (an installed prefix:
+/usr/local/lib, a directory in LD_LIBRARY_PATH or ld.so.conf); in the libdir
+that `pkg-config zt` names (an install under another prefix, found through
+PKG_CONFIG_PATH). ztensor.library_path() says which file was loaded.
 """
 
 import ctypes
@@ -75,6 +77,12 @@ def _load():
         except OSError as e:
             raise ImportError(f"ztensor: cannot load libztensor from ZTENSOR_LIBRARY={explicit}: "
                               f"{e}") from None
+    bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), SONAME)
+    if os.path.exists(bundled):
+        try:
+            return ctypes.CDLL(bundled)
+        except OSError as e:  # a runtime library missing: say so, then try the others
+            tried.append(f"the package's own copy ({bundled}): {e}")
     try:
         return ctypes.CDLL(SONAME)
     except OSError as e:
@@ -97,6 +105,28 @@ def _load():
 
 
 _lib = _load()
+
+
+class _DlInfo(Structure):
+    _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p), ("dli_sname", c_char_p),
+                ("dli_saddr", c_void_p)]
+
+
+def loaded_path():
+    """The path of the libztensor file this process loaded (dladdr of one of
+    its functions), or None where the platform cannot say."""
+    try:
+        libc = ctypes.CDLL(None)
+        dladdr = libc.dladdr
+    except (OSError, AttributeError):
+        return None
+    dladdr.argtypes = [c_void_p, POINTER(_DlInfo)]
+    dladdr.restype = c_int
+    info = _DlInfo()
+    address = ctypes.cast(_lib.zt_version, c_void_p)
+    if not dladdr(address, ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return os.path.realpath(os.fsdecode(info.dli_fname))
 
 _reader_p = c_void_p
 _writer_p = c_void_p

@@ -21,7 +21,9 @@ rm -rf "$out" && mkdir -p "$out/src/include" "$out/src/bindings" "$out/site" "$o
 cp -R "$root/bindings/python" "$out/src/bindings/python"
 rm -rf "$out/src/bindings/python/build" "$out/src/bindings/python/ztensor.egg-info"
 cp "$root/include/ztensor.h" "$out/src/include/"
-"$python" -m pip install --quiet --no-build-isolation --no-index --no-deps \
+# ZTENSOR_BUILD_LIBRARY=0: the package without a library of its own (there
+# is no source tree around this copy anyway); bundled.sh tests the other.
+ZTENSOR_BUILD_LIBRARY=0 "$python" -m pip install --quiet --no-build-isolation --no-index --no-deps \
   --disable-pip-version-check --prefix "$out/site" "$out/src/bindings/python"
 pkg=$(find "$out/site" -type d -name ztensor -path '*-packages/*' | head -n 1)
 [ -n "$pkg" ] || { echo "FAIL: pip installed no ztensor package under $out/site"; exit 1; }
