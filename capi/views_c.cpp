@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capi_internal.h"
+#include "formats/quantized.h"
 #include "views/views.h"
 
 using namespace zt::capi;

@@ -5,9 +5,9 @@
 #include <charconv>
 #include <utility>
 
+#include "base/json_text.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_heads.h"
-#include "manifest/json.h"
 
 namespace zt::cbor {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "commands.h"
-#include "formats/object_format.h"
 #include "input.h"
+#include "manifest/object_format.h"
 #include "values.h"
 
 namespace zt::cli {

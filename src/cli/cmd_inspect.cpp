@@ -5,9 +5,9 @@
 #include "cbor/cbor_item.h"
 #include "commands.h"
 #include "container/digest.h"
-#include "formats/object_format.h"
 #include "input.h"
 #include "json_layout.h"
+#include "manifest/object_format.h"
 #include "progress.h"
 #include "read/content.h"
 

@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "foreign/npy.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "values.h"
 #include "views/views.h"
 #include "write/output_file.h"

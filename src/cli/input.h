@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "foreign/foreign.h"
-#include "formats/object_format.h"
 #include "manifest/json.h"
+#include "manifest/object_format.h"
 #include "read/reader.h"
 
 namespace zt::cli {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "views/views.h"
 

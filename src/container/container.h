@@ -12,8 +12,8 @@
 
 #include "base/error.h"
 #include "cbor/cbor_value.h"
+#include "container/generation.h"
 #include "container/io.h"
-#include "manifest/manifest.h"
 
 namespace zt {
 

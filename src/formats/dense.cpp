@@ -1,5 +1,5 @@
 // "dense": one component "data" holding product(shape) elements, row-major.
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "views/views.h"
 
 namespace zt {

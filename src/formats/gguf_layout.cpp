@@ -8,8 +8,8 @@
 #include <string>
 
 #include "formats/ggml_types.h"
-#include "formats/object_format.h"
 #include "formats/profile_rules.h"
+#include "manifest/object_format.h"
 
 namespace zt {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "formats/object_format.h"
 #include "formats/profile_rules.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "views/kernels.h"
 

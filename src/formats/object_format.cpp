@@ -1,4 +1,4 @@
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 
 #include <algorithm>
 

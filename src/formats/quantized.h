@@ -38,6 +38,7 @@
 
 #include "base/error.h"
 #include "manifest/manifest.h"
+#include "views/views.h"
 
 namespace zt {
 
@@ -66,5 +67,22 @@ Result<void> check_quantized_sizes(const Object& o, const QuantLayout& q,
 // attributes are left alone: they cannot be dequantised but are not wrong.
 Result<void> check_quantized_layout(const Object& o,
                                     std::span<const std::span<const uint8_t>> decoded);
+
+// A quantized_group object's components as typed views, their sizes
+// checked against the layout (formats/quantized_view.cpp).
+struct QuantView {
+  QuantLayout layout;
+  bool zeros_packed = false;  // zeros are integer words packed along N
+  NumericFormat scales_format, zeros_format;
+  ComponentView packed_weight, scales, zeros;
+};
+Result<QuantView> quant_view(const Reader& r, size_t object);
+
+// w[n, k] = (q(n, k) - zero[k / g, n]) * scale[k / g, n], dst of N x K.
+template <typename T>
+void dequantize(const QuantView& v, std::span<T> dst);
+// Rows [n_begin, n_end) of the same: dst of (n_end - n_begin) x K.
+template <typename T>
+void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst);
 
 }  // namespace zt

@@ -1,7 +1,7 @@
 // "quantized_group" (GPTQ-style): packed_weight, scales and zeros, read
 // with the attributes bits, group_size and packing (layout in quantized.h).
-#include "formats/object_format.h"
 #include "formats/quantized.h"
+#include "manifest/object_format.h"
 #include "views/views.h"
 
 namespace zt {

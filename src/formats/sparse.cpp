@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "formats/object_format.h"
 #include "formats/profile_rules.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "views/views.h"
 

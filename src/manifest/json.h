@@ -6,12 +6,11 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "cbor/cbor_value.h"
 #include "manifest/manifest.h"
 
 namespace zt {
-
-using Json = nlohmann::ordered_json;
 
 // A CBOR value as JSON: byte strings become {"$bytes": "<base64>"}, tags are
 // dropped, undefined and other simple values become null, as do NaN and
@@ -24,8 +23,5 @@ void append_attributes_json(const Attributes& a, std::string& out);
 
 // The manifest in the 1.2.0 vocabulary, whatever generation the file is.
 std::string manifest_to_json(const Manifest& m);
-
-std::string base64_encode(std::string_view bytes);
-std::string dump_json(const Json& j);
 
 }  // namespace zt

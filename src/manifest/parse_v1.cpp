@@ -3,7 +3,7 @@
 // The streaming frame (run_streaming) serves v2 too (parse_v2.cpp).
 #include "base/zt_limits.h"
 #include "container/digest.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "manifest/parser.h"
 
 namespace zt {

@@ -7,7 +7,7 @@
 #include "cbor/deterministic.h"
 #include "container/digest.h"
 #include "container/zstd_seekable.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "manifest/parser.h"
 
 namespace zt {

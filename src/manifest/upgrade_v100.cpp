@@ -3,7 +3,7 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "container/digest.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "manifest/parser.h"
 
 namespace zt {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 
 namespace zt {
 

@@ -13,8 +13,8 @@
 #include "container/model_folder.h"
 #include "container/zstd_codec.h"
 #include "container/zstd_seekable.h"
-#include "formats/object_format.h"
 #include "manifest/json.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/validate.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "container/container.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 
 namespace zt {
 

@@ -2,7 +2,7 @@
 // at a time: each format's descriptor says how.
 #include <vector>
 
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "views/kernels.h"
 
 namespace zt {

@@ -6,7 +6,7 @@
 
 #include "container/zstd_codec.h"
 #include "container/zstd_seekable.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 
 namespace zt::views {
 

@@ -99,6 +99,16 @@ Result<void> fits(const std::string& what, uint64_t n, std::span<T> dst) {
   return {};
 }
 
+// A component through the reader's map (zero-copy or cached), checked to
+// hold whole elements.
+Result<ComponentView> view_of(const Reader& r, size_t object, const Component& c);
+// The numeric format of a component that must hold real scalars
+// (Status::unsupported for complex ones).
+Result<NumericFormat> scalar_format(const Object& o, const Component& c);
+// Runs the content rules of zt_verify over the components already mapped.
+Result<void> check_structure(const Reader& r, const Object& o,
+                             std::initializer_list<const ComponentView*> views);
+
 // The object, if it can be interpreted and has format f; Status::argument
 // naming both formats (and `hint`) if not.
 Result<const Object*> object_of_format(const Reader& r, size_t object, const ObjectFormat& f,

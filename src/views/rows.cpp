@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "base/byte_order.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "views/frame_reads.h"
 #include "views/kernels.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/byte_order.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "views/frame_reads.h"
 #include "views/kernels.h"
 

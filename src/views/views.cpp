@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "views/kernels.h"
 
@@ -45,8 +45,10 @@ Result<Fetched> fetch(const Reader& r, size_t object, size_t k) {
   return f;
 }
 
+}  // namespace
+
 // A component through the reader's map (zero-copy or cached).
-Result<ComponentView> view_of(const Reader& r, size_t object, const Component& c) {
+Result<ComponentView> views::view_of(const Reader& r, size_t object, const Component& c) {
   const Object& o = r.manifest().objects[object];
   auto m = r.map(object, index_of(o, &c));
   ZT_TRY(m);
@@ -56,7 +58,7 @@ Result<ComponentView> view_of(const Reader& r, size_t object, const Component& c
   return ComponentView{&c, *m, m->size() / c.width(), r.maps_file(c)};
 }
 
-Result<NumericFormat> scalar_format(const Object& o, const Component& c) {
+Result<NumericFormat> views::scalar_format(const Object& o, const Component& c) {
   auto f = numeric_format(o, c);
   ZT_TRY(f);
   ZT_FAIL_IF(f->ratio != 1, unsupported, "%s: complex %s are not supported",
@@ -65,14 +67,12 @@ Result<NumericFormat> scalar_format(const Object& o, const Component& c) {
 }
 
 // Runs the content rules of zt_verify over the components already mapped.
-Result<void> check_structure(const Reader& r, const Object& o,
-                             std::initializer_list<const ComponentView*> views) {
+Result<void> views::check_structure(const Reader& r, const Object& o,
+                                    std::initializer_list<const ComponentView*> views) {
   std::vector<std::span<const uint8_t>> decoded(o.components.size());
   for (const ComponentView* v : views) decoded[index_of(o, v->component)] = v->bytes;
   return check_content(lenient_bools(r.manifest().generation), o, decoded);
 }
-
-}  // namespace
 
 Result<const Object*> views::object_of_format(const Reader& r, size_t object, const ObjectFormat& f,
                                               const char* hint) {
@@ -179,40 +179,6 @@ Result<CooView> coo_view(const Reader& r, size_t object) {
   v.shape = obj.shape;
   v.nnz = v.values_format.f4 && !v.shape.empty() ? v.coords.count / v.shape.size()
                                                  : v.values.count / v.values_format.ratio;
-  return v;
-}
-
-Result<QuantView> quant_view(const Reader& r, size_t object) {
-  auto o = object_of_format(r, object, kQuantizedGroupFormat, "");
-  ZT_TRY(o);
-  const Object& obj = **o;
-  auto layout = quant_layout(obj);
-  if (!layout && layout.error().status == Status::not_found)
-    return make_error(Status::unsupported, "%s; it cannot be dequantised without it",
-                      layout.error().message.c_str());
-  ZT_TRY(layout);
-  QuantView v;
-  v.layout = std::move(*layout);
-  auto sf = scalar_format(obj, *obj.find("scales"));
-  ZT_TRY(sf);
-  auto zf = scalar_format(obj, *obj.find("zeros"));
-  ZT_TRY(zf);
-  v.scales_format = *sf, v.zeros_format = *zf;
-  auto packed = view_of(r, object, *obj.find("packed_weight"));
-  ZT_TRY(packed);
-  auto scales = view_of(r, object, *obj.find("scales"));
-  ZT_TRY(scales);
-  auto zeros = view_of(r, object, *obj.find("zeros"));
-  ZT_TRY(zeros);
-  v.packed_weight = *packed, v.scales = *scales, v.zeros = *zeros;
-  ZT_TRY(check_structure(r, obj, {&v.packed_weight, &v.scales, &v.zeros}));
-  const QuantLayout& q = v.layout;
-  // check_structure accepted the zeros either as [G, N] values or as
-  // integer words packed along N that fit vpe fields of `bits`.
-  v.zeros_packed = v.zeros.count != q.groups * q.n;
-  ZT_FAIL_IF(v.zeros_packed && v.zeros_format.fp8 != Fp8::none, invalid,
-             "%s: packed zeros must be plain integer words",
-             component_where(obj, *v.zeros.component).c_str());
   return v;
 }
 

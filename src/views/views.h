@@ -20,9 +20,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "formats/object_format.h"
-#include "formats/quantized.h"
 #include "manifest/manifest.h"
+#include "manifest/object_format.h"
 #include "read/reader.h"
 #include "views/fp_convert.h"
 
@@ -121,27 +120,12 @@ struct CooView {
 };
 Result<CooView> coo_view(const Reader& r, size_t object);
 
-// quantized_group (layout in formats/quantized.h). Component sizes checked.
-struct QuantView {
-  QuantLayout layout;
-  bool zeros_packed = false;  // zeros are integer words packed along N
-  NumericFormat scales_format, zeros_format;
-  ComponentView packed_weight, scales, zeros;
-};
-Result<QuantView> quant_view(const Reader& r, size_t object);
-
 // Dense output of a view, row-major over the object's shape. dst must hold
 // exactly the value count (sparse duplicates are summed, as scipy does).
 template <typename T>
 void materialize(const CsrView& v, std::span<T> dst);
 template <typename T>
 void materialize(const CooView& v, std::span<T> dst);
-// w[n, k] = (q(n, k) - zero[k / g, n]) * scale[k / g, n], dst of N x K.
-template <typename T>
-void dequantize(const QuantView& v, std::span<T> dst);
-// Rows [n_begin, n_end) of the same: dst of (n_end - n_begin) x K.
-template <typename T>
-void dequantize_rows(const QuantView& v, uint64_t n_begin, uint64_t n_end, std::span<T> dst);
 // materialize in whole rows, at most max(chunk_values, one row) values each.
 template <typename T>
 Result<void> materialize_rows(const CsrView& v, uint64_t chunk_values, const ValueSink<T>& sink);

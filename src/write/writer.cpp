@@ -20,7 +20,7 @@
 #include "cbor/deterministic.h"
 #include "container/container.h"
 #include "container/zstd_codec.h"
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/reader.h"
 #include "read/validate.h"

@@ -5,7 +5,7 @@
 // a v2-only name never reaching a 1.x file), and a
 // format the library does not know is listed and mapped but never decoded,
 // whatever components it has (it used to reach dequantisation).
-#include "formats/object_format.h"
+#include "manifest/object_format.h"
 
 #include <gtest/gtest.h>
 

@@ -9,9 +9,12 @@
 // served as bytes, but nothing is checked beyond placement and whole
 // elements, and it cannot be decoded to dense.
 //
-// Adding a format: one file beside dense.cpp defining its descriptor, one
-// line in object_format.cpp's table, its tests (docs/architecture.md has
-// the whole checklist).
+// This header is the plug-ins' interface, below every stage that asks a
+// descriptor; the descriptors and their table live above read/ and views/
+// in src/formats/ (docs/architecture.md, "Folder dependencies").
+// Adding a format: one file beside formats/dense.cpp defining its
+// descriptor, one line in formats/object_format.cpp's table, its tests
+// (docs/architecture.md has the whole checklist).
 #pragma once
 
 #include <cstddef>

@@ -1,14 +1,50 @@
-// Dequantisation of quantized_group objects (layout in formats/quantized.h):
-// per-word and bitstream packings, [G, N] or packed zeros.
+// The typed view of quantized_group objects (layout in formats/quantized.h)
+// and their dequantisation: per-word and bitstream packings, [G, N] or
+// packed zeros.
 #include <algorithm>
 #include <type_traits>
 
+#include "formats/quantized.h"
 #include "views/kernels.h"
 
 namespace zt {
 
 using namespace zt::views;
 using ull = unsigned long long;
+
+Result<QuantView> quant_view(const Reader& r, size_t object) {
+  auto o = object_of_format(r, object, kQuantizedGroupFormat, "");
+  ZT_TRY(o);
+  const Object& obj = **o;
+  auto layout = quant_layout(obj);
+  if (!layout && layout.error().status == Status::not_found)
+    return make_error(Status::unsupported, "%s; it cannot be dequantised without it",
+                      layout.error().message.c_str());
+  ZT_TRY(layout);
+  QuantView v;
+  v.layout = std::move(*layout);
+  auto sf = scalar_format(obj, *obj.find("scales"));
+  ZT_TRY(sf);
+  auto zf = scalar_format(obj, *obj.find("zeros"));
+  ZT_TRY(zf);
+  v.scales_format = *sf, v.zeros_format = *zf;
+  auto packed = view_of(r, object, *obj.find("packed_weight"));
+  ZT_TRY(packed);
+  auto scales = view_of(r, object, *obj.find("scales"));
+  ZT_TRY(scales);
+  auto zeros = view_of(r, object, *obj.find("zeros"));
+  ZT_TRY(zeros);
+  v.packed_weight = *packed, v.scales = *scales, v.zeros = *zeros;
+  ZT_TRY(check_structure(r, obj, {&v.packed_weight, &v.scales, &v.zeros}));
+  const QuantLayout& q = v.layout;
+  // check_structure accepted the zeros either as [G, N] values or as
+  // integer words packed along N that fit vpe fields of `bits`.
+  v.zeros_packed = v.zeros.count != q.groups * q.n;
+  ZT_FAIL_IF(v.zeros_packed && v.zeros_format.fp8 != Fp8::none, invalid,
+             "%s: packed zeros must be plain integer words",
+             component_where(obj, *v.zeros.component).c_str());
+  return v;
+}
 
 template <typename T>
 void dequantize(const QuantView& v, std::span<T> dst) {
