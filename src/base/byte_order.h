@@ -1,5 +1,6 @@
 // Byte order of stored elements: files are little-endian except the data of
-// 0.1.0 components marked big-endian, which readers swap.
+// 0.1.0 components marked big-endian, and big-endian .npy arrays and
+// PyTorch storages, which readers swap. The one byte swap of the library.
 #pragma once
 
 #include <algorithm>

@@ -119,8 +119,9 @@ Result<uint64_t> container_count(std::span<const uint8_t> item);
 // nesting; memory does not. On error w holds a partial item.
 Result<void> transcode(std::span<const uint8_t> item, CborWriter& w);
 
-// Appends the item as JSON text exactly as dump_json(cbor_to_json(...))
-// prints it: null for null, undefined and simple values, NaN and infinities
+// Appends the item as JSON text exactly as dump_json (base/json_text.h)
+// prints nlohmann's value of it (tests/unit/cbor_item_test.cpp has that
+// oracle, cbor_to_json): null for null, undefined and simple values, NaN and infinities
 // as null (as nlohmann prints them), negative integers below INT64_MIN as
 // doubles, byte strings as {"$bytes":"<base64>"}, map keys in file order
 // (a key repeated in the item, which cbor::decode refuses, is printed

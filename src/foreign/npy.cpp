@@ -6,6 +6,7 @@
 #include <memory>
 #include <unordered_set>
 
+#include "base/byte_order.h"
 #include "base/zt_limits.h"
 #include "foreign/zip_archive.h"
 #include "manifest/manifest.h"
@@ -190,11 +191,6 @@ Result<NpyType> npy_type(const std::string& descr, const std::string& where) {
                     descr.c_str(), what);
 }
 
-void byteswap_elements(std::span<uint8_t> bytes, unsigned width) {
-  for (size_t i = 0; i + width <= bytes.size(); i += width)
-    std::reverse(bytes.begin() + i, bytes.begin() + i + width);
-}
-
 // Fortran (column-major) order to row-major, for any rank.
 std::vector<uint8_t> fortran_to_c(std::span<const uint8_t> src, std::span<const uint64_t> shape,
                                   unsigned item) {
@@ -287,7 +283,7 @@ Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::strin
   if (swap || transpose) {
     std::vector<uint8_t> bytes = transpose ? fortran_to_c(data, h->shape, t->item_bytes)
                                            : std::vector<uint8_t>(data.begin(), data.end());
-    if (swap) byteswap_elements(bytes, width);
+    if (swap) swap_elements(bytes, width);
     f.owned.push_back(std::move(bytes));
     c.bytes = f.owned.back();
   } else {

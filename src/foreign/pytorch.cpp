@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "base/arithmetic.h"
+#include "base/byte_order.h"
 #include "base/zt_limits.h"
 #include "foreign/pickle.h"
 #include "foreign/zip_archive.h"
@@ -138,12 +139,6 @@ struct TensorRef {
   int64_t offset = 0;
   std::vector<int64_t> size, stride;
 };
-
-void byteswap_elements(std::span<uint8_t> bytes, unsigned width) {
-  for (size_t i = 0; i + width <= bytes.size(); i += width)
-    std::reverse(bytes.begin() + static_cast<ptrdiff_t>(i),
-                 bytes.begin() + static_cast<ptrdiff_t>(i + width));
-}
 
 // Element width for byte order: complex numbers swap each half.
 unsigned swap_width(const StorageType& t) {
@@ -673,7 +668,7 @@ Result<void> TorchReader::read_zip() {
     storage.bytes = *data;
     if (big_endian && swap_width(*storage.type) > 1) {
       std::vector<uint8_t> swapped(data->begin(), data->end());
-      byteswap_elements(swapped, swap_width(*storage.type));
+      swap_elements(swapped, swap_width(*storage.type));
       f_.owned.push_back(std::move(swapped));
       storage.bytes = f_.owned.back();
     }
@@ -753,7 +748,7 @@ Result<void> TorchReader::read_legacy() {
     pos += *need;
     if (!little_endian && swap_width(*s.type) > 1) {
       std::vector<uint8_t> swapped(s.bytes.begin(), s.bytes.end());
-      byteswap_elements(swapped, swap_width(*s.type));
+      swap_elements(swapped, swap_width(*s.type));
       f_.owned.push_back(std::move(swapped));
       s.bytes = f_.owned.back();
     }

@@ -4,53 +4,6 @@
 
 namespace zt {
 
-Json cbor_to_json(const cbor::Document& doc, uint32_t i) {
-  const cbor::Node& n = doc.node(i);
-  switch (n.kind) {
-    case cbor::Kind::null:
-    case cbor::Kind::undefined:
-    case cbor::Kind::simple:
-      return nullptr;
-    case cbor::Kind::boolean:
-      return n.flag;
-    case cbor::Kind::uint:
-      return n.u;
-    case cbor::Kind::negint:
-      if (n.u <= static_cast<uint64_t>(INT64_MAX)) return -1 - static_cast<int64_t>(n.u);
-      return -1.0 - static_cast<double>(n.u);
-    case cbor::Kind::float_:
-      return n.f;  // nlohmann renders NaN and infinities as null
-    case cbor::Kind::text:
-      return std::string(n.str);
-    case cbor::Kind::bytes:
-      return Json{{"$bytes", base64_encode(n.str)}};
-    case cbor::Kind::array: {
-      Json a = Json::array();
-      uint32_t c = cbor::Document::first_child(i);
-      for (uint32_t k = 0; k < n.count; ++k, c = doc.next(c)) a.push_back(cbor_to_json(doc, c));
-      return a;
-    }
-    case cbor::Kind::encoded: {
-      std::string text;
-      if (!cbor::append_json(
-              std::span(reinterpret_cast<const uint8_t*>(n.str.data()), n.str.size()), text))
-        return nullptr;
-      return Json::parse(text);
-    }
-    case cbor::Kind::map: {
-      Json m = Json::object();
-      uint32_t c = cbor::Document::first_child(i);
-      for (uint32_t k = 0; k < n.count; ++k) {
-        const uint32_t v = doc.next(c);
-        m[std::string(doc.node(c).str)] = cbor_to_json(doc, v);
-        c = doc.next(v);
-      }
-      return m;
-    }
-  }
-  return nullptr;
-}
-
 void append_attributes_json(const Attributes& a, std::string& out) {
   const size_t before = out.size();
   if (a.present && cbor::append_json(a.encoded, out)) return;

@@ -7,15 +7,10 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
-#include "cbor/cbor_value.h"
 #include "manifest/manifest.h"
 
 namespace zt {
 
-// A CBOR value as JSON: byte strings become {"$bytes": "<base64>"}, tags are
-// dropped, undefined and other simple values become null, as do NaN and
-// infinities (JSON has none).
-Json cbor_to_json(const cbor::Document& doc, uint32_t node);
 // The attributes as JSON text, written as the CBOR is read (no tree); "{}"
 // when absent.
 std::string attributes_json(const Attributes& a);
