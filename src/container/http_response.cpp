@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "base/zt_limits.h"
+
 namespace zt::http {
 
 using ull = unsigned long long;
@@ -199,7 +201,7 @@ Result<void> start_body(Exchange& ex, const std::string& where) {
   }
   const uint64_t first = ex.reads.front().offset;
   const uint64_t last_end = end_of(ex.reads.back());
-  ex.body_cap = last_end - first + kBodySlack + 1024 * ex.reads.size();
+  ex.body_cap = last_end - first + Limits::http_body_slack + 1024 * ex.reads.size();
   if (ex.boundary) {
     ex.part = Exchange::Part::preamble;
   } else {
@@ -269,9 +271,9 @@ bool take_body(Exchange& ex, std::span<const uint8_t> piece, const std::string& 
     ex.line.append(reinterpret_cast<const char*>(p), k);
     p += k;
     left -= k;
-    if (ex.line.size() > kMaxHeaderLine) {
+    if (ex.line.size() > Limits::http_header_line) {
       ex.error = make_error(Status::io, "%s: a multipart line longer than %zu bytes", where.c_str(),
-                            kMaxHeaderLine);
+                            Limits::http_header_line);
       return false;
     }
     if (nl) {

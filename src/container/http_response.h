@@ -6,7 +6,7 @@
 // the open's bytes kept, a single range or a multipart/byteranges body
 // written straight into the destinations of the ranges asked for. What
 // the server says is checked against what was asked; the body is bounded
-// by it (plus framing), a header line by kMaxHeaderLine.
+// by it (plus framing), a header line by Limits::http_header_line.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/zt_limits.h"
 #include "container/range_source.h"
 
 namespace zt::http {
@@ -35,9 +36,6 @@ constexpr bool joins(uint64_t end, uint64_t next) {
 inline uint64_t end_of(const RangeRead& r) {
   return r.offset + r.dst.size();
 }
-
-constexpr size_t kMaxHeaderLine = size_t{8} << 10;   // a multipart part's header line
-constexpr uint64_t kBodySlack = uint64_t{64} << 10;  // multipart framing allowed on top
 
 // Whether `s` starts with `lower_prefix` (lowercase ASCII), ignoring case.
 bool iequals_prefix(std::string_view s, std::string_view lower_prefix);

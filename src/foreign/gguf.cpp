@@ -173,8 +173,9 @@ Result<Json> Parser::value(uint32_t type, const std::string& key, int depth,
       return Json::binary(std::vector<uint8_t>(s->begin(), s->end()));
     }
     case kArray: {
-      ZT_FAIL_IF(depth >= kMaxArrayNesting, invalid,
-                 "%s: GGUF key \"%s\": arrays nested more than %d deep", p(), k, kMaxArrayNesting);
+      ZT_FAIL_IF(depth >= Limits::gguf_array_nesting, invalid,
+                 "%s: GGUF key \"%s\": arrays nested more than %d deep", p(), k,
+                 Limits::gguf_array_nesting);
       auto item = fixed<uint32_t>(k);
       ZT_TRY(item);
       auto n = fixed<uint64_t>(k);

@@ -32,9 +32,6 @@ inline constexpr std::array<std::string_view, kValueTypes> kValueTypeNames = {
     "uint8", "int8",   "uint16", "int16",  "uint32", "int32",  "float32",
     "bool",  "string", "array",  "uint64", "int64",  "float64"};
 
-// Arrays nested deeper than this are refused by the reader.
-inline constexpr int kMaxArrayNesting = 4;
-
 // The value type of a scalar type name ("uint32"; not "array").
 inline std::optional<uint32_t> gguf_scalar_type(std::string_view name) {
   for (uint32_t t = 0; t < kValueTypes; ++t)

@@ -3,6 +3,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
 #include "foreign/gguf.h"
 #include "foreign/gguf_values.h"
@@ -113,7 +114,7 @@ Result<void> Encoder::array(const std::string& key, std::string_view inner,
                             const cbor::Document& doc, uint32_t node, int depth) {
   const cbor::Node& n = doc.node(node);
   // What read_gguf accepts: arrays nested at most 4 deep.
-  if (depth >= kMaxArrayNesting)
+  if (depth >= Limits::gguf_array_nesting)
     return bad(key, "array", "nests arrays more than 4 deep, so cannot be");
   if (n.kind != cbor::Kind::array) return bad(key, "array", "is not an array, so cannot be");
   const std::vector<std::string_view> types = element_types(inner);
@@ -215,11 +216,10 @@ Result<void> write_gguf(const std::string& path, uint32_t version,
       // Every tensor is padded to it: a tiny input must not ask for
       // gigabytes of padding (ggml uses 32; page-sized is the most any
       // reader gains from).
-      constexpr uint64_t kMaxAlignment = 65536;
-      ZT_FAIL_IF(n.u > kMaxAlignment, argument,
+      ZT_FAIL_IF(n.u > Limits::gguf_alignment, argument,
                  "%s: general.alignment %llu is more than %llu (every tensor is padded to it)", p,
                  static_cast<unsigned long long>(n.u),
-                 static_cast<unsigned long long>(kMaxAlignment));
+                 static_cast<unsigned long long>(Limits::gguf_alignment));
       alignment = n.u;
     }
   }

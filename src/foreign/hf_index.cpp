@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "container/io.h"
 #include "container/model_folder.h"
@@ -24,8 +25,8 @@ bool plain_file_name(const std::string& s) {
 }
 
 Result<void> check_index_size(const char* p, uint64_t size) {
-  ZT_FAIL_IF(size > kHfIndexMaxBytes, limit, "%s: %llu bytes, more than the limit of %llu", p,
-             static_cast<ull>(size), static_cast<ull>(kHfIndexMaxBytes));
+  ZT_FAIL_IF(size > Limits::hf_index_bytes, limit, "%s: %llu bytes, more than the limit of %llu", p,
+             static_cast<ull>(size), static_cast<ull>(Limits::hf_index_bytes));
   return {};
 }
 

@@ -22,8 +22,6 @@
 
 namespace zt::foreign {
 
-inline constexpr uint64_t kHfIndexMaxBytes = 100'000'000;
-
 bool is_hf_index(std::string_view path);
 Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options = {});
 // The same over HTTP: `index_bytes` is the whole index as fetched from

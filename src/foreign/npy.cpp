@@ -248,9 +248,9 @@ Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::strin
     ZT_FAIL_IF(!cur.le(n), format, "%s: truncated .npy header", w);
     header_len = n;
   }
-  ZT_FAIL_IF(header_len > kNpyMaxHeader, limit,
+  ZT_FAIL_IF(header_len > Limits::npy_header_bytes, limit,
              "%s: .npy header of %llu bytes exceeds the limit of %llu", w,
-             static_cast<ull>(header_len), static_cast<ull>(kNpyMaxHeader));
+             static_cast<ull>(header_len), static_cast<ull>(Limits::npy_header_bytes));
   std::span<const uint8_t> text;
   ZT_FAIL_IF(!cur.take(header_len, text), format,
              "%s: .npy header of %llu bytes goes beyond the end", w, static_cast<ull>(header_len));

@@ -19,8 +19,6 @@
 
 namespace zt::foreign {
 
-inline constexpr uint64_t kNpyMaxHeader = 1 << 20;
-
 // An .npy file becomes one object named after the file (without ".npy").
 Result<ForeignFile> read_npy(const std::string& path);
 // Each NAME.npy member of an .npz becomes object NAME.

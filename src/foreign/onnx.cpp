@@ -190,8 +190,8 @@ struct TensorFields {
 };
 
 // Key/value lists (external_data, metadata_props, opset_import) longer than
-// this are refused: each entry costs more memory than its bytes in the file.
-constexpr size_t kMaxEntries = 4096;
+// Limits::onnx_entries are refused: each entry costs more memory than its
+// bytes in the file.
 
 // Values a field holds: packed (one length-delimited run) or one at a time.
 bool count_values(Wire& w, uint32_t tag, uint64_t& count) {
@@ -269,7 +269,7 @@ bool read_tensor_fields(std::span<const uint8_t> message, TensorFields& t) {
       case tensor::external_data: {
         std::string key, value;
         if (wire != kBytes || !w.bytes(b) || !read_entry(b, key, value) ||
-            t.external.size() >= kMaxEntries)
+            t.external.size() >= Limits::onnx_entries)
           return false;
         t.external.emplace_back(std::move(key), std::move(value));
         return true;
@@ -416,9 +416,9 @@ class OnnxReader {
   }
 
   bool entries_within_limit(const Json& map, std::optional<Error>& failed) const {
-    if (map.size() <= kMaxEntries) return true;
+    if (map.size() <= Limits::onnx_entries) return true;
     failed = make_error(Status::limit, "%s: more than %zu opset_import or metadata_props entries",
-                        path_.c_str(), kMaxEntries);
+                        path_.c_str(), Limits::onnx_entries);
     return false;
   }
 
@@ -461,7 +461,7 @@ class OnnxReader {
     ZT_FAIL_IF(!read_tensor_fields(message, t), format,
                "%s: initializer #%zu (at byte %llu): malformed protobuf, more than %u dims or "
                "more than %zu external_data entries",
-               path_.c_str(), index, static_cast<ull>(at), Limits::rank, kMaxEntries);
+               path_.c_str(), index, static_cast<ull>(at), Limits::rank, Limits::onnx_entries);
     ZT_FAIL_IF(!t.has_name || t.name.empty(), invalid, "%s: initializer #%zu has no name",
                path_.c_str(), index);
     ForeignObject o;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
 
 namespace zt::foreign {
@@ -84,9 +85,8 @@ enum Op : uint8_t {
   READONLY_BUFFER = 0x98,
 };
 
-constexpr uint64_t kMaxGlobalLine = 4096;
 // Container entries in one arena (4 bytes each).
-constexpr uint64_t kMaxItems = kPickleMaxValues * 4;
+constexpr uint64_t kMaxItems = Limits::pickle_values * 4;
 
 class Machine {
  public:
@@ -97,8 +97,9 @@ class Machine {
         bytes_(bytes),
         pos_(pos),
         where_(where),
-        budget_(kBudgetPerByte * (bytes.size() - std::min<uint64_t>(pos, bytes.size())) +
-                kBudgetBase) {}
+        budget_(Limits::pickle_budget_per_byte *
+                    (bytes.size() - std::min<uint64_t>(pos, bytes.size())) +
+                Limits::pickle_budget_base) {}
 
   Result<uint32_t> run();
   uint64_t pos() const { return pos_; }
@@ -156,8 +157,6 @@ class Machine {
   // against a budget from the pickle's size: a value is made from the
   // pickle's bytes, so only copies (a memoised text encoded over and over)
   // can pass it.
-  static constexpr uint64_t kBudgetPerByte = 32;
-  static constexpr uint64_t kBudgetBase = uint64_t{64} << 20;
   const uint64_t budget_;
   uint64_t spent_ = 0;
   bool stopped_ = false;
@@ -186,14 +185,14 @@ Result<T> Machine::le(const char* what) {
 
 Result<std::string> Machine::line(const char* what) {
   const uint64_t start = pos_;
-  const uint64_t end = std::min<uint64_t>(bytes_.size(), pos_ + kMaxGlobalLine);
+  const uint64_t end = std::min<uint64_t>(bytes_.size(), pos_ + Limits::pickle_global_line);
   for (uint64_t i = start; i < end; ++i) {
     if (bytes_[i] != '\n') continue;
     pos_ = i + 1;
     return std::string(reinterpret_cast<const char*>(bytes_.data() + start), i - start);
   }
   return fail(Status::format, std::string(what) + " has no end of line within " +
-                                  std::to_string(kMaxGlobalLine) + " bytes");
+                                  std::to_string(Limits::pickle_global_line) + " bytes");
 }
 
 Result<uint64_t> Machine::length(uint64_t n, uint64_t limit, const char* what) {
@@ -204,22 +203,22 @@ Result<uint64_t> Machine::length(uint64_t n, uint64_t limit, const char* what) {
 }
 
 Result<uint32_t> Machine::make(PickleValue v) {
-  if (values_.size() >= kPickleMaxValues)
+  if (values_.size() >= Limits::pickle_values)
     return fail(Status::limit,
-                "the pickle makes more than " + std::to_string(kPickleMaxValues) + " values");
+                "the pickle makes more than " + std::to_string(Limits::pickle_values) + " values");
   spent_ += sizeof(PickleValue) + v.text.size() + v.name.size() + v.items.size() * sizeof(uint32_t);
   if (spent_ > budget_)
     return fail(Status::limit, "the pickle's values take more than " + std::to_string(budget_) +
-                                   " bytes (" + std::to_string(kBudgetPerByte) +
+                                   " bytes (" + std::to_string(Limits::pickle_budget_per_byte) +
                                    " times its size and 64 MiB)");
   values_.push_back(std::move(v));
   return static_cast<uint32_t>(values_.size() - 1);
 }
 
 Result<void> Machine::push(uint32_t v) {
-  if (stack_.size() >= kPickleMaxValues)
+  if (stack_.size() >= Limits::pickle_values)
     return fail(Status::limit, "the pickle's stack holds more than " +
-                                   std::to_string(kPickleMaxValues) + " values");
+                                   std::to_string(Limits::pickle_values) + " values");
   stack_.push_back(v);
   return {};
 }
@@ -272,7 +271,8 @@ Result<void> Machine::add_items(uint32_t target, PickleKind kind, std::span<cons
 }
 
 Result<void> Machine::push_text(uint64_t n, PickleKind kind) {
-  auto len = length(n, kPickleMaxText, kind == PickleKind::text ? "a string" : "a bytes object");
+  auto len = length(n, Limits::pickle_text_bytes,
+                    kind == PickleKind::text ? "a string" : "a bytes object");
   ZT_TRY(len);
   auto b = take(*len, kind == PickleKind::text ? "a string" : "a bytes object");
   ZT_TRY(b);
@@ -286,7 +286,7 @@ Result<void> Machine::push_text(uint64_t n, PickleKind kind) {
 
 // LONG1/LONG4: n bytes, little-endian two's complement.
 Result<void> Machine::push_long(uint64_t n) {
-  auto len = length(n, kPickleMaxText, "an integer");
+  auto len = length(n, Limits::pickle_text_bytes, "an integer");
   ZT_TRY(len);
   auto b = take(*len, "an integer");
   ZT_TRY(b);
@@ -406,9 +406,9 @@ Result<uint32_t> Machine::memo_get(uint32_t key) {
 Result<void> Machine::memo_put(uint32_t key) {
   auto v = top();
   ZT_TRY(v);
-  if (memo_.size() >= kPickleMaxValues && !memo_.contains(key))
+  if (memo_.size() >= Limits::pickle_values && !memo_.contains(key))
     return fail(Status::limit,
-                "the memo holds more than " + std::to_string(kPickleMaxValues) + " entries");
+                "the memo holds more than " + std::to_string(Limits::pickle_values) + " entries");
   memo_[key] = *v;
   return {};
 }
@@ -450,8 +450,8 @@ Result<void> Machine::step(uint8_t op) {
       return {};
     }
     case MARK:
-      if (marks_.size() >= kPickleMaxValues)
-        return fail(Status::limit, "more than " + std::to_string(kPickleMaxValues) + " MARKs");
+      if (marks_.size() >= Limits::pickle_values)
+        return fail(Status::limit, "more than " + std::to_string(Limits::pickle_values) + " MARKs");
       marks_.push_back(stack_.size());
       return {};
     case POP:

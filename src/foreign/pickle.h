@@ -29,11 +29,10 @@
 
 namespace zt::foreign {
 
-// Values one Pickle may hold (each ~100 bytes: at most ~220 MB, reached
-// only by a pickle of 2 MiB or more; a state dict costs ~20 values per
-// tensor), and bytes in one string.
-inline constexpr uint64_t kPickleMaxValues = uint64_t{1} << 21;
-inline constexpr uint64_t kPickleMaxText = uint64_t{1} << 24;
+// Values one Pickle may hold (Limits::pickle_values, each ~100 bytes: at
+// most ~220 MB, reached only by a pickle of 2 MiB or more; a state dict
+// costs ~20 values per tensor) and bytes in one string
+// (Limits::pickle_text_bytes): base/zt_limits.h.
 
 enum class PickleKind : uint8_t {
   none,

@@ -149,9 +149,9 @@ Result<uint64_t> header_length(const std::string& path, std::span<const uint8_t>
              "%s: %llu bytes is too short for a safetensors file (8-byte header length first)", p,
              static_cast<ull>(size));
   const uint64_t n = load_u64_le(first8.data());
-  ZT_FAIL_IF(n > kSafetensorsMaxHeader, limit,
+  ZT_FAIL_IF(n > Limits::safetensors_header_bytes, limit,
              "%s: safetensors header of %llu bytes exceeds the limit of %llu bytes", p,
-             static_cast<ull>(n), static_cast<ull>(kSafetensorsMaxHeader));
+             static_cast<ull>(n), static_cast<ull>(Limits::safetensors_header_bytes));
   ZT_FAIL_IF(n > size - 8, format,
              "%s: safetensors header length %llu goes beyond the file (%llu bytes follow it)", p,
              static_cast<ull>(n), static_cast<ull>(size - 8));

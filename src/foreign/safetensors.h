@@ -19,8 +19,6 @@
 
 namespace zt::foreign {
 
-inline constexpr uint64_t kSafetensorsMaxHeader = 100'000'000;
-
 // Tensors become dense objects in file order; __metadata__ becomes the file
 // attributes. F8_E4M3 -> u8 + f8_e4m3fn, F8_E5M2 -> u8 + f8_e5m2,
 // F8_E8M0 -> u8 + f8_e8m0fnu, C64 -> f32 + complex64; sub-byte F4/F6 types
