@@ -1,0 +1,106 @@
+// zt convert to .safetensors: dense tensors of its own dtypes, others
+// densified with --densify or refused by name.
+#include "rewrite.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "base/arithmetic.h"
+#include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
+#include "cbor/cbor_value.h"
+#include "commands.h"
+#include "container/http_source.h"
+#include "foreign/ggml_quant.h"
+#include "foreign/gguf.h"
+#include "foreign/safetensors.h"
+#include "input.h"
+#include "manifest/object_format.h"
+#include "progress.h"
+#include "read/content.h"
+#include "values.h"
+#include "write/writer.h"
+
+namespace zt::cli {
+
+using ull = unsigned long long;
+
+// safetensors holds dense tensors of its own dtypes only. Objects it cannot
+// hold are densified to f32/f64 with --densify, else refused by name.
+Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
+  std::vector<foreign::SafetensorsEntry> entries;
+  std::vector<bool> dense_path;
+  std::string refused;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    const Item& it = in.items[i];
+    const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
+    const auto st = data ? foreign::safetensors_dtype(data->dtype, data->type) : std::nullopt;
+    foreign::SafetensorsEntry e;
+    e.name = it.name;
+    e.shape = it.shape;
+    if (st) {
+      e.dtype = *st;
+      e.nbytes = data->decoded.value_or(data->stored);
+      dense_path.push_back(true);
+    } else if (opt.densify) {
+      dense_path.push_back(false);
+    } else {
+      add_refusal(refused, it, data);
+      continue;
+    }
+    entries.push_back(std::move(e));
+  }
+  ZT_FAIL_IF(!refused.empty(), argument,
+             "%s: safetensors holds dense tensors of its own dtypes only; cannot write %s (use "
+             "--densify to store "
+             "them as dense f32/f64 values)",
+             out.c_str(), refused.c_str());
+  // Densified objects: their sizes are known without decoding; their values
+  // are decoded as they are written.
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    // Every object is checked before the output is begun: corrupt input is
+    // refused, never copied.
+    if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
+    if (dense_path[i]) continue;
+    auto d = dense_form(in, i);
+    if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
+    entries[i].dtype =
+        d->type ? (d->type == "complex64" ? "C64" : "") : (d->dtype == "f64" ? "F64" : "F32");
+    ZT_FAIL_IF(entries[i].dtype.empty(), argument,
+               "%s: object \"%s\": complex128 has no safetensors dtype", out.c_str(),
+               in.items[i].name.c_str());
+    entries[i].nbytes = d->bytes;
+  }
+  std::vector<std::pair<std::string, std::string>> metadata;
+  ZT_TRY(for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+    auto s = cbor::scalar(v);
+    ZT_TRY(s);
+    metadata.emplace_back(std::string(k), s->kind == cbor::Kind::text ? std::string(s->str) : attribute_text(v));
+    return {};
+  }));
+  uint64_t total = 0;
+  for (const auto& e : entries) total += e.nbytes;
+  Progress progress("convert", total);
+  auto r = foreign::write_safetensors(out, metadata, entries,
+                                      [&](size_t i, const foreign::ByteSink& sink) {
+                                        return write_object(in, i, !dense_path[i], progress, sink);
+                                      });
+  if (!r) return qualified(std::move(r).error(), out);
+  progress.finish();
+  uint64_t dropped = 0;
+  for (const Item& it : in.items) dropped += it.has_attributes && it.attributes_cbor.size() > 1 ? 1 : 0;
+  if (dropped)
+    std::fprintf(
+        stderr,
+        "zt: note: safetensors has no per-tensor metadata: attributes of %llu object%s not kept\n",
+        static_cast<ull>(dropped), dropped == 1 ? " were" : "s were");
+  return {};
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,383 @@
+// What the commands that write files share (rewrite.h): options, the copy
+// of objects from an Input into zt::Writer component by component in
+// pieces, and the foreign writers' common steps.
+#include "rewrite.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "base/arithmetic.h"
+#include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
+#include "cbor/cbor_value.h"
+#include "commands.h"
+#include "container/http_source.h"
+#include "foreign/ggml_quant.h"
+#include "foreign/gguf.h"
+#include "foreign/safetensors.h"
+#include "input.h"
+#include "manifest/object_format.h"
+#include "progress.h"
+#include "read/content.h"
+#include "values.h"
+#include "write/writer.h"
+
+namespace zt::cli {
+
+using ull = unsigned long long;
+
+// Writer options shared by the commands: --level, --compress=LEVEL,
+// --digest, --threads.
+Result<void> writer_options(const Args& a, RewriteOptions& o) {
+  if (const auto lv = a.get("--level")) {
+    auto v = parse_int("--level", *lv);
+    ZT_TRY(v);
+    o.writer.zstd_level = *v;
+  }
+  if (const auto c = a.get("--compress")) {
+    o.encode = Encode::zstd;
+    if (!c->empty()) {
+      auto v = parse_int("--compress", *c);
+      ZT_TRY(v);
+      o.writer.zstd_level = *v;
+    }
+  }
+  ZT_FAIL_IF(o.writer.zstd_level < 1 || o.writer.zstd_level > 22, argument,
+             "zstd level %d is not in 1..22", o.writer.zstd_level);
+  if (const auto d = a.get("--digest")) {
+    const DigestAlgo algo = digest_algo_from_name(*d);
+    ZT_FAIL_IF(algo != DigestAlgo::xxh3 && algo != DigestAlgo::sha256 && algo != DigestAlgo::none,
+               argument, "option '--digest': '%s' is not xxh3, sha256 or none", d->c_str());
+    o.writer.digest = algo;
+  }
+  if (const auto t = a.get("--threads")) {
+    auto v = parse_uint("--threads", *t);
+    ZT_TRY(v);
+    ZT_FAIL_IF(*v > Limits::threads, argument, "option '--threads': %llu is more than the limit %u",
+               static_cast<ull>(*v), Limits::threads);
+    o.writer.threads = static_cast<unsigned>(*v);
+  }
+  o.densify = a.has("--densify");
+  if (const auto v = a.get("--format-version")) {
+    ZT_FAIL_IF(*v != "2" && *v != "1.2" && *v != "1.2.0", argument,
+               "option '--format-version': '%s' is not 1.2 or 2", v->c_str());
+    o.writer.file_version = *v == "2" ? 2 : 0;
+  }
+  o.no_canonical = a.has("--no-canonical");
+  if (const auto n = a.get("--shard-size")) {
+    auto v = parse_uint("--shard-size", *n);
+    ZT_TRY(v);
+    ZT_FAIL_IF(o.writer.file_version != 2, argument,
+               "option '--shard-size': shards are a zTensor v2 feature (--format-version 2)");
+    o.writer.shard_bytes = *v;
+  }
+  if (a.has("--keep-shards")) {
+    ZT_FAIL_IF(o.writer.file_version != 2, argument,
+               "option '--keep-shards': shards are a zTensor v2 feature (--format-version 2)");
+    ZT_FAIL_IF(o.writer.shard_bytes != 0, argument,
+               "give either --keep-shards or --shard-size, not both");
+    o.keep_shards = true;
+    // Sharded, with no size to split at: the input's shards are the split.
+    o.writer.shard_bytes = std::numeric_limits<uint64_t>::max() / 4;
+  }
+  return {};
+}
+
+// Without --format-version, a rewrite of one .zt file keeps its container:
+// `zt compress` of a v2 file writes v2.
+void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
+  if (a.has("--format-version") || !in.reader()) return;
+  if (in.reader()->manifest().generation == Generation::v2) o.writer.file_version = 2;
+}
+
+// v2 output is canonical (v2 spec §6.3: the same tensors give the same
+// bytes) unless it asks for what canonical form excludes: zstd, a digest
+// other than xxh3, or --no-canonical.
+WriterOptions writer_for(const RewriteOptions& o) {
+  WriterOptions w = o.writer;
+  w.canonical = w.file_version == 2 && !o.no_canonical && o.encode != Encode::zstd &&
+                o.encode != Encode::auto_ && w.digest == DigestAlgo::xxh3 && w.shard_bytes == 0;
+  return w;
+}
+
+std::string encoding_for(const Part& p, Encode e) {
+  switch (e) {
+    case Encode::keep:
+      return p.encoding == "zstd" ? "zstd" : "raw";
+    case Encode::raw:
+      return "raw";
+    case Encode::zstd:
+      return "zstd";
+    case Encode::auto_:
+      return "auto";
+  }
+  return "raw";
+}
+
+uint64_t decoded_total(const Input& in, const std::vector<size_t>& items) {
+  uint64_t t = 0;
+  for (const size_t i : items)
+    for (const Part& p : in.items[i].parts) t += p.decoded.value_or(p.stored);
+  return t;
+}
+
+// Streams `bytes` into the writer's open component in pieces.
+Result<void> write_pieces(Writer& w, std::span<const uint8_t> bytes, Progress& progress) {
+  for (uint64_t off = 0; off < bytes.size(); off += kPiece) {
+    const auto piece = bytes.subspan(off, std::min<uint64_t>(kPiece, bytes.size() - off));
+    ZT_TRY(w.write(piece));
+    progress.advance(piece.size());
+  }
+  return {};
+}
+
+bool narrow_sparse_index(const Item& it, const Part& p) {
+  const ObjectFormat* f = it.descriptor;
+  return f && is_index_role(*f, p.role) && p.dtype != DType::u64 && dtype_is_integer(p.dtype);
+}
+
+Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& object) {
+  const unsigned width = dtype_width(p.dtype);
+  const uint64_t n = b.view.size() / width;
+  Buffer out;
+  out.owned.resize(n * 8);
+  for (uint64_t e = 0; e < n; ++e) {
+    const __int128 v = load_index(b.view, p.dtype, e);
+    ZT_FAIL_IF(v < 0, invalid, "object \"%s\": component \"%s\": negative index %lld at %llu",
+               object.c_str(), p.role.c_str(), static_cast<long long>(v), static_cast<ull>(e));
+    const uint64_t u = static_cast<uint64_t>(v);
+    for (int byte = 0; byte < 8; ++byte)
+      out.owned[e * 8 + byte] = static_cast<uint8_t>(u >> (8 * byte));
+  }
+  out.view = out.owned;
+  return out;
+}
+
+// `attributes` (an encoded CBOR map, or empty for none) with `key` set to the
+// text `value`: in place if the key is there, else appended.
+Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& attributes, std::string_view key,
+                                                 std::string_view value) {
+  cbor::Document doc;
+  uint32_t pairs = 0;
+  if (!attributes.empty()) {
+    auto d = cbor::decode(attributes);
+    ZT_TRY(d);
+    doc = std::move(*d);
+    pairs = doc.root().count;
+  }
+  bool replaced = false;
+  CborWriter out;
+  std::vector<uint8_t> body;
+  {
+    CborWriter w;
+    uint32_t k = cbor::Document::first_child(0);
+    for (uint32_t p = 0; p < pairs; ++p) {
+      const uint32_t v = doc.next(k);
+      w.text(doc.node(k).str);
+      if (doc.node(k).str == key) {
+        w.text(value);
+        replaced = true;
+      } else {
+        encode_value(doc, v, w);
+      }
+      k = doc.next(v);
+    }
+    if (!replaced) {
+      w.text(key);
+      w.text(value);
+    }
+    body = w.take();
+  }
+  out.map(pairs + (replaced ? 0 : 1));
+  out.raw(body);
+  return out.take();
+}
+
+// Whether the target container can say what the object is: 1.2's
+// quantized_group has no v2 layout of the same meaning, and a layout only
+// v2 defines (zt.mx/1, gguf.q4_0/1) has no 1.2 format. Refused (exit 5)
+// rather than written as something a reader would misread or not know.
+Result<void> check_representable(const Item& it, const RewriteOptions& opt) {
+  if (opt.densify) return {};
+  const bool to_v2 = opt.writer.file_version == 2;
+  if (to_v2) {
+    const ObjectFormat* f = it.descriptor;
+    ZT_FAIL_IF(f && f->layout_ids.empty(), argument,
+               "format \"%s\" has no zTensor v2 layout of the same meaning (use --densify, or "
+               "keep --format-version 1.2)",
+               it.format.c_str());
+    return {};
+  }
+  const ObjectFormat* f = it.descriptor;
+  ZT_FAIL_IF(f && !f->v1, argument,
+             "layout \"%s\" exists only in zTensor v2 (use --densify, or --format-version 2)",
+             it.format.c_str());
+  return {};
+}
+
+Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
+                       const RewriteOptions& opt, bool canonical, Progress& progress) {
+  const Item& it = in.items[i];
+  ZT_TRY(check_representable(it, opt));
+  // Corrupt input is refused, never copied under a fresh digest.
+  ZT_TRY(in.check(i));
+  if (opt.densify && it.descriptor != &kDenseFormat) {
+    auto d = dense_form(in, i);
+    ZT_TRY(d);
+    ZT_TRY(w.begin_object(name, kDenseFormat.name, it.shape));
+    auto attrs = with_text_attribute(it.has_attributes ? it.attributes_cbor : std::vector<uint8_t>(),
+                                     "densified_from", it.format);
+    ZT_TRY(attrs);
+    ZT_TRY(w.set_object_attributes_cbor(*attrs));
+    const std::string enc = opt.encode == Encode::keep ? "raw" : encoding_for(Part{}, opt.encode);
+    ZT_TRY(w.begin_component("data", d->dtype, d->type, enc, d->bytes));
+    // Streamed: the dense array is never held whole.
+    ZT_TRY(write_densified(in, i, [&](std::span<const uint8_t> piece) { return write_pieces(w, piece, progress); }));
+    ZT_TRY(w.end_component());
+    return w.end_object();
+  }
+  ZT_TRY(w.begin_object(name, it.format, it.shape));
+  // CBOR to CBOR: every attribute value survives exactly.
+  if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
+  // Canonical form takes parts in bytewise role order.
+  std::vector<size_t> order(it.parts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (canonical)
+    std::sort(order.begin(), order.end(),
+              [&](size_t x, size_t y) { return it.parts[x].role < it.parts[y].role; });
+  for (const size_t k : order) {
+    const Part& p = it.parts[k];
+    const std::optional<std::string_view> type =
+        p.type ? std::optional<std::string_view>(*p.type) : std::nullopt;
+    if (p.decoded && !narrow_sparse_index(it, p)) {
+      // Its size known, a component goes across a window at a time: a copy
+      // holds a bounded window whatever the component decodes to.
+      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type,
+                               (canonical ? "raw" : encoding_for(p, opt.encode)), *p.decoded));
+      auto windows = in.windows(i, k);
+      ZT_TRY(windows);
+      for (;;) {
+        auto piece = (*windows)->next();
+        ZT_TRY(piece);
+        if (piece->empty()) break;
+        ZT_TRY(write_pieces(w, *piece, progress));
+      }
+      ZT_TRY(w.end_component());
+      continue;
+    }
+    // Sparse indices to widen, or a 1.1 zstd component whose size only
+    // decoding tells: held whole.
+    auto b = in.bytes(i, k);
+    ZT_TRY(b);
+    DType dtype = p.dtype;
+    if (narrow_sparse_index(it, p)) {
+      // Files before 1.2.0 could store sparse indices in any integer type;
+      // 1.2.0 requires u64, so they are widened on the way.
+      auto wide = widen_to_u64(*b, p, it.name);
+      ZT_TRY(wide);
+      *b = std::move(*wide);
+      dtype = DType::u64;
+    }
+    ZT_TRY(w.begin_component(p.role, dtype_name(dtype), type,
+                             (canonical ? "raw" : encoding_for(p, opt.encode)), b->view.size()));
+    ZT_TRY(write_pieces(w, b->view, progress));
+    ZT_TRY(w.end_component());
+  }
+  return w.end_object();
+}
+
+// An error message that starts with `file` and names `object` (when given).
+Error qualified(Error e, const std::string& file, const std::string& object) {
+  if (!object.empty() && e.message.find('"' + object + '"') == std::string::npos)
+    e.message = "object \"" + object + "\": " + e.message;
+  if (!e.message.starts_with(file)) e.message = file + ": " + e.message;
+  return e;
+}
+
+// `attributes`: the file attributes as an encoded CBOR map (an empty map,
+// or none, writes none).
+Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
+                      const std::vector<uint8_t>* attributes, const RewriteOptions& opt, const char* label) {
+  const WriterOptions options = writer_for(opt);
+  auto w = Writer::open(out, options);
+  if (!w) return qualified(std::move(w).error(), out);
+  constexpr uint8_t kEmptyMap = 0xA0;
+  if (attributes && !attributes->empty() && !(attributes->size() == 1 && (*attributes)[0] == kEmptyMap)) {
+    auto a = (*w)->set_file_attributes_cbor(*attributes);
+    if (!a) return qualified(std::move(a).error(), out);
+  }
+  uint64_t total = 0;
+  for (const Planned& p : plan) total += decoded_total(*p.in, {p.item});
+  Progress progress(label, total);
+  // Canonical form takes objects in bytewise name order.
+  std::vector<const Planned*> order;
+  for (const Planned& p : plan) order.push_back(&p);
+  if (options.canonical)
+    std::sort(order.begin(), order.end(),
+              [](const Planned* x, const Planned* y) { return x->name < y->name; });
+  const Item* previous = nullptr;
+  for (const Planned* pp : order) {
+    const Planned& p = *pp;
+    const Item& item = p.in->items[p.item];
+    if (opt.keep_shards && previous && previous->input_shard != item.input_shard) {
+      auto s = (*w)->end_shard();
+      if (!s) return qualified(std::move(s).error(), out);
+    }
+    previous = &item;
+    auto r = copy_item(*p.in, p.item, p.name, **w, opt, options.canonical, progress);
+    if (!r) return qualified(std::move(r).error(), p.in->path, p.in->items[p.item].name);
+  }
+  auto f = (*w)->finish();
+  if (!f) return qualified(std::move(f).error(), out);
+  progress.finish();
+  return {};
+}
+
+// Foreign writers (safetensors, GGUF): an object the format cannot hold,
+// named for the refusal ("\"w\" (dtype u16)").
+void add_refusal(std::string& refused, const Item& it, const Part* data) {
+  const std::string why =
+      data ? "dtype " + std::string(dtype_name(data->dtype)) + (data->type ? "/" + *data->type : "")
+           : it.format;
+  refused += (refused.empty() ? "" : ", ") + ("\"" + it.name + "\" (" + why + ")");
+}
+
+// Foreign writers: an object's bytes to the writer's sink, its dense data
+// in pieces or its values densified, errors naming the input and object.
+Result<void> write_object(const Input& in, size_t i, bool densified, Progress& progress,
+                          const ByteSink& sink) {
+  const Item& it = in.items[i];
+  const ByteSink counted = [&](std::span<const uint8_t> piece) -> Result<void> {
+    ZT_TRY(sink(piece));
+    progress.advance(piece.size());
+    return {};
+  };
+  if (densified) {
+    auto d = write_densified(in, i, counted);
+    if (!d) return qualified(std::move(d).error(), in.path, it.name);
+    return d;
+  }
+  auto b = in.bytes(i, *it.index_of("data"));
+  if (!b) return qualified(std::move(b).error(), in.path, it.name);
+  for (uint64_t off = 0; off < b->view.size(); off += kPiece)
+    ZT_TRY(counted(b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off))));
+  return {};
+}
+
+std::vector<Planned> all_of(const Input& in) {
+  std::vector<Planned> plan;
+  for (size_t i = 0; i < in.items.size(); ++i) plan.push_back({&in, i, in.items[i].name});
+  return plan;
+}
+
+const std::vector<uint8_t>* file_attributes(const Input& in) {
+  return in.has_attributes ? &in.attributes_cbor : nullptr;
+}
+
+}  // namespace zt::cli

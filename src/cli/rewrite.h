@@ -1,0 +1,77 @@
+// What the commands that write files share (src/cli/cmd_rewrite.cpp: zt
+// convert, compress, decompress, merge, rm, append): their options, the
+// copy of planned objects into zt::Writer, and the foreign writers
+// (convert_safetensors.cpp, convert_gguf.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "common.h"
+#include "input.h"
+#include "progress.h"
+#include "values.h"
+#include "write/writer.h"
+
+namespace zt::cli {
+
+constexpr uint64_t kPiece = uint64_t{16} << 20;  // bytes handed to the writer at once
+
+enum class Encode { keep, raw, zstd, auto_ };
+
+struct RewriteOptions {
+  Encode encode = Encode::keep;
+  WriterOptions writer;
+  bool densify = false;
+  bool no_canonical = false;  // --no-canonical
+  bool keep_shards = false;   // --keep-shards
+};
+
+// One planned object of the output: input, item, output name.
+struct Planned {
+  const Input* in;
+  size_t item;
+  std::string name;
+};
+
+// Writer options shared by the commands: --level, --compress=LEVEL,
+// --digest, --threads.
+Result<void> writer_options(const Args& a, RewriteOptions& o);
+// Without --format-version, a rewrite of one .zt file keeps its container.
+void keep_container(const Args& a, const Input& in, RewriteOptions& o);
+// Bytes the items decode to, for the progress bar.
+uint64_t decoded_total(const Input& in, const std::vector<size_t>& items);
+// An error message that starts with `file` and names `object` (when given).
+Error qualified(Error e, const std::string& file, const std::string& object = {});
+
+// Copies object i of `in` into the writer under `name`, component by
+// component in pieces (canonical: raw, as v2's canonical form has it).
+Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
+                       const RewriteOptions& opt, bool canonical, Progress& progress);
+// Writes the planned objects to the .zt file `out`; `attributes`: the file
+// attributes as an encoded CBOR map (an empty map, or none, writes none).
+Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
+                      const std::vector<uint8_t>* attributes, const RewriteOptions& opt,
+                      const char* label);
+// Every object of `in`, under its own name.
+std::vector<Planned> all_of(const Input& in);
+// The input's file attributes (encoded CBOR), or nullptr.
+const std::vector<uint8_t>* file_attributes(const Input& in);
+
+// Foreign writers (safetensors, GGUF): an object the format cannot hold,
+// named for the refusal ("\"w\" (dtype u16)").
+void add_refusal(std::string& refused, const Item& it, const Part* data);
+// Foreign writers: an object's bytes to the writer's sink, its dense data
+// in pieces or its values densified, errors naming the input and object.
+Result<void> write_object(const Input& in, size_t i, bool densified, Progress& progress,
+                          const ByteSink& sink);
+
+// `in` as a .safetensors file (convert_safetensors.cpp).
+Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt);
+// `in` as a GGUF v3 file (convert_gguf.cpp).
+Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt);
+
+}  // namespace zt::cli
