@@ -9,21 +9,13 @@
 #include "base/byte_order.h"
 #include "base/zt_limits.h"
 #include "foreign/pickle.h"
-#include "foreign/zip_archive.h"
+#include "foreign/pytorch_reader.h"
 
-namespace zt::foreign {
-
-namespace {
+namespace zt::foreign::torch_reader {
 
 using ull = unsigned long long;
 
-// The torch.<Name>Storage classes: what a tensor on each stores.
-struct StorageType {
-  std::string_view name;
-  DType dtype;
-  const char* type;  // logical type, or nullptr
-  unsigned width;    // bytes of one element
-};
+namespace {
 
 constexpr StorageType kStorageTypes[] = {
     {"DoubleStorage", DType::f64, nullptr, 8},
@@ -70,13 +62,7 @@ constexpr StorageType kTorchDtypes[] = {
     {"float4_e2m1fn_x2", DType::u8, "f4_e2m1fn_x2", 1},
 };
 
-// Functions whose calls are tensors (interpreted here, never run).
-constexpr std::string_view kRebuildTensorV2 = "_rebuild_tensor_v2";
-constexpr std::string_view kRebuildTensorV3 = "_rebuild_tensor_v3";
-constexpr std::string_view kRebuildTensor = "_rebuild_tensor";
-constexpr std::string_view kRebuildParameter = "_rebuild_parameter";
-constexpr std::string_view kRebuildParameterWithState = "_rebuild_parameter_with_state";
-constexpr std::string_view kRebuildFromType = "_rebuild_from_type_v2";
+}  // namespace
 
 // What torch's own weights_only loader allows, less what stores no data we
 // can keep (sparse and quantized rebuilds are refused by name).
@@ -117,75 +103,6 @@ const StorageType* storage_type(const PickleValue& g) {
 bool is_global(const PickleValue& v, std::string_view module, std::string_view name) {
   return v.kind == PickleKind::global && v.text == module && v.name == name;
 }
-
-// One storage as the pickle describes it, and its bytes once read.
-struct Storage {
-  const StorageType* type = nullptr;
-  uint64_t numel = 0;
-  std::span<const uint8_t> bytes;
-};
-
-// A persistent id: ("storage", torch.<T>Storage, key, location, numel),
-// legacy files adding a sixth field (None).
-struct StorageRef {
-  std::string key;
-  const StorageType* type = nullptr;
-  uint64_t numel = 0;
-};
-
-struct TensorRef {
-  StorageRef storage;
-  const StorageType* element = nullptr;  // _rebuild_tensor_v3's dtype over a byte storage
-  int64_t offset = 0;
-  std::vector<int64_t> size, stride;
-};
-
-// Element width for byte order: complex numbers swap each half.
-unsigned swap_width(const StorageType& t) {
-  return t.type ? t.width / 2 : t.width;
-}
-
-std::string stem_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  const size_t dot = base.rfind('.');
-  if (dot != std::string::npos && dot > 0) base.resize(dot);
-  return base;
-}
-
-class TorchReader {
- public:
-  TorchReader(const std::string& path, ForeignFile& f, uint64_t limit)
-      : path_(path), f_(f), limit_(limit), globals_(allowed_globals()), pickle_(globals_) {}
-
-  Result<void> read_zip();
-  Result<void> read_legacy();
-
- private:
-  Result<StorageRef> storage_ref(uint32_t pid, const std::string& where) const;
-  Result<void> collect_storages(const std::string& where);
-  Result<std::optional<TensorRef>> tensor_of(uint32_t v, const std::string& where,
-                                             unsigned depth) const;
-  Result<std::vector<int64_t>> int_tuple(uint32_t v, const std::string& what,
-                                         const std::string& where) const;
-  Result<ForeignObject> make_object(const TensorRef& t, const std::string& name);
-  Result<bool> holds_tensor(uint32_t v, unsigned depth);
-  Result<Json> to_json(uint32_t v, const std::string& where, unsigned depth);
-  Result<std::string> key_text(uint32_t k, const std::string& where) const;
-  Result<void> walk(uint32_t v, const std::string& path, unsigned depth);
-  Result<void> spend(const std::string& where);
-
-  const std::string& path_;
-  ForeignFile& f_;
-  const uint64_t limit_;  // on one component's bytes
-  bool big_endian_ = false;  // a zip's byteorder record says "big"
-  std::vector<PickleGlobal> globals_;
-  Pickle pickle_;
-  std::map<std::string, Storage> storages_;
-  std::vector<int8_t> holds_;  // holds_tensor per value: -1 unknown
-  std::unordered_set<std::string> names_;
-  uint64_t budget_ = 0;  // values visited by the walk
-};
 
 Result<StorageRef> TorchReader::storage_ref(uint32_t pid, const std::string& where) const {
   const char* w = where.c_str();
@@ -599,192 +516,4 @@ Result<void> TorchReader::walk(uint32_t v, const std::string& path, unsigned dep
   return {};
 }
 
-Result<void> TorchReader::read_zip() {
-  auto archive = ZipArchive::open(path_);
-  ZT_TRY(archive);
-  const ZipMember* pkl = nullptr;
-  for (const ZipMember& m : archive->members()) {
-    const size_t slash = m.name.find('/');
-    if (slash == std::string::npos || m.name.substr(slash) != "/data.pkl") continue;
-    ZT_FAIL_IF(pkl, format, "%s: two pickles (%s, %s): not one torch.save archive", path_.c_str(),
-               pkl->name.c_str(), m.name.c_str());
-    pkl = &m;
-  }
-  ZT_FAIL_IF(!pkl, format, "%s: a zip archive without PREFIX/data.pkl: not a torch.save file",
-             path_.c_str());
-  const std::string prefix = pkl->name.substr(0, pkl->name.size() - 8);  // "PREFIX/"
-  const std::string where = path_ + ": " + pkl->name;
-  ZT_FAIL_IF(pkl->size > Limits::manifest_bytes, limit, "%s: %llu bytes, more than the limit %llu",
-             where.c_str(), static_cast<ull>(pkl->size), static_cast<ull>(Limits::manifest_bytes));
-  bool& big_endian = big_endian_;
-  if (const ZipMember* order = archive->find(prefix + "byteorder")) {
-    ZT_FAIL_IF(order->size > 16, invalid, "%s: %s is not \"little\" or \"big\"", path_.c_str(),
-               order->name.c_str());
-    auto text = archive->read(*order, path_ + ": " + order->name);
-    ZT_TRY(text);
-    const std::string s(text->begin(), text->end());
-    ZT_FAIL_IF(s != "little" && s != "big", invalid, "%s: %s is \"%s\", not \"little\" or \"big\"",
-               path_.c_str(), order->name.c_str(), s.c_str());
-    big_endian = s == "big";
-  }
-  // torch.save stores its members uncompressed (64-byte aligned): they are
-  // viewed in the mapped file once their CRC-32 is checked.
-  auto src = Source::open_file(path_, Source::Mode::map);
-  ZT_TRY(src);
-  f_.source = std::move(*src);
-  const auto in_place =
-      archive->stored_in_place(std::span<const uint8_t>(f_.source.base(), f_.source.size()));
-  const auto member_bytes = [&](const ZipMember& m,
-                                const std::string& w) -> Result<std::span<const uint8_t>> {
-    const auto k = static_cast<size_t>(&m - archive->members().data());
-    if (in_place[k]) return *in_place[k];
-    auto copy = archive->read(m, w, limit_);
-    ZT_TRY(copy);
-    f_.owned.push_back(std::move(*copy));
-    return std::span<const uint8_t>(f_.owned.back());
-  };
-  auto bytes = member_bytes(*pkl, where);
-  ZT_TRY(bytes);
-  uint64_t pos = 0;
-  auto root = pickle_.run(*bytes, pos, where);
-  ZT_TRY(root);
-  ZT_FAIL_IF(pos != bytes->size(), invalid, "%s: %llu bytes follow the pickle's STOP",
-             where.c_str(), static_cast<ull>(bytes->size() - pos));
-  ZT_TRY(collect_storages(where));
-  for (auto& [key, storage] : storages_) {
-    const std::string name = prefix + "data/" + key;
-    const ZipMember* m = archive->find(name);
-    ZT_FAIL_IF(!m, invalid, "%s: storage \"%s\" has no member %s", path_.c_str(), key.c_str(),
-               name.c_str());
-    const std::string w = path_ + ": " + name;
-    const auto need = checked_mul(storage.numel, storage.type->width);
-    ZT_FAIL_IF(!need || *need != m->size, invalid,
-               "%s: %llu bytes, but %llu elements of torch.%s need %llu", w.c_str(),
-               static_cast<ull>(m->size), static_cast<ull>(storage.numel),
-               std::string(storage.type->name).c_str(),
-               static_cast<ull>(need.value_or(UINT64_MAX)));
-    auto data = member_bytes(*m, w);
-    ZT_TRY(data);
-    storage.bytes = *data;
-    if (big_endian && swap_width(*storage.type) > 1) {
-      std::vector<uint8_t> swapped(data->begin(), data->end());
-      swap_elements(swapped, swap_width(*storage.type));
-      f_.owned.push_back(std::move(swapped));
-      storage.bytes = f_.owned.back();
-    }
-  }
-  return walk(*root, "", 0);
-}
-
-// The first pickle of a legacy file: 0x1950a86a20f9469cfc6c as a Python int.
-constexpr uint8_t kLegacyMagic[] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
-constexpr int64_t kLegacyProtocol = 1001;
-
-Result<void> TorchReader::read_legacy() {
-  auto src = Source::open_file(path_, Source::Mode::map);
-  ZT_TRY(src);
-  f_.source = std::move(*src);
-  const std::span<const uint8_t> bytes(f_.source.base(), f_.source.size());
-  const char* p = path_.c_str();
-  uint64_t pos = 0;
-  auto magic = pickle_.run(bytes, pos, path_ + ": magic number");
-  ZT_TRY(magic);
-  const PickleValue& m = pickle_.at(*magic);
-  ZT_FAIL_IF(m.kind != PickleKind::big_integer || m.text.size() != sizeof kLegacyMagic ||
-                 std::memcmp(m.text.data(), kLegacyMagic, sizeof kLegacyMagic) != 0,
-             format, "%s: a pickle without torch.save's magic number: not a PyTorch checkpoint", p);
-  auto protocol = pickle_.run(bytes, pos, path_ + ": protocol version");
-  ZT_TRY(protocol);
-  const PickleValue& v = pickle_.at(*protocol);
-  ZT_FAIL_IF(v.kind != PickleKind::integer || v.integer != kLegacyProtocol, unsupported,
-             "%s: legacy torch.save protocol %s (1001 is read)", p,
-             v.kind == PickleKind::integer ? std::to_string(v.integer).c_str() : "?");
-  auto info = pickle_.run(bytes, pos, path_ + ": system info");
-  ZT_TRY(info);
-  bool little_endian = true;
-  const PickleValue& sys = pickle_.at(*info);
-  ZT_FAIL_IF(sys.kind != PickleKind::dict, invalid, "%s: the system info is not a dict", p);
-  for (size_t i = 0; i + 1 < sys.items.size(); i += 2) {
-    const PickleValue& k = pickle_.at(sys.items[i]);
-    const PickleValue& x = pickle_.at(sys.items[i + 1]);
-    if (k.kind == PickleKind::text && k.text == "little_endian") {
-      ZT_FAIL_IF(x.kind != PickleKind::boolean, invalid, "%s: little_endian is not a bool", p);
-      little_endian = x.truth;
-    }
-  }
-  const std::string where = path_ + ": the saved object";
-  auto root = pickle_.run(bytes, pos, where);
-  ZT_TRY(root);
-  auto keys = pickle_.run(bytes, pos, path_ + ": storage keys");
-  ZT_TRY(keys);
-  ZT_TRY(collect_storages(where));
-  const std::vector<uint32_t> order = pickle_.at(*keys).items;
-  ZT_FAIL_IF(pickle_.at(*keys).kind != PickleKind::list, invalid,
-             "%s: the storage keys are not a list", p);
-  std::unordered_set<std::string> seen;
-  for (const uint32_t k : order) {
-    const PickleValue& key = pickle_.at(k);
-    ZT_FAIL_IF(key.kind != PickleKind::text, invalid, "%s: a storage key is a %s", p,
-               pickle_.describe(k).c_str());
-    const auto it = storages_.find(key.text);
-    ZT_FAIL_IF(it == storages_.end(), invalid, "%s: storage \"%s\" is not used by the object", p,
-               key.text.c_str());
-    ZT_FAIL_IF(!seen.insert(key.text).second, invalid, "%s: storage \"%s\" is listed twice", p,
-               key.text.c_str());
-    Storage& s = it->second;
-    ZT_FAIL_IF(bytes.size() - pos < 8, format, "%s: storage \"%s\": the file ends at its size", p,
-               key.text.c_str());
-    uint64_t count = 0;
-    for (int b = 0; b < 8; ++b)
-      count |= uint64_t{bytes[pos + (little_endian ? b : 7 - b)]} << (8 * b);
-    pos += 8;
-    ZT_FAIL_IF(count != s.numel, invalid, "%s: storage \"%s\" holds %llu elements, the object %llu",
-               p, key.text.c_str(), static_cast<ull>(count), static_cast<ull>(s.numel));
-    const auto need = checked_mul(count, s.type->width);
-    ZT_FAIL_IF(!need || *need > bytes.size() - pos, format,
-               "%s: storage \"%s\": %llu elements of torch.%s go past the end of the file", p,
-               key.text.c_str(), static_cast<ull>(count), std::string(s.type->name).c_str());
-    s.bytes = bytes.subspan(pos, *need);
-    pos += *need;
-    if (!little_endian && swap_width(*s.type) > 1) {
-      std::vector<uint8_t> swapped(s.bytes.begin(), s.bytes.end());
-      swap_elements(swapped, swap_width(*s.type));
-      f_.owned.push_back(std::move(swapped));
-      s.bytes = f_.owned.back();
-    }
-  }
-  for (const auto& [key, s] : storages_)
-    ZT_FAIL_IF(!seen.contains(key), invalid, "%s: storage \"%s\" is used but not stored", p,
-               key.c_str());
-  ZT_FAIL_IF(pos != bytes.size(), invalid, "%s: %llu bytes follow the last storage", p,
-             static_cast<ull>(bytes.size() - pos));
-  return walk(*root, "", 0);
-}
-
-}  // namespace
-
-Result<ForeignFile> read_pytorch(const std::string& path, uint64_t limit) {
-  ForeignFile f;
-  f.kind = FileKind::pytorch;
-  uint8_t head[4] = {};
-  {
-    auto probe = Source::open_file(path, Source::Mode::copy);
-    ZT_TRY(probe);
-    ZT_FAIL_IF(probe->size() < 4, format, "%s: %llu bytes is too short for a PyTorch checkpoint",
-               path.c_str(), static_cast<ull>(probe->size()));
-    ZT_TRY(probe->read_into(0, head));
-  }
-  TorchReader r(path, f, limit);
-  if (head[0] == 'P' && head[1] == 'K') {
-    ZT_TRY(r.read_zip());
-  } else if (head[0] == 0x80) {
-    ZT_TRY(r.read_legacy());
-  } else {
-    return make_error(Status::format,
-                      "%s: neither a zip archive nor a pickle: not a torch.save checkpoint",
-                      path.c_str());
-  }
-  return f;
-}
-
-}  // namespace zt::foreign
+}  // namespace zt::foreign::torch_reader
