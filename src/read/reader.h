@@ -166,6 +166,11 @@ class Reader {
     const auto m = mapped_in_place(c);
     return !c.held && m && *m;
   }
+  // The mapped bytes of c, for which mapped_in_place() holds (its file,
+  // from source_of, already open).
+  static std::span<const uint8_t> mapped_bytes(const Source& src, const Component& c) {
+    return std::span<const uint8_t>(src.base() + c.offset, c.length);
+  }
   // The file holding c's stored bytes: this one, or the shard that the
   // part names (v2 spec §7), opened on first use. Thread-safe.
   Result<const Source*> source_of(const Component& c) const;
