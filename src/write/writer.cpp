@@ -76,8 +76,9 @@ bool valid_name(std::string_view s) { return name_fault(s) == NameFault::none; }
 
 std::string shown(std::string_view s) { return std::string(s.substr(0, 200)); }
 
-Result<void> check_name(std::string_view what, std::string_view name, bool v2,
-                        bool canonical = false) {
+}  // namespace
+
+Result<void> check_name(std::string_view what, std::string_view name, bool v2, bool canonical) {
   ZT_FAIL_IF(!valid_name(name), argument,
              "%.*s name \"%s\" is empty, too long, has a NUL byte or is not UTF-8",
              static_cast<int>(what.size()), what.data(), shown(name).c_str());
@@ -92,6 +93,8 @@ Result<void> check_name(std::string_view what, std::string_view name, bool v2,
              static_cast<int>(what.size()), what.data(), shown(name).c_str());
   return {};
 }
+
+namespace {
 
 // What a v2 writer stores for a format given in either vocabulary: the
 // layout id, and the name the reader will show (docs/v2.md §2).
@@ -110,22 +113,6 @@ Result<void> set_v2_layout(Object& o, std::string_view format) {
   }
   o.format = presented_format(o.layout);
   return {};
-}
-
-// v2 attributes are stored in deterministic encoding, without tags or
-// undefined (v2 spec §3.1), and `depth` levels below the manifest root.
-Result<std::vector<uint8_t>> v2_attributes(std::span<const uint8_t> cbor, unsigned depth,
-                                           bool canonical_form) {
-  auto canonical = cbor::canonical_encoding(cbor, kMaxDepthV2 - depth);
-  if (!canonical) {
-    Error e = std::move(canonical).error();
-    if (e.status != Status::nomem) e.status = Status::argument;
-    return e;
-  }
-  ZT_TRY(cbor::for_each_entry(*canonical, [&](std::string_view key, auto) -> Result<void> {
-    return check_name("attribute", key, true, canonical_form);
-  }));
-  return canonical;
 }
 
 }  // namespace
@@ -251,178 +238,6 @@ Writer::~Writer() {
   if (impl_) impl_->discard();
 }
 
-namespace {
-
-// Every public call runs through here: a call either succeeds, fails and
-// leaves the writer as it was (the calls roll their own work back), or
-// poisons the writer. An exception (std::bad_alloc from a frame buffer, a
-// thread that cannot start) poisons it: the bytes it had counted may not
-// have been written, so nothing after it may be published.
-template <typename Call>
-Result<void> guarded(Writer::Impl& s, Call&& call) noexcept {
-  try {
-    Result<void> r = call();
-    if (!r && s.state == Writer::Impl::State::failed && s.first_failure.empty())
-      s.first_failure = r.error().message;
-    return r;
-  } catch (const std::bad_alloc&) {
-    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
-  } catch (const std::length_error&) {
-    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
-  } catch (const std::exception& e) {
-    return s.poison(make_error(Status::io, "%s: %s", s.path.c_str(), e.what()));
-  }
-}
-
-}  // namespace
-
-namespace {
-
-Result<void> check_options(const WriterOptions& opt) {
-  ZT_FAIL_IF(opt.zstd_level < -131072 || opt.zstd_level > 22, argument,
-             "zstd level %d is out of range", opt.zstd_level);
-  ZT_FAIL_IF(opt.digest == DigestAlgo::crc32c || opt.digest == DigestAlgo::unknown, argument,
-             "writers produce xxh3 or sha256 digests, or none");
-  ZT_FAIL_IF(opt.frame_size > Limits::frame_size, argument,
-             "frame size %llu is above the limit of %llu bytes (ZT_MAX_FRAME_SIZE)",
-             static_cast<ull>(opt.frame_size), static_cast<ull>(Limits::frame_size));
-  // 0 is honoured (auto never keeps zstd); NaN and negative ratios are not numbers a user meant.
-  ZT_FAIL_IF(!(opt.auto_min_ratio >= 0) || opt.auto_min_ratio > 1e6, argument,
-             "auto_min_ratio must be a number from 0 to 1e6");
-  ZT_FAIL_IF(opt.file_version != 0 && opt.file_version != 2, argument,
-             "file_version %u: writers produce 1.2.0 (0) or zTensor v2 (2)", opt.file_version);
-  ZT_FAIL_IF(opt.file_version != 2 && opt.alignment != 0, argument,
-             "alignment is a v2 option (1.2.0 blobs are 64-byte aligned)");
-  ZT_FAIL_IF(opt.alignment % kAlignmentV2 != 0 || opt.alignment > (uint64_t{1} << 30), argument,
-             "alignment %llu is not a multiple of 4096 up to 1 GiB",
-             static_cast<ull>(opt.alignment));
-  ZT_FAIL_IF(opt.canonical && opt.file_version != 2, argument,
-             "canonical form is a zTensor v2 form (file_version 2)");
-  ZT_FAIL_IF(opt.canonical && opt.alignment != 0 && opt.alignment != 65536, argument,
-             "canonical form places blobs at 65536-byte boundaries, not %llu (v2 spec §6.3)",
-             static_cast<ull>(opt.alignment));
-  ZT_FAIL_IF(opt.canonical && opt.digest != DigestAlgo::xxh3, argument,
-             "canonical form gives every part an xxh3 digest (v2 spec §6.3 rule 4)");
-  ZT_FAIL_IF(opt.shard_bytes != 0 && opt.file_version != 2, argument,
-             "shards are a zTensor v2 feature (file_version 2)");
-  ZT_FAIL_IF(opt.shard_bytes != 0 && opt.canonical, argument,
-             "canonical form is single-file (v2 spec §6.3 rule 6): no shard_bytes with canonical");
-  ZT_FAIL_IF(opt.shard_bytes != 0 && opt.shard_bytes < 2 * (opt.alignment ? opt.alignment : 65536),
-             argument, "shard_bytes %llu is below two blob alignments",
-             static_cast<ull>(opt.shard_bytes));
-  ZT_FAIL_IF(opt.file_version == 2 && opt.frame_size > kSeekableMaxFrameContent, argument,
-             "frame size %llu: v2 zstd frames hold at most 16 MiB (zt.zstd-seekable/1)",
-             static_cast<ull>(opt.frame_size));
-  return {};
-}
-
-}  // namespace
-
-Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
-  ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
-  ZT_TRY(check_options(opt));
-  std::unique_ptr<Writer> w(new Writer());
-  w->impl_->opt = opt;
-  w->impl_->path = path;
-  ZT_TRY(w->impl_->open_file());
-  return w;
-}
-
-Result<std::unique_ptr<Writer>> Writer::open_append(const std::string& path,
-                                                    const WriterOptions& opt) {
-  ZT_FAIL_IF(opt.file_version != 0 && opt.file_version != 2, argument,
-             "file_version %u: appending keeps the file's container (zTensor v2)",
-             opt.file_version);
-  ZT_FAIL_IF(opt.canonical, argument,
-             "canonical form has no superseded blobs: a file cannot be appended to canonically "
-             "(rewrite it with zt convert instead)");
-  ZT_FAIL_IF(opt.shard_bytes != 0, argument,
-             "appending keeps the file whole: shard_bytes is for new models");
-  WriterOptions o = opt;
-  o.file_version = 2;
-  ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
-  ZT_TRY(check_options(o));
-  std::unique_ptr<Writer> w(new Writer());
-  w->impl_->opt = o;
-  w->impl_->path = path;
-  auto f = OutputFile::create(path);
-  ZT_TRY(f);
-  w->impl_->file = std::move(*f);
-  auto taken = w->impl_->take_over(path);
-  if (!taken) {
-    w->impl_->discard();
-    return std::move(taken).error();
-  }
-  return w;
-}
-
-Result<void> Writer::Impl::take_over(const std::string& source_path) {
-  OpenOptions oo;
-  oo.mode = Source::Mode::copy;
-  auto r = Reader::open_file(source_path, oo);
-  ZT_TRY(r);
-  const Manifest& m = (*r)->manifest();
-  ZT_FAIL_IF(m.generation != Generation::v2, unsupported,
-             "%s: a zTensor %s file: append (v2 spec §2.5) works on v2 files; rewrite 1.x files "
-             "with zt merge",
-             source_path.c_str(), m.version.c_str());
-  // A sharded root keeps its table: the parts it names stay in their shards
-  // (indexes into the same table), new blobs go into the root.
-  shards = m.shards;
-  // The earlier bytes, unchanged: the new generation starts after them.
-  const Source& src = (*r)->source();
-  constexpr uint64_t kPiece = uint64_t{4} << 20;
-  std::vector<uint8_t> scratch;
-  for (uint64_t at = 0; at < src.size(); at += kPiece) {
-    auto piece = src.bytes(at, std::min(kPiece, src.size() - at), scratch);
-    ZT_TRY(piece);
-    ZT_TRY(write_all(*piece));
-  }
-  if (m.attributes.present)
-    file_attributes.assign(m.attributes.encoded.begin(), m.attributes.encoded.end());
-  for (const Object& old : m.objects) {
-    Object o = old;
-    if (o.attributes.present) {
-      kept_attributes.emplace_back(old.attributes.encoded.begin(), old.attributes.encoded.end());
-      o.attributes.encoded = kept_attributes.back();
-    }
-    names.insert(o.name);
-    replaceable.insert(o.name);
-    objects.push_back(std::move(o));
-  }
-  return {};
-}
-
-Result<void> Writer::set_file_attributes_json(std::string_view json) {
-  return guarded(*impl_, [&]() -> Result<void> {
-    ZT_TRY(impl_->usable());
-    // The manifest root holds file attributes at CBOR depth 2.
-    auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 1);
-    ZT_TRY(cbor);
-    if (impl_->v2()) {
-      cbor = v2_attributes(*cbor, 1, impl_->opt.canonical);
-      ZT_TRY(cbor);
-    }
-    impl_->file_attributes = std::move(*cbor);
-    return {};
-  });
-}
-
-Result<void> Writer::set_file_attributes_cbor(std::span<const uint8_t> cbor) {
-  return guarded(*impl_, [&]() -> Result<void> {
-    ZT_TRY(impl_->usable());
-    ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 1));
-    if (impl_->v2()) {
-      auto canonical = v2_attributes(cbor, 1, impl_->opt.canonical);
-      ZT_TRY(canonical);
-      impl_->file_attributes = std::move(*canonical);
-      return {};
-    }
-    impl_->file_attributes.assign(cbor.begin(), cbor.end());
-    return {};
-  });
-}
-
 Result<void> Writer::begin_object(std::string_view name, std::string_view format,
                                   std::span<const uint64_t> shape) {
   return guarded(*impl_, [&]() -> Result<void> {
@@ -461,42 +276,6 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     s.object_shard = s.current_shard();
     s.object_blobs.clear();
     s.state = Impl::State::object;
-    return {};
-  });
-}
-
-Result<void> Writer::set_object_attributes_json(std::string_view json) {
-  return guarded(*impl_, [&]() -> Result<void> {
-    Impl& s = *impl_;
-    ZT_TRY(s.usable());
-    ZT_FAIL_IF(s.state != Impl::State::object, state,
-               "no object is begun: call zt_writer_begin_object first");
-    // root -> objects -> object -> attributes: object attributes sit at depth 4.
-    auto cbor = json_object_to_cbor(json, Limits::cbor_depth - 3);
-    ZT_TRY(cbor);
-    if (s.v2()) {
-      cbor = v2_attributes(*cbor, 3, s.opt.canonical);
-      ZT_TRY(cbor);
-    }
-    s.current_attributes = std::move(*cbor);
-    return {};
-  });
-}
-
-Result<void> Writer::set_object_attributes_cbor(std::span<const uint8_t> cbor) {
-  return guarded(*impl_, [&]() -> Result<void> {
-    Impl& s = *impl_;
-    ZT_TRY(s.usable());
-    ZT_FAIL_IF(s.state != Impl::State::object, state,
-               "no object is begun: call zt_writer_begin_object first");
-    ZT_TRY(check_attribute_map(cbor, Limits::cbor_depth - 3));
-    if (s.v2()) {
-      auto canonical = v2_attributes(cbor, 3, s.opt.canonical);
-      ZT_TRY(canonical);
-      s.current_attributes = std::move(*canonical);
-      return {};
-    }
-    s.current_attributes.assign(cbor.begin(), cbor.end());
     return {};
   });
 }
@@ -771,130 +550,6 @@ Result<void> Writer::add_dense(std::string_view name, std::string_view dtype,
     }
     return end_object();
   });
-}
-
-Result<void> Writer::finish() {
-  return guarded(*impl_, [&]() -> Result<void> {
-    Impl& s = *impl_;
-    ZT_TRY(s.usable());
-    if (s.state != Impl::State::idle) {
-      s.discard();
-      s.state = Impl::State::failed;
-      return make_error(Status::state, "object \"%s\" is still open: the file was not written",
-                        s.current.name.c_str());
-    }
-    Result<void> r;
-    if (s.sharded())
-      r = s.finish_sharded();
-    else if (r = s.v2() ? s.write_manifest_v2() : s.write_manifest_v1(); r)
-      r = s.publish();
-    s.discard();
-    s.state = r ? Impl::State::done : Impl::State::failed;
-    return r;
-  });
-}
-
-Result<void> Writer::Impl::write_manifest_v1() {
-  const std::vector<uint8_t> manifest = encode_manifest(file_attributes, objects);
-  uint8_t trailer[16];
-  uint64_t n = manifest.size();
-  for (int i = 0; i < 8; ++i, n >>= 8) trailer[i] = static_cast<uint8_t>(n & 0xFF);
-  std::memcpy(trailer + 8, kMagicV1, 8);
-  ZT_TRY(write_all(manifest));
-  return write_all(trailer);
-}
-
-namespace {
-
-// The shard names of the sharded v2 root at `path`, if one is there (else
-// none: a missing, foreign or unreadable file names no shards).
-std::vector<std::string> shards_named_at(const std::string& path) {
-  std::vector<std::string> names;
-  OpenOptions o;
-  o.mode = Source::Mode::copy;
-  if (auto r = Reader::open_file(path, o); r)
-    for (const Shard& s : (*r)->manifest().shards) names.push_back(s.name);
-  return names;
-}
-
-void remove_files(const std::vector<std::string>& paths) {
-  for (const std::string& p : paths) ::unlink(p.c_str());
-}
-
-}  // namespace
-
-// The manifest is a blob like any other (aligned, written last), then the
-// footer that points at it and carries its XXH3-64 (v2 spec §2.3).
-//
-// Publish last, replace whole: each shard is named after its content
-// ("00001-" and 12 hex digits of its sha256), so new shards never land on
-// the files an older root at the target names; the root's rename is the
-// one step that switches models, and the old model's shards are removed
-// only after it. A failure at any point leaves the old model as it was,
-// readable and verifiable, and removes the new shards.
-Result<void> Writer::Impl::finish_sharded() {
-  ZT_TRY(write_all(footer_v2(0, 0, 0)));
-  shard_sizes.push_back(pos);
-  earlier_shards.push_back(std::move(*file));
-  file.reset();
-  // Each shard's identity: its size and a sha256 over its bytes, read back
-  // (what was written, whatever was cut off again on the way).
-  std::vector<Shard> table;
-  std::vector<uint8_t> piece(size_t{4} << 20);
-  for (size_t k = 0; k < earlier_shards.size(); ++k) {
-    Hasher h(DigestAlgo::sha256);
-    for (uint64_t at = 0; at < shard_sizes[k]; at += piece.size()) {
-      const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), shard_sizes[k] - at));
-      ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
-      h.update(std::span(piece).first(n));
-    }
-    const std::string hex = h.finish_hex();
-    char name[48];
-    std::snprintf(name, sizeof name, "%05zu-%.12s", k + 1, hex.c_str());
-    table.push_back(Shard{name, shard_sizes[k], "sha256:" + hex});
-  }
-  const std::vector<std::string> old_names = shards_named_at(path);
-  const auto is_old = [&](const std::string& n) {
-    return std::find(old_names.begin(), old_names.end(), n) != old_names.end();
-  };
-  std::vector<std::string> published;  // new shard files, removed again on failure
-  const auto fail = [&](Error e) -> Result<void> {
-    remove_files(published);
-    state = State::failed;
-    return e;
-  };
-  for (size_t k = 0; k < earlier_shards.size(); ++k) {
-    const std::string target = shard_file_path(path, table[k].name);
-    earlier_shards[k].retarget(target);
-    if (auto r = earlier_shards[k].publish(); !r) return fail(std::move(r).error());
-    // A shard the old root names too has the same bytes: it stays either way.
-    if (!is_old(table[k].name)) published.push_back(target);
-  }
-  earlier_shards.clear();
-  auto f = OutputFile::create(path);
-  if (!f) return fail(std::move(f).error());
-  file = std::move(*f);
-  pos = 0;
-  shards = std::move(table);
-  Result<void> root = write_all(std::span<const uint8_t>(kMagicV2, 8));
-  if (root) root = write_manifest_v2();
-  if (root) root = publish();
-  if (!root) return fail(std::move(root).error());
-  std::vector<std::string> stale;
-  for (const std::string& n : old_names)
-    if (std::none_of(shards.begin(), shards.end(), [&](const Shard& s) { return s.name == n; }))
-      stale.push_back(shard_file_path(path, n));
-  remove_files(stale);
-  return {};
-}
-
-Result<void> Writer::Impl::write_manifest_v2() {
-  const std::vector<uint8_t> manifest = encode_manifest_v2(file_attributes, objects, shards);
-  ZT_TRY(pad_to_alignment());
-  const std::array<uint8_t, kFooterBytesV2> footer =
-      footer_v2(pos, manifest.size(), XXH3_64bits(manifest.data(), manifest.size()));
-  ZT_TRY(write_all(manifest));
-  return write_all(footer);
 }
 
 void Writer::abort() {

@@ -6,9 +6,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -126,5 +129,32 @@ struct Writer::Impl {
   // Checks and writes one piece of the pending component.
   Result<void> accept(std::span<const uint8_t> data);
 };
+
+// A name (of an object, component or attribute) as a writer takes it:
+// valid UTF-8 text without NUL, within the limits (v2: 1024 bytes), and in
+// NFC for canonical form (writer.cpp).
+Result<void> check_name(std::string_view what, std::string_view name, bool v2,
+                        bool canonical = false);
+
+// Every public call runs through here: a call either succeeds, fails and
+// leaves the writer as it was (the calls roll their own work back), or
+// poisons the writer. An exception (std::bad_alloc from a frame buffer, a
+// thread that cannot start) poisons it: the bytes it had counted may not
+// have been written, so nothing after it may be published.
+template <typename Call>
+Result<void> guarded(Writer::Impl& s, Call&& call) noexcept {
+  try {
+    Result<void> r = call();
+    if (!r && s.state == Writer::Impl::State::failed && s.first_failure.empty())
+      s.first_failure = r.error().message;
+    return r;
+  } catch (const std::bad_alloc&) {
+    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
+  } catch (const std::length_error&) {
+    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
+  } catch (const std::exception& e) {
+    return s.poison(make_error(Status::io, "%s: %s", s.path.c_str(), e.what()));
+  }
+}
 
 }  // namespace zt

@@ -4,7 +4,8 @@ src/ and capi/ points down the order stated on the "Stack:" line at the top
 of docs/architecture.md, so that each folder can be read, tested and
 changed knowing only those below it. Folders joined by "," share a level and
 include neither each other. The public C header (include/ztensor.h) is the
-C layer's: only the folders on the "C header:" line include it.
+C layer's: only the folders on the "C header:" line include it. And no
+file is longer than the "File size:" line allows (one concern a file).
 
   python3 tests/layout/check_includes.py [SOURCE_ROOT]
 
@@ -29,7 +30,8 @@ def stack(architecture):
             level[folder.strip()] = i
     h = re.search(r"^C header[^:]*: `([^`]+)`", text, re.M)
     header = {f.strip() for f in h.group(1).split(",")} if h else set()
-    return level, header
+    n = re.search(r"^File size[^:]*: `(\d+)` lines", text, re.M)
+    return level, header, int(n.group(1)) if n else None
 
 
 def folder_of(root, path):
@@ -40,7 +42,7 @@ def folder_of(root, path):
 
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
-    level, header_users = stack(os.path.join(root, "docs", "architecture.md"))
+    level, header_users, max_lines = stack(os.path.join(root, "docs", "architecture.md"))
     bad, edges, files = [], set(), 0
     for top in ("src", "capi"):
         for d, _, names in os.walk(os.path.join(root, top)):
@@ -54,37 +56,43 @@ def main():
                     bad.append(f"{os.path.relpath(path, root)}: folder '{here}' is not on the Stack line")
                     continue
                 with open(path, encoding="utf-8") as f:
-                    for n, line in enumerate(f, 1):
-                        m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-                        if not m:
+                    text = f.read()
+                count = text.count("\n")
+                if max_lines and count > max_lines:
+                    bad.append(f"{os.path.relpath(path, root)}: {count} lines, over the {max_lines} "
+                               "a file of one concern may have")
+                for n, line in enumerate(text.splitlines(), 1):
+                    m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    where = f"{os.path.relpath(path, root)}:{n}: #include \"{inc}\""
+                    if "/" not in inc:
+                        if os.path.exists(os.path.join(d, inc)):
+                            continue  # beside it
+                        if os.path.exists(os.path.join(root, "include", inc)):
+                            if here not in header_users:
+                                bad.append(f"{where}: only {', '.join(sorted(header_users))} "
+                                           "include the C header")
                             continue
-                        inc = m.group(1)
-                        where = f"{os.path.relpath(path, root)}:{n}: #include \"{inc}\""
-                        if "/" not in inc:
-                            if os.path.exists(os.path.join(d, inc)):
-                                continue  # beside it
-                            if os.path.exists(os.path.join(root, "include", inc)):
-                                if here not in header_users:
-                                    bad.append(f"{where}: only {', '.join(sorted(header_users))} "
-                                               "include the C header")
-                                continue
-                            bad.append(f"{where}: not found beside it or in include/")
-                            continue
-                        there = inc.split("/")[0]
-                        if there == here:
-                            continue
-                        if there not in level:
-                            bad.append(f"{where}: folder '{there}' is not on the Stack line")
-                        elif level[there] >= level[here]:
-                            bad.append(f"{where}: '{here}' may include only folders below it, "
-                                       f"and '{there}' is {'beside' if level[there] == level[here] else 'above'} it")
-                        else:
-                            edges.add((here, there))
+                        bad.append(f"{where}: not found beside it or in include/")
+                        continue
+                    there = inc.split("/")[0]
+                    if there == here:
+                        continue
+                    if there not in level:
+                        bad.append(f"{where}: folder '{there}' is not on the Stack line")
+                    elif level[there] >= level[here]:
+                        bad.append(f"{where}: '{here}' may include only folders below it, "
+                                   f"and '{there}' is {'beside' if level[there] == level[here] else 'above'} it")
+                    else:
+                        edges.add((here, there))
     if bad:
         print("\n".join(bad))
-        print(f"check_includes: {len(bad)} include(s) against the stack of docs/architecture.md")
+        print(f"check_includes: {len(bad)} line(s) against the rules of docs/architecture.md")
         return 1
-    print(f"check_includes: {files} files, {len(edges)} folder-to-folder edges, all down the stack")
+    print(f"check_includes: {files} files, {len(edges)} folder-to-folder edges, all down the stack"
+          + (f"; none over {max_lines} lines" if max_lines else ""))
     return 0
 
 

@@ -1,0 +1,149 @@
+// Finishing a writer: the manifest (1.2.0 with its 16-byte trailer, or v2
+// as an aligned blob and its 40-byte footer), then publication: one file
+// renamed over the target, or a sharded model under fresh shard names whose
+// root's rename switches models (old shards removed after it).
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
+#include "cbor/deterministic.h"
+#include "container/container.h"
+#include "manifest/object_format.h"
+#include "read/reader.h"
+#include "write/writer_impl.h"
+
+namespace zt {
+
+using ull = unsigned long long;
+
+Result<void> Writer::finish() {
+  return guarded(*impl_, [&]() -> Result<void> {
+    Impl& s = *impl_;
+    ZT_TRY(s.usable());
+    if (s.state != Impl::State::idle) {
+      s.discard();
+      s.state = Impl::State::failed;
+      return make_error(Status::state, "object \"%s\" is still open: the file was not written",
+                        s.current.name.c_str());
+    }
+    Result<void> r;
+    if (s.sharded())
+      r = s.finish_sharded();
+    else if (r = s.v2() ? s.write_manifest_v2() : s.write_manifest_v1(); r)
+      r = s.publish();
+    s.discard();
+    s.state = r ? Impl::State::done : Impl::State::failed;
+    return r;
+  });
+}
+
+Result<void> Writer::Impl::write_manifest_v1() {
+  const std::vector<uint8_t> manifest = encode_manifest(file_attributes, objects);
+  uint8_t trailer[16];
+  uint64_t n = manifest.size();
+  for (int i = 0; i < 8; ++i, n >>= 8) trailer[i] = static_cast<uint8_t>(n & 0xFF);
+  std::memcpy(trailer + 8, kMagicV1, 8);
+  ZT_TRY(write_all(manifest));
+  return write_all(trailer);
+}
+
+namespace {
+
+// The shard names of the sharded v2 root at `path`, if one is there (else
+// none: a missing, foreign or unreadable file names no shards).
+std::vector<std::string> shards_named_at(const std::string& path) {
+  std::vector<std::string> names;
+  OpenOptions o;
+  o.mode = Source::Mode::copy;
+  if (auto r = Reader::open_file(path, o); r)
+    for (const Shard& s : (*r)->manifest().shards) names.push_back(s.name);
+  return names;
+}
+
+void remove_files(const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) ::unlink(p.c_str());
+}
+
+}  // namespace
+
+// The manifest is a blob like any other (aligned, written last), then the
+// footer that points at it and carries its XXH3-64 (v2 spec §2.3).
+//
+// Publish last, replace whole: each shard is named after its content
+// ("00001-" and 12 hex digits of its sha256), so new shards never land on
+// the files an older root at the target names; the root's rename is the
+// one step that switches models, and the old model's shards are removed
+// only after it. A failure at any point leaves the old model as it was,
+// readable and verifiable, and removes the new shards.
+Result<void> Writer::Impl::finish_sharded() {
+  ZT_TRY(write_all(footer_v2(0, 0, 0)));
+  shard_sizes.push_back(pos);
+  earlier_shards.push_back(std::move(*file));
+  file.reset();
+  // Each shard's identity: its size and a sha256 over its bytes, read back
+  // (what was written, whatever was cut off again on the way).
+  std::vector<Shard> table;
+  std::vector<uint8_t> piece(size_t{4} << 20);
+  for (size_t k = 0; k < earlier_shards.size(); ++k) {
+    Hasher h(DigestAlgo::sha256);
+    for (uint64_t at = 0; at < shard_sizes[k]; at += piece.size()) {
+      const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), shard_sizes[k] - at));
+      ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
+      h.update(std::span(piece).first(n));
+    }
+    const std::string hex = h.finish_hex();
+    char name[48];
+    std::snprintf(name, sizeof name, "%05zu-%.12s", k + 1, hex.c_str());
+    table.push_back(Shard{name, shard_sizes[k], "sha256:" + hex});
+  }
+  const std::vector<std::string> old_names = shards_named_at(path);
+  const auto is_old = [&](const std::string& n) {
+    return std::find(old_names.begin(), old_names.end(), n) != old_names.end();
+  };
+  std::vector<std::string> published;  // new shard files, removed again on failure
+  const auto fail = [&](Error e) -> Result<void> {
+    remove_files(published);
+    state = State::failed;
+    return e;
+  };
+  for (size_t k = 0; k < earlier_shards.size(); ++k) {
+    const std::string target = shard_file_path(path, table[k].name);
+    earlier_shards[k].retarget(target);
+    if (auto r = earlier_shards[k].publish(); !r) return fail(std::move(r).error());
+    // A shard the old root names too has the same bytes: it stays either way.
+    if (!is_old(table[k].name)) published.push_back(target);
+  }
+  earlier_shards.clear();
+  auto f = OutputFile::create(path);
+  if (!f) return fail(std::move(f).error());
+  file = std::move(*f);
+  pos = 0;
+  shards = std::move(table);
+  Result<void> root = write_all(std::span<const uint8_t>(kMagicV2, 8));
+  if (root) root = write_manifest_v2();
+  if (root) root = publish();
+  if (!root) return fail(std::move(root).error());
+  std::vector<std::string> stale;
+  for (const std::string& n : old_names)
+    if (std::none_of(shards.begin(), shards.end(), [&](const Shard& s) { return s.name == n; }))
+      stale.push_back(shard_file_path(path, n));
+  remove_files(stale);
+  return {};
+}
+
+Result<void> Writer::Impl::write_manifest_v2() {
+  const std::vector<uint8_t> manifest = encode_manifest_v2(file_attributes, objects, shards);
+  ZT_TRY(pad_to_alignment());
+  const std::array<uint8_t, kFooterBytesV2> footer =
+      footer_v2(pos, manifest.size(), XXH3_64bits(manifest.data(), manifest.size()));
+  ZT_TRY(write_all(manifest));
+  return write_all(footer);
+}
+
+}  // namespace zt
