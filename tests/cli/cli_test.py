@@ -293,6 +293,16 @@ class Golden(Base):
                     "npz (*.npz)", "pytorch (*.pt *.pth *.bin *.ckpt)", "onnx (*.onnx)"]:
             self.assertIn(fmt, lines[1])
         self.assertTrue(lines[2].startswith("writes:    zTensor 1.2 (default) and v2; safetensors and gguf"))
+        # The extensions are written once in code (the foreign formats'
+        # descriptors, which --version prints); the texts that name them for
+        # people, zt convert --help and ztensor.h's allow_foreign, must name
+        # every one.
+        convert_help = self.zt("convert", "--help").stdout
+        with open(header) as f:
+            c_header = f.read()
+        for ext in re.findall(r"\*(\.[a-z.]+)", lines[1]):
+            self.assertIn(ext, convert_help, "zt convert --help does not name " + ext)
+            self.assertIn(ext, c_header, "ztensor.h does not name " + ext)
         self.assertIn("zt.zstd-seekable/1", lines[3])
 
 
