@@ -115,7 +115,7 @@ class ZtInput final : public Input {
       it.format = o.format;
       it.descriptor = format_of(o);
       it.shape = o.shape;
-      it.input_shard = o.part;
+      it.input_shard = o.input_file;
       if (!o.components.empty() && o.components.front().shard)
         it.input_shard = *o.components.front().shard + 1;
       it.has_attributes = o.attributes.present;

@@ -52,7 +52,7 @@ struct ForeignObject {
   std::vector<uint64_t> shape;
   Json attributes = Json::object();
   std::vector<ForeignComponent> components;
-  uint32_t part = 0;  // a sharded checkpoint's shard it came from, in name order
+  uint32_t input_file = 0;  // which of input_files (a checkpoint's shard) it came from
 };
 
 // Attributes are JSON values taken literally (an object whose one key is
@@ -64,7 +64,8 @@ struct ForeignFile {
   std::vector<ForeignObject> objects;
   Source source;                           // the mapped file, when bytes are viewed in place
   std::deque<std::vector<uint8_t>> owned;  // bytes made here: unzipped, byte-swapped, transposed
-  std::vector<ForeignFile> parts;          // the shards of a sharded checkpoint, holding its bytes
+  std::vector<ForeignFile>
+      input_files;  // other files read: a checkpoint's shards, ONNX external data
 
   ForeignFile() = default;
   ForeignFile(ForeignFile&&) = default;

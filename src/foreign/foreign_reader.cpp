@@ -37,14 +37,14 @@ void collect_buffers(const ForeignFile& f, bool root, std::vector<Buffer>& out,
   }
   for (const std::vector<uint8_t>& v : f.owned)
     if (!v.empty()) out.push_back(Buffer{v, held()});
-  for (const ForeignFile& part : f.parts) collect_buffers(part, false, out, held_count);
+  for (const ForeignFile& part : f.input_files) collect_buffers(part, false, out, held_count);
 }
 
 // The files a foreign model reads beyond its root (a sharded checkpoint's
 // shards, ONNX external data), each counted once by its mapping.
 OtherFiles files_beyond_root(const ForeignFile& f) {
   OtherFiles out;
-  for (const ForeignFile& part : f.parts) {
+  for (const ForeignFile& part : f.input_files) {
     if (part.source.base()) {
       ++out.count;
       out.bytes += part.source.size();
@@ -160,7 +160,7 @@ Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers,
     o.name = fo.name;
     o.shape = fo.shape;
     o.format = fo.format;
-    o.part = fo.part;
+    o.input_file = fo.input_file;
     auto a = attributes_of(fo.attributes, Limits::cbor_depth - 3, m);
     ZT_TRY(a);
     o.attributes = *a;

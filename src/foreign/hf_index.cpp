@@ -129,12 +129,12 @@ Result<ForeignFile> model_of_index(
                  shard.c_str(), it->second.c_str());
       ZT_FAIL_IF(!found.emplace(o.name, shard).second, invalid,
                  "%s: tensor \"%s\" appears twice in shard %s", p, o.name.c_str(), shard.c_str());
-      o.part = static_cast<uint32_t>(f.parts.size());
+      o.input_file = static_cast<uint32_t>(f.input_files.size());
       f.objects.push_back(std::move(o));
     }
     ZT_TRY(merge_attributes(shard, part->attributes, f.attributes));
     part->objects.clear();
-    f.parts.push_back(std::move(*part));
+    f.input_files.push_back(std::move(*part));
   }
   for (const auto& [tensor, shard] : shard_of)
     ZT_FAIL_IF(!found.contains(tensor), invalid,

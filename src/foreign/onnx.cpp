@@ -285,14 +285,14 @@ class OnnxReader {
   // Each external file mapped once, held as a part of the ForeignFile.
   Result<ForeignFile*> external_file(const std::string& location) {
     if (const auto it = external_.find(location); it != external_.end())
-      return &f_.parts[it->second];
+      return &f_.input_files[it->second];
     auto real = resolve_beside_model(path_, location, "external data location");
     ZT_TRY(real);
     auto part = ForeignFile::mapped(*real, FileKind::onnx);
     ZT_TRY(part);
-    f_.parts.push_back(std::move(*part));
-    external_.emplace(location, f_.parts.size() - 1);
-    return &f_.parts.back();
+    f_.input_files.push_back(std::move(*part));
+    external_.emplace(location, f_.input_files.size() - 1);
+    return &f_.input_files.back();
   }
 
   std::string path_;

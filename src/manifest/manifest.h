@@ -78,8 +78,9 @@ struct Object {
   // layouts the spec never described): the reason, given on every access.
   std::string unsupported;
   // A foreign object's input file: the shard of a sharded checkpoint it
-  // came from, in name order (0 for everything else).
-  uint32_t part = 0;
+  // came from, in name order (0 for everything else; docs/architecture.md,
+  // "Foreign files in the core model").
+  uint32_t input_file = 0;
 
   const Component* find(std::string_view role) const;
 };
