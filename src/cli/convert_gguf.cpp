@@ -207,58 +207,36 @@ const GgmlType* ggml_plain_type(const Part& data) {
 }  // namespace
 
 Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt) {
-  std::vector<foreign::GgufTensorEntry> entries;
-  std::vector<bool> dense_path, repack;
-  std::string refused;
-  for (size_t i = 0; i < in.items.size(); ++i) {
-    const Item& it = in.items[i];
-    const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
-    foreign::GgufTensorEntry e;
-    e.name = it.name;
-    e.shape = it.shape;
-    auto group = ggml_group(out, it);
-    ZT_TRY(group);
-    repack.push_back(group->has_value());
-    if (*group) {
-      entries.push_back(std::move(**group));
-      dense_path.push_back(true);
-      continue;
-    }
-    if (data) {
-      auto blocks = ggml_blocks(out, it, *data);
-      ZT_TRY(blocks);
-      if (*blocks) {
-        entries.push_back(std::move(**blocks));
-        dense_path.push_back(true);
-        continue;
-      }
-      e.type = ggml_plain_type(*data);
-    }
-    if (e.type) {
-      e.nbytes = data->decoded.value_or(data->stored);
-      dense_path.push_back(true);
-    } else if (opt.densify) {
-      dense_path.push_back(false);
-    } else {
-      add_refusal(refused, it, data);
-      continue;
-    }
-    entries.push_back(std::move(e));
-  }
-  ZT_FAIL_IF(!refused.empty(), argument,
-             "%s: GGUF holds GGML's types (dense f32 f16 bf16 f64 i8 i16 i32 i64, and raw blocks "
-             "with ggml_type); cannot write %s (use --densify to store them as f32/f64 values)",
-             out.c_str(), refused.c_str());
-  for (size_t i = 0; i < in.items.size(); ++i) {
-    if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
-    if (dense_path[i]) continue;
-    auto d = dense_form(in, i);
-    if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
-    ZT_FAIL_IF(d->type.has_value(), argument, "%s: object \"%s\": GGUF has no complex type",
-               out.c_str(), in.items[i].name.c_str());
-    entries[i].type = find_ggml_type(d->dtype == "f64" ? "F64" : "F32");
-    entries[i].nbytes = d->bytes;
-  }
+  std::vector<bool> repack;  // quantized objects going back to their GGML blocks
+  auto plan = plan_export<foreign::GgufTensorEntry>(
+      out, in, opt,
+      "GGUF holds GGML's types (dense f32 f16 bf16 f64 i8 i16 i32 i64, and raw blocks with "
+      "ggml_type)",
+      [&](const Item& it, const Part* data) -> Result<std::optional<foreign::GgufTensorEntry>> {
+        auto group = ggml_group(out, it);
+        ZT_TRY(group);
+        repack.push_back(group->has_value());
+        if (*group) return group;
+        if (!data) return std::optional<foreign::GgufTensorEntry>();
+        auto blocks = ggml_blocks(out, it, *data);
+        ZT_TRY(blocks);
+        if (*blocks) return blocks;
+        foreign::GgufTensorEntry e;
+        e.name = it.name;
+        e.shape = it.shape;
+        e.type = ggml_plain_type(*data);
+        if (!e.type) return std::optional<foreign::GgufTensorEntry>();
+        e.nbytes = data->decoded.value_or(data->stored);
+        return std::optional(std::move(e));
+      },
+      [&](foreign::GgufTensorEntry& e, const DenseForm& d, const Item& it) -> Result<void> {
+        ZT_FAIL_IF(d.type.has_value(), argument, "%s: object \"%s\": GGUF has no complex type",
+                   out.c_str(), it.name.c_str());
+        e.type = find_ggml_type(d.dtype == "f64" ? "F64" : "F32");
+        return {};
+      });
+  ZT_TRY(plan);
+  std::vector<foreign::GgufTensorEntry>& entries = plan->entries;
   uint32_t version = 3;
   auto metadata = gguf_metadata(out, in, version);
   ZT_TRY(metadata);
@@ -286,7 +264,7 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
           if (!blocks) return qualified(std::move(blocks).error(), in.path, it.name);
           return blocks;
         }
-        return write_object(in, i, !dense_path[i], progress, sink);
+        return write_object(in, i, plan->densified[i], progress, sink);
       });
   if (!r) return qualified(std::move(r).error(), out);
   progress.finish();

@@ -34,49 +34,28 @@ using ull = unsigned long long;
 // safetensors holds dense tensors of its own dtypes only. Objects it cannot
 // hold are densified to f32/f64 with --densify, else refused by name.
 Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
-  std::vector<foreign::SafetensorsEntry> entries;
-  std::vector<bool> dense_path;
-  std::string refused;
-  for (size_t i = 0; i < in.items.size(); ++i) {
-    const Item& it = in.items[i];
-    const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
-    const auto st = data ? foreign::safetensors_dtype(data->dtype, data->type) : std::nullopt;
-    foreign::SafetensorsEntry e;
-    e.name = it.name;
-    e.shape = it.shape;
-    if (st) {
-      e.dtype = *st;
-      e.nbytes = data->decoded.value_or(data->stored);
-      dense_path.push_back(true);
-    } else if (opt.densify) {
-      dense_path.push_back(false);
-    } else {
-      add_refusal(refused, it, data);
-      continue;
-    }
-    entries.push_back(std::move(e));
-  }
-  ZT_FAIL_IF(!refused.empty(), argument,
-             "%s: safetensors holds dense tensors of its own dtypes only; cannot write %s (use "
-             "--densify to store "
-             "them as dense f32/f64 values)",
-             out.c_str(), refused.c_str());
-  // Densified objects: their sizes are known without decoding; their values
-  // are decoded as they are written.
-  for (size_t i = 0; i < in.items.size(); ++i) {
-    // Every object is checked before the output is begun: corrupt input is
-    // refused, never copied.
-    if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
-    if (dense_path[i]) continue;
-    auto d = dense_form(in, i);
-    if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
-    entries[i].dtype =
-        d->type ? (d->type == "complex64" ? "C64" : "") : (d->dtype == "f64" ? "F64" : "F32");
-    ZT_FAIL_IF(entries[i].dtype.empty(), argument,
-               "%s: object \"%s\": complex128 has no safetensors dtype", out.c_str(),
-               in.items[i].name.c_str());
-    entries[i].nbytes = d->bytes;
-  }
+  auto plan = plan_export<foreign::SafetensorsEntry>(
+      out, in, opt, "safetensors holds dense tensors of its own dtypes only",
+      [](const Item& it, const Part* data) -> Result<std::optional<foreign::SafetensorsEntry>> {
+        const auto st = data ? foreign::safetensors_dtype(data->dtype, data->type) : std::nullopt;
+        if (!st) return std::optional<foreign::SafetensorsEntry>();
+        foreign::SafetensorsEntry e;
+        e.name = it.name;
+        e.shape = it.shape;
+        e.dtype = *st;
+        e.nbytes = data->decoded.value_or(data->stored);
+        return std::optional(std::move(e));
+      },
+      [&](foreign::SafetensorsEntry& e, const DenseForm& d, const Item& it) -> Result<void> {
+        e.dtype =
+            d.type ? (d.type == "complex64" ? "C64" : "") : (d.dtype == "f64" ? "F64" : "F32");
+        ZT_FAIL_IF(e.dtype.empty(), argument,
+                   "%s: object \"%s\": complex128 has no safetensors dtype", out.c_str(),
+                   it.name.c_str());
+        return {};
+      });
+  ZT_TRY(plan);
+  const std::vector<foreign::SafetensorsEntry>& entries = plan->entries;
   std::vector<std::pair<std::string, std::string>> metadata;
   ZT_TRY(for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
     auto s = cbor::scalar(v);
@@ -87,10 +66,10 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   uint64_t total = 0;
   for (const auto& e : entries) total += e.nbytes;
   Progress progress("convert", total);
-  auto r = foreign::write_safetensors(out, metadata, entries,
-                                      [&](size_t i, const foreign::ByteSink& sink) {
-                                        return write_object(in, i, !dense_path[i], progress, sink);
-                                      });
+  auto r = foreign::write_safetensors(
+      out, metadata, entries, [&](size_t i, const foreign::ByteSink& sink) {
+        return write_object(in, i, plan->densified[i], progress, sink);
+      });
   if (!r) return qualified(std::move(r).error(), out);
   progress.finish();
   uint64_t dropped = 0;

@@ -5,13 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
 #include "common.h"
 #include "input.h"
+#include "manifest/object_format.h"
 #include "progress.h"
 #include "values.h"
 #include "write/writer.h"
@@ -68,6 +71,56 @@ void add_refusal(std::string& refused, const Item& it, const Part* data);
 // in pieces or its values densified, errors naming the input and object.
 Result<void> write_object(const Input& in, size_t i, bool densified, Progress& progress,
                           const ByteSink& sink);
+
+// How a foreign writer (safetensors, GGUF) holds each object of `in`: as
+// stored, where the format's own mapping gives it an entry, else its values
+// densified (with --densify), else refused, every refusal named in one
+// error that starts with `refusal`. Every object is checked (Input::check)
+// before anything is written: corrupt input is refused, never copied.
+// `as_stored` gives an entry of the format for an object, or none;
+// `densified` sets the entry of a densified one from its dense form.
+template <typename Entry>
+struct ExportPlan {
+  std::vector<Entry> entries;   // one per object of the input, in order
+  std::vector<bool> densified;  // whether entries[i] holds densified values
+};
+template <typename Entry, typename AsStored, typename Densified>
+Result<ExportPlan<Entry>> plan_export(const std::string& out, const Input& in,
+                                      const RewriteOptions& opt, std::string_view refusal,
+                                      AsStored&& as_stored, Densified&& densified) {
+  ExportPlan<Entry> plan;
+  std::string refused;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    const Item& it = in.items[i];
+    const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
+    Result<std::optional<Entry>> e = as_stored(it, data);
+    ZT_TRY(e);
+    if (*e) {
+      plan.entries.push_back(std::move(**e));
+      plan.densified.push_back(false);
+    } else if (opt.densify) {
+      Entry d;
+      d.name = it.name;
+      d.shape = it.shape;
+      plan.entries.push_back(std::move(d));
+      plan.densified.push_back(true);
+    } else {
+      add_refusal(refused, it, data);
+    }
+  }
+  ZT_FAIL_IF(!refused.empty(), argument,
+             "%s: %.*s; cannot write %s (use --densify to store them as dense f32/f64 values)",
+             out.c_str(), static_cast<int>(refusal.size()), refusal.data(), refused.c_str());
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    if (auto c = in.check(i); !c) return qualified(std::move(c).error(), in.path, in.items[i].name);
+    if (!plan.densified[i]) continue;
+    auto d = dense_form(in, i);
+    if (!d) return qualified(std::move(d).error(), in.path, in.items[i].name);
+    ZT_TRY(densified(plan.entries[i], *d, in.items[i]));
+    plan.entries[i].nbytes = d->bytes;
+  }
+  return plan;
+}
 
 // `in` as a .safetensors file (convert_safetensors.cpp).
 Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt);
