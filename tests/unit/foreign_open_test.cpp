@@ -167,14 +167,8 @@ TEST_F(ForeignOpen, BigEndianNpyIsServedSwappedFromAHeldBuffer) {
   ASSERT_EQ(zt_dense_rows_f32(o.get(), 0, 1, 2, row.data(), 2, &n), ZT_OK) << zt_last_error();
   EXPECT_EQ(row, (std::vector<float>{3, 4}));
   std::vector<uint8_t> dst(16);
-  zt_decode_request q;
-  zt_decode_request_init(&q);
-  q.object = 0;
-  q.role = "data";
-  q.dst = dst.data();
-  q.capacity = dst.size();
-  ASSERT_EQ(zt_decode_many(o.get(), &q, 1, 2), ZT_OK) << zt_last_error();
-  EXPECT_EQ(q.status, ZT_OK);
+  const zt_decode_request q = decode_one(o.get(), 0, "data", dst);
+  ASSERT_EQ(q.status, ZT_OK) << zt_last_error();
   EXPECT_EQ(0, std::memcmp(dst.data(), le(std::vector<float>{1, 2, 3, 4}).data(), 16));
 }
 

@@ -178,13 +178,7 @@ std::vector<std::pair<std::string, Answer>> read_every_way(const zt_reader* r, c
   }
   {
     Bytes dst(size);
-    zt_decode_request q;
-    zt_decode_request_init(&q);
-    q.object = 0;
-    q.role = "data";
-    q.dst = dst.data();
-    q.capacity = dst.size();
-    zt_decode_many(r, &q, 1, 2);
+    const zt_decode_request q = decode_one(r, 0, "data", dst);
     dst.resize(q.written);
     record("decode_many", static_cast<zt_status>(q.status), std::move(dst));
   }

@@ -202,14 +202,8 @@ std::vector<std::pair<std::string, zt_status>> read_every_way(const Bytes& file,
     got.emplace_back(mode + "component_read",
                      zt_component_read(o.get(), 0, "data", dst.data(), dst.size(), &written));
     got.emplace_back(mode + "rows", zt_dense_rows(o.get(), 0, 120, 160, dst.data(), 40, &written));
-    zt_decode_request q;
-    zt_decode_request_init(&q);
-    q.object = 0;
-    q.role = "data";
-    q.dst = dst.data();
-    q.capacity = dst.size();
-    zt_decode_many(o.get(), &q, 1, 2);
-    got.emplace_back(mode + "decode_many", static_cast<zt_status>(q.status));
+    got.emplace_back(mode + "decode_many",
+                     static_cast<zt_status>(decode_one(o.get(), 0, "data", dst).status));
   }
   return got;
 }

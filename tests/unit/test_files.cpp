@@ -442,4 +442,16 @@ Mapped map_component(const zt_reader* r, const char* object, const char* role) {
   return m;
 }
 
+zt_decode_request decode_one(const zt_reader* r, size_t object, const char* role,
+                             std::span<uint8_t> dst) {
+  zt_decode_request q;
+  zt_decode_request_init(&q);
+  q.object = object;
+  q.role = role;
+  q.dst = dst.data();
+  q.capacity = dst.size();
+  zt_decode_many(r, &q, 1, 2);
+  return q;
+}
+
 }  // namespace zt::test

@@ -208,4 +208,9 @@ struct Mapped {
 };
 Mapped map_component(const zt_reader* r, const char* object, const char* role);
 
+// One zt_decode_many request for component `role` of object `object` into
+// dst (on 2 threads); the request as it came back (status, written).
+zt_decode_request decode_one(const zt_reader* r, size_t object, const char* role,
+                             std::span<uint8_t> dst);
+
 }  // namespace zt::test
