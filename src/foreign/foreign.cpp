@@ -92,11 +92,11 @@ namespace {
 
 Result<ForeignFile> read_by_kind(const std::string& path, const ReadOptions& options) {
   if (const ForeignFormat* f = foreign_format(kind_from_path(path))) return f->read(path, options);
-  return make_error(
-      Status::unsupported,
-      "%s: unknown file type (expected .zt, .safetensors, .gguf, .npy, .npz, a PyTorch "
-      ".pt/.pth/.bin/.ckpt, .onnx or a sharded checkpoint's .index.json)",
-      path.c_str());
+  std::string expected = ".zt";  // and every extension of the table, in its order
+  for (const ForeignFormat& f : kFormats)
+    for (const std::string_view ext : f.extensions) (expected += ", ") += ext;
+  return make_error(Status::unsupported, "%s: unknown file type (expected %s)", path.c_str(),
+                    expected.c_str());
 }
 
 // What a reader returns goes straight to zt::Writer: refuse here, naming the
