@@ -231,31 +231,23 @@ std::vector<std::pair<std::string, Answer>> read_every_way(const zt_reader* r, c
   return got;
 }
 
-// A callback source over bytes in memory: the path remote files take.
-struct MemorySource {
-  const Bytes* file = nullptr;
-  static zt_status read_at(void* ctx, uint64_t offset, size_t length, void* buf, size_t* done) {
-    const Bytes& f = *static_cast<MemorySource*>(ctx)->file;
-    const size_t n = std::min<uint64_t>(length, f.size() - offset);
-    std::memcpy(buf, f.data() + offset, n);
-    *done = n;
-    return ZT_OK;
-  }
-  static zt_status size(void* ctx, uint64_t* out) {
-    *out = static_cast<MemorySource*>(ctx)->file->size();
-    return ZT_OK;
-  }
-};
-
+// A callback source over `file` (its ctx), which must outlive the reader:
+// the path remote files take.
 Opened open_through_source(const Bytes& file) {
-  static thread_local MemorySource m;
-  m.file = &file;
   zt_source s;
   zt_source_init(&s);
   s.flags = ZT_SOURCE_CONCURRENT;
-  s.ctx = &m;
-  s.read_at = MemorySource::read_at;
-  s.size = MemorySource::size;
+  s.ctx = const_cast<Bytes*>(&file);  // read only
+  s.read_at = [](void* ctx, uint64_t offset, size_t length, void* buf, size_t* done) {
+    const Bytes& f = *static_cast<const Bytes*>(ctx);
+    *done = std::min<uint64_t>(length, f.size() - offset);
+    std::memcpy(buf, f.data() + offset, *done);
+    return ZT_OK;
+  };
+  s.size = [](void* ctx, uint64_t* out) {
+    *out = static_cast<const Bytes*>(ctx)->size();
+    return ZT_OK;
+  };
   zt_reader* r = nullptr;
   Opened o;
   o.status = zt_open_source(&s, nullptr, &r);
