@@ -2,6 +2,10 @@
 
 #include <cbor.h>
 
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "cbor/cbor_item.h"
@@ -154,6 +158,32 @@ Result<void> HeadReader::join(Head& h, std::string* joined) {
   h.indefinite = true;
   h.str = joined ? std::string_view(*joined) : std::string_view();
   return {};
+}
+
+// IEEE binary16 holds v exactly when it is at most 65504 in magnitude and a
+// multiple of its unit in the last place (11 significant bits, never finer
+// than the smallest subnormal 2^-24).
+bool fits_half(double v) {
+  if (v == 0 || std::isinf(v)) return true;
+  const double a = std::fabs(v);
+  if (a > 65504.0) return false;
+  int e = 0;
+  std::frexp(a, &e);
+  const int quantum = std::max(e - 11, -24);
+  const double scaled = std::ldexp(a, -quantum);
+  return scaled == std::trunc(scaled);
+}
+
+bool fits_single(double v) {
+  if (std::isinf(v)) return true;
+  if (std::fabs(v) > FLT_MAX) return false;
+  return static_cast<double>(static_cast<float>(v)) == v;
+}
+
+bool sorts_before(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  const size_t n = std::min(a.size(), b.size());
+  const int c = std::memcmp(a.data(), b.data(), n);
+  return c < 0 || (c == 0 && a.size() < b.size());
 }
 
 }  // namespace zt::cbor

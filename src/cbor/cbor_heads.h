@@ -50,6 +50,15 @@ inline bool is_container(Kind k) {
   return k == Kind::array || k == Kind::map;
 }
 
+// Whether IEEE binary16 / binary32 holds v exactly (infinities do; NaN
+// does not): which float heads a deterministic encoding may use for v.
+bool fits_half(double v);
+bool fits_single(double v);
+
+// Whether the encoded map key a sorts strictly before the encoded key b
+// (bytewise, a shorter prefix first): the deterministic key order.
+bool sorts_before(std::span<const uint8_t> a, std::span<const uint8_t> b);
+
 class HeadReader {
  public:
   explicit HeadReader(std::span<const uint8_t> bytes) : bytes_(bytes) {}

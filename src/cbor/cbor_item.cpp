@@ -2,7 +2,10 @@
 
 #include <cbor.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "base/json_text.h"
@@ -129,8 +132,64 @@ struct Buffers {
   std::string value;
 };
 
-Result<void> transcode_rest(HeadReader& r, const Head& h, unsigned depth, CborWriter& w,
-                            Buffers& b) {
+// How an item is written again: as decoded (transcode) or in core
+// deterministic encoding (canonical_encoding). One walker serves both so
+// that the two forms differ only where this says.
+struct Form {
+  bool deterministic = false;  // narrowest floats, sorted distinct keys, plain values only
+  unsigned max_depth = Limits::cbor_depth;
+};
+
+// A float in the narrowest of half, single and double that holds it.
+void write_narrowest_float(double v, CborWriter& w) {
+  if (std::isnan(v) || fits_half(v))
+    w.f16(static_cast<float>(v));
+  else if (fits_single(v))
+    w.f32(static_cast<float>(v));
+  else
+    w.f64(v);
+}
+
+Result<void> reencode_rest(HeadReader& r, const Head& h, unsigned depth, const Form& form,
+                           CborWriter& w, Buffers& b);
+
+// The deterministic form of the map h (its head just read): each key and
+// value encoded alone, then written in the bytewise order of the keys.
+Result<void> reencode_sorted_map(HeadReader& r, const Head& h, unsigned depth, const Form& form,
+                                 CborWriter& w, Buffers& b) {
+  struct Pair {
+    std::vector<uint8_t> key, value;
+  };
+  std::vector<Pair> pairs;
+  ZT_TRY(
+      for_children(r, h, depth, &b.key, &b.value, [&](const Head& c, uint64_t i) -> Result<void> {
+        if (i % 2 == 0) pairs.emplace_back();
+        CborWriter one;
+        ZT_TRY(reencode_rest(r, c, depth + 1, form, one, b));
+        (i % 2 == 0 ? pairs.back().key : pairs.back().value) = one.take();
+        return {};
+      }));
+  std::sort(pairs.begin(), pairs.end(),
+            [](const Pair& x, const Pair& y) { return sorts_before(x.key, y.key); });
+  for (size_t i = 1; i < pairs.size(); ++i)
+    ZT_FAIL_IF(pairs[i - 1].key == pairs[i].key, invalid,
+               "two keys of the map at byte %zu encode the same", h.start);
+  w.map(pairs.size());
+  for (const auto& p : pairs) {
+    w.raw(p.key);
+    w.raw(p.value);
+  }
+  return {};
+}
+
+Result<void> reencode_rest(HeadReader& r, const Head& h, unsigned depth, const Form& form,
+                           CborWriter& w, Buffers& b) {
+  if (form.deterministic) {
+    ZT_FAIL_IF((r.bytes()[h.start] >> 5) == 6, invalid, "a CBOR tag at byte %zu", h.start);
+    ZT_FAIL_IF(h.kind == Kind::undefined, invalid, "undefined at byte %zu", h.start);
+    ZT_FAIL_IF(h.kind == Kind::simple, invalid, "simple value %llu at byte %zu",
+               static_cast<unsigned long long>(h.u), h.start);
+  }
   switch (h.kind) {
     case Kind::null:
       w.null();
@@ -151,7 +210,10 @@ Result<void> transcode_rest(HeadReader& r, const Head& h, unsigned depth, CborWr
       w.negint(h.u);
       return {};
     case Kind::float_:
-      w.f64(h.f);
+      if (form.deterministic)
+        write_narrowest_float(h.f, w);
+      else
+        w.f64(h.f);
       return {};
     case Kind::text:
       w.text(h.str);
@@ -161,6 +223,11 @@ Result<void> transcode_rest(HeadReader& r, const Head& h, unsigned depth, CborWr
       return {};
     case Kind::array:
     case Kind::map: {
+      ZT_FAIL_IF(depth > form.max_depth, limit,
+                 "CBOR: containers nested deeper than %u levels at byte %zu", form.max_depth,
+                 h.start);
+      if (h.kind == Kind::map && form.deterministic)
+        return reencode_sorted_map(r, h, depth, form, w, b);
       uint64_t n = h.u;
       if (h.indefinite) {
         // The definite head needs the count first: a walk of a copy.
@@ -175,12 +242,19 @@ Result<void> transcode_rest(HeadReader& r, const Head& h, unsigned depth, CborWr
       else
         w.array(n);
       return for_children(r, h, depth, &b.key, &b.value, [&](const Head& c, uint64_t) {
-        return transcode_rest(r, c, depth + 1, w, b);
+        return reencode_rest(r, c, depth + 1, form, w, b);
       });
     }
     default:
       return make_error(Status::format, "CBOR item: an unexpected item at byte %zu", h.start);
   }
+}
+
+Result<void> reencode(std::span<const uint8_t> item, const Form& form, CborWriter& w) {
+  HeadReader r(item);
+  Buffers b;
+  ZT_ITEM_LET(h, r.item(&b.value, false));
+  return reencode_rest(r, h, 1, form, w, b);
 }
 
 // Where a pretty-printed container's items start: a new line, indented one
@@ -333,10 +407,13 @@ Result<uint64_t> container_count(std::span<const uint8_t> item) {
 }
 
 Result<void> transcode(std::span<const uint8_t> item, CborWriter& w) {
-  HeadReader r(item);
-  Buffers b;
-  ZT_ITEM_LET(h, r.item(&b.value, false));
-  return transcode_rest(r, h, 1, w, b);
+  return reencode(item, Form{}, w);
+}
+
+Result<std::vector<uint8_t>> canonical_encoding(std::span<const uint8_t> item, unsigned max_depth) {
+  CborWriter w;
+  ZT_TRY(reencode(item, Form{true, max_depth}, w));
+  return w.take();
 }
 
 Result<void> append_json(std::span<const uint8_t> item, std::string& out, const JsonStyle& style) {

@@ -119,6 +119,17 @@ Result<uint64_t> container_count(std::span<const uint8_t> item);
 // nesting; memory does not. On error w holds a partial item.
 Result<void> transcode(std::span<const uint8_t> item, CborWriter& w);
 
+// The first item of `item` again, in core deterministic encoding (RFC 8949
+// §4.2.1, which cbor/deterministic.h checks): definite lengths, shortest
+// heads, map keys sorted by their encoded bytes, floats in the narrowest
+// exact width (NaN as 0xF9 0x7E 0x00). Values are kept exactly. Refused:
+// tags, undefined and simple values other than false, true and null
+// (Status::invalid, as check_plain_values), two keys that encode the same
+// (Status::invalid), nesting deeper than max_depth (Status::limit),
+// malformed input (Status::format). How writers make attributes fit for a
+// v2 manifest. transcode and this are one walker with two forms.
+Result<std::vector<uint8_t>> canonical_encoding(std::span<const uint8_t> item, unsigned max_depth);
+
 // Appends the item as JSON text exactly as dump_json (base/json_text.h)
 // prints nlohmann's value of it (tests/unit/cbor_item_test.cpp has that
 // oracle, cbor_to_json): null for null, undefined and simple values, NaN and infinities

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "base/error.h"
 
@@ -36,15 +35,5 @@ Result<void> check_deterministic(std::span<const uint8_t> bytes, unsigned max_de
 // any other simple value is Status::invalid, naming its byte offset within
 // the item.
 Result<void> check_plain_values(std::span<const uint8_t> item);
-
-// The first item of `item` again, in core deterministic encoding: definite
-// lengths, shortest heads, map keys sorted by their encoded bytes, floats in
-// the narrowest exact width (NaN as 0xF9 0x7E 0x00). Values are kept
-// exactly. Refused: tags, undefined and simple values other than false,
-// true and null (Status::invalid, as check_plain_values), two keys that
-// encode the same (Status::invalid), nesting deeper than max_depth
-// (Status::limit), malformed input (Status::format). How writers make
-// attributes fit for a v2 manifest.
-Result<std::vector<uint8_t>> canonical_encoding(std::span<const uint8_t> item, unsigned max_depth);
 
 }  // namespace zt::cbor

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "cbor/cbor_encode.h"
+#include "cbor/cbor_item.h"
 #include "cbor/deterministic.h"
 
 static_assert(std::endian::native == std::endian::little,
