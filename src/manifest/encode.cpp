@@ -1,7 +1,12 @@
-// The manifests of the objects a writer has written, 1.2.0 and v2:
-// deterministic CBOR (fixed key order, shortest heads), attributes as given.
+// The manifests of the objects a writer has written, 1.2.0 and v2, and the
+// v2 content digest's value: deterministic CBOR (shortest heads), attributes
+// as given. The generations differ in key names, key order and how a part
+// says where its bytes are; one object encoder takes those differences as
+// data (ObjectSchema) and one part encoder per form says the rest.
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "cbor/cbor_encode.h"
@@ -10,64 +15,11 @@
 
 namespace zt {
 
-std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
-                                     std::span<const Object> objects) {
-  CborWriter w;
-  w.map(file_attributes.empty() ? 2 : 3);
-  w.text("version");
-  w.text("1.2.0");
-  if (!file_attributes.empty()) {
-    w.text("attributes");
-    w.raw(file_attributes);
-  }
-  w.text("objects");
-  w.map(objects.size());
-  for (const Object& o : objects) {
-    w.text(o.name);
-    w.map(o.attributes.present ? 4 : 3);
-    w.text("shape");
-    w.array(o.shape.size());
-    for (const uint64_t d : o.shape) w.uint(d);
-    w.text("format");
-    w.text(o.format);
-    if (o.attributes.present) {
-      w.text("attributes");
-      w.raw(o.attributes.encoded);
-    }
-    w.text("components");
-    w.map(o.components.size());
-    for (const Component& c : o.components) {
-      w.text(c.role);
-      w.map(3 + (c.type ? 1 : 0) + (c.uncompressed_length ? 1 : 0) +
-            (c.encoding != Encoding::raw ? 1 : 0) + (c.digest ? 1 : 0));
-      w.text("dtype");
-      w.text(dtype_name(c.dtype));
-      if (c.type) {
-        w.text("type");
-        w.text(*c.type);
-      }
-      w.text("offset");
-      w.uint(c.offset);
-      w.text("length");
-      w.uint(c.length);
-      if (c.uncompressed_length) {
-        w.text("uncompressed_length");
-        w.uint(*c.uncompressed_length);
-      }
-      if (c.encoding != Encoding::raw) {
-        w.text("encoding");
-        w.text(*c.encoding_text);
-      }
-      if (c.digest) {
-        w.text("digest");
-        w.text(*c.digest);
-      }
-    }
-  }
-  return w.take();
-}
-
 namespace {
+
+// Where the keys of a map go: in the order the spec lists them (1.2), or in
+// the order of their deterministic encodings (v2 spec §3.1).
+enum class KeyOrder { listed, encoded };
 
 // Text keys in the order of their deterministic encodings: the head holds
 // the length, so shorter first, then bytewise.
@@ -76,159 +28,195 @@ bool encoded_before(std::string_view a, std::string_view b) {
   return std::memcmp(a.data(), b.data(), a.size()) < 0;
 }
 
+// The indexes of `items` in the given order of their keys.
 template <typename T, typename Key>
-std::vector<size_t> encoded_order(std::span<const T> items, Key key) {
-  std::vector<size_t> order(items.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return encoded_before(key(items[a]), key(items[b])); });
-  return order;
+std::vector<size_t> key_order(std::span<const T> items, KeyOrder order, Key key) {
+  std::vector<size_t> indexes(items.size());
+  std::iota(indexes.begin(), indexes.end(), size_t{0});
+  if (order == KeyOrder::encoded)
+    std::sort(indexes.begin(), indexes.end(),
+              [&](size_t a, size_t b) { return encoded_before(key(items[a]), key(items[b])); });
+  return indexes;
 }
 
-// Keys in encoded order: blob, type, dtype, shard, digest, encoding,
-// decoded_length.
-void encode_part(const Component& c, std::span<const Shard> shards, CborWriter& w) {
-  const bool encoded = c.encoding_id.has_value();
-  w.map(2 + (c.type ? 1 : 0) + (c.shard ? 1 : 0) + (c.digest ? 1 : 0) + (encoded ? 2 : 0));
-  w.text("blob");
-  w.array(2);
-  w.uint(c.offset);
-  w.uint(c.length);
-  if (c.type) {
-    w.text("type");
-    w.text(*c.type);
+// One entry of a map still to be written: its key and how its value is
+// written (captures are a reference or two, so no allocation).
+struct Entry {
+  std::string_view key;
+  std::function<void(CborWriter&)> value;
+};
+
+// A map of at most 8 entries (a root, an object, a part), each added only
+// where it is present, written in the given key order.
+class SmallMap {
+ public:
+  void add(std::string_view key, std::function<void(CborWriter&)> value) {
+    entries_[size_++] = Entry{key, std::move(value)};
   }
-  w.text("dtype");
-  w.text(dtype_name(c.dtype));
-  if (c.shard) {
-    w.text("shard");
-    w.text(shards[*c.shard].name);
+  void write(KeyOrder order, CborWriter& w) const {
+    const std::span<const Entry> entries(entries_.data(), size_);
+    w.map(size_);
+    for (const size_t i : key_order(entries, order, [](const Entry& e) { return e.key; })) {
+      w.text(entries[i].key);
+      entries[i].value(w);
+    }
   }
-  if (c.digest) {
-    w.text("digest");
-    w.text(*c.digest);
-  }
-  if (encoded) {
-    w.text("encoding");
-    w.text(*c.encoding_id);
-    w.text("decoded_length");
-    w.uint(*c.uncompressed_length);
-  }
+
+ private:
+  std::array<Entry, 8> entries_;
+  size_t size_ = 0;
+};
+
+// How a generation names an object's fields and orders its keys.
+struct ObjectSchema {
+  std::string_view layout_key;  // "format" / "layout"
+  std::string Object::*layout;  // the value written under it
+  std::string_view parts_key;   // "components" / "parts"
+  KeyOrder order;
+};
+constexpr ObjectSchema kObjects12{"format", &Object::format, "components", KeyOrder::listed};
+constexpr ObjectSchema kObjectsV2{"layout", &Object::layout, "parts", KeyOrder::encoded};
+
+// One object: 1.2 lists shape, format, attributes, components; v2 sorts
+// parts, shape, layout, attributes. `part` writes one component's map.
+void encode_object(const Object& o, const ObjectSchema& schema,
+                   const std::function<void(const Component&, CborWriter&)>& part, CborWriter& w) {
+  SmallMap m;
+  m.add("shape", [&](CborWriter& v) {
+    v.array(o.shape.size());
+    for (const uint64_t d : o.shape) v.uint(d);
+  });
+  m.add(schema.layout_key, [&](CborWriter& v) { v.text(o.*schema.layout); });
+  if (o.attributes.present)
+    m.add("attributes", [&](CborWriter& v) { v.raw(o.attributes.encoded); });
+  m.add(schema.parts_key, [&](CborWriter& v) {
+    const std::span<const Component> parts(o.components);
+    v.map(parts.size());
+    for (const size_t k : key_order(
+             parts, schema.order, [](const Component& c) -> std::string_view { return c.role; })) {
+      v.text(parts[k].role);
+      part(parts[k], v);
+    }
+  });
+  m.write(schema.order, w);
 }
 
-// Keys in encoded order: parts, shape, layout, attributes.
-void encode_object_v2(const Object& o, std::span<const Shard> shards, CborWriter& w) {
-  w.map(o.attributes.present ? 4 : 3);
-  w.text("parts");
-  w.map(o.components.size());
-  const std::span<const Component> parts(o.components);
-  for (const size_t k :
-       encoded_order(parts, [](const Component& c) -> std::string_view { return c.role; })) {
-    w.text(parts[k].role);
-    encode_part(parts[k], shards, w);
+// A 1.2 component: dtype, type, offset, length, uncompressed_length,
+// encoding, digest.
+void encode_component_12(const Component& c, CborWriter& w) {
+  SmallMap m;
+  m.add("dtype", [&](CborWriter& v) { v.text(dtype_name(c.dtype)); });
+  if (c.type) m.add("type", [&](CborWriter& v) { v.text(*c.type); });
+  m.add("offset", [&](CborWriter& v) { v.uint(c.offset); });
+  m.add("length", [&](CborWriter& v) { v.uint(c.length); });
+  if (c.uncompressed_length)
+    m.add("uncompressed_length", [&](CborWriter& v) { v.uint(*c.uncompressed_length); });
+  if (c.encoding != Encoding::raw)
+    m.add("encoding", [&](CborWriter& v) { v.text(*c.encoding_text); });
+  if (c.digest) m.add("digest", [&](CborWriter& v) { v.text(*c.digest); });
+  m.write(KeyOrder::listed, w);
+}
+
+// A v2 part: where its bytes are (blob, shard), how they are encoded
+// (encoding, decoded_length) and what they hold (type, dtype, digest).
+void encode_part_v2(const Component& c, std::span<const Shard> shards, CborWriter& w) {
+  SmallMap m;
+  m.add("blob", [&](CborWriter& v) {
+    v.array(2);
+    v.uint(c.offset);
+    v.uint(c.length);
+  });
+  if (c.type) m.add("type", [&](CborWriter& v) { v.text(*c.type); });
+  m.add("dtype", [&](CborWriter& v) { v.text(dtype_name(c.dtype)); });
+  if (c.shard) m.add("shard", [&](CborWriter& v) { v.text(shards[*c.shard].name); });
+  if (c.digest) m.add("digest", [&](CborWriter& v) { v.text(*c.digest); });
+  if (c.encoding_id) {
+    m.add("encoding", [&](CborWriter& v) { v.text(*c.encoding_id); });
+    m.add("decoded_length", [&](CborWriter& v) { v.uint(*c.uncompressed_length); });
   }
-  w.text("shape");
-  w.array(o.shape.size());
-  for (const uint64_t d : o.shape) w.uint(d);
-  w.text("layout");
-  w.text(o.layout);
-  if (o.attributes.present) {
-    w.text("attributes");
-    w.raw(o.attributes.encoded);
+  m.write(KeyOrder::encoded, w);
+}
+
+// A part as the content digest sees it: what it holds (type, dtype,
+// digest), nothing about where or how its bytes are stored. The caller has
+// checked that it has a digest.
+void encode_content_part(const Component& c, CborWriter& w) {
+  SmallMap m;
+  if (c.type) m.add("type", [&](CborWriter& v) { v.text(*c.type); });
+  m.add("dtype", [&](CborWriter& v) { v.text(dtype_name(c.dtype)); });
+  m.add("digest", [&](CborWriter& v) { v.text(*c.digest); });
+  m.write(KeyOrder::encoded, w);
+}
+
+// The objects map of a manifest, its objects in the schema's key order.
+void encode_objects(std::span<const Object> objects, const ObjectSchema& schema,
+                    const std::function<void(const Component&, CborWriter&)>& part, CborWriter& w) {
+  w.map(objects.size());
+  for (const size_t i : key_order(objects, schema.order,
+                                  [](const Object& o) -> std::string_view { return o.name; })) {
+    w.text(objects[i].name);
+    encode_object(objects[i], schema, part, w);
   }
 }
 
 }  // namespace
 
-// Root keys in encoded order: shards, objects, attributes.
+// Root: version, attributes, objects.
+std::vector<uint8_t> encode_manifest(std::span<const uint8_t> file_attributes,
+                                     std::span<const Object> objects) {
+  CborWriter w;
+  SmallMap root;
+  root.add("version", [](CborWriter& v) { v.text("1.2.0"); });
+  if (!file_attributes.empty())
+    root.add("attributes", [&](CborWriter& v) { v.raw(file_attributes); });
+  root.add("objects",
+           [&](CborWriter& v) { encode_objects(objects, kObjects12, encode_component_12, v); });
+  root.write(KeyOrder::listed, w);
+  return w.take();
+}
+
+// Root: shards, objects, attributes (sorted).
 std::vector<uint8_t> encode_manifest_v2(std::span<const uint8_t> file_attributes,
                                         std::span<const Object> objects,
                                         std::span<const Shard> shards) {
   CborWriter w;
-  w.map(1 + (file_attributes.empty() ? 0 : 1) + (shards.empty() ? 0 : 1));
-  if (!shards.empty()) {
-    w.text("shards");
-    w.map(shards.size());
-    for (const size_t i :
-         encoded_order(shards, [](const Shard& s) -> std::string_view { return s.name; })) {
-      w.text(shards[i].name);
-      w.map(2);  // keys in encoded order: size, digest
-      w.text("size");
-      w.uint(shards[i].size);
-      w.text("digest");
-      w.text(shards[i].digest);
-    }
-  }
-  w.text("objects");
-  w.map(objects.size());
-  for (const size_t i :
-       encoded_order(objects, [](const Object& o) -> std::string_view { return o.name; })) {
-    w.text(objects[i].name);
-    encode_object_v2(objects[i], shards, w);
-  }
-  if (!file_attributes.empty()) {
-    w.text("attributes");
-    w.raw(file_attributes);
-  }
+  SmallMap root;
+  if (!shards.empty())
+    root.add("shards", [&](CborWriter& v) {
+      v.map(shards.size());
+      for (const size_t i : key_order(shards, KeyOrder::encoded,
+                                      [](const Shard& s) -> std::string_view { return s.name; })) {
+        v.text(shards[i].name);
+        SmallMap shard;
+        shard.add("size", [&](CborWriter& x) { x.uint(shards[i].size); });
+        shard.add("digest", [&](CborWriter& x) { x.text(shards[i].digest); });
+        shard.write(KeyOrder::encoded, v);
+      }
+    });
+  root.add("objects", [&](CborWriter& v) {
+    encode_objects(
+        objects, kObjectsV2,
+        [&](const Component& c, CborWriter& x) { encode_part_v2(c, shards, x); }, v);
+  });
+  if (!file_attributes.empty())
+    root.add("attributes", [&](CborWriter& v) { v.raw(file_attributes); });
+  root.write(KeyOrder::encoded, w);
   return w.take();
 }
 
-namespace {
-
-// One part as the content digest sees it: type, dtype, digest (encoded
-// order), nothing about where or how its bytes are stored.
-Result<void> encode_content_part(const Object& o, const Component& c, CborWriter& w) {
-  ZT_FAIL_IF(!c.digest, unsupported,
-             "%s has no digest: the content digest is defined only when every part carries one "
-             "(v2 spec §6.4)",
-             component_where(o, c).c_str());
-  w.map(c.type ? 3 : 2);
-  if (c.type) {
-    w.text("type");
-    w.text(*c.type);
-  }
-  w.text("dtype");
-  w.text(dtype_name(c.dtype));
-  w.text("digest");
-  w.text(*c.digest);
-  return {};
-}
-
-// Keys in encoded order: parts, shape, layout, attributes.
-Result<void> encode_content_object(const Object& o, CborWriter& w) {
-  w.map(o.attributes.present ? 4 : 3);
-  w.text("parts");
-  w.map(o.components.size());
-  const std::span<const Component> parts(o.components);
-  for (const size_t k :
-       encoded_order(parts, [](const Component& c) -> std::string_view { return c.role; })) {
-    w.text(parts[k].role);
-    ZT_TRY(encode_content_part(o, parts[k], w));
-  }
-  w.text("shape");
-  w.array(o.shape.size());
-  for (const uint64_t d : o.shape) w.uint(d);
-  w.text("layout");
-  w.text(o.layout);
-  if (o.attributes.present) {
-    w.text("attributes");
-    w.raw(o.attributes.encoded);
-  }
-  return {};
-}
-
-}  // namespace
-
+// ["zt.content/1", objects], the objects as v2 writes them with parts that
+// say only what they hold (v2 spec §6.4).
 Result<std::vector<uint8_t>> encode_content_v2(std::span<const Object> objects) {
+  for (const Object& o : objects)
+    for (const Component& c : o.components)
+      ZT_FAIL_IF(!c.digest, unsupported,
+                 "%s has no digest: the content digest is defined only when every part carries "
+                 "one (v2 spec §6.4)",
+                 component_where(o, c).c_str());
   CborWriter w;
   w.array(2);
   w.text("zt.content/1");
-  w.map(objects.size());
-  for (const size_t i :
-       encoded_order(objects, [](const Object& o) -> std::string_view { return o.name; })) {
-    w.text(objects[i].name);
-    ZT_TRY(encode_content_object(objects[i], w));
-  }
+  encode_objects(objects, kObjectsV2, encode_content_part, w);
   return w.take();
 }
 
