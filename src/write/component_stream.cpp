@@ -31,11 +31,6 @@ Result<void> Writer::Impl::write_all(std::span<const uint8_t> bytes) {
   return {};
 }
 
-uint64_t Writer::Impl::alignment() const {
-  if (!v2()) return kAlignment;
-  return opt.alignment ? opt.alignment : uint64_t{65536};
-}
-
 Result<void> Writer::Impl::pad_to_alignment() {
   static constexpr uint8_t kZeros[4096] = {};
   uint64_t pad = (alignment() - pos % alignment()) % alignment();
@@ -67,7 +62,7 @@ Result<void> Writer::Impl::truncate_to(uint64_t size) {
 // were as fast at best but far more spread (BENCHMARKS.md). Without a
 // digest there is nothing to keep in cache: the bytes go out in one call.
 Result<void> Writer::Impl::emit_stored(std::span<const uint8_t> stored) {
-  const bool hash = pending.hasher && !v2();
+  const bool hash = pending.hasher && !gen().digests_cover_content;
   const size_t kSlice = hash ? size_t{4} << 20 : std::max<size_t>(stored.size(), 1);
   for (size_t at = 0; at < stored.size(); at += kSlice) {
     const auto slice = stored.subspan(at, std::min(kSlice, stored.size() - at));
@@ -84,7 +79,8 @@ uint64_t Writer::Impl::frame_size() const {
 
 FramePipeline& Writer::Impl::pipeline() {
   if (!frames)
-    frames = std::make_unique<FramePipeline>(threads() > 1 ? threads() : 0, opt.zstd_level, v2());
+    frames = std::make_unique<FramePipeline>(threads() > 1 ? threads() : 0, opt.zstd_level,
+                                             gen().seekable_zstd);
   return *frames;
 }
 
@@ -98,7 +94,7 @@ Result<void> Writer::Impl::write_oldest_frame() {
     frames->cancel();
     return r;
   }
-  if (v2()) {
+  if (gen().seekable_zstd) {
     const unsigned long long content = ZSTD_getFrameContentSize(out->data(), out->size());
     pending.seek.push_back(seek_entry(*out, content));
   }
@@ -166,7 +162,7 @@ Result<void> Writer::Impl::accept(std::span<const uint8_t> data) {
              current.name.c_str(), pending.out.role.c_str(), static_cast<ull>(pending.declared));
   pending.received += data.size();
   if (!data.empty()) pending.last = data.back();
-  if (v2() && pending.hasher) pending.hasher->update(data);  // v2 digests cover the content
+  if (gen().digests_cover_content && pending.hasher) pending.hasher->update(data);
   if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
   if (pending.mode == Mode::raw) return emit_stored(data);
   // zstd. Frames start every frame_size() bytes of the component, whatever

@@ -55,8 +55,7 @@ Result<void> Writer::Impl::open_file() {
     return std::move(f).error();
   }
   file = std::move(*f);
-  if (v2()) return write_all(std::span<const uint8_t>(kMagicV2, 8));
-  return write_all(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kMagicV1), 8));
+  return write_all(gen().magic);
 }
 
 void Writer::Impl::discard() {
@@ -73,8 +72,6 @@ Result<void> Writer::Impl::publish() {
 namespace {
 
 bool valid_name(std::string_view s) { return name_fault(s) == NameFault::none; }
-
-std::string shown(std::string_view s) { return std::string(s.substr(0, 200)); }
 
 }  // namespace
 
@@ -93,29 +90,6 @@ Result<void> check_name(std::string_view what, std::string_view name, bool v2, b
              static_cast<int>(what.size()), what.data(), shown(name).c_str());
   return {};
 }
-
-namespace {
-
-// What a v2 writer stores for a format given in either vocabulary: the
-// layout id, and the name the reader will show (docs/v2.md §2).
-Result<void> set_v2_layout(Object& o, std::string_view format) {
-  if (const ObjectFormat* f = find_object_format(format)) {
-    ZT_FAIL_IF(f->layout_ids.empty(), unsupported,
-               "object \"%s\": format \"%s\" has no v2 layout that means the same", o.name.c_str(),
-               shown(format).c_str());
-    o.layout = std::string(f->layout_ids.front());
-  } else {
-    ZT_FAIL_IF(format != "dense" && !is_v2_profile_id(format), argument,
-               "object \"%s\": \"%s\" is not a v2 layout (\"dense\" or "
-               "\"<namespace>.<name>/<version>\")",
-               o.name.c_str(), shown(format).c_str());
-    o.layout = std::string(format);
-  }
-  o.format = presented_format(o.layout);
-  return {};
-}
-
-}  // namespace
 
 // Reads back and decodes one written component (sparse checks need indices).
 int Writer::Impl::fd_of(const Component& c) const {
@@ -223,9 +197,7 @@ Result<void> Writer::Impl::share_identical_blob(Component& c) {
 Result<void> Writer::Impl::check_object_rules() {
   current.attributes = current_attributes.empty() ? Attributes{}
                                                   : Attributes{true, current_attributes};
-  // A v2 object has bytes (v2 spec §3.3): readers refuse one without parts.
-  ZT_FAIL_IF(v2() && current.components.empty(), invalid,
-             "object \"%s\": a v2 object needs at least one part", current.name.c_str());
+  ZT_TRY(gen().check_object(current));
   ZT_TRY(validate_object(current));
   const ObjectFormat* f = format_of(current);
   if (!f || !f->check_written) return {};
@@ -245,7 +217,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     ZT_TRY(s.usable());
     ZT_FAIL_IF(s.state != Impl::State::idle, state,
                "an object is already begun (\"%s\"): end it first", s.current.name.c_str());
-    ZT_TRY(check_name("object", name, s.v2(), s.opt.canonical));
+    ZT_TRY(check_name("object", name, s.gen().v2_vocabulary, s.opt.canonical));
     // Canonical blobs follow the (object, part) byte order, and a stream
     // cannot go back: objects must come in that order.
     ZT_FAIL_IF(s.opt.canonical && !s.objects.empty() && !(s.objects.back().name < name), argument,
@@ -264,13 +236,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     s.current.name = std::string(name);
     s.current.format = std::string(format);
     s.current.shape.assign(shape.begin(), shape.end());
-    if (s.v2()) {
-      ZT_FAIL_IF(shape.size() > kMaxRankV2 || !shape_product(shape), argument,
-                 "object \"%s\": v2 shapes have at most 64 dimensions and a product that fits "
-                 "64 bits",
-                 shown(name).c_str());
-      ZT_TRY(set_v2_layout(s.current, format));
-    }
+    ZT_TRY(s.gen().begin_object(s.current, format));
     s.current_attributes.clear();
     s.object_start = s.pos;
     s.object_shard = s.current_shard();
@@ -291,7 +257,7 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     ZT_FAIL_IF(s.state != Impl::State::object, state,
                "no object is begun: call zt_writer_begin_object first");
     const std::string& obj = s.current.name;
-    ZT_TRY(check_name("component", role, s.v2(), s.opt.canonical));
+    ZT_TRY(check_name("component", role, s.gen().v2_vocabulary, s.opt.canonical));
     ZT_FAIL_IF(s.opt.canonical && !s.current.components.empty() &&
                    !(s.current.components.back().role < role),
                argument,
@@ -306,18 +272,8 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     auto dt = dtype_from_name(dtype);
     ZT_FAIL_IF(!dt, argument, "object \"%s\": component \"%s\": unknown dtype \"%s\"", obj.c_str(),
                shown(role).c_str(), shown(dtype).c_str());
-    // v2 has no bool storage type: bool is a logical type over u8 (§4.1).
-    if (s.v2() && *dt == DType::boolean) {
-      ZT_FAIL_IF(type && *type != "bool", argument,
-                 "object \"%s\": component \"%s\": dtype \"bool\" with type \"%s\"", obj.c_str(),
-                 shown(role).c_str(), shown(*type).c_str());
-      dt = DType::u8;
-      type = "bool";
-    } else if (!s.v2() && *dt == DType::u8 && type == "bool") {
-      dt = DType::boolean;  // v2's bool, back in 1.2's vocabulary
-      type = std::nullopt;
-    }
-    const LogicalType* lt = type ? find_logical_type(*type, s.v2()) : nullptr;
+    ZT_TRY(s.gen().storage(s.current, role, *dt, type));
+    const LogicalType* lt = type ? find_logical_type(*type, s.gen().v2_vocabulary) : nullptr;
     if (type) {
       ZT_FAIL_IF(!valid_name(*type), argument,
                  "object \"%s\": component \"%s\": type is not valid text", obj.c_str(),
@@ -422,18 +378,10 @@ Result<void> Writer::end_component() {
     if (p.mode == Mode::zstd) {
       if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
       ZT_TRY(s.drain_frames());
-      if (s.v2()) {
-        // zt.zstd-seekable/1: the frames, then their seek table (no frame
-        // at all for an empty part).
-        ZT_TRY(s.emit_stored(seek_table(p.seek)));
-        p.out.encoding_id = std::string(kSeekableEncodingId);
-      } else if (p.declared == 0) {
-        std::vector<uint8_t> empty_frame;
-        ZT_TRY(zstd_compress_frame(std::span<const uint8_t>(), s.opt.zstd_level, empty_frame));
-        ZT_TRY(s.emit_stored(empty_frame));
-      }
+      auto tail = s.gen().zstd_end(p.out, p.seek, p.declared, s.opt.zstd_level);
+      ZT_TRY(tail);
+      ZT_TRY(s.emit_stored(*tail));
       p.out.uncompressed_length = p.declared;
-      p.out.encoding_text = "zstd";
     }
     // After the frames are drained: nothing is in flight when it rolls back.
     if (const auto n = packed_value_count(s.current, p.out); n && p.declared > 0) {

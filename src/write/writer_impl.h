@@ -23,6 +23,7 @@
 #include "write/frame_pipeline.h"
 #include "write/output_file.h"
 #include "write/writer.h"
+#include "write/written_generation.h"
 
 namespace zt {
 
@@ -102,14 +103,14 @@ struct Writer::Impl {
   // Canonical form: the ended part `c` references an earlier blob of the
   // same bytes, if there is one, and its own copy is cut off the file.
   Result<void> share_identical_blob(Component& c);
-  Result<void> write_manifest_v1();
-  Result<void> write_manifest_v2();
+  // The manifest and the footer (v2: at a blob boundary).
+  Result<void> write_manifest();
   // Append: copies the file's bytes and takes over its objects and attributes.
   Result<void> take_over(const std::string& source_path);
 
-  bool v2() const { return opt.file_version == 2; }
-  // Blob alignment: 64 (1.2), or the v2 option (65536 by default).
-  uint64_t alignment() const;
+  // What differs between the generations: the one place the writer asks.
+  const WrittenGeneration& gen() const { return written_generation(opt.file_version); }
+  uint64_t alignment() const { return gen().alignment(opt); }
 
   // ---- bytes (component_stream.cpp) ----
   unsigned threads() const;
@@ -129,6 +130,11 @@ struct Writer::Impl {
   // Checks and writes one piece of the pending component.
   Result<void> accept(std::span<const uint8_t> data);
 };
+
+// A caller's text as messages show it: its first 200 bytes.
+inline std::string shown(std::string_view s) {
+  return std::string(s.substr(0, 200));
+}
 
 // A name (of an object, component or attribute) as a writer takes it:
 // valid UTF-8 text without NUL, within the limits (v2: 1024 bytes), and in

@@ -35,7 +35,7 @@ Result<void> Writer::finish() {
     Result<void> r;
     if (s.sharded())
       r = s.finish_sharded();
-    else if (r = s.v2() ? s.write_manifest_v2() : s.write_manifest_v1(); r)
+    else if (r = s.write_manifest(); r)
       r = s.publish();
     s.discard();
     s.state = r ? Impl::State::done : Impl::State::failed;
@@ -43,14 +43,9 @@ Result<void> Writer::finish() {
   });
 }
 
-Result<void> Writer::Impl::write_manifest_v1() {
-  const std::vector<uint8_t> manifest = encode_manifest(file_attributes, objects);
-  uint8_t trailer[16];
-  uint64_t n = manifest.size();
-  for (int i = 0; i < 8; ++i, n >>= 8) trailer[i] = static_cast<uint8_t>(n & 0xFF);
-  std::memcpy(trailer + 8, kMagicV1, 8);
-  ZT_TRY(write_all(manifest));
-  return write_all(trailer);
+Result<void> Writer::Impl::write_manifest() {
+  if (gen().aligned_manifest) ZT_TRY(pad_to_alignment());
+  return write_all(gen().manifest_and_footer(file_attributes, objects, shards, pos));
 }
 
 namespace {
@@ -125,8 +120,8 @@ Result<void> Writer::Impl::finish_sharded() {
   file = std::move(*f);
   pos = 0;
   shards = std::move(table);
-  Result<void> root = write_all(std::span<const uint8_t>(kMagicV2, 8));
-  if (root) root = write_manifest_v2();
+  Result<void> root = write_all(gen().magic);
+  if (root) root = write_manifest();
   if (root) root = publish();
   if (!root) return fail(std::move(root).error());
   std::vector<std::string> stale;
@@ -135,15 +130,6 @@ Result<void> Writer::Impl::finish_sharded() {
       stale.push_back(shard_file_path(path, n));
   remove_files(stale);
   return {};
-}
-
-Result<void> Writer::Impl::write_manifest_v2() {
-  const std::vector<uint8_t> manifest = encode_manifest_v2(file_attributes, objects, shards);
-  ZT_TRY(pad_to_alignment());
-  const std::array<uint8_t, kFooterBytesV2> footer =
-      footer_v2(pos, manifest.size(), XXH3_64bits(manifest.data(), manifest.size()));
-  ZT_TRY(write_all(manifest));
-  return write_all(footer);
 }
 
 }  // namespace zt
