@@ -16,7 +16,7 @@
 #include <zstd.h>
 
 #include "bench_util.h"
-#include "container/digest.h"
+#include "codec/digest.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <memory>
 
 #include "bench_util.h"
+#include "codec/zstd_codec.h"
 #include "read/reader.h"
-#include "container/zstd_codec.h"
 
 namespace {
 

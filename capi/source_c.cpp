@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "capi_internal.h"
-#include "container/range_source.h"
+#include "source/range_source.h"
 
 using namespace zt::capi;
 

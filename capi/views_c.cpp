@@ -6,7 +6,7 @@
 #include <string>
 
 #include "capi_internal.h"
-#include "formats/quantized.h"
+#include "formats/quantized_group_layout.h"
 #include "views/views.h"
 
 using namespace zt::capi;

@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "capi_internal.h"
-#include "container/http_source.h"
 #include "foreign/foreign_reader.h"
+#include "source/http_source.h"
 
 // Every zt_status with the zt::Status of the same value. set_error hands a
 // core Status out as the zt_status of that value, so the two enums must

@@ -44,9 +44,9 @@
 #include "commands.h"
 #include "common.h"
 #include "foreign/foreign.h"
+#include "formats/quantized_group_layout.h"
 #include "fuzz_support.h"
 #include "read/reader.h"
-#include "formats/quantized.h"
 #include "views/views.h"
 
 // Findings F8-F11 (fuzz/README.md), fixed; each macro tolerated one while it

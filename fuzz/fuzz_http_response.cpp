@@ -1,5 +1,5 @@
 // libFuzzer target: a hostile HTTP server's answer to a range request,
-// parsed as libcurl would hand it over (container/http_response.h): header
+// parsed as libcurl would hand it over (source/http_response.h): header
 // lines, then the body in pieces of fuzzed sizes. No crash, no write outside
 // the destinations (AddressSanitizer watches each in its own allocation), a
 // body never taken beyond what was asked plus framing, and a response that
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "container/http_response.h"
 #include "fuzz_support.h"
+#include "source/http_response.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 
 #include "container/container.h"
 #include "fuzz_support.h"
-#include "container/io.h"
 #include "manifest/json.h"
 #include "manifest/manifest.h"
+#include "source/io.h"
 #include "walk.h"
 #include "ztensor.h"
 

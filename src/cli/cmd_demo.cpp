@@ -5,7 +5,7 @@
 //   proj.fp8       dense u8 typed f8_e4m3fn [32, 64], with a scale attribute
 //   adjacency      sparse_csr f32 [16, 16] (values, indices, indptr), zstd
 //   mlp.q_proj     quantized_group 4-bit, group 32, "8_per_i32" [64, 128]
-//                  (layout in src/formats/quantized.h), packed_weight zstd
+//                  (layout in src/formats/quantized_group_layout.h), packed_weight zstd
 //   position_ids   dense i64 [32], zstd
 // and file attributes.
 #include <bit>

@@ -3,8 +3,8 @@
 #include <map>
 
 #include "cbor/cbor_item.h"
+#include "codec/digest.h"
 #include "commands.h"
-#include "container/digest.h"
 #include "input.h"
 #include "json_layout.h"
 #include "manifest/object_format.h"

@@ -1,8 +1,6 @@
 // zt convert, zt compress, zt decompress, zt merge, zt rm, zt append: every
 // command that writes a file. What they share is rewrite.h's; the foreign
 // targets are convert_safetensors.cpp and convert_gguf.cpp.
-#include "rewrite.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +15,6 @@
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 #include "commands.h"
-#include "container/http_source.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
 #include "foreign/safetensors.h"
@@ -25,6 +22,8 @@
 #include "manifest/object_format.h"
 #include "progress.h"
 #include "read/content.h"
+#include "rewrite.h"
+#include "source/http_source.h"
 #include "values.h"
 #include "write/writer.h"
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "container/http_source.h"  // location_for_messages
 #include "manifest/manifest.h"
+#include "source/http_source.h"  // location_for_messages
 
 namespace zt::cli {
 

@@ -1,7 +1,5 @@
 // zt convert to .safetensors: dense tensors of its own dtypes, others
 // densified with --densify or refused by name.
-#include "rewrite.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +14,6 @@
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 #include "commands.h"
-#include "container/http_source.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
 #include "foreign/safetensors.h"
@@ -24,6 +21,8 @@
 #include "manifest/object_format.h"
 #include "progress.h"
 #include "read/content.h"
+#include "rewrite.h"
+#include "source/http_source.h"
 #include "values.h"
 #include "write/writer.h"
 

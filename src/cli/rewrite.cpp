@@ -17,7 +17,6 @@
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 #include "commands.h"
-#include "container/http_source.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
 #include "foreign/safetensors.h"
@@ -25,6 +24,7 @@
 #include "manifest/object_format.h"
 #include "progress.h"
 #include "read/content.h"
+#include "source/http_source.h"
 #include "values.h"
 #include "write/writer.h"
 

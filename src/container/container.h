@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "cbor/cbor_value.h"
 #include "container/generation.h"
-#include "container/io.h"
+#include "source/io.h"
 
 namespace zt {
 

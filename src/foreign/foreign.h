@@ -17,9 +17,9 @@
 #include "base/error.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
-#include "container/io.h"
-#include "container/range_source.h"
 #include "manifest/json.h"
+#include "source/io.h"
+#include "source/range_source.h"
 
 namespace zt::foreign {
 

@@ -9,10 +9,10 @@
 #include "base/dtype.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
-#include "container/http_source.h"
 #include "foreign/hf_index.h"
 #include "foreign/safetensors.h"
 #include "manifest/manifest.h"
+#include "source/http_source.h"
 
 namespace zt::foreign {
 

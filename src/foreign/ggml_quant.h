@@ -21,7 +21,7 @@
 // each is one product of an exact integer and d, as ggml computes it. For
 // the _1 types ggml rounds q x d + m once (q x d is exact); (q - zero) x d
 // with zero = -m/d is computed at f64 (an f64 zero point makes the decoder
-// work at f64, formats/quantized_view.cpp) and rounded once, which gives the same
+// work at f64, formats/quantized_group_view.cpp) and rounded once, which gives the same
 // f32 unless the exact sum lies on a rounding midpoint. So a tensor is
 // mapped only when every block checks out (every code's value equal, and
 // d, m recovered from d, zero bit for bit); otherwise it stays raw blocks.

@@ -7,9 +7,9 @@
 
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
-#include "container/io.h"
-#include "container/model_folder.h"
 #include "foreign/safetensors.h"
+#include "source/io.h"
+#include "source/model_folder.h"
 
 namespace zt::foreign {
 

@@ -14,9 +14,9 @@
 #include "base/arithmetic.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
-#include "container/io.h"
-#include "container/model_folder.h"
 #include "foreign/onnx_wire.h"
+#include "source/io.h"
+#include "source/model_folder.h"
 
 namespace zt::foreign {
 

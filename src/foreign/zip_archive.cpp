@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "base/zt_limits.h"
-#include "container/io.h"
+#include "source/io.h"
 
 namespace zt::foreign {
 

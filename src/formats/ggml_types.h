@@ -2,7 +2,7 @@
 // its type_traits: sizeof(block_<type>); gguf-py's GGML_QUANT_SIZES says 40
 // for Q8_1, ggml's block_q8_1 is 36: two halves and 32 int8): a new type is
 // one row of kGgmlTypes. The one table of block geometry: the GGUF reader
-// and writer and v2's gguf.* layouts (formats/gguf_layout.cpp) read it. Plain types have blocks of
+// and writer and v2's gguf.* layouts (formats/profile_gguf.cpp) read it. Plain types have blocks of
 // one element and a zTensor dtype; block-quantized types are carried as their raw blocks. Ids 31-33
 // and 36-38 are the interleaved Q4_0/IQ4_NL repackings that llama.cpp wrote into GGUF files in 2024
 // before removing them: files holding them still exist.

@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "cbor/cbor_encode.h"
-#include "container/digest.h"
+#include "codec/digest.h"
 #include "manifest/manifest.h"
 
 namespace zt {

@@ -19,7 +19,7 @@
 #include "base/error.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_value.h"
-#include "container/digest.h"
+#include "codec/digest.h"
 #include "container/generation.h"
 
 namespace zt {

@@ -2,7 +2,7 @@
 // completes them, so the CBOR of the whole manifest never exists at once.
 // The streaming frame (run_streaming) serves v2 too (parse_v2.cpp).
 #include "base/zt_limits.h"
-#include "container/digest.h"
+#include "codec/digest.h"
 #include "manifest/object_format.h"
 #include "manifest/parser.h"
 

@@ -5,8 +5,8 @@
 
 #include "base/zt_limits.h"
 #include "cbor/deterministic.h"
-#include "container/digest.h"
-#include "container/zstd_seekable.h"
+#include "codec/digest.h"
+#include "codec/zstd_seekable.h"
 #include "manifest/object_format.h"
 #include "manifest/parser.h"
 

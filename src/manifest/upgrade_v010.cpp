@@ -2,7 +2,7 @@
 // "data" component, custom keys as attributes, sparse entries listed only.
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
-#include "container/digest.h"
+#include "codec/digest.h"
 #include "manifest/object_format.h"
 #include "manifest/parser.h"
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "container/zstd_codec.h"
+#include "codec/zstd_codec.h"
 
 namespace zt {
 

@@ -8,15 +8,15 @@
 
 #include "base/byte_order.h"
 #include "base/zt_limits.h"
+#include "codec/digest.h"
+#include "codec/zstd_codec.h"
+#include "codec/zstd_seekable.h"
 #include "container/container.h"
-#include "container/digest.h"
-#include "container/model_folder.h"
-#include "container/zstd_codec.h"
-#include "container/zstd_seekable.h"
 #include "manifest/json.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/validate.h"
+#include "source/model_folder.h"
 
 namespace zt {
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "base/error.h"
-#include "container/digest.h"
-#include "container/http_source.h"
-#include "container/io.h"
-#include "container/zstd_codec.h"
+#include "codec/digest.h"
+#include "codec/zstd_codec.h"
 #include "manifest/manifest.h"
+#include "source/http_source.h"
+#include "source/io.h"
 
 namespace zt {
 
@@ -89,7 +89,7 @@ class Reader {
   static Result<std::unique_ptr<Reader>> open_ranges(std::shared_ptr<const RangeSource> src,
                                                      const OpenOptions& opt = {},
                                                      std::vector<uint8_t> tail = {});
-  // An http(s) URL (container/http_source.h): the open's first request
+  // An http(s) URL (source/http_source.h): the open's first request
   // fetches the last kOpenTailBytes with the size, the second the magic
   // with the rest of the manifest.
   static Result<std::unique_ptr<Reader>> open_url(const std::string& url,

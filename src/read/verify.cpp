@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "container/digest.h"
+#include "codec/digest.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/reader.h"

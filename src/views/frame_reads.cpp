@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "container/zstd_codec.h"
-#include "container/zstd_seekable.h"
+#include "codec/zstd_codec.h"
+#include "codec/zstd_seekable.h"
 #include "manifest/object_format.h"
 
 namespace zt::views {

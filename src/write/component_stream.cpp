@@ -10,8 +10,8 @@
 #include <thread>
 #include <utility>
 
+#include "codec/zstd_codec.h"
 #include "container/container.h"
-#include "container/zstd_codec.h"
 #include "write/writer_impl.h"
 
 namespace zt {

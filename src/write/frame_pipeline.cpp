@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "base/zt_limits.h"
-#include "container/zstd_codec.h"
+#include "codec/zstd_codec.h"
 
 namespace zt {
 

@@ -19,7 +19,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
-#include "container/digest.h"
+#include "codec/digest.h"
 
 namespace zt {
 

@@ -17,8 +17,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "container/digest.h"
-#include "container/zstd_seekable.h"
+#include "codec/digest.h"
+#include "codec/zstd_seekable.h"
 #include "manifest/manifest.h"
 #include "write/frame_pipeline.h"
 #include "write/output_file.h"

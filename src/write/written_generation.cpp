@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "cbor/cbor_item.h"
+#include "codec/zstd_codec.h"
 #include "container/container.h"
-#include "container/zstd_codec.h"
 #include "manifest/object_format.h"
 #include "write/writer_impl.h"
 

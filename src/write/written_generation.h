@@ -12,7 +12,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
-#include "container/zstd_seekable.h"
+#include "codec/zstd_seekable.h"
 #include "manifest/manifest.h"
 #include "write/writer.h"
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/zt_limits.h"
-#include "container/http_source.h"
+#include "source/http_source.h"
 #include "test_files.h"
 
 namespace zt::test {

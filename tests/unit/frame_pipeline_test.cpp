@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "container/zstd_codec.h"
 #include "base/zt_limits.h"
+#include "codec/zstd_codec.h"
 
 namespace {
 

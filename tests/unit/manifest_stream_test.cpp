@@ -10,10 +10,10 @@
 #include <iterator>
 
 #include "container/container.h"
-#include "container/io.h"
 #include "manifest/json.h"
 #include "manifest/manifest.h"
 #include "sanitized.h"
+#include "source/io.h"
 #include "test_files.h"
 
 namespace zt::test {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "container/zstd_seekable.h"
+#include "codec/zstd_seekable.h"
 #include "test_files.h"
 
 namespace zt::test {

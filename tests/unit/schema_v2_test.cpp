@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "container/zstd_seekable.h"
+#include "codec/zstd_seekable.h"
 #include "test_files.h"
 
 namespace zt::test {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "container/digest.h"
+#include "codec/digest.h"
 #include "test_files.h"
 
 namespace zt::test {

@@ -1,4 +1,4 @@
-#include "container/http_source.h"
+#include "source/http_source.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <thread>
 
-#include "container/http_response.h"
+#include "source/http_response.h"
 
 namespace zt {
 

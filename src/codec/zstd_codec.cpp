@@ -1,4 +1,4 @@
-#include "container/zstd_codec.h"
+#include "codec/zstd_codec.h"
 
 #include <zstd.h>
 

@@ -1,4 +1,4 @@
-#include "container/zstd_seekable.h"
+#include "codec/zstd_seekable.h"
 
 #include <zstd.h>
 

@@ -1,4 +1,4 @@
-#include "container/digest.h"
+#include "codec/digest.h"
 
 #include <openssl/evp.h>
 #include <xxhash.h>

@@ -69,7 +69,7 @@ Result<void> check_quantized_layout(const Object& o,
                                     std::span<const std::span<const uint8_t>> decoded);
 
 // A quantized_group object's components as typed views, their sizes
-// checked against the layout (formats/quantized_view.cpp).
+// checked against the layout (formats/quantized_group_view.cpp).
 struct QuantView {
   QuantLayout layout;
   bool zeros_packed = false;  // zeros are integer words packed along N

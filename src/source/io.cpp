@@ -1,4 +1,4 @@
-#include "container/io.h"
+#include "source/io.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

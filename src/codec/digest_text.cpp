@@ -2,7 +2,7 @@
 // normalisation of the checksums older generations wrote.
 #include <string>
 
-#include "container/digest.h"
+#include "codec/digest.h"
 
 namespace zt {
 

@@ -265,7 +265,7 @@ Codes codes_of(const QuantGroup& q, const Component& c, std::span<const uint8_t>
 
 // Values [first, first + dst.size()) of a quant_group object (its rules
 // held at open, so sizes agree with the shape), computed in C: as in
-// formats/quantized_view.cpp, f64 scales or zeros make an f32 read compute at f64
+// formats/quantized_group_view.cpp, f64 scales or zeros make an f32 read compute at f64
 // and round once.
 template <typename T, typename C>
 Result<void> qg_values_in(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {

@@ -56,7 +56,7 @@ class ZstdWindows {
   std::string where_;
   std::vector<uint8_t> window_;
   uint64_t total_ = 0;
-  size_t ret_ = 1;  // what the decoder still expects (0: between frames)
+  size_t ret_ = 1;                  // what the decoder still expects (0: between frames)
   std::vector<uint64_t> expected_;  // expect_frames
   size_t frame_ = 0;                // the frame being decoded
   uint64_t in_frame_ = 0;           // its bytes so far

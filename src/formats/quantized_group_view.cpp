@@ -1,10 +1,10 @@
-// The typed view of quantized_group objects (layout in formats/quantized.h)
+// The typed view of quantized_group objects (layout in formats/quantized_group_layout.h)
 // and their dequantisation: per-word and bitstream packings, [G, N] or
 // packed zeros.
 #include <algorithm>
 #include <type_traits>
 
-#include "formats/quantized.h"
+#include "formats/quantized_group_layout.h"
 #include "views/kernels.h"
 
 namespace zt {

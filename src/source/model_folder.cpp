@@ -1,4 +1,4 @@
-#include "container/model_folder.h"
+#include "source/model_folder.h"
 
 #include <stdlib.h>
 

@@ -19,7 +19,7 @@
 
 #include "base/error.h"
 #include "base/zt_limits.h"
-#include "container/range_source.h"
+#include "source/range_source.h"
 
 namespace zt::http {
 

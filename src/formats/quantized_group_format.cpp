@@ -1,6 +1,6 @@
 // "quantized_group" (GPTQ-style): packed_weight, scales and zeros, read
-// with the attributes bits, group_size and packing (layout in quantized.h).
-#include "formats/quantized.h"
+// with the attributes bits, group_size and packing (layout in quantized_group_layout.h).
+#include "formats/quantized_group_layout.h"
 #include "manifest/object_format.h"
 #include "views/views.h"
 

@@ -1,4 +1,4 @@
-#include "container/http_response.h"
+#include "source/http_response.h"
 
 #include <algorithm>
 #include <cctype>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "container/range_source.h"
+#include "source/range_source.h"
 
 namespace zt {
 

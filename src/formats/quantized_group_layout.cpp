@@ -1,4 +1,4 @@
-#include "formats/quantized.h"
+#include "formats/quantized_group_layout.h"
 
 #include <algorithm>
 #include <charconv>

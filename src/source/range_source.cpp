@@ -1,4 +1,4 @@
-#include "container/range_source.h"
+#include "source/range_source.h"
 
 #include <algorithm>
 #include <cstring>

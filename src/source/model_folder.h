@@ -16,7 +16,7 @@ namespace zt {
 // form by the caller) beside the model file `model_path`, or
 // Status::invalid naming `what` and the rule when it resolves outside the
 // model's folder; Status::io when it does not exist.
-Result<std::string> resolve_beside_model(const std::string& model_path,
-                                         const std::string& relative, const char* what);
+Result<std::string> resolve_beside_model(const std::string& model_path, const std::string& relative,
+                                         const char* what);
 
 }  // namespace zt

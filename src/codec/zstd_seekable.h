@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "container/zstd_codec.h"
+#include "codec/zstd_codec.h"
 
 namespace zt {
 
