@@ -36,14 +36,9 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
   auto plan = plan_export<foreign::SafetensorsEntry>(
       out, in, opt, "safetensors holds dense tensors of its own dtypes only",
       [](const Item& it, const Part* data) -> Result<std::optional<foreign::SafetensorsEntry>> {
-        const auto st = data ? foreign::safetensors_dtype(data->dtype, data->type) : std::nullopt;
-        if (!st) return std::optional<foreign::SafetensorsEntry>();
-        foreign::SafetensorsEntry e;
-        e.name = it.name;
-        e.shape = it.shape;
-        e.dtype = *st;
-        e.nbytes = data->decoded.value_or(data->stored);
-        return std::optional(std::move(e));
+        if (!data) return std::optional<foreign::SafetensorsEntry>();
+        return foreign::safetensors_entry(it.name, data->dtype, data->type, it.shape,
+                                          data->decoded.value_or(data->stored));
       },
       [&](foreign::SafetensorsEntry& e, const DenseForm& d, const Item& it) -> Result<void> {
         e.dtype =

@@ -221,13 +221,42 @@ Result<void> check_representable(const Item& it, const RewriteOptions& opt) {
   return {};
 }
 
+// A dense f4_e2m1 object (v2's FP4, or a safetensors F4 tensor) in a 1.2
+// file: the same bytes as kF4PairsType pairs, the last dimension halved.
+// Where no pair shape exists (an odd last dimension: pairs would straddle
+// rows, or no dimension) it is densified with --densify, else refused
+// (exit 5).
+struct F4Form {
+  std::optional<std::vector<uint64_t>> pairs;  // the 1.2 shape of its pairs
+  bool densify = false;                        // no pair shape: written as values
+};
+
+Result<F4Form> f4_form(const Item& it, const RewriteOptions& opt) {
+  const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;
+  if (opt.writer.file_version == 2 || !data || data->type != "f4_e2m1") return F4Form{};
+  if (it.shape.empty() || it.shape.back() % 2 != 0) {
+    ZT_FAIL_IF(!opt.densify, argument,
+               "f4_e2m1 values of shape %s have no 1.2 form: a 1.2 file holds FP4 as %.*s "
+               "pairs along the last dimension, which must be even (use --format-version 2, or "
+               "--densify)",
+               shape_text(it.shape).c_str(), static_cast<int>(kF4PairsType.size()),
+               kF4PairsType.data());
+    return F4Form{std::nullopt, true};
+  }
+  std::vector<uint64_t> pairs = it.shape;
+  pairs.back() /= 2;
+  return F4Form{std::move(pairs), false};
+}
+
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
                        const RewriteOptions& opt, bool canonical, Progress& progress) {
   const Item& it = in.items[i];
   ZT_TRY(check_representable(it, opt));
   // Corrupt input is refused, never copied under a fresh digest.
   ZT_TRY(in.check(i));
-  if (opt.densify && it.descriptor != &kDenseFormat) {
+  auto f4 = f4_form(it, opt);
+  ZT_TRY(f4);
+  if ((opt.densify && it.descriptor != &kDenseFormat) || f4->densify) {
     auto d = dense_form(in, i);
     ZT_TRY(d);
     ZT_TRY(w.begin_object(name, kDenseFormat.name, it.shape));
@@ -242,7 +271,7 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     ZT_TRY(w.end_component());
     return w.end_object();
   }
-  ZT_TRY(w.begin_object(name, it.format, it.shape));
+  ZT_TRY(w.begin_object(name, it.format, f4->pairs ? *f4->pairs : it.shape));
   // CBOR to CBOR: every attribute value survives exactly.
   if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
   // Canonical form takes parts in bytewise role order.
@@ -253,8 +282,9 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
               [&](size_t x, size_t y) { return it.parts[x].role < it.parts[y].role; });
   for (const size_t k : order) {
     const Part& p = it.parts[k];
-    const std::optional<std::string_view> type =
+    std::optional<std::string_view> type =
         p.type ? std::optional<std::string_view>(*p.type) : std::nullopt;
+    if (f4->pairs && p.role == "data") type = kF4PairsType;
     if (p.decoded && !narrow_sparse_index(it, p)) {
       // Its size known, a component goes across a window at a time: a copy
       // holds a bounded window whatever the component decodes to.

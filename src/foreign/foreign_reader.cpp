@@ -126,7 +126,9 @@ Result<Component> component_of(const ForeignObject& o, const ForeignComponent& f
   c.role = fc.role;
   c.dtype = fc.dtype;
   c.type = fc.type;
-  if (c.type) c.known_type = find_logical_type(*c.type);
+  // Foreign files are read in v2's vocabulary of types: a safetensors F4
+  // tensor is f4_e2m1 (two values a byte), which 1.2 does not register.
+  if (c.type) c.known_type = find_logical_type(*c.type, true);
   if (fc.remote) {
     c.offset = fc.remote->offset;
     c.length = fc.remote->length;

@@ -21,7 +21,7 @@ struct DTypeMap {
   std::string_view type;  // "" for none
 };
 
-constexpr std::array<DTypeMap, 19> kDTypes = {{
+constexpr std::array<DTypeMap, 20> kDTypes = {{
     {"BOOL", DType::boolean, ""},
     {"U8", DType::u8, ""},
     {"I8", DType::i8, ""},
@@ -41,6 +41,9 @@ constexpr std::array<DTypeMap, 19> kDTypes = {{
     {"F8_E4M3FNUZ", DType::u8, "f8_e4m3fnuz"},  // safetensors >= 0.6; logical types of spec 1.2
     {"F8_E5M2FNUZ", DType::u8, "f8_e5m2fnuz"},
     {"C64", DType::f32, "complex64"},
+    // Two E2M1 values a byte, low nibble first, the shape counting values:
+    // v2's f4_e2m1 exactly (docs/foreign.md says what a 1.2 file holds).
+    {"F4", DType::u8, "f4_e2m1"},
 }};
 
 const DTypeMap* from_safetensors(std::string_view name) {
@@ -49,9 +52,20 @@ const DTypeMap* from_safetensors(std::string_view name) {
   return nullptr;
 }
 
-// Bytes of one element as safetensors counts them.
-unsigned element_bytes(const DTypeMap& m) {
-  return dtype_width(m.dtype) * (m.type.starts_with("complex") ? 2 : 1);
+// Bytes of `count` elements as safetensors counts them; nullopt on
+// overflow. A packed type's count must fill whole bytes (safetensors
+// refuses the rest too).
+std::optional<uint64_t> byte_size(const DTypeMap& m, uint64_t count) {
+  if (const LogicalType* lt = m.type.empty() ? nullptr : find_logical_type(m.type, true);
+      lt && lt->per_byte)
+    return count / lt->per_byte;
+  return checked_mul(count, dtype_width(m.dtype) * (m.type.starts_with("complex") ? 2 : 1));
+}
+
+// Whether `count` elements of m end on a byte boundary.
+bool whole_bytes(const DTypeMap& m, uint64_t count) {
+  const LogicalType* lt = m.type.empty() ? nullptr : find_logical_type(m.type, true);
+  return !lt || !lt->per_byte || count % lt->per_byte == 0;
 }
 
 bool is_uint(const nlohmann::json& j) {
@@ -88,10 +102,11 @@ Result<Entry> parse_entry(const std::string& path, const std::string& name, cons
   e.name = name;
   const std::string dname = dt->get<std::string>();
   e.dtype = from_safetensors(dname);
-  if (!e.dtype && (dname == "F4" || dname.starts_with("F6_")))
+  if (!e.dtype && dname.starts_with("F6_"))
     return make_error(Status::unsupported,
-                      "%s: tensor \"%s\": dtype %s packs elements below a byte; not supported", p,
-                      n, dname.c_str());
+                      "%s: tensor \"%s\": dtype %s packs 6-bit elements across bytes; no zTensor "
+                      "type holds them",
+                      p, n, dname.c_str());
   ZT_FAIL_IF(!e.dtype, unsupported, "%s: tensor \"%s\": unknown safetensors dtype \"%s\"", p, n,
              dname.c_str());
   ZT_FAIL_IF(shape->size() > Limits::rank, limit,
@@ -112,8 +127,11 @@ Result<Entry> parse_entry(const std::string& path, const std::string& name, cons
              "the header",
              p, n, static_cast<ull>(e.begin), static_cast<ull>(e.end), static_cast<ull>(data_size));
   const auto count = shape_product(e.shape);
-  const auto bytes = count ? checked_mul(*count, element_bytes(*e.dtype)) : std::nullopt;
+  const auto bytes = count ? byte_size(*e.dtype, *count) : std::nullopt;
   ZT_FAIL_IF(!bytes, invalid, "%s: tensor \"%s\": the shape's byte size overflows 64 bits", p, n);
+  ZT_FAIL_IF(!whole_bytes(*e.dtype, *count), invalid,
+             "%s: tensor \"%s\": %llu %s elements do not fill whole bytes", p, n,
+             static_cast<ull>(*count), dname.c_str());
   ZT_FAIL_IF(*bytes != e.end - e.begin, invalid,
              "%s: tensor \"%s\": shape x %s (%llu bytes) does not match its byte span [%llu, %llu) "
              "of %llu bytes",
@@ -129,6 +147,27 @@ std::optional<std::string_view> safetensors_dtype(DType dtype,
   for (const auto& m : kDTypes)
     if (m.dtype == dtype && (type ? m.type == *type : m.type.empty())) return m.st;
   return std::nullopt;
+}
+
+std::optional<SafetensorsEntry> safetensors_entry(std::string_view name, DType dtype,
+                                                  const std::optional<std::string>& type,
+                                                  std::span<const uint64_t> shape,
+                                                  uint64_t nbytes) {
+  SafetensorsEntry e;
+  e.name = std::string(name);
+  e.shape.assign(shape.begin(), shape.end());
+  e.nbytes = nbytes;
+  if (dtype == DType::u8 && type == kF4PairsType) {
+    // torch's float4_e2m1fn_x2: a byte per pair, so F4's last dimension is twice it.
+    if (e.shape.empty() || e.shape.back() > UINT64_MAX / 2) return std::nullopt;
+    e.shape.back() *= 2;
+    e.dtype = "F4";
+    return e;
+  }
+  const auto st = safetensors_dtype(dtype, type);
+  if (!st) return std::nullopt;
+  e.dtype = *st;
+  return e;
 }
 
 namespace {

@@ -21,8 +21,9 @@ namespace zt::foreign {
 
 // Tensors become dense objects in file order; __metadata__ becomes the file
 // attributes. F8_E4M3 -> u8 + f8_e4m3fn, F8_E5M2 -> u8 + f8_e5m2,
-// F8_E8M0 -> u8 + f8_e8m0fnu, C64 -> f32 + complex64; sub-byte F4/F6 types
-// are refused.
+// F8_E8M0 -> u8 + f8_e8m0fnu, C64 -> f32 + complex64, F4 -> u8 + f4_e2m1
+// (packed two a byte, the shape counting values, as v2's type); the 6-bit
+// F6_E2M3 / F6_E3M2, packed across bytes, are refused.
 Result<ForeignFile> read_safetensors(const std::string& path);
 // The same over a remote file: the header is fetched (one read when it fits
 // the first kSafetensorsOpenBytes, which an open can bring: see
@@ -41,6 +42,13 @@ struct SafetensorsEntry {
   std::vector<uint64_t> shape;
   uint64_t nbytes = 0;
 };
+
+// The safetensors tensor of a dense zTensor object, if safetensors can hold
+// it: its dtype and shape (1.2's f4_e2m1fn_x2 pairs become F4 values, the
+// last dimension doubled), the bytes unchanged.
+std::optional<SafetensorsEntry> safetensors_entry(std::string_view name, DType dtype,
+                                                  const std::optional<std::string>& type,
+                                                  std::span<const uint64_t> shape, uint64_t nbytes);
 
 // Receives one tensor's bytes in pieces.
 using ByteSink = std::function<Result<void>(std::span<const uint8_t>)>;

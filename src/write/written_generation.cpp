@@ -31,12 +31,21 @@ Result<void> check_object_12(const Object&) {
   return {};
 }
 
-Result<void> storage_12(const Object&, std::string_view, DType& dtype,
+Result<void> storage_12(const Object& o, std::string_view role, DType& dtype,
                         std::optional<std::string_view>& type) {
   if (dtype == DType::u8 && type == "bool") {
     dtype = DType::boolean;  // v2's bool, back in 1.2's vocabulary
     type = std::nullopt;
   }
+  // A packed v2 type sizes its bytes as no 1.2 reader would: refused, not
+  // written as bytes a 1.2 reader would take for other values.
+  const LogicalType* lt = type ? find_logical_type(*type, true) : nullptr;
+  ZT_FAIL_IF(lt && lt->v2_only && lt->per_byte, argument,
+             "object \"%s\": component \"%s\": type \"%s\" packs values below a byte and "
+             "exists only in zTensor v2; a 1.2 file holds FP4 as \"%.*s\" pairs (the last "
+             "dimension halved)",
+             o.name.c_str(), shown(role).c_str(), shown(*type).c_str(),
+             static_cast<int>(kF4PairsType.size()), kF4PairsType.data());
   return {};
 }
 

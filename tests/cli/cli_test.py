@@ -489,6 +489,53 @@ class Safetensors(Base):
         meta = {"format": "pt", "source": "cli_test", "unicode": "h\u00e9llo \u2713"}
         return tensors, meta
 
+    def test_f4(self):
+        """safetensors F4 (two E2M1 values a byte, low nibble first, the shape
+        counting values) reads as v2's f4_e2m1; a 1.2 file holds it as
+        f4_e2m1fn_x2 pairs, the last dimension halved; both write back to
+        the same safetensors bytes."""
+        e2m1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+        def values(data, n):  # the OCP E2M1 table, written here from its definition
+            nib = [(b >> s) & 15 for b in data for s in (0, 4)][:n]
+            return np.array([(-1.0) ** (v >> 3) * e2m1[v & 7] for v in nib], np.float32)
+        rows = bytes([0x21, 0x43, 0x65, 0x87, 0xA9, 0xCB, 0xED, 0x0F])  # [2, 8]: every code once
+        odd = bytes([0x71, 0xF2, 0x9C])  # [2, 3]: a pair straddles the rows
+        write_safetensors(self.path("f4.safetensors"), [("w", "F4", (2, 8), rows)], {"k": "v"})
+        write_safetensors(self.path("odd.safetensors"), [("w", "F4", (2, 3), odd)])
+        cat = self.zt("cat", "f4.safetensors", "w").stdout
+        self.assertIn("f4_e2m1", cat.split("\n", 1)[0])
+        self.assertEqual(cat.split("\n", 1)[1], str(values(rows, 16).reshape(2, 8)) + "\n")
+        # 1.2: pairs.
+        self.zt("convert", "f4.safetensors", "old.zt")
+        c = self.info("old.zt")["objects"][0]
+        self.assertEqual((c["shape"], c["components"][0]["dtype"], c["components"][0]["type"]),
+                         ([2, 4], "u8", "f4_e2m1fn_x2"))
+        self.zt("convert", "old.zt", "back.safetensors")
+        self.assertEqual(read_safetensors(self.path("back.safetensors"))[1]["w"], ("F4", [2, 8], rows))
+        p = self.zt("convert", "odd.safetensors", "odd.zt", code=5)
+        self.assertIn("must be even", p.stderr)
+        self.assertFalse(os.path.exists(self.path("odd.zt")))
+        self.zt("convert", "odd.safetensors", "odd.zt", "--densify")  # as f32 values
+        c = self.info("odd.zt")["objects"][0]
+        self.assertEqual((c["shape"], c["components"][0]["dtype"]), ([2, 3], "f32"))
+        self.assertEqual(self.zt("cat", "odd.zt", "w").stdout.split("\n", 1)[1],
+                         str(values(odd, 6).reshape(2, 3)) + "\n")
+        # v2: values, either shape.
+        for name, shape, data in (("f4", [2, 8], rows), ("odd", [2, 3], odd)):
+            self.zt("convert", f"{name}.safetensors", f"{name}2.zt", "--format-version", "2")
+            c = self.info(f"{name}2.zt")["objects"][0]
+            self.assertEqual((c["shape"], c["components"][0]["type"]), (shape, "f4_e2m1"))
+            n = shape[0] * shape[1]
+            self.assertEqual(self.zt("cat", f"{name}2.zt", "w").stdout.split("\n", 1)[1],
+                             str(values(data, n).reshape(shape)) + "\n")
+            self.zt("convert", f"{name}2.zt", f"{name}2.safetensors")
+            self.assertEqual(read_safetensors(self.path(f"{name}2.safetensors"))[1]["w"], ("F4", shape, data))
+        # The v2 file goes to 1.2 as pairs too, and back to the same bytes.
+        self.zt("convert", "f42.zt", "again.zt", "--format-version", "1.2")
+        self.assertEqual(self.info("again.zt")["objects"][0]["shape"], [2, 4])
+        self.zt("convert", "again.zt", "again.safetensors")
+        self.assertEqual(read_safetensors(self.path("again.safetensors"))[1]["w"], ("F4", [2, 8], rows))
+
     def test_to_zt_and_back(self):
         tensors, meta = self.sample()
         write_safetensors(self.path("in.safetensors"), tensors, meta)
@@ -1092,7 +1139,8 @@ class Hostile(Base):
         self.refuse("zero.safetensors", self.st({"a": t("F32", [2 ** 32, 2 ** 32], 0, 0)}), "overflows 64 bits")
         self.refuse("neg.safetensors", self.st({"a": t("F32", [-1], 0, 0)}), "non-negative integers")
         self.refuse("dtype.safetensors", self.st({"a": t("Q4", [1], 0, 1)}, b"x"), "unknown safetensors dtype")
-        self.refuse("f4.safetensors", self.st({"a": t("F4", [2], 0, 1)}, b"x"), "below a byte")
+        self.refuse("f4.safetensors", self.st({"a": t("F4", [3], 0, 1)}, b"x"), "do not fill whole bytes")
+        self.refuse("f6.safetensors", self.st({"a": t("F6_E2M3", [4], 0, 3)}, b"xyz"), "6-bit elements")
         dup = b'{"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}, ' \
               b'"a": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}}'
         self.refuse("dup.safetensors", self.st(dup, b"xy"), 'tensor "a" appears twice')

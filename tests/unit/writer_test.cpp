@@ -289,6 +289,31 @@ TEST_F(WriterTest, CborAttributesAreStoredAndHandedOutByteForByte) {
   zt_close(r);
 }
 
+// v2's f4_e2m1 packs two values a byte; a 1.2 reader would size its bytes
+// as product(shape) u8s, so a 1.2 writer refuses it and names the 1.2 form.
+// The pairs (f4_e2m1fn_x2, the last dimension halved) are written.
+TEST_F(WriterTest, PackedV2TypesAreRefusedIn12Files) {
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
+  const uint64_t values[1] = {4}, pairs[1] = {2};
+  const uint8_t bytes[2] = {0x21, 0x43};
+  ASSERT_EQ(zt_writer_begin_object(w, "v", "dense", values, 1), ZT_OK);
+  EXPECT_EQ(zt_writer_add_component(w, "data", "u8", "f4_e2m1", bytes, 2, nullptr),
+            ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("f4_e2m1fn_x2"), std::string::npos)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_cancel_object(w), ZT_OK);
+  ASSERT_EQ(zt_writer_begin_object(w, "p", "dense", pairs, 1), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "data", "u8", "f4_e2m1fn_x2", bytes, 2, nullptr), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = open_verified(path());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(zt_object_count(r), 1u);
+  zt_close(r);
+}
+
 TEST_F(WriterTest, CborAttributesThatReadersWouldRefuseAreRefused) {
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
