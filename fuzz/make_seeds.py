@@ -272,6 +272,14 @@ def foreign_seeds():
     st["types"] = safetensors_file([("h", "F16", [2], struct.pack("<2e", 1, -2)), ("bf", "BF16", [1], b"\x80\x3f"),
                                     ("q", "F8_E4M3", [3], bytes([0, 0x38, 0x7f])), ("z", "BOOL", [2], bytes([0, 1])),
                                     ("c", "C64", [1], f32(1, 2)), ("e", "U8", [0], b""), ("s", "F64", [], struct.pack("<d", 3.5))])
+    st["f4"] = safetensors_file([("p", "F4", [2, 4], bytes([0x21, 0x43, 0x65, 0x87]))])
+    # A gpt-oss style MXFP4 layer (fuzz_format_hf_quantized writes its config.json).
+    s["format_hf_quantized"] = {
+        "mxfp4": safetensors_file([("e.down_proj_blocks", "U8", [2, 1, 16], bytes(range(32))),
+                                   ("e.down_proj_scales", "U8", [2, 1], bytes([126, 128])),
+                                   ("norm", "F32", [2], f32(1, 2))]),
+        "lone_half": safetensors_file([("w_blocks", "U8", [1, 16], bytes(16))]),
+    }
     gg = s["format_gguf"]
     kvs = [("general.architecture", 8, gguf_string("llama")), ("general.alignment", 4, struct.pack("<I", 32)),
            ("llama.block_count", 4, struct.pack("<I", 1)),

@@ -7,6 +7,7 @@
 // message. Parsing alone finds little: the bugs live where data is touched.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -39,6 +40,7 @@ struct WalkOutcome {
   std::string version;
   std::string manifest_json;
   std::vector<std::vector<ComponentOutcome>> objects;
+  std::vector<std::string> names;  // of objects, in the same order
   bool verify_run = false;
   zt_status verify_status = ZT_OK;
 };
@@ -323,6 +325,7 @@ inline WalkOutcome walk_reader(const zt_reader* r, const WalkOptions& opt) {
     FUZZ_CHECK(ndim <= 64, "rank " + std::to_string(ndim) + " over the limit");
     FUZZ_CHECK(ndim == 0 || shape != nullptr, "NULL shape");
     w.objects.emplace_back();
+    w.names.emplace_back(name);
     bool object_skipped = false;
     for (size_t k = 0; k < zt_component_count(r, i); ++k) {
       const char* role = zt_component_role(r, i, k);
@@ -363,13 +366,19 @@ inline WalkOutcome walk_reader(const zt_reader* r, const WalkOptions& opt) {
 
 // Two readers of the same objects (the same file, or a file and its
 // conversion) must agree on every component both looked at.
+// Objects and components are matched by name and role: a v2 file lists
+// both sorted, a foreign file as its reader found them.
 inline void compare_components(const WalkOutcome& a, const WalkOutcome& b) {
   FUZZ_CHECK(a.objects.size() == b.objects.size(), "object counts differ");
   for (size_t i = 0; i < a.objects.size(); ++i) {
-    FUZZ_CHECK(a.objects[i].size() == b.objects[i].size(), "component counts differ");
-    for (size_t k = 0; k < a.objects[i].size(); ++k) {
-      const ComponentOutcome& x = a.objects[i][k];
-      const ComponentOutcome& y = b.objects[i][k];
+    const auto j = std::find(b.names.begin(), b.names.end(), a.names[i]) - b.names.begin();
+    FUZZ_CHECK(static_cast<size_t>(j) < b.names.size(), "object \"" + a.names[i] + "\" missing");
+    FUZZ_CHECK(a.objects[i].size() == b.objects[j].size(), "component counts differ");
+    for (const ComponentOutcome& x : a.objects[i]) {
+      const auto y_at = std::find_if(b.objects[j].begin(), b.objects[j].end(),
+                                     [&](const ComponentOutcome& c) { return c.role == x.role; });
+      FUZZ_CHECK(y_at != b.objects[j].end(), "component " + x.role + " missing");
+      const ComponentOutcome& y = *y_at;
       if (x.skipped || y.skipped) continue;
       // Readers with different decode caps, or copy-mode I/O, may differ only there.
       if (x.map_status == ZT_ERR_IO || y.map_status == ZT_ERR_IO) continue;

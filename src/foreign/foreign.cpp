@@ -12,6 +12,7 @@
 #include "cbor/cbor_value.h"
 #include "foreign/gguf.h"
 #include "foreign/hf_index.h"
+#include "foreign/hf_quantized.h"
 #include "foreign/npy.h"
 #include "foreign/onnx.h"
 #include "foreign/pytorch.h"
@@ -126,6 +127,9 @@ Result<void> check_writable(const std::string& path, const ForeignFile& f) {
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options) {
   auto f = read_by_kind(path, options);
   ZT_TRY(f);
+  // A Hugging Face checkpoint's quantized layers become objects.
+  if (f->kind == FileKind::safetensors || f->kind == FileKind::hf_index)
+    ZT_TRY(group_quantized_layers(path, *f));
   ZT_TRY(check_writable(path, *f));
   return f;
 }

@@ -12,6 +12,7 @@
 #include "foreign/hf_index.h"
 #include "foreign/safetensors.h"
 #include "manifest/manifest.h"
+#include "manifest/object_format.h"
 #include "source/http_source.h"
 
 namespace zt::foreign {
@@ -162,6 +163,12 @@ Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers,
     o.name = fo.name;
     o.shape = fo.shape;
     o.format = fo.format;
+    if (is_v2_profile_id(fo.format)) {
+      // A v2 layout (a quantized checkpoint's layer as zt.mx/1): known by
+      // its id as in a v2 file, shown by its 1.2 name where one exists.
+      o.layout = fo.format;
+      o.format = presented_format(o.layout);
+    }
     o.input_file = fo.input_file;
     auto a = attributes_of(fo.attributes, Limits::cbor_depth - 3, m);
     ZT_TRY(a);

@@ -536,6 +536,68 @@ class Safetensors(Base):
         self.zt("convert", "again.zt", "again.safetensors")
         self.assertEqual(read_safetensors(self.path("again.safetensors"))[1]["w"], ("F4", [2, 8], rows))
 
+    def test_mxfp4_checkpoint_layers_become_objects(self):
+        """A gpt-oss style MXFP4 checkpoint (config.json quant_method
+        "mxfp4"): each <p>_blocks / <p>_scales pair becomes one zt.mx/1
+        object <p> of shape [..., blocks x 32], dequantised as the reference
+        written here from the scheme (E2M1 pairs low nibble first, times
+        2^(scale - 127)); malformed layers are refused naming the rule."""
+        rng = np.random.default_rng(45)
+        e2m1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+        def reference(blocks, scales):
+            lo, hi = blocks & 15, blocks >> 4
+            vals = np.stack([e2m1[lo], e2m1[hi]], axis=-1).reshape(*blocks.shape[:-1], 32)
+            vals = vals * np.exp2(scales.astype(np.float32) - 127)[..., None]
+            return vals.reshape(*scales.shape[:-1], scales.shape[-1] * 32)
+        blocks = rng.integers(0, 256, (2, 3, 2, 16), dtype=np.uint8)
+        scales = rng.integers(120, 134, (2, 3, 2), dtype=np.uint8)
+        other = rng.standard_normal((4,)).astype("<f4")
+        d = self.path("ck")
+        os.makedirs(d)
+        def checkpoint(tensors, method="mxfp4"):
+            write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump({"model_type": "gpt_oss", "quantization_config": {"quant_method": method}}, f)
+        good = [("mlp.experts.down_proj_blocks", "U8", blocks.shape, blocks.tobytes()),
+                ("mlp.experts.down_proj_scales", "U8", scales.shape, scales.tobytes()),
+                ("norm.weight", "F32", other.shape, other.tobytes())]
+        checkpoint(good)
+        self.zt("convert", "ck/model.safetensors", "mx.zt", "--format-version", "2")
+        j = self.info("mx.zt")
+        by = {o["name"]: o for o in j["objects"]}
+        self.assertEqual(sorted(by), ["mlp.experts.down_proj", "norm.weight"])
+        o = by["mlp.experts.down_proj"]
+        self.assertEqual(o["shape"], [2, 3, 64])
+        self.assertEqual({c["role"]: c.get("type") for c in o["components"]},
+                         {"data": "f4_e2m1", "scales": "f8_e8m0"})
+        self.assertEqual(j["attributes"]["hf.quantization_config"], {"quant_method": "mxfp4"})
+        want = reference(blocks, scales)
+        # Exact: E2M1 values times powers of two (zt cat's shortest text).
+        text = self.zt("cat", "mx.zt", "mlp.experts.down_proj").stdout.split("\n", 1)[1]
+        got = np.array(text.replace("[", " ").replace("]", " ").split(), np.float32)
+        np.testing.assert_array_equal(got, want.reshape(-1))
+        self.zt("verify", "mx.zt")
+        # 1.2 has no MX form: refused, nothing written.
+        p = self.zt("convert", "ck/model.safetensors", "mx12.zt", code=5)
+        self.assertIn("exists only in zTensor v2", p.stderr)
+        # Without the quantization config, the tensors stay as they are.
+        os.remove(os.path.join(d, "config.json"))
+        self.zt("convert", "ck/model.safetensors", "loose.zt", "--format-version", "2")
+        self.assertEqual(len(self.info("loose.zt")["objects"]), 3)
+        # Malformed layers: refused naming the layer and the rule.
+        for tensors, fragment in (
+                (good[:1] + good[2:], "has no \"mlp.experts.down_proj_scales\""),
+                ([good[0], ("mlp.experts.down_proj_scales", "U8", (2, 3, 3), bytes(18)), good[2]],
+                 "one scale a block"),
+                ([("w_blocks", "U8", (4, 8), bytes(32)), ("w_scales", "U8", (4,), bytes(4))],
+                 "not [..., blocks, 16]"),
+                ([("w_blocks", "F32", (1, 16), bytes(64)), ("w_scales", "U8", (1,), bytes(1))],
+                 "must be U8 tensors")):
+            checkpoint(tensors)
+            p = self.zt("convert", "ck/model.safetensors", "bad.zt", "--format-version", "2", code=4)
+            self.assertIn(fragment, p.stderr)
+            self.assertFalse(os.path.exists(self.path("bad.zt")))
+
     def test_to_zt_and_back(self):
         tensors, meta = self.sample()
         write_safetensors(self.path("in.safetensors"), tensors, meta)

@@ -1,0 +1,29 @@
+// Quantized Hugging Face checkpoints as the composite objects they are.
+// A checkpoint's config.json (beside the safetensors file or index) names
+// its scheme in "quantization_config"; the scheme's loose tensors of one
+// layer (packed values, scales, ...) become one object whose layout says
+// what it is, named as the unquantized model names the weight. One
+// descriptor per scheme (quant_method); a checkpoint of a method without
+// one keeps its tensors as they are.
+//
+// Schemes today: "mxfp4" (gpt-oss: `<p>_blocks` u8 [..., B, 16] of E2M1
+// pairs, low nibble first, and `<p>_scales` u8 [..., B] of E8M0 exponents,
+// 32 values a block) becomes `<p>`, a zt.mx/1 object of shape [..., B x 32]
+// with parts data (f4_e2m1) and scales (f8_e8m0), the bytes unchanged.
+// A layer that breaks its scheme's rules (a half without the other, shapes
+// that do not match) is refused (Status::invalid) naming the layer and the
+// rule, before anything is handed out.
+#pragma once
+
+#include <string>
+
+#include "foreign/foreign.h"
+
+namespace zt::foreign {
+
+// Groups the quantized layers of `f`, read from `model_path`, by the
+// config.json beside it (none, or one without "quantization_config": `f`
+// is left as it is). config.json is read only from the model's folder.
+Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& f);
+
+}  // namespace zt::foreign
