@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "base/arithmetic.h"
+
 namespace zt {
 namespace {
 
@@ -86,6 +88,11 @@ std::optional<LegacyDType> v11_dtype_upgrade(std::string_view s) {
   if (s == "complex64") return LegacyDType{DType::f32, "complex64"};
   if (s == "complex128") return LegacyDType{DType::f64, "complex128"};
   return std::nullopt;
+}
+
+std::optional<uint64_t> values_bytes(DType storage, const LogicalType* type, uint64_t n) {
+  if (type && type->per_byte) return ceil_div(n, type->per_byte);
+  return checked_mul(n, static_cast<uint64_t>(dtype_width(storage)) * (type ? type->ratio : 1));
 }
 
 }  // namespace zt

@@ -38,11 +38,15 @@ struct LogicalType {
 // (bool, f8_e8m0, f4_e2m1). nullptr when unknown.
 const LogicalType* find_logical_type(std::string_view name, bool v2 = false);
 
+// Bytes of n values of `storage` under the logical type `type` (nullptr:
+// none): the type's size function above; nullopt when it overflows.
+std::optional<uint64_t> values_bytes(DType storage, const LogicalType* type, uint64_t n);
+
 // FP4 as a 1.2 file holds it: torch's float4_e2m1fn_x2, one u8 per pair of
 // E2M1 values (low nibble first), the shape counting pairs. 1.2 registers
 // no packed type, so this is a plain byte type to any 1.2 reader (sizes as
 // u8) and nothing is lost; v2 files use f4_e2m1, which counts values
-// (docs/foreign.md, "FP4").
+// (docs/cli.md, "FP4").
 inline constexpr std::string_view kF4PairsType = "f4_e2m1fn_x2";
 
 // 1.1.0 wrote f8 and complex types as dtypes; 1.2.0 spells them dtype + type.

@@ -22,8 +22,9 @@ struct QuantScheme {
   Result<void> (*group)(const std::string& config, const nlohmann::json& qc, ForeignFile& f);
 };
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+// Whether `name` is `suffix` after a non-empty stem.
+bool has_suffix(std::string_view name, std::string_view suffix) {
+  return name.size() > suffix.size() && name.ends_with(suffix);
 }
 
 // A plain u8 tensor's one component, or nullptr.
@@ -85,7 +86,7 @@ Result<void> group_mxfp4(const std::string& config, const nlohmann::json&, Forei
   std::vector<ForeignObject> out;
   out.reserve(f.objects.size());
   for (ForeignObject& o : f.objects) {
-    const bool is_blocks = ends_with(o.name, kBlocks), is_scales = ends_with(o.name, kScales);
+    const bool is_blocks = has_suffix(o.name, kBlocks), is_scales = has_suffix(o.name, kScales);
     if (!is_blocks && !is_scales) {
       out.push_back(std::move(o));
       continue;

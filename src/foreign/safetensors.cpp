@@ -42,7 +42,7 @@ constexpr std::array<DTypeMap, 20> kDTypes = {{
     {"F8_E5M2FNUZ", DType::u8, "f8_e5m2fnuz"},
     {"C64", DType::f32, "complex64"},
     // Two E2M1 values a byte, low nibble first, the shape counting values:
-    // v2's f4_e2m1 exactly (docs/foreign.md says what a 1.2 file holds).
+    // v2's f4_e2m1 exactly (docs/cli.md, "FP4", says what a 1.2 file holds).
     {"F4", DType::u8, "f4_e2m1"},
 }};
 
@@ -52,20 +52,10 @@ const DTypeMap* from_safetensors(std::string_view name) {
   return nullptr;
 }
 
-// Bytes of `count` elements as safetensors counts them; nullopt on
-// overflow. A packed type's count must fill whole bytes (safetensors
-// refuses the rest too).
-std::optional<uint64_t> byte_size(const DTypeMap& m, uint64_t count) {
-  if (const LogicalType* lt = m.type.empty() ? nullptr : find_logical_type(m.type, true);
-      lt && lt->per_byte)
-    return count / lt->per_byte;
-  return checked_mul(count, dtype_width(m.dtype) * (m.type.starts_with("complex") ? 2 : 1));
-}
-
-// Whether `count` elements of m end on a byte boundary.
-bool whole_bytes(const DTypeMap& m, uint64_t count) {
-  const LogicalType* lt = m.type.empty() ? nullptr : find_logical_type(m.type, true);
-  return !lt || !lt->per_byte || count % lt->per_byte == 0;
+// The logical type of a safetensors dtype (nullptr: none), in v2's
+// vocabulary (F4 is v2's f4_e2m1).
+const LogicalType* logical_type(const DTypeMap& m) {
+  return m.type.empty() ? nullptr : find_logical_type(m.type, true);
 }
 
 bool is_uint(const nlohmann::json& j) {
@@ -127,9 +117,11 @@ Result<Entry> parse_entry(const std::string& path, const std::string& name, cons
              "the header",
              p, n, static_cast<ull>(e.begin), static_cast<ull>(e.end), static_cast<ull>(data_size));
   const auto count = shape_product(e.shape);
-  const auto bytes = count ? byte_size(*e.dtype, *count) : std::nullopt;
+  const LogicalType* lt = logical_type(*e.dtype);
+  const auto bytes = count ? values_bytes(e.dtype->dtype, lt, *count) : std::nullopt;
   ZT_FAIL_IF(!bytes, invalid, "%s: tensor \"%s\": the shape's byte size overflows 64 bits", p, n);
-  ZT_FAIL_IF(!whole_bytes(*e.dtype, *count), invalid,
+  // A packed type's values must fill whole bytes (safetensors refuses the rest too).
+  ZT_FAIL_IF(lt && lt->per_byte && *count % lt->per_byte != 0, invalid,
              "%s: tensor \"%s\": %llu %s elements do not fill whole bytes", p, n,
              static_cast<ull>(*count), dname.c_str());
   ZT_FAIL_IF(*bytes != e.end - e.begin, invalid,

@@ -40,7 +40,8 @@ std::vector<size_t> key_order(std::span<const T> items, KeyOrder order, Key key)
 }
 
 // One entry of a map still to be written: its key and how its value is
-// written (captures are a reference or two, so no allocation).
+// written (std::function: a capture of one or two references stays in
+// place, larger ones cost an allocation per entry, a few per object).
 struct Entry {
   std::string_view key;
   std::function<void(CborWriter&)> value;

@@ -52,8 +52,7 @@ std::optional<uint64_t> dense_bytes(const Object& o, const Component& c) {
 }
 
 std::optional<uint64_t> element_bytes(const Component& c, uint64_t n) {
-  if (c.known_type && c.known_type->per_byte) return ceil_div(n, c.known_type->per_byte);
-  return checked_mul(n, static_cast<uint64_t>(c.width()) * c.ratio());
+  return values_bytes(c.dtype, c.known_type, n);
 }
 
 // "<namespace>.<name>/<version>" (v2 spec §5.2: the version suffix is
