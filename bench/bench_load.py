@@ -91,6 +91,21 @@ def small_model():
     return {f"t.{i}": torch.randn(32, 1024, generator=g).to(torch.bfloat16) for i in range(4096)}
 
 
+def module_of(state, device="cpu"):
+    """A module whose parameters have the names, shapes and dtypes of
+    `state` (values not set): what a model built before loading is."""
+    root = torch.nn.Module()
+    for name, t in state.items():
+        *path, leaf = name.split(".")
+        m = root
+        for part in path:
+            if not hasattr(m, part):
+                m.add_module(part, torch.nn.Module())
+            m = getattr(m, part)
+        m.register_parameter(leaf, torch.nn.Parameter(torch.empty_like(t, device=device), requires_grad=False))
+    return root
+
+
 def nbytes(state):
     return sum(t.numel() * t.element_size() for t in state.values())
 
@@ -297,6 +312,11 @@ def main():
         hot["Load_LoadFileZstd"] = (lambda: zt.load_file(paths["zstd"]), paths["zstd"])
         hot["Load_DecodeMany"] = (lambda: ztensor.open(paths["llm"]).decode_many(), paths["llm"])
         hot["Load_DecodeManyCopy"] = (lambda: ztensor.open(paths["llm"], copy=True).decode_many(), paths["llm"])
+        # Into a model built first: load_model decodes into its parameters;
+        # the usual way loads a state dict, then copies it in.
+        model = module_of(models["llm"])
+        hot["Load_LoadModel"] = (lambda: zt.load_model(model, paths["llm"]), paths["llm"])
+        hot["Load_LoadStateDict"] = (lambda: model.load_state_dict(zt.load_file(paths["llm"])), paths["llm"])
         hot["Load_TorchLoad"] = (torch_load, paths["pt"])
         if st:
             hot["Load_Safetensors"] = (lambda: touch(st.load_file(paths["st"])), paths["st"])
@@ -333,6 +353,8 @@ def main():
                 paths["llm"], device="cuda", staging_buffers=4, staging_bytes=64 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing2x1G"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=2, staging_bytes=1024 * MiB), paths["llm"])
+            gpu_model = module_of(models["llm"], "cuda")
+            gpus["Gpu_LoadModel"] = (lambda: zt.load_model(gpu_model, paths["llm"], device="cuda"), paths["llm"])
             if st:
                 gpus["Gpu_Safetensors"] = (lambda: st.load_file(paths["st"], device="cuda:0"), paths["st"])
         for rep in range(reps):

@@ -265,6 +265,8 @@ def main():
             "Load_LoadFile_llm", 1.5, f"torch {ld_facts.get('torch', '?')}")
     t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
             0.9, f"{cores} into fresh torch memory")
+    t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,
+            "load_file + load_state_dict (a second copy of the model, then a copy into it)")
     t.ratio("load", "load_file(mmap=True) + reading a byte a page", ld, "Load_Pread_llm", "Load_Mmap_llm", None,
             f"{cores}")
     t.ratio("load", f"load_file of the zstd twin (ratio {ld_facts.get('zstd_ratio', 0):.2f})", ld,
@@ -296,6 +298,8 @@ def main():
             "safetensors load_file(device='cuda:0')")
     t.ratio("load", "load_file(device='cuda') against torch.load + .to", ld, "Gpu_TorchLoad", "Gpu_LoadFile", None,
             "torch.load(mmap=True) + .to('cuda')")
+    t.ratio("load", "load_model(device='cuda') into a model on the GPU", ld, "Gpu_Pinned", "Gpu_LoadModel", None,
+            "one pinned host->device copy")
     t.ratio("load", "cuda ring fed through the mapping instead of pread", ld, "Gpu_LoadFile", "Gpu_LoadFileMapped",
             None, "load_file(device='cuda') (pread)")
     t.ratio("load", "cuda ring without decoding ahead on a worker thread", ld, "Gpu_LoadFile", "Gpu_LoadFileSerial",

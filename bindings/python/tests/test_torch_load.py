@@ -299,6 +299,78 @@ def test_a_failed_decode_still_waits_for_the_copies(tmp_path):
     assert engine.done == len(engine.queue) > 0  # finish() ran: no copy reads a buffer later
 
 
+class Net(torch.nn.Module):
+    """Parameters and buffers of several dtypes, a tied weight, and one
+    parameter stored transposed (not contiguous)."""
+
+    def __init__(self, dtype=torch.float32):
+        super().__init__()
+        self.embed = torch.nn.Embedding(50, 16)
+        self.proj = torch.nn.Linear(16, 24).to(dtype)
+        self.norm = torch.nn.BatchNorm1d(24)  # buffers: running stats, an int64 count
+        self.head = torch.nn.Linear(16, 50, bias=False)
+        self.head.weight = self.embed.weight
+        self.t = torch.nn.Parameter(torch.randn(12, 8).t())
+
+
+def destinations(monkeypatch):
+    """The destination addresses of every zt_decode_ranges request."""
+    seen = []
+    real = ztensor.File._decode_ranges
+
+    def recording(self, parts, threads=0):
+        seen.extend(part[3] for part in parts)
+        return real(self, parts, threads)
+
+    monkeypatch.setattr(ztensor.File, "_decode_ranges", recording)
+    return seen
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("staged", [False, True])
+def test_load_model_decodes_into_the_parameters(tmp_path, monkeypatch, encoding, staged):
+    torch.manual_seed(0)
+    src = Net()
+    src.norm.running_mean.uniform_()
+    src.norm.num_batches_tracked += 7
+    p = tmp_path / "m.zt"
+    zt.save_model(src, p, encoding=encoding, frame_size=4096)
+    dst = Net()
+    places = {k: v.data_ptr() for k, v in dst.state_dict(keep_vars=True).items()}
+    if staged:  # the CUDA path's ring, with a CPU engine that copies late
+        engine = LateCopies()
+        monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, 4096))
+    seen = destinations(monkeypatch)
+    assert zt.load_model(dst, p) == ([], [])
+    for k, v in src.state_dict().items():
+        assert same(dst.state_dict()[k], v), k
+        assert dst.state_dict()[k].data_ptr() == places[k], k  # the model's own memory
+    assert dst.head.weight is dst.embed.weight
+    filled = [places[k] for k in ("embed.weight", "proj.weight", "norm.running_mean")]
+    if staged:
+        assert engine.copies and not set(filled) & set(seen)  # through the ring
+    else:
+        assert set(filled) <= set(seen)  # decoded straight into the parameters
+    assert "t" in src.state_dict() and places["t"] not in seen  # not contiguous: copied
+    dst.proj(torch.ones(2, 16)).sum().backward()  # still parameters that learn
+    assert dst.proj.weight.grad is not None
+
+
+def test_load_model_converts_what_does_not_fit(tmp_path, monkeypatch):
+    torch.manual_seed(1)
+    src = Net()
+    p = tmp_path / "m.zt"
+    zt.save_model(src, p)
+    dst = Net(torch.float64)  # proj in another dtype: load_state_dict converts
+    seen = destinations(monkeypatch)
+    assert zt.load_model(dst, p, mmap=True) == ([], [])
+    assert dst.proj.weight.dtype == torch.float64
+    assert torch.equal(dst.proj.weight, src.proj.weight.double())
+    assert dst.proj.weight.data_ptr() not in seen
+    assert torch.equal(dst.embed.weight, src.embed.weight)
+    assert dst.embed.weight.data_ptr() in seen  # filled, not mapped, with mmap=True
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the real-GPU load is not run")
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
 def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):

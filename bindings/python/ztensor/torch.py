@@ -348,37 +348,45 @@ class _File:
             return torch.from_numpy(a)
         return _torch_of_numpy(a, c.dtype, c.type, self.float8, name)
 
-    def load(self, names, device, staging=None, slices=None):
+    def load(self, names, device, staging=None, slices=None, into=None):
         """The named objects as tensors on `device`, in the order given.
         Objects that load byte for byte are allocated first and filled
         together: on the CPU by one zt_decode_ranges on every core (or
         mapped, with mmap=True), on a CUDA device through the staging ring
         (_staging.load); the others one at a time through tensor(), and
-        those named in `slices` (name -> index) through slice()."""
+        those named in `slices` (name -> index) through slice().
+        into={name: tensor}: a tensor there of the object's shape and torch
+        dtype, contiguous and on `device`, is filled in place and returned
+        instead of a new one (load_model's parameters)."""
         device = torch.device("cpu" if device is None else device)
         slices = slices or {}
         exact = self._exacts([name for name in names if name not in slices] if slices else names)
-        out = {}
+        out = _fillable(exact, into, device) if into else {}
         if staging is None:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
         if staging is not None:
             items = []
             for name, e in exact.items():
-                out[name] = torch.empty(e.shape, dtype=e.dtype, device=device)
+                if name not in out:
+                    out[name] = torch.empty(e.shape, dtype=e.dtype, device=device)
                 items.append(_staging.Item(e.index, e.nbytes, out[name]))
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.overlap)
         else:
             parts = []
             for name, e in exact.items():
-                t = self._mapped(name, e)
+                t = out.get(name)  # a tensor of into=
                 if t is None:
+                    t = self._mapped(name, e)
+                    if t is not None:
+                        out[name] = t
+                        continue
                     t = torch.empty(e.shape, dtype=e.dtype)
                     if e.nbytes >= 2 * _HUGE_PAGE:
                         _advise_huge_pages(t)
-                    if e.nbytes:
-                        parts.append((e.index, "data", 0, t.data_ptr(), e.nbytes))
                 out[name] = t
+                if e.nbytes:
+                    parts.append((e.index, "data", 0, t.data_ptr(), e.nbytes))
             self.f._decode_ranges(parts)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
@@ -423,6 +431,30 @@ class _File:
         return self.f.attributes.get(ALIASES_KEY, {})
 
 
+def _on(t, device):
+    """Whether tensor t lives on `device` ("cuda" meaning the current one)."""
+    if t.device.type != device.type:
+        return False
+    if device.type == "cuda" and device.index is None:
+        return t.device.index == torch.cuda.current_device()
+    return device.index is None or t.device.index == device.index
+
+
+def _fillable(exact, into, device):
+    """name -> the tensor of `into` that object `name` can be written into
+    byte for byte: same shape and torch dtype, contiguous, on `device`.
+    Only for the CPU and CUDA: other devices load on the CPU, then move."""
+    if device.type not in ("cpu", "cuda"):
+        return {}
+    out = {}
+    for name, e in exact.items():
+        t = into.get(name)
+        if (t is not None and t.dtype == e.dtype and tuple(t.shape) == e.shape and t.is_contiguous()
+                and _on(t, device)):
+            out[name] = t
+    return out
+
+
 class _Staging(NamedTuple):
     """How tensors reach a device: the copy engine, and the ring of host
     staging buffers (count, bytes each)."""
@@ -445,14 +477,16 @@ def _staging_for(device, buffers, buffer_bytes):
 
 
 def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
-              slices: Optional[Dict[str, Any]] = None) -> Dict[str, torch.Tensor]:
-    """Every tensor of an open _File (closed after), aliases sharing their tensor."""
+              slices: Optional[Dict[str, Any]] = None,
+              into: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, torch.Tensor]:
+    """Every tensor of an open _File (closed after), aliases sharing their
+    tensor; `into` as in _File.load."""
     try:
         if slices:
             unknown = sorted(set(slices) - set(f.keys()))
             if unknown:
                 raise KeyError(f"slices name objects the file lacks: {unknown}")
-        out = f.load(f.keys(), device, staging, slices)
+        out = f.load(f.keys(), device, staging, slices, into)
         for alias, kept in f.aliases().items():
             if kept in out:
                 out[alias] = out[kept]
@@ -489,6 +523,14 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     sparse CSR / COO tensors instead of dense ones. allow_foreign=True:
     also .safetensors, .gguf, .npy, .npz, .onnx and PyTorch checkpoints
     (read without executing their pickle)."""
+    return _load_path(filename, device, mmap=mmap, float8=float8, sparse=sparse, allow_foreign=allow_foreign,
+                      staging_buffers=staging_buffers, staging_bytes=staging_bytes, slices=slices)
+
+
+def _load_path(filename, device, *, into=None, mmap=False, float8="native", sparse=False, allow_foreign=False,
+               staging_buffers=_staging.DEFAULT_BUFFERS, staging_bytes=_staging.DEFAULT_BUFFER_BYTES,
+               slices=None):
+    """load_file, filling the tensors of `into` in place where they fit."""
     staging = _staging_for(device, staging_buffers, staging_bytes)
     # Through the staging ring the file is read with pread, never mapped: a
     # mapping would put the whole file in the process's resident memory
@@ -496,7 +538,7 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     # model) and fault in every page, for bytes that are copied anyway.
     return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
                            allow_foreign=allow_foreign, copy=staging is not None), device,
-                     staging, slices)
+                     staging, slices, into)
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
@@ -512,8 +554,19 @@ def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, 
                **kwargs: Any) -> Tuple[List[str], List[str]]:
     """Loads a file written by save_model (or save_file) into the model.
     Returns (missing, unexpected) key lists; with strict=True either being
-    non-empty raises RuntimeError listing them, as load_state_dict does."""
-    state = load_file(filename, device, **kwargs)
+    non-empty raises RuntimeError listing them, as load_state_dict does.
+
+    The file's bytes are decoded straight into the model's parameters and
+    buffers where name, shape and dtype match and the tensor is contiguous
+    on `device` (the CPU, or a CUDA device through the staging ring): no
+    second copy of the model is made. Everything else (another dtype or
+    device, a quantized object) is loaded apart and handed to
+    load_state_dict, which also runs for the tensors filled in place (its
+    copy of a tensor onto itself costs nothing), so its checks and hooks
+    see every tensor. kwargs: load_file's."""
+    with torch.no_grad():  # parameters that require grad are written in place
+        targets = model.state_dict(keep_vars=True)
+        state = _load_path(filename, device, into=targets, **kwargs)
     result = model.load_state_dict(state, strict=False)
     missing, unexpected = list(result.missing_keys), list(result.unexpected_keys)
     if strict and (missing or unexpected):
