@@ -273,12 +273,26 @@ def foreign_seeds():
                                     ("q", "F8_E4M3", [3], bytes([0, 0x38, 0x7f])), ("z", "BOOL", [2], bytes([0, 1])),
                                     ("c", "C64", [1], f32(1, 2)), ("e", "U8", [0], b""), ("s", "F64", [], struct.pack("<d", 3.5))])
     st["f4"] = safetensors_file([("p", "F4", [2, 4], bytes([0x21, 0x43, 0x65, 0x87]))])
-    # A gpt-oss style MXFP4 layer (fuzz_format_hf_quantized writes its config.json).
+    # Quantized layers; fuzz_format_hf_quantized writes the config.json its
+    # first byte picks (0 mxfp4, 1 GPTQ 4-bit g32, 2 GPTQ v2 2-bit, 3 AWQ).
+    def i32(*v):
+        return struct.pack(f"<{len(v)}i", *v)
+    gptq = [("l.qweight", "I32", [4, 8], i32(*range(-16, 16))), ("l.qzeros", "I32", [1, 1], i32(0x76543210)),
+            ("l.scales", "F16", [1, 8], struct.pack("<8e", *[0.5] * 8)), ("l.g_idx", "I32", [32], i32(*[0] * 32)),
+            ("l.bias", "F32", [2], f32(1, 2))]
+    awq = [("l.qweight", "I32", [16, 1], i32(*range(16))), ("l.qzeros", "I32", [1, 1], i32(0x01234567)),
+           ("l.scales", "F16", [1, 8], struct.pack("<8e", *[0.25] * 8))]
     s["format_hf_quantized"] = {
-        "mxfp4": safetensors_file([("e.down_proj_blocks", "U8", [2, 1, 16], bytes(range(32))),
-                                   ("e.down_proj_scales", "U8", [2, 1], bytes([126, 128])),
-                                   ("norm", "F32", [2], f32(1, 2))]),
-        "lone_half": safetensors_file([("w_blocks", "U8", [1, 16], bytes(16))]),
+        "mxfp4": b"\0" + safetensors_file([("e.down_proj_blocks", "U8", [2, 1, 16], bytes(range(32))),
+                                           ("e.down_proj_scales", "U8", [2, 1], bytes([126, 128])),
+                                           ("norm", "F32", [2], f32(1, 2))]),
+        "lone_half": b"\0" + safetensors_file([("w_blocks", "U8", [1, 16], bytes(16))]),
+        "gptq": b"\1" + safetensors_file(gptq),
+        "gptq_v2_2bit": b"\2" + safetensors_file([("l.qweight", "I32", [1, 16], i32(*range(16))),
+                                                  ("l.qzeros", "I32", [1, 1], i32(7)),
+                                                  ("l.scales", "F16", [1, 16], struct.pack("<16e", *[1.0] * 16)),
+                                                  ("l.g_idx", "I32", [16], i32(*[0] * 15, 1))]),
+        "awq": b"\3" + safetensors_file(awq),
     }
     gg = s["format_gguf"]
     kvs = [("general.architecture", 8, gguf_string("llama")), ("general.alignment", 4, struct.pack("<I", 32)),

@@ -389,6 +389,17 @@ Result<void> for_each_entry(
   });
 }
 
+Result<void> for_each_item(std::span<const uint8_t> array,
+                           const std::function<Result<void>(std::span<const uint8_t> item)>& f) {
+  HeadReader r(array);
+  ZT_ITEM_LET(h, r.item(nullptr, false));
+  ZT_FAIL_IF(h.kind != Kind::array, invalid, "CBOR item: not an array");
+  return for_children(r, h, 1, nullptr, nullptr, [&](const Head& c, uint64_t) -> Result<void> {
+    ZT_TRY(skip_rest(r, c, 2));
+    return f(array.subspan(c.start, r.pos() - c.start));
+  });
+}
+
 Result<std::optional<std::span<const uint8_t>>> find_entry(std::span<const uint8_t> map,
                                                            std::string_view key) {
   std::optional<std::span<const uint8_t>> found;

@@ -100,6 +100,13 @@ Result<void> for_each_entry(
     std::span<const uint8_t> map,
     const std::function<Result<void>(std::string_view key, std::span<const uint8_t> value)>& f);
 
+// Calls f(item_bytes) for each item of the array that is the first item of
+// `array`, in order; `item` is encoded (tags included, viewing `array`).
+// Stops at and returns f's first error. Status::invalid when the item is not
+// an array.
+Result<void> for_each_item(std::span<const uint8_t> array,
+                           const std::function<Result<void>(std::span<const uint8_t> item)>& f);
+
 // The encoded value (tags included, viewing `map`) of the first entry whose
 // key is `key` in that map; nullopt when absent. The whole map is checked,
 // found or not. Status::invalid when the item is not a map.

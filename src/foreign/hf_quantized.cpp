@@ -3,10 +3,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <initializer_list>
 #include <unordered_map>
 
 #include "base/arithmetic.h"
 #include "base/zt_limits.h"
+#include "read/content.h"
 #include "source/io.h"
 #include "source/model_folder.h"
 
@@ -112,8 +116,237 @@ Result<void> group_mxfp4(const std::string& config, const nlohmann::json&, Forei
   return {};
 }
 
+// ---- integer codes packed in int32 words: GPTQ and AWQ (GEMM) ----
+//
+// A layer `<p>` is `<p>.qweight`, `<p>.qzeros`, `<p>.scales` and, for GPTQ,
+// `<p>.g_idx`; it becomes `<p>.weight` [out, in], a
+// libztensor.packed_group/1 object (docs/profiles/libztensor.packed_group-1.md)
+// whose parts are those tensors' bytes unchanged.
+
+constexpr std::string_view kPackedParts[] = {".qweight", ".qzeros", ".scales", ".g_idx"};
+
+// The config's integer `key`, or `fallback` when absent.
+Result<int64_t> config_int(const std::string& config, const nlohmann::json& qc, const char* key,
+                           int64_t fallback) {
+  const auto v = qc.find(key);
+  if (v == qc.end()) return fallback;
+  ZT_FAIL_IF(!v->is_number_integer(), invalid, "%s: quantization_config.%s is not an integer",
+             config.c_str(), key);
+  return v->get<int64_t>();
+}
+
+// What one method's checkpoints look like.
+struct PackedScheme {
+  const char* method;
+  bool codes_along_rows;  // AWQ packs along the output features, GPTQ along the input
+  bool has_g_idx;
+  int64_t zero_offset;  // added to a stored zero point (GPTQ v1 stores zero - 1)
+  Json slots;           // the position of the code in each slot of a word
+};
+
+Json identity_slots(uint64_t per_word) {
+  Json slots = Json::array();
+  for (uint64_t i = 0; i < per_word; ++i) slots.push_back(i);
+  return slots;
+}
+
+Json packing_json(const Json& slots, uint64_t per_word, uint64_t axis) {
+  return Json::object({{"word", "u32"},
+                       {"per_word", per_word},
+                       {"axis", axis},
+                       {"stored", "columns_first"},
+                       {"slots", slots}});
+}
+
+// A 2-D tensor of one of `dtypes`, or an error naming the layer and rule.
+Result<const ForeignComponent*> layer_tensor(const std::string& config, const char* method,
+                                             const std::string& layer, const ForeignObject& o,
+                                             std::initializer_list<DType> dtypes,
+                                             const char* want) {
+  const bool plain = o.format == "dense" && o.components.size() == 1 && !o.components[0].type;
+  const bool ok =
+      plain && std::find(dtypes.begin(), dtypes.end(), o.components[0].dtype) != dtypes.end();
+  ZT_FAIL_IF(!ok, invalid, "%s: %s layer \"%s\": \"%s\" must be %s", config.c_str(), method,
+             layer.c_str(), o.name.c_str(), want);
+  return &o.components[0];
+}
+
+Result<ForeignObject> packed_object(const std::string& config, const PackedScheme& m,
+                                    const nlohmann::json& qc, const std::string& layer,
+                                    const std::array<const ForeignObject*, 4>& t) {
+  const char* c = config.c_str();
+  const char* l = layer.c_str();
+  auto bits = config_int(config, qc, "bits", 4);
+  ZT_TRY(bits);
+  ZT_FAIL_IF(*bits != 2 && *bits != 4 && *bits != 8, invalid,
+             "%s: %s layer \"%s\": %lld-bit codes are not packed whole into 32-bit words (2, 4 "
+             "or 8 bits are)",
+             c, m.method, l, static_cast<long long>(*bits));
+  auto group_size = config_int(config, qc, "group_size", 128);
+  ZT_TRY(group_size);
+  ZT_FAIL_IF(*group_size < -1 || *group_size == 0, invalid,
+             "%s: quantization_config.group_size is %lld (-1 or a positive size)", c,
+             static_cast<long long>(*group_size));
+  const uint64_t per_word = 32 / static_cast<uint64_t>(*bits);
+  for (size_t k = 1; k < 3; ++k)  // g_idx may be absent (groups in column order)
+    ZT_FAIL_IF(!t[k], invalid, "%s: %s layer \"%s\": \"%s%s\" is missing", c, m.method, l, l,
+               std::string(kPackedParts[k]).c_str());
+  auto qweight = layer_tensor(config, m.method, layer, *t[0], {DType::i32}, "an I32 tensor");
+  ZT_TRY(qweight);
+  auto qzeros = layer_tensor(config, m.method, layer, *t[1], {DType::i32}, "an I32 tensor");
+  ZT_TRY(qzeros);
+  auto scales = layer_tensor(config, m.method, layer, *t[2], {DType::f16, DType::bf16, DType::f32},
+                             "an F16, BF16 or F32 tensor");
+  ZT_TRY(scales);
+  const auto& ws = t[0]->shape;
+  const auto& ss = t[2]->shape;
+  const auto& zs = t[1]->shape;
+  ZT_FAIL_IF(ws.size() != 2 || ss.size() != 2 || zs.size() != 2, invalid,
+             "%s: %s layer \"%s\": qweight, qzeros and scales must be matrices", c, m.method, l);
+  // GPTQ: qweight [in / per_word, out]; AWQ: [in, out / per_word].
+  const uint64_t rows = m.codes_along_rows ? ws[1] * per_word : ws[1];
+  const uint64_t cols = m.codes_along_rows ? ws[0] : ws[0] * per_word;
+  ZT_FAIL_IF(ws[0] > UINT64_MAX / per_word || ws[1] > UINT64_MAX / per_word, invalid,
+             "%s: %s layer \"%s\": qweight's shape overflows 64 bits", c, m.method, l);
+  const uint64_t groups = ss[0];
+  const uint64_t want_groups =
+      *group_size == -1 ? 1 : ceil_div(cols, static_cast<uint64_t>(*group_size));
+  ZT_FAIL_IF(ss[1] != rows || groups != want_groups, invalid,
+             "%s: %s layer \"%s\": scales has shape %s; a [%llu, %llu] weight in groups of "
+             "%lld needs [%llu, %llu]",
+             c, m.method, l, shape_text(ss).c_str(), static_cast<ull>(rows), static_cast<ull>(cols),
+             static_cast<long long>(*group_size), static_cast<ull>(want_groups),
+             static_cast<ull>(rows));
+  ZT_FAIL_IF(zs[0] != groups || zs[1] * per_word != rows, invalid,
+             "%s: %s layer \"%s\": qzeros has shape %s, not [%llu, %llu] (one zero point a "
+             "group and output, %llu a word)",
+             c, m.method, l, shape_text(zs).c_str(), static_cast<ull>(groups),
+             static_cast<ull>(rows / per_word), static_cast<ull>(per_word));
+  ForeignObject o;
+  o.name = layer + ".weight";
+  o.format = "libztensor.packed_group/1";
+  o.shape = {rows, cols};
+  o.input_file = t[0]->input_file;
+  const Json slots = m.slots.is_null() ? identity_slots(per_word) : m.slots;
+  o.attributes =
+      Json::object({{"bits", *bits},
+                    {"groups", groups},
+                    {"group_size", *group_size == -1 ? 0 : *group_size},
+                    {"packing", packing_json(slots, per_word, m.codes_along_rows ? 0 : 1)},
+                    {"scales_stored", "groups_first"},
+                    {"zero_point", Json::object({{"form", "packed"},
+                                                 {"offset", m.zero_offset},
+                                                 {"packing", packing_json(slots, per_word, 0)}})}});
+  auto part = [](const ForeignComponent& from, const char* role) {
+    ForeignComponent p = from;
+    p.role = role;
+    return p;
+  };
+  o.components = {part(**qweight, "data"), part(**scales, "scales"), part(**qzeros, "zeros")};
+  if (t[3]) {
+    auto g = layer_tensor(config, m.method, layer, *t[3], {DType::i32, DType::i64},
+                          "an I32 or I64 tensor");
+    ZT_TRY(g);
+    ZT_FAIL_IF(t[3]->shape.size() != 1 || t[3]->shape[0] != cols, invalid,
+               "%s: %s layer \"%s\": g_idx has shape %s, not [%llu] (one group a column)", c,
+               m.method, l, shape_text(t[3]->shape).c_str(), static_cast<ull>(cols));
+    // A group map is the layer's structure: checked here where its bytes
+    // are local (a remote one when decoded or written), so that no layer
+    // is handed out that every decode would refuse.
+    for (uint64_t k = 0; !(*g)->remote && k < cols; ++k) {
+      const __int128 group = load_index((*g)->bytes, (*g)->dtype, k);
+      ZT_FAIL_IF(group < 0 || group >= static_cast<__int128>(groups), invalid,
+                 "%s: %s layer \"%s\": g_idx names group %lld for column %llu, not one of the "
+                 "%llu groups",
+                 c, m.method, l, static_cast<long long>(group), static_cast<ull>(k),
+                 static_cast<ull>(groups));
+    }
+    o.components.push_back(part(**g, "g_idx"));
+  }
+  return o;
+}
+
+// Every `<p>.qweight` with its companions becomes `<p>.weight`, where the
+// qweight was; a companion without its qweight is refused.
+Result<void> group_packed(const std::string& config, const nlohmann::json& qc, ForeignFile& f,
+                          const PackedScheme& m) {
+  std::unordered_map<std::string, size_t> at;
+  std::unordered_map<std::string, std::array<const ForeignObject*, 4>> layers;
+  for (size_t i = 0; i < f.objects.size(); ++i) at.emplace(f.objects[i].name, i);
+  for (const ForeignObject& o : f.objects)
+    for (size_t k = 0; k < std::size(kPackedParts); ++k)
+      if (has_suffix(o.name, kPackedParts[k]) && (k < 3 || m.has_g_idx))
+        layers[o.name.substr(0, o.name.size() - kPackedParts[k].size())][k] = &o;
+  std::unordered_map<std::string, ForeignObject> made;
+  for (const auto& [layer, t] : layers) {
+    ZT_FAIL_IF(!t[0], invalid,
+               "%s: %s layer \"%s\": has no \"%s.qweight\" (its %s has nothing to belong to)",
+               config.c_str(), m.method, layer.c_str(), layer.c_str(),
+               t[1]   ? "qzeros"
+               : t[2] ? "scales"
+                      : "g_idx");
+    ZT_FAIL_IF(at.count(layer + ".weight"), invalid,
+               "%s: %s layer \"%s\": a tensor \"%s.weight\" is there too; the layer's object "
+               "would take its name",
+               config.c_str(), m.method, layer.c_str(), layer.c_str());
+    auto o = packed_object(config, m, qc, layer, t);
+    ZT_TRY(o);
+    made.emplace(layer, std::move(*o));
+  }
+  std::vector<ForeignObject> out;
+  out.reserve(f.objects.size());
+  for (ForeignObject& o : f.objects) {
+    bool part = false;
+    for (size_t k = 0; k < std::size(kPackedParts) && !part; ++k) {
+      if (!has_suffix(o.name, kPackedParts[k])) continue;
+      const std::string layer = o.name.substr(0, o.name.size() - kPackedParts[k].size());
+      const auto it = made.find(layer);
+      if (it == made.end()) continue;
+      part = true;
+      if (k == 0) out.push_back(std::move(it->second));  // where its qweight was
+    }
+    if (!part) out.push_back(std::move(o));
+  }
+  f.objects = std::move(out);
+  return {};
+}
+
+Result<void> group_gptq(const std::string& config, const nlohmann::json& qc, ForeignFile& f) {
+  // checkpoint_format "gptq" (the default) stores each zero point minus
+  // one; "gptq_v2" stores it as it is.
+  const auto format = qc.find("checkpoint_format");
+  const std::string cf =
+      format != qc.end() && format->is_string() ? format->get<std::string>() : "gptq";
+  ZT_FAIL_IF(cf != "gptq" && cf != "gptq_v2", invalid,
+             "%s: quantization_config.checkpoint_format \"%s\" is not \"gptq\" or "
+             "\"gptq_v2\"",
+             config.c_str(), cf.c_str());
+  return group_packed(config, qc, f, {"gptq", false, true, cf == "gptq" ? 1 : 0, Json()});
+}
+
+Result<void> group_awq(const std::string& config, const nlohmann::json& qc, ForeignFile& f) {
+  const auto version = qc.find("version");
+  std::string v =
+      version != qc.end() && version->is_string() ? version->get<std::string>() : "gemm";
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  ZT_FAIL_IF(v != "gemm", invalid,
+             "%s: AWQ version \"%s\": only the GEMM layout is read (GEMV, exllama and other "
+             "kernels' layouts are not)",
+             config.c_str(), v.c_str());
+  auto bits = config_int(config, qc, "bits", 4);
+  ZT_TRY(bits);
+  ZT_FAIL_IF(*bits != 4, invalid, "%s: AWQ with %lld-bit codes: the GEMM layout is 4-bit",
+             config.c_str(), static_cast<long long>(*bits));
+  // AutoAWQ's pack order: slot i of a word holds output feature
+  // 8 x word + {0, 2, 4, 6, 1, 3, 5, 7}[i].
+  return group_packed(config, qc, f,
+                      {"awq", true, false, 0, Json::array({0, 2, 4, 6, 1, 3, 5, 7})});
+}
+
 constexpr QuantScheme kSchemes[] = {
     {"mxfp4", group_mxfp4},
+    {"gptq", group_gptq},
+    {"awq", group_awq},
 };
 
 // config.json beside the model, parsed with bounded size and nesting;

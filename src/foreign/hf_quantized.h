@@ -9,7 +9,10 @@
 // Schemes today: "mxfp4" (gpt-oss: `<p>_blocks` u8 [..., B, 16] of E2M1
 // pairs, low nibble first, and `<p>_scales` u8 [..., B] of E8M0 exponents,
 // 32 values a block) becomes `<p>`, a zt.mx/1 object of shape [..., B x 32]
-// with parts data (f4_e2m1) and scales (f8_e8m0), the bytes unchanged.
+// with parts data (f4_e2m1) and scales (f8_e8m0), the bytes unchanged;
+// "gptq" and "awq" (`<p>.qweight`, `.qzeros`, `.scales`, GPTQ's `.g_idx`)
+// become `<p>.weight` [out, in], a libztensor.packed_group/1 object
+// (docs/profiles/libztensor.packed_group-1.md) of those tensors' bytes.
 // A layer that breaks its scheme's rules (a half without the other, shapes
 // that do not match) is refused (Status::invalid) naming the layer and the
 // rule, before anything is handed out.

@@ -11,7 +11,7 @@ namespace {
 // The table every lookup goes through; a new format adds one line here.
 constexpr const ObjectFormat* kFormats[] = {
     &kDenseFormat,      &kSparseCsrFormat, &kSparseCooFormat, &kQuantizedGroupFormat,
-    &kQuantGroupFormat, &kMxFormat,        &kGgufFormat};
+    &kQuantGroupFormat, &kMxFormat,        &kGgufFormat,      &kPackedGroupFormat};
 
 bool contains(std::span<const std::string_view> set, std::string_view s) {
   return std::find(set.begin(), set.end(), s) != set.end();

@@ -88,6 +88,28 @@ Result<std::optional<ProfileAttributes>> ProfileAttributes::map(std::string_view
       ProfileAttributes(*o_, **v, path_ + std::string(key) + "."));
 }
 
+Result<std::optional<std::vector<uint64_t>>> ProfileAttributes::uint_list(std::string_view key,
+                                                                          size_t max_items) const {
+  auto v = item(key);
+  ZT_TRY(v);
+  if (!*v) return std::optional<std::vector<uint64_t>>();
+  auto s = cbor::scalar(**v);
+  ZT_TRY(s);
+  if (s->kind != cbor::Kind::array) return wrong_kind(key, "an array of unsigned integers");
+  std::vector<uint64_t> out;
+  ZT_TRY(cbor::for_each_item(**v, [&](std::span<const uint8_t> one) -> Result<void> {
+    if (out.size() == max_items)
+      return make_error(Status::invalid, "%s has more than %zu items", where(key).c_str(),
+                        max_items);
+    auto x = cbor::scalar(one);
+    ZT_TRY(x);
+    if (x->kind != cbor::Kind::uint) return wrong_kind(key, "an array of unsigned integers");
+    out.push_back(x->u);
+    return {};
+  }));
+  return std::optional(std::move(out));
+}
+
 Result<uint64_t> ProfileAttributes::required_uint(std::string_view key) const {
   auto v = uint_(key);
   ZT_TRY(v);

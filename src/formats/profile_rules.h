@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "manifest/manifest.h"
@@ -65,6 +66,9 @@ class ProfileAttributes {
   Result<std::optional<int64_t>> int_(std::string_view key) const;
   Result<std::optional<std::string>> text(std::string_view key) const;
   Result<std::optional<ProfileAttributes>> map(std::string_view key) const;
+  // An array of unsigned integers (at most `max_items` of them).
+  Result<std::optional<std::vector<uint64_t>>> uint_list(std::string_view key,
+                                                         size_t max_items) const;
 
   // The same for entries the profile requires: absent is an error too.
   Result<uint64_t> required_uint(std::string_view key) const;

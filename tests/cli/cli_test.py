@@ -598,6 +598,116 @@ class Safetensors(Base):
             self.assertIn(fragment, p.stderr)
             self.assertFalse(os.path.exists(self.path("bad.zt")))
 
+    def test_gptq_and_awq_layers_become_objects(self):
+        """GPTQ (act-order or not, 2/4/8 bits, group -1, checkpoint formats
+        gptq and gptq_v2) and AWQ GEMM layers: qweight / qzeros / scales
+        (/ g_idx) become one libztensor.packed_group/1 object <layer>.weight
+        [out, in], dequantised as the reference written here from the
+        schemes' packing code (AutoGPTQ's pack, AutoAWQ's order map) and
+        formula; malformed layers are refused naming the layer and rule."""
+        rng = np.random.default_rng(46)
+        d = self.path("q")
+        os.makedirs(d)
+
+        def pack(codes, bits, order=None):
+            """codes [n, m] packed along the last axis, 32 / bits a word,
+            slot i holding position order[i] (identity: AutoGPTQ)."""
+            pw = 32 // bits
+            order = order or list(range(pw))
+            words = np.zeros((codes.shape[0], codes.shape[1] // pw), np.uint32)
+            for i, pos in enumerate(order):
+                words |= codes[:, pos::pw].astype(np.uint32) << np.uint32(i * bits)
+            return words.view("<i4")
+
+        def layer(scheme, bits, out, inp, gs, act_order=False, v2=False):
+            groups = 1 if gs == -1 else -(-inp // gs)
+            codes = rng.integers(0, 1 << bits, (inp, out))  # W^T, [in, out]
+            zeros = rng.integers(0, (1 << bits) - 1, (groups, out))
+            scales = (rng.standard_normal((groups, out)) * 0.01).astype("<f2")
+            g_idx = np.arange(inp) // (inp if gs == -1 else gs)
+            if act_order:
+                g_idx = g_idx[rng.permutation(inp)]
+            w = (codes - (zeros[g_idx] + (1 if scheme == "gptq" and not v2 else 0))) \
+                * scales[g_idx].astype(np.float32)
+            if scheme == "gptq":
+                qweight = pack(codes.T, bits).T.copy()  # along the input: [in / pw, out]
+                t = {"g_idx": ("I32", g_idx.astype("<i4"))}
+                order = None
+            else:
+                order = [0, 2, 4, 6, 1, 3, 5, 7]
+                qweight = pack(codes, bits, order)  # along the output: [in, out / 8]
+                t = {}
+            t.update({"qweight": ("I32", qweight), "qzeros": ("I32", pack(zeros, bits, order)),
+                      "scales": ("F16", scales)})
+            return t, w.T.astype(np.float32)  # [out, in]
+
+        def checkpoint(layers, qc, extra=()):
+            tensors = [(f"{name}.{part}", dt, a.shape, np.ascontiguousarray(a).tobytes())
+                       for name, parts in layers.items() for part, (dt, a) in parts.items()]
+            write_safetensors(os.path.join(d, "model.safetensors"), tensors + list(extra))
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump({"model_type": "llama", "quantization_config": qc}, f)
+
+        def values(path, name):
+            """The object's f32 values, exactly: densified into safetensors."""
+            if os.path.exists(self.path("dense.safetensors")):
+                os.remove(self.path("dense.safetensors"))
+            self.zt("convert", path, "dense.safetensors", "--densify")
+            dtype, shape, data = read_safetensors(self.path("dense.safetensors"))[1][name]
+            self.assertEqual(dtype, "F32")
+            return np.frombuffer(data, "<f4").reshape(shape)
+
+        bias = rng.standard_normal((16,)).astype("<f4")
+        cases = [("gptq", 4, 16, 96, 32, False, False), ("gptq", 4, 16, 96, 32, True, False),
+                 ("gptq", 2, 32, 96, 40, True, True), ("gptq", 8, 8, 64, -1, False, False),
+                 ("awq", 4, 24, 64, 16, False, False)]
+        for scheme, bits, out, inp, gs, act, v2 in cases:
+            with self.subTest(scheme=scheme, bits=bits, group_size=gs, act_order=act, v2=v2):
+                parts, want = layer(scheme, bits, out, inp, gs, act, v2)
+                qc = {"quant_method": scheme, "bits": bits, "group_size": gs}
+                if scheme == "gptq":
+                    qc.update(desc_act=act, sym=False, checkpoint_format="gptq_v2" if v2 else "gptq")
+                else:
+                    qc.update(version="gemm", zero_point=True)
+                checkpoint({"model.layers.0.mlp.up_proj": parts}, qc,
+                           [("model.layers.0.mlp.up_proj.bias", "F32", bias.shape, bias.tobytes())])
+                for f in ("q.zt", "q12.zt"):
+                    if os.path.exists(self.path(f)):
+                        os.remove(self.path(f))
+                self.zt("convert", "q/model.safetensors", "q.zt", "--format-version", "2")
+                j = self.info("q.zt")
+                by = {o["name"]: o for o in j["objects"]}
+                self.assertEqual(sorted(by), ["model.layers.0.mlp.up_proj.bias",
+                                              "model.layers.0.mlp.up_proj.weight"])
+                o = by["model.layers.0.mlp.up_proj.weight"]
+                self.assertEqual((o["format"], o["shape"]), ("libztensor.packed_group/1", [out, inp]))
+                roles = {c["role"] for c in o["components"]}
+                self.assertEqual(roles, {"data", "scales", "zeros"} | ({"g_idx"} if scheme == "gptq" else set()))
+                self.assertEqual(j["attributes"]["hf.quantization_config"], qc)
+                got = values("q.zt", "model.layers.0.mlp.up_proj.weight")
+                np.testing.assert_array_equal(got, want)  # exact: small ints x f16 in f32
+                self.zt("verify", "q.zt")
+                self.zt("convert", "q/model.safetensors", "q12.zt", code=5)  # no 1.2 form
+        # Malformed layers: refused naming the layer and the rule, nothing written.
+        parts, _ = layer("gptq", 4, 16, 64, 32)
+        qc = {"quant_method": "gptq", "bits": 4, "group_size": 32}
+        bad_g = dict(parts, g_idx=("I32", np.full(64, 2, "<i4")))
+        for layers, q, fragment in (
+                ({"l": {k: v for k, v in parts.items() if k != "scales"}}, qc, '"l.scales" is missing'),
+                ({"l": {k: v for k, v in parts.items() if k != "qweight"}}, qc, 'has no "l.qweight"'),
+                ({"l": parts}, dict(qc, bits=8), "a [16, 32] weight in groups of 32 needs [1, 16]"),
+                ({"l": parts}, dict(qc, group_size=16), "needs [4, 16]"),
+                ({"l": dict(parts, qzeros=("I32", np.zeros((2, 3), "<i4")))}, qc, "qzeros has shape [2, 3]"),
+                ({"l": dict(parts, g_idx=("I32", np.zeros(60, "<i4")))}, qc, "g_idx has shape [60]"),
+                ({"l": bad_g}, qc, "g_idx names group 2 for column 0, not one of the 2 groups"),
+                ({"l": parts}, dict(qc, bits=3), "3-bit codes are not packed whole"),
+                ({"l": parts}, {"quant_method": "awq", "version": "gemv"}, "only the GEMM layout")):
+            with self.subTest(fragment=fragment):
+                checkpoint(layers, q)
+                p = self.zt("convert", "q/model.safetensors", "bad.zt", "--format-version", "2", code=4)
+                self.assertIn(fragment, p.stderr)
+                self.assertFalse(os.path.exists(self.path("bad.zt")))
+
     def test_to_zt_and_back(self):
         tensors, meta = self.sample()
         write_safetensors(self.path("in.safetensors"), tensors, meta)

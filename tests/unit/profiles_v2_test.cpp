@@ -523,6 +523,188 @@ TEST(ProfilesV2, MxRules) {
       });
 }
 
+// ---- libztensor.packed_group/1 (docs/profiles/libztensor.packed_group-1.md) ----
+
+Json slots(std::initializer_list<int> order) {
+  return Json(std::vector<int>(order));
+}
+
+Json packing(int axis, const Json& order) {
+  return Json{{"word", "u32"},
+              {"per_word", 8},
+              {"axis", axis},
+              {"stored", "columns_first"},
+              {"slots", order}};
+}
+
+// GPTQ's point over [8, 16] (8 rows, 16 columns), 4 bits, 2 groups of 8
+// columns, act-order: data [16 / 8, 8] words, zeros [2, 8 / 8] words,
+// scales f16 [2, 8], g_idx i32 [16].
+FileBuilderV2 packed(const std::vector<uint32_t>& data, const std::vector<uint32_t>& zeros,
+                     const std::vector<int32_t>& g_idx) {
+  FileBuilderV2 b;
+  std::vector<uint16_t> scales(16, 0x3800);  // f16 0.5
+  scales[9] = 0x4000;                        // group 1, row 1: 2.0
+  b.object("w", "libztensor.packed_group/1", {8, 16},
+           Json{{"data", b.raw("i32", le(data))},
+                {"scales", b.raw("f16", le(scales))},
+                {"zeros", b.raw("i32", le(zeros))},
+                {"g_idx", b.raw("i32", le(g_idx))}});
+  const Json identity = slots({0, 1, 2, 3, 4, 5, 6, 7});
+  attributes(b, "w") =
+      Json{{"bits", 4},
+           {"groups", 2},
+           {"group_size", 8},
+           {"packing", packing(1, identity)},
+           {"scales_stored", "groups_first"},
+           {"zero_point", {{"form", "packed"}, {"offset", 1}, {"packing", packing(0, identity)}}}};
+  return b;
+}
+
+std::vector<int32_t> act_order() {  // columns 0-7 in group 1, 8-15 in group 0
+  std::vector<int32_t> g(16);
+  for (int c = 0; c < 16; ++c) g[c] = c < 8 ? 1 : 0;
+  return g;
+}
+
+FileBuilderV2 gptq_point() {
+  std::vector<uint32_t> data(16);
+  for (uint32_t i = 0; i < 16; ++i)
+    data[i] = 0x76543210u + i;  // word [c / 8, r] at (c / 8) * 8 + r
+  return packed(data, {0x00000002u, 0x00000003u}, act_order());
+}
+
+TEST(ProfilesV2, PackedGroupDecodesAsItsText) {
+  const Bytes file = gptq_point().build();
+  ASSERT_TRUE(OpensAndVerifies(file));
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_STREQ(zt_object_format(o.get(), 0), "libztensor.packed_group/1");
+  float out[128];
+  size_t written = 0;
+  ASSERT_EQ(zt_object_decode_f32(o.get(), 0, out, 128, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 128u);
+  // W[r][c] = (code - (zero + 1)) x scale, by the profile's text, worked by
+  // hand: code(r, c) is nibble c % 8 of word (c / 8) * 8 + r; zero(g, r) is
+  // nibble r of zeros word g (2 for group 0, 3 for group 1); column c is in
+  // group 1 for c < 8.
+  const auto want = [](int r, int c) {
+    const uint32_t word = 0x76543210u + static_cast<uint32_t>((c / 8) * 8 + r);
+    const int code = static_cast<int>((word >> (4 * (c % 8))) & 15);
+    const int g = c < 8 ? 1 : 0;
+    const int zero = (r == 0 ? (g == 0 ? 2 : 3) : 0) + 1;
+    const float scale = g == 1 && r == 1 ? 2.0f : 0.5f;
+    return static_cast<float>(code - zero) * scale;
+  };
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 16; ++c) EXPECT_EQ(out[r * 16 + c], want(r, c)) << r << ", " << c;
+  EXPECT_EQ(out[0 * 16 + 1], (1 - 4) * 0.5f);  // a value spelled out
+  EXPECT_EQ(out[1 * 16 + 2], (2 - 1) * 2.0f);  // word 1 = 0x76543211: nibble 2 is 2
+  // AWQ's slot order over the same words: slot s holds position {0, 2, 4, 6,
+  // 1, 3, 5, 7}[s] of the run, so position 1 is in slot 4.
+  FileBuilderV2 awq = gptq_point();
+  attributes(awq, "w")["packing"]["slots"] = slots({0, 2, 4, 6, 1, 3, 5, 7});
+  const Bytes awq_file = awq.build();
+  const Opened a = open_memory(awq_file);
+  ASSERT_EQ(a.status, ZT_OK) << a.error;
+  ASSERT_EQ(zt_object_decode_f32(a.get(), 0, out, 128, &written), ZT_OK) << zt_last_error();
+  EXPECT_EQ(out[0 * 16 + 1], (4 - 4) * 0.5f);
+  EXPECT_EQ(out[0 * 16 + 4], (2 - 4) * 0.5f);
+}
+
+TEST(ProfilesV2, PackedGroupGroupMapIsADataRule) {
+  std::vector<int32_t> g = act_order();
+  g[5] = 2;
+  FileBuilderV2 b = gptq_point();
+  b.part("w", "g_idx") = b.raw("i32", le(g));
+  const Bytes file = b.build();
+  EXPECT_TRUE(
+      VerifyRefuses(file, "part \"g_idx\": column 5 names group 2, not one of the 2 groups"));
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[128];
+  size_t written = 0;
+  EXPECT_TRUE(FailsWith(zt_object_decode_f32(o.get(), 0, out, 128, &written), ZT_ERR_INVALID,
+                        {"column 5 names group 2"}));
+  g[5] = -1;
+  b.part("w", "g_idx") = b.raw("i32", le(g));
+  EXPECT_TRUE(VerifyRefuses(b.build(), "column 5 names group -1"));
+}
+
+TEST(ProfilesV2, PackedGroupRules) {
+  const auto set = [](std::string key, Json value) {
+    return [key, value](FileBuilderV2& b) { attributes(b, "w")[key] = value; };
+  };
+  const auto set_in = [](std::string map, std::string key, Json value) {
+    return [map, key, value](FileBuilderV2& b) { attributes(b, "w")[map][key] = value; };
+  };
+  ExpectEachRefused(
+      gptq_point,
+      {
+          {[](FileBuilderV2& b) { b.manifest["objects"]["w"]["shape"] = Json::array({128}); },
+           "the shape must be [rows, columns], not rank 1"},
+          {set("bits", 3), "attribute \"bits\" must be 2, 4 or 8, not 3"},
+          {set("groups", 0), "attribute \"groups\" must be at least 1"},
+          {[](FileBuilderV2& b) { attributes(b, "w").erase("group_size"); },
+           "attribute \"group_size\" is required"},
+          {set_in("packing", "per_word", 4),
+           "attribute \"packing.per_word\" is 4; a 32-bit word holds 8"},
+          {set_in("packing", "word", "u16"),
+           "attribute \"packing.per_word\" is 8; a 16-bit word holds 4"},
+          {set_in("packing", "axis", 2), "attribute \"packing.axis\" must be 0 or 1, not 2"},
+          {set_in("packing", "stored", "rows"),
+           "attribute \"packing.stored\" must be \"rows_first\" or \"columns_first\""},
+          {set_in("packing", "slots", slots({0, 1, 2, 3, 4, 5, 6, 6})),
+           "attribute \"packing.slots\" must list each of 0 .. 7 once"},
+          {set_in("packing", "slots", slots({0, 1, 2})), "must list each of 0 .. 7 once"},
+          {set_in("packing", "slots", "01234567"),
+           "attribute \"packing.slots\" must be an array of unsigned integers"},
+          {set("scales_stored", "columns_first"),
+           "attribute \"scales_stored\" must be \"groups_first\" or \"rows_first\""},
+          {set_in("zero_point", "form", "tensor"),
+           "attribute \"zero_point.form\" must be \"none\", \"implied\", \"packed\" or \"plain\""},
+          {[](FileBuilderV2& b) { attributes(b, "w")["zero_point"].erase("offset"); },
+           "attribute \"zero_point.offset\" is required when the form is \"packed\""},
+          {set_in("zero_point", "form", "none"),
+           "part \"zeros\" must be there exactly when zero_point.form is \"packed\" or \"plain\""},
+          {[](FileBuilderV2& b) { b.part("w", "data") = b.raw("f32", pattern(64)); },
+           "part \"data\" must be u32 (its packing's word) or the signed counterpart"},
+          {[](FileBuilderV2& b) { b.part("w", "data") = b.raw("i32", pattern(60)); },
+           "part \"data\" has 60 bytes; words x width(word) = 64"},
+          {[](FileBuilderV2& b) { b.part("w", "scales") = b.raw("f16", pattern(30)); },
+           "part \"scales\" has 30 bytes; rows x groups x width(scales.dtype) = 32"},
+          {[](FileBuilderV2& b) { b.part("w", "scales") = b.raw("i16", pattern(32)); },
+           "part \"scales\" must be f16, bf16, f32 or f64 with no type"},
+          {[](FileBuilderV2& b) { b.part("w", "g_idx") = b.raw("i32", pattern(60)); },
+           "part \"g_idx\" has 60 bytes; columns x width(g_idx.dtype) = 64"},
+          {[](FileBuilderV2& b) { b.part("w", "g_idx") = b.raw("f32", pattern(64)); },
+           "part \"g_idx\" must be an integer dtype with no type"},
+          {[](FileBuilderV2& b) {
+             b.manifest["objects"]["w"]["parts"].erase("g_idx");
+             attributes(b, "w")["group_size"] = 4;
+           },
+           "without a part \"g_idx\", groups must be 4"},
+          {[](FileBuilderV2& b) {  // 8 rows do not fill a word along axis 0 of [8, 2] at 16 a word
+             attributes(b, "w")["bits"] = 2;
+             attributes(b, "w")["packing"]["per_word"] = 16;
+             attributes(b, "w")["packing"]["slots"] =
+                 slots({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+             attributes(b, "w")["zero_point"]["packing"] = attributes(b, "w")["packing"];
+             attributes(b, "w")["zero_point"]["packing"]["axis"] = 0;
+             b.part("w", "data") = b.raw("i32", pattern(32));  // [16 / 16, 8] words
+           },
+           "part \"zeros\": the zero points [rows, groups]'s axis 0 has 8 codes, not a multiple of "
+           "16"},
+          {[](FileBuilderV2& b) { b.manifest["objects"]["w"]["parts"]["extra"] = b.raw("u8", {}); },
+           "has no part \"extra\""},
+      });
+  // Without a group map, the groups follow group_size; the last may be short.
+  FileBuilderV2 plain = gptq_point();
+  plain.manifest["objects"]["w"]["parts"].erase("g_idx");
+  attributes(plain, "w")["group_size"] = 10;
+  EXPECT_TRUE(OpensAndVerifies(plain.build()));
+}
+
 // ---- gguf.<type>/1 ----
 
 // ggml's block geometry, from ggml-common.h (not from the library's table).
