@@ -3,7 +3,8 @@
 // (foreign/hf_quantized.cpp) groups what the safetensors reader hands out;
 // then the writer and the walk of every foreign target (fuzz/foreign_walk.h).
 // The first byte picks the config (mxfp4, GPTQ, GPTQ v2 at 2 bits with
-// act-order, AWQ GEMM); the rest is the model.safetensors.
+// act-order, AWQ GEMM, FP8 blocks, NVFP4, compressed-tensors with block
+// scales); the rest is the model.safetensors.
 #include <iterator>
 #include <string_view>
 
@@ -17,6 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           "desc_act": true, "checkpoint_format": "gptq_v2"}})",
       R"({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 16,
           "version": "gemm"}})",
+      R"({"quantization_config": {"quant_method": "fp8", "weight_block_size": [2, 3]}})",
+      R"({"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}})",
+      R"({"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"g": {"weights": {"block_structure": [2, 2]}}}}})",
   };
   if (size == 0) return 0;
   const std::string_view config = kConfigs[data[0] % std::size(kConfigs)];

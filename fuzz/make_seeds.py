@@ -274,7 +274,8 @@ def foreign_seeds():
                                     ("c", "C64", [1], f32(1, 2)), ("e", "U8", [0], b""), ("s", "F64", [], struct.pack("<d", 3.5))])
     st["f4"] = safetensors_file([("p", "F4", [2, 4], bytes([0x21, 0x43, 0x65, 0x87]))])
     # Quantized layers; fuzz_format_hf_quantized writes the config.json its
-    # first byte picks (0 mxfp4, 1 GPTQ 4-bit g32, 2 GPTQ v2 2-bit, 3 AWQ).
+    # first byte picks (0 mxfp4, 1 GPTQ 4-bit g32, 2 GPTQ v2 2-bit, 3 AWQ,
+    # 4 FP8 blocks of [2, 3], 5 NVFP4, 6 compressed-tensors blocks of [2, 2]).
     def i32(*v):
         return struct.pack(f"<{len(v)}i", *v)
     gptq = [("l.qweight", "I32", [4, 8], i32(*range(-16, 16))), ("l.qzeros", "I32", [1, 1], i32(0x76543210)),
@@ -293,6 +294,14 @@ def foreign_seeds():
                                                   ("l.scales", "F16", [1, 16], struct.pack("<16e", *[1.0] * 16)),
                                                   ("l.g_idx", "I32", [16], i32(*[0] * 15, 1))]),
         "awq": b"\3" + safetensors_file(awq),
+        "fp8_blocks": b"\4" + safetensors_file([("l.weight", "F8_E4M3", [3, 4], bytes(range(0x30, 0x3c))),
+                                                ("l.weight_scale_inv", "F32", [2, 2], f32(1, 2, 0.5, 4))]),
+        "nvfp4": b"\5" + safetensors_file([("x.weight", "U8", [2, 8], bytes(range(16))),
+                                           ("x.weight_scale", "F8_E4M3", [2, 1], bytes([0x38, 0x40])),
+                                           ("x.weight_scale_2", "F32", [], f32(0.5)),
+                                           ("x.input_scale", "F32", [1], f32(2))]),
+        "ct_tensor": b"\6" + safetensors_file([("l.weight", "I8", [2, 2], bytes([1, 2, 3, 0xff])),
+                                               ("l.weight_scale", "F32", [], f32(0.25))]),
     }
     gg = s["format_gguf"]
     kvs = [("general.architecture", 8, gguf_string("llama")), ("general.alignment", 4, struct.pack("<I", 32)),

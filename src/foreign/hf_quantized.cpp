@@ -10,6 +10,7 @@
 
 #include "base/arithmetic.h"
 #include "base/zt_limits.h"
+#include "foreign/hf_quantized_scaled.h"
 #include "read/content.h"
 #include "source/io.h"
 #include "source/model_folder.h"
@@ -344,9 +345,9 @@ Result<void> group_awq(const std::string& config, const nlohmann::json& qc, Fore
 }
 
 constexpr QuantScheme kSchemes[] = {
-    {"mxfp4", group_mxfp4},
-    {"gptq", group_gptq},
-    {"awq", group_awq},
+    {"mxfp4", group_mxfp4},       {"gptq", group_gptq},
+    {"awq", group_awq},           {"fp8", group_fp8_blocks},
+    {"modelopt", group_modelopt}, {"compressed-tensors", group_compressed_tensors},
 };
 
 // config.json beside the model, parsed with bounded size and nesting;

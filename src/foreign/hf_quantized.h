@@ -12,7 +12,10 @@
 // with parts data (f4_e2m1) and scales (f8_e8m0), the bytes unchanged;
 // "gptq" and "awq" (`<p>.qweight`, `.qzeros`, `.scales`, GPTQ's `.g_idx`)
 // become `<p>.weight` [out, in], a libztensor.packed_group/1 object
-// (docs/profiles/libztensor.packed_group-1.md) of those tensors' bytes.
+// (docs/profiles/libztensor.packed_group-1.md) of those tensors' bytes;
+// "fp8", "modelopt" (NVFP4) and "compressed-tensors" (float / int
+// quantized) keep `<p>.weight` as a libztensor.block_scaled/1 object with
+// its scales as parts (hf_quantized_scaled.h).
 // A layer that breaks its scheme's rules (a half without the other, shapes
 // that do not match) is refused (Status::invalid) naming the layer and the
 // rule, before anything is handed out.

@@ -10,8 +10,9 @@ namespace {
 
 // The table every lookup goes through; a new format adds one line here.
 constexpr const ObjectFormat* kFormats[] = {
-    &kDenseFormat,      &kSparseCsrFormat, &kSparseCooFormat, &kQuantizedGroupFormat,
-    &kQuantGroupFormat, &kMxFormat,        &kGgufFormat,      &kPackedGroupFormat};
+    &kDenseFormat,          &kSparseCsrFormat,   &kSparseCooFormat,
+    &kQuantizedGroupFormat, &kQuantGroupFormat,  &kMxFormat,
+    &kGgufFormat,           &kPackedGroupFormat, &kBlockScaledFormat};
 
 bool contains(std::span<const std::string_view> set, std::string_view s) {
   return std::find(set.begin(), set.end(), s) != set.end();

@@ -1,12 +1,12 @@
 // One descriptor per object format ("dense", "sparse_csr", "sparse_coo",
 // "quantized_group", the v2 profiles zt.quant_group/1, zt.mx/1 and
-// gguf.<type>/1, and this project's libztensor.packed_group/1): everything the library knows about
-// a format, in one place, the way ggml keeps one type_traits entry per tensor type. The stages ask
-// the descriptor instead of comparing names: validate (its rules at open), content (its rules at
-// verify), the writer (what it checks of a written object), the views (how it decodes to dense) and
-// the CLI (how it names it). A format not in the table is listed and its components are served as
-// bytes, but nothing is checked beyond placement and whole elements, and it cannot be decoded to
-// dense.
+// gguf.<type>/1, and this project's libztensor.packed_group/1 and libztensor.block_scaled/1):
+// everything the library knows about a format, in one place, the way ggml keeps one type_traits
+// entry per tensor type. The stages ask the descriptor instead of comparing names: validate (its
+// rules at open), content (its rules at verify), the writer (what it checks of a written object),
+// the views (how it decodes to dense) and the CLI (how it names it). A format not in the table is
+// listed and its components are served as bytes, but nothing is checked beyond placement and whole
+// elements, and it cannot be decoded to dense.
 //
 // This header is the plug-ins' interface, below every stage that asks a
 // descriptor; the descriptors and their table live above read/ and views/
@@ -135,6 +135,7 @@ extern const ObjectFormat kQuantGroupFormat;  // zt.quant_group/1 (v2 only)
 extern const ObjectFormat kMxFormat;          // zt.mx/1 (v2 only)
 extern const ObjectFormat kGgufFormat;        // gguf.<type>/1 (v2 only)
 extern const ObjectFormat kPackedGroupFormat;  // libztensor.packed_group/1 (v2 only)
+extern const ObjectFormat kBlockScaledFormat;  // libztensor.block_scaled/1 (v2 only)
 
 // values_in of formats whose "data" part holds product(shape) values.
 std::optional<uint64_t> shape_counted_data(const Object& o, const Component& c);

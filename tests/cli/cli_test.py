@@ -708,6 +708,110 @@ class Safetensors(Base):
                 self.assertIn(fragment, p.stderr)
                 self.assertFalse(os.path.exists(self.path("bad.zt")))
 
+    def test_scaled_fp8_and_nvfp4_layers_become_objects(self):
+        """FP8 with block scales (DeepSeek-V3's weight_scale_inv, blocks of
+        weight_block_size), compressed-tensors FP8 / int8 with tensor,
+        channel and block scales, and ModelOpt NVFP4 (E2M1 pairs, an
+        F8_E4M3 scale per 16 values, a global weight_scale_2): the weight
+        keeps its name as one libztensor.block_scaled/1 object, dequantised
+        as the reference decoders written here from the formats' bit
+        layouts; malformed layers are refused naming the layer and rule."""
+        rng = np.random.default_rng(47)
+        d = self.path("s")
+        os.makedirs(d)
+
+        def e4m3(b):  # OCP FP8 E4M3 (fn): bias 7, no infinities, 0x7f / 0xff NaN
+            b = b.astype(np.int64)
+            e, m = (b >> 3) & 15, (b & 7).astype(np.float64)
+            v = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+            return np.where(b >> 7, -v, v).astype(np.float32)
+
+        e2m1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+        def fp8_codes(shape):
+            c = rng.integers(0, 254, shape, dtype=np.uint8)
+            return np.where(c == 0x7f, 0x7e, c).astype(np.uint8)  # no NaN
+
+        def expand(scales, block, shape):
+            return np.repeat(np.repeat(scales, block[0], 0), block[1], 1)[:shape[0], :shape[1]]
+
+        def checkpoint(tensors, qc):
+            write_safetensors(os.path.join(d, "model.safetensors"),
+                              [(n, dt, a.shape, np.ascontiguousarray(a).tobytes()) for n, dt, a in tensors])
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump({"model_type": "llama", "quantization_config": qc}, f)
+
+        def convert_and_check(name, want, roles):
+            for f in ("s.zt", "dense.safetensors"):
+                if os.path.exists(self.path(f)):
+                    os.remove(self.path(f))
+            self.zt("convert", "s/model.safetensors", "s.zt", "--format-version", "2")
+            by = {o["name"]: o for o in self.info("s.zt")["objects"]}
+            self.assertEqual(sorted(by), sorted([name, "other"]))
+            o = by[name]
+            self.assertEqual((o["format"], o["shape"]), ("libztensor.block_scaled/1", list(want.shape)))
+            self.assertEqual({c["role"] for c in o["components"]}, roles)
+            self.zt("verify", "s.zt")
+            self.zt("convert", "s.zt", "dense.safetensors", "--densify")
+            dtype, shape, data = read_safetensors(self.path("dense.safetensors"))[1][name]
+            np.testing.assert_array_equal(np.frombuffer(data, "<f4").reshape(shape), want)
+
+        other = ("other", "F32", rng.standard_normal(3).astype("<f4"))
+        # DeepSeek-V3: 128 x 128 blocks over an odd [200, 300] weight.
+        w = fp8_codes((200, 300))
+        sc = rng.uniform(1e-4, 1e-2, (2, 3)).astype("<f4")
+        checkpoint([("m.w.weight", "F8_E4M3", w), ("m.w.weight_scale_inv", "F32", sc), other],
+                   {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})
+        convert_and_check("m.w.weight", e4m3(w) * expand(sc, (128, 128), w.shape), {"data", "scales"})
+        # compressed-tensors: per-tensor FP8 with an input scale, per-channel
+        # int8, and blocks from the config group.
+        w = fp8_codes((16, 24))
+        one, inp = np.array([0.03125], "<f4"), np.array([0.5], "<f4")
+        checkpoint([("l.weight", "F8_E4M3", w), ("l.weight_scale", "F32", one), ("l.input_scale", "F32", inp), other],
+                   {"quant_method": "compressed-tensors", "format": "float-quantized"})
+        convert_and_check("l.weight", e4m3(w) * one[0], {"data", "scales", "input_scale"})
+        q = rng.integers(-128, 128, (16, 24)).astype("i1")
+        ch = rng.uniform(1e-3, 1e-1, (16, 1)).astype("<f4")
+        checkpoint([("l.weight", "I8", q), ("l.weight_scale", "F32", ch), other],
+                   {"quant_method": "compressed-tensors", "format": "int-quantized"})
+        convert_and_check("l.weight", q.astype(np.float32) * ch, {"data", "scales"})
+        bl = rng.uniform(1e-3, 1e-1, (2, 3)).astype("<f4")
+        checkpoint([("l.weight", "F8_E4M3", w), ("l.weight_scale", "F32", bl), other],
+                   {"quant_method": "compressed-tensors", "format": "float-quantized",
+                    "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float", "strategy": "block",
+                                                              "block_structure": [8, 8]}}}})
+        convert_and_check("l.weight", e4m3(w) * expand(bl, (8, 8), w.shape), {"data", "scales"})
+        # ModelOpt NVFP4: [8, 48] in pairs, 3 blocks of 16 a row.
+        pairs = rng.integers(0, 256, (8, 24), dtype=np.uint8)
+        bs = fp8_codes((8, 3)) & 0x7f  # positive scales
+        g2 = np.array(0.0078125, "<f4").reshape(())
+        fp4 = np.stack([e2m1[pairs & 15], e2m1[pairs >> 4]], -1).reshape(8, 48)
+        nv = [("x.weight", "U8", pairs), ("x.weight_scale", "F8_E4M3", bs), ("x.weight_scale_2", "F32", g2),
+              ("x.input_scale", "F32", np.array(2.0, "<f4").reshape(())), other]
+        checkpoint(nv, {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16})
+        convert_and_check("x.weight", fp4 * expand(e4m3(bs), (1, 16), fp4.shape) * g2,
+                          {"data", "scales", "global_scale", "input_scale"})
+        self.zt("convert", "s/model.safetensors", "s12.zt", code=5)  # no 1.2 form
+        # Malformed layers: refused naming the layer and the rule, nothing written.
+        w8 = fp8_codes((16, 24))
+        fp8_qc = {"quant_method": "fp8", "weight_block_size": [8, 8]}
+        for tensors, qc, fragment in (
+                ([("l.weight_scale_inv", "F32", np.ones((2, 3), "<f4"))], fp8_qc, 'has no "l.weight"'),
+                ([("l.weight", "F8_E4M3", w8), ("l.weight_scale_inv", "F32", np.ones((2, 2), "<f4"))], fp8_qc,
+                 "blocks of [8, 8] over [16, 24] need [2, 3]"),
+                ([("l.weight", "F32", np.ones((16, 24), "<f4")), ("l.weight_scale_inv", "F32", np.ones((2, 3), "<f4"))],
+                 fp8_qc, "must be an F8_E4M3 or I8 matrix"),
+                ([("l.weight", "F8_E4M3", w8), ("l.weight_scale_inv", "F32", np.ones((2, 3), "<f4"))],
+                 {"quant_method": "fp8"}, "weight_block_size must be [rows, columns]"),
+                (nv[:2] + nv[3:], {"quant_method": "modelopt", "quant_algo": "NVFP4"}, '"x.weight_scale_2" is missing'),
+                ([("l.weight", "I8", q), ("l.weight_scale", "F32", ch), ("l.weight_zero_point", "I8", np.zeros((16, 1), "i1"))],
+                 {"quant_method": "compressed-tensors", "format": "int-quantized"}, "zero points (weight_zero_point) are not read")):
+            with self.subTest(fragment=fragment):
+                checkpoint(tensors, qc)
+                p = self.zt("convert", "s/model.safetensors", "bad.zt", "--format-version", "2", code=4)
+                self.assertIn(fragment, p.stderr)
+                self.assertFalse(os.path.exists(self.path("bad.zt")))
+
     def test_to_zt_and_back(self):
         tensors, meta = self.sample()
         write_safetensors(self.path("in.safetensors"), tensors, meta)

@@ -33,7 +33,7 @@ Bytes v2_with_other_part(std::string_view layout) {
 
 TEST(ObjectFormat, EveryDescriptorIsConsistent) {
   std::set<std::string_view> names, ids;
-  ASSERT_EQ(object_formats().size(), 8u);
+  ASSERT_EQ(object_formats().size(), 9u);
   for (const ObjectFormat* f : object_formats()) {
     SCOPED_TRACE(std::string(f->name));
     EXPECT_TRUE(names.insert(f->name).second) << "two descriptors share a name";

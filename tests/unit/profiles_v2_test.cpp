@@ -705,6 +705,97 @@ TEST(ProfilesV2, PackedGroupRules) {
   EXPECT_TRUE(OpensAndVerifies(plain.build()));
 }
 
+// ---- libztensor.block_scaled/1 (docs/profiles/libztensor.block_scaled-1.md) ----
+
+// FP4 over [3, 5] (15 values in 8 bytes) in blocks of [2, 2]: a 2 x 3 grid
+// of f8_e4m3fn scales, and a global f32 scale.
+FileBuilderV2 block_scaled() {
+  FileBuilderV2 b;
+  const Bytes data{0x21, 0x43, 0x65, 0x87, 0xa9, 0xcb, 0xed, 0x0f};
+  const Bytes scales{0x38, 0x40, 0x30, 0x38, 0x48, 0xb8};  // 1, 2, 0.5, 1, 4, -1
+  b.object("b", "libztensor.block_scaled/1", {3, 5},
+           Json{{"data", typed(b, "u8", "f4_e2m1", data)},
+                {"scales", typed(b, "u8", "f8_e4m3fn", scales)},
+                {"global_scale", b.raw("f32", le(std::vector<float>{0.25f}))}});
+  attributes(b, "b") = Json{{"block", {2, 2}}};
+  return b;
+}
+
+TEST(ProfilesV2, BlockScaledDecodesAsItsText) {
+  const Bytes file = block_scaled().build();
+  ASSERT_TRUE(OpensAndVerifies(file));
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  float out[15];
+  size_t written = 0;
+  ASSERT_EQ(zt_object_decode_f32(o.get(), 0, out, 15, &written), ZT_OK) << zt_last_error();
+  ASSERT_EQ(written, 15u);
+  // Nibble i (low first) is E2M1 code i + 1 for i < 14, then 0xf (-6); by
+  // hand: code 1 = 0.5, 2 = 1, 3 = 1.5, 4 = 2, 5 = 3, 6 = 4, 7 = 6, 8 = -0,
+  // 9 = -0.5, 10 = -1, 11 = -1.5, 12 = -2, 13 = -3, 14 = -4, 15 = -6.
+  const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  const float scale[2][3] = {{1, 2, 0.5f}, {1, 4, -1}};
+  for (int i = 0; i < 15; ++i) {
+    const int r = i / 5, c = i % 5, code = i < 14 ? i + 1 : 15;
+    EXPECT_EQ(out[i], e2m1[code] * scale[r / 2][c / 2] * 0.25f) << i;
+  }
+  EXPECT_EQ(out[14], -6 * -1 * 0.25f);  // row 2, column 4: the last block of both
+}
+
+TEST(ProfilesV2, BlockScaledRules) {
+  ExpectEachRefused(
+      block_scaled,
+      {
+          {[](FileBuilderV2& b) { b.manifest["objects"]["b"]["shape"] = Json::array({15}); },
+           "the shape must be [rows, columns], not rank 1"},
+          {[](FileBuilderV2& b) { attributes(b, "b").erase("block"); },
+           "attribute \"block\" is required"},
+          {[](FileBuilderV2& b) {
+             attributes(b, "b")["block"] = {2, 0};
+           },
+           "attribute \"block\" must be [rows, columns] of a block, both at least 1"},
+          {[](FileBuilderV2& b) { attributes(b, "b")["block"] = {2}; },
+           "attribute \"block\" must be [rows, columns]"},
+          {[](FileBuilderV2& b) {
+             attributes(b, "b")["block"] = {1, 2, 3};
+           },
+           "attribute \"block\" has more than 2 items"},
+          {[](FileBuilderV2& b) {
+             attributes(b, "b")["block"] = {3, 5};
+           },
+           "part \"scales\" has 6 bytes; ceil(rows / block[0]) x ceil(columns / block[1]) x "
+           "width = 1"},
+          {[](FileBuilderV2& b) { b.part("b", "data") = typed(b, "u8", "f4_e2m1", pattern(7)); },
+           "part \"data\" has 7 bytes; the type's size at rows x columns = 8"},
+          {[](FileBuilderV2& b) { b.part("b", "data") = typed(b, "u8", "bool", pattern(15)); },
+           "part \"data\" must be f16, bf16, f32 or i8 with no type, or u8 of an FP8 or FP4 type"},
+          {[](FileBuilderV2& b) { b.part("b", "data") = b.raw("i32", pattern(60)); },
+           "part \"data\" must be f16, bf16, f32 or i8"},
+          {[](FileBuilderV2& b) { b.part("b", "scales") = b.raw("u8", pattern(6)); },
+           "part \"scales\" must be f16, bf16 or f32 with no type, or u8 of type f8_e4m3fn or "
+           "f8_e8m0"},
+          {[](FileBuilderV2& b) { b.part("b", "global_scale") = b.raw("f32", pattern(8)); },
+           "part \"global_scale\" has 8 bytes; one value = 4"},
+          {[](FileBuilderV2& b) {
+             b.manifest["objects"]["b"]["parts"]["input_scale"] =
+                 typed(b, "u8", "f8_e4m3fn", pattern(1));
+           },
+           "part \"input_scale\" must be f16, bf16 or f32 with no type"},
+          {[](FileBuilderV2& b) { b.manifest["objects"]["b"]["parts"]["extra"] = b.raw("u8", {}); },
+           "has no part \"extra\""},
+      });
+  // FP8 data with f32 scales, blocks that cover the whole tensor; a future
+  // element type opens.
+  FileBuilderV2 fp8 = block_scaled();
+  fp8.part("b", "data") = typed(fp8, "u8", "f8_e4m3fn", pattern(15));
+  fp8.part("b", "scales") = fp8.raw("f32", pattern(4));
+  attributes(fp8, "b")["block"] = {3, 5};
+  EXPECT_TRUE(OpensAndVerifies(fp8.build()));
+  FileBuilderV2 future = block_scaled();
+  future.part("b", "data") = typed(future, "u8", "f6_e3m2", pattern(12));
+  EXPECT_TRUE(OpensAndVerifies(future.build()));
+}
+
 // ---- gguf.<type>/1 ----
 
 // ggml's block geometry, from ggml-common.h (not from the library's table).
