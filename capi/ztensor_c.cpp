@@ -195,8 +195,14 @@ zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** o
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
-    if (allows_foreign(opt) && zt::foreign::foreign_format(zt::foreign::kind_from_path(path)))
-      return hand_out(zt::foreign::open_foreign(path, *o), out);
+    if (allows_foreign(opt)) {
+      // A model folder or its config.json: the file that holds its tensors.
+      auto entry = zt::foreign::model_entry(path);
+      if (!entry) return set_error(std::move(entry).error());
+      const std::string file = entry->value_or(path);
+      if (zt::foreign::foreign_format(zt::foreign::kind_from_path(file)))
+        return hand_out(zt::foreign::open_foreign(file, *o), out);
+    }
     auto r = zt::Reader::open_file(path, *o);
     if (!r) return set_error(with_foreign_hint(path, opt, std::move(r).error()));
     return hand_out(std::move(r), out);

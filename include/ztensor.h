@@ -156,8 +156,11 @@ typedef struct zt_open_options {
   uint32_t allow_foreign;     /* 0 (default): zTensor files only. Non-zero: a path
                                  ending in .safetensors, .gguf, .npy, .npz, .pt, .pth,
                                  .bin, .ckpt, .onnx or .index.json (a sharded Hugging Face
-                                 checkpoint) is read by that format's reader; see
-                                 "Foreign files" below. */
+                                 checkpoint) is read by that format's reader, and a
+                                 Hugging Face model's folder or its config.json by
+                                 the reader of model.safetensors.index.json, else
+                                 model.safetensors, there (ZT_ERR_NOT_FOUND when it
+                                 holds neither); see "Foreign files" below. */
   /* Remote readers (zt_open_source, zt_open_url): */
   uint64_t cache_bytes;      /* zt_open_source, zt_open_url: fetched ranges kept for
                                 reuse (reads up to a quarter of it are kept, least

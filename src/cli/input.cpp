@@ -188,8 +188,12 @@ std::optional<size_t> Item::index_of(std::string_view role) const {
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Input>> Input::open(const std::string& path,
+Result<std::unique_ptr<Input>> Input::open(const std::string& named,
                                            const foreign::ReadOptions& options) {
+  // A model folder or its config.json: the file that holds its tensors.
+  auto entry = is_http_url(named) ? std::optional<std::string>() : foreign::model_entry(named);
+  ZT_TRY(entry);
+  const std::string& path = entry->value_or(named);
   const foreign::FileKind k = foreign::kind_from_path(path);
   if (is_http_url(path)) {
     // .zt files, and the foreign formats that can be read in ranges.

@@ -124,6 +124,28 @@ Result<void> check_writable(const std::string& path, const ForeignFile& f) {
 
 }  // namespace
 
+Result<std::optional<std::string>> model_entry(const std::string& path) {
+  std::string folder;
+  struct stat st {};
+  const std::string_view base = std::string_view(path).substr(path.find_last_of('/') + 1);
+  if (base == "config.json")
+    folder = path.size() == base.size() ? "." : path.substr(0, path.size() - base.size());
+  else if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    folder = path;
+  else
+    return std::optional<std::string>();
+  if (!folder.ends_with('/')) folder += '/';
+  for (const char* entry : {"model.safetensors.index.json", "model.safetensors"}) {
+    const std::string candidate = folder + entry;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      return std::optional<std::string>(candidate);
+  }
+  return make_error(Status::not_found,
+                    "%s: a model folder holds model.safetensors.index.json or model.safetensors; "
+                    "%s has neither",
+                    path.c_str(), folder.c_str());
+}
+
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options) {
   auto f = read_by_kind(path, options);
   ZT_TRY(f);

@@ -106,6 +106,12 @@ const ForeignFormat* foreign_format(FileKind k);
 // Every foreign format read, in the order a path's extension is tried.
 std::span<const ForeignFormat> foreign_formats();
 
+// A Hugging Face model named by its folder or its config.json: the file
+// that holds its tensors there, model.safetensors.index.json if present,
+// else model.safetensors (Status::not_found naming both when neither is).
+// nullopt for any other path, which names its file itself.
+Result<std::optional<std::string>> model_entry(const std::string& path);
+
 // Reads any supported foreign file by its extension.
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});
 

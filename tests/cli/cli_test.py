@@ -688,6 +688,14 @@ class Safetensors(Base):
                 np.testing.assert_array_equal(got, want)  # exact: small ints x f16 in f32
                 self.zt("verify", "q.zt")
                 self.zt("convert", "q/model.safetensors", "q12.zt", code=5)  # no 1.2 form
+        # The model's folder and its config.json name the same checkpoint.
+        self.zt("convert", "q", "by_folder.zt", "--format-version", "2")
+        self.zt("convert", "q/config.json", "by_config.zt", "--format-version", "2")
+        self.assertEqual(self.slurp("by_folder.zt"), self.slurp("q.zt"))
+        self.assertEqual(self.slurp("by_config.zt"), self.slurp("q.zt"))
+        os.makedirs(self.path("no_model"))
+        p = self.zt("info", "no_model", code=5)
+        self.assertIn("holds model.safetensors.index.json or model.safetensors", p.stderr)
         # Malformed layers: refused naming the layer and the rule, nothing written.
         parts, _ = layer("gptq", 4, 16, 64, 32)
         qc = {"quant_method": "gptq", "bits": 4, "group_size": 32}

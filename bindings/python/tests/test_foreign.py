@@ -74,6 +74,15 @@ def test_sharded_checkpoint_through_its_index(tmp_path):
         attrs = f.manifest["attributes"]
         assert attrs["format"] == "pt"
         assert attrs["hf.index.metadata"] == {"total_size": 56}
+    # The model's folder, and its config.json, open the index.
+    (tmp_path / "config.json").write_text("{}")
+    for named in (tmp_path, tmp_path / "config.json"):
+        with ztensor.File(named, allow_foreign=True) as f:
+            assert f.format == "hf_index"
+            np.testing.assert_array_equal(f["w2"], w2)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ztensor.Error, match="ZT_ERR_NOT_FOUND.*has neither"):
+        ztensor.File(tmp_path / "empty", allow_foreign=True)
     # A tensor missing from the shard its map names.
     index["weight_map"]["w3"] = "model-00002-of-00002.safetensors"
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
