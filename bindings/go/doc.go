@@ -29,7 +29,7 @@
 //     Object.COO, Object.Quant, and Object.DenseRowsMap;
 //   - copies: Component.ReadAt (io.ReaderAt), Component.NewReader,
 //     Component.ReadInto, Object.DenseRows, Object.DenseSlice,
-//     Reader.DecodeMany;
+//     Reader.DecodeMany; Reader.DecodeRanges into memory outside Go's heap;
 //   - numbers converted by the library: Component.Float32s,
 //     Object.ReadFloat32, Object.DecodeFloat32, Object.DenseSliceFloat32,
 //     Object.DenseRowsFloat32 and their Float64 twins.

@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
 
 	ztensor "github.com/libztensor/libztensor/bindings/go"
 )
@@ -299,6 +302,36 @@ func ExampleReader_DecodeMany() {
 	}
 	fmt.Println()
 	// Output: 24 12 24 24 12 48
+}
+
+func ExampleReader_DecodeRanges() {
+	dir := exampleDir()
+	defer os.RemoveAll(dir)
+	r, _ := ztensor.Open(exampleModel(dir))
+	defer r.Close()
+
+	// A staging buffer outside Go's heap (a device API's pinned memory in a
+	// real loader), filled with every component's bytes back to back.
+	staging, _ := syscall.Mmap(-1, 0, 1<<16, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	defer syscall.Munmap(staging)
+	var ranges []ztensor.DecodeRange
+	at := uint64(0)
+	for _, o := range r.Objects() {
+		for _, c := range o.Components() {
+			ranges = append(ranges, ztensor.DecodeRange{Object: o.Index, Role: c.Role,
+				Length: c.DecodedSize, Dst: unsafe.Pointer(&staging[at])})
+			at += c.DecodedSize
+		}
+	}
+	var done atomic.Int64
+	err := r.DecodeRanges(ranges, 0, func(i int, err error) {
+		done.Add(1) // a real loader starts range i's device copy here
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(done.Load(), "ranges,", at, "bytes")
+	// Output: 6 ranges, 144 bytes
 }
 
 func ExampleComponent_Bytes() {

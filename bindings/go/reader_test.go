@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	ztensor "github.com/libztensor/libztensor/bindings/go"
 )
@@ -193,6 +196,65 @@ func TestDecodeMany(t *testing.T) {
 	}
 	wantStatus(t, bad[2].Err, ztensor.StatusArgument, "a short Dst")
 	must(t, r.DecodeMany(nil, 0))
+}
+
+func TestDecodeRanges(t *testing.T) {
+	r, err := ztensor.Open(writeSample(t, t.TempDir(), "ranges.zt"))
+	must(t, err)
+	defer r.Close()
+	i := find(t, r, "ids")
+	whole := []ztensor.DecodeRequest{{Object: i.Index, Role: "data"}}
+	must(t, r.DecodeMany(whole, 1))
+	// Staging memory outside Go's heap, as a device loader's pinned buffer is.
+	mem, err := syscall.Mmap(-1, 0, 8000, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	must(t, err)
+	defer syscall.Munmap(mem)
+	var ranges []ztensor.DecodeRange
+	for off := uint64(0); off < 8000; off += 777 { // cut at odd places
+		n := uint64(777)
+		if off+n > 8000 {
+			n = 8000 - off
+		}
+		ranges = append(ranges, ztensor.DecodeRange{Object: i.Index, Role: "data", Offset: off, Length: n,
+			Dst: unsafe.Pointer(&mem[off])})
+	}
+	var mu sync.Mutex
+	seen := map[int]int{}
+	must(t, r.DecodeRanges(ranges, 2, func(k int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[k]++
+		if err != nil {
+			t.Errorf("range %d: %v", k, err)
+		}
+	}))
+	if !bytes.Equal(mem, whole[0].Dst) {
+		t.Errorf("the ranges do not stitch back to the component")
+	}
+	if len(seen) != len(ranges) {
+		t.Errorf("callbacks for %d of %d ranges", len(seen), len(ranges))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("range %d told %d times", k, n)
+		}
+	}
+	// A range past the end fails alone; the others are done.
+	for k := range mem {
+		mem[k] = 0
+	}
+	bad := []ztensor.DecodeRange{
+		{Object: i.Index, Role: "data", Offset: 0, Length: 16, Dst: unsafe.Pointer(&mem[0])},
+		{Object: i.Index, Role: "data", Offset: 7990, Length: 16, Dst: unsafe.Pointer(&mem[64])},
+	}
+	err = r.DecodeRanges(bad, 0, nil)
+	wantStatus(t, err, ztensor.StatusArgument, "a range past the end")
+	if bad[0].Err != nil || !bytes.Equal(mem[:16], whole[0].Dst[:16]) || bad[1].Err != err {
+		t.Errorf("per range: %v %v", bad[0].Err, bad[1].Err)
+	}
+	wantStatus(t, r.DecodeRanges([]ztensor.DecodeRange{{Object: i.Index, Role: "data", Length: 8}}, 0, nil),
+		ztensor.StatusArgument, "a nil Dst")
+	must(t, r.DecodeRanges(nil, 0, nil))
 }
 
 // npy writes a version 1.0 .npy file of little-endian float32.
