@@ -27,11 +27,6 @@ struct QuantScheme {
   Result<void> (*group)(const std::string& config, const nlohmann::json& qc, ForeignFile& f);
 };
 
-// Whether `name` is `suffix` after a non-empty stem.
-bool has_suffix(std::string_view name, std::string_view suffix) {
-  return name.size() > suffix.size() && name.ends_with(suffix);
-}
-
 // A plain u8 tensor's one component, or nullptr.
 const ForeignComponent* plain_u8(const ForeignObject& o) {
   if (o.format != "dense" || o.components.size() != 1) return nullptr;

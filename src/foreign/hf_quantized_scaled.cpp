@@ -28,10 +28,6 @@ struct ScaledScheme {
 
 constexpr std::string_view kWeight = ".weight", kInputScale = ".input_scale";
 
-bool ends_in(const std::string& name, std::string_view suffix) {
-  return name.size() > suffix.size() && name.ends_with(suffix);
-}
-
 // The one component of a plain tensor (dense, one component), or nullptr.
 const ForeignComponent* plain(const ForeignObject& o) {
   return o.format == "dense" && o.components.size() == 1 ? &o.components[0] : nullptr;
@@ -122,7 +118,7 @@ Result<void> group_scaled(const std::string& config, ForeignFile& f, const Scale
   std::unordered_map<std::string, ForeignObject> made;  // weight name -> object
   std::unordered_map<std::string, bool> absorbed;
   for (const ForeignObject& o : f.objects) {
-    if (!ends_in(o.name, m.scale)) continue;
+    if (!has_suffix(o.name, m.scale)) continue;
     const std::string layer = o.name.substr(0, o.name.size() - m.scale.size());
     const ForeignObject* weight = find(layer + std::string(kWeight));
     ZT_FAIL_IF(!weight, invalid, "%s: %s layer \"%s\": \"%s\" has no \"%s.weight\"", config.c_str(),

@@ -18,10 +18,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "foreign/foreign.h"
 
 namespace zt::foreign {
+
+// Whether `name` is `suffix` after a non-empty stem (a layer's tensor).
+inline bool has_suffix(std::string_view name, std::string_view suffix) {
+  return name.size() > suffix.size() && name.ends_with(suffix);
+}
 
 Result<void> group_fp8_blocks(const std::string& config, const nlohmann::json& qc, ForeignFile& f);
 Result<void> group_modelopt(const std::string& config, const nlohmann::json& qc, ForeignFile& f);

@@ -52,12 +52,6 @@ struct PackedGroup {
   bool zeros_groups_first = true;  // zero_form "plain"
 };
 
-std::optional<DType> word_dtype(std::string_view w) {
-  for (const DType d : {DType::u8, DType::u16, DType::u32, DType::u64})
-    if (dtype_name(d) == w) return d;
-  return std::nullopt;
-}
-
 Result<bool> read_first(const ProfileAttributes& a, std::string_view key, std::string_view first,
                         std::string_view second) {
   auto v = a.required_text(key);
@@ -168,21 +162,6 @@ Result<PackedGroup> read_attributes(const Object& o) {
                zero_point->where("form").c_str(), q.zero_form.c_str());
   }
   return q;
-}
-
-DType unsigned_of(DType d) {
-  switch (d) {
-    case DType::i8:
-      return DType::u8;
-    case DType::i16:
-      return DType::u16;
-    case DType::i32:
-      return DType::u32;
-    case DType::i64:
-      return DType::u64;
-    default:
-      return d;
-  }
 }
 
 // A packed part's dtype (its word or the signed counterpart, no type) and

@@ -35,29 +35,6 @@ struct QuantGroup {
   int64_t zero_value = 0;  // zero_point.value when the form is "implied"
 };
 
-std::optional<DType> word_dtype(std::string_view w) {
-  for (const DType d : {DType::u8, DType::u16, DType::u32, DType::u64})
-    if (dtype_name(d) == w) return d;
-  return std::nullopt;
-}
-
-// The unsigned integer of the same width: the word a signed data dtype is
-// stored in.
-DType unsigned_of(DType d) {
-  switch (d) {
-    case DType::i8:
-      return DType::u8;
-    case DType::i16:
-      return DType::u16;
-    case DType::i32:
-      return DType::u32;
-    case DType::i64:
-      return DType::u64;
-    default:
-      return d;
-  }
-}
-
 Result<QuantGroup> read_attributes(const Object& o) {
   const ProfileAttributes a(o);
   QuantGroup q;

@@ -22,6 +22,27 @@ Result<void> check_part_size(const Object& o, const Component& c, std::optional<
   return {};
 }
 
+std::optional<DType> word_dtype(std::string_view name) {
+  for (const DType d : {DType::u8, DType::u16, DType::u32, DType::u64})
+    if (dtype_name(d) == name) return d;
+  return std::nullopt;
+}
+
+DType unsigned_of(DType d) {
+  switch (d) {
+    case DType::i8:
+      return DType::u8;
+    case DType::i16:
+      return DType::u16;
+    case DType::i32:
+      return DType::u32;
+    case DType::i64:
+      return DType::u64;
+    default:
+      return d;
+  }
+}
+
 ProfileAttributes::ProfileAttributes(const Object& o)
     : o_(&o), map_(o.attributes.present ? o.attributes.encoded : std::span<const uint8_t>()) {}
 

@@ -53,6 +53,14 @@ struct AxisGroups {
   }
 };
 
+// A packing's storage word by its name ("u8", "u16", "u32", "u64"), or
+// nullopt.
+std::optional<DType> word_dtype(std::string_view name);
+
+// The unsigned integer of the same width (the word a signed part's bits are
+// read as); other dtypes as they are.
+DType unsigned_of(DType d);
+
 // One attribute map of a v2 object: its attributes, or a map held by one of
 // them ("packing", "zero_point"), whose entries are named "packing.word".
 class ProfileAttributes {
