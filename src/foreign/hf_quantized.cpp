@@ -204,6 +204,9 @@ Result<ForeignObject> packed_object(const std::string& config, const PackedSchem
   const uint64_t cols = m.codes_along_rows ? ws[0] : ws[0] * per_word;
   ZT_FAIL_IF(ws[0] > UINT64_MAX / per_word || ws[1] > UINT64_MAX / per_word, invalid,
              "%s: %s layer \"%s\": qweight's shape overflows 64 bits", c, m.method, l);
+  ZT_FAIL_IF(rows == 0 || cols == 0, invalid,
+             "%s: %s layer \"%s\": an empty weight [%llu, %llu] has no groups to quantize", c,
+             m.method, l, static_cast<ull>(rows), static_cast<ull>(cols));
   const uint64_t groups = ss[0];
   const uint64_t want_groups =
       *group_size == -1 ? 1 : ceil_div(cols, static_cast<uint64_t>(*group_size));
@@ -213,7 +216,7 @@ Result<ForeignObject> packed_object(const std::string& config, const PackedSchem
              c, m.method, l, shape_text(ss).c_str(), static_cast<ull>(rows), static_cast<ull>(cols),
              static_cast<long long>(*group_size), static_cast<ull>(want_groups),
              static_cast<ull>(rows));
-  ZT_FAIL_IF(zs[0] != groups || zs[1] * per_word != rows, invalid,
+  ZT_FAIL_IF(zs[0] != groups || rows % per_word != 0 || zs[1] != rows / per_word, invalid,
              "%s: %s layer \"%s\": qzeros has shape %s, not [%llu, %llu] (one zero point a "
              "group and output, %llu a word)",
              c, m.method, l, shape_text(zs).c_str(), static_cast<ull>(groups),

@@ -71,6 +71,9 @@ Result<ForeignObject> scaled_object(const std::string& config, const ScaledSchem
   ZT_FAIL_IF(m.fp4_pairs && weight.shape[1] > UINT64_MAX / 2, invalid,
              "%s: %s layer \"%s\": the weight's shape overflows 64 bits", c, m.method, l);
   const uint64_t cols = m.fp4_pairs ? weight.shape[1] * 2 : weight.shape[1];
+  ZT_FAIL_IF(rows == 0 || cols == 0, invalid,
+             "%s: %s layer \"%s\": an empty weight [%llu, %llu] has nothing to scale", c, m.method,
+             l, static_cast<ull>(rows), static_cast<ull>(cols));
   const ForeignComponent* s = plain(scale);
   ZT_FAIL_IF(!s || !is_float(*s, m.fp4_pairs), invalid, "%s: %s layer \"%s\": \"%s\" must be %s", c,
              m.method, l, scale.name.c_str(),

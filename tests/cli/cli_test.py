@@ -709,6 +709,8 @@ class Safetensors(Base):
                 ({"l": dict(parts, g_idx=("I32", np.zeros(60, "<i4")))}, qc, "g_idx has shape [60]"),
                 ({"l": bad_g}, qc, "g_idx names group 2 for column 0, not one of the 2 groups"),
                 ({"l": parts}, dict(qc, bits=3), "3-bit codes are not packed whole"),
+                ({"l": dict(parts, qweight=("I32", np.zeros((0, 16), "<i4")), g_idx=("I32", np.zeros(0, "<i4")))}, qc,
+                 "an empty weight [16, 0]"),
                 ({"l": parts}, {"quant_method": "awq", "version": "gemv"}, "only the GEMM layout")):
             with self.subTest(fragment=fragment):
                 checkpoint(layers, q)
@@ -813,7 +815,9 @@ class Safetensors(Base):
                  {"quant_method": "fp8"}, "weight_block_size must be [rows, columns]"),
                 (nv[:2] + nv[3:], {"quant_method": "modelopt", "quant_algo": "NVFP4"}, '"x.weight_scale_2" is missing'),
                 ([("l.weight", "I8", q), ("l.weight_scale", "F32", ch), ("l.weight_zero_point", "I8", np.zeros((16, 1), "i1"))],
-                 {"quant_method": "compressed-tensors", "format": "int-quantized"}, "zero points (weight_zero_point) are not read")):
+                 {"quant_method": "compressed-tensors", "format": "int-quantized"}, "zero points (weight_zero_point) are not read"),
+                ([("l.weight", "F8_E4M3", np.zeros((0, 24), "u1")), ("l.weight_scale", "F32", one)],
+                 {"quant_method": "compressed-tensors", "format": "float-quantized"}, "an empty weight [0, 24]")):
             with self.subTest(fragment=fragment):
                 checkpoint(tensors, qc)
                 p = self.zt("convert", "s/model.safetensors", "bad.zt", "--format-version", "2", code=4)
