@@ -13,7 +13,6 @@
 #include "base/arithmetic.h"
 #include "formats/profile_rules.h"
 #include "manifest/object_format.h"
-#include "read/content.h"
 #include "views/kernels.h"
 
 namespace zt {
@@ -117,20 +116,16 @@ Result<void> bs_values(const Reader& r, size_t object, uint64_t first, std::span
   auto b = read_blocks(o);
   ZT_TRY(b);
   const uint64_t rows = o.shape[0], cols = o.shape[1];
-  auto d = r.map(object, views::index_of(o, &data));
-  ZT_TRY(d);
   auto s = r.map(object, views::index_of(o, &scales));
   ZT_TRY(s);
   const uint64_t blocks = ceil_div(rows, b->rows) * b->across;
-  ZT_FAIL_IF(d->size() != value_bytes(*format, rows * cols) || s->size() != blocks * scales.width(),
-             invalid, "%s: decoded part sizes do not match the shape", layout_where(o).c_str());
-  if (format->f4 && !d->empty()) ZT_TRY(check_f4_tail(o, data, rows * cols, d->back()));
+  ZT_FAIL_IF(s->size() != blocks * scales.width(), invalid,
+             "%s: %zu decoded bytes of scales, %llu blocks need %llu",
+             component_where(o, scales).c_str(), s->size(), static_cast<ull>(blocks),
+             static_cast<ull>(blocks * scales.width()));
   auto global = one_value<T>(r, object, o.find("global_scale"));
   ZT_TRY(global);
-  if (format->f4)
-    convert_f4_values(d->data(), first, dst.size(), dst.data());
-  else
-    convert_values(d->data() + first * data.width(), *format, dst.size(), dst.data());
+  ZT_TRY(element_values(r, object, data, *format, rows * cols, first, dst));
   // One scale per block: converted once a row of blocks, not per value.
   std::vector<T> scale_row(b->across);
   uint64_t scale_row_of = UINT64_MAX;

@@ -9,7 +9,6 @@
 
 #include "formats/profile_rules.h"
 #include "manifest/object_format.h"
-#include "read/content.h"
 #include "views/kernels.h"
 
 namespace zt {
@@ -99,22 +98,12 @@ Result<void> mx_values(const Reader& r, size_t object, uint64_t first, std::span
   ZT_TRY(blocks);
   auto elements = element_count(o);
   ZT_TRY(elements);
-  auto d = r.map(object, views::index_of(o, &data));
-  ZT_TRY(d);
   auto s = r.map(object, views::index_of(o, &scales));
   ZT_TRY(s);
-  ZT_FAIL_IF(d->size() != value_bytes(*format, *elements), invalid,
-             "%s: %zu decoded bytes, %llu elements need %llu", component_where(o, data).c_str(),
-             d->size(), static_cast<ull>(*elements),
-             static_cast<ull>(value_bytes(*format, *elements)));
   ZT_FAIL_IF(s->size() != *elements / blocks->group, invalid,
              "%s: %zu decoded scales, %llu blocks need as many", component_where(o, scales).c_str(),
              s->size(), static_cast<ull>(*elements / blocks->group));
-  if (format->f4 && !d->empty()) ZT_TRY(check_f4_tail(o, data, *elements, d->back()));
-  if (format->f4)
-    convert_f4_values(d->data(), first, dst.size(), dst.data());
-  else
-    convert_values(d->data() + first * data.width(), *format, dst.size(), dst.data());
+  ZT_TRY(element_values(r, object, data, *format, *elements, first, dst));
   // MXINT8 elements are two's-complement fixed point with 6 fraction bits
   // (OCP MX 1.0 §5.3; decision 21).
   const T unit = format->fp8 == Fp8::none && !format->f4 ? T(1) / T(64) : T(1);

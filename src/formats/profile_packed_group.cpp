@@ -326,9 +326,18 @@ Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span
   const Component* zeros = o.find("zeros");
   const Component* g_idx = o.find("g_idx");
   // The sizes held at open against the decoded lengths.
+  const bool packed_zeros = zeros && q->zero_form == "packed";
   const auto e = q->data.words_extent(rows, cols);
+  // (a packing is read only for the "packed" form: per_word is 0 otherwise)
+  const auto packed_bytes = [&] {
+    const auto ze = q->zeros.words_extent(rows, q->groups);
+    return ze[0] * ze[1] * dtype_width(q->zeros.word);
+  };
+  const uint64_t zero_bytes = !zeros         ? 0
+                              : packed_zeros ? packed_bytes()
+                                             : rows * q->groups * zeros->width();
   ZT_FAIL_IF(d->size() != e[0] * e[1] * dtype_width(q->data.word) ||
-                 s->size() != rows * q->groups * scales.width() ||
+                 s->size() != rows * q->groups * scales.width() || z->size() != zero_bytes ||
                  (g_idx && g->size() != cols * g_idx->width()),
              invalid, "%s: decoded part sizes do not match the shape", layout_where(o).c_str());
   std::vector<uint64_t> group_of;
@@ -342,14 +351,9 @@ Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span
   const Codes codes(*d, q->data, rows, cols);
   std::optional<Codes> zero_codes;
   NumericFormat zero_format;
-  if (zeros && q->zero_form == "packed") {
-    const auto ze = q->zeros.words_extent(rows, q->groups);
-    ZT_FAIL_IF(z->size() != ze[0] * ze[1] * dtype_width(q->zeros.word), invalid,
-               "%s: decoded part sizes do not match the shape", layout_where(o).c_str());
+  if (packed_zeros) {
     zero_codes.emplace(*z, q->zeros, rows, q->groups);
   } else if (zeros) {
-    ZT_FAIL_IF(z->size() != rows * q->groups * zeros->width(), invalid,
-               "%s: decoded part sizes do not match the shape", layout_where(o).c_str());
     auto f = numeric_format(o, *zeros);
     ZT_TRY(f);
     zero_format = *f;

@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "cbor/cbor_item.h"
+#include "read/content.h"
+#include "views/kernels.h"
 
 namespace zt {
 
@@ -21,6 +23,32 @@ Result<void> check_part_size(const Object& o, const Component& c, std::optional<
              equation, static_cast<unsigned long long>(*want));
   return {};
 }
+
+template <typename T>
+Result<void> element_values(const Reader& r, size_t object, const Component& data,
+                            const NumericFormat& f, uint64_t elements, uint64_t first,
+                            std::span<T> dst) {
+  const Object& o = r.manifest().objects[object];
+  auto d = r.map(object, views::index_of(o, &data));
+  ZT_TRY(d);
+  ZT_FAIL_IF(d->size() != value_bytes(f, elements), invalid,
+             "%s: %zu decoded bytes, %llu elements need %llu", component_where(o, data).c_str(),
+             d->size(), static_cast<unsigned long long>(elements),
+             static_cast<unsigned long long>(value_bytes(f, elements)));
+  if (f.f4 && !d->empty()) ZT_TRY(check_f4_tail(o, data, elements, d->back()));
+  if (f.f4)
+    convert_f4_values(d->data(), first, dst.size(), dst.data());
+  else
+    convert_values(d->data() + first * data.width(), f, dst.size(), dst.data());
+  return {};
+}
+
+template Result<void> element_values<float>(const Reader&, size_t, const Component&,
+                                            const NumericFormat&, uint64_t, uint64_t,
+                                            std::span<float>);
+template Result<void> element_values<double>(const Reader&, size_t, const Component&,
+                                             const NumericFormat&, uint64_t, uint64_t,
+                                             std::span<double>);
 
 std::optional<DType> word_dtype(std::string_view name) {
   for (const DType d : {DType::u8, DType::u16, DType::u32, DType::u64})

@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "manifest/manifest.h"
+#include "views/views.h"
 
 namespace zt {
 
@@ -52,6 +53,16 @@ struct AxisGroups {
     return (outer * (along / group) + j / group) * inner + k;
   }
 };
+
+// Values [first, first + dst.size()) of the part `data` of object `object`,
+// which holds `elements` values of format `f` in order (f4_e2m1: nibbles,
+// low first): mapped, its decoded size checked against the count, an odd
+// f4 count's spare nibble checked, converted into dst. The element reading
+// of the profiles whose data part holds product(shape) values.
+template <typename T>
+Result<void> element_values(const Reader& r, size_t object, const Component& data,
+                            const NumericFormat& f, uint64_t elements, uint64_t first,
+                            std::span<T> dst);
 
 // A packing's storage word by its name ("u8", "u16", "u32", "u64"), or
 // nullopt.
