@@ -87,8 +87,14 @@ int run_convert(const Args& a) {
   auto o = writer_options(a, opt);
   if (!o) return usage_error("convert", o.error().message);
   const std::string& out = a.pos[1];
+  const bool hf = a.has("--hf");
   const foreign::FileKind out_kind = foreign::kind_from_path(out);
-  if (out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors &&
+  if (hf && (a.has("--shard-size") || a.has("--keep-shards") || a.has("--format-version") ||
+             a.has("--compress")))
+    return usage_error("convert",
+                       "--hf writes a safetensors checkpoint folder; --shard-size, "
+                       "--keep-shards, --format-version and --compress do not apply");
+  if (!hf && out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors &&
       out_kind != foreign::FileKind::gguf)
     return usage_error(
         "convert", "OUT must end in .zt, .safetensors or .gguf (use zt export for a single .npy)");
@@ -97,7 +103,9 @@ int run_convert(const Args& a) {
   auto in = Input::open(a.pos[0], read);
   if (!in) return report(in.error(), a.pos[0]);
   Result<void> r;
-  if (out_kind == foreign::FileKind::safetensors)
+  if (hf)
+    r = write_hf(out, **in, opt);
+  else if (out_kind == foreign::FileKind::safetensors)
     r = write_st(out, **in, opt);
   else if (out_kind == foreign::FileKind::gguf)
     r = write_gguf_file(out, **in, opt);

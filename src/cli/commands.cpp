@@ -55,7 +55,8 @@ constexpr OptSpec kConvertOpts[] = {{"--compress", OptSpec::optional_value},
                                     {"--no-canonical"},
                                     {"--shard-size", OptSpec::value},
                                     {"--skip-unknown"},
-                                    {"--keep-shards"}};
+                                    {"--keep-shards"},
+                                    {"--hf"}};
 constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--in-place"},
                                    {"--level", OptSpec::value},
@@ -126,7 +127,11 @@ const std::string kConvertUsage =
     std::string(kWriteOptions) +
     "  --densify            write sparse and quantized objects (and dtypes safetensors\n"
     "                       lacks) as dense f32/f64 values; without it, writing them\n"
-    "                       to .safetensors is refused, naming them\n";
+    "                       to .safetensors is refused, naming them\n"
+    "  --hf                 OUT is a Hugging Face checkpoint folder: OUT/model.safetensors\n"
+    "                       (quantized layers back as the checkpoint's own tensors,\n"
+    "                       in the safetensors library's order) and OUT/config.json\n"
+    "                       as converted from (the way back of a quantized checkpoint)\n";
 
 const std::string kCompressUsage =
     std::string(

@@ -1,8 +1,13 @@
 // zt convert to .safetensors: dense tensors of its own dtypes, others
 // densified with --densify or refused by name.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -24,55 +29,283 @@
 #include "rewrite.h"
 #include "source/http_source.h"
 #include "values.h"
+#include "write/output_file.h"
 #include "write/writer.h"
 
 namespace zt::cli {
 
 using ull = unsigned long long;
 
-// safetensors holds dense tensors of its own dtypes only. Objects it cannot
-// hold are densified to f32/f64 with --densify, else refused by name.
-Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
-  auto plan = plan_export<foreign::SafetensorsEntry>(
-      out, in, opt, "safetensors holds dense tensors of its own dtypes only",
-      [](const Item& it, const Part* data) -> Result<std::optional<foreign::SafetensorsEntry>> {
-        if (!data) return std::optional<foreign::SafetensorsEntry>();
-        return foreign::safetensors_entry(it.name, data->dtype, data->type, it.shape,
-                                          data->decoded.value_or(data->stored));
-      },
-      [&](foreign::SafetensorsEntry& e, const DenseForm& d, const Item& it) -> Result<void> {
-        e.dtype =
-            d.type ? (d.type == "complex64" ? "C64" : "") : (d.dtype == "f64" ? "F64" : "F32");
-        ZT_FAIL_IF(e.dtype.empty(), argument,
-                   "%s: object \"%s\": complex128 has no safetensors dtype", out.c_str(),
-                   it.name.c_str());
-        return {};
-      });
-  ZT_TRY(plan);
-  const std::vector<foreign::SafetensorsEntry>& entries = plan->entries;
+namespace {
+
+// The safetensors entry of an object as stored, where safetensors holds it.
+Result<std::optional<foreign::SafetensorsEntry>> as_stored(const Item& it, const Part* data) {
+  if (!data) return std::optional<foreign::SafetensorsEntry>();
+  return foreign::safetensors_entry(it.name, data->dtype, data->type, it.shape,
+                                    data->decoded.value_or(data->stored));
+}
+
+// The safetensors dtype of an object's densified values.
+Result<void> set_densified(const std::string& out, foreign::SafetensorsEntry& e, const DenseForm& d,
+                           const Item& it) {
+  e.dtype = d.type ? (d.type == "complex64" ? "C64" : "") : (d.dtype == "f64" ? "F64" : "F32");
+  ZT_FAIL_IF(e.dtype.empty(), argument, "%s: object \"%s\": complex128 has no safetensors dtype",
+             out.c_str(), it.name.c_str());
+  return {};
+}
+
+// The file attributes as safetensors __metadata__ (text as it is, other
+// values as text), leaving out those whose key starts with `skip_prefix`.
+Result<std::vector<std::pair<std::string, std::string>>> metadata_of(const Input& in,
+                                                                     std::string_view skip_prefix) {
   std::vector<std::pair<std::string, std::string>> metadata;
-  ZT_TRY(for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
-    auto s = cbor::scalar(v);
-    ZT_TRY(s);
-    metadata.emplace_back(std::string(k), s->kind == cbor::Kind::text ? std::string(s->str) : attribute_text(v));
-    return {};
-  }));
-  uint64_t total = 0;
-  for (const auto& e : entries) total += e.nbytes;
-  Progress progress("convert", total);
-  auto r = foreign::write_safetensors(
-      out, metadata, entries, [&](size_t i, const foreign::ByteSink& sink) {
-        return write_object(in, i, plan->densified[i], progress, sink);
-      });
-  if (!r) return qualified(std::move(r).error(), out);
-  progress.finish();
+  ZT_TRY(for_each_attribute(
+      in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+        if (!skip_prefix.empty() && k.starts_with(skip_prefix)) return {};
+        auto s = cbor::scalar(v);
+        ZT_TRY(s);
+        metadata.emplace_back(
+            std::string(k), s->kind == cbor::Kind::text ? std::string(s->str) : attribute_text(v));
+        return {};
+      }));
+  return metadata;
+}
+
+// Says how many objects' attributes were not written (`kept(i)`: those of
+// object i live on in what was written).
+void note_dropped_attributes(const Input& in, const std::function<bool(size_t)>& kept) {
   uint64_t dropped = 0;
-  for (const Item& it : in.items) dropped += it.has_attributes && it.attributes_cbor.size() > 1 ? 1 : 0;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    const Item& it = in.items[i];
+    dropped += it.has_attributes && it.attributes_cbor.size() > 1 && !kept(i) ? 1 : 0;
+  }
   if (dropped)
     std::fprintf(
         stderr,
         "zt: note: safetensors has no per-tensor metadata: attributes of %llu object%s not kept\n",
         static_cast<ull>(dropped), dropped == 1 ? " were" : "s were");
+}
+
+}  // namespace
+
+// safetensors holds dense tensors of its own dtypes only. Objects it cannot
+// hold are densified to f32/f64 with --densify, else refused by name.
+Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt) {
+  auto plan = plan_export<foreign::SafetensorsEntry>(
+      out, in, opt, "safetensors holds dense tensors of its own dtypes only", as_stored,
+      [&](foreign::SafetensorsEntry& e, const DenseForm& d, const Item& it) {
+        return set_densified(out, e, d, it);
+      });
+  ZT_TRY(plan);
+  const std::vector<foreign::SafetensorsEntry>& entries = plan->entries;
+  auto metadata = metadata_of(in, {});
+  ZT_TRY(metadata);
+  uint64_t total = 0;
+  for (const auto& e : entries) total += e.nbytes;
+  Progress progress("convert", total);
+  auto r = foreign::write_safetensors(
+      out, *metadata, entries, [&](size_t i, const foreign::ByteSink& sink) {
+        return write_object(in, i, plan->densified[i], progress, sink);
+      });
+  if (!r) return qualified(std::move(r).error(), out);
+  progress.finish();
+  note_dropped_attributes(in, [](size_t) { return false; });
+  return {};
+}
+
+// ---- the way back to a Hugging Face checkpoint folder (--hf) ----
+
+namespace {
+
+constexpr std::string_view kHfTensors = "hf.tensors";
+
+// One tensor of the checkpoint written back, and where its bytes come from:
+// an object (as stored, or densified), or one part of an object that a
+// quantized layer became.
+struct HfTensor {
+  foreign::SafetensorsEntry entry;
+  size_t item = 0;
+  std::optional<size_t> part;
+  bool densified = false;
+};
+
+// A text or unsigned-integer-array field of one hf.tensors record.
+Result<std::string> record_text(std::span<const uint8_t> record, const char* key) {
+  auto v = cbor::find_entry(record, key);
+  ZT_TRY(v);
+  ZT_FAIL_IF(!*v, invalid, "has no \"%s\"", key);
+  auto s = cbor::scalar(**v);
+  ZT_TRY(s);
+  ZT_FAIL_IF(s->kind != cbor::Kind::text, invalid, "\"%s\" is not text", key);
+  return std::string(s->str);
+}
+
+Result<std::vector<uint64_t>> record_shape(std::span<const uint8_t> record) {
+  auto v = cbor::find_entry(record, "shape");
+  ZT_TRY(v);
+  ZT_FAIL_IF(!*v, invalid, "has no \"shape\"");
+  std::vector<uint64_t> shape;
+  ZT_TRY(cbor::for_each_item(**v, [&](std::span<const uint8_t> d) -> Result<void> {
+    auto s = cbor::scalar(d);
+    ZT_TRY(s);
+    ZT_FAIL_IF(s->kind != cbor::Kind::uint, invalid, "\"shape\" holds a value that is not a size");
+    ZT_FAIL_IF(shape.size() >= Limits::rank, limit, "\"shape\" has more than %u dimensions",
+               Limits::rank);
+    shape.push_back(s->u);
+    return {};
+  }));
+  return shape;
+}
+
+// The checkpoint tensors an object records in hf.tensors, one per part and
+// in the parts' order; nullopt when it records none. Every part must have
+// one, and each record a safetensors dtype and shape whose size is the
+// part's (when the part's decoded size is known without decoding).
+Result<std::optional<std::vector<HfTensor>>> recorded_tensors(const Input& in, size_t i) {
+  const Item& it = in.items[i];
+  if (!it.has_attributes) return std::optional<std::vector<HfTensor>>();
+  auto tensors = cbor::find_entry(it.attributes_cbor, kHfTensors);
+  ZT_TRY(tensors);
+  if (!*tensors) return std::optional<std::vector<HfTensor>>();
+  auto count = cbor::container_count(**tensors);
+  ZT_TRY(count);
+  ZT_FAIL_IF(*count != it.parts.size(), invalid,
+             "attribute %s: %llu records for the %zu parts (one a part)", kHfTensors.data(),
+             static_cast<ull>(*count), it.parts.size());
+  std::vector<HfTensor> out;
+  for (size_t k = 0; k < it.parts.size(); ++k) {
+    const Part& p = it.parts[k];
+    auto record = cbor::find_entry(**tensors, p.role);
+    ZT_TRY(record);
+    ZT_FAIL_IF(!*record, invalid, "attribute %s: part \"%s\" has no record", kHfTensors.data(),
+               p.role.c_str());
+    auto fail = [&](Error e) {
+      return make_error(Status::invalid, "attribute %s: part \"%s\": %s", kHfTensors.data(),
+                        p.role.c_str(), e.message.c_str());
+    };
+    HfTensor t;
+    t.item = i;
+    t.part = k;
+    auto name = record_text(**record, "name");
+    if (!name) return fail(std::move(name).error());
+    auto dtype = record_text(**record, "dtype");
+    if (!dtype) return fail(std::move(dtype).error());
+    auto shape = record_shape(**record);
+    if (!shape) return fail(std::move(shape).error());
+    auto entry = foreign::safetensors_tensor(*name, *dtype, *shape);
+    ZT_FAIL_IF(!entry, invalid,
+               "attribute %s: part \"%s\": %s %s is not a safetensors tensor (unknown dtype, or "
+               "its size overflows or does not fill whole bytes)",
+               kHfTensors.data(), p.role.c_str(), dtype->c_str(), shape_text(*shape).c_str());
+    ZT_FAIL_IF(p.decoded && *p.decoded != entry->nbytes, invalid,
+               "attribute %s: part \"%s\" holds %llu bytes; its record, %s %s, needs %llu",
+               kHfTensors.data(), p.role.c_str(), static_cast<ull>(*p.decoded), dtype->c_str(),
+               shape_text(*shape).c_str(), static_cast<ull>(entry->nbytes));
+    t.entry = std::move(*entry);
+    out.push_back(std::move(t));
+  }
+  return std::optional(std::move(out));
+}
+
+// config.json as the file kept it: the text in "hf.config", else a config
+// holding only "hf.quantization_config" (files converted before the text
+// was kept); nullopt when the file has neither.
+Result<std::optional<std::string>> hf_config_text(const Input& in) {
+  if (!in.has_attributes) return std::optional<std::string>();
+  auto text = cbor::find_entry(in.attributes_cbor, "hf.config");
+  ZT_TRY(text);
+  if (*text) {
+    auto s = cbor::scalar(**text);
+    ZT_TRY(s);
+    ZT_FAIL_IF(s->kind != cbor::Kind::text, invalid, "file attribute hf.config is not text");
+    return std::optional(std::string(s->str));
+  }
+  auto qc = cbor::find_entry(in.attributes_cbor, "hf.quantization_config");
+  ZT_TRY(qc);
+  if (!*qc) return std::optional<std::string>();
+  std::string out = "{\"quantization_config\": ";
+  ZT_TRY(cbor::append_json(**qc, out));
+  out += "}\n";
+  return std::optional(std::move(out));
+}
+
+Result<void> write_text_file(const std::string& path, std::string_view text) {
+  auto f = OutputFile::create(path);
+  ZT_TRY(f);
+  ZT_TRY(f->write(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+  return f->publish();
+}
+
+Result<void> make_folder(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0777) == 0) return {};
+  const int err = errno;
+  struct stat st {};
+  if (err == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
+  return make_error(Status::io, "%s: cannot make the folder (%s)", dir.c_str(),
+                    err == EEXIST ? "a file of that name is there" : std::strerror(err));
+}
+
+}  // namespace
+
+Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOptions& opt) {
+  const std::string st = dir + "/model.safetensors";
+  std::vector<std::optional<std::vector<HfTensor>>> recorded(in.items.size());
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    auto r = recorded_tensors(in, i);
+    if (!r) return qualified(std::move(r).error(), in.path, in.items[i].name);
+    recorded[i] = std::move(*r);
+  }
+  // Objects that record their tensors are written as those; the others as
+  // write_st writes them (a placeholder entry stands for the former here).
+  auto plan = plan_export<foreign::SafetensorsEntry>(
+      st, in, opt, "safetensors holds dense tensors of its own dtypes only",
+      [&](const Item& it, const Part* data) -> Result<std::optional<foreign::SafetensorsEntry>> {
+        if (recorded[static_cast<size_t>(&it - in.items.data())])
+          return std::optional(foreign::SafetensorsEntry{});
+        return as_stored(it, data);
+      },
+      [&](foreign::SafetensorsEntry& e, const DenseForm& d, const Item& it) {
+        return set_densified(st, e, d, it);
+      });
+  ZT_TRY(plan);
+  std::vector<HfTensor> tensors;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    if (recorded[i]) {
+      for (HfTensor& t : *recorded[i]) tensors.push_back(std::move(t));
+    } else {
+      tensors.push_back({std::move(plan->entries[i]), i, std::nullopt, plan->densified[i]});
+    }
+  }
+  std::stable_sort(tensors.begin(), tensors.end(), [](const HfTensor& a, const HfTensor& b) {
+    return foreign::safetensors_writes_before(a.entry, b.entry);
+  });
+  std::vector<foreign::SafetensorsEntry> entries;
+  uint64_t total = 0;
+  for (const HfTensor& t : tensors) {
+    entries.push_back(t.entry);
+    total += t.entry.nbytes;
+  }
+  auto metadata = metadata_of(in, "hf.");  // hf.* go back into config.json
+  ZT_TRY(metadata);
+  auto config = hf_config_text(in);
+  if (!config) return qualified(std::move(config).error(), in.path);
+  ZT_TRY(make_folder(dir));
+  Progress progress("convert", total);
+  auto r = foreign::write_safetensors(
+      st, *metadata, entries, [&](size_t k, const foreign::ByteSink& sink) {
+        const HfTensor& t = tensors[k];
+        return t.part ? write_part(in, t.item, *t.part, progress, sink)
+                      : write_object(in, t.item, t.densified, progress, sink);
+      });
+  if (!r) return qualified(std::move(r).error(), st);
+  progress.finish();
+  if (*config) {
+    auto c = write_text_file(dir + "/config.json", **config);
+    if (!c) return qualified(std::move(c).error(), dir + "/config.json");
+  }
+  // A grouped object's attributes are its scheme's, which config.json and
+  // its tensors hold again.
+  note_dropped_attributes(in, [&](size_t i) { return recorded[i].has_value(); });
   return {};
 }
 

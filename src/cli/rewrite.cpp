@@ -393,10 +393,18 @@ Result<void> write_object(const Input& in, size_t i, bool densified, Progress& p
     if (!d) return qualified(std::move(d).error(), in.path, it.name);
     return d;
   }
-  auto b = in.bytes(i, *it.index_of("data"));
-  if (!b) return qualified(std::move(b).error(), in.path, it.name);
-  for (uint64_t off = 0; off < b->view.size(); off += kPiece)
-    ZT_TRY(counted(b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off))));
+  return write_part(in, i, *it.index_of("data"), progress, sink);
+}
+
+Result<void> write_part(const Input& in, size_t i, size_t part, Progress& progress,
+                        const ByteSink& sink) {
+  auto b = in.bytes(i, part);
+  if (!b) return qualified(std::move(b).error(), in.path, in.items[i].name);
+  for (uint64_t off = 0; off < b->view.size(); off += kPiece) {
+    const auto piece = b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off));
+    ZT_TRY(sink(piece));
+    progress.advance(piece.size());
+  }
   return {};
 }
 

@@ -72,6 +72,10 @@ void add_refusal(std::string& refused, const Item& it, const Part* data);
 Result<void> write_object(const Input& in, size_t i, bool densified, Progress& progress,
                           const ByteSink& sink);
 
+// Foreign writers: one part's decoded bytes to the sink, in pieces.
+Result<void> write_part(const Input& in, size_t i, size_t part, Progress& progress,
+                        const ByteSink& sink);
+
 // How a foreign writer (safetensors, GGUF) holds each object of `in`: as
 // stored, where the format's own mapping gives it an entry, else its values
 // densified (with --densify), else refused, every refusal named in one
@@ -124,6 +128,12 @@ Result<ExportPlan<Entry>> plan_export(const std::string& out, const Input& in,
 
 // `in` as a .safetensors file (convert_safetensors.cpp).
 Result<void> write_st(const std::string& out, const Input& in, const RewriteOptions& opt);
+// `in` as a Hugging Face checkpoint folder `dir` (--hf): model.safetensors,
+// each object that a quantized layer became written back as the checkpoint
+// tensors it records (attribute "hf.tensors"), tensors in the order the
+// safetensors library writes them, and config.json as the file kept it
+// (convert_safetensors.cpp).
+Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOptions& opt);
 // `in` as a GGUF v3 file (convert_gguf.cpp).
 Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt);
 

@@ -6,11 +6,14 @@
 #include <array>
 #include <cctype>
 #include <initializer_list>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/arithmetic.h"
 #include "base/zt_limits.h"
 #include "foreign/hf_quantized_scaled.h"
+#include "foreign/safetensors.h"
 #include "read/content.h"
 #include "source/io.h"
 #include "source/model_folder.h"
@@ -348,51 +351,109 @@ constexpr QuantScheme kSchemes[] = {
     {"modelopt", group_modelopt}, {"compressed-tensors", group_compressed_tensors},
 };
 
-// config.json beside the model, parsed with bounded size and nesting;
-// nullopt when there is none.
-Result<std::optional<nlohmann::json>> read_config(const std::string& model_path,
-                                                  std::string& config_path) {
+// config.json beside the model: its text, and the text parsed with bounded
+// size and nesting.
+struct Config {
+  std::string path, text;
+  nlohmann::json json;
+};
+
+// nullopt when the model's folder has no config.json.
+Result<std::optional<Config>> read_config(const std::string& model_path) {
   auto resolved = resolve_beside_model(model_path, "config.json", "config.json");
   if (!resolved) {
-    if (resolved.error().status == Status::io) return std::optional<nlohmann::json>();
+    if (resolved.error().status == Status::io) return std::optional<Config>();
     return std::move(resolved).error();
   }
-  config_path = *resolved;
-  auto src = Source::open_file(config_path, Source::Mode::copy);
+  Config c;
+  c.path = *resolved;
+  auto src = Source::open_file(c.path, Source::Mode::copy);
   ZT_TRY(src);
   ZT_FAIL_IF(src->size() > Limits::hf_index_bytes, limit,
-             "%s: %llu bytes, more than the limit of %llu", config_path.c_str(),
+             "%s: %llu bytes, more than the limit of %llu", c.path.c_str(),
              static_cast<ull>(src->size()), static_cast<ull>(Limits::hf_index_bytes));
   std::vector<uint8_t> scratch;
   auto bytes = src->bytes(0, src->size(), scratch);
   ZT_TRY(bytes);
-  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  const size_t depth = json_nesting_depth(text);
-  ZT_FAIL_IF(depth > 16, invalid, "%s: nests %zu levels deep", config_path.c_str(), depth);
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  ZT_FAIL_IF(j.is_discarded() || !j.is_object(), format, "%s: not a JSON object",
-             config_path.c_str());
-  return std::optional(std::move(j));
+  c.text.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  const size_t depth = json_nesting_depth(c.text);
+  ZT_FAIL_IF(depth > 16, invalid, "%s: nests %zu levels deep", c.path.c_str(), depth);
+  c.json = nlohmann::json::parse(c.text.begin(), c.text.end(), nullptr, false);
+  ZT_FAIL_IF(c.json.is_discarded() || !c.json.is_object(), format, "%s: not a JSON object",
+             c.path.c_str());
+  return std::optional(std::move(c));
+}
+
+// Where a component's bytes are: the checkpoint tensor a grouped object's
+// part came from is found by them, since every part is a tensor's bytes
+// unchanged (a local view, or a remote range).
+using BytesAt = std::tuple<uint32_t, const void*, uint64_t, uint64_t>;
+
+BytesAt bytes_at(const ForeignObject& o, const ForeignComponent& c) {
+  if (c.remote) return {o.input_file, c.remote->source.get(), c.remote->offset, c.remote->length};
+  return {o.input_file, c.bytes.data(), 0, c.bytes.size()};
+}
+
+// The checkpoint's tensors as they were: name, safetensors dtype and shape,
+// by where their bytes are (empty tensors have no place of their own and
+// are left out).
+std::map<BytesAt, Json> checkpoint_tensors(const ForeignFile& f) {
+  std::map<BytesAt, Json> at;
+  for (const ForeignObject& o : f.objects) {
+    if (o.format != "dense" || o.components.size() != 1) continue;
+    const ForeignComponent& c = o.components[0];
+    const auto dtype = safetensors_dtype(c.dtype, c.type);
+    if (!dtype || (c.remote ? c.remote->length : c.bytes.size()) == 0) continue;
+    at.emplace(
+        bytes_at(o, c),
+        Json::object({{"name", o.name}, {"dtype", std::string(*dtype)}, {"shape", o.shape}}));
+  }
+  return at;
+}
+
+// Each grouped object records the checkpoint tensor of each of its parts,
+// as attribute "hf.tensors" ({role: {"name", "dtype", "shape"}}), so that
+// the way back (zt convert --hf) writes the same tensors: the parts' bytes
+// alone do not say a tensor's name, its dtype before the part was typed
+// (blocks of E2M1 pairs are U8 [..., B, 16]) or a one-value scale's shape
+// ([] or [1]).
+void record_checkpoint_tensors(const std::map<BytesAt, Json>& before, ForeignFile& f) {
+  for (ForeignObject& o : f.objects) {
+    if (o.format == "dense") continue;
+    Json tensors = Json::object();
+    bool all = true;
+    for (const ForeignComponent& c : o.components) {
+      const auto t = before.find(bytes_at(o, c));
+      all = all && t != before.end();
+      if (all) tensors[c.role] = t->second;
+    }
+    if (all) o.attributes["hf.tensors"] = std::move(tensors);  // else no way back is recorded
+  }
 }
 
 }  // namespace
 
 Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& f) {
-  std::string config_path;
-  auto config = read_config(model_path, config_path);
+  auto config = read_config(model_path);
   ZT_TRY(config);
   if (!*config) return {};
-  const auto qc = (*config)->find("quantization_config");
-  if (qc == (*config)->end()) return {};
+  const Config& cf = **config;
+  const auto qc = cf.json.find("quantization_config");
+  if (qc == cf.json.end()) return {};
   ZT_FAIL_IF(!qc->is_object(), invalid, "%s: \"quantization_config\" is not a JSON object",
-             config_path.c_str());
+             cf.path.c_str());
   const auto method = qc->find("quant_method");
   if (method == qc->end() || !method->is_string()) return {};
   const std::string m = method->get<std::string>();
   for (const QuantScheme& s : kSchemes) {
     if (s.method != m) continue;
-    ZT_TRY(s.group(config_path, *qc, f));
-    f.attributes["hf.quantization_config"] = *qc;  // kept whole, for the way back
+    const auto before = checkpoint_tensors(f);
+    ZT_TRY(s.group(cf.path, *qc, f));
+    record_checkpoint_tensors(before, f);
+    // Kept for the way back: the scheme's parameters as a map, and
+    // config.json's own text, which zt convert --hf writes back unchanged.
+    f.attributes["hf.quantization_config"] = *qc;
+    f.attributes["hf.config"] = cf.text;
     return {};
   }
   return {};

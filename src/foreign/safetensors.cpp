@@ -19,31 +19,35 @@ struct DTypeMap {
   std::string_view st;
   DType dtype;
   std::string_view type;  // "" for none
+  // The dtype's place in the safetensors library's Dtype enum, by which its
+  // writer orders a file's tensors (descending, then by name).
+  int rank;
 };
 
 constexpr std::array<DTypeMap, 20> kDTypes = {{
-    {"BOOL", DType::boolean, ""},
-    {"U8", DType::u8, ""},
-    {"I8", DType::i8, ""},
-    {"U16", DType::u16, ""},
-    {"I16", DType::i16, ""},
-    {"U32", DType::u32, ""},
-    {"I32", DType::i32, ""},
-    {"U64", DType::u64, ""},
-    {"I64", DType::i64, ""},
-    {"F16", DType::f16, ""},
-    {"BF16", DType::bf16, ""},
-    {"F32", DType::f32, ""},
-    {"F64", DType::f64, ""},
-    {"F8_E4M3", DType::u8, "f8_e4m3fn"},
-    {"F8_E5M2", DType::u8, "f8_e5m2"},
-    {"F8_E8M0", DType::u8, "f8_e8m0fnu"},
-    {"F8_E4M3FNUZ", DType::u8, "f8_e4m3fnuz"},  // safetensors >= 0.6; logical types of spec 1.2
-    {"F8_E5M2FNUZ", DType::u8, "f8_e5m2fnuz"},
-    {"C64", DType::f32, "complex64"},
+    {"BOOL", DType::boolean, "", 0},
+    {"U8", DType::u8, "", 4},
+    {"I8", DType::i8, "", 5},
+    {"U16", DType::u16, "", 12},
+    {"I16", DType::i16, "", 11},
+    {"U32", DType::u32, "", 16},
+    {"I32", DType::i32, "", 15},
+    {"U64", DType::u64, "", 21},
+    {"I64", DType::i64, "", 20},
+    {"F16", DType::f16, "", 13},
+    {"BF16", DType::bf16, "", 14},
+    {"F32", DType::f32, "", 17},
+    {"F64", DType::f64, "", 19},
+    {"F8_E4M3", DType::u8, "f8_e4m3fn", 7},
+    {"F8_E5M2", DType::u8, "f8_e5m2", 6},
+    {"F8_E8M0", DType::u8, "f8_e8m0fnu", 8},
+    {"F8_E4M3FNUZ", DType::u8, "f8_e4m3fnuz", 9},  // safetensors >= 0.6; logical types of spec 1.2
+    {"F8_E5M2FNUZ", DType::u8, "f8_e5m2fnuz", 10},
+    {"C64", DType::f32, "complex64", 18},
     // Two E2M1 values a byte, low nibble first, the shape counting values:
     // v2's f4_e2m1 exactly (docs/cli.md, "FP4", says what a 1.2 file holds).
-    {"F4", DType::u8, "f4_e2m1"},
+    // (F6_E2M3 and F6_E3M2, ranks 2 and 3, are not read.)
+    {"F4", DType::u8, "f4_e2m1", 1},
 }};
 
 const DTypeMap* from_safetensors(std::string_view name) {
@@ -56,6 +60,22 @@ const DTypeMap* from_safetensors(std::string_view name) {
 // vocabulary (F4 is v2's f4_e2m1).
 const LogicalType* logical_type(const DTypeMap& m) {
   return m.type.empty() ? nullptr : find_logical_type(m.type, true);
+}
+
+// A tensor's byte size (nullopt: it overflows 64 bits), and whether its
+// values fill whole bytes (a packed type's odd count does not).
+struct TensorBytes {
+  std::optional<uint64_t> size;
+  bool whole = true;
+};
+
+TensorBytes tensor_bytes(const DTypeMap& m, std::span<const uint64_t> shape) {
+  const auto count = shape_product(shape);
+  const LogicalType* lt = logical_type(m);
+  TensorBytes b;
+  b.size = count ? values_bytes(m.dtype, lt, *count) : std::nullopt;
+  b.whole = !count || !lt || !lt->per_byte || *count % lt->per_byte == 0;
+  return b;
 }
 
 bool is_uint(const nlohmann::json& j) {
@@ -117,17 +137,16 @@ Result<Entry> parse_entry(const std::string& path, const std::string& name, cons
              "the header",
              p, n, static_cast<ull>(e.begin), static_cast<ull>(e.end), static_cast<ull>(data_size));
   const auto count = shape_product(e.shape);
-  const LogicalType* lt = logical_type(*e.dtype);
-  const auto bytes = count ? values_bytes(e.dtype->dtype, lt, *count) : std::nullopt;
-  ZT_FAIL_IF(!bytes, invalid, "%s: tensor \"%s\": the shape's byte size overflows 64 bits", p, n);
+  const auto bytes = tensor_bytes(*e.dtype, e.shape);
+  ZT_FAIL_IF(!count || !bytes.size, invalid,
+             "%s: tensor \"%s\": the shape's byte size overflows 64 bits", p, n);
   // A packed type's values must fill whole bytes (safetensors refuses the rest too).
-  ZT_FAIL_IF(lt && lt->per_byte && *count % lt->per_byte != 0, invalid,
-             "%s: tensor \"%s\": %llu %s elements do not fill whole bytes", p, n,
-             static_cast<ull>(*count), dname.c_str());
-  ZT_FAIL_IF(*bytes != e.end - e.begin, invalid,
+  ZT_FAIL_IF(!bytes.whole, invalid, "%s: tensor \"%s\": %llu %s elements do not fill whole bytes",
+             p, n, static_cast<ull>(*count), dname.c_str());
+  ZT_FAIL_IF(*bytes.size != e.end - e.begin, invalid,
              "%s: tensor \"%s\": shape x %s (%llu bytes) does not match its byte span [%llu, %llu) "
              "of %llu bytes",
-             p, n, dname.c_str(), static_cast<ull>(*bytes), static_cast<ull>(e.begin),
+             p, n, dname.c_str(), static_cast<ull>(*bytes.size), static_cast<ull>(e.begin),
              static_cast<ull>(e.end), static_cast<ull>(e.end - e.begin));
   return e;
 }
@@ -160,6 +179,27 @@ std::optional<SafetensorsEntry> safetensors_entry(std::string_view name, DType d
   if (!st) return std::nullopt;
   e.dtype = *st;
   return e;
+}
+
+std::optional<SafetensorsEntry> safetensors_tensor(std::string_view name, std::string_view dtype,
+                                                   std::span<const uint64_t> shape) {
+  const DTypeMap* m = from_safetensors(dtype);
+  if (!m) return std::nullopt;
+  const TensorBytes b = tensor_bytes(*m, shape);
+  if (!b.size || !b.whole) return std::nullopt;
+  SafetensorsEntry e;
+  e.name = std::string(name);
+  e.dtype = m->st;
+  e.shape.assign(shape.begin(), shape.end());
+  e.nbytes = *b.size;
+  return e;
+}
+
+bool safetensors_writes_before(const SafetensorsEntry& a, const SafetensorsEntry& b) {
+  const DTypeMap* x = from_safetensors(a.dtype);
+  const DTypeMap* y = from_safetensors(b.dtype);
+  const int rx = x ? x->rank : -1, ry = y ? y->rank : -1;
+  return rx != ry ? rx > ry : a.name < b.name;
 }
 
 namespace {

@@ -50,6 +50,18 @@ std::optional<SafetensorsEntry> safetensors_entry(std::string_view name, DType d
                                                   const std::optional<std::string>& type,
                                                   std::span<const uint64_t> shape, uint64_t nbytes);
 
+// The entry of a tensor `name` of safetensors dtype `dtype` (by its name)
+// and `shape`, its byte size computed; nullopt for an unknown dtype, a size
+// that overflows 64 bits, or packed values (F4) that do not fill whole bytes.
+std::optional<SafetensorsEntry> safetensors_tensor(std::string_view name, std::string_view dtype,
+                                                   std::span<const uint64_t> shape);
+
+// The order in which the safetensors library writes a file's tensors
+// (safetensors' serialize: dtypes in descending order of its Dtype enum,
+// then names bytewise), which every checkpoint written through it has: a
+// strict weak order for std::sort.
+bool safetensors_writes_before(const SafetensorsEntry& a, const SafetensorsEntry& b);
+
 // Receives one tensor's bytes in pieces.
 using ByteSink = std::function<Result<void>(std::span<const uint8_t>)>;
 

@@ -96,6 +96,30 @@ def write_safetensors(path, tensors, metadata=None, pad=True):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+# The safetensors library's Dtype enum, whose order its writer sorts a file's
+# tensors by (descending, then by name).
+ST_LIBRARY_ORDER = ["BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0",
+                    "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32",
+                    "C64", "F64", "I64", "U64"]
+
+
+def write_safetensors_as_library(path, tensors, metadata=None):
+    """A file as the safetensors library (safetensors.torch.save_file,
+    transformers' save_pretrained) writes it: tensors by descending dtype
+    rank, then name; compact JSON; the header padded to 8 bytes."""
+    order = sorted(tensors, key=lambda t: (-ST_LIBRARY_ORDER.index(t[1]), t[0].encode()))
+    header = {} if metadata is None else {"__metadata__": metadata}
+    offset, blobs = 0, []
+    for name, dtype, shape, data in order:
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
 def read_safetensors(path):
     with open(path, "rb") as f:
         raw = f.read()
@@ -536,6 +560,20 @@ class Safetensors(Base):
         self.zt("convert", "again.zt", "again.safetensors")
         self.assertEqual(read_safetensors(self.path("again.safetensors"))[1]["w"], ("F4", [2, 8], rows))
 
+    def assert_hf_round_trip(self, folder):
+        """folder -> v2 .zt (raw and zstd parts) -> zt convert --hf: the same
+        model.safetensors and config.json, byte for byte."""
+        for extra in ((), ("--compress",)):
+            for f in ("rt.zt",):
+                if os.path.exists(self.path(f)):
+                    os.remove(self.path(f))
+            shutil.rmtree(self.path("rt_back"), ignore_errors=True)
+            self.zt("convert", folder, "rt.zt", "--format-version", "2", *extra)
+            self.zt("convert", "rt.zt", "rt_back", "--hf")
+            for f in ("model.safetensors", "config.json"):
+                self.assertEqual(self.slurp(os.path.join("rt_back", f)), self.slurp(os.path.join(folder, f)),
+                                 f"{folder}/{f} {extra}")
+
     def test_mxfp4_checkpoint_layers_become_objects(self):
         """A gpt-oss style MXFP4 checkpoint (config.json quant_method
         "mxfp4"): each <p>_blocks / <p>_scales pair becomes one zt.mx/1
@@ -555,7 +593,7 @@ class Safetensors(Base):
         d = self.path("ck")
         os.makedirs(d)
         def checkpoint(tensors, method="mxfp4"):
-            write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+            write_safetensors_as_library(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump({"model_type": "gpt_oss", "quantization_config": {"quant_method": method}}, f)
         good = [("mlp.experts.down_proj_blocks", "U8", blocks.shape, blocks.tobytes()),
@@ -577,6 +615,7 @@ class Safetensors(Base):
         got = np.array(text.replace("[", " ").replace("]", " ").split(), np.float32)
         np.testing.assert_array_equal(got, want.reshape(-1))
         self.zt("verify", "mx.zt")
+        self.assert_hf_round_trip("ck")
         # 1.2 has no MX form: refused, nothing written.
         p = self.zt("convert", "ck/model.safetensors", "mx12.zt", code=5)
         self.assertIn("exists only in zTensor v2", p.stderr)
@@ -644,7 +683,8 @@ class Safetensors(Base):
         def checkpoint(layers, qc, extra=()):
             tensors = [(f"{name}.{part}", dt, a.shape, np.ascontiguousarray(a).tobytes())
                        for name, parts in layers.items() for part, (dt, a) in parts.items()]
-            write_safetensors(os.path.join(d, "model.safetensors"), tensors + list(extra))
+            write_safetensors_as_library(os.path.join(d, "model.safetensors"), tensors + list(extra),
+                                         {"format": "pt"})
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump({"model_type": "llama", "quantization_config": qc}, f)
 
@@ -687,6 +727,7 @@ class Safetensors(Base):
                 got = values("q.zt", "model.layers.0.mlp.up_proj.weight")
                 np.testing.assert_array_equal(got, want)  # exact: small ints x f16 in f32
                 self.zt("verify", "q.zt")
+                self.assert_hf_round_trip("q")
                 self.zt("convert", "q/model.safetensors", "q12.zt", code=5)  # no 1.2 form
         # The model's folder and its config.json name the same checkpoint.
         self.zt("convert", "q", "by_folder.zt", "--format-version", "2")
@@ -746,8 +787,9 @@ class Safetensors(Base):
             return np.repeat(np.repeat(scales, block[0], 0), block[1], 1)[:shape[0], :shape[1]]
 
         def checkpoint(tensors, qc):
-            write_safetensors(os.path.join(d, "model.safetensors"),
-                              [(n, dt, a.shape, np.ascontiguousarray(a).tobytes()) for n, dt, a in tensors])
+            write_safetensors_as_library(os.path.join(d, "model.safetensors"),
+                                         [(n, dt, a.shape, np.ascontiguousarray(a).tobytes())
+                                          for n, dt, a in tensors], {"format": "pt"})
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump({"model_type": "llama", "quantization_config": qc}, f)
 
@@ -762,6 +804,7 @@ class Safetensors(Base):
             self.assertEqual((o["format"], o["shape"]), ("libztensor.block_scaled/1", list(want.shape)))
             self.assertEqual({c["role"] for c in o["components"]}, roles)
             self.zt("verify", "s.zt")
+            self.assert_hf_round_trip("s")
             self.zt("convert", "s.zt", "dense.safetensors", "--densify")
             dtype, shape, data = read_safetensors(self.path("dense.safetensors"))[1][name]
             np.testing.assert_array_equal(np.frombuffer(data, "<f4").reshape(shape), want)
@@ -1854,6 +1897,7 @@ class Trust(Base):
             ["convert", bad, "out.zt", "--digest", "sha256"],
             ["convert", bad, "out.zt", "--densify"],
             ["convert", bad, "out.safetensors", "--densify"],
+            ["convert", bad, "out_hf", "--hf", "--densify"],
             ["compress", bad, "-o", "out.zt"],
             ["compress", bad, "-o", "out.zt", "--auto"],
             ["decompress", bad, "-o", "out.zt"],
@@ -1864,7 +1908,7 @@ class Trust(Base):
         for cmd in commands:
             p = self.zt(*cmd, code=4)
             self.assertIn(fragment, p.stderr, cmd)
-            for out in ("out.zt", "out.safetensors"):
+            for out in ("out.zt", "out.safetensors", "out_hf/model.safetensors"):
                 self.assertFalse(os.path.exists(self.path(out)), (cmd, out))
             self.assertEqual(self.slurp(bad), before, cmd)
 
@@ -1887,6 +1931,42 @@ class Trust(Base):
         self.refused_everywhere("bad.zt", 'object "embed.weight": component "data"')
         self.zt("export", "bad.zt", "embed.weight", "-o", "x.npy", code=4)
         self.assertFalse(os.path.exists(self.path("x.npy")))
+
+    def test_hf_tensor_records_are_checked(self):
+        """zt convert --hf writes an object that records its checkpoint
+        tensors (attribute hf.tensors) as those tensors; a record that does
+        not fit its part is refused (exit 4) naming the object, the part and
+        the rule, and nothing is written."""
+        data = np.arange(4, dtype="<f4").tobytes()
+        def with_record(record):
+            obj = {"format": "dense", "shape": [4], "components": {"data": comp("f32", 64, 16)}}
+            if record is not None:
+                obj["attributes"] = {"hf.tensors": record}
+            return self.write("r.zt", build_zt({"x": obj, "y": {"format": "dense", "shape": [1],
+                                                                 "components": {"data": comp("i64", 128, 8)}}},
+                                               data + bytes(48) + struct.pack("<q", 7)))
+        with_record({"data": {"name": "x.packed", "dtype": "U8", "shape": [2, 8]}})
+        self.zt("convert", "r.zt", "hf", "--hf")
+        meta, tensors, _ = read_safetensors(self.path("hf/model.safetensors"))
+        self.assertEqual(meta, None)
+        # As recorded, in the safetensors library's order (I64 before U8).
+        self.assertEqual(list(tensors), ["y", "x.packed"])
+        self.assertEqual(tensors["x.packed"], ("U8", [2, 8], data))
+        self.assertFalse(os.path.exists(self.path("hf/config.json")))  # the file kept none
+        for record, fragment in (
+                ({}, "0 records for the 1 parts"),
+                ({"scales": {"name": "s", "dtype": "F32", "shape": [4]}}, 'part "data" has no record'),
+                ({"data": {"name": "x", "dtype": "F32", "shape": [3]}}, 'part "data" holds 16 bytes; its record, F32 [3], needs 12'),
+                ({"data": {"name": "x", "dtype": "Q4", "shape": [4]}}, "Q4 [4] is not a safetensors tensor"),
+                ({"data": {"name": "x", "dtype": "F32", "shape": [4.0]}}, '"shape" holds a value that is not a size'),
+                ({"data": {"dtype": "F32", "shape": [4]}}, 'has no "name"')):
+            with self.subTest(record=record):
+                shutil.rmtree(self.path("bad_hf"), ignore_errors=True)
+                with_record(record)
+                p = self.zt("convert", "r.zt", "bad_hf", "--hf", code=4)
+                self.assertIn('object "x"', p.stderr)
+                self.assertIn(fragment, p.stderr)
+                self.assertFalse(os.path.exists(self.path("bad_hf")))
 
     def test_bool_byte_two_is_not_copied(self):
         self.write("bad.zt", build_zt({"flags": {"format": "dense", "shape": [4],
