@@ -4,7 +4,8 @@
 // then the writer and the walk of every foreign target (fuzz/foreign_walk.h).
 // The first byte picks the config (mxfp4, GPTQ, GPTQ v2 at 2 bits with
 // act-order, AWQ GEMM, FP8 blocks, NVFP4, compressed-tensors with block
-// scales); the rest is the model.safetensors.
+// scales, compressed-tensors pack-quantized symmetric in groups of 8 and
+// asymmetric by channel); the rest is the model.safetensors.
 #include <iterator>
 #include <string_view>
 
@@ -22,6 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       R"({"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}})",
       R"({"quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized",
           "config_groups": {"g": {"weights": {"block_structure": [2, 2]}}}}})",
+      R"({"quantization_config": {"quant_method": "compressed-tensors", "format": "pack-quantized",
+          "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int", "symmetric": true,
+          "strategy": "group", "group_size": 8}}}}})",
+      R"({"quantization_config": {"quant_method": "compressed-tensors", "format": "pack-quantized",
+          "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int", "symmetric": false,
+          "strategy": "channel"}}}}})",
   };
   if (size == 0) return 0;
   const std::string_view config = kConfigs[data[0] % std::size(kConfigs)];

@@ -275,7 +275,9 @@ def foreign_seeds():
     st["f4"] = safetensors_file([("p", "F4", [2, 4], bytes([0x21, 0x43, 0x65, 0x87]))])
     # Quantized layers; fuzz_format_hf_quantized writes the config.json its
     # first byte picks (0 mxfp4, 1 GPTQ 4-bit g32, 2 GPTQ v2 2-bit, 3 AWQ,
-    # 4 FP8 blocks of [2, 3], 5 NVFP4, 6 compressed-tensors blocks of [2, 2]).
+    # 4 FP8 blocks of [2, 3], 5 NVFP4, 6 compressed-tensors blocks of [2, 2],
+    # 7 pack-quantized int4 symmetric g8, 8 pack-quantized int4 asymmetric
+    # by channel).
     def i32(*v):
         return struct.pack(f"<{len(v)}i", *v)
     gptq = [("l.qweight", "I32", [4, 8], i32(*range(-16, 16))), ("l.qzeros", "I32", [1, 1], i32(0x76543210)),
@@ -302,6 +304,15 @@ def foreign_seeds():
                                            ("x.input_scale", "F32", [1], f32(2))]),
         "ct_tensor": b"\6" + safetensors_file([("l.weight", "I8", [2, 2], bytes([1, 2, 3, 0xff])),
                                                ("l.weight_scale", "F32", [], f32(0.25))]),
+        "pack_quantized": b"\7" + safetensors_file([
+            ("l.weight_packed", "I32", [2, 2], i32(0x76543210, -1, 0x01234567, 8)),
+            ("l.weight_scale", "F16", [2, 2], struct.pack("<4e", 0.5, 1, 2, 4)),
+            ("l.weight_shape", "I64", [2], struct.pack("<2q", 2, 16))]),
+        "pack_quantized_zeros": b"\x08" + safetensors_file([
+            ("l.weight_packed", "I32", [8, 1], i32(*range(8))),
+            ("l.weight_scale", "F32", [8, 1], f32(*[0.5] * 8)),
+            ("l.weight_zero_point", "I32", [1, 1], i32(0x12345678)),
+            ("l.weight_shape", "I32", [2], i32(8, 8))]),
     }
     gg = s["format_gguf"]
     kvs = [("general.architecture", 8, gguf_string("llama")), ("general.alignment", 4, struct.pack("<I", 32)),

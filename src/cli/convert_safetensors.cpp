@@ -118,6 +118,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
 namespace {
 
 constexpr std::string_view kHfTensors = "hf.tensors";
+constexpr std::string_view kHfShapeTensor = "hf.shape_tensor";
 
 // One tensor of the checkpoint written back, and where its bytes come from:
 // an object (as stored, or densified), or one part of an object that a
@@ -127,6 +128,7 @@ struct HfTensor {
   size_t item = 0;
   std::optional<size_t> part;
   bool densified = false;
+  std::vector<uint8_t> literal;  // bytes made here (a shape tensor), when not from the input
 };
 
 // A text or unsigned-integer-array field of one hf.tensors record.
@@ -157,10 +159,57 @@ Result<std::vector<uint64_t>> record_shape(std::span<const uint8_t> record) {
   return shape;
 }
 
+// One record ({"name", "dtype", "shape"}) as the safetensors tensor it
+// names, its size computed; errors say what is wrong with it.
+Result<foreign::SafetensorsEntry> record_entry(std::span<const uint8_t> record) {
+  auto name = record_text(record, "name");
+  ZT_TRY(name);
+  auto dtype = record_text(record, "dtype");
+  ZT_TRY(dtype);
+  auto shape = record_shape(record);
+  ZT_TRY(shape);
+  auto entry = foreign::safetensors_tensor(*name, *dtype, *shape);
+  ZT_FAIL_IF(!entry, invalid,
+             "%s %s is not a safetensors tensor (unknown dtype, or its size overflows or does "
+             "not fill whole bytes)",
+             dtype->c_str(), shape_text(*shape).c_str());
+  return std::move(*entry);
+}
+
+// The tensor recorded in the object attribute hf.shape_tensor, which holds
+// the object's shape (compressed-tensors' weight_shape): I64 or I32, one
+// value a dimension; nullopt when the object records none.
+Result<std::optional<HfTensor>> shape_tensor(const Item& it, size_t i) {
+  auto record = cbor::find_entry(it.attributes_cbor, kHfShapeTensor);
+  ZT_TRY(record);
+  if (!*record) return std::optional<HfTensor>();
+  auto entry = record_entry(**record);
+  if (!entry)
+    return make_error(Status::invalid, "attribute %s: %s", kHfShapeTensor.data(),
+                      entry.error().message.c_str());
+  const bool wide = entry->dtype == "I64";
+  ZT_FAIL_IF((!wide && entry->dtype != "I32") || entry->shape.size() != 1 ||
+                 entry->shape[0] != it.shape.size(),
+             invalid, "attribute %s: %s %s cannot hold the object's shape (I64 or I32 [%zu])",
+             kHfShapeTensor.data(), std::string(entry->dtype).c_str(),
+             shape_text(entry->shape).c_str(), it.shape.size());
+  HfTensor t;
+  t.item = i;
+  t.entry = std::move(*entry);
+  for (const uint64_t d : it.shape) {
+    ZT_FAIL_IF(!wide && d > INT32_MAX, invalid, "attribute %s: dimension %llu does not fit I32",
+               kHfShapeTensor.data(), static_cast<ull>(d));
+    for (int b = 0; b < (wide ? 8 : 4); ++b)
+      t.literal.push_back(static_cast<uint8_t>(d >> (8 * b)));
+  }
+  return std::optional(std::move(t));
+}
+
 // The checkpoint tensors an object records in hf.tensors, one per part and
-// in the parts' order; nullopt when it records none. Every part must have
-// one, and each record a safetensors dtype and shape whose size is the
-// part's (when the part's decoded size is known without decoding).
+// in the parts' order, then the one of hf.shape_tensor; nullopt when it
+// records none. Every part must have one, and each record a safetensors
+// dtype and shape whose size is the part's (when the part's decoded size is
+// known without decoding).
 Result<std::optional<std::vector<HfTensor>>> recorded_tensors(const Input& in, size_t i) {
   const Item& it = in.items[i];
   if (!it.has_attributes) return std::optional<std::vector<HfTensor>>();
@@ -179,31 +228,24 @@ Result<std::optional<std::vector<HfTensor>>> recorded_tensors(const Input& in, s
     ZT_TRY(record);
     ZT_FAIL_IF(!*record, invalid, "attribute %s: part \"%s\" has no record", kHfTensors.data(),
                p.role.c_str());
-    auto fail = [&](Error e) {
+    auto entry = record_entry(**record);
+    if (!entry)
       return make_error(Status::invalid, "attribute %s: part \"%s\": %s", kHfTensors.data(),
-                        p.role.c_str(), e.message.c_str());
-    };
+                        p.role.c_str(), entry.error().message.c_str());
+    ZT_FAIL_IF(p.decoded && *p.decoded != entry->nbytes, invalid,
+               "attribute %s: part \"%s\" holds %llu bytes; its record, %s %s, needs %llu",
+               kHfTensors.data(), p.role.c_str(), static_cast<ull>(*p.decoded),
+               std::string(entry->dtype).c_str(), shape_text(entry->shape).c_str(),
+               static_cast<ull>(entry->nbytes));
     HfTensor t;
     t.item = i;
     t.part = k;
-    auto name = record_text(**record, "name");
-    if (!name) return fail(std::move(name).error());
-    auto dtype = record_text(**record, "dtype");
-    if (!dtype) return fail(std::move(dtype).error());
-    auto shape = record_shape(**record);
-    if (!shape) return fail(std::move(shape).error());
-    auto entry = foreign::safetensors_tensor(*name, *dtype, *shape);
-    ZT_FAIL_IF(!entry, invalid,
-               "attribute %s: part \"%s\": %s %s is not a safetensors tensor (unknown dtype, or "
-               "its size overflows or does not fill whole bytes)",
-               kHfTensors.data(), p.role.c_str(), dtype->c_str(), shape_text(*shape).c_str());
-    ZT_FAIL_IF(p.decoded && *p.decoded != entry->nbytes, invalid,
-               "attribute %s: part \"%s\" holds %llu bytes; its record, %s %s, needs %llu",
-               kHfTensors.data(), p.role.c_str(), static_cast<ull>(*p.decoded), dtype->c_str(),
-               shape_text(*shape).c_str(), static_cast<ull>(entry->nbytes));
     t.entry = std::move(*entry);
     out.push_back(std::move(t));
   }
+  auto shape = shape_tensor(it, i);
+  ZT_TRY(shape);
+  if (*shape) out.push_back(std::move(**shape));
   return std::optional(std::move(out));
 }
 
@@ -273,7 +315,7 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
     if (recorded[i]) {
       for (HfTensor& t : *recorded[i]) tensors.push_back(std::move(t));
     } else {
-      tensors.push_back({std::move(plan->entries[i]), i, std::nullopt, plan->densified[i]});
+      tensors.push_back({std::move(plan->entries[i]), i, std::nullopt, plan->densified[i], {}});
     }
   }
   std::stable_sort(tensors.begin(), tensors.end(), [](const HfTensor& a, const HfTensor& b) {
@@ -294,6 +336,7 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
   auto r = foreign::write_safetensors(
       st, *metadata, entries, [&](size_t k, const foreign::ByteSink& sink) {
         const HfTensor& t = tensors[k];
+        if (!t.literal.empty()) return sink(t.literal);
         return t.part ? write_part(in, t.item, *t.part, progress, sink)
                       : write_object(in, t.item, t.densified, progress, sink);
       });

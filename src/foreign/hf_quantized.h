@@ -11,14 +11,18 @@
 // 32 values a block) becomes `<p>`, a zt.mx/1 object of shape [..., B x 32]
 // with parts data (f4_e2m1) and scales (f8_e8m0), the bytes unchanged;
 // "gptq" and "awq" (`<p>.qweight`, `.qzeros`, `.scales`, GPTQ's `.g_idx`)
-// become `<p>.weight` [out, in], a libztensor.packed_group/1 object
+// and compressed-tensors' "pack-quantized" (`<p>.weight_packed`,
+// `.weight_scale`, `.weight_zero_point`, `.weight_shape`) become
+// `<p>.weight` [out, in], a libztensor.packed_group/1 object
 // (docs/profiles/libztensor.packed_group-1.md) of those tensors' bytes;
 // "fp8", "modelopt" (NVFP4) and "compressed-tensors" (float / int
 // quantized) keep `<p>.weight` as a libztensor.block_scaled/1 object with
 // its scales as parts (hf_quantized_scaled.h).
 // A layer that breaks its scheme's rules (a half without the other, shapes
 // that do not match) is refused (Status::invalid) naming the layer and the
-// rule, before anything is handed out.
+// rule, before anything is handed out. Each object records the checkpoint
+// tensor of each part (attribute "hf.tensors") and the file keeps
+// config.json's text ("hf.config"), for the way back (zt convert --hf).
 #pragma once
 
 #include <string>

@@ -758,6 +758,107 @@ class Safetensors(Base):
                 p = self.zt("convert", "q/model.safetensors", "bad.zt", "--format-version", "2", code=4)
                 self.assertIn(fragment, p.stderr)
                 self.assertFalse(os.path.exists(self.path("bad.zt")))
+        # AWQ has no group map: a tensor named like one stays as it is.
+        stray = ("model.layers.0.mlp.up_proj.g_idx", "I32", (4,), bytes(16))
+        checkpoint({"model.layers.0.mlp.up_proj": layer("awq", 4, 24, 64, 16)[0]}, {"quant_method": "awq", "bits": 4, "group_size": 16}, [stray])
+        self.zt("convert", "q", "stray.zt", "--format-version", "2")
+        self.assertIn(stray[0], {o["name"] for o in self.info("stray.zt")["objects"]})
+
+    def test_pack_quantized_layers_become_objects(self):
+        """compressed-tensors pack-quantized (int4 / int8 codes offset by
+        2^(bits-1), packed into int32 along the input axis; scales per row
+        and group or channel; zero points packed down the output axis or
+        plain; weight_shape): one libztensor.packed_group/1 object
+        <layer>.weight, dequantised as the reference written here from
+        compressed-tensors' pack_to_int32 and formula, and back to the same
+        checkpoint with --hf; malformed layers refused naming the rule."""
+        rng = np.random.default_rng(48)
+        d = self.path("p")
+        os.makedirs(d)
+
+        def pack(codes, bits, axis):
+            """compressed-tensors' pack_to_int32: unsigned codes, 32 / bits
+            a word along `axis`, lowest bits first."""
+            pw = 32 // bits
+            c = codes.astype(np.uint32) if axis == 1 else codes.T.astype(np.uint32)
+            words = np.zeros((c.shape[0], c.shape[1] // pw), np.uint32)
+            for i in range(pw):
+                words |= c[:, i::pw] << np.uint32(i * bits)
+            return (words if axis == 1 else words.T.copy()).view("<i4")
+
+        def layer(bits, rows, cols, group, symmetric, zero_form="packed"):
+            mid = 1 << (bits - 1)
+            groups = 1 if group is None else -(-cols // group)
+            q = rng.integers(-mid, mid, (rows, cols))
+            scale = (rng.standard_normal((rows, groups)) * 0.01).astype("<f2")
+            zp = np.zeros((rows, groups), np.int64) if symmetric else rng.integers(-mid, mid, (rows, groups))
+            gi = np.arange(cols) // (cols if group is None else group)
+            want = ((q - zp[:, gi]) * scale[:, gi].astype(np.float32)).astype(np.float32)
+            t = [("l.weight_packed", "I32", pack(q + mid, bits, 1)), ("l.weight_scale", "F16", scale),
+                 ("l.weight_shape", "I64", np.array([rows, cols], "<i8"))]
+            if not symmetric:
+                t.append(("l.weight_zero_point", "I32", pack(zp + mid, bits, 0)) if zero_form == "packed"
+                         else ("l.weight_zero_point", "I8", zp.astype("i1")))
+            return t, want
+
+        def qc(bits, group, symmetric):
+            w = {"num_bits": bits, "type": "int", "symmetric": symmetric,
+                 "strategy": "channel" if group is None else "group"}
+            if group is not None:
+                w["group_size"] = group
+            return {"quant_method": "compressed-tensors", "format": "pack-quantized",
+                    "config_groups": {"group_0": {"targets": ["Linear"], "weights": w}}}
+
+        def checkpoint(tensors, config):
+            bias = np.arange(3, dtype="<f4")
+            write_safetensors_as_library(os.path.join(d, "model.safetensors"),
+                                         [(n, dt, a.shape, np.ascontiguousarray(a).tobytes())
+                                          for n, dt, a in tensors + [("l.bias", "F32", bias)]],
+                                         {"format": "pt"})
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump({"model_type": "llama", "quantization_config": config}, f, indent=2)
+
+        for bits, rows, cols, group, symmetric, zero_form in (
+                (4, 16, 64, 32, True, None), (4, 16, 96, 16, False, "packed"), (8, 8, 32, None, True, None),
+                (4, 8, 48, 16, False, "plain")):
+            with self.subTest(bits=bits, group=group, symmetric=symmetric, zero_form=zero_form):
+                tensors, want = layer(bits, rows, cols, group, symmetric, zero_form)
+                checkpoint(tensors, qc(bits, group, symmetric))
+                for f in ("p.zt", "dense.safetensors"):
+                    if os.path.exists(self.path(f)):
+                        os.remove(self.path(f))
+                self.zt("convert", "p", "p.zt", "--format-version", "2")
+                by = {o["name"]: o for o in self.info("p.zt")["objects"]}
+                self.assertEqual(sorted(by), ["l.bias", "l.weight"])
+                o = by["l.weight"]
+                self.assertEqual((o["format"], o["shape"]), ("libztensor.packed_group/1", [rows, cols]))
+                self.assertEqual({c["role"] for c in o["components"]},
+                                 {"data", "scales"} | (set() if symmetric else {"zeros"}))
+                self.assertEqual(o["attributes"]["zero_point"]["form"], zero_form or "implied")
+                self.assertEqual(o["attributes"]["hf.shape_tensor"],
+                                 {"name": "l.weight_shape", "dtype": "I64", "shape": [2]})
+                self.zt("verify", "p.zt")
+                self.zt("convert", "p.zt", "dense.safetensors", "--densify")
+                dtype, shape, data = read_safetensors(self.path("dense.safetensors"))[1]["l.weight"]
+                np.testing.assert_array_equal(np.frombuffer(data, "<f4").reshape(shape), want)  # exact
+                self.assert_hf_round_trip("p")
+        # Malformed layers: refused naming the layer and the rule, nothing written.
+        good, _ = layer(4, 16, 64, 32, True)
+        for tensors, config, fragment in (
+                (good[:1] + good[2:], qc(4, 32, True), '"l.weight_scale" is missing'),
+                (good[:2] + [("l.weight_shape", "I64", np.array([16, 72], "<i8"))], qc(4, 32, True),
+                 "weight_packed has shape [16, 8]; a [16, 72] weight of 4-bit codes needs [16, 9]"),
+                (good, qc(4, 16, True), "weight_scale has shape [16, 2], not [16, 4]"),
+                (good + [("l.weight_zero_point", "I8", np.zeros((16, 2), "i1"))], qc(4, 32, True),
+                 "the config says symmetric, and the layer has a weight_zero_point"),
+                (good, qc(4, 32, False), "the config says not symmetric, and the layer has no weight_zero_point"),
+                (good[1:], qc(4, 32, True), 'has no "l.weight_packed"'),
+                (good, dict(qc(4, 32, True), config_groups={}), "must hold one group")):
+            with self.subTest(fragment=fragment):
+                checkpoint(tensors, config)
+                p = self.zt("convert", "p", "bad.zt", "--format-version", "2", code=4)
+                self.assertIn(fragment, p.stderr)
+                self.assertFalse(os.path.exists(self.path("bad.zt")))
 
     def test_scaled_fp8_and_nvfp4_layers_become_objects(self):
         """FP8 with block scales (DeepSeek-V3's weight_scale_inv, blocks of
