@@ -385,3 +385,84 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
         assert same(f.get_tensor("big.0").cpu(), t["big.0"])
     part = zt.load_file(p, device="cuda", slices={"big.2": (slice(0, 10),)})["big.2"]
     assert part.device.type == "cuda" and same(part.cpu(), t["big.2"][:10])
+
+
+def _hf_checkpoint(folder, tensors, quantization_config):
+    """A Hugging Face checkpoint folder: model.safetensors of (name,
+    safetensors dtype, numpy array) written by hand, and config.json."""
+    import json
+    import struct
+    folder.mkdir()
+    header, offset, blobs = {}, 0, []
+    for name, dtype, a in tensors:
+        a = np.ascontiguousarray(a)
+        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+        blobs.append(a.tobytes())
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    (folder / "config.json").write_text(json.dumps({"quantization_config": quantization_config}))
+
+
+def _quantized_checkpoints(tmp_path):
+    """A GPTQ layer (qweight, qzeros, scales, g_idx) and a compressed-tensors
+    pack-quantized one (its weight_shape is the object's shape), each beside
+    a dense bias: folder -> {name: (safetensors dtype, array)}."""
+    rng = np.random.default_rng(9)
+    gptq = [("l.qweight", "I32", rng.integers(-2**31, 2**31, (4, 16)).astype("<i4")),
+            ("l.qzeros", "I32", rng.integers(-2**31, 2**31, (2, 2)).astype("<i4")),
+            ("l.scales", "F16", (rng.standard_normal((2, 16)) * 0.01).astype("<f2")),
+            ("l.g_idx", "I32", (np.arange(32) // 16).astype("<i4")),
+            ("l.bias", "F32", rng.standard_normal(16).astype("<f4"))]
+    _hf_checkpoint(tmp_path / "gptq", gptq, {"quant_method": "gptq", "bits": 4, "group_size": 16})
+    packed = [("l.weight_packed", "I32", rng.integers(-2**31, 2**31, (8, 2)).astype("<i4")),
+              ("l.weight_scale", "F16", (rng.standard_normal((8, 1)) * 0.01).astype("<f2")),
+              ("l.weight_shape", "I64", np.array([8, 16], "<i8")),
+              ("l.bias", "F32", rng.standard_normal(8).astype("<f4"))]
+    _hf_checkpoint(tmp_path / "packed", packed, {
+        "quant_method": "compressed-tensors", "format": "pack-quantized",
+        "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int", "symmetric": True,
+                                            "strategy": "channel"}}}})
+    torch_of = {"I32": torch.int32, "I64": torch.int64, "F16": torch.float16, "F32": torch.float32}
+    return {tmp_path / "gptq": {n: (torch_of[d], a) for n, d, a in gptq},
+            tmp_path / "packed": {n: (torch_of[d], a) for n, d, a in packed}}
+
+
+def _as_zt(folder, out):
+    """The folder's objects copied into a v2 .zt by the Python writer,
+    attributes (hf.tensors) included."""
+    with ztensor.File(folder, allow_foreign=True) as f, ztensor.Writer(out, file_version=2) as w:
+        for name in f:
+            info = f.info(name)
+            parts = {role: (f.component(name, role), c.dtype, c.type) for role, c in info.components.items()}
+            w.add_object(name, info.format, info.shape, parts, encoding="zstd",
+                         attributes=info.attributes or None)
+    return out
+
+
+def test_quantized_layers_load_as_the_checkpoint_or_dequantized(tmp_path):
+    """A quantized Hugging Face layer is one object; ztensor.torch loads it
+    as the checkpoint's own tensors (names, dtypes, shapes, bytes: what
+    safetensors gives) by default, as its values with
+    quantized="dequantize", from the checkpoint folder and from a .zt."""
+    for folder, want in _quantized_checkpoints(tmp_path).items():
+        for source, opts in ((folder, {"allow_foreign": True}),
+                             (_as_zt(folder, tmp_path / f"{folder.name}.zt"), {})):
+            got = zt.load_file(source, **opts)
+            assert set(got) == set(want), source
+            for name, (dtype, a) in want.items():
+                assert same(got[name], torch.from_numpy(a.copy()).to(dtype)), (source, name)
+            with zt.safe_open(source, "pt", **opts) as f:
+                assert sorted(f.keys()) == sorted(want)
+                for name, (dtype, a) in want.items():
+                    assert same(f.get_tensor(name), torch.from_numpy(a.copy()).to(dtype)), (source, name)
+                with pytest.raises(KeyError):
+                    f.get_tensor("l.weight")
+            values = zt.load_file(source, quantized="dequantize", **opts)
+            assert set(values) == {"l.weight", "l.bias"}
+            with ztensor.File(source, **opts) as f:
+                np.testing.assert_array_equal(values["l.weight"].numpy(), f.decode("l.weight"))
+            assert values["l.weight"].dtype == torch.float32
+    with pytest.raises(ValueError, match="quantized"):
+        zt.load_file(tmp_path / "gptq", allow_foreign=True, quantized="parts")

@@ -13,7 +13,9 @@
 Switching from safetensors is the import line; what it adds: zstd
 (`encoding="zstd"` or `"auto"`), digests checked by `ztensor.open(...).verify()`,
 N-d slices that touch only the box, sparse and quantized objects (loaded as
-dense tensors), and every format the library reads (`allow_foreign=True`).
+dense tensors; a quantized Hugging Face layer as its checkpoint's tensors,
+or its values with quantized="dequantize"), and every format the library
+reads (`allow_foreign=True`).
 
 dtypes: every torch dtype a file can hold round-trips: float64/32/16,
 bfloat16 (stays torch.bfloat16), int64/32/16/8, uint8, bool,
@@ -83,6 +85,18 @@ _ST_NAMES = {
     ("u8", "f8_e4m3fn"): "F8_E4M3", ("u8", "f8_e5m2"): "F8_E5M2",
 }
 
+# safetensors' dtype names -> torch dtypes, where this torch has them (the
+# checkpoint tensors a quantized object records; F4 holds two values a byte,
+# torch's float4_e2m1fn_x2 one byte a pair).
+_TORCH_OF_ST = {st: getattr(torch, name) for st, name in (
+    ("F64", "float64"), ("F32", "float32"), ("F16", "float16"), ("BF16", "bfloat16"),
+    ("I64", "int64"), ("I32", "int32"), ("I16", "int16"), ("I8", "int8"), ("U8", "uint8"),
+    ("BOOL", "bool"), ("C64", "complex64"), ("U16", "uint16"), ("U32", "uint32"), ("U64", "uint64"),
+    ("F8_E4M3", "float8_e4m3fn"), ("F8_E5M2", "float8_e5m2"), ("F8_E8M0", "float8_e8m0fnu"),
+    ("F8_E4M3FNUZ", "float8_e4m3fnuz"), ("F8_E5M2FNUZ", "float8_e5m2fnuz"),
+    ("F4", "float4_e2m1fn_x2")) if hasattr(torch, name)}
+
+_QUANTIZED_MODES = ("checkpoint", "dequantize")
 
 # ---------------------------------------------------------------------------
 # writing
@@ -274,9 +288,12 @@ class _File:
     """One open file as tensors."""
 
     def __init__(self, filename, *, float8="native", mmap=False, sparse=False, allow_foreign=False,
-                 memory=None, copy=False):
+                 memory=None, copy=False, quantized="checkpoint"):
         if float8 not in ("native", "float32"):
             raise ValueError('float8 is "native" or "float32"')
+        if quantized not in _QUANTIZED_MODES:
+            raise ValueError('quantized is "checkpoint" or "dequantize"')
+        self.quantized = quantized
         if memory is not None:
             self.f = _reader.File.from_bytes(memory)
         else:
@@ -299,6 +316,32 @@ class _File:
 
     def keys(self):
         return list(self.f.manifest["objects"])  # in index order, one call for all
+
+    def tensor_names(self):
+        """The names a reader sees: the objects', but with
+        quantized="checkpoint" each object that records its checkpoint
+        tensors gives their names instead (in the order recorded)."""
+        if self.quantized != "checkpoint":
+            return self.keys()
+        return [t for name in self.keys() for t in self._recorded_names(name) or [name]]
+
+    def _recorded_names(self, name):
+        """The checkpoint tensor names object `name` records, or None."""
+        attributes = self.f.manifest["objects"][name].get("attributes") or {}
+        records = attributes.get("hf.tensors")
+        if not isinstance(records, dict):
+            return None
+        shape = attributes.get("hf.shape_tensor")
+        return [r["name"] for r in records.values()] + ([shape["name"]] if isinstance(shape, dict) else [])
+
+    def get(self, key, device):
+        """One tensor by the name tensor_names() gives."""
+        if self.quantized == "checkpoint" and key not in self.f:
+            for name in self.keys():
+                if key in (self._recorded_names(name) or ()):
+                    return _to(dict(self.checkpoint_tensors(name))[key], device)
+            raise KeyError(key)
+        return self.load([key], device)[key]
 
     def _exacts(self, names):
         """name -> _Exact for those of `names` that load byte for byte (the
@@ -390,12 +433,40 @@ class _File:
             self.f._decode_ranges(parts)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
+        result = {}
         for name in names:
             if name in slices:
-                out[name] = _to(self.slice(name, slices[name]), device)
-            elif name not in out:
-                out[name] = _to(self.tensor(name), device)
-        return {name: out[name] for name in names}
+                result[name] = _to(self.slice(name, slices[name]), device)
+            elif name in out:
+                result[name] = out[name]
+            else:
+                recorded = self.checkpoint_tensors(name) if self.quantized == "checkpoint" else None
+                if recorded is None:
+                    result[name] = _to(self.tensor(name), device)
+                else:
+                    for key, t in recorded:
+                        result[key] = _to(t, device)
+        return result
+
+    def checkpoint_tensors(self, name):
+        """[(name, tensor)] of the checkpoint tensors an object that a
+        quantized layer became records (attribute hf.tensors: one a part,
+        bytes unchanged; hf.shape_tensor: the object's shape), as
+        safetensors would load them from the checkpoint; None for an object
+        that records none."""
+        info = self.f.info(name)
+        records = info.attributes.get("hf.tensors")
+        if not isinstance(records, dict):
+            return None
+        out = []
+        for role, r in records.items():
+            raw = np.ascontiguousarray(self.f.component(name, role)).view(np.uint8).reshape(-1)
+            out.append((r["name"], _checkpoint_tensor(name, r, raw.tobytes())))
+        shape = info.attributes.get("hf.shape_tensor")
+        if isinstance(shape, dict):
+            values = np.array(info.shape, "<i8" if shape["dtype"] == "I64" else "<i4")
+            out.append((shape["name"], _checkpoint_tensor(name, shape, values.tobytes())))
+        return out
 
     def tensor(self, name):
         info = self.f.info(name)
@@ -429,6 +500,22 @@ class _File:
 
     def aliases(self):
         return self.f.attributes.get(ALIASES_KEY, {})
+
+
+def _checkpoint_tensor(obj, record, raw):
+    """One recorded checkpoint tensor ({"name", "dtype", "shape"}) over its
+    bytes, as torch holds that dtype."""
+    dtype = _TORCH_OF_ST.get(record["dtype"])
+    if dtype is None:
+        raise TypeError(f'{obj!r}: checkpoint tensor {record["name"]!r} is {record["dtype"]}, which '
+                        f'this torch ({torch.__version__}) has no type for; load with '
+                        f'quantized="dequantize" for its values')
+    shape = list(record["shape"])
+    if record["dtype"] == "F4":
+        shape[-1] //= 2  # torch's float4_e2m1fn_x2 counts pairs
+    if not raw:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
 
 
 def _on(t, device):
@@ -499,7 +586,8 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
               sparse: bool = False, allow_foreign: bool = False,
               staging_buffers: int = _staging.DEFAULT_BUFFERS,
               staging_bytes: int = _staging.DEFAULT_BUFFER_BYTES,
-              slices: Optional[Dict[str, Any]] = None) -> Dict[str, torch.Tensor]:
+              slices: Optional[Dict[str, Any]] = None,
+              quantized: str = "checkpoint") -> Dict[str, torch.Tensor]:
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`.
 
     CPU: the tensors are allocated first and filled by one zt_decode_ranges
@@ -522,14 +610,23 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     tensor as the name they share storage with. sparse=True: sparse objects as torch
     sparse CSR / COO tensors instead of dense ones. allow_foreign=True:
     also .safetensors, .gguf, .npy, .npz, .onnx and PyTorch checkpoints
-    (read without executing their pickle)."""
+    (read without executing their pickle).
+
+    Quantized layers of a Hugging Face checkpoint (one object each, see
+    docs/cli.md): quantized="checkpoint" (the default) loads each as the
+    checkpoint's own tensors (e.g. qweight, qzeros, scales, g_idx), names,
+    dtypes, shapes and bytes as safetensors loads them from the checkpoint,
+    for the model's quantized modules; quantized="dequantize" loads its
+    values as one float32 tensor under the object's name (<layer>.weight).
+    Other quantized and sparse objects load as their values either way."""
     return _load_path(filename, device, mmap=mmap, float8=float8, sparse=sparse, allow_foreign=allow_foreign,
-                      staging_buffers=staging_buffers, staging_bytes=staging_bytes, slices=slices)
+                      staging_buffers=staging_buffers, staging_bytes=staging_bytes, slices=slices,
+                      quantized=quantized)
 
 
 def _load_path(filename, device, *, into=None, mmap=False, float8="native", sparse=False, allow_foreign=False,
                staging_buffers=_staging.DEFAULT_BUFFERS, staging_bytes=_staging.DEFAULT_BUFFER_BYTES,
-               slices=None):
+               slices=None, quantized="checkpoint"):
     """load_file, filling the tensors of `into` in place where they fit."""
     staging = _staging_for(device, staging_buffers, staging_bytes)
     # Through the staging ring the file is read with pread, never mapped: a
@@ -537,8 +634,8 @@ def _load_path(filename, device, *, into=None, mmap=False, float8="native", spar
     # (measured on an H200: peak RSS 4.6 GiB above the start for a 4.5 GiB
     # model) and fault in every page, for bytes that are copied anyway.
     return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
-                           allow_foreign=allow_foreign, copy=staging is not None), device,
-                     staging, slices, into)
+                           allow_foreign=allow_foreign, copy=staging is not None,
+                           quantized=quantized), device, staging, slices, into)
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
@@ -624,15 +721,14 @@ class safe_open:  # noqa: N801 (the name safetensors uses)
         self._file.close()
 
     def keys(self) -> List[str]:
-        return self._file.keys()
+        return self._file.tensor_names()
 
     def metadata(self) -> Optional[Dict[str, Any]]:
         """The file attributes (None when there are none, as safetensors)."""
         return self._file.metadata() or None
 
     def get_tensor(self, name: str) -> torch.Tensor:
-        self._file.f._index(name)  # KeyError for a missing name
-        return self._file.load([name], self._device)[name]
+        return self._file.get(name, self._device)
 
     def get_slice(self, name: str) -> "_Slice":
         self._file.f._index(name)
