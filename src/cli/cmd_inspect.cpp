@@ -44,26 +44,74 @@ std::string clipped(std::string s, size_t max) {
   return s;
 }
 
-// The object row's dtype column: the component that carries the values.
-std::string object_dtype(const Item& it) {
-  const ObjectFormat* f = it.descriptor;
-  if (f && !f->listed_attributes.empty() && it.has_attributes) {
-    std::string text;
-    for (const ListedAttribute& a : f->listed_attributes) {
-      const auto v = cbor::find_entry(it.attributes_cbor, a.key);
-      if (!v || !*v) {
-        text.clear();
-        break;
-      }
+// The value of text entry `key` of the CBOR map `map`, or "".
+std::string text_entry(std::span<const uint8_t> map, std::string_view key) {
+  const auto v = cbor::find_entry(map, key);
+  if (!v || !*v) return {};
+  const auto s = cbor::scalar(**v);
+  return s && s->kind == cbor::Kind::text ? std::string(s->str) : std::string();
+}
+
+// The quantized checkpoint scheme an object came from ("gptq", "modelopt
+// NVFP4", "compressed-tensors pack-quantized"), when it is a layer of one
+// (it records its checkpoint tensors) and the file kept the config; "".
+std::string checkpoint_scheme(const Input& in, const Item& it) {
+  if (!it.has_attributes || !in.has_attributes) return {};
+  const auto tensors = cbor::find_entry(it.attributes_cbor, "hf.tensors");
+  const auto qc = cbor::find_entry(in.attributes_cbor, "hf.quantization_config");
+  if (!tensors || !*tensors || !qc || !*qc) return {};
+  std::string scheme = text_entry(**qc, "quant_method");
+  for (const char* detail : {"quant_algo", "format"})
+    if (const std::string d = text_entry(**qc, detail); !d.empty() && !scheme.empty())
+      scheme += " " + d;
+  return scheme;
+}
+
+// Whether the checkpoint config says act-order (GPTQ's desc_act).
+bool act_order(const Input& in) {
+  const auto qc = cbor::find_entry(in.attributes_cbor, "hf.quantization_config");
+  if (!qc || !*qc) return false;
+  const auto d = cbor::find_entry(**qc, "desc_act");
+  if (!d || !*d) return false;
+  const auto s = cbor::scalar(**d);
+  return s && s->kind == cbor::Kind::boolean && s->flag;
+}
+
+// The object's type made of its listed attributes ("int4 g128"), or "".
+std::string listed_text(const ObjectFormat& f, const Item& it) {
+  if (f.listed_attributes.empty() || !it.has_attributes) return {};
+  std::string text;
+  for (const ListedAttribute& a : f.listed_attributes) {
+    const auto v = cbor::find_entry(it.attributes_cbor, a.key);
+    if (!v || !*v) return {};
+    const auto s = cbor::scalar(**v);
+    if (!a.when_zero.empty() && s && s->kind == cbor::Kind::uint && s->u == 0)
+      text.append(a.when_zero);
+    else
       text.append(a.prefix).append(attribute_text(**v, 20));
-    }
-    if (!text.empty()) return text;
   }
-  if (const Part* p = f ? it.find(f->listed_role) : nullptr) return part_dtype(*p);
-  // A format this library does not know: the first role any format lists.
-  for (const ObjectFormat* g : object_formats())
-    if (const Part* p = it.find(g->listed_role)) return part_dtype(*p);
-  return it.parts.empty() ? "-" : part_dtype(it.parts[0]);
+  return text;
+}
+
+// The object row's dtype column: the component that carries the values,
+// or the type its attributes say; a quantized checkpoint's layer leads with
+// its scheme ("gptq int4 g128 act-order").
+std::string object_dtype(const Input& in, const Item& it) {
+  const ObjectFormat* f = it.descriptor;
+  std::string text = f ? listed_text(*f, it) : std::string();
+  if (text.empty()) {
+    if (const Part* p = f ? it.find(f->listed_role) : nullptr) {
+      text = part_dtype(*p);
+    } else {
+      // A format this library does not know: the first role any format lists.
+      for (const ObjectFormat* g : object_formats())
+        if (const Part* q = it.find(g->listed_role); q && text.empty()) text = part_dtype(*q);
+      if (text.empty()) text = it.parts.empty() ? "-" : part_dtype(it.parts[0]);
+    }
+  }
+  const std::string scheme = checkpoint_scheme(in, it);
+  if (scheme.empty()) return text;
+  return scheme + " " + text + (it.find("g_idx") && act_order(in) ? " act-order" : "");
 }
 
 struct Totals {
@@ -248,7 +296,7 @@ void print_info(const Input& in) {
         known = false;
       encoding = encoding.empty() || encoding == p.encoding ? p.encoding : "mixed";
     }
-    rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(it), encoding,
+    rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(in, it), encoding,
                     human_bytes(stored),
                     ratio_text(known ? std::optional(decoded) : std::nullopt, stored), ""});
     for (const Part& p : it.parts)
@@ -288,7 +336,7 @@ int run_ls(const Args& a) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const Item& it : (*in)->items)
-    rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(it)});
+    rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(**in, it)});
   print_table(rows);
   return kOk;
 }

@@ -379,7 +379,8 @@ Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span
 constexpr std::string_view kLayoutIds[] = {"libztensor.packed_group/1"};
 constexpr std::string_view kRequired[] = {"data", "scales"};
 constexpr std::string_view kOptional[] = {"zeros", "g_idx"};
-constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size"}};
+// group_size 0 is one group a row: per-channel scales.
+constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size", " channel"}};
 
 }  // namespace
 

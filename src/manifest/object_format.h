@@ -58,6 +58,7 @@ struct DenseDecoder {
 struct ListedAttribute {
   std::string_view prefix;
   std::string_view key;
+  std::string_view when_zero = {};  // the text instead of prefix and value when it is 0 (if set)
 };
 
 struct ObjectFormat {

@@ -727,6 +727,11 @@ class Safetensors(Base):
                 got = values("q.zt", "model.layers.0.mlp.up_proj.weight")
                 np.testing.assert_array_equal(got, want)  # exact: small ints x f16 in f32
                 self.zt("verify", "q.zt")
+                # zt info names the scheme: "gptq int4 g32 act-order", "gptq int8 channel".
+                kind = f"{scheme} int{bits} " + ("channel" if gs == -1 else f"g{gs}") + (" act-order" if act else "")
+                row = [ln for ln in self.zt("info", "q.zt").stdout.splitlines()
+                       if ln.startswith("model.layers.0.mlp.up_proj.weight ")][0]
+                self.assertIn(f" {kind} ", row)
                 self.assert_hf_round_trip("q")
                 self.zt("convert", "q/model.safetensors", "q12.zt", code=5)  # no 1.2 form
         # The model's folder and its config.json name the same checkpoint.
@@ -835,6 +840,8 @@ class Safetensors(Base):
                 self.assertEqual({c["role"] for c in o["components"]},
                                  {"data", "scales"} | (set() if symmetric else {"zeros"}))
                 self.assertEqual(o["attributes"]["zero_point"]["form"], zero_form or "implied")
+                self.assertIn(" compressed-tensors pack-quantized int%d %s " % (bits, "channel" if group is None else f"g{group}"),
+                              self.zt("info", "p.zt").stdout)
                 self.assertEqual(o["attributes"]["hf.shape_tensor"],
                                  {"name": "l.weight_shape", "dtype": "I64", "shape": [2]})
                 self.zt("verify", "p.zt")
