@@ -150,7 +150,8 @@ Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& opt
   auto f = read_by_kind(path, options);
   ZT_TRY(f);
   // A Hugging Face checkpoint's quantized layers become objects.
-  if (f->kind == FileKind::safetensors || f->kind == FileKind::hf_index)
+  if (options.group_quantized &&
+      (f->kind == FileKind::safetensors || f->kind == FileKind::hf_index))
     ZT_TRY(group_quantized_layers(path, *f));
   ZT_TRY(check_writable(path, *f));
   return f;

@@ -84,6 +84,10 @@ struct ReadOptions {
   // zip member inflated, a strided view gathered, typed values widened)
   // are refused beyond it before they are allocated.
   uint64_t max_decoded_bytes = 0;
+  // Whether a safetensors file's (or index's) quantized layers are grouped
+  // by the config.json beside it. A checkpoint's shards are read without:
+  // the index groups the whole model, whose layers may span shards.
+  bool group_quantized = true;
   uint64_t decoded_limit() const {
     return max_decoded_bytes && max_decoded_bytes < Limits::decoded_bytes ? max_decoded_bytes
                                                                           : Limits::decoded_bytes;

@@ -10,6 +10,7 @@
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "foreign/hf_index.h"
+#include "foreign/hf_quantized.h"
 #include "foreign/safetensors.h"
 #include "manifest/manifest.h"
 #include "manifest/object_format.h"
@@ -233,13 +234,16 @@ Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const O
     ZT_TRY(opened);
     auto f = read_hf_index_remote(*opened->source, opened->bytes, opt.cache_bytes);
     ZT_TRY(f);
+    ZT_TRY(group_quantized_layers_remote(*opened->source, *f));
     return reader_of(std::move(*f), opt);
   }
   // The header comes with the open's request (its first 64 KiB).
   auto opened = open_http(url, opt.http, {kSafetensorsOpenBytes, OpenWindow::End::head});
   ZT_TRY(opened);
+  const std::shared_ptr<const RangeSource> model = opened->source;
   auto f = read_safetensors_remote(RangeCache::of(std::move(*opened), opt.cache_bytes));
   ZT_TRY(f);
+  ZT_TRY(group_quantized_layers_remote(*model, *f));
   return reader_of(std::move(*f), opt);
 }
 

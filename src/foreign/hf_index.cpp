@@ -157,7 +157,9 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
                         [&](const std::string& shard) -> Result<ForeignFile> {
                           auto real = resolve_beside_model(path, shard, "shard");
                           ZT_TRY(real);
-                          return read_foreign(*real, options);
+                          ReadOptions shard_options = options;
+                          shard_options.group_quantized = false;  // the index groups the model
+                          return read_foreign(*real, shard_options);
                         });
 }
 

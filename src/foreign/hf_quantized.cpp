@@ -13,6 +13,7 @@
 #include "foreign/safetensors.h"
 #include "source/io.h"
 #include "source/model_folder.h"
+#include "source/range_source.h"
 
 namespace zt::foreign {
 
@@ -132,6 +133,23 @@ struct Config {
   nlohmann::json json;
 };
 
+// Parses config.json's text (named `path` in messages) with bounded size
+// and nesting.
+Result<Config> parse_config(std::string path, std::string text) {
+  ZT_FAIL_IF(text.size() > Limits::hf_index_bytes, limit,
+             "%s: %zu bytes, more than the limit of %llu", path.c_str(), text.size(),
+             static_cast<ull>(Limits::hf_index_bytes));
+  Config c;
+  c.path = std::move(path);
+  c.text = std::move(text);
+  const size_t depth = json_nesting_depth(c.text);
+  ZT_FAIL_IF(depth > 16, invalid, "%s: nests %zu levels deep", c.path.c_str(), depth);
+  c.json = nlohmann::json::parse(c.text.begin(), c.text.end(), nullptr, false);
+  ZT_FAIL_IF(c.json.is_discarded() || !c.json.is_object(), format, "%s: not a JSON object",
+             c.path.c_str());
+  return c;
+}
+
 // nullopt when the model's folder has no config.json.
 Result<std::optional<Config>> read_config(const std::string& model_path) {
   auto resolved = resolve_beside_model(model_path, "config.json", "config.json");
@@ -139,33 +157,45 @@ Result<std::optional<Config>> read_config(const std::string& model_path) {
     if (resolved.error().status == Status::io) return std::optional<Config>();
     return std::move(resolved).error();
   }
-  Config c;
-  c.path = *resolved;
-  auto src = Source::open_file(c.path, Source::Mode::copy);
+  auto src = Source::open_file(*resolved, Source::Mode::copy);
   ZT_TRY(src);
   ZT_FAIL_IF(src->size() > Limits::hf_index_bytes, limit,
-             "%s: %llu bytes, more than the limit of %llu", c.path.c_str(),
+             "%s: %llu bytes, more than the limit of %llu", resolved->c_str(),
              static_cast<ull>(src->size()), static_cast<ull>(Limits::hf_index_bytes));
   std::vector<uint8_t> scratch;
   auto bytes = src->bytes(0, src->size(), scratch);
   ZT_TRY(bytes);
-  c.text.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  const size_t depth = json_nesting_depth(c.text);
-  ZT_FAIL_IF(depth > 16, invalid, "%s: nests %zu levels deep", c.path.c_str(), depth);
-  c.json = nlohmann::json::parse(c.text.begin(), c.text.end(), nullptr, false);
-  ZT_FAIL_IF(c.json.is_discarded() || !c.json.is_object(), format, "%s: not a JSON object",
-             c.path.c_str());
-  return std::optional(std::move(c));
+  auto c = parse_config(*resolved,
+                        std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  ZT_TRY(c);
+  return std::optional(std::move(*c));
+}
+
+// The same beside a model read over HTTP; nullopt when the server has none
+// (404 or 410). One request: a config within the limit comes whole with it.
+Result<std::optional<Config>> fetch_config(const RangeSource& model) {
+  auto opened =
+      model.sibling("config.json", {Limits::hf_index_bytes + 1, OpenWindow::End::head, true});
+  ZT_TRY(opened);
+  if (!opened->source) return std::optional<Config>();
+  const std::string& name = opened->source->name();
+  ZT_FAIL_IF(opened->source->size() > Limits::hf_index_bytes, limit,
+             "%s: %llu bytes, more than the limit of %llu", name.c_str(),
+             static_cast<ull>(opened->source->size()), static_cast<ull>(Limits::hf_index_bytes));
+  auto c = parse_config(name, std::string(opened->bytes.begin(), opened->bytes.end()));
+  ZT_TRY(c);
+  return std::optional(std::move(*c));
 }
 
 // Where a component's bytes are: the checkpoint tensor a grouped object's
 // part came from is found by them, since every part is a tensor's bytes
-// unchanged (a local view, or a remote range).
-using BytesAt = std::tuple<uint32_t, const void*, uint64_t, uint64_t>;
+// unchanged (a local view into its shard's mapping, or a remote range of
+// its shard's source: a layer may span shards).
+using BytesAt = std::tuple<const void*, uint64_t, uint64_t>;
 
-BytesAt bytes_at(const ForeignObject& o, const ForeignComponent& c) {
-  if (c.remote) return {o.input_file, c.remote->source.get(), c.remote->offset, c.remote->length};
-  return {o.input_file, c.bytes.data(), 0, c.bytes.size()};
+BytesAt bytes_at(const ForeignComponent& c) {
+  if (c.remote) return {c.remote->source.get(), c.remote->offset, c.remote->length};
+  return {c.bytes.data(), 0, c.bytes.size()};
 }
 
 // The checkpoint's tensors as they were: name, safetensors dtype and shape,
@@ -179,7 +209,7 @@ std::map<BytesAt, Json> checkpoint_tensors(const ForeignFile& f) {
     const auto dtype = safetensors_dtype(c.dtype, c.type);
     if (!dtype || (c.remote ? c.remote->length : c.bytes.size()) == 0) continue;
     at.emplace(
-        bytes_at(o, c),
+        bytes_at(c),
         Json::object({{"name", o.name}, {"dtype", std::string(*dtype)}, {"shape", o.shape}}));
   }
   return at;
@@ -197,7 +227,7 @@ void record_checkpoint_tensors(const std::map<BytesAt, Json>& before, ForeignFil
     Json tensors = Json::object();
     bool all = true;
     for (const ForeignComponent& c : o.components) {
-      const auto t = before.find(bytes_at(o, c));
+      const auto t = before.find(bytes_at(c));
       all = all && t != before.end();
       if (all) tensors[c.role] = t->second;
     }
@@ -207,11 +237,12 @@ void record_checkpoint_tensors(const std::map<BytesAt, Json>& before, ForeignFil
 
 }  // namespace
 
-Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& f) {
-  auto config = read_config(model_path);
-  ZT_TRY(config);
-  if (!*config) return {};
-  const Config& cf = **config;
+namespace {
+
+// Groups `f`'s quantized layers by `config` (none: nothing to do).
+Result<void> group_by_config(const std::optional<Config>& config, ForeignFile& f) {
+  if (!config) return {};
+  const Config& cf = *config;
   const auto qc = cf.json.find("quantization_config");
   if (qc == cf.json.end()) return {};
   ZT_FAIL_IF(!qc->is_object(), invalid, "%s: \"quantization_config\" is not a JSON object",
@@ -231,6 +262,20 @@ Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& 
     return {};
   }
   return {};
+}
+
+}  // namespace
+
+Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& f) {
+  auto config = read_config(model_path);
+  ZT_TRY(config);
+  return group_by_config(*config, f);
+}
+
+Result<void> group_quantized_layers_remote(const RangeSource& model, ForeignFile& f) {
+  auto config = fetch_config(model);
+  ZT_TRY(config);
+  return group_by_config(*config, f);
 }
 
 }  // namespace zt::foreign

@@ -28,6 +28,7 @@
 #include <string>
 
 #include "foreign/foreign.h"
+#include "source/range_source.h"
 
 namespace zt::foreign {
 
@@ -35,5 +36,10 @@ namespace zt::foreign {
 // config.json beside it (none, or one without "quantization_config": `f`
 // is left as it is). config.json is read only from the model's folder.
 Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& f);
+// The same for a checkpoint read over HTTP: config.json is fetched beside
+// `model` (the safetensors file or the index, as its shards are); a server
+// without one (HTTP 404 or 410) leaves `f` as it is. Parts stay remote, so
+// g_idx entries are checked when decoded or written, not here.
+Result<void> group_quantized_layers_remote(const RangeSource& model, ForeignFile& f);
 
 }  // namespace zt::foreign

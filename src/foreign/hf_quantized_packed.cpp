@@ -357,11 +357,19 @@ Result<ForeignObject> pack_quantized_object(const std::string& config, const Pac
   auto shape =
       layer_tensor(config, m, layer, *t[3], {DType::i32, DType::i64}, "an I32 or I64 tensor");
   ZT_TRY(shape);
-  ZT_FAIL_IF(t[3]->shape != std::vector<uint64_t>{2} || (*shape)->remote, invalid,
-             "%s: %s layer \"%s\": weight_shape must be two local integers [rows, columns]", c, m,
-             l);
-  const __int128 r128 = load_index((*shape)->bytes, (*shape)->dtype, 0);
-  const __int128 c128 = load_index((*shape)->bytes, (*shape)->dtype, 1);
+  ZT_FAIL_IF(t[3]->shape != std::vector<uint64_t>{2}, invalid,
+             "%s: %s layer \"%s\": weight_shape must be two integers [rows, columns]", c, m, l);
+  // Its 8 or 16 bytes are the layer's shape: fetched now when remote.
+  std::array<uint8_t, 16> fetched{};
+  std::span<const uint8_t> dims = (*shape)->bytes;
+  if (const auto& r = (*shape)->remote) {
+    ZT_FAIL_IF(r->length > fetched.size(), invalid, "%s: %s layer \"%s\": weight_shape is too long",
+               c, m, l);
+    ZT_TRY(r->source->read(r->offset, std::span(fetched).first(r->length)));
+    dims = std::span<const uint8_t>(fetched).first(r->length);
+  }
+  const __int128 r128 = load_index(dims, (*shape)->dtype, 0);
+  const __int128 c128 = load_index(dims, (*shape)->dtype, 1);
   ZT_FAIL_IF(r128 <= 0 || c128 <= 0 || r128 > INT64_MAX || c128 > INT64_MAX, invalid,
              "%s: %s layer \"%s\": weight_shape [%lld, %lld] is not a weight's shape", c, m, l,
              static_cast<long long>(r128), static_cast<long long>(c128));

@@ -196,11 +196,17 @@ class HttpSource final : public RangeSource {
 
   // The open: the bytes of `window` (at least one), with the size and the
   // version of the file.
-  Result<std::vector<uint8_t>> open(OpenWindow window) {
+  // nullopt: the server says the file is not there (404, 410) and the
+  // window allows it (missing_ok).
+  Result<std::optional<std::vector<uint8_t>>> open(OpenWindow window) {
     Exchange ex;
     ex.window = window;
     ex.window.bytes = std::max<uint64_t>(window.bytes, 1);
-    ZT_TRY(perform(ex));
+    if (auto r = perform(ex); !r) {
+      if (window.missing_ok && (ex.status == 404 || ex.status == 410))
+        return std::optional<std::vector<uint8_t>>();
+      return std::move(r).error();
+    }
     size_ = *ex.size;
     etag_ = ex.etag;
     last_modified_ = ex.last_modified;
@@ -211,7 +217,7 @@ class HttpSource final : public RangeSource {
       else
         got.erase(got.begin(), got.end() - static_cast<ptrdiff_t>(window.bytes));
     }
-    return std::move(got);
+    return std::optional(std::move(got));
   }
 
  private:
@@ -271,6 +277,7 @@ class HttpSource final : public RangeSource {
         return {};
       }
       last = std::move(r).error();
+      ex.status = fresh.status;  // what the server last answered, for the caller
       if (!retry || attempt >= opt_.retries) return last;
     }
   }
@@ -445,7 +452,8 @@ Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, Op
   auto bytes = src->open(window);
   ZT_TRY(bytes);
   RangeOpened out;
-  out.bytes = std::move(*bytes);
+  if (!*bytes) return out;  // not there, and the window allows it
+  out.bytes = std::move(**bytes);
   out.end = window.end;
   out.source = std::move(src);
   return out;

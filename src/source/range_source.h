@@ -33,11 +33,15 @@ struct OpenWindow {
   enum class End { tail, head };
   uint64_t bytes = 0;
   End end = End::tail;
+  // A file that is not there (HTTP 404 or 410) opens as nothing (a
+  // RangeOpened without a source) instead of failing: for files a model
+  // may or may not have beside it, such as config.json.
+  bool missing_ok = false;
 };
 
 // A RangeSource as opened, with the bytes of its window the open fetched.
 struct RangeOpened {
-  std::shared_ptr<const RangeSource> source;
+  std::shared_ptr<const RangeSource> source;  // null: not there (OpenWindow::missing_ok)
   std::vector<uint8_t> bytes;
   OpenWindow::End end = OpenWindow::End::tail;
   // Where `bytes` lie in the file.

@@ -769,6 +769,39 @@ class Safetensors(Base):
         self.zt("convert", "q", "stray.zt", "--format-version", "2")
         self.assertIn(stray[0], {o["name"] for o in self.info("stray.zt")["objects"]})
 
+    def test_a_quantized_layer_across_shards_is_one_object(self):
+        """A sharded checkpoint groups its quantized layers over the whole
+        model (its shards are not grouped alone): a GPTQ layer whose qweight
+        is in one shard and its scales, zeros and group map in the other is
+        one object with the single file's values and recorded tensors."""
+        rng = np.random.default_rng(49)
+        tensors = [("l.qweight", "I32", (4, 16), rng.integers(-2**31, 2**31, (4, 16)).astype("<i4").tobytes()),
+                   ("l.qzeros", "I32", (2, 2), rng.integers(-2**31, 2**31, (2, 2)).astype("<i4").tobytes()),
+                   ("l.scales", "F16", (2, 16), (rng.standard_normal((2, 16)) * 0.01).astype("<f2").tobytes()),
+                   ("l.g_idx", "I32", (32,), (np.arange(32) // 16).astype("<i4").tobytes())]
+        config = {"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 16}}
+        for d, shards in (("one", {"model.safetensors": tensors}),
+                          ("two", {"model-00001-of-00002.safetensors": tensors[:1],
+                                   "model-00002-of-00002.safetensors": tensors[1:]})):
+            os.makedirs(self.path(d))
+            for name, ts in shards.items():
+                write_safetensors_as_library(self.path(os.path.join(d, name)), ts, {"format": "pt"})
+            with open(self.path(os.path.join(d, "config.json")), "w") as f:
+                json.dump(config, f)
+            if len(shards) > 1:
+                with open(self.path(os.path.join(d, "model.safetensors.index.json")), "w") as f:
+                    json.dump({"metadata": {}, "weight_map": {t[0]: n for n, ts in shards.items() for t in ts}}, f)
+            self.zt("convert", d, d + ".zt", "--format-version", "2")
+            self.zt("convert", d + ".zt", d + ".safetensors", "--densify")
+        one, two = self.info("one.zt")["objects"], self.info("two.zt")["objects"]
+        self.assertEqual([o["name"] for o in two], ["l.weight"])
+        self.assertEqual(two[0]["attributes"]["hf.tensors"], one[0]["attributes"]["hf.tensors"])
+        self.assertEqual(read_safetensors(self.path("two.safetensors"))[1],
+                         read_safetensors(self.path("one.safetensors"))[1])
+        # The way back writes the model as one file: the single file's bytes.
+        self.zt("convert", "two.zt", "two_back", "--hf")
+        self.assertEqual(self.slurp("two_back/model.safetensors"), self.slurp("one/model.safetensors"))
+
     def test_pack_quantized_layers_become_objects(self):
         """compressed-tensors pack-quantized (int4 / int8 codes offset by
         2^(bits-1), packed into int32 along the input axis; scales per row

@@ -298,7 +298,10 @@ def test_safetensors_header_at_open_each_tensor_when_read(nginx):
     mark = nginx.mark()
     with ztensor.open(url, allow_foreign=True) as f:
         n, sent, entries = requests_since(nginx, mark)
-        assert n == 1 and sent <= 64 << 10, entries  # the open brings the header
+        # The open brings the header; config.json beside it is asked for
+        # (a quantized checkpoint's layers are grouped by it): 404 here.
+        assert n == 2 and sent <= (64 << 10) + 1024, entries
+        assert entries[1][:2] == ("GET /config.json HTTP/1.1", 404), entries
         assert f.format == "safetensors" and list(f) == ["a", "b"]
         assert f.manifest["attributes"] == {"format": "pt"}
         mark = nginx.mark()
@@ -328,7 +331,7 @@ def test_safetensors_header_longer_than_the_open_costs_one_more_request(nginx):
     mark = nginx.mark()
     with ztensor.open(nginx.url + "/long.safetensors", allow_foreign=True) as f:
         n, sent, entries = requests_since(nginx, mark)
-        assert n == 2, entries  # the open's first 64 KiB, then the rest of the header
+        assert n == 3, entries  # the open's first 64 KiB, the rest of the header, config.json
         assert len(f) == 1500
         np.testing.assert_array_equal(f["t1499_" + "x" * 40], [1499, 1499])
 
@@ -347,8 +350,9 @@ def test_sharded_safetensors_index_as_one_reader(nginx):
     mark = nginx.mark()
     with ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True) as f:
         n, sent, entries = requests_since(nginx, mark)
-        # The index in one request; each shard: its open, which brings its header.
-        assert n == 3, entries
+        # The index in one request; each shard: its open, which brings its
+        # header; config.json beside the index (404 here).
+        assert n == 4, entries
         assert f.format == "hf_index" and list(f) == ["w1", "w2", "w3"]
         assert f.manifest["attributes"]["hf.index.metadata"] == {"total_size": 32848}
         for ts in shards.values():
@@ -363,6 +367,56 @@ def test_sharded_safetensors_index_as_one_reader(nginx):
         json.dump(index, f)
     with pytest.raises(ztensor.Error, match="w4"):
         ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True)
+
+
+def test_a_quantized_checkpoint_over_http_is_grouped_by_its_config(nginx):
+    """config.json beside a remote model.safetensors or index (fetched as
+    its shards are) groups the quantized layers as a local folder's does:
+    the same objects, values and recorded tensors, one more request."""
+    rng_ = np.random.default_rng(50)
+    qweight = rng_.integers(-2**31, 2**31, (4, 16)).astype("<i4")
+    qzeros = rng_.integers(-2**31, 2**31, (2, 2)).astype("<i4")
+    scales = (rng_.standard_normal((2, 16)) * 0.01).astype("<f4")
+    g_idx = (np.arange(32) // 16).astype("<i8")
+    layer = {"l.qweight": qweight, "l.qzeros": qzeros, "l.scales": scales, "l.g_idx": g_idx}
+    config = {"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 16}}
+    d = os.path.join(nginx.www, "gptq")
+    os.makedirs(d, exist_ok=True)
+    names = {np.dtype("<f4"): "F32", np.dtype("<i8"): "I64", np.dtype("<i4"): "I32"}
+    header, offset, blobs = {}, 0, []
+    for name, a in layer.items():
+        header[name] = {"dtype": names[a.dtype], "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+        blobs.append(a.tobytes())
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(os.path.join(d, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {}, "weight_map": {n: "model.safetensors" for n in layer}}, f)
+    with ztensor.open(d, allow_foreign=True) as local:
+        want = local.decode("l.weight")
+        recorded = local.info("l.weight").attributes["hf.tensors"]
+    for url in ("/gptq/model.safetensors", "/gptq/model.safetensors.index.json"):
+        with ztensor.open(nginx.url + url, allow_foreign=True) as f:
+            assert list(f) == ["l.weight"], url
+            info = f.info("l.weight")
+            assert info.format == "libztensor.packed_group/1" and info.shape == (16, 32)
+            assert info.attributes["hf.tensors"] == recorded
+            np.testing.assert_array_equal(f.decode("l.weight"), want)
+            assert f.manifest["attributes"]["hf.quantization_config"] == config["quantization_config"]
+    # A group map naming a group that does not exist: refused when decoded
+    # (its bytes are remote), as a local layer is refused at open.
+    bad = g_idx.copy()
+    bad[3] = 7
+    with open(os.path.join(d, "model.safetensors"), "r+b") as f:
+        f.seek(8 + len(h) + qweight.nbytes + qzeros.nbytes + scales.nbytes)
+        f.write(bad.tobytes())
+    with ztensor.open(nginx.url + "/gptq/model.safetensors", allow_foreign=True) as f:
+        with pytest.raises(ztensor.Error, match="g_idx"):
+            f.decode("l.weight")
 
 
 def test_a_remote_index_cannot_reach_outside_its_folder(nginx):
