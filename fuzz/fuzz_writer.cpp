@@ -74,7 +74,7 @@ const char* const kFormats[] = {
     "dense", "sparse_csr", "sparse_coo", "quantized_group", "custom_layout", "acme.paged/1", ""};
 const char* const kRoles[] = {"data",   "values",        "indices", "indptr",
                               "coords", "packed_weight", "scales",  "zeros"};
-const char* const kEncodings[] = {"raw", "zstd", "auto", "lz4"};
+const char* const kEncodings[] = {"raw", "zstd", "auto", "lz4", "planes"};
 const char* const kJson[] = {
     "{}",
     "{\"bits\": 4, \"group_size\": 2, \"packing\": \"8_per_i32\"}",

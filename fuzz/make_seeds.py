@@ -496,6 +496,32 @@ def shard_seeds():
     return out
 
 
+def byte_planes(raw, width, frame):
+    """libztensor.byte_planes/1 by its profile (docs/profiles/): frames of
+    `frame` bytes, the sign rotated to bit 0, plane 0 stored, the others one
+    zstd frame each; the index and footer."""
+    import xxhash
+    import zstandard
+    planes_out, index = b"", b""
+    frames = [raw[i:i + frame] for i in range(0, len(raw), frame)]
+    for fr in frames:
+        n = len(fr) // width
+        vals = [int.from_bytes(fr[i * width:(i + 1) * width], "little") for i in range(n)]
+        bits = 8 * width
+        vals = [((v << 1) | (v >> (bits - 1))) & ((1 << bits) - 1) for v in vals]
+        for j in range(width):
+            plane = bytes((v >> (8 * j)) & 0xFF for v in vals)
+            if j == 0:
+                planes_out += plane
+                index += struct.pack("<I", len(plane))
+            else:
+                z = zstandard.ZstdCompressor(write_content_size=True).compress(plane)
+                planes_out += z
+                index += struct.pack("<I", len(z) | 1 << 31)
+        index += struct.pack("<I", xxhash.xxh3_64_intdigest(fr) & 0xFFFFFFFF)
+    return planes_out + index + struct.pack("<IIBBHI", len(frames), frame, width, 1, 0, 0x5042545A)
+
+
 def seekable(raw, frame):
     """The zstd seekable format by its spec: checksummed frames, then the
     seek table (skippable frame 0x184D2A5E, entries with checksums, footer)."""
@@ -535,6 +561,11 @@ def v2_seeds():
         "z": dict(shape=[512], layout="dense", parts=parts),
         "m": dict(shape=[32], layout="zt.mx/1", parts=other,
                   attributes={"block_size": 32, "scale_form": "e8m0_exponent"})}})
+    f = FileV2()
+    halves = struct.pack("<8e", 0.5, -0.25, 1.5, 2.0, -3.0, 0.125, 7.0, -0.0625)
+    planes = dict(dtype="f16", blob=f.blob(byte_planes(halves, 2, 8)), encoding="libztensor.byte_planes/1",
+                  decoded_length=len(halves))
+    out["v2_byte_planes"] = f.build({"objects": {"h": dict(shape=[8], layout="dense", parts={"data": planes})}})
     f = FileV2()
     part = dict(dtype="u8", blob=[4096, 10], shard="00001")
     out["v2_shards"] = f.build({"shards": {"00001": {"size": 16384, "digest": "sha256:" + "0" * 64}},

@@ -503,7 +503,8 @@ ZT_API zt_status zt_writer_open_append(const char* path, const zt_writer_options
                                        zt_writer** out);
 
 /* One call for the common case: a dense object with one "data" component.
-   encoding is "raw", "zstd" or "auto" (NULL = "raw"). The bytes are
+   encoding is "raw", "zstd", "auto" or, in v2 files, "planes" (byte planes,
+   libztensor.byte_planes/1: docs/profiles/) (NULL = "raw"). The bytes are
    little-endian elements of dtype; nbytes must equal product(shape) x width.
    Fails with ZT_ERR_ARGUMENT (bad name, dtype, encoding, size, duplicate
    name), ZT_ERR_STATE (inside an object, or after a failure), ZT_ERR_IO. */

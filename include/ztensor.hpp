@@ -1270,7 +1270,7 @@ class Writer {
 
  public:
   /// A dense object with one "data" component of raw bytes of `dtype`.
-  /// encoding: "raw", "zstd" or "auto".
+  /// encoding: "raw", "zstd", "auto" or (v2) "planes".
   Writer& add_dense(std::string_view name, std::string_view dtype, Shape shape,
                     std::span<const std::byte> data, std::string_view encoding = "raw") {
     detail::check(zt_writer_add_dense(live(), detail::c_str(name).c_str(),

@@ -212,7 +212,7 @@ func (w *Writer) BeginObject(name, format string, shape []uint64) error {
 
 // AddComponent adds one component to the object begun last: data holds
 // little-endian elements of dtype; typ is a logical type ("complex64",
-// "f8_e4m3fn", ...) or ""; encoding "raw", "zstd" or "auto" ("" = "raw").
+// "f8_e4m3fn", ...) or ""; encoding "raw", "zstd", "auto" or (v2) "planes" ("" = "raw").
 func (w *Writer) AddComponent(role, dtype, typ string, data []byte, encoding string) error {
 	return w.with(func(p *C.zt_writer, cs *cstrings) error {
 		crole, cdtype := cs.str("role", role), cs.str("dtype", dtype)
@@ -348,7 +348,7 @@ type ComponentWriter struct {
 
 // BeginComponent starts streaming a component of the object begun last:
 // decodedSize is the total byte count the writes will add up to (checked
-// at End); typ is a logical type or ""; encoding "raw", "zstd" or "auto"
+// at End); typ is a logical type or ""; encoding "raw", "zstd", "auto" or (v2) "planes"
 // ("" = "raw").
 func (w *Writer) BeginComponent(role, dtype, typ string, decodedSize uint64, encoding string) (*ComponentWriter, error) {
 	var cw *ComponentWriter

@@ -54,6 +54,7 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   auto o = writer_options(a, opt);
   if (!o) return usage_error(cmd, o.error().message);
   opt.encode = encode == Encode::zstd && a.has("--auto") ? Encode::auto_ : encode;
+  if (a.has("--planes")) opt.encode = Encode::planes;
   if (const auto r = a.get("--min-ratio")) {
     char* end = nullptr;
     opt.writer.auto_min_ratio = std::strtod(r->c_str(), &end);

@@ -32,7 +32,11 @@ constexpr std::string_view kWriteOptions =
     "                       parts in name order, raw, identical parts sharing one\n"
     "                       blob, 64 KiB placement: the same tensors give the same\n"
     "                       bytes) unless zstd or a digest other than xxh3 is asked\n"
-    "                       for, or this option: then encodings are kept\n";
+    "                       for, or this option: then encodings are kept\n"
+    "  --planes             v2: every component as byte planes (libztensor.byte_planes/1:\n"
+    "                       each element's bytes split into planes, floats' sign beside\n"
+    "                       the mantissa, each plane zstd-coded or stored; bf16 weights\n"
+    "                       about 1.49x where zstd makes 1.28x)\n";
 
 // The container of commands that rewrite .zt files (convert has its own).
 constexpr std::string_view kKeepVersion =
@@ -48,6 +52,7 @@ constexpr OptSpec kCatOpts[] = {
 constexpr OptSpec kExportOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--component", OptSpec::value, "-c"}};
 constexpr OptSpec kConvertOpts[] = {{"--compress", OptSpec::optional_value},
+                                    {"--planes"},
                                     {"--digest", OptSpec::value},
                                     {"--threads", OptSpec::value},
                                     {"--densify"},
@@ -61,6 +66,7 @@ constexpr OptSpec kRecodeOpts[] = {{"--output", OptSpec::value, "-o"},
                                    {"--in-place"},
                                    {"--level", OptSpec::value},
                                    {"--auto"},
+                                   {"--planes"},
                                    {"--min-ratio", OptSpec::value},
                                    {"--digest", OptSpec::value},
                                    {"--threads", OptSpec::value},

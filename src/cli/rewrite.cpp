@@ -16,6 +16,7 @@
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
+#include "codec/byte_planes.h"
 #include "commands.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
@@ -47,6 +48,11 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
       ZT_TRY(v);
       o.writer.zstd_level = *v;
     }
+  }
+  if (a.has("--planes")) {
+    ZT_FAIL_IF(a.has("--compress") || a.has("--auto"), argument,
+               "give --planes or zstd (--compress, --auto), not both");
+    o.encode = Encode::planes;
   }
   ZT_FAIL_IF(o.writer.zstd_level < 1 || o.writer.zstd_level > 22, argument,
              "zstd level %d is not in 1..22", o.writer.zstd_level);
@@ -102,13 +108,15 @@ void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
 WriterOptions writer_for(const RewriteOptions& o) {
   WriterOptions w = o.writer;
   w.canonical = w.file_version == 2 && !o.no_canonical && o.encode != Encode::zstd &&
-                o.encode != Encode::auto_ && w.digest == DigestAlgo::xxh3 && w.shard_bytes == 0;
+                o.encode != Encode::auto_ && o.encode != Encode::planes &&
+                w.digest == DigestAlgo::xxh3 && w.shard_bytes == 0;
   return w;
 }
 
 std::string encoding_for(const Part& p, Encode e) {
   switch (e) {
     case Encode::keep:
+      if (p.encoding == kBytePlanesEncodingId) return "planes";
       return p.encoding == "zstd" ? "zstd" : "raw";
     case Encode::raw:
       return "raw";
@@ -116,6 +124,8 @@ std::string encoding_for(const Part& p, Encode e) {
       return "zstd";
     case Encode::auto_:
       return "auto";
+    case Encode::planes:
+      return "planes";
   }
   return "raw";
 }

@@ -23,7 +23,7 @@ namespace zt::cli {
 
 constexpr uint64_t kPiece = uint64_t{16} << 20;  // bytes handed to the writer at once
 
-enum class Encode { keep, raw, zstd, auto_ };
+enum class Encode { keep, raw, zstd, auto_, planes };  // planes: v2's libztensor.byte_planes/1
 
 struct RewriteOptions {
   Encode encode = Encode::keep;

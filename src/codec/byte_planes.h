@@ -29,8 +29,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
@@ -56,6 +58,33 @@ struct PlanesFrame {
 struct PlanesIndex {
   PlanesLayout layout;
   std::vector<PlanesFrame> frames;
+};
+
+// The encoding id of v2 parts stored this way (a vendor profile: the spec
+// reserves "zt." for the registry).
+inline constexpr std::string_view kBytePlanesEncodingId = "libztensor.byte_planes/1";
+
+// Whether `l` is a layout (width 1, 2, 4 or 8; whole elements a frame, at
+// most 2^30 bytes; the sign rotation only for widths above 1).
+bool byte_planes_layout_ok(const PlanesLayout& l);
+
+// Writes a stream a frame at a time: frame() for each frame of exactly
+// layout.frame_bytes bytes (the last may be shorter, whole elements), then
+// finish() for the index and footer. The caller checks the layout first.
+class PlanesEncoder {
+ public:
+  PlanesEncoder(const PlanesLayout& layout, int level);
+  ~PlanesEncoder();
+  PlanesEncoder(PlanesEncoder&&) noexcept;
+  PlanesEncoder& operator=(PlanesEncoder&&) noexcept;
+  // Appends the frame's planes to `out`.
+  Result<void> frame(std::span<const uint8_t> bytes, std::vector<uint8_t>& out);
+  // Appends the index and the footer.
+  void finish(std::vector<uint8_t>& out) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 // Encodes `src` (whole elements of layout.width bytes) at zstd `level`

@@ -172,7 +172,10 @@ Result<std::optional<Config>> read_config(const std::string& model_path) {
 }
 
 // The same beside a model read over HTTP; nullopt when the server has none
-// (404 or 410). One request: a config within the limit comes whole with it.
+// (404 or 410), or answers with something that is not a JSON object: some
+// servers answer any path with a page of their own (status 200), which is
+// not a config and must not stop the model from opening (its tensors then
+// stay as they are). One request: a config within the limit comes whole.
 Result<std::optional<Config>> fetch_config(const RangeSource& model) {
   auto opened =
       model.sibling("config.json", {Limits::hf_index_bytes + 1, OpenWindow::End::head, true});
@@ -183,6 +186,7 @@ Result<std::optional<Config>> fetch_config(const RangeSource& model) {
              "%s: %llu bytes, more than the limit of %llu", name.c_str(),
              static_cast<ull>(opened->source->size()), static_cast<ull>(Limits::hf_index_bytes));
   auto c = parse_config(name, std::string(opened->bytes.begin(), opened->bytes.end()));
+  if (!c && c.error().status == Status::format) return std::optional<Config>();
   ZT_TRY(c);
   return std::optional(std::move(*c));
 }

@@ -37,6 +37,7 @@ std::optional<uint64_t> decoded_size(const Component& c) {
     case Encoding::raw:
       return c.length;
     case Encoding::zstd:
+    case Encoding::byte_planes:
       return c.uncompressed_length;
     case Encoding::unknown:
       return std::nullopt;

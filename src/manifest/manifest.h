@@ -24,7 +24,8 @@
 
 namespace zt {
 
-enum class Encoding : uint8_t { raw, zstd, unknown };
+// byte_planes: v2's libztensor.byte_planes/1 (codec/byte_planes.h).
+enum class Encoding : uint8_t { raw, zstd, byte_planes, unknown };
 
 // The attributes of a file or object: one encoded CBOR map, as stored in
 // the manifest (or made by the reader from an older generation's fields).

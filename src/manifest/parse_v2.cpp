@@ -5,6 +5,7 @@
 
 #include "base/zt_limits.h"
 #include "cbor/deterministic.h"
+#include "codec/byte_planes.h"
 #include "codec/digest.h"
 #include "codec/zstd_seekable.h"
 #include "manifest/object_format.h"
@@ -112,7 +113,9 @@ Result<Component> Parser::parse_part_v2(const std::string& obj, std::string_view
                "%s: encoding \"%s\" is not a profile id (\"<namespace>.<name>/<version>\")",
                w.c_str(), std::string(id.substr(0, 100)).c_str());
     c.encoding_id = std::string(id);
-    c.encoding = id == kSeekableEncodingId ? Encoding::zstd : Encoding::unknown;
+    c.encoding = id == kSeekableEncodingId     ? Encoding::zstd
+                 : id == kBytePlanesEncodingId ? Encoding::byte_planes
+                                               : Encoding::unknown;
     c.encoding_text = c.encoding == Encoding::zstd ? std::string("zstd") : *c.encoding_id;
     ZT_FAIL_IF(!is_uint(dl), invalid, "%s: \"decoded_length\" is not an unsigned integer",
                w.c_str());

@@ -8,6 +8,7 @@
 
 #include "base/byte_order.h"
 #include "base/zt_limits.h"
+#include "codec/byte_planes.h"
 #include "codec/digest.h"
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
@@ -263,6 +264,7 @@ std::optional<uint64_t> Reader::known_decoded_size(size_t object, size_t compone
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   if (c.encoding == Encoding::raw) return c.length;
+  if (c.encoding == Encoding::byte_planes) return c.uncompressed_length;
   if (c.encoding != Encoding::zstd) return std::nullopt;
   if (c.uncompressed_length) return c.uncompressed_length;
   if (sized_by_shape(o)) return dense_bytes(o, c);
@@ -312,6 +314,9 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
     ZT_TRY(frames);
     if (table) *table = std::move(*frames);
   }
+  // Byte planes: the index and footer, the same way.
+  if (c.encoding == Encoding::byte_planes)
+    ZT_TRY(byte_planes_index(*bytes, c.uncompressed_length.value_or(0), component_where(o, c)));
   return bytes;
 }
 
@@ -336,7 +341,9 @@ Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<
     }
     // A seekable stream decodes frame by frame as its table lists them;
     // others as their headers say.
-    if (c.encoding_id)
+    if (c.encoding == Encoding::byte_planes)
+      ZT_TRY(byte_planes_decode(src, dst, component_where(o, c)));
+    else if (c.encoding_id)
       ZT_TRY(zstd_decode_frames(src, *table, dst, component_where(o, c)));
     else
       ZT_TRY(zstd_decode_parallel(src, dst, component_where(o, c)));
@@ -388,7 +395,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
 // once.
 Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_t n,
                                     PreparedDecode& p) const {
-  if (c.encoding != Encoding::zstd) return {};
+  if (c.encoding != Encoding::zstd && c.encoding != Encoding::byte_planes) return {};
   auto src = stored(o, c, p.scratch, &p.table);
   ZT_TRY(src);
   p.stored = *src;
@@ -487,80 +494,6 @@ Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t
 const std::string& Reader::manifest_json() const {
   std::call_once(json_once_, [this] { json_ = manifest_to_json(manifest_); });
   return json_;
-}
-
-// One component of an object whose content rules need no whole component:
-// decodes it (when it must be decoded) a window at a time, checking its size
-// and bool bytes, so verify holds one window whatever the component decodes
-// to.
-DecodedWindows::~DecodedWindows() = default;
-
-Result<std::span<const uint8_t>> DecodedWindows::next() {
-  if (!mapped_.empty() || (c_->length == 0 && c_->encoding != Encoding::zstd)) {
-    if (mapped_done_) return std::span<const uint8_t>();
-    mapped_done_ = true;
-    return mapped_;
-  }
-  if (!zstd_) {
-    // Raw data that is not mapped (copy mode, legacy big-endian).
-    constexpr uint64_t kPiece = uint64_t{1} << 20;  // a multiple of every element width
-    const uint64_t n = std::min(kPiece, c_->length - raw_at_);
-    if (n == 0) return std::span<const uint8_t>();
-    buffer_.resize(n);
-    ZT_TRY(source_->read_into(c_->offset + raw_at_, buffer_));
-    raw_at_ += n;
-    if (c_->big_endian) swap_elements(buffer_, c_->width());
-    return std::span<const uint8_t>(buffer_);
-  }
-  auto w = zstd_->next();
-  // Decoding past the size the manifest implies is a broken file, not a
-  // limit of this reader.
-  if (!w && w.error().status == Status::limit && expected_)
-    return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes",
-                      where_.c_str(), static_cast<ull>(*expected_));
-  ZT_TRY(w);
-  ZT_FAIL_IF(w->empty() && expected_ && zstd_->delivered() != *expected_, invalid,
-             "%s: zstd data decodes to %llu bytes, expected %llu", where_.c_str(),
-             static_cast<ull>(zstd_->delivered()), static_cast<ull>(*expected_));
-  return *w;
-}
-
-Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t component) const {
-  ZT_FAIL_IF(object >= manifest_.objects.size(), not_found, "object index %zu is out of range",
-             object);
-  const Object& o = manifest_.objects[object];
-  ZT_FAIL_IF(component >= o.components.size(), not_found, "component index %zu is out of range",
-             component);
-  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
-  const Component& c = o.components[component];
-  auto file = source_of(c);
-  ZT_TRY(file);
-  auto w = std::make_unique<DecodedWindows>();
-  w->source_ = *file;
-  w->c_ = &c;
-  w->where_ = component_where(o, c);
-  const auto in_place = mapped_in_place(c);  // the file is open: no failure left
-  ZT_TRY(in_place);
-  if (*in_place) {
-    w->mapped_ = mapped_bytes(**file, c);
-    return w;
-  }
-  ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"",
-             w->where_.c_str(), c.encoding_text.value_or("").c_str());
-  if (c.encoding != Encoding::zstd) return w;
-  auto n = decoded_length_for(o, c);
-  if (!n && n.error().status != Status::not_found) return std::move(n).error();
-  if (n) w->expected_ = *n;
-  std::vector<ZstdFrame> table;
-  auto src = stored(o, c, w->buffer_, &table);
-  ZT_TRY(src);
-  w->zstd_ = std::make_unique<ZstdWindows>(*src, n ? *n : max_decoded_, w->where_);
-  if (c.encoding_id) {
-    std::vector<uint64_t> contents;
-    for (const ZstdFrame& f : table) contents.push_back(f.content_size);
-    w->zstd_->expect_frames(std::move(contents));
-  }
-  return w;
 }
 
 Result<void> Reader::check_digest(const Object& o, const Component& c, const ParsedDigest& d,

@@ -71,6 +71,8 @@ class DecodedWindows {
   uint64_t raw_at_ = 0;          // raw data read so far (not mapped)
   std::vector<uint8_t> buffer_;  // raw pieces; zstd stored bytes in copy mode
   std::unique_ptr<ZstdWindows> zstd_;
+  struct Planes;  // byte planes: the stream and its index, a frame a window
+  std::unique_ptr<Planes> planes_;
 };
 
 class Reader {

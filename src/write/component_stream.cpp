@@ -135,6 +135,24 @@ Result<void> Writer::Impl::submit_pending_frame() {
   return submit_frame(input, std::move(owned));
 }
 
+// Byte planes: the input gathered into frames of kPlanesFrameBytes, each
+// encoded and written as it fills (the last at end_component).
+Result<void> Writer::Impl::accept_planes(std::span<const uint8_t> data) {
+  std::vector<uint8_t> out;
+  while (!data.empty()) {
+    const uint64_t take = std::min<uint64_t>(data.size(), kPlanesFrameBytes - pending.frame.size());
+    pending.frame.insert(pending.frame.end(), data.begin(),
+                         data.begin() + static_cast<ptrdiff_t>(take));
+    data = data.subspan(take);
+    if (pending.frame.size() < kPlanesFrameBytes) break;
+    out.clear();
+    ZT_TRY(pending.planes->frame(pending.frame, out));
+    ZT_TRY(emit_stored(out));
+    pending.frame.clear();
+  }
+  return {};
+}
+
 // "auto": compress the first batch; keep zstd only if it shrinks enough.
 Result<void> Writer::Impl::decide_auto(std::span<const uint8_t> input) {
   std::vector<uint8_t> probe;
@@ -165,6 +183,7 @@ Result<void> Writer::Impl::accept(std::span<const uint8_t> data) {
   if (gen().digests_cover_content && pending.hasher) pending.hasher->update(data);
   if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
   if (pending.mode == Mode::raw) return emit_stored(data);
+  if (pending.mode == Mode::planes) return accept_planes(data);
   // zstd. Frames start every frame_size() bytes of the component, whatever
   // the pieces and threads. A piece that fills the whole pipeline goes out
   // without a copy (and is written before this call returns); smaller

@@ -115,7 +115,10 @@ Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
   ZT_TRY(read_at(fd_of(c), c.offset, stored));
   if (c.encoding == Encoding::raw) return stored;
   std::vector<uint8_t> out(*c.uncompressed_length);
-  ZT_TRY(zstd_decode_exact(stored, out, "object component"));
+  if (c.encoding == Encoding::byte_planes)
+    ZT_TRY(byte_planes_decode(stored, out, "object component"));
+  else
+    ZT_TRY(zstd_decode_exact(stored, out, "object component"));
   return out;
 }
 
@@ -283,7 +286,8 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
                  obj.c_str(), shown(role).c_str(), shown(*type).c_str(),
                  std::string(dtype_name(lt->storage)).c_str(), shown(dtype).c_str());
     }
-    ZT_FAIL_IF(s.opt.canonical && encoding == "zstd", argument,
+    const bool planes = encoding == "planes" || encoding == kBytePlanesEncodingId;
+    ZT_FAIL_IF(s.opt.canonical && (encoding == "zstd" || planes), argument,
                "object \"%s\": component \"%s\": canonical form stores every part raw (v2 spec "
                "§6.3 rule 4)",
                obj.c_str(), shown(role).c_str());
@@ -294,11 +298,19 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
       mode = Mode::zstd;
     else if (encoding == "auto")
       mode = Mode::undecided;
+    else if (planes)
+      mode = Mode::planes;
     else
       return make_error(
           Status::argument,
-          "object \"%s\": component \"%s\": unknown encoding \"%s\" (raw, zstd or auto)",
+          "object \"%s\": component \"%s\": unknown encoding \"%s\" (raw, zstd, auto or "
+          "planes)",
           obj.c_str(), shown(role).c_str(), shown(encoding).c_str());
+    ZT_FAIL_IF(planes && !s.gen().v2_vocabulary, argument,
+               "object \"%s\": component \"%s\": byte planes (%s) are a v2 encoding; this is "
+               "a %s file",
+               obj.c_str(), shown(role).c_str(), std::string(kBytePlanesEncodingId).c_str(),
+               std::string(s.gen().name).c_str());
     const unsigned unit = dtype_width(*dt) * (lt ? lt->ratio : 1);
     ZT_FAIL_IF(
         decoded_size % unit != 0, argument,
@@ -329,13 +341,26 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     if (type) p.out.type = std::string(*type);
     p.out.known_type = lt;
     p.mode = mode;
-    p.out.encoding = mode == Mode::zstd ? Encoding::zstd : Encoding::raw;
+    p.out.encoding = mode == Mode::zstd     ? Encoding::zstd
+                     : mode == Mode::planes ? Encoding::byte_planes
+                                            : Encoding::raw;
+    if (mode == Mode::planes) {
+      // Elements of the storage width, packed types by the byte; IEEE
+      // floats (f16, bf16, f32, f64) with the sign moved beside the
+      // mantissa, so that one plane holds exponent bits only.
+      const auto width = static_cast<uint8_t>(dtype_width(*dt));
+      const bool ieee = !lt && (*dt == DType::f16 || *dt == DType::bf16 || *dt == DType::f32 ||
+                                *dt == DType::f64);
+      p.planes.emplace(PlanesLayout{width, ieee && width > 1, kPlanesFrameBytes}, s.opt.zstd_level);
+    }
     p.declared = decoded_size;
     p.rollback_to = s.pos;
     p.check_bool = *dt == DType::boolean || (lt && lt->name == "bool");
     if (s.opt.digest != DigestAlgo::none) p.hasher.emplace(s.opt.digest);
-    // Zero-length raw components take no bytes; zstd ones hold one empty frame.
-    if (decoded_size > 0 || mode == Mode::zstd) ZT_TRY(s.pad_to_alignment());
+    // Zero-length raw components take no bytes; zstd ones hold one empty
+    // frame, byte planes their footer.
+    if (decoded_size > 0 || mode == Mode::zstd || mode == Mode::planes)
+      ZT_TRY(s.pad_to_alignment());
     p.out.offset = (s.pos + s.alignment() - 1) / s.alignment() * s.alignment();
     s.pending = std::move(p);
     s.state = Impl::State::component;
@@ -375,6 +400,16 @@ Result<void> Writer::end_component() {
     }
     if (p.mode == Mode::undecided)
       p.mode = Mode::raw, p.out.encoding = Encoding::raw;  // nothing was written
+    if (p.mode == Mode::planes) {
+      std::vector<uint8_t> tail;
+      if (!p.frame.empty()) ZT_TRY(p.planes->frame(p.frame, tail));
+      p.planes->finish(tail);
+      ZT_TRY(s.emit_stored(tail));
+      p.frame.clear();
+      p.out.encoding_id = std::string(kBytePlanesEncodingId);
+      p.out.encoding_text = std::string(kBytePlanesEncodingId);
+      p.out.uncompressed_length = p.declared;
+    }
     if (p.mode == Mode::zstd) {
       if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
       ZT_TRY(s.drain_frames());

@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "codec/byte_planes.h"
 #include "codec/digest.h"
 #include "codec/zstd_seekable.h"
 #include "manifest/manifest.h"
@@ -27,7 +28,11 @@
 
 namespace zt {
 
-enum class Mode { raw, zstd, undecided };  // undecided: "auto" before its first batch
+// undecided: "auto" before its first batch; planes: v2's libztensor.byte_planes/1
+// Decoded bytes a byte-planes frame holds (a multiple of every element width).
+inline constexpr uint32_t kPlanesFrameBytes = 1u << 20;
+
+enum class Mode { raw, zstd, undecided, planes };
 
 // The component being written; `out` is what the manifest will say.
 struct Pending {
@@ -41,6 +46,7 @@ struct Pending {
   bool check_bool = false;
   uint8_t last = 0;             // the last byte received (f4_e2m1's odd-count rule)
   std::vector<SeekEntry> seek;  // v2: the frames written, for the seek table
+  std::optional<PlanesEncoder> planes;  // Mode::planes: frames of `frame` as they fill
 };
 
 struct Writer::Impl {
@@ -119,6 +125,7 @@ struct Writer::Impl {
   // Cuts the file back to `size`, dropping any frames still in flight.
   Result<void> truncate_to(uint64_t size);
   Result<void> emit_stored(std::span<const uint8_t> stored);
+  Result<void> accept_planes(std::span<const uint8_t> data);
   uint64_t frame_size() const;
   FramePipeline& pipeline();
   Result<void> write_oldest_frame();

@@ -1687,6 +1687,31 @@ def open_npy_bytes(arr):
 
 
 class Rewrite(Base):
+    def test_byte_planes(self):
+        """--planes writes every component of a v2 file as byte planes
+        (libztensor.byte_planes/1): it verifies, keeps the content digest,
+        converts back to the raw file's very bytes, and is refused for 1.2
+        files and beside zstd."""
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "src.zt")  # 1.2's quantized_group has no v2 form
+        self.zt("convert", "src.zt", "raw.zt", "--format-version", "2")
+        self.zt("convert", "src.zt", "planes.zt", "--format-version", "2", "--planes")
+        j = self.info("planes.zt")
+        encodings = {c["encoding"] for o in j["objects"] for c in o["components"]}
+        self.assertEqual(encodings, {"libztensor.byte_planes/1"})
+        self.assertIn("OK", self.zt("verify", "planes.zt").stdout)
+        self.assertEqual(self.zt("id", "planes.zt").stdout.split()[0], self.zt("id", "raw.zt").stdout.split()[0])
+        self.zt("decompress", "planes.zt", "-o", "back.zt")
+        self.zt("convert", "raw.zt", "canon.zt", "--format-version", "2")
+        self.assertEqual(self.slurp("back.zt"), self.slurp("canon.zt"))
+        self.zt("compress", "raw.zt", "-o", "again.zt", "--planes")
+        self.assertEqual(self.zt("id", "again.zt").stdout.split()[0], self.zt("id", "raw.zt").stdout.split()[0])
+        p = self.zt("convert", "src.zt", "old.zt", "--planes", code=5)
+        self.assertIn("byte planes (libztensor.byte_planes/1) are a v2 encoding", p.stderr)
+        self.assertFalse(os.path.exists(self.path("old.zt")))
+        p = self.zt("convert", "src.zt", "x.zt", "--format-version", "2", "--planes", "--compress", code=2)
+        self.assertIn("--planes or zstd", p.stderr)
+
     def test_compress_decompress(self):
         self.demo()
         self.zt("decompress", "demo.zt", "-o", "raw.zt")

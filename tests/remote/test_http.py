@@ -419,6 +419,21 @@ def test_a_quantized_checkpoint_over_http_is_grouped_by_its_config(nginx):
             f.decode("l.weight")
 
 
+def test_byte_planes_parts_over_http(nginx):
+    """A v2 file whose parts are byte planes (libztensor.byte_planes/1)
+    reads over HTTP as the local file does."""
+    w = (rng(60, (512, 300)) * 0.02).astype(np.float16)
+    path = os.path.join(nginx.www, "planes.zt")
+    with ztensor.Writer(path, file_version=2, canonical=False) as wr:
+        wr.add("w", w, encoding="planes")
+        wr.add("i", np.arange(100, dtype=np.int64), encoding="planes")
+    with ztensor.open(nginx.url + "/planes.zt") as f:
+        assert f.info("w").components["data"].encoding == "libztensor.byte_planes/1"
+        np.testing.assert_array_equal(f["w"], w)
+        np.testing.assert_array_equal(f.rows("i", 10, 20), np.arange(10, 20))
+        assert f.verify() == (2, 0)
+
+
 def test_a_remote_index_cannot_reach_outside_its_folder(nginx):
     """#42 item 3: a weight_map shard name is one path segment, percent-
     encoded into the URL: "%2E%2E%2Fprivate%2Fsecret.safetensors" must not
