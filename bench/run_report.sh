@@ -31,7 +31,7 @@ for arg in "$@"; do
     *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_load bench_remote]" >&2; exit 2 ;;
   esac
 done
-[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_load bench_remote)
+[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote)
 mkdir -p "$out" "$ZT_BENCH_DIR"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }

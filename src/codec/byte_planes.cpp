@@ -293,6 +293,16 @@ Result<void> byte_planes_decode_frame(std::span<const uint8_t> stored, const Pla
              where.c_str(), k, static_cast<ull>(fr.decoded), dst.size());
   const unsigned width = x.layout.width;
   const size_t plane = fr.decoded / width;
+  if (width == 1) {  // one plane, no transform: the plane is the frame
+    const auto bytes = stored.subspan(fr.offset, fr.sizes[0]);
+    if (fr.coded[0])
+      ZT_TRY(zstd_decode_exact(bytes, dst, where));
+    else
+      std::copy(bytes.begin(), bytes.end(), dst.begin());
+    ZT_FAIL_IF(checksum_of(dst) != fr.checksum, invalid,
+               "%s: byte planes: frame %zu does not match its checksum", where.c_str(), k);
+    return {};
+  }
   thread_local std::vector<std::vector<uint8_t>> scratch;
   if (scratch.size() < width) scratch.resize(width);
   std::vector<std::span<const uint8_t>> planes(width);
