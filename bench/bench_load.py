@@ -276,6 +276,9 @@ def main():
             zt.save_file(state, paths[m])
         paths["zstd"] = base + "-llm-zstd.zt"
         zt.save_file(models["llm"], paths["zstd"], encoding="zstd")
+        # The byte-planes twin (v2, libztensor.byte_planes/1: issue #46).
+        paths["planes"] = base + "-llm-planes.zt"
+        zt.save_file(models["llm"], paths["planes"], encoding="planes", file_version=2, canonical=False)
         paths["pt"] = base + "-llm.pt"
         torch.save(models["llm"], paths["pt"])
         if st:
@@ -289,6 +292,7 @@ def main():
         total = nbytes(models["llm"])
         facts.update(bytes=total, small_bytes=nbytes(models["small"]), threads=threads,
                      zstd_ratio=os.path.getsize(paths["llm"]) / os.path.getsize(paths["zstd"]),
+                     planes_ratio=os.path.getsize(paths["llm"]) / os.path.getsize(paths["planes"]),
                      torch=torch.__version__, ztensor=ztensor.library_version(),
                      safetensors=st is not None, gpu=torch.cuda.get_device_name() if gpu else None)
 
@@ -310,6 +314,7 @@ def main():
         hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
                                      paths["llm"])
         hot["Load_LoadFileZstd"] = (lambda: zt.load_file(paths["zstd"]), paths["zstd"])
+        hot["Load_LoadFilePlanes"] = (lambda: zt.load_file(paths["planes"]), paths["planes"])
         hot["Load_DecodeMany"] = (lambda: ztensor.open(paths["llm"]).decode_many(), paths["llm"])
         hot["Load_DecodeManyCopy"] = (lambda: ztensor.open(paths["llm"], copy=True).decode_many(), paths["llm"])
         # Into a model built first: load_model decodes into its parameters;
@@ -326,7 +331,8 @@ def main():
             saves["Save_Safetensors"] = lambda: st.save_file(models["llm"], base + "-out.safetensors")
         cold = {"Cold_Read": (lambda: plain_read(paths["llm"]), paths["llm"]),
                 "Cold_LoadFile": (lambda: zt.load_file(paths["llm"]), paths["llm"]),
-                "Cold_LoadFileZstd": (lambda: zt.load_file(paths["zstd"]), paths["zstd"])}
+                "Cold_LoadFileZstd": (lambda: zt.load_file(paths["zstd"]), paths["zstd"]),
+                "Cold_LoadFilePlanes": (lambda: zt.load_file(paths["planes"]), paths["planes"])}
         facts["cold_by"] = drop_cache(paths["llm"])
         gpus = {}
         if gpu:

@@ -316,6 +316,12 @@ def main():
     t.ratio("load", f"load_file, {cold}", ld, "Cold_Read", "Cold_LoadFile", 0.9, "one plain read of the file, cold")
     t.ratio("load", f"zstd twin against raw, {cold}", ld, "Cold_LoadFile", "Cold_LoadFileZstd", 1.2,
             "raw load_file, cold (the goal holds where the disk is slower than decoding)")
+    pr = ld_facts.get("planes_ratio")
+    t.ratio("load", f"byte-planes twin against raw, {cold}", ld, "Cold_LoadFile", "Cold_LoadFilePlanes", None,
+            f"raw load_file, cold (planes ratio {pr:.2f}; issue #46: beats raw where the disk reads slower than "
+            "all-core decoding)" if pr else "raw load_file, cold")
+    t.ratio("load", "byte-planes twin against raw, hot", ld, "Load_LoadFile_llm", "Load_LoadFilePlanes", None,
+            "load_file of the raw file")
     gpu = ld_facts.get("gpu") or "no GPU in this run"
     t.ratio("load", f"load_file(device='cuda') ({gpu})", ld, "Gpu_Pinned", "Gpu_LoadFile", 0.8,
             "one pinned host->device copy of the same bytes")
