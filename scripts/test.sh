@@ -75,7 +75,7 @@ clang_build=${ZT_CLANG_BUILD_DIR:-build-clang}
 if command -v clang++ >/dev/null 2>&1; then
   if step clang-configure cmake -S . -B "$clang_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DZT_WERROR=ON \
-       -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON &&
+       -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON -DZT_UNITY_BUILD=OFF &&
      step clang-build cmake --build "$clang_build" -j "$jobs"; then
     step clang-sanitized env UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
       ctest --test-dir "$clang_build" -L 'unit|cpp|cli|hardening|fuzz-replay' --output-on-failure \

@@ -21,15 +21,15 @@ constexpr uint64_t kDefaultMaxValues = uint64_t{1} << 27;
 
 // What export writes: the .npy dtype and shape, and how the values are
 // written, known before any of them is decoded.
-struct ExportPlan {
+struct NpyExport {
   std::string descr;
   std::vector<uint64_t> shape;
   std::function<Result<void>(const ByteSink&)> write;
 };
 
-Result<ExportPlan> export_plan(const Input& in, size_t i, const std::optional<std::string>& role) {
+Result<NpyExport> npy_export(const Input& in, size_t i, const std::optional<std::string>& role) {
   const Item& it = in.items[i];
-  ExportPlan plan;
+  NpyExport plan;
   if (role) {  // one component as a 1-D array: its decoded bytes, as stored
     const auto k = it.index_of(*role);
     ZT_FAIL_IF(!k, not_found, "object \"%s\" has no component \"%s\"", it.name.c_str(), role->c_str());
@@ -127,7 +127,7 @@ int run_export(const Args& a) {
   // Corrupt input is refused, never exported.
   if (auto c = (*in)->check(*i); !c) return report(c.error(), a.pos[0]);
 
-  auto plan = export_plan(**in, *i, role);
+  auto plan = npy_export(**in, *i, role);
   if (!plan) return report(plan.error(), a.pos[0]);
   // The values go out piece by piece behind the header: a 1 GiB array is
   // never held whole. The file appears at OUT only when all of it is written.

@@ -10,9 +10,9 @@ namespace {
 
 // Writes each SAX event at once. A container's first item decides whether
 // it breaks its line: an empty one prints as {} or [], as dump does.
-class Layout final : public nlohmann::json_sax<Json> {
+class JsonPrinter final : public nlohmann::json_sax<Json> {
  public:
-  Layout(int indent, std::FILE* out) : indent_(static_cast<size_t>(indent)), file_(out) {}
+  JsonPrinter(int indent, std::FILE* out) : indent_(static_cast<size_t>(indent)), file_(out) {}
 
   bool null() override { return scalar("null"); }
   bool boolean(bool v) override { return scalar(v ? "true" : "false"); }
@@ -90,7 +90,7 @@ class Layout final : public nlohmann::json_sax<Json> {
 }  // namespace
 
 Result<void> write_indented_json(std::string_view compact, int indent, std::FILE* out) {
-  Layout layout(indent < 0 ? 0 : indent, out);
+  JsonPrinter layout(indent < 0 ? 0 : indent, out);
   const bool ok = Json::sax_parse(compact.begin(), compact.end(), &layout, nlohmann::json::input_format_t::json, true);
   const bool written = layout.flush();
   ZT_FAIL_IF(!ok, format, "the manifest's JSON text does not parse");

@@ -178,10 +178,10 @@ std::vector<uint64_t> shown_indices(uint64_t n, bool elide, uint64_t edge) {
   return v;
 }
 
-class Layout {
+class ValueBlocks {
  public:
-  Layout(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
-         const std::unordered_map<uint64_t, std::string>& text, size_t linewidth)
+  ValueBlocks(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
+              const std::unordered_map<uint64_t, std::string>& text, size_t linewidth)
       : shape_(shape), shown_(shown), text_(text), linewidth_(linewidth) {
     stride_.assign(shape.size(), 1);
     for (size_t d = shape.size(); d-- > 1;) stride_[d - 1] = stride_[d] * shape[d];
@@ -324,7 +324,7 @@ std::string format_array(std::span<const uint64_t> shape, CellKind kind,
   if (shape.empty()) return words.empty() ? std::string() : words[0];
   std::unordered_map<uint64_t, std::string> text;
   for (size_t i = 0; i < flat.size(); ++i) text.emplace(flat[i], std::move(words[i]));
-  return Layout(shape, shown, text, opt.linewidth).block(0, 0);
+  return ValueBlocks(shape, shown, text, opt.linewidth).block(0, 0);
 }
 
 std::string format_scalar(CellKind kind, const Cell& c, Precision precision) {

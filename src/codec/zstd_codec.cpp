@@ -3,9 +3,10 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <thread>
+
+#include "base/for_each_index.h"
 
 namespace zt {
 
@@ -288,15 +289,11 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   return out;
 }
 
-namespace {
-// Below this, a component decodes on one thread.
-constexpr uint64_t kMinParallelBytes = 4u << 20;
-}  // namespace
-
 Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
                                   const std::string& where, unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  if (threads < 2 || dst.size() < kMinParallelBytes) return zstd_decode_exact(src, dst, where);
+  if (threads < 2 || dst.size() < kMinParallelDecodeBytes)
+    return zstd_decode_exact(src, dst, where);
   const std::vector<ZstdFrame> frames = zstd_frame_index(src, dst.size());
   if (frames.size() < 2) return zstd_decode_exact(src, dst, where);
   return zstd_decode_frames(src, frames, dst, where, threads);
@@ -305,32 +302,22 @@ Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_
 Result<void> zstd_decode_frames(std::span<const uint8_t> src, std::span<const ZstdFrame> frames,
                                 std::span<uint8_t> dst, const std::string& where,
                                 unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  if (dst.size() < kMinParallelBytes) threads = 1;
+  if (dst.size() < kMinParallelDecodeBytes) threads = 1;
   uint64_t sum = 0;
   for (const ZstdFrame& f : frames) sum += f.content_size;
   ZT_FAIL_IF(sum != dst.size(), invalid, "%s: the frames hold %llu bytes, not %zu", where.c_str(),
              static_cast<ull>(sum), dst.size());
   std::vector<uint64_t> out_at(frames.size());
   for (size_t i = 1; i < frames.size(); ++i) out_at[i] = out_at[i - 1] + frames[i - 1].content_size;
-  std::atomic<size_t> next{0};
   std::vector<Error> errors(frames.size());
-  auto work = [&] {
-    for (size_t i = next++; i < frames.size(); i = next++) {
-      const ZstdFrame& f = frames[i];
-      auto r = zstd_decode_exact(src.subspan(f.src_offset, f.src_size),
-                                 dst.subspan(out_at[i], f.content_size), where);
-      if (!r)
-        errors[i] = make_error(r.error().status, "%s (frame %zu, listed as %llu bytes)",
-                               r.error().message.c_str(), i, static_cast<ull>(f.content_size));
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    const unsigned n = std::min<unsigned>(threads, static_cast<unsigned>(frames.size()));
-    for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-    work();
-  }
+  for_each_index(frames.size(), threads, [&](size_t i) {
+    const ZstdFrame& f = frames[i];
+    auto r = zstd_decode_exact(src.subspan(f.src_offset, f.src_size),
+                               dst.subspan(out_at[i], f.content_size), where);
+    if (!r)
+      errors[i] = make_error(r.error().status, "%s (frame %zu, listed as %llu bytes)",
+                             r.error().message.c_str(), i, static_cast<ull>(f.content_size));
+  });
   for (auto& e : errors)
     if (e.status != Status::ok) return std::move(e);
   return {};

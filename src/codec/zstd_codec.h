@@ -115,6 +115,10 @@ namespace zt {
 Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
                                                  const std::string& where);
 
+// Below this many decoded bytes, a component decodes on one thread: starting
+// threads costs more than they save (zstd frames and byte planes alike).
+constexpr uint64_t kMinParallelDecodeBytes = 4u << 20;
+
 // zstd_decode_exact, but a component stored as several frames that record
 // their sizes is decoded on up to `threads` threads (0: all cores).
 Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,

@@ -16,9 +16,9 @@
 
 namespace zt::foreign {
 
-namespace torch_reader {
-
 using ull = unsigned long long;
+
+namespace torch_reader {
 
 Result<void> TorchReader::read_zip() {
   auto archive = ZipArchive::open(path_);
@@ -185,7 +185,6 @@ Result<void> TorchReader::read_legacy() {
 }  // namespace torch_reader
 
 Result<ForeignFile> read_pytorch(const std::string& path, uint64_t limit) {
-  using ull = unsigned long long;
   ForeignFile f;
   f.kind = FileKind::pytorch;
   uint8_t head[4] = {};

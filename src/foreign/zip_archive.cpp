@@ -4,13 +4,13 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
 #include <thread>
 #include <utility>
 
+#include "base/for_each_index.h"
 #include "base/zt_limits.h"
 #include "source/io.h"
 
@@ -236,18 +236,11 @@ std::vector<std::optional<std::span<const uint8_t>>> ZipArchive::stored_in_place
     if (out[i]) order.push_back(i);
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return out[a]->size() > out[b]->size(); });
-  std::atomic<size_t> next{0};
-  const auto check = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < order.size();) {
-      const size_t i = order[k];
-      if (!crc_matches(*out[i], members_[i].crc)) out[i].reset();
-    }
-  };
   const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  std::vector<std::jthread> pool;
-  for (unsigned t = 1; t < threads && t < order.size(); ++t) pool.emplace_back(check);
-  check();
-  pool.clear();  // joins
+  for_each_index(order.size(), threads, [&](size_t k) {
+    const size_t i = order[k];
+    if (!crc_matches(*out[i], members_[i].crc)) out[i].reset();
+  });
   return out;
 }
 

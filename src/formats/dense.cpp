@@ -49,16 +49,16 @@ Result<void> chunks(const Reader& r, size_t object, uint64_t values, uint64_t ch
                     });
 }
 
-constexpr std::string_view kRequired[] = {"data"};
-constexpr std::string_view kLayoutIds[] = {"dense"};
+constexpr std::string_view kDenseRequired[] = {"data"};
+constexpr std::string_view kDenseLayoutIds[] = {"dense"};
 
 }  // namespace
 
 const ObjectFormat kDenseFormat = {
     .name = "dense",
-    .layout_ids = kLayoutIds,
+    .layout_ids = kDenseLayoutIds,
     .v1 = true,
-    .required_roles = kRequired,
+    .required_roles = kDenseRequired,
     .optional_roles = {},
     .index_roles = {},
     .value_role = "data",

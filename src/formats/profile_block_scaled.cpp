@@ -141,18 +141,18 @@ Result<void> bs_values(const Reader& r, size_t object, uint64_t first, std::span
   return {};
 }
 
-constexpr std::string_view kLayoutIds[] = {"libztensor.block_scaled/1"};
-constexpr std::string_view kRequired[] = {"data", "scales"};
-constexpr std::string_view kOptional[] = {"global_scale", "input_scale"};
+constexpr std::string_view kBlockScaledLayoutIds[] = {"libztensor.block_scaled/1"};
+constexpr std::string_view kBlockScaledRequired[] = {"data", "scales"};
+constexpr std::string_view kBlockScaledOptional[] = {"global_scale", "input_scale"};
 
 }  // namespace
 
 const ObjectFormat kBlockScaledFormat = {
     .name = "libztensor.block_scaled/1",
-    .layout_ids = kLayoutIds,
+    .layout_ids = kBlockScaledLayoutIds,
     .v1 = false,
-    .required_roles = kRequired,
-    .optional_roles = kOptional,
+    .required_roles = kBlockScaledRequired,
+    .optional_roles = kBlockScaledOptional,
     .index_roles = {},
     .value_role = "",
     .listed_role = "data",

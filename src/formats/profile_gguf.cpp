@@ -51,7 +51,7 @@ static_assert([] {
 }());
 
 // The descriptor's layout ids, the table's in its order.
-constexpr std::array<std::string_view, kTypes.size()> kLayoutIds = [] {
+constexpr std::array<std::string_view, kTypes.size()> kGgufLayoutIds = [] {
   std::array<std::string_view, kTypes.size()> ids{};
   for (size_t i = 0; i < kTypes.size(); ++i) ids[i] = kTypes[i].id;
   return ids;
@@ -94,15 +94,15 @@ Result<void> check_gguf(const Object& o) {
                          "product(shape) / elems_per_block x block_bytes");
 }
 
-constexpr std::string_view kRequired[] = {"data"};
+constexpr std::string_view kGgufRequired[] = {"data"};
 
 }  // namespace
 
 const ObjectFormat kGgufFormat = {
     .name = "gguf",
-    .layout_ids = kLayoutIds,
+    .layout_ids = kGgufLayoutIds,
     .v1 = false,
-    .required_roles = kRequired,
+    .required_roles = kGgufRequired,
     .optional_roles = {},
     .index_roles = {},
     .value_role = "",

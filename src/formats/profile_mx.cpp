@@ -113,16 +113,16 @@ Result<void> mx_values(const Reader& r, size_t object, uint64_t first, std::span
   return {};
 }
 
-constexpr std::string_view kLayoutIds[] = {"zt.mx/1"};
-constexpr std::string_view kRequired[] = {"data", "scales"};
+constexpr std::string_view kMxLayoutIds[] = {"zt.mx/1"};
+constexpr std::string_view kMxRequired[] = {"data", "scales"};
 
 }  // namespace
 
 const ObjectFormat kMxFormat = {
     .name = "zt.mx/1",
-    .layout_ids = kLayoutIds,
+    .layout_ids = kMxLayoutIds,
     .v1 = false,
-    .required_roles = kRequired,
+    .required_roles = kMxRequired,
     .optional_roles = {},
     .index_roles = {},
     .value_role = "",

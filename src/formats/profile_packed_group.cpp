@@ -376,20 +376,21 @@ Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span
   return {};
 }
 
-constexpr std::string_view kLayoutIds[] = {"libztensor.packed_group/1"};
-constexpr std::string_view kRequired[] = {"data", "scales"};
-constexpr std::string_view kOptional[] = {"zeros", "g_idx"};
+constexpr std::string_view kPackedGroupLayoutIds[] = {"libztensor.packed_group/1"};
+constexpr std::string_view kPackedGroupRequired[] = {"data", "scales"};
+constexpr std::string_view kPackedGroupOptional[] = {"zeros", "g_idx"};
 // group_size 0 is one group a row: per-channel scales.
-constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size", " channel"}};
+constexpr ListedAttribute kPackedGroupListed[] = {{"int", "bits"},
+                                                  {" g", "group_size", " channel"}};
 
 }  // namespace
 
 const ObjectFormat kPackedGroupFormat = {
     .name = "libztensor.packed_group/1",
-    .layout_ids = kLayoutIds,
+    .layout_ids = kPackedGroupLayoutIds,
     .v1 = false,
-    .required_roles = kRequired,
-    .optional_roles = kOptional,
+    .required_roles = kPackedGroupRequired,
+    .optional_roles = kPackedGroupOptional,
     .index_roles = {},
     .value_role = "",
     .listed_role = "data",
@@ -400,7 +401,7 @@ const ObjectFormat kPackedGroupFormat = {
     .check_structure = check_packed_group,
     .check_content = check_packed_group_content,
     .check_written = check_written_group_map,
-    .listed_attributes = kListed,
+    .listed_attributes = kPackedGroupListed,
     .to_f32 = {whole_by_range<float, pg_values<float>>, chunks_by_range<float, pg_values<float>>},
     .to_f64 = {whole_by_range<double, pg_values<double>>,
                chunks_by_range<double, pg_values<double>>},

@@ -312,19 +312,19 @@ Result<void> qg_values(const Reader& r, size_t object, uint64_t first, std::span
   return qg_values_in<T, T>(r, object, first, dst);
 }
 
-constexpr std::string_view kLayoutIds[] = {"zt.quant_group/1"};
-constexpr std::string_view kRequired[] = {"data", "scales"};
-constexpr std::string_view kOptional[] = {"zeros"};
-constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size"}};
+constexpr std::string_view kQuantGroupLayoutIds[] = {"zt.quant_group/1"};
+constexpr std::string_view kQuantGroupRequired[] = {"data", "scales"};
+constexpr std::string_view kQuantGroupOptional[] = {"zeros"};
+constexpr ListedAttribute kQuantGroupListed[] = {{"int", "bits"}, {" g", "group_size"}};
 
 }  // namespace
 
 const ObjectFormat kQuantGroupFormat = {
     .name = "zt.quant_group/1",
-    .layout_ids = kLayoutIds,
+    .layout_ids = kQuantGroupLayoutIds,
     .v1 = false,
-    .required_roles = kRequired,
-    .optional_roles = kOptional,
+    .required_roles = kQuantGroupRequired,
+    .optional_roles = kQuantGroupOptional,
     .index_roles = {},
     .value_role = "",
     .listed_role = "data",
@@ -335,7 +335,7 @@ const ObjectFormat kQuantGroupFormat = {
     .check_structure = check_quant_group,
     .check_content = nullptr,
     .check_written = nullptr,
-    .listed_attributes = kListed,
+    .listed_attributes = kQuantGroupListed,
     .to_f32 = {whole_by_range<float, qg_values<float>>, chunks_by_range<float, qg_values<float>>},
     .to_f64 = {whole_by_range<double, qg_values<double>>,
                chunks_by_range<double, qg_values<double>>},

@@ -40,8 +40,8 @@ Result<void> chunks(const Reader& r, size_t object, uint64_t, uint64_t chunk,
                     });
 }
 
-constexpr std::string_view kRequired[] = {"packed_weight", "scales", "zeros"};
-constexpr ListedAttribute kListed[] = {{"int", "bits"}, {" g", "group_size"}};
+constexpr std::string_view kQuantizedGroupRequired[] = {"packed_weight", "scales", "zeros"};
+constexpr ListedAttribute kQuantizedGroupListed[] = {{"int", "bits"}, {" g", "group_size"}};
 
 }  // namespace
 
@@ -49,7 +49,7 @@ const ObjectFormat kQuantizedGroupFormat = {
     .name = "quantized_group",
     .layout_ids = {},  // zt.quant_group/1 means something else (docs/v2.md §3)
     .v1 = true,
-    .required_roles = kRequired,
+    .required_roles = kQuantizedGroupRequired,
     .optional_roles = {},
     .index_roles = {},
     .value_role = "",
@@ -61,7 +61,7 @@ const ObjectFormat kQuantizedGroupFormat = {
     .check_structure = nullptr,
     .check_content = check_quantized_layout,
     .check_written = check_written_quantized,
-    .listed_attributes = kListed,
+    .listed_attributes = kQuantizedGroupListed,
     .to_f32 = {whole<float>, chunks<float>},
     .to_f64 = {whole<double>, chunks<double>},
 };

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "base/for_each_index.h"
 #include "codec/zstd_codec.h"
 
 namespace zt {
@@ -249,30 +249,15 @@ struct Progress {
 // request as its last task ends.
 void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests, Progress& progress,
              const DecodeDone& done) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < p.tasks.size();
-         i = next.fetch_add(1, std::memory_order_relaxed)) {
-      const size_t k = p.tasks[i].request;
-      DecodeRequest& q = requests[k];
-      auto res = run_task(r, p.tasks[i], q);
-      if (!res && !progress.failed[k].exchange(true)) q.error = std::move(res).error();
-      // acq_rel: the last task to end sees every other task's writes.
-      if (progress.left[k].fetch_sub(1, std::memory_order_acq_rel) == 1 && done)
-        done(k, q.error.status);
-    }
-  };
-  const size_t n = std::min<size_t>(p.threads, p.tasks.size());
-  std::vector<std::jthread> pool;
-  pool.reserve(n);
-  for (size_t t = 1; t < n; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones running share the work
-    }
-  }
-  work();
+  for_each_index(p.tasks.size(), p.threads, [&](size_t i) {
+    const size_t k = p.tasks[i].request;
+    DecodeRequest& q = requests[k];
+    auto res = run_task(r, p.tasks[i], q);
+    if (!res && !progress.failed[k].exchange(true)) q.error = std::move(res).error();
+    // acq_rel: the last task to end sees every other task's writes.
+    if (progress.left[k].fetch_sub(1, std::memory_order_acq_rel) == 1 && done)
+      done(k, q.error.status);
+  });
 }
 
 }  // namespace
