@@ -18,6 +18,7 @@ Needs Debian's python3-cbor2 and python3-zstandard.
 import argparse
 import glob
 import os
+import random
 import shutil
 import struct
 
@@ -617,6 +618,24 @@ def http_response_seeds():
     }
 
 
+def byte_planes_seeds():
+    """fuzz_byte_planes: a control byte, the decoded length (20 bits), then
+    a stream to decode (bit 0 clear) or bytes to encode (bit 0 set)."""
+    def head(control, length):
+        return bytes([control, length & 0xFF, (length >> 8) & 0xFF, (length >> 16) & 0x0F])
+    rng = random.Random(46)
+    f32 = b"".join(struct.pack("<f", rng.gauss(0, 0.02)) for _ in range(1024))
+    bf16 = b"".join(f32[i + 2:i + 4] for i in range(0, len(f32), 4))
+    return {
+        "bf16_two_frames": head(0, len(bf16)) + byte_planes(bf16, 2, 1024),
+        "f32_three_frames": head(0, len(f32)) + byte_planes(f32, 4, 1536),
+        "fp8_one_frame": head(0, 512) + byte_planes(bf16[:512], 1, 512),
+        "length_mismatch": head(0, 100) + byte_planes(bf16[:128], 2, 64),
+        "round_trip_bf16": bytes([0x02 | 1 | 0x30]) + b"\0\0\0" + bf16,
+        "round_trip_f64_plain": bytes([0x06 | 1 | 0x08]) + b"\0\0\0" + f32,
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--conformance", default="/work/shared/conformance/corpus")
@@ -645,6 +664,11 @@ def main():
     d = os.path.join(HERE, "corpus", "http_response")
     os.makedirs(d, exist_ok=True)
     for name, b in http_response_seeds().items():
+        with open(os.path.join(d, "seed_%s" % name), "wb") as f:
+            f.write(b)
+    d = os.path.join(HERE, "corpus", "byte_planes")
+    os.makedirs(d, exist_ok=True)
+    for name, b in byte_planes_seeds().items():
         with open(os.path.join(d, "seed_%s" % name), "wb") as f:
             f.write(b)
     for target, seeds in foreign_seeds().items():

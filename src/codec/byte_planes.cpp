@@ -4,10 +4,10 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <thread>
 
+#include "base/for_each_index.h"
 #include "codec/zstd_codec.h"
 
 namespace zt {
@@ -17,10 +17,8 @@ namespace {
 using ull = unsigned long long;
 
 constexpr uint32_t kMagic = 0x5042545Au;  // "ZTBP"
-constexpr uint64_t kFooterBytes = 16;
 constexpr uint32_t kCodedBit = 1u << 31;
 constexpr uint32_t kMaxFrameBytes = 1u << 30;  // plane sizes stay below the coded bit
-constexpr uint64_t kMinParallelBytes = 4u << 20;
 
 uint32_t load_u32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
@@ -207,15 +205,17 @@ Result<void> byte_planes_encode(std::span<const uint8_t> src, const PlanesLayout
   return {};
 }
 
-Result<PlanesIndex> byte_planes_index(std::span<const uint8_t> stored, uint64_t decoded_length,
-                                      const std::string& where) {
-  const char* w = where.c_str();
-  ZT_FAIL_IF(stored.size() < kFooterBytes, invalid,
-             "%s: byte planes: %zu bytes cannot hold the 16-byte footer", w, stored.size());
-  const uint8_t* f = stored.data() + stored.size() - kFooterBytes;
+namespace {
+
+// The footer's layout and frame count, checked against the lengths.
+struct Footer {
+  PlanesLayout layout;
+  uint32_t frame_count = 0;
+};
+Result<Footer> layout_of(const uint8_t* f, uint64_t decoded_length, const char* w) {
   ZT_FAIL_IF(load_u32(f + 12) != kMagic, invalid, "%s: byte planes: the footer's magic is not ZTBP",
              w);
-  PlanesIndex x;
+  Footer x;
   const uint32_t frame_count = load_u32(f);
   x.layout.frame_bytes = load_u32(f + 4);
   x.layout.width = f[8];
@@ -241,16 +241,74 @@ Result<PlanesIndex> byte_planes_index(std::span<const uint8_t> stored, uint64_t 
              "%s: byte planes: %u frames, where %llu bytes in frames of %llu need %llu", w,
              frame_count, static_cast<ull>(decoded_length), static_cast<ull>(fb),
              static_cast<ull>(want_frames));
-  const uint64_t entry = 4 * (uint64_t{width} + 1);
-  const uint64_t index_bytes = uint64_t{frame_count} * entry;
-  ZT_FAIL_IF(index_bytes > stored.size() - kFooterBytes, invalid,
-             "%s: byte planes: the index of %u frames (%llu bytes) does not fit the %zu bytes", w,
-             frame_count, static_cast<ull>(index_bytes), stored.size());
-  const uint64_t data_bytes = stored.size() - kFooterBytes - index_bytes;
-  const uint8_t* at = stored.data() + data_bytes;
-  x.frames.resize(frame_count);
+  x.frame_count = frame_count;
+  return x;
+}
+
+uint64_t index_entry_bytes(unsigned width) {
+  return 4 * (uint64_t{width} + 1);
+}
+
+}  // namespace
+
+Result<uint64_t> byte_planes_tail_bytes(std::span<const uint8_t> footer, uint64_t stored_length,
+                                        uint64_t decoded_length, const std::string& where) {
+  const char* w = where.c_str();
+  ZT_FAIL_IF(stored_length < kBytePlanesFooterBytes || footer.size() != kBytePlanesFooterBytes,
+             invalid, "%s: byte planes: %llu bytes cannot hold the 16-byte footer", w,
+             static_cast<ull>(stored_length));
+  auto x = layout_of(footer.data(), decoded_length, w);
+  ZT_TRY(x);
+  const uint64_t index_bytes = x->frame_count * index_entry_bytes(x->layout.width);
+  ZT_FAIL_IF(index_bytes > stored_length - kBytePlanesFooterBytes, invalid,
+             "%s: byte planes: the index of %u frames (%llu bytes) does not fit the %llu bytes", w,
+             x->frame_count, static_cast<ull>(index_bytes), static_cast<ull>(stored_length));
+  return index_bytes + kBytePlanesFooterBytes;
+}
+
+namespace {
+
+// One coded plane's zstd header: one frame of exactly its stored bytes that
+// declares the plane's decoded bytes.
+Result<void> check_coded_plane(std::span<const uint8_t> bytes, uint64_t plane, size_t k, size_t j,
+                               const char* w) {
+  const auto head = zstd_frame_head(bytes);
+  ZT_FAIL_IF(!head || head->stored_size != bytes.size() || head->content_size != plane, invalid,
+             "%s: byte planes: frame %zu plane %zu is not one zstd frame of %zu bytes that "
+             "declares its %llu bytes",
+             w, k, j, bytes.size(), static_cast<ull>(plane));
+  return {};
+}
+
+// The index from the stream's tail; with `planes` (the bytes before the
+// index) each coded plane's header is checked as its entry is read, so the
+// first rule broken is the one named.
+Result<PlanesIndex> parse_index(std::span<const uint8_t> tail, uint64_t stored_length,
+                                uint64_t decoded_length, const std::string& where,
+                                std::span<const uint8_t> planes) {
+  const char* w = where.c_str();
+  ZT_FAIL_IF(tail.size() < kBytePlanesFooterBytes || tail.size() > stored_length, invalid,
+             "%s: byte planes: %llu bytes cannot hold the 16-byte footer", w,
+             static_cast<ull>(stored_length));
+  const auto want = byte_planes_tail_bytes(tail.last(kBytePlanesFooterBytes), stored_length,
+                                           decoded_length, where);
+  ZT_TRY(want);
+  ZT_FAIL_IF(tail.size() != *want, invalid, "%s: byte planes: the index and footer are %llu bytes",
+             w, static_cast<ull>(*want));
+  const auto footer =
+      layout_of(tail.data() + tail.size() - kBytePlanesFooterBytes, decoded_length, w);
+  ZT_TRY(footer);
+  // The index fits the stream (byte_planes_tail_bytes): the frame count is
+  // bounded by bytes that exist.
+  PlanesIndex x;
+  x.layout = footer->layout;
+  x.frames.resize(footer->frame_count);
+  const unsigned width = x.layout.width;
+  const uint64_t fb = x.layout.frame_bytes;
+  const uint64_t data_bytes = stored_length - tail.size();
+  const uint8_t* at = tail.data();
   uint64_t offset = 0;
-  for (uint32_t k = 0; k < frame_count; ++k, at += entry) {
+  for (size_t k = 0; k < x.frames.size(); ++k, at += index_entry_bytes(width)) {
     PlanesFrame& fr = x.frames[k];
     fr.offset = offset;
     fr.decoded = std::min<uint64_t>(fb, decoded_length - uint64_t{k} * fb);
@@ -260,24 +318,19 @@ Result<PlanesIndex> byte_planes_index(std::span<const uint8_t> stored, uint64_t 
       const uint32_t size = v & ~kCodedBit;
       const bool coded = (v & kCodedBit) != 0;
       ZT_FAIL_IF(size > data_bytes - offset, invalid,
-                 "%s: byte planes: frame %u plane %u (%u bytes) goes beyond the planes' %llu bytes",
+                 "%s: byte planes: frame %zu plane %u (%u bytes) goes beyond the planes' %llu "
+                 "bytes",
                  w, k, j, size, static_cast<ull>(data_bytes));
-      const auto bytes = stored.subspan(offset, size);
-      if (coded) {
-        const auto head = zstd_frame_head(bytes);
-        ZT_FAIL_IF(!head || head->stored_size != size || head->content_size != plane, invalid,
-                   "%s: byte planes: frame %u plane %u is not one zstd frame of %u bytes that "
-                   "declares its %llu bytes",
-                   w, k, j, size, static_cast<ull>(plane));
-      } else {
-        ZT_FAIL_IF(size != plane, invalid,
-                   "%s: byte planes: frame %u plane %u is stored as %u bytes, not its %llu", w, k,
-                   j, size, static_cast<ull>(plane));
-      }
+      ZT_FAIL_IF(!coded && size != plane, invalid,
+                 "%s: byte planes: frame %zu plane %u is stored as %u bytes, not its %llu", w, k, j,
+                 size, static_cast<ull>(plane));
+      if (coded && !planes.empty())
+        ZT_TRY(check_coded_plane(planes.subspan(offset, size), plane, k, j, w));
       fr.sizes.push_back(size);
       fr.coded.push_back(coded);
       offset += size;
     }
+    fr.stored = offset - fr.offset;
     fr.checksum = load_u32(at + 4 * width);
   }
   ZT_FAIL_IF(offset != data_bytes, invalid,
@@ -286,15 +339,52 @@ Result<PlanesIndex> byte_planes_index(std::span<const uint8_t> stored, uint64_t 
   return x;
 }
 
-Result<void> byte_planes_decode_frame(std::span<const uint8_t> stored, const PlanesIndex& x,
+}  // namespace
+
+Result<PlanesIndex> byte_planes_index_from_tail(std::span<const uint8_t> tail,
+                                                uint64_t stored_length, uint64_t decoded_length,
+                                                const std::string& where) {
+  return parse_index(tail, stored_length, decoded_length, where, {});
+}
+
+Result<void> byte_planes_check_frame(std::span<const uint8_t> frame, const PlanesIndex& x, size_t k,
+                                     const std::string& where) {
+  const PlanesFrame& fr = x.frames.at(k);
+  ZT_FAIL_IF(frame.size() != fr.stored, invalid,
+             "%s: byte planes: frame %zu is %llu stored bytes, not %zu", where.c_str(), k,
+             static_cast<ull>(fr.stored), frame.size());
+  const uint64_t plane = fr.decoded / x.layout.width;
+  uint64_t at = 0;
+  for (size_t j = 0; j < fr.sizes.size(); at += fr.sizes[j++])
+    if (fr.coded[j])
+      ZT_TRY(check_coded_plane(frame.subspan(at, fr.sizes[j]), plane, k, j, where.c_str()));
+  return {};
+}
+
+Result<PlanesIndex> byte_planes_index(std::span<const uint8_t> stored, uint64_t decoded_length,
+                                      const std::string& where) {
+  ZT_FAIL_IF(stored.size() < kBytePlanesFooterBytes, invalid,
+             "%s: byte planes: %zu bytes cannot hold the 16-byte footer", where.c_str(),
+             stored.size());
+  const auto tail = byte_planes_tail_bytes(stored.last(kBytePlanesFooterBytes), stored.size(),
+                                           decoded_length, where);
+  ZT_TRY(tail);
+  return parse_index(stored.last(*tail), stored.size(), decoded_length, where,
+                     stored.first(stored.size() - *tail));
+}
+
+Result<void> byte_planes_decode_frame(std::span<const uint8_t> frame, const PlanesIndex& x,
                                       size_t k, std::span<uint8_t> dst, const std::string& where) {
   const PlanesFrame& fr = x.frames.at(k);
+  ZT_FAIL_IF(frame.size() != fr.stored, invalid,
+             "%s: byte planes: frame %zu is %llu stored bytes, not %zu", where.c_str(), k,
+             static_cast<ull>(fr.stored), frame.size());
   ZT_FAIL_IF(dst.size() != fr.decoded, invalid, "%s: byte planes: frame %zu is %llu bytes, not %zu",
              where.c_str(), k, static_cast<ull>(fr.decoded), dst.size());
   const unsigned width = x.layout.width;
   const size_t plane = fr.decoded / width;
   if (width == 1) {  // one plane, no transform: the plane is the frame
-    const auto bytes = stored.subspan(fr.offset, fr.sizes[0]);
+    const auto bytes = frame.first(fr.sizes[0]);
     if (fr.coded[0])
       ZT_TRY(zstd_decode_exact(bytes, dst, where));
     else
@@ -306,9 +396,9 @@ Result<void> byte_planes_decode_frame(std::span<const uint8_t> stored, const Pla
   thread_local std::vector<std::vector<uint8_t>> scratch;
   if (scratch.size() < width) scratch.resize(width);
   std::vector<std::span<const uint8_t>> planes(width);
-  uint64_t at = fr.offset;
+  uint64_t at = 0;
   for (unsigned j = 0; j < width; ++j) {
-    const auto bytes = stored.subspan(at, fr.sizes[j]);
+    const auto bytes = frame.subspan(at, fr.sizes[j]);
     at += fr.sizes[j];
     if (!fr.coded[j]) {
       planes[j] = bytes;
@@ -328,24 +418,14 @@ Result<void> byte_planes_decode(std::span<const uint8_t> stored, std::span<uint8
                                 const std::string& where, unsigned threads) {
   auto x = byte_planes_index(stored, dst.size(), where);
   ZT_TRY(x);
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  if (dst.size() < kMinParallelBytes) threads = 1;
+  if (dst.size() < kMinParallelDecodeBytes) threads = 1;
   const uint64_t fb = x->layout.frame_bytes;
-  std::atomic<size_t> next{0};
   std::vector<Error> errors(x->frames.size());
-  auto work = [&] {
-    for (size_t k = next++; k < x->frames.size(); k = next++) {
-      auto r =
-          byte_planes_decode_frame(stored, *x, k, dst.subspan(k * fb, x->frames[k].decoded), where);
-      if (!r) errors[k] = std::move(r).error();
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    const unsigned n = std::min<unsigned>(threads, static_cast<unsigned>(x->frames.size()));
-    for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-    work();
-  }
+  for_each_index(x->frames.size(), threads, [&](size_t k) {
+    auto r = byte_planes_decode_frame(byte_planes_frame(stored, *x, k), *x, k,
+                                      dst.subspan(k * fb, x->frames[k].decoded), where);
+    if (!r) errors[k] = std::move(r).error();
+  });
   for (auto& e : errors)
     if (e.status != Status::ok) return std::move(e);
   return {};

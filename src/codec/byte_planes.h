@@ -49,6 +49,7 @@ struct PlanesLayout {
 // One frame of a checked stream: where its planes are and what it decodes to.
 struct PlanesFrame {
   uint64_t offset = 0;   // of its first plane in the stream
+  uint64_t stored = 0;   // bytes of its planes, which follow one another
   uint64_t decoded = 0;  // bytes
   uint32_t checksum = 0;
   std::vector<uint32_t> sizes;  // stored bytes of each plane
@@ -102,9 +103,33 @@ Result<void> byte_planes_encode(std::span<const uint8_t> src, const PlanesLayout
 Result<PlanesIndex> byte_planes_index(std::span<const uint8_t> stored, uint64_t decoded_length,
                                       const std::string& where);
 
-// Decodes frame `k` of a checked stream into exactly
-// index.frames[k].decoded bytes, its checksum checked.
-Result<void> byte_planes_decode_frame(std::span<const uint8_t> stored, const PlanesIndex& index,
+// Bytes of the footer that ends every stream.
+constexpr uint64_t kBytePlanesFooterBytes = 16;
+
+// The same checks in three steps, for a stream that is not in memory (copy
+// mode, a remote source), so that a range fetches only the frames that
+// hold it: the bytes the index and footer take at the end of a stream of
+// `stored_length` bytes, from its last 16; the index from those bytes
+// (every rule but the zstd planes' headers); then each frame's planes, on
+// that frame's bytes alone, before it is decoded.
+Result<uint64_t> byte_planes_tail_bytes(std::span<const uint8_t> footer, uint64_t stored_length,
+                                        uint64_t decoded_length, const std::string& where);
+Result<PlanesIndex> byte_planes_index_from_tail(std::span<const uint8_t> tail,
+                                                uint64_t stored_length, uint64_t decoded_length,
+                                                const std::string& where);
+Result<void> byte_planes_check_frame(std::span<const uint8_t> frame, const PlanesIndex& index,
+                                     size_t k, const std::string& where);
+
+// Frame k's planes within the whole stream.
+inline std::span<const uint8_t> byte_planes_frame(std::span<const uint8_t> stored,
+                                                  const PlanesIndex& index, size_t k) {
+  return stored.subspan(index.frames[k].offset, index.frames[k].stored);
+}
+
+// Decodes frame `k` of a checked stream from its planes (`frame`:
+// index.frames[k].stored bytes) into exactly index.frames[k].decoded
+// bytes, its checksum checked.
+Result<void> byte_planes_decode_frame(std::span<const uint8_t> frame, const PlanesIndex& index,
                                       size_t k, std::span<uint8_t> dst, const std::string& where);
 
 // Checks and decodes a whole stream into dst (dst.size() is the decoded

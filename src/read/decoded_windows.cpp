@@ -31,7 +31,8 @@ Result<std::span<const uint8_t>> DecodedWindows::next() {
     Planes& p = *planes_;
     if (p.next == p.index.frames.size()) return std::span<const uint8_t>();
     p.frame.resize(p.index.frames[p.next].decoded);
-    ZT_TRY(byte_planes_decode_frame(p.stored, p.index, p.next, p.frame, where_));
+    ZT_TRY(byte_planes_decode_frame(byte_planes_frame(p.stored, p.index, p.next), p.index, p.next,
+                                    p.frame, where_));
     ++p.next;
     return std::span<const uint8_t>(p.frame);
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "codec/byte_planes.h"
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
 #include "manifest/object_format.h"
@@ -14,30 +15,45 @@ using ull = unsigned long long;
 
 namespace {
 
-// The frames that hold a byte of a run, by index, ascending.
-std::vector<size_t> frames_holding(const ByteRuns& runs, std::span<const ZstdFrame> frames) {
+// Each frame's decoded bytes, in order.
+std::vector<uint64_t> decoded_sizes(std::span<const ZstdFrame> frames) {
+  std::vector<uint64_t> out;
+  out.reserve(frames.size());
+  for (const ZstdFrame& f : frames) out.push_back(f.content_size);
+  return out;
+}
+std::vector<uint64_t> decoded_sizes(const PlanesIndex& index) {
+  std::vector<uint64_t> out;
+  out.reserve(index.frames.size());
+  for (const PlanesFrame& f : index.frames) out.push_back(f.decoded);
+  return out;
+}
+
+// The frames (of the decoded sizes given) that hold a byte of a run, by
+// index, ascending.
+std::vector<size_t> frames_holding(const ByteRuns& runs, std::span<const uint64_t> sizes) {
   std::vector<size_t> out;
   size_t fi = 0;
   uint64_t f_lo = 0;  // decoded offset of frame fi
   runs.each([&](uint64_t, uint64_t lo) {
     const uint64_t hi = lo + runs.run_bytes();
-    while (fi < frames.size() && f_lo + frames[fi].content_size <= lo)
-      f_lo += frames[fi++].content_size;
+    while (fi < sizes.size() && f_lo + sizes[fi] <= lo) f_lo += sizes[fi++];
     uint64_t j_lo = f_lo;
-    for (size_t j = fi; j < frames.size() && j_lo < hi; j_lo += frames[j++].content_size)
+    for (size_t j = fi; j < sizes.size() && j_lo < hi; j_lo += sizes[j++])
       if (out.empty() || out.back() < j) out.push_back(j);
-    return fi < frames.size();
+    return fi < sizes.size();
   });
   return out;
 }
 
-// Copies the runs to dst from the frames that hold them (frame_bytes(i)
-// gives frame i's stored bytes; it is asked only for those). A frame that
-// one run holds whole is decoded straight into dst; one cut by runs once
-// into a buffer, its pieces copied from there.
-template <typename FrameBytes>
-Result<void> copy_from(const ByteRuns& runs, std::span<const ZstdFrame> frames,
-                       FrameBytes frame_bytes, std::span<uint8_t> dst, const std::string& w) {
+// Copies the runs to dst from the frames (of the decoded sizes given) that
+// hold them: decode(i, out) decodes frame i into exactly its bytes and is
+// asked only for those. A frame that one run holds whole is decoded
+// straight into dst; one cut by runs once into a buffer, its pieces copied
+// from there.
+template <typename DecodeFrame>
+Result<void> copy_from(const ByteRuns& runs, std::span<const uint64_t> sizes, DecodeFrame decode,
+                       std::span<uint8_t> dst, const std::string& w) {
   const uint64_t run_bytes = runs.run_bytes();
   size_t fi = 0;
   uint64_t f_lo = 0;  // decoded offset of frame fi
@@ -48,21 +64,19 @@ Result<void> copy_from(const ByteRuns& runs, std::span<const ZstdFrame> frames,
     const uint64_t hi = lo + run_bytes;
     uint8_t* const out = dst.data() + i * run_bytes;
     for (uint64_t at = lo; at < hi;) {
-      while (fi < frames.size() && f_lo + frames[fi].content_size <= at)
-        f_lo += frames[fi++].content_size;
-      if (fi == frames.size()) {
+      while (fi < sizes.size() && f_lo + sizes[fi] <= at) f_lo += sizes[fi++];
+      if (fi == sizes.size()) {
         status = make_error(Status::invalid, "%s: the frames end at byte %llu, before the runs do",
                             w.c_str(), static_cast<ull>(f_lo));
         return false;
       }
-      const ZstdFrame& f = frames[fi];
-      const uint64_t f_hi = f_lo + f.content_size, end = std::min(hi, f_hi);
+      const uint64_t f_hi = f_lo + sizes[fi], end = std::min(hi, f_hi);
       if (at == f_lo && end == f_hi && held != fi) {
-        status = zstd_decode_exact(frame_bytes(fi), std::span(out + (at - lo), f.content_size), w);
+        status = decode(fi, std::span(out + (at - lo), sizes[fi]));
       } else {
         if (held != fi) {
-          partial.resize(f.content_size);
-          status = zstd_decode_exact(frame_bytes(fi), partial, w);
+          partial.resize(sizes[fi]);
+          status = decode(fi, std::span<uint8_t>(partial));
           held = status ? fi : SIZE_MAX;
         }
         if (status) std::memcpy(out + (at - lo), partial.data() + (at - f_lo), end - at);
@@ -73,6 +87,17 @@ Result<void> copy_from(const ByteRuns& runs, std::span<const ZstdFrame> frames,
     return true;
   });
   return status;
+}
+
+// zstd frames, each decoded from the stored bytes frame_bytes(i) gives.
+template <typename FrameBytes>
+Result<void> copy_from_zstd(const ByteRuns& runs, std::span<const ZstdFrame> frames,
+                            FrameBytes frame_bytes, std::span<uint8_t> dst, const std::string& w) {
+  const std::vector<uint64_t> sizes = decoded_sizes(frames);
+  return copy_from(
+      runs, sizes,
+      [&](size_t i, std::span<uint8_t> out) { return zstd_decode_exact(frame_bytes(i), out, w); },
+      dst, w);
 }
 
 // A v2 seekable stream that is not mapped (copy mode, a remote source):
@@ -95,7 +120,7 @@ Result<void> copy_from_seekable(const ByteRuns& runs, const Source& src, const C
   std::vector<ZstdFrame> frames;
   frames.reserve(index->size());
   for (const SeekableFrame& f : *index) frames.push_back(f.frame);
-  const std::vector<size_t> needed = frames_holding(runs, frames);
+  const std::vector<size_t> needed = frames_holding(runs, decoded_sizes(frames));
   std::vector<std::vector<uint8_t>> stored(needed.size());
   std::vector<size_t> slot(frames.size(), SIZE_MAX);
   std::vector<RangeRead> reads;
@@ -109,8 +134,47 @@ Result<void> copy_from_seekable(const ByteRuns& runs, const Source& src, const C
   ZT_TRY(src.read_many(reads));
   for (size_t k = 0; k < needed.size(); ++k)
     ZT_TRY(check_seekable_frame(stored[k], (*index)[needed[k]], needed[k], w));
-  return copy_from(
+  return copy_from_zstd(
       runs, frames, [&](size_t i) { return std::span<const uint8_t>(stored[slot[i]]); }, dst, w);
+}
+
+// Byte planes that are not mapped (copy mode, a remote source): the footer,
+// then the index, then only the frames that hold a run in one read_many
+// (one request remotely), each checked before it is decoded.
+Result<void> copy_from_planes(const ByteRuns& runs, const Source& src, const Component& c,
+                              uint64_t total, std::span<uint8_t> dst, const std::string& w) {
+  ZT_FAIL_IF(c.length < kBytePlanesFooterBytes, invalid,
+             "%s: byte planes: %llu bytes cannot hold the 16-byte footer", w.c_str(),
+             static_cast<ull>(c.length));
+  uint8_t footer[kBytePlanesFooterBytes];
+  ZT_TRY(src.read_into(c.offset + c.length - kBytePlanesFooterBytes, footer));
+  const auto tail_bytes = byte_planes_tail_bytes(footer, c.length, total, w);
+  ZT_TRY(tail_bytes);
+  std::vector<uint8_t> tail(*tail_bytes);
+  ZT_TRY(src.read_into(c.offset + c.length - *tail_bytes, tail));
+  const auto index = byte_planes_index_from_tail(tail, c.length, total, w);
+  ZT_TRY(index);
+  const std::vector<uint64_t> sizes = decoded_sizes(*index);
+  const std::vector<size_t> needed = frames_holding(runs, sizes);
+  std::vector<std::vector<uint8_t>> stored(needed.size());
+  std::vector<size_t> slot(sizes.size(), SIZE_MAX);
+  std::vector<RangeRead> reads;
+  reads.reserve(needed.size());
+  for (size_t k = 0; k < needed.size(); ++k) {
+    const PlanesFrame& f = index->frames[needed[k]];
+    stored[k].resize(f.stored);
+    slot[needed[k]] = k;
+    reads.push_back({c.offset + f.offset, stored[k]});
+  }
+  ZT_TRY(src.read_many(reads));
+  for (size_t k = 0; k < needed.size(); ++k)
+    ZT_TRY(byte_planes_check_frame(stored[k], *index, needed[k], w));
+  return copy_from(
+      runs, sizes,
+      [&](size_t i, std::span<uint8_t> out) {
+        return byte_planes_decode_frame(stored[slot[i]], *index, i, out, w);
+      },
+      dst, w);
 }
 
 // zstd frames without a seek table (1.x writers record none) that are not
@@ -165,7 +229,7 @@ Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Com
     }
     pos += head->stored_size;
   }
-  ZT_TRY(copy_from(
+  ZT_TRY(copy_from_zstd(
       runs, frames,
       [&](size_t i) {
         return std::span<const uint8_t>(have).subspan(frames[i].src_offset, frames[i].src_size);
@@ -188,19 +252,36 @@ Result<bool> copy_runs_from_frames(const Reader& r, size_t object, size_t k, con
              static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
   auto source = r.source_of(c);
   ZT_TRY(source);
+  const bool planes = c.encoding == Encoding::byte_planes;
   if (!(*source)->base()) {
-    if (!c.encoding_id) return copy_from_prefix(runs, **source, c, *total, dst, w);
-    ZT_TRY(copy_from_seekable(runs, **source, c, *total, dst, w));
+    if (planes)
+      ZT_TRY(copy_from_planes(runs, **source, c, *total, dst, w));
+    else if (!c.encoding_id)
+      return copy_from_prefix(runs, **source, c, *total, dst, w);
+    else
+      ZT_TRY(copy_from_seekable(runs, **source, c, *total, dst, w));
     return true;
   }
   std::vector<uint8_t> scratch;
   std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
-  auto src = r.stored(o, c, scratch, &table);
+  auto src = r.stored(o, c, scratch, &table);  // checked whole: mapped, that costs no read
   ZT_TRY(src);
+  if (planes) {
+    const auto index = byte_planes_index(*src, *total, w);
+    ZT_TRY(index);
+    if (index->frames.size() < 2) return false;
+    ZT_TRY(copy_from(
+        runs, decoded_sizes(*index),
+        [&](size_t i, std::span<uint8_t> out) {
+          return byte_planes_decode_frame(byte_planes_frame(*src, *index, i), *index, i, out, w);
+        },
+        dst, w));
+    return true;
+  }
   const std::vector<ZstdFrame> frames =
       c.encoding_id ? std::move(table) : zstd_frame_index(*src, *total);
   if (frames.size() < 2) return false;
-  ZT_TRY(copy_from(
+  ZT_TRY(copy_from_zstd(
       runs, frames,
       [&](size_t i) { return src->subspan(frames[i].src_offset, frames[i].src_size); }, dst, w));
   return true;

@@ -1,5 +1,5 @@
-// Runs of a zstd component's decoded bytes, read frame by frame: only the
-// frames that hold a run are decoded, and where the data is not mapped
+// Runs of a zstd or byte-planes component's decoded bytes, read frame by
+// frame: only the frames that hold a run are decoded, and where the data is not mapped
 // (copy mode, a remote source) only the stored bytes that lead to them are
 // fetched. The row reader (rows.cpp) asks for one run, the box reader
 // (slice.cpp) for one per contiguous piece of the box.
@@ -43,7 +43,7 @@ class OneRun final : public ByteRuns {
   uint64_t first_;
 };
 
-// Copies the runs of component `k` of object `object` (zstd-encoded) to
+// Copies the runs of component `k` of object `object` (zstd or byte planes) to
 // dst, decoding only the frames that hold them. False, with nothing
 // copied, when the component is not several frames that record their
 // sizes (decode it whole then, which also gives the precise error of a

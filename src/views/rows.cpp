@@ -104,7 +104,7 @@ Result<void> read_range(const Reader& r, size_t object, const Rows& rows, std::s
     if (c.big_endian) swap_elements(out, c.width());
     return check_tail(rows, out);
   }
-  if (c.encoding == Encoding::zstd) {
+  if (c.encoding == Encoding::zstd || c.encoding == Encoding::byte_planes) {
     auto partial = copy_runs_from_frames(r, object, rows.k, OneRun(rows.offset, rows.bytes), out);
     ZT_TRY(partial);
     if (*partial) return check_tail(rows, out);

@@ -169,7 +169,7 @@ Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<ui
     if (c.big_endian) swap_elements(dst, c.width());
     return {};
   }
-  if (c.encoding == Encoding::zstd) {
+  if (c.encoding == Encoding::zstd || c.encoding == Encoding::byte_planes) {
     auto done = copy_runs_from_frames(r, object, b.k, BoxRuns(b), dst);
     ZT_TRY(done);
     if (*done) return {};

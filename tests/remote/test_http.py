@@ -434,6 +434,27 @@ def test_byte_planes_parts_over_http(nginx):
         assert f.verify() == (2, 0)
 
 
+def test_a_range_of_byte_planes_fetches_only_its_frames(nginx):
+    """#46: a part of 1 MiB frames (4 here): rows or a box inside one frame
+    fetch that frame and the index, not the part."""
+    w = (rng(61, (2048, 1024)) * 0.02).astype(np.float16)  # 4 MiB
+    path = os.path.join(nginx.www, "planes_big.zt")
+    with ztensor.Writer(path, file_version=2, canonical=False) as wr:
+        wr.add("w", w, encoding="planes")
+    stored = os.path.getsize(path)
+    with ztensor.open(nginx.url + "/planes_big.zt") as f:
+        mark = nginx.mark()
+        np.testing.assert_array_equal(f.rows("w", 600, 610), w[600:610])
+        n, fetched, _ = requests_since(nginx, mark)
+        assert fetched < stored / 3, (n, fetched, stored)  # one frame of four, and the index
+        mark = nginx.mark()
+        np.testing.assert_array_equal(f.slice("w", (slice(1030, 1040), slice(5, 900))),
+                                      w[1030:1040, 5:900])
+        n, fetched, _ = requests_since(nginx, mark)
+        assert fetched < stored / 3, (n, fetched, stored)
+        np.testing.assert_array_equal(f["w"], w)
+
+
 def test_a_remote_index_cannot_reach_outside_its_folder(nginx):
     """#42 item 3: a weight_map shard name is one path segment, percent-
     encoded into the URL: "%2E%2E%2Fprivate%2Fsecret.safetensors" must not

@@ -1,7 +1,7 @@
 // Every way of reading an object gives the same bytes or the same refusal
 // (issue #42's property). Files are generated from a seed: dtypes, shapes,
 // encodings (raw; one zstd frame with or without its content size; several
-// frames; v2's seekable stream), generations (1.2, v2), with and without a
+// frames; v2's seekable stream and byte planes), generations (1.2, v2), with and without a
 // digest; each also broken in one place (a stored byte flipped, the stored
 // length one short, frames that decode to one element more or less than
 // the shape says). Each file is opened from memory, mapped, in copy mode and
@@ -17,13 +17,14 @@
 #include <utility>
 #include <vector>
 
+#include "codec/byte_planes.h"
 #include "codec/zstd_seekable.h"
 #include "test_files.h"
 
 namespace zt::test {
 namespace {
 
-enum class Encoding { raw, zstd_sized, zstd_unsized, zstd_frames, seekable };
+enum class Encoding { raw, zstd_sized, zstd_unsized, zstd_frames, seekable, planes };
 enum class Damage { none, flipped_byte, short_length, one_element_more, one_element_less };
 
 struct Case {
@@ -37,8 +38,8 @@ struct Case {
   uint32_t seed = 0;
 
   std::string describe() const {
-    static const char* const encodings[] = {"raw", "zstd", "zstd without size", "zstd frames",
-                                            "seekable"};
+    static const char* const encodings[] = {"raw",         "zstd",     "zstd without size",
+                                            "zstd frames", "seekable", "byte planes"};
     static const char* const damages[] = {"intact", "flipped byte", "short length",
                                           "one element more", "one element less"};
     std::string s = v2 ? "v2 " : "1.2 ";
@@ -78,6 +79,13 @@ Bytes encode(const Case& c, std::span<const uint8_t> data) {
       EXPECT_TRUE(seekable_compress(data, 128, 3, out).ok());
       return out;
     }
+    case Encoding::planes: {  // frames of 8 elements: rows and boxes cut them
+      const PlanesLayout layout{static_cast<uint8_t>(c.element), c.element > 1,
+                                static_cast<uint32_t>(8 * c.element)};
+      Bytes out;
+      EXPECT_TRUE(byte_planes_encode(data, layout, 3, out).ok());
+      return out;
+    }
   }
   return {};
 }
@@ -101,8 +109,9 @@ Bytes build(const Case& c, const Bytes& data, std::mt19937& rng) {
     b.object("w", "dense", c.shape, Json{{"data", b.raw(c.dtype, stored)}});
     Json& part = b.part("w", "data");
     part["blob"][1] = length;
-    if (c.encoding == Encoding::seekable) {
-      part["encoding"] = "zt.zstd-seekable/1";
+    if (c.encoding == Encoding::seekable || c.encoding == Encoding::planes) {
+      part["encoding"] =
+          c.encoding == Encoding::seekable ? "zt.zstd-seekable/1" : "libztensor.byte_planes/1";
       part["decoded_length"] = data.size();
     }
     if (c.digest) part["digest"] = xxh3_digest(data);  // v2: over the decoded bytes
@@ -140,7 +149,8 @@ Case random_case(std::mt19937& rng, uint32_t seed) {
   for (size_t i = 0; i < ndim; ++i) c.shape.push_back(rng() % 9 == 0 ? 0 : 1 + rng() % 23);
   const Encoding v1[] = {Encoding::raw, Encoding::zstd_sized, Encoding::zstd_unsized,
                          Encoding::zstd_frames};
-  c.encoding = c.v2 ? (rng() % 2 ? Encoding::raw : Encoding::seekable) : v1[rng() % 4];
+  const Encoding v2[] = {Encoding::raw, Encoding::seekable, Encoding::planes};
+  c.encoding = c.v2 ? v2[rng() % 3] : v1[rng() % 4];
   c.damage = static_cast<Damage>(rng() % 5 < 2 ? 0 : rng() % 5);
   c.digest = rng() % 2;
   if (c.damage == Damage::one_element_less && c.shape[0] * row_bytes(c) == 0)
