@@ -6,7 +6,9 @@
 #      install + consumers + export check, the conformance suite, the ABI
 #      check against abi/ and its deliberate-break self-test);
 #   2b. build-clang/ (Release with clang, warnings are errors, built with
-#      AddressSanitizer + UndefinedBehaviorSanitizer, clang's own): build
+#      AddressSanitizer + UndefinedBehaviorSanitizer, clang's own; each
+#      source compiled alone, where build/ compiles the library in
+#      batches, so a name two sources share or a missing include fails): build
 #      everything, then the unit, C++ wrapper, CLI and hardening tests and
 #      the fuzz corpus replays under the sanitizers. One build serves both:
 #      a separate -O0 sanitizer build cost 10 of the suite's minutes;
