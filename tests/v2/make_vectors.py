@@ -12,7 +12,8 @@ the zt_verify counts; reject files with the first call that must notice
 Files are assembled byte by byte with Debian's python3-cbor2 (canonical
 encoding: text keys sorted as RFC 8949 deterministic encoding sorts them,
 floats shortened), python3-xxhash and python3-zstandard; the seekable zstd
-stream and its seek table are built here from the zstd seekable format.
+stream and its seek table are built here from the zstd seekable format, and
+byte-plane streams from docs/profiles/libztensor.byte_planes-1.md.
 Nothing here imports the library under test.
 """
 import hashlib
@@ -49,6 +50,37 @@ def seekable(raw, frame, checksum=True):
     return frames + struct.pack("<II", 0x184D2A5E, len(table)) + table
 
 
+def byte_planes(raw, width, frame, rotate=True, coded=lambda j: j > 0):
+    """libztensor.byte_planes/1 by its profile: frames of `frame` decoded
+    bytes; each element (a little-endian integer of `width` bytes) rotated
+    left by one bit when `rotate`; plane j of a frame holds byte j of each
+    element, one zstd frame (with its content size) where coded(j), else
+    stored; then the index (per frame: u32 size | bit 31 when coded, per
+    plane; u32 low half of the frame's XXH3-64) and the 16-byte footer."""
+    out, index = b"", b""
+    frames = [raw[i:i + frame] for i in range(0, len(raw), frame)]
+    bits = 8 * width
+    for fr in frames:
+        vals = [int.from_bytes(fr[i:i + width], "little") for i in range(0, len(fr), width)]
+        if rotate:
+            vals = [((v << 1) | (v >> (bits - 1))) & ((1 << bits) - 1) for v in vals]
+        for j in range(width):
+            plane = bytes((v >> (8 * j)) & 0xFF for v in vals)
+            if coded(j):
+                z = zstandard.ZstdCompressor(level=3, write_content_size=True).compress(plane)
+                out += z
+                index += struct.pack("<I", len(z) | 1 << 31)
+            else:
+                out += plane
+                index += struct.pack("<I", len(plane))
+        index += struct.pack("<I", xxhash.xxh3_64_intdigest(fr) & 0xFFFFFFFF)
+    footer = struct.pack("<IIBBHI", len(frames), frame, width, 1 if rotate else 0, 0, 0x5042545A)
+    return out + index + footer
+
+
+PLANES = "libztensor.byte_planes/1"
+
+
 class File:
     def __init__(self):
         self.data = bytearray(MAGIC + b"\0" * (ALIGN - 8))
@@ -69,6 +101,11 @@ class File:
     def seek_part(self, dtype, raw, frame=1000, **extra):
         p = dict(dtype=dtype, blob=self.blob(seekable(raw, frame)), encoding="zt.zstd-seekable/1",
                  decoded_length=len(raw), digest=xxh3(raw), **extra)
+        return p, raw
+
+    def planes_part(self, dtype, raw, width, frame, **kw):
+        p = dict(dtype=dtype, blob=self.blob(byte_planes(raw, width, frame, **kw)), encoding=PLANES,
+                 decoded_length=len(raw), digest=xxh3(raw))
         return p, raw
 
     def build(self, manifest, manifest_bytes=None, version=2):
@@ -144,6 +181,22 @@ def valid_cases():
                      "e": {"shape": [0, 5], "layout": "dense", "parts": {"data": empty}}}}
     cases["v2_unknown_layout_and_keys"] = (f.build(m), m, {("kv", "pages"): kvraw, ("e", "data"): eraw},
                                            (0, 2))
+
+    # Byte planes (libztensor.byte_planes/1): a bf16 ramp in three frames
+    # (the last short), an f32 part without the sign rotation and every
+    # plane coded, an FP8-like u8 part of one stored plane.
+    f = File()
+    bf = b"".join(struct.pack("<f", (i - 700) / 512.0)[2:] for i in range(1500))
+    h, hraw = f.planes_part("bf16", bf, 2, 1200)
+    fl = struct.pack("<300f", *[(i % 17 - 8) * 0.25 for i in range(300)])
+    g, graw = f.planes_part("f32", fl, 4, 1200, rotate=False, coded=lambda j: True)
+    b8 = bytes((i * 37) % 251 for i in range(700))
+    e, eraw = f.planes_part("u8", b8, 1, 256, rotate=False, coded=lambda j: False)
+    m = {"objects": {"h": {"shape": [30, 50], "layout": "dense", "parts": {"data": h}},
+                     "g": {"shape": [300], "layout": "dense", "parts": {"data": g}},
+                     "e": {"shape": [700], "layout": "dense", "parts": {"data": e}}}}
+    cases["v2_byte_planes"] = (f.build(m), m, {("h", "data"): hraw, ("g", "data"): graw,
+                                               ("e", "data"): eraw}, (3, 0))
     return cases
 
 
@@ -239,6 +292,35 @@ def reject_cases():
     seek("v2_seekable_no_checksum", lambda raw: seekable(raw, 1000, checksum=False), "frames without checksum")
     seek("v2_seekable_short", lambda raw: seekable(raw, 1000), "frames hold less than decoded_length",
          decoded_length=4001)
+
+    # Byte planes (their profile): refused when decoded, not at open.
+    def planes(name, edit, what, decoded_length=2000):
+        f2 = File()
+        raw = b"".join(struct.pack("<e", (i % 41 - 20) / 16.0) for i in range(1000))
+        stream = bytearray(byte_planes(raw, 2, 800))
+        edit(stream)
+        p = dict(dtype="f16", blob=f2.blob(bytes(stream)), encoding=PLANES,
+                 decoded_length=decoded_length)
+        m2 = {"objects": {"w": {"shape": [decoded_length // 2], "layout": "dense", "parts": {"data": p}}}}
+        add(name, f2.build(m2), "map", "ZT_ERR_INVALID", what)
+
+    def poke(at, value):
+        def edit(s):
+            s[at] = value
+        return edit
+    planes("v2_planes_magic", poke(-1, 0x51), "footer magic not ZTBP")
+    planes("v2_planes_reserved", poke(-5, 1), "a reserved footer byte set")
+    planes("v2_planes_width_3", poke(-8, 3), "width 3")
+    planes("v2_planes_frame_count", lambda s: s.__setitem__(slice(-16, -12), struct.pack("<I", 4)),
+           "4 frames where 2000 bytes in frames of 800 need 3")
+    planes("v2_planes_odd_frame", lambda s: s.__setitem__(slice(-12, -8), struct.pack("<I", 801)),
+           "frames not whole elements")
+    planes("v2_planes_checksum", lambda s: s.__setitem__(-17, s[-17] ^ 0x5A),
+           "a frame's checksum differs")  # the last frame's
+    planes("v2_planes_stored_plane_size", lambda s: s.__setitem__(
+        slice(-16 - 36, -16 - 32), struct.pack("<I", 401)), "a stored plane not its element count")
+    planes("v2_planes_short", lambda s: None, "frames hold less than decoded_length",
+           decoded_length=2002)
 
     f = File()
     v, _ = f.part("f32", struct.pack("<2f", 1, 2))
