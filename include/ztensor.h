@@ -444,7 +444,8 @@ typedef struct zt_writer_options {
   uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB, from 1 KiB to the
                                build's ZT_MAX_FRAME_SIZE (default 256 MiB); ZT_ERR_ARGUMENT
                                outside */
-  double auto_min_ratio;    /* encoding "auto": keep zstd only if stored <= ratio * raw; default 0.9 */
+  double auto_min_ratio;    /* encoding "auto": keep zstd (or byte planes) only if stored <= ratio *
+                               raw; default 0.9 */
   uint32_t file_version;    /* the container written: 0 = spec 1.2.0 (default), 2 = zTensor v2
                                (layouts by id, "zstd" as zt.zstd-seekable/1 with frames of at
                                most 16 MiB, digests over the decoded bytes, bool as u8 + type
@@ -504,7 +505,11 @@ ZT_API zt_status zt_writer_open_append(const char* path, const zt_writer_options
 
 /* One call for the common case: a dense object with one "data" component.
    encoding is "raw", "zstd", "auto" or, in v2 files, "planes" (byte planes,
-   libztensor.byte_planes/1: docs/profiles/) (NULL = "raw"). The bytes are
+   libztensor.byte_planes/1: docs/profiles/) (NULL = "raw"). "auto" tries
+   the first frame's bytes: zstd where it saves enough (auto_min_ratio),
+   else raw; in a v2 file an f16, bf16, f32 or f64 component takes byte
+   planes instead where they store at most 95% of zstd's bytes (a reader
+   must know that profile: use "zstd" for files other v2 readers decode). The bytes are
    little-endian elements of dtype; nbytes must equal product(shape) x width.
    Fails with ZT_ERR_ARGUMENT (bad name, dtype, encoding, size, duplicate
    name), ZT_ERR_STATE (inside an object, or after a failure), ZT_ERR_IO. */

@@ -153,16 +153,37 @@ Result<void> Writer::Impl::accept_planes(std::span<const uint8_t> data) {
   return {};
 }
 
-// "auto": compress the first batch; keep zstd only if it shrinks enough.
+PlanesChoice planes_choice(DType dt, const LogicalType* lt) {
+  const auto width = static_cast<uint8_t>(dtype_width(dt));
+  const bool ieee =
+      !lt && (dt == DType::f16 || dt == DType::bf16 || dt == DType::f32 || dt == DType::f64);
+  return {PlanesLayout{width, ieee && width > 1, kPlanesFrameBytes}, ieee && width > 1};
+}
+
+// "auto": compress the first batch; keep zstd only if it shrinks enough. In
+// a v2 file a float component also tries byte planes, taken where they beat
+// zstd by kAutoPlanesMargin.
 Result<void> Writer::Impl::decide_auto(std::span<const uint8_t> input) {
   std::vector<uint8_t> probe;
   const auto sample = input.first(std::min<uint64_t>(input.size(), frame_size()));
   ZT_TRY(zstd_compress_frame(sample, opt.zstd_level, probe));
-  pending.mode =
-      static_cast<double>(probe.size()) <= opt.auto_min_ratio * static_cast<double>(sample.size())
-          ? Mode::zstd
-          : Mode::raw;
-  pending.out.encoding = pending.mode == Mode::zstd ? Encoding::zstd : Encoding::raw;
+  const double most = opt.auto_min_ratio * static_cast<double>(sample.size());
+  pending.mode = static_cast<double>(probe.size()) <= most ? Mode::zstd : Mode::raw;
+  const PlanesChoice planes = planes_choice(pending.out.dtype, pending.out.known_type);
+  const size_t whole = sample.size() / planes.layout.width * planes.layout.width;
+  if (gen().v2_vocabulary && planes.float_planes && whole > 0) {
+    std::vector<uint8_t> tried;
+    ZT_TRY(byte_planes_encode(sample.first(whole), planes.layout, opt.zstd_level, tried));
+    // (the planes saw up to width - 1 bytes fewer: nothing at these sizes)
+    const auto size = static_cast<double>(tried.size());
+    if (size <= most && size <= kAutoPlanesMargin * static_cast<double>(probe.size())) {
+      pending.mode = Mode::planes;
+      pending.planes.emplace(planes.layout, opt.zstd_level);
+    }
+  }
+  pending.out.encoding = pending.mode == Mode::zstd     ? Encoding::zstd
+                         : pending.mode == Mode::planes ? Encoding::byte_planes
+                                                        : Encoding::raw;
   return {};
 }
 

@@ -344,15 +344,7 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     p.out.encoding = mode == Mode::zstd     ? Encoding::zstd
                      : mode == Mode::planes ? Encoding::byte_planes
                                             : Encoding::raw;
-    if (mode == Mode::planes) {
-      // Elements of the storage width, packed types by the byte; IEEE
-      // floats (f16, bf16, f32, f64) with the sign moved beside the
-      // mantissa, so that one plane holds exponent bits only.
-      const auto width = static_cast<uint8_t>(dtype_width(*dt));
-      const bool ieee = !lt && (*dt == DType::f16 || *dt == DType::bf16 || *dt == DType::f32 ||
-                                *dt == DType::f64);
-      p.planes.emplace(PlanesLayout{width, ieee && width > 1, kPlanesFrameBytes}, s.opt.zstd_level);
-    }
+    if (mode == Mode::planes) p.planes.emplace(planes_choice(*dt, lt).layout, s.opt.zstd_level);
     p.declared = decoded_size;
     p.rollback_to = s.pos;
     p.check_bool = *dt == DType::boolean || (lt && lt->name == "bool");

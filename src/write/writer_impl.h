@@ -28,10 +28,25 @@
 
 namespace zt {
 
-// undecided: "auto" before its first batch; planes: v2's libztensor.byte_planes/1
 // Decoded bytes a byte-planes frame holds (a multiple of every element width).
 inline constexpr uint32_t kPlanesFrameBytes = 1u << 20;
+// "auto" takes byte planes over zstd only when they store at most this
+// share of zstd's bytes: a file other v2 readers can decode is worth a few
+// percent.
+inline constexpr double kAutoPlanesMargin = 0.95;
 
+// How byte planes cut a component of this dtype: elements of the storage
+// width (packed types by the byte); IEEE floats (f16, bf16, f32, f64) with
+// the sign moved beside the mantissa, so that one plane holds exponent bits
+// only. `float_planes` says whether it is such a float: where "auto" may
+// choose planes.
+struct PlanesChoice {
+  PlanesLayout layout;
+  bool float_planes = false;
+};
+PlanesChoice planes_choice(DType dt, const LogicalType* lt);
+
+// undecided: "auto" before its first batch; planes: v2's libztensor.byte_planes/1
 enum class Mode { raw, zstd, undecided, planes };
 
 // The component being written; `out` is what the manifest will say.
