@@ -1712,6 +1712,23 @@ class Rewrite(Base):
         p = self.zt("convert", "src.zt", "x.zt", "--format-version", "2", "--planes", "--compress", code=2)
         self.assertIn("--planes or zstd", p.stderr)
 
+    def test_compress_auto_takes_planes_for_weights_in_v2(self):
+        """#46: zt compress --auto on a v2 file gives f16 weights byte planes
+        (they beat zstd by more than 5%), keeps zstd for zeros, and never
+        writes planes into a 1.2 file."""
+        rng = np.random.default_rng(7)
+        np.savez(self.path("m.npz"), w=(rng.standard_normal((256, 256)) * 0.02).astype(np.float16),
+                 z=np.zeros(65536, np.float32))
+        self.zt("convert", "m.npz", "raw.zt", "--format-version", "2")
+        self.zt("compress", "raw.zt", "-o", "auto.zt", "--auto")
+        enc = {o["name"]: o["components"][0]["encoding"] for o in self.info("auto.zt")["objects"]}
+        self.assertEqual(enc, {"w": "libztensor.byte_planes/1", "z": "zstd"})
+        self.assertEqual(self.zt("id", "auto.zt").stdout.split()[0], self.zt("id", "raw.zt").stdout.split()[0])
+        self.zt("convert", "m.npz", "old.zt")
+        self.zt("compress", "old.zt", "-o", "old_auto.zt", "--auto")
+        enc = {o["name"]: o["components"][0]["encoding"] for o in self.info("old_auto.zt")["objects"]}
+        self.assertEqual(enc, {"w": "raw", "z": "zstd"})  # f16 weights: zstd saves under 10%
+
     def test_compress_decompress(self):
         self.demo()
         self.zt("decompress", "demo.zt", "-o", "raw.zt")
