@@ -117,7 +117,6 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
 
 namespace {
 
-constexpr std::string_view kHfTensors = "hf.tensors";
 constexpr std::string_view kHfShapeTensor = "hf.shape_tensor";
 
 // One tensor of the checkpoint written back, and where its bytes come from:

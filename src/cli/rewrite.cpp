@@ -169,10 +169,37 @@ Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& o
   return out;
 }
 
-// `attributes` (an encoded CBOR map, or empty for none) with `key` set to the
-// text `value`: in place if the key is there, else appended.
-Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& attributes, std::string_view key,
-                                                 std::string_view value) {
+// What changes in an object's attributes on the way into another file.
+struct AttributeEdit {
+  std::span<const std::string_view> dropped;
+  // (key, one encoded CBOR value): set in place where the key is, else appended.
+  std::span<const std::pair<std::string, std::vector<uint8_t>>> set;
+  // Parts renamed (old role, new role): the keys of hf.tensors's records,
+  // one a part, follow them.
+  std::span<const std::pair<std::string_view, std::string_view>> renamed_roles;
+};
+
+// The map node `m` of doc with its keys renamed as `renamed` says.
+void encode_renamed_keys(const cbor::Document& doc, uint32_t m,
+                         std::span<const std::pair<std::string_view, std::string_view>> renamed,
+                         CborWriter& w) {
+  w.map(doc.node(m).count);
+  uint32_t k = cbor::Document::first_child(m);
+  for (uint32_t p = 0; p < doc.node(m).count; ++p) {
+    const uint32_t v = doc.next(k);
+    std::string_view key = doc.node(k).str;
+    for (const auto& [from, to] : renamed)
+      if (key == from) key = to;
+    w.text(key);
+    encode_value(doc, v, w);
+    k = doc.next(v);
+  }
+}
+
+// `attributes` (an encoded CBOR map, or empty for none) edited; the other
+// entries keep their order and their exact values.
+Result<std::vector<uint8_t>> edited_attributes(const std::vector<uint8_t>& attributes,
+                                               const AttributeEdit& e) {
   cbor::Document doc;
   uint32_t pairs = 0;
   if (!attributes.empty()) {
@@ -181,54 +208,78 @@ Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& att
     doc = std::move(*d);
     pairs = doc.root().count;
   }
-  bool replaced = false;
-  CborWriter out;
-  std::vector<uint8_t> body;
-  {
-    CborWriter w;
-    uint32_t k = cbor::Document::first_child(0);
-    for (uint32_t p = 0; p < pairs; ++p) {
-      const uint32_t v = doc.next(k);
-      w.text(doc.node(k).str);
-      if (doc.node(k).str == key) {
-        w.text(value);
-        replaced = true;
-      } else {
-        encode_value(doc, v, w);
-      }
-      k = doc.next(v);
+  std::vector<bool> placed(e.set.size());
+  uint32_t written = 0;
+  CborWriter w;
+  uint32_t k = cbor::Document::first_child(0);
+  for (uint32_t p = 0; p < pairs; ++p, k = doc.next(doc.next(k))) {
+    const uint32_t v = doc.next(k);
+    const std::string_view key = doc.node(k).str;
+    if (std::find(e.dropped.begin(), e.dropped.end(), key) != e.dropped.end()) continue;
+    ++written;
+    w.text(key);
+    const auto set =
+        std::find_if(e.set.begin(), e.set.end(), [&](const auto& kv) { return kv.first == key; });
+    if (set != e.set.end()) {
+      w.raw(set->second);
+      placed[set - e.set.begin()] = true;
+    } else if (key == kHfTensors && !e.renamed_roles.empty() &&
+               doc.node(v).kind == cbor::Kind::map) {
+      encode_renamed_keys(doc, v, e.renamed_roles, w);
+    } else {
+      encode_value(doc, v, w);
     }
-    if (!replaced) {
-      w.text(key);
-      w.text(value);
-    }
-    body = w.take();
   }
-  out.map(pairs + (replaced ? 0 : 1));
-  out.raw(body);
+  for (size_t j = 0; j < e.set.size(); ++j) {
+    if (placed[j]) continue;
+    ++written;
+    w.text(e.set[j].first);
+    w.raw(e.set[j].second);
+  }
+  CborWriter out;
+  out.map(written);
+  out.raw(w.take());
   return out.take();
+}
+
+// `attributes` with `key` set to the text `value`.
+Result<std::vector<uint8_t>> with_text_attribute(const std::vector<uint8_t>& attributes,
+                                                 std::string_view key, std::string_view value) {
+  CborWriter text;
+  text.text(value);
+  const std::pair<std::string, std::vector<uint8_t>> set[] = {{std::string(key), text.take()}};
+  return edited_attributes(attributes,
+                           AttributeEdit{.dropped = {}, .set = set, .renamed_roles = {}});
 }
 
 // Whether the target container can say what the object is: 1.2's
 // quantized_group has no v2 layout of the same meaning, and a layout only
-// v2 defines (zt.mx/1, gguf.q4_0/1) has no 1.2 format. Refused (exit 5)
-// rather than written as something a reader would misread or not know.
-Result<void> check_representable(const Item& it, const RewriteOptions& opt) {
-  if (opt.densify) return {};
-  const bool to_v2 = opt.writer.file_version == 2;
-  if (to_v2) {
-    const ObjectFormat* f = it.descriptor;
-    ZT_FAIL_IF(f && f->layout_ids.empty(), argument,
+// v2 defines (zt.mx/1, gguf.q4_0/1) has no 1.2 format unless its
+// descriptor finds a 1.x form that says the same of this object (a gptq_v2
+// layer as quantized_group): that form is returned. Refused (exit 5) rather
+// than written as something a reader would misread or not know.
+Result<std::optional<V1Form>> check_representable(const Input& in, size_t i,
+                                                  const RewriteOptions& opt) {
+  const Item& it = in.items[i];
+  const ObjectFormat* f = it.descriptor;
+  if (opt.densify || !f) return std::optional<V1Form>();
+  if (opt.writer.file_version == 2) {
+    ZT_FAIL_IF(f->layout_ids.empty(), argument,
                "format \"%s\" has no zTensor v2 layout of the same meaning (use --densify, or "
                "keep --format-version 1.2)",
                it.format.c_str());
-    return {};
+    return std::optional<V1Form>();
   }
-  const ObjectFormat* f = it.descriptor;
-  ZT_FAIL_IF(f && !f->v1, argument,
+  if (f->v1) return std::optional<V1Form>();
+  ZT_FAIL_IF(!f->v1_form, argument,
              "layout \"%s\" exists only in zTensor v2 (use --densify, or --format-version 2)",
              it.format.c_str());
-  return {};
+  auto form = f->v1_form(*in.reader(), i);
+  if (!form && form.error().status == Status::unsupported)
+    return make_error(Status::argument, "%s (use --densify, or --format-version 2)",
+                      form.error().message.c_str());
+  ZT_TRY(form);
+  return std::optional(std::move(*form));
 }
 
 // A dense f4_e2m1 object (v2's FP4, or a safetensors F4 tensor) in a 1.2
@@ -261,7 +312,8 @@ Result<F4Form> f4_form(const Item& it, const RewriteOptions& opt) {
 Result<void> copy_item(const Input& in, size_t i, const std::string& name, Writer& w,
                        const RewriteOptions& opt, bool canonical, Progress& progress) {
   const Item& it = in.items[i];
-  ZT_TRY(check_representable(it, opt));
+  auto v1 = check_representable(in, i, opt);
+  ZT_TRY(v1);
   // Corrupt input is refused, never copied under a fresh digest.
   ZT_TRY(in.check(i));
   auto f4 = f4_form(it, opt);
@@ -281,15 +333,33 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     ZT_TRY(w.end_component());
     return w.end_object();
   }
-  ZT_TRY(w.begin_object(name, it.format, f4->pairs ? *f4->pairs : it.shape));
-  // CBOR to CBOR: every attribute value survives exactly.
-  if (it.has_attributes) ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
+  const std::string_view format = *v1 ? (*v1)->format : std::string_view(it.format);
+  ZT_TRY(w.begin_object(name, format, f4->pairs ? *f4->pairs : it.shape));
+  // CBOR to CBOR: every attribute value survives exactly (a 1.x form
+  // restates the layout's own).
+  if (*v1) {
+    auto attrs =
+        edited_attributes(it.attributes_cbor, AttributeEdit{.dropped = (*v1)->dropped_attributes,
+                                                            .set = (*v1)->added_attributes,
+                                                            .renamed_roles = (*v1)->renamed_roles});
+    ZT_TRY(attrs);
+    ZT_TRY(w.set_object_attributes_cbor(*attrs));
+  } else if (it.has_attributes) {
+    ZT_TRY(w.set_object_attributes_cbor(it.attributes_cbor));
+  }
+  // The part's role in the written file.
+  const auto role_of = [&](const Part& p) -> std::string_view {
+    if (*v1)
+      for (const auto& [from, to] : (*v1)->renamed_roles)
+        if (p.role == from) return to;
+    return p.role;
+  };
   // Canonical form takes parts in bytewise role order.
   std::vector<size_t> order(it.parts.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (canonical)
     std::sort(order.begin(), order.end(),
-              [&](size_t x, size_t y) { return it.parts[x].role < it.parts[y].role; });
+              [&](size_t x, size_t y) { return role_of(it.parts[x]) < role_of(it.parts[y]); });
   for (const size_t k : order) {
     const Part& p = it.parts[k];
     std::optional<std::string_view> type =
@@ -298,7 +368,7 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     if (p.decoded && !narrow_sparse_index(it, p)) {
       // Its size known, a component goes across a window at a time: a copy
       // holds a bounded window whatever the component decodes to.
-      ZT_TRY(w.begin_component(p.role, dtype_name(p.dtype), type,
+      ZT_TRY(w.begin_component(role_of(p), dtype_name(p.dtype), type,
                                (canonical ? "raw" : encoding_for(p, opt.encode)), *p.decoded));
       auto windows = in.windows(i, k);
       ZT_TRY(windows);
@@ -324,7 +394,7 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
       *b = std::move(*wide);
       dtype = DType::u64;
     }
-    ZT_TRY(w.begin_component(p.role, dtype_name(dtype), type,
+    ZT_TRY(w.begin_component(role_of(p), dtype_name(dtype), type,
                              (canonical ? "raw" : encoding_for(p, opt.encode)), b->view.size()));
     ZT_TRY(write_pieces(w, b->view, progress));
     ZT_TRY(w.end_component());

@@ -134,6 +134,10 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
 // safetensors library writes them, and config.json as the file kept it
 // (convert_safetensors.cpp).
 Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOptions& opt);
+// The object attribute holding those records: {role: {"name", "dtype",
+// "shape"}}, one a part (foreign/hf_quantized.cpp writes it); a copy that
+// renames a part renames its record.
+constexpr std::string_view kHfTensors = "hf.tensors";
 // `in` as a GGUF v3 file (convert_gguf.cpp).
 Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt);
 

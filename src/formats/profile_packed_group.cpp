@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "base/arithmetic.h"
+#include "cbor/cbor_encode.h"
 #include "formats/profile_rules.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
+#include "read/reader.h"
 #include "views/kernels.h"
 
 namespace zt {
@@ -376,6 +378,87 @@ Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span
   return {};
 }
 
+// ---- the 1.2 form: quantized_group, where it says the same ----
+
+// A packing whose words are [run index, other axis] of codes in slot order:
+// GPTQ's qweight down the input axis, its qzeros down the rows.
+bool gptq_words(const Packing& p, uint64_t axis) {
+  if (p.axis != axis || p.rows_first) return false;
+  for (uint64_t s = 0; s < p.per_word; ++s)
+    if (p.slot_of[s] != s) return false;
+  return true;
+}
+
+Error no_v1_form(const Object& o, const char* why) {
+  return make_error(Status::unsupported, "%s: no zTensor 1.2 form: %s", layout_where(o).c_str(),
+                    why);
+}
+
+std::vector<uint8_t> cbor_uint(uint64_t v) {
+  CborWriter w;
+  w.uint(v);
+  return w.take();
+}
+
+// 1.2's quantized_group (quantized_group_layout.h) reads packed_weight as
+// words [W, N] of codes down K in slot order, scales [G, N], zeros as words
+// [G, N / vpe] packed along N, used as stored, and groups of group_size
+// consecutive columns. That is this profile with GPTQ's packing, offset 0
+// (gptq_v2 checkpoints) and no group map other than c / group_size. The
+// group map, if present, is carried as a component 1.2 does not name: it
+// says nothing a 1.2 reader does not already assume, and a conversion back
+// to the checkpoint gives it back.
+Result<V1Form> packed_group_v1_form(const Reader& r, size_t object) {
+  const Object& o = r.manifest().objects[object];
+  auto q = read_attributes(o);
+  ZT_TRY(q);
+  const Component* data = o.find("data");
+  const Component* zeros = o.find("zeros");
+  const Component* g_idx = o.find("g_idx");
+  if (!gptq_words(q->data, 1))
+    return no_v1_form(o, "quantized_group packs codes down the input axis, words [C / n, R]");
+  if (!dtype_is_integer(data->dtype))
+    return no_v1_form(o, "quantized_group's packed words are integers");
+  if (!q->scales_groups_first) return no_v1_form(o, "quantized_group's scales are [G, R]");
+  if (q->zero_form != "packed" || !zeros || !gptq_words(q->zeros, 0) ||
+      zeros->width() != data->width() || !dtype_is_integer(zeros->dtype))
+    return no_v1_form(o, "quantized_group's zero points are packed down the rows like the codes");
+  if (q->zero_offset != 0)
+    return no_v1_form(o,
+                      "quantized_group uses zero points as stored; these are stored with an "
+                      "offset (GPTQ's original checkpoint format stores zero - 1)");
+  const uint64_t cols = o.shape[1];
+  const uint64_t size = q->group_size ? q->group_size : cols;
+  if (q->groups != ceil_div(cols, size))
+    return no_v1_form(o, "quantized_group has ceil(C / group_size) groups");
+  if (g_idx) {
+    auto map = r.map(object, views::index_of(o, g_idx));
+    ZT_TRY(map);
+    ZT_FAIL_IF(map->size() != cols * g_idx->width(), invalid,
+               "%s: part \"g_idx\" holds %zu bytes, not %llu", layout_where(o).c_str(), map->size(),
+               static_cast<ull>(cols * g_idx->width()));
+    for (uint64_t c = 0; c < cols; ++c)
+      if (load_index(*map, g_idx->dtype, c) != static_cast<__int128>(c / size))
+        return no_v1_form(o,
+                          "its group map is not c / group_size (act-order): quantized_group "
+                          "has none");
+  }
+  V1Form f;
+  f.format = kQuantizedGroupFormat.name;
+  f.dropped_attributes = {"bits", "groups", "group_size", "packing", "scales_stored", "zero_point"};
+  CborWriter group_size;
+  if (q->group_size)
+    group_size.uint(q->group_size);
+  else
+    group_size.integer(-1);  // GPTQ's one group a row, as quantized_group says it
+  CborWriter packing;
+  packing.text(std::to_string(q->data.per_word) + "_per_" + std::string(dtype_name(data->dtype)));
+  f.added_attributes = {
+      {"bits", cbor_uint(q->bits)}, {"group_size", group_size.take()}, {"packing", packing.take()}};
+  f.renamed_roles = {{"data", "packed_weight"}};
+  return f;
+}
+
 constexpr std::string_view kPackedGroupLayoutIds[] = {"libztensor.packed_group/1"};
 constexpr std::string_view kPackedGroupRequired[] = {"data", "scales"};
 constexpr std::string_view kPackedGroupOptional[] = {"zeros", "g_idx"};
@@ -405,6 +488,7 @@ const ObjectFormat kPackedGroupFormat = {
     .to_f32 = {whole_by_range<float, pg_values<float>>, chunks_by_range<float, pg_values<float>>},
     .to_f64 = {whole_by_range<double, pg_values<double>>,
                chunks_by_range<double, pg_values<double>>},
+    .v1_form = packed_group_v1_form,
 };
 
 }  // namespace zt

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -53,6 +54,20 @@ struct DenseDecoder {
   // values, for an object of rank >= 1 with more than `chunk` values.
   Result<void> (*chunks)(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
                          const ValueSink<T>& sink);
+};
+
+// An object of a v2-only layout as a 1.x file holds it, where a 1.x format
+// means exactly the same (a gptq_v2 layer as 1.2's quantized_group): the
+// bytes of every part unchanged, only names and attributes restated.
+struct V1Form {
+  std::string_view format;  // the 1.x format's name
+  // The object's attributes: these keys dropped (the layout's own), these
+  // added (key, one encoded CBOR value), every other one carried unchanged.
+  std::vector<std::string_view> dropped_attributes;
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> added_attributes;
+  // Parts whose role changes (the layout's role, the 1.x role); the others
+  // keep theirs (a 1.x reader carries components its format does not name).
+  std::vector<std::pair<std::string_view, std::string_view>> renamed_roles;
 };
 
 struct ListedAttribute {
@@ -117,6 +132,11 @@ struct ObjectFormat {
   // part): where a packed type's count comes from, since f4_e2m1's size
   // function does not invert. nullptr, or nullopt: the layout does not say.
   std::optional<uint64_t> (*values_in)(const Object& o, const Component& c) = nullptr;
+
+  // v2-only layouts: the object's 1.x form, where one says exactly the same
+  // (it may read parts, such as a group map, to tell); Status::unsupported
+  // with the reason in words where there is none. nullptr: never one.
+  Result<V1Form> (*v1_form)(const Reader& r, size_t object) = nullptr;
 
   template <typename T>
   const DenseDecoder<T>& decoder() const {

@@ -574,6 +574,37 @@ class Safetensors(Base):
                 self.assertEqual(self.slurp(os.path.join("rt_back", f)), self.slurp(os.path.join(folder, f)),
                                  f"{folder}/{f} {extra}")
 
+    def assert_gptq_in_quantized_group(self, folder, name, bits, group_size, want):
+        """A gptq_v2 layer without act-order in a 1.2 file: 1.2's
+        quantized_group (qweight, scales and qzeros as its packed_weight,
+        scales and zeros, the trivial g_idx carried), the same values, and
+        back to the same checkpoint byte for byte."""
+        for f in ("q12.zt",):
+            if os.path.exists(self.path(f)):
+                os.remove(self.path(f))
+        shutil.rmtree(self.path("q12_back"), ignore_errors=True)
+        self.zt("convert", folder, "q12.zt")  # 1.2 by default
+        j = self.info("q12.zt")
+        self.assertEqual(j["version"], "1.2.0")
+        o = {o["name"]: o for o in j["objects"]}[name]
+        self.assertEqual(o["format"], "quantized_group")
+        self.assertEqual({c["role"]: c["dtype"] for c in o["components"]},
+                         {"packed_weight": "i32", "scales": "f16", "zeros": "i32", "g_idx": "i32"})
+        self.assertEqual({k: o["attributes"][k] for k in ("bits", "group_size", "packing")},
+                         {"bits": bits, "group_size": group_size, "packing": f"{32 // bits}_per_i32"})
+        for gone in ("groups", "scales_stored", "zero_point"):
+            self.assertNotIn(gone, o["attributes"])
+        self.assertEqual(sorted(o["attributes"]["hf.tensors"]), ["g_idx", "packed_weight", "scales", "zeros"])
+        self.zt("verify", "q12.zt")
+        if os.path.exists(self.path("dense12.safetensors")):
+            os.remove(self.path("dense12.safetensors"))
+        self.zt("convert", "q12.zt", "dense12.safetensors", "--densify")
+        dtype, shape, data = read_safetensors(self.path("dense12.safetensors"))[1][name]
+        np.testing.assert_array_equal(np.frombuffer(data, "<f4").reshape(shape), want)
+        self.zt("convert", "q12.zt", "q12_back", "--hf")
+        for f in ("model.safetensors", "config.json"):
+            self.assertEqual(self.slurp(os.path.join("q12_back", f)), self.slurp(os.path.join(folder, f)), f)
+
     def test_mxfp4_checkpoint_layers_become_objects(self):
         """A gpt-oss style MXFP4 checkpoint (config.json quant_method
         "mxfp4"): each <p>_blocks / <p>_scales pair becomes one zt.mx/1
@@ -700,6 +731,7 @@ class Safetensors(Base):
         bias = rng.standard_normal((16,)).astype("<f4")
         cases = [("gptq", 4, 16, 96, 32, False, False), ("gptq", 4, 16, 96, 32, True, False),
                  ("gptq", 2, 32, 96, 40, True, True), ("gptq", 8, 8, 64, -1, False, False),
+                 ("gptq", 4, 16, 96, 32, False, True), ("gptq", 8, 8, 64, -1, False, True),
                  ("awq", 4, 24, 64, 16, False, False)]
         for scheme, bits, out, inp, gs, act, v2 in cases:
             with self.subTest(scheme=scheme, bits=bits, group_size=gs, act_order=act, v2=v2):
@@ -733,7 +765,13 @@ class Safetensors(Base):
                        if ln.startswith("model.layers.0.mlp.up_proj.weight ")][0]
                 self.assertIn(f" {kind} ", row)
                 self.assert_hf_round_trip("q")
-                self.zt("convert", "q/model.safetensors", "q12.zt", code=5)  # no 1.2 form
+                if scheme == "gptq" and v2 and not act:
+                    self.assert_gptq_in_quantized_group("q", "model.layers.0.mlp.up_proj.weight",
+                                                        bits, gs, want)
+                else:  # no 1.2 form: zero points stored minus one, a group map, AWQ's packing
+                    p = self.zt("convert", "q/model.safetensors", "q12.zt", code=5)
+                    self.assertIn("no zTensor 1.2 form: ", p.stderr)
+                    self.assertFalse(os.path.exists(self.path("q12.zt")))
         # The model's folder and its config.json name the same checkpoint.
         self.zt("convert", "q", "by_folder.zt", "--format-version", "2")
         self.zt("convert", "q/config.json", "by_config.zt", "--format-version", "2")
