@@ -137,7 +137,8 @@ const std::string kConvertUsage =
     "  --hf                 OUT is a Hugging Face checkpoint folder: OUT/model.safetensors\n"
     "                       (quantized layers back as the checkpoint's own tensors,\n"
     "                       in the safetensors library's order) and OUT/config.json\n"
-    "                       as converted from (the way back of a quantized checkpoint)\n";
+    "                       as converted from (the way back of a quantized checkpoint);\n"
+    "                       a model read from an index: its shards and the index\n";
 
 const std::string kCompressUsage =
     std::string(

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/arithmetic.h"
 #include "base/zt_limits.h"
@@ -21,6 +23,7 @@
 #include "commands.h"
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
+#include "foreign/hf_index.h"
 #include "foreign/safetensors.h"
 #include "input.h"
 #include "manifest/object_format.h"
@@ -270,11 +273,55 @@ Result<std::optional<std::string>> hf_config_text(const Input& in) {
   return std::optional(std::move(out));
 }
 
-Result<void> write_text_file(const std::string& path, std::string_view text) {
+// A text file written, not yet in place (published with the model's others).
+Result<OutputFile> write_text_file(const std::string& path, std::string_view text) {
   auto f = OutputFile::create(path);
   ZT_TRY(f);
   ZT_TRY(f->write(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
-  return f->publish();
+  return std::move(*f);
+}
+
+// A checkpoint read through a sharded index keeps the index's text
+// (hf.index): the way back writes the same shards and the index as it was.
+struct HfShards {
+  std::string index_text;
+  std::map<std::string, std::vector<size_t>> tensors;  // shard -> tensors, in writing order
+};
+
+// nullopt: no index kept (one model.safetensors). The index must name the
+// shard of every tensor written and no other tensor: a model changed since
+// (objects removed, added or renamed) is refused rather than written under
+// an index that no longer describes it.
+Result<std::optional<HfShards>> hf_shards(const Input& in, const std::vector<HfTensor>& tensors) {
+  if (!in.has_attributes) return std::optional<HfShards>();
+  auto kept = cbor::find_entry(in.attributes_cbor, foreign::kHfIndexAttribute);
+  ZT_TRY(kept);
+  if (!*kept) return std::optional<HfShards>();
+  auto text = cbor::scalar(**kept);
+  ZT_TRY(text);
+  const std::string where = "file attribute " + std::string(foreign::kHfIndexAttribute);
+  ZT_FAIL_IF(text->kind != cbor::Kind::text, invalid, "%s is not text", where.c_str());
+  auto shard_of = foreign::safetensors_shards_of_index(where.c_str(), text->str);
+  ZT_TRY(shard_of);
+  HfShards out;
+  out.index_text = std::string(text->str);
+  std::unordered_set<std::string_view> names;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const std::string& name = tensors[k].entry.name;
+    const auto shard = shard_of->find(name);
+    ZT_FAIL_IF(shard == shard_of->end(), argument,
+               "tensor \"%s\" is in no shard of the checkpoint's index (%s): the model changed "
+               "since it was read; convert it to one .safetensors file instead",
+               name.c_str(), where.c_str());
+    out.tensors[shard->second].push_back(k);
+    names.insert(name);
+  }
+  for (const auto& [name, shard] : *shard_of)
+    ZT_FAIL_IF(!names.contains(name), argument,
+               "the checkpoint's index (%s) names tensor \"%s\" (shard %s), which is not here: "
+               "the model changed since it was read; convert it to one .safetensors file instead",
+               where.c_str(), name.c_str(), shard.c_str());
+  return std::optional(std::move(out));
 }
 
 Result<void> make_folder(const std::string& dir) {
@@ -320,31 +367,54 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
   std::stable_sort(tensors.begin(), tensors.end(), [](const HfTensor& a, const HfTensor& b) {
     return foreign::safetensors_writes_before(a.entry, b.entry);
   });
-  std::vector<foreign::SafetensorsEntry> entries;
   uint64_t total = 0;
-  for (const HfTensor& t : tensors) {
-    entries.push_back(t.entry);
-    total += t.entry.nbytes;
-  }
+  for (const HfTensor& t : tensors) total += t.entry.nbytes;
   auto metadata = metadata_of(in, "hf.");  // hf.* go back into config.json
   ZT_TRY(metadata);
   auto config = hf_config_text(in);
   if (!config) return qualified(std::move(config).error(), in.path);
+  auto shards = hf_shards(in, tensors);
+  if (!shards) return qualified(std::move(shards).error(), in.path);
   ZT_TRY(make_folder(dir));
   Progress progress("convert", total);
-  auto r = foreign::write_safetensors(
-      st, *metadata, entries, [&](size_t k, const foreign::ByteSink& sink) {
-        const HfTensor& t = tensors[k];
-        if (!t.literal.empty()) return sink(t.literal);
-        return t.part ? write_part(in, t.item, *t.part, progress, sink)
-                      : write_object(in, t.item, t.densified, progress, sink);
-      });
-  if (!r) return qualified(std::move(r).error(), st);
-  progress.finish();
-  if (*config) {
-    auto c = write_text_file(dir + "/config.json", **config);
-    if (!c) return qualified(std::move(c).error(), dir + "/config.json");
+  // Every file is written first and put in place last, together: a failure
+  // leaves the folder's earlier checkpoint as it was.
+  std::vector<OutputFile> files;
+  const auto write_file = [&](const std::string& path, std::span<const size_t> ks) -> Result<void> {
+    std::vector<foreign::SafetensorsEntry> entries;
+    for (const size_t k : ks) entries.push_back(tensors[k].entry);
+    auto f = foreign::write_safetensors_unpublished(
+        path, *metadata, entries, [&](size_t j, const foreign::ByteSink& sink) {
+          const HfTensor& t = tensors[ks[j]];
+          if (!t.literal.empty()) return sink(t.literal);
+          return t.part ? write_part(in, t.item, *t.part, progress, sink)
+                        : write_object(in, t.item, t.densified, progress, sink);
+        });
+    if (!f) return qualified(std::move(f).error(), path);
+    files.push_back(std::move(*f));
+    return {};
+  };
+  const auto add_text_file = [&](const std::string& path, std::string_view text) -> Result<void> {
+    auto f = write_text_file(path, text);
+    if (!f) return qualified(std::move(f).error(), path);
+    files.push_back(std::move(*f));
+    return {};
+  };
+  if (*shards) {
+    for (const auto& [shard, ks] : (*shards)->tensors) ZT_TRY(write_file(dir + "/" + shard, ks));
+    ZT_TRY(add_text_file(dir + "/model.safetensors.index.json", (*shards)->index_text));
+  } else {
+    std::vector<size_t> all(tensors.size());
+    std::iota(all.begin(), all.end(), size_t{0});
+    ZT_TRY(write_file(st, all));
   }
+  if (*config) ZT_TRY(add_text_file(dir + "/config.json", **config));
+  for (OutputFile& f : files) {
+    const std::string path = f.path();
+    auto r = f.publish();
+    if (!r) return qualified(std::move(r).error(), path);
+  }
+  progress.finish();
   // A grouped object's attributes are its scheme's, which config.json and
   // its tensors hold again.
   note_dropped_attributes(in, [&](size_t i) { return recorded[i].has_value(); });

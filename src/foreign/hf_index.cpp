@@ -13,16 +13,15 @@
 
 namespace zt::foreign {
 
+bool plain_file_name(std::string_view s) {
+  return !s.empty() && s.size() <= 255 &&
+         s.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos &&
+         s.front() != '.';
+}
+
 namespace {
 
 using ull = unsigned long long;
-
-// A shard name is one file name beside the index: no separator of any
-// system ('/' or '\\'), no NUL, not hidden or a dot entry ("..").
-bool plain_file_name(const std::string& s) {
-  return !s.empty() && s.size() <= 255 &&
-         s.find_first_of(std::string_view("/\\\0", 3)) == std::string::npos && s.front() != '.';
-}
 
 Result<void> check_index_size(const char* p, uint64_t size) {
   ZT_FAIL_IF(size > Limits::hf_index_bytes, limit, "%s: %llu bytes, more than the limit of %llu", p,
@@ -53,15 +52,25 @@ Result<nlohmann::json> parse_index_text(const char* p, std::string_view text) {
   return j;
 }
 
-Result<nlohmann::json> parse_index(const std::string& path) {
+// The index file's text and its parsed JSON.
+struct IndexFile {
+  std::string text;
+  nlohmann::json json;
+};
+
+Result<IndexFile> parse_index(const std::string& path) {
   auto src = Source::open_file(path, Source::Mode::map);
   ZT_TRY(src);
   ZT_TRY(check_index_size(path.c_str(), src->size()));
   std::vector<uint8_t> scratch;
   auto bytes = src->bytes(0, src->size(), scratch);
   ZT_TRY(bytes);
-  return parse_index_text(
-      path.c_str(), std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  IndexFile f;
+  f.text.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  auto j = parse_index_text(path.c_str(), f.text);
+  ZT_TRY(j);
+  f.json = std::move(*j);
+  return f;
 }
 
 // Shard metadata agreed by every shard; a key two shards set differently
@@ -91,7 +100,7 @@ namespace {
 // The model of a parsed index, each shard read by `read_shard` (by its
 // name beside the index); a remote index takes safetensors shards only.
 Result<ForeignFile> model_of_index(
-    const char* p, const nlohmann::json& index, bool remote,
+    const char* p, std::string_view text, const nlohmann::json& index, bool remote,
     const std::function<Result<ForeignFile>(const std::string&)>& read_shard) {
   // tensor -> shard, and the shards in name order.
   std::unordered_map<std::string, std::string> shard_of;
@@ -145,6 +154,11 @@ Result<ForeignFile> model_of_index(
                "%s: a shard's metadata already holds \"hf.index.metadata\"", p);
     f.attributes["hf.index.metadata"] = Json::parse(index["metadata"].dump());
   }
+  // The index's own text, for the way back (zt convert --hf): which shard
+  // each tensor goes into, and the file itself byte for byte.
+  ZT_FAIL_IF(f.attributes.contains(kHfIndexAttribute), invalid,
+             "%s: a shard's metadata already holds \"%s\"", p, kHfIndexAttribute.data());
+  f.attributes[std::string(kHfIndexAttribute)] = std::string(text);
   return f;
 }
 
@@ -153,7 +167,7 @@ Result<ForeignFile> model_of_index(
 Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options) {
   auto index = parse_index(path);
   ZT_TRY(index);
-  return model_of_index(path.c_str(), *index, false,
+  return model_of_index(path.c_str(), index->text, index->json, false,
                         [&](const std::string& shard) -> Result<ForeignFile> {
                           auto real = resolve_beside_model(path, shard, "shard");
                           ZT_TRY(real);
@@ -169,16 +183,33 @@ Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,
   const std::string& name = index_source.name();
   // The open asked for more than the limit: a file within it came whole.
   ZT_TRY(check_index_size(name.c_str(), index_source.size()));
-  auto index = parse_index_text(
-      name.c_str(),
-      std::string_view(reinterpret_cast<const char*>(index_bytes.data()), index_bytes.size()));
+  const std::string_view text(reinterpret_cast<const char*>(index_bytes.data()),
+                              index_bytes.size());
+  auto index = parse_index_text(name.c_str(), text);
   ZT_TRY(index);
   return model_of_index(
-      name.c_str(), *index, true, [&](const std::string& shard) -> Result<ForeignFile> {
+      name.c_str(), text, *index, true, [&](const std::string& shard) -> Result<ForeignFile> {
         auto opened = index_source.sibling(shard, {kSafetensorsOpenBytes, OpenWindow::End::head});
         ZT_TRY(opened);
         return read_safetensors_remote(RangeCache::of(std::move(*opened), cache_bytes));
       });
+}
+
+Result<std::unordered_map<std::string, std::string>> safetensors_shards_of_index(
+    const char* where, std::string_view text) {
+  auto index = parse_index_text(where, text);
+  ZT_TRY(index);
+  std::unordered_map<std::string, std::string> shard_of;
+  for (const auto& [tensor, file] : (*index)["weight_map"].items()) {
+    ZT_FAIL_IF(!file.is_string(), format, "%s: weight_map[\"%s\"] is not a file name", where,
+               tensor.c_str());
+    std::string shard = file.get<std::string>();
+    ZT_FAIL_IF(!plain_file_name(shard) || kind_from_path(shard) != FileKind::safetensors, invalid,
+               "%s: shard \"%s\" (of \"%s\") is not a plain .safetensors file name", where,
+               shard.substr(0, 300).c_str(), tensor.c_str());
+    shard_of.emplace(tensor, std::move(shard));
+  }
+  return shard_of;
 }
 
 }  // namespace zt::foreign

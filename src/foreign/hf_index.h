@@ -12,17 +12,30 @@
 // shards' own metadata (safetensors' {"format": "pt"}) become the file
 // attributes where the shards agree (a key they disagree on is refused),
 // and the index's "metadata" object is kept whole as the attribute
-// "hf.index.metadata" (its total_size among them).
+// "hf.index.metadata" (its total_size among them), and the index's text as
+// "hf.index" (kHfIndexAttribute), so that the checkpoint can be written back
+// shard by shard.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "foreign/foreign.h"
 
 namespace zt::foreign {
 
+constexpr std::string_view kHfIndexAttribute = "hf.index";
+
 bool is_hf_index(std::string_view path);
+// One file name beside the index: no separator of any system ('/' or
+// '\\'), no NUL, not hidden or a dot entry ("..").
+bool plain_file_name(std::string_view s);
+// A kept index's weight map (tensor -> shard) for writing the checkpoint
+// back: parsed as an index is read, every shard a plain .safetensors file
+// name (what the text names is never trusted to be beside the model).
+Result<std::unordered_map<std::string, std::string>> safetensors_shards_of_index(
+    const char* where, std::string_view text);
 Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options = {});
 // The same over HTTP: `index_bytes` is the whole index as fetched from
 // `index_source`; shards (safetensors only) are opened beside it through

@@ -345,7 +345,7 @@ Result<ForeignFile> read_safetensors_remote(std::shared_ptr<const RangeCache> sr
   });
 }
 
-Result<void> write_safetensors(
+Result<OutputFile> write_safetensors_unpublished(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& metadata,
     const std::vector<SafetensorsEntry>& entries,
     const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor) {
@@ -391,6 +391,15 @@ Result<void> write_safetensors(
                entries[i].name.c_str(), static_cast<ull>(written),
                static_cast<ull>(entries[i].nbytes));
   }
+  return std::move(*out);
+}
+
+Result<void> write_safetensors(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& metadata,
+    const std::vector<SafetensorsEntry>& entries,
+    const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor) {
+  auto out = write_safetensors_unpublished(path, metadata, entries, write_tensor);
+  ZT_TRY(out);
   return out->publish();
 }
 

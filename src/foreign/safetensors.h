@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "foreign/foreign.h"
+#include "write/output_file.h"
 
 namespace zt::foreign {
 
@@ -70,6 +71,12 @@ using ByteSink = std::function<Result<void>(std::span<const uint8_t>)>;
 // multiple of 8 bytes. write_tensor(i, sink) must deliver exactly
 // entries[i].nbytes bytes.
 Result<void> write_safetensors(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& metadata,
+    const std::vector<SafetensorsEntry>& entries,
+    const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor);
+// The same, written but not yet in place: the caller publishes it together
+// with the other files of a model (write_safetensors publishes at once).
+Result<OutputFile> write_safetensors_unpublished(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& metadata,
     const std::vector<SafetensorsEntry>& entries,
     const std::function<Result<void>(size_t, const ByteSink&)>& write_tensor);

@@ -826,9 +826,11 @@ class Safetensors(Base):
                 write_safetensors_as_library(self.path(os.path.join(d, name)), ts, {"format": "pt"})
             with open(self.path(os.path.join(d, "config.json")), "w") as f:
                 json.dump(config, f)
-            if len(shards) > 1:
+            if len(shards) > 1:  # as transformers' save_pretrained writes it
+                index = {"metadata": {"total_size": sum(len(t[3]) for t in tensors)},
+                         "weight_map": {t[0]: n for n, ts in shards.items() for t in ts}}
                 with open(self.path(os.path.join(d, "model.safetensors.index.json")), "w") as f:
-                    json.dump({"metadata": {}, "weight_map": {t[0]: n for n, ts in shards.items() for t in ts}}, f)
+                    f.write(json.dumps(index, indent=2, sort_keys=True) + "\n")
             self.zt("convert", d, d + ".zt", "--format-version", "2")
             self.zt("convert", d + ".zt", d + ".safetensors", "--densify")
         one, two = self.info("one.zt")["objects"], self.info("two.zt")["objects"]
@@ -836,9 +838,18 @@ class Safetensors(Base):
         self.assertEqual(two[0]["attributes"]["hf.tensors"], one[0]["attributes"]["hf.tensors"])
         self.assertEqual(read_safetensors(self.path("two.safetensors"))[1],
                          read_safetensors(self.path("one.safetensors"))[1])
-        # The way back writes the model as one file: the single file's bytes.
-        self.zt("convert", "two.zt", "two_back", "--hf")
-        self.assertEqual(self.slurp("two_back/model.safetensors"), self.slurp("one/model.safetensors"))
+        # The way back writes the shards and the index again, byte for byte
+        # (the index kept as hf.index), from raw and zstd parts alike.
+        for extra in ((), ("--compress",)):
+            self.zt("convert", "two", "two_again.zt", "--format-version", "2", *extra)
+            shutil.rmtree(self.path("two_back"), ignore_errors=True)
+            self.zt("convert", "two_again.zt", "two_back", "--hf")
+            self.assertEqual(sorted(os.listdir(self.path("two_back"))), sorted(os.listdir(self.path("two"))))
+            for name in os.listdir(self.path("two")):
+                self.assertEqual(self.slurp("two_back/" + name), self.slurp("two/" + name), name)
+        self.zt("convert", "one.zt", "one_back", "--hf")
+        self.assertEqual(sorted(os.listdir(self.path("one_back"))), ["config.json", "model.safetensors"])
+        self.assertEqual(self.slurp("one_back/model.safetensors"), self.slurp("one/model.safetensors"))
 
     def test_pack_quantized_layers_become_objects(self):
         """compressed-tensors pack-quantized (int4 / int8 codes offset by
@@ -1088,6 +1099,39 @@ class Safetensors(Base):
         with open(self.path("model.safetensors.index.json"), "w") as f:
             json.dump(index, f)
 
+    def test_sharded_way_back_writes_only_what_its_index_describes(self):
+        """--hf of a model read from an index writes its shards where the
+        kept index (hf.index) says; a model changed since (an object removed)
+        is refused with exit 5, and an index naming a file outside the folder
+        with exit 4, nothing written either way."""
+        a, c = np.arange(6, dtype="<f4"), np.ones(3, dtype="<f2")
+        self.sharded({"model-00001-of-00002.safetensors": [("a", "F32", [2, 3], a.tobytes())],
+                      "model-00002-of-00002.safetensors": [("c", "F16", [3], c.tobytes())]})
+        self.zt("convert", "model.safetensors.index.json", "m.zt")
+        self.zt("convert", "m.zt", "back", "--hf")
+        self.assertEqual(sorted(os.listdir(self.path("back"))),
+                         ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                          "model.safetensors.index.json"])
+        self.assertEqual(read_safetensors(self.path("back/model-00002-of-00002.safetensors"))[1]["c"],
+                         ("F16", [3], c.tobytes()))
+        self.assertEqual(self.slurp("back/model.safetensors.index.json"),
+                         self.slurp("model.safetensors.index.json"))
+        self.zt("rm", "m.zt", "c", "-o", "less.zt")
+        p = self.zt("convert", "less.zt", "less_back", "--hf", code=5)
+        self.assertIn('names tensor "c" (shard model-00002-of-00002.safetensors), which is not here', p.stderr)
+        self.assertFalse(os.path.exists(self.path("less_back/model-00001-of-00002.safetensors")))
+        # The index is text in the file: one naming a file outside the folder
+        # (same length, so the manifest stays well formed) is refused.
+        data = self.slurp("m.zt")
+        bad = data.replace(b"model-00002-of-00002.safetensors", b"../el-00002-of-00002.safetensors")
+        self.assertNotEqual(bad, data)
+        with open(self.path("bad.zt"), "wb") as f:
+            f.write(bad)
+        p = self.zt("convert", "bad.zt", "bad_back", "--hf", code=4)
+        self.assertIn('"../el-00002-of-00002.safetensors" (of "c") is not a plain .safetensors file name', p.stderr)
+        self.assertFalse(os.path.exists(self.path("el-00002-of-00002.safetensors")))
+        self.assertFalse(os.path.exists(self.path("bad_back/model-00001-of-00002.safetensors")))
+
     def test_sharded_index_converts_to_one_file(self):
         a = np.arange(6, dtype="<f4")
         b = np.arange(4, dtype="<i8")
@@ -1106,7 +1150,9 @@ class Safetensors(Base):
         view = self.ref_check("one.zt")
         j = self.info("one.zt")
         self.assertEqual([o["name"] for o in j["objects"]], ["a", "b", "c"])  # shard by shard
-        self.assertEqual(j["attributes"], {"format": "pt", "hf.index.metadata": {"total_size": 54}})
+        index_text = self.slurp("model.safetensors.index.json").decode()
+        self.assertEqual(j["attributes"], {"format": "pt", "hf.index.metadata": {"total_size": 54},
+                                           "hf.index": index_text})
         if view is not None:
             self.assertEqual(view[1]["a"]["data"], a.tobytes())
             self.assertEqual(view[1]["c"]["data"], c.tobytes())
