@@ -231,6 +231,10 @@ def main():
         t.ratio("byte planes 16 MiB", f"{tname}: decode, all cores against 1 thread", pl, f"BM_Planes_Decode/{base}",
                 f"BM_Planes_Decode/{base_all}", None,
                 f"planes on all cores {gbps(pl.get(f'BM_Planes_Decode/{base_all}'), 16 * MiB)}")
+        t.ratio("byte planes 16 MiB", f"{tname}: encode, all cores against 1 thread", pl, f"BM_Planes_Encode/{base}",
+                f"BM_Planes_Encode/{base_all}", None,
+                f"planes encoded on all cores {gbps(pl.get(f'BM_Planes_Encode/{base_all}'), 16 * MiB)}, "
+                f"1 thread {gbps(pl.get(f'BM_Planes_Encode/{base}'), 16 * MiB)}")
 
     # ---- write ----
     t.ratio("write 512 MiB", "raw, durable (finish: fsync + rename)", wr, "BM_Durable_WriteLoop", "BM_Durable_ZtRaw",

@@ -80,13 +80,25 @@ class PlanesEncoder {
   PlanesEncoder& operator=(PlanesEncoder&&) noexcept;
   // Appends the frame's planes to `out`.
   Result<void> frame(std::span<const uint8_t> bytes, std::vector<uint8_t>& out);
+  // Takes a frame byte_planes_encode_frame made elsewhere (on another
+  // thread) as the next one: its index entries join the index, and its
+  // planes, the bytes to write, are returned (a view into `encoded`).
+  Result<std::span<const uint8_t>> adopt_frame(std::span<const uint8_t> encoded);
   // Appends the index and the footer.
   void finish(std::vector<uint8_t>& out) const;
+  const PlanesLayout& layout() const;
 
  private:
   struct State;
   std::unique_ptr<State> s_;
 };
+
+// Encodes one frame on its own, for encoders that run frames in parallel:
+// appends its planes, then its index entries (layout.width plane sizes and
+// the checksum, u32 little-endian each) for PlanesEncoder::adopt_frame. Any
+// thread may call it (each keeps one zstd context).
+Result<void> byte_planes_encode_frame(std::span<const uint8_t> bytes, const PlanesLayout& layout,
+                                      int level, std::vector<uint8_t>& out);
 
 // Encodes `src` (whole elements of layout.width bytes) at zstd `level`
 // (its parameters are the plane coder's: see above) and appends the stream

@@ -89,12 +89,14 @@ FramePipeline& Writer::Impl::pipeline() {
 // the call that gave it returns.
 Result<void> Writer::Impl::write_oldest_frame() {
   auto out = frames->wait_oldest();
+  // A byte-planes frame brings its index entries: kept for the footer.
+  if (out && pending.mode == Mode::planes) out = pending.planes->adopt_frame(*out);
   Result<void> r = out ? emit_stored(*out) : Result<void>(std::move(out).error());
   if (!r) {
     frames->cancel();
     return r;
   }
-  if (gen().seekable_zstd) {
+  if (gen().seekable_zstd && pending.mode == Mode::zstd) {
     const unsigned long long content = ZSTD_getFrameContentSize(out->data(), out->size());
     pending.seek.push_back(seek_entry(*out, content));
   }
@@ -108,7 +110,8 @@ Result<void> Writer::Impl::submit_frame(std::span<const uint8_t> input,
                                         std::vector<uint8_t> owned) {
   FramePipeline& p = pipeline();
   while (p.full()) ZT_TRY(write_oldest_frame());
-  p.submit(input, std::move(owned));
+  p.submit(input, std::move(owned),
+           pending.mode == Mode::planes ? std::optional(pending.planes->layout()) : std::nullopt);
   while (p.oldest_done()) ZT_TRY(write_oldest_frame());
   return {};
 }
@@ -136,19 +139,16 @@ Result<void> Writer::Impl::submit_pending_frame() {
 }
 
 // Byte planes: the input gathered into frames of kPlanesFrameBytes, each
-// encoded and written as it fills (the last at end_component).
+// encoded by the frame pipeline's workers as it fills (the last at
+// end_component) and written in order, as zstd frames are.
 Result<void> Writer::Impl::accept_planes(std::span<const uint8_t> data) {
-  std::vector<uint8_t> out;
   while (!data.empty()) {
     const uint64_t take = std::min<uint64_t>(data.size(), kPlanesFrameBytes - pending.frame.size());
     pending.frame.insert(pending.frame.end(), data.begin(),
                          data.begin() + static_cast<ptrdiff_t>(take));
     data = data.subspan(take);
     if (pending.frame.size() < kPlanesFrameBytes) break;
-    out.clear();
-    ZT_TRY(pending.planes->frame(pending.frame, out));
-    ZT_TRY(emit_stored(out));
-    pending.frame.clear();
+    ZT_TRY(submit_pending_frame());
   }
   return {};
 }

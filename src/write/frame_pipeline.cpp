@@ -42,7 +42,8 @@ FramePipeline::~FramePipeline() {
 
 void FramePipeline::compress(Slot& s) const {
   s.out.clear();
-  auto r = zstd_compress_frame(s.input, level_, s.out, checksum_);
+  auto r = s.planes ? byte_planes_encode_frame(s.input, *s.planes, level_, s.out)
+                    : zstd_compress_frame(s.input, level_, s.out, checksum_);
   s.error = r ? Error{} : std::move(r).error();
 }
 
@@ -58,10 +59,12 @@ void FramePipeline::work(std::stop_token stop) {
   }
 }
 
-void FramePipeline::submit(std::span<const uint8_t> input, std::vector<uint8_t> owned) {
+void FramePipeline::submit(std::span<const uint8_t> input, std::vector<uint8_t> owned,
+                           std::optional<PlanesLayout> planes) {
   Slot& s = slot(tail_);
   s.input = input;
   s.owned = std::move(owned);
+  s.planes = planes;
   s.done = false;
   if (workers_.empty()) {
     compress(s);

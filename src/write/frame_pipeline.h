@@ -1,5 +1,6 @@
-// zstd frames compressed on persistent worker threads and handed back in the
-// order they were submitted, with a bounded number in flight. The writer
+// zstd frames (or byte-planes frames) compressed on persistent worker
+// threads and handed back in the order they were submitted, with a bounded
+// number in flight. The writer
 // writes frame k while the workers compress the frames after it; workers
 // live as long as the pipeline, so their zstd contexts are made once.
 #pragma once
@@ -7,11 +8,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "base/error.h"
+#include "codec/byte_planes.h"
 
 namespace zt {
 
@@ -33,8 +36,11 @@ class FramePipeline {
   // Queues `input` as one frame; `owned` (may be empty) is kept with it, so
   // that `input` may point into it. The caller keeps any other memory that
   // `input` points to alive until the frame is popped or cancelled.
+  // With `planes`, the frame is a byte-planes frame of that layout instead
+  // (byte_planes_encode_frame: its planes, then its index entries).
   // Precondition: !full().
-  void submit(std::span<const uint8_t> input, std::vector<uint8_t> owned = {});
+  void submit(std::span<const uint8_t> input, std::vector<uint8_t> owned = {},
+              std::optional<PlanesLayout> planes = std::nullopt);
 
   // Whether the oldest frame in flight is compressed (never waits).
   bool oldest_done();
@@ -56,6 +62,7 @@ class FramePipeline {
   struct Slot {
     std::span<const uint8_t> input;
     std::vector<uint8_t> owned;
+    std::optional<PlanesLayout> planes;
     std::vector<uint8_t> out;
     Error error;
     bool done = false;

@@ -393,8 +393,9 @@ Result<void> Writer::end_component() {
     if (p.mode == Mode::undecided)
       p.mode = Mode::raw, p.out.encoding = Encoding::raw;  // nothing was written
     if (p.mode == Mode::planes) {
+      if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
+      ZT_TRY(s.drain_frames());
       std::vector<uint8_t> tail;
-      if (!p.frame.empty()) ZT_TRY(p.planes->frame(p.frame, tail));
       p.planes->finish(tail);
       ZT_TRY(s.emit_stored(tail));
       p.frame.clear();

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zt {
@@ -86,6 +87,35 @@ TEST(BytePlanes, Bf16WeightsComeOutSmallerThanZstd) {
   // Incompressible planes are stored, never larger than themselves.
   const Bytes noise = random_bytes(1 << 16, 5);
   EXPECT_LE(encode(noise, {2, true, 1u << 14}).size(), noise.size() + 4 * 4 * 3 + 16);
+}
+
+// Frames encoded apart (on other threads, as the writer's workers do) and
+// adopted in order make the very stream the encoder makes alone.
+TEST(BytePlanes, FramesEncodedApartMakeTheSameStream) {
+  const Bytes src = bf16_weights(5000);
+  const PlanesLayout l{2, true, 4096};
+  const Bytes whole = encode(src, l);
+  std::vector<Bytes> frames((src.size() + l.frame_bytes - 1) / l.frame_bytes);
+  std::vector<std::thread> threads;
+  for (size_t f = 0; f < frames.size(); ++f)
+    threads.emplace_back([&, f] {
+      const size_t at = f * l.frame_bytes;
+      const auto bytes =
+          std::span(src).subspan(at, std::min<size_t>(l.frame_bytes, src.size() - at));
+      EXPECT_TRUE(byte_planes_encode_frame(bytes, l, 3, frames[f]).ok());
+    });
+  for (auto& t : threads) t.join();
+  PlanesEncoder e(l, 3);
+  Bytes out;
+  for (const Bytes& f : frames) {
+    auto planes = e.adopt_frame(f);
+    ASSERT_TRUE(planes.ok()) << planes.error().message;
+    EXPECT_EQ(planes->size(), f.size() - 4 * 3);
+    out.insert(out.end(), planes->begin(), planes->end());
+  }
+  e.finish(out);
+  EXPECT_EQ(out, whole);
+  EXPECT_EQ(e.adopt_frame(Bytes(11)).error().status, Status::argument);
 }
 
 TEST(BytePlanes, EncoderRefusesWhatIsNotALayout) {

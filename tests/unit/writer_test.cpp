@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/byte_planes.h"
 #include "ztensor.h"
 
 namespace {
@@ -471,6 +473,59 @@ TEST_F(WriterTest, ZstdBytesDoNotDependOnThreadsOrPieces) {
   zt_close(r);
   for (const unsigned threads : {1u, 2u, 7u}) {
     for (const uint64_t piece : {n, uint64_t{0}, uint64_t{4096}, uint64_t{4095}, uint64_t{4097}, uint64_t{3 * 4096}}) {
+      write(path("t.zt"), threads, piece);
+      EXPECT_EQ(slurp(path("t.zt")), ref) << threads << " threads, pieces of " << piece;
+    }
+  }
+}
+
+// Byte planes (v2) are encoded frame by frame on the compression workers:
+// the file is the same whatever the threads and pieces, and the component's
+// stored bytes are the codec's own stream of the whole input.
+TEST_F(WriterTest, PlanesBytesDoNotDependOnThreadsOrPieces) {
+  constexpr uint32_t kPlanesFrameBytes = 1u << 20;  // the writer's frames (writer_impl.h)
+  const uint64_t n = (uint64_t{7} << 19) + 6;       // 3.5 MiB of bf16: four frames, the last short
+  Bytes all(n);
+  uint32_t x = 12345;
+  for (uint64_t i = 0; i < n; i += 2) {  // bf16 near +-0.02: a narrow exponent, noisy mantissa
+    x = x * 1664525u + 1013904223u;
+    all[i] = static_cast<uint8_t>(x >> 24);
+    all[i + 1] = static_cast<uint8_t>(0x3C | ((x >> 7) & 0x80));
+  }
+  const uint64_t shape[1] = {n / 2};
+  auto write = [&](const std::string& p, unsigned threads, uint64_t piece) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.file_version = 2;
+    o.threads = threads;
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(p.c_str(), &o, &w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", shape, 1), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_begin_component(w, "data", "bf16", nullptr, "planes", n), ZT_OK)
+        << zt_last_error();
+    for (uint64_t at = 0; at < n;) {
+      const uint64_t len = std::min<uint64_t>(n - at, piece ? piece : 1 + (at * 131) % 300000);
+      ASSERT_EQ(zt_writer_write(w, all.data() + at, len), ZT_OK) << zt_last_error();
+      at += len;
+    }
+    ASSERT_EQ(zt_writer_end_component(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  };
+  write(path("ref.zt"), 1, n);
+  const Bytes ref = slurp(path("ref.zt"));
+  Bytes stream;
+  ASSERT_TRUE(
+      zt::byte_planes_encode(all, zt::PlanesLayout{2, true, kPlanesFrameBytes}, 3, stream).ok());
+  EXPECT_NE(std::search(ref.begin(), ref.end(), stream.begin(), stream.end()), ref.end());
+  EXPECT_LT(stream.size(), n * 9 / 10);  // compressed: the exponent plane pays
+  zt_reader* r = open_verified(path("ref.zt"));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mapped(r, "x", "data"), all);
+  zt_close(r);
+  for (const unsigned threads : {2u, 7u}) {
+    for (const uint64_t piece :
+         {n, uint64_t{0}, uint64_t{kPlanesFrameBytes}, uint64_t{kPlanesFrameBytes - 2}}) {
       write(path("t.zt"), threads, piece);
       EXPECT_EQ(slurp(path("t.zt")), ref) << threads << " threads, pieces of " << piece;
     }
