@@ -11,7 +11,8 @@
 # Exits non-zero if any target finds a crash, leak, timeout or
 # out-of-memory; the reproducer lands in $ZT_FUZZ_ARTIFACTS (default
 # build-fuzz/artifacts/). Environment:
-#   ZT_FUZZ_BUILD      build directory (default: build-fuzz beside fuzz/)
+#   ZT_FUZZ_BUILD      build directory (default: build-fuzz beside fuzz/); one
+#                      configured with ZT_BUILD_FUZZ=ON already is used as is
 #   ZT_FUZZ_ARTIFACTS  where crashing inputs go
 #   ZT_FUZZ_JOBS       targets run at once (default: nproc)
 #   CC, CXX            compilers (default clang, clang++)
@@ -25,9 +26,14 @@ build=${ZT_FUZZ_BUILD:-$root/build-fuzz}
 artifacts=${ZT_FUZZ_ARTIFACTS:-$build/artifacts}
 jobs=${ZT_FUZZ_JOBS:-$(nproc)}
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER="${CC:-clang}" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \
-  -DZT_BUILD_FUZZ=ON -DZT_BUILD_TESTS=OFF -DZT_BUILD_CLI=OFF >/dev/null
+# A build directory configured with the fuzz targets already (scripts/test.sh
+# passes its sanitized clang build, whose core the targets share) is used as
+# it is; any other is configured for the targets alone.
+if ! grep -qs '^ZT_BUILD_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER="${CC:-clang}" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \
+    -DZT_BUILD_FUZZ=ON -DZT_BUILD_TESTS=OFF -DZT_BUILD_CLI=OFF >/dev/null
+fi
 
 if [ $# -gt 0 ]; then
   targets="$*"

@@ -11,15 +11,17 @@
 #      batches, so a name two sources share or a missing include fails): build
 #      everything, then the unit, C++ wrapper, CLI and hardening tests and
 #      the fuzz corpus replays under the sanitizers. One build serves both:
-#      a separate -O0 sanitizer build cost 10 of the suite's minutes;
+#      a separate -O0 sanitizer build cost 10 of the suite's minutes. It
+#      builds the libFuzzer targets too, its core instrumented for coverage
+#      and shared with them (a second instrumented core cost 5 minutes);
 #   2c. the README's first command, `bash scripts/demo.sh`, in a fresh clone
 #      of HEAD with nothing but the defaults (what a new user runs; uncommitted
 #      changes are not in it);
 #   3. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
 #      the writer's compression workers, and batch decoding's workers;
-#   4. fuzz/run_ci.sh: every libFuzzer target for ZT_FUZZ_SECONDS (default
-#      30) each, one per core at a time, when clang is installed
-#      (scripts/setup.sh installs it).
+#   4. fuzz/run_ci.sh over build-clang/: every libFuzzer target for
+#      ZT_FUZZ_SECONDS (default 30) each, one per core at a time, when clang
+#      is installed (scripts/setup.sh installs it).
 # Exits non-zero if any step fails; the last line is a one-line summary.
 # Environment: ZT_BUILD_DIR, ZT_CLANG_BUILD_DIR (build directories),
 # ZT_JOBS (parallel jobs, default nproc), ZT_CONFORMANCE_CASES (check.py
@@ -77,7 +79,8 @@ clang_build=${ZT_CLANG_BUILD_DIR:-build-clang}
 if command -v clang++ >/dev/null 2>&1; then
   if step clang-configure cmake -S . -B "$clang_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DZT_WERROR=ON \
-       -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON -DZT_UNITY_BUILD=OFF &&
+       -DZT_SANITIZE=address,undefined -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=ON -DZT_UNITY_BUILD=OFF \
+       -DZT_BUILD_FUZZ=ON &&
      step clang-build cmake --build "$clang_build" -j "$jobs"; then
     step clang-sanitized env UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
       ctest --test-dir "$clang_build" -L 'unit|cpp|cli|hardening|fuzz-replay' --output-on-failure \
@@ -111,7 +114,7 @@ if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
 fi
 
 if command -v clang++ >/dev/null 2>&1; then
-  step fuzz bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-30}" || true
+  step fuzz env ZT_FUZZ_BUILD="$clang_build" bash fuzz/run_ci.sh "${ZT_FUZZ_SECONDS:-30}" || true
 else
   results+=("fuzz skipped: no clang++")
 fi
