@@ -251,6 +251,25 @@ const char* zt_manifest_json(const zt_reader* r) {
 
 namespace {
 
+// One object's zt_object_summary: pointers into the manifest, which lives
+// as long as the reader.
+void summarize(const zt::Object& o, zt_object_summary& s) {
+  s.ndim = static_cast<uint32_t>(o.shape.size());
+  s.name = o.name.c_str();
+  s.format = o.format.c_str();
+  s.layout = o.layout.empty() ? o.format.c_str() : o.layout.c_str();
+  s.shape = o.shape.data();
+  s.dtype = nullptr;
+  s.type = nullptr;
+  const auto data = std::ranges::find(o.components, std::string_view("data"), &zt::Component::role);
+  if (data != o.components.end()) {
+    s.dtype = zt::dtype_name(data->dtype).data();
+    s.type = data->type ? data->type->c_str() : nullptr;
+  }
+  s.components = o.components.size();
+  s.attributes_size = o.attributes.present ? o.attributes.encoded.size() : 0;
+}
+
 zt_status attributes_out(const zt::Attributes& a, const void** data, size_t* size) {
   *data = a.present ? a.encoded.data() : nullptr;
   *size = a.present ? a.encoded.size() : 0;
@@ -307,6 +326,33 @@ const uint64_t* zt_object_shape(const zt_reader* r, size_t i, size_t* ndim) {
   const zt::Object* o = object_at(r, i);
   if (ndim) *ndim = o ? o->shape.size() : 0;
   return o ? o->shape.data() : nullptr;
+}
+
+void zt_object_summary_init(zt_object_summary* s) {
+  if (!s) return;
+  std::memset(s, 0, sizeof *s);
+  s->struct_size = sizeof *s;
+}
+
+zt_status zt_object_summaries(const zt_reader* r, size_t first, zt_object_summary* summaries,
+                              size_t count) {
+  if (!r || (!summaries && count > 0)) return fail(ZT_ERR_ARGUMENT, "reader or summaries is NULL");
+  return guard([&] {
+    for (size_t i = 0; i < count; ++i)
+      if (summaries[i].struct_size != sizeof(zt_object_summary))
+        return set_error(
+            zt::make_error(zt::Status::argument,
+                           "summaries[%zu].struct_size %u is not one this library knows "
+                           "(use zt_object_summary_init)",
+                           i, summaries[i].struct_size));
+    const std::vector<zt::Object>& objects = r->impl->manifest().objects;
+    if (first > objects.size() || count > objects.size() - first)
+      return set_error(zt::make_error(zt::Status::not_found,
+                                      "objects %zu to %zu run past the last one (%zu objects)",
+                                      first, first + count - 1, objects.size()));
+    for (size_t i = 0; i < count; ++i) summarize(objects[first + i], summaries[i]);
+    return ZT_OK;
+  });
 }
 
 size_t zt_component_count(const zt_reader* r, size_t object) {

@@ -366,6 +366,38 @@ ZT_API zt_status zt_component_stored_size(const zt_reader* r, size_t object, con
 ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role,
                                            uint64_t* nbytes);
 
+/* Many objects at a glance, in one call: what a loader needs to plan
+   reading a whole model (a binding that asks field by field pays its
+   per-call cost for each, and a model of many small tensors loads at that
+   cost). Like zt_decode_request it comes as an array, so its layout is
+   frozen and struct_size must be sizeof(zt_object_summary), as
+   zt_object_summary_init sets it. Strings and shapes are the reader's,
+   valid until zt_close. */
+typedef struct zt_object_summary {
+  uint32_t struct_size;  /* sizeof(zt_object_summary), set by zt_object_summary_init */
+  uint32_t ndim;         /* rank of shape (0 for a scalar) */
+  const char* name;      /* as zt_object_name */
+  const char* format;    /* as zt_object_format ("dense", ...) */
+  const char* layout;    /* as zt_object_layout */
+  const uint64_t* shape; /* ndim values, as zt_object_shape */
+  const char* dtype;     /* storage dtype of the "data" component; NULL if the object has none */
+  const char* type;      /* logical type of the "data" component; NULL if none */
+  uint64_t components;   /* number of components, as zt_component_count */
+  uint64_t
+      attributes_size; /* bytes of the object's attributes (zt_object_attributes_cbor), 0 if none */
+} zt_object_summary;
+
+/* Fills *s with the defaults (all NULL and 0) and sets struct_size. */
+ZT_API void zt_object_summary_init(zt_object_summary* s);
+
+/* Fills summaries[0 .. count) for objects first .. first + count - 1, in
+   manifest order, from the manifest alone (no data byte is read). Fails
+   with ZT_ERR_ARGUMENT (NULL reader, NULL summaries with count > 0, a
+   struct_size this library does not know) or ZT_ERR_NOT_FOUND (the objects
+   run past the last one), writing nothing then. */
+ZT_API zt_status zt_object_summaries(const zt_reader* r, size_t first, zt_object_summary* summaries,
+                                     size_t count);
+
 /* Decoded bytes of one component, little-endian elements of its dtype.
    raw + little-endian: a pointer into the mapping, no copy.
    zstd, or legacy big-endian data: decoded once, cached, owned by the reader.

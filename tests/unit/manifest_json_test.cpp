@@ -164,5 +164,107 @@ TEST(ManifestJson, ObjectsKeepManifestOrderAndTheTextIsCached) {
   EXPECT_EQ(zt_manifest_json(nullptr), nullptr);
 }
 
+// zt_object_summaries: every field as the one-object calls give it.
+void expect_summary_matches(zt_reader* r, size_t i, const zt_object_summary& s) {
+  SCOPED_TRACE(zt_object_name(r, i));
+  EXPECT_EQ(s.struct_size, sizeof(zt_object_summary));
+  EXPECT_EQ(s.name, zt_object_name(r, i));
+  EXPECT_EQ(s.format, zt_object_format(r, i));
+  EXPECT_EQ(s.layout, zt_object_layout(r, i));
+  size_t ndim = 0;
+  const uint64_t* shape = zt_object_shape(r, i, &ndim);
+  ASSERT_EQ(s.ndim, ndim);
+  EXPECT_TRUE(std::equal(shape, shape + ndim, s.shape));
+  const bool has_data = zt_component_dtype(r, i, "data") != nullptr;
+  EXPECT_EQ(s.dtype ? std::string(s.dtype) : "", has_data ? zt_component_dtype(r, i, "data") : "");
+  EXPECT_EQ(s.type, has_data ? zt_component_type(r, i, "data") : nullptr);
+  EXPECT_EQ(s.components, zt_component_count(r, i));
+  const void* attributes = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(zt_object_attributes_cbor(r, i, &attributes, &size), ZT_OK);
+  EXPECT_EQ(s.attributes_size, size);
+}
+
+std::vector<zt_object_summary> summaries_of(zt_reader* r, size_t first, size_t count) {
+  std::vector<zt_object_summary> out(count);
+  for (zt_object_summary& s : out) zt_object_summary_init(&s);
+  EXPECT_EQ(zt_object_summaries(r, first, out.data(), count), ZT_OK) << zt_last_error();
+  return out;
+}
+
+TEST(ObjectSummaries, EveryObjectAtAGlanceAsTheOneObjectCallsSayIt) {
+  FileBuilder b;
+  b.dense("w", "f32", {2, 3}, le<float>({1, 2, 3, 4, 5, 6}));
+  b.manifest["objects"]["w"]["attributes"] = Json{{"bits", 4}};
+  b.dense("f8", "u8", {4}, pattern(4));
+  b.component("f8", "data")["type"] = "f8_e5m2";
+  b.dense("scalar", "i64", {}, le<int64_t>({7}));
+  b.object("csr", "sparse_csr", {2, 3},
+           Json{{"values", b.raw("f32", le<float>({1, 2}))},
+                {"indices", b.raw("u64", le<uint64_t>({0, 2}))},
+                {"indptr", b.raw("u64", le<uint64_t>({0, 1, 2}))}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const std::vector<zt_object_summary> all = summaries_of(o.get(), 0, 4);
+  for (size_t i = 0; i < all.size(); ++i) expect_summary_matches(o.get(), i, all[i]);
+  EXPECT_STREQ(all[0].name, "w");
+  EXPECT_STREQ(all[0].dtype, "f32");
+  EXPECT_EQ(all[0].ndim, 2u);
+  EXPECT_GT(all[0].attributes_size, 0u);
+  EXPECT_STREQ(all[1].type, "f8_e5m2");
+  EXPECT_EQ(all[2].ndim, 0u);
+  EXPECT_STREQ(all[3].format, "sparse_csr");
+  EXPECT_EQ(all[3].dtype, nullptr) << "no data component";
+  EXPECT_EQ(all[3].components, 3u);
+  // A window of the objects, and an empty one at the end.
+  const std::vector<zt_object_summary> tail = summaries_of(o.get(), 2, 2);
+  EXPECT_EQ(tail[0].name, all[2].name);
+  EXPECT_EQ(tail[1].name, all[3].name);
+  summaries_of(o.get(), 4, 0);
+  EXPECT_EQ(zt_object_summaries(o.get(), 4, nullptr, 0), ZT_OK);
+}
+
+TEST(ObjectSummaries, AV2LayoutIsNamedAsWrittenAndAsItsFormat) {
+  FileBuilderV2 b;
+  b.dense("w", "bf16", {2}, le<uint16_t>({0x3F80, 0x4000}));
+  b.object("m", "acme.paged/1", {4}, Json{{"pages", b.raw("u8", pattern(4))}});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const std::vector<zt_object_summary> all = summaries_of(o.get(), 0, 2);
+  for (size_t i = 0; i < all.size(); ++i) expect_summary_matches(o.get(), i, all[i]);
+  // v2 lists objects by name: "m" first.
+  EXPECT_STREQ(all[0].layout, "acme.paged/1");
+  EXPECT_STREQ(all[0].format, "acme.paged/1");
+  EXPECT_EQ(all[0].dtype, nullptr);
+  EXPECT_STREQ(all[1].format, "dense");
+  EXPECT_STREQ(all[1].dtype, "bf16");
+}
+
+TEST(ObjectSummaries, BadArgumentsWriteNothing) {
+  FileBuilder b;
+  b.dense("a", "u8", {1}, Bytes{1});
+  b.dense("b", "u8", {1}, Bytes{2});
+  const Bytes f = b.build();
+  const Opened o = open_memory(f);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<zt_object_summary> s(3);
+  for (zt_object_summary& one : s) zt_object_summary_init(&one);
+  EXPECT_EQ(zt_object_summaries(o.get(), 0, s.data(), 3), ZT_ERR_NOT_FOUND);
+  EXPECT_NE(std::string(zt_last_error()).find("past the last one (2 objects)"), std::string::npos)
+      << zt_last_error();
+  EXPECT_EQ(zt_object_summaries(o.get(), 3, s.data(), 0), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(zt_object_summaries(o.get(), SIZE_MAX, s.data(), 2), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(s[0].name, nullptr) << "nothing is written when the call fails";
+  s[1].struct_size = 8;
+  EXPECT_EQ(zt_object_summaries(o.get(), 0, s.data(), 2), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("summaries[1].struct_size 8"), std::string::npos)
+      << zt_last_error();
+  EXPECT_EQ(s[0].name, nullptr);
+  EXPECT_EQ(zt_object_summaries(nullptr, 0, s.data(), 1), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_object_summaries(o.get(), 0, nullptr, 1), ZT_ERR_ARGUMENT);
+}
+
 }  // namespace
 }  // namespace zt::test

@@ -69,6 +69,68 @@ def test_requests_built_as_ctypes_structs_load_the_same(tmp_path, monkeypatch):
     assert all(same(got[k], t[k]) for k in t)
 
 
+@pytest.mark.parametrize("ctypes_rows", [False, True])
+def test_object_summaries_say_what_the_manifest_says(tmp_path, monkeypatch, ctypes_rows):
+    # zt_object_summaries, read as numpy records (or ctypes structs where
+    # their layout differs), against the manifest's JSON object by object.
+    from ztensor import _reader
+    if ctypes_rows:
+        monkeypatch.setattr(_reader, "_SUMMARY_DTYPE", None)
+    p = tmp_path / "m.zt"
+    with ztensor.Writer(p) as w:
+        for name, v in model(6).items():
+            w.add(name, v.numpy() if v.dtype != torch.bfloat16 else v.view(torch.int16).numpy().view(np.uint16),
+                  dtype="bf16" if v.dtype == torch.bfloat16 else None)
+        w.add("f8", np.arange(6, dtype=np.uint8), type="f8_e4m3fn", attributes={"scale": 0.5})
+        w.add_csr("sparse", np.ones(3, np.float32), np.arange(3, dtype=np.uint64),
+                  np.arange(4, dtype=np.uint64), (3, 3))
+    with ztensor.open(p) as f:
+        summaries = f._summaries()
+        objects = f.manifest["objects"]
+        assert [s.name for s in summaries] == list(objects)
+        for i, (s, (name, o)) in enumerate(zip(summaries, objects.items())):
+            c = o["components"].get("data")
+            assert (s.index, s.format, s.shape, s.dtype, s.type, s.has_attributes) == (
+                i, o["format"], tuple(o["shape"]), c and c["dtype"], c and c.get("type"), "attributes" in o)
+        assert {s.type for s in summaries} == {"complex64", "f8_e4m3fn", None}
+        assert [s.name for s in summaries if s.has_attributes] == ["f8"]
+        assert {s.format for s in summaries} == {"dense", "sparse_csr"}
+        assert f._dense_layouts(summaries) == f._dense_layouts()
+
+
+@pytest.mark.parametrize("gc_on", [True, False])
+def test_a_load_holds_the_collector_off_and_gives_it_back(tmp_path, monkeypatch, gc_on):
+    # A model of many small tensors loads without the cyclic collector
+    # walking the process's objects every few hundred allocations; after
+    # the load (or its failure) the collector is as it was.
+    import gc
+    t = model(7)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    seen = []
+    real = ztensor.File._decode_ranges
+
+    def watching(self, parts, threads=0):
+        seen.append(gc.isenabled())
+        return real(self, parts, threads)
+
+    monkeypatch.setattr(ztensor.File, "_decode_ranges", watching)
+    (gc.enable if gc_on else gc.disable)()
+    try:
+        assert all(same(v, t[k]) for k, v in zt.load_file(p).items())
+        assert seen == [False] and gc.isenabled() == gc_on
+
+        def failing(self, parts, threads=0):
+            raise ztensor.Error(5, "planted")
+
+        monkeypatch.setattr(ztensor.File, "_decode_ranges", failing)
+        with pytest.raises(ztensor.Error, match="planted"):
+            zt.load_file(p)
+        assert gc.isenabled() == gc_on
+    finally:
+        gc.enable()
+
+
 def test_mmap_maps_bf16_and_copies_only_on_write(tmp_path):
     t = {"w": torch.arange(4096, dtype=torch.float32).to(torch.bfloat16), "f": torch.ones(1024)}
     p = tmp_path / "m.zt"

@@ -853,7 +853,13 @@ def test_streamed_components_equal_whole_ones(path, encoding):
         assert f.verify() == (3, 0)
 
 
-def test_decode_many_gives_every_dense_object(path):
+@pytest.mark.parametrize("ctypes_requests", [False, True])
+def test_decode_many_gives_every_dense_object(path, monkeypatch, ctypes_requests):
+    # Requests as numpy records laid out as zt_decode_request, or as ctypes
+    # structs where that layout differs (not 64-bit little-endian).
+    if ctypes_requests:
+        from ztensor import _reader
+        monkeypatch.setattr(_reader, "_REQUEST_DTYPE", None)
     arrays = {f"t{i}": sample(np.float32, (64, 33)) + i for i in range(12)}
     with ztensor.Writer(path, frame_size=4096) as w:
         for name, a in arrays.items():
@@ -868,6 +874,9 @@ def test_decode_many_gives_every_dense_object(path):
         assert list(f.decode_many(["t3"])) == ["t3"]
         with pytest.raises(ztensor.Error, match="not dense"):
             f.decode_many(["sparse"])
+        with pytest.raises(KeyError):
+            f.decode_many(["t1", "missing"])
+        assert f.decode_many([]) == {}
 
 
 def test_files_in_memory_are_read_in_place(path):

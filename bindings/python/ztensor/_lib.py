@@ -162,6 +162,14 @@ class DecodeRange(Structure):
                 ("written", c_uint64)]
 
 
+class ObjectSummary(Structure):
+    """zt_object_summary: an array element, its layout frozen (ztensor.h)."""
+    _fields_ = [("struct_size", c_uint32), ("ndim", c_uint32), ("name", c_void_p),
+                ("format", c_void_p), ("layout", c_void_p), ("shape", c_void_p),
+                ("dtype", c_void_p), ("type", c_void_p), ("components", c_uint64),
+                ("attributes_size", c_uint64)]
+
+
 class CsrInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("rows", c_uint64),
                 ("cols", c_uint64), ("nnz", c_uint64), ("values", c_void_p),
@@ -247,6 +255,8 @@ for _name, _res, _args in [
     ("zt_component_read_f32", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),
     ("zt_object_decode_f32", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
     ("zt_object_decode_f64", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
+    ("zt_object_summary_init", None, [POINTER(ObjectSummary)]),
+    ("zt_object_summaries", _STATUS, [_reader_p, c_size_t, POINTER(ObjectSummary), c_size_t]),
     ("zt_csr_info_init_sized", None, [POINTER(CsrInfo), c_size_t]),
     ("zt_csr_view", _STATUS, [_reader_p, c_size_t, POINTER(CsrInfo)]),
     ("zt_coo_info_init_sized", None, [POINTER(CooInfo), c_size_t]),

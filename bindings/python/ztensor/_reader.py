@@ -2,13 +2,16 @@
 
 import builtins
 import collections.abc
+import contextlib
 import ctypes
+import gc
 import json
 import math
 import mmap
 import operator
 import os
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+import struct
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
 import numpy as np
@@ -39,15 +42,63 @@ _DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1", "zt.quant_group/1"}
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# zt_decode_range as a numpy record where it has this layout (64-bit
-# little-endian size_t and pointers, as the ctypes declaration says); None
-# elsewhere, where the requests are built as ctypes structs.
+
+def _records_of(struct, fields):
+    """A numpy record dtype of `fields` (name, numpy type) laid out exactly
+    as the ctypes `struct` (64-bit little-endian size_t and pointers), or
+    None elsewhere, where arrays of it are built as ctypes structs."""
+    dtype = np.dtype(fields)
+    if np.little_endian and dtype.itemsize == ctypes.sizeof(struct) and all(
+            dtype.fields[n][1] == getattr(struct, n).offset for n in dtype.names):
+        return dtype
+    return None
+
+
+# Arrays the library reads or fills, built as numpy records in one call
+# where their layout allows (a ctypes struct set field by field costs ~4 us).
 _RANGE_SIZE = ctypes.sizeof(_lib.DecodeRange)
-_RANGE_DTYPE = np.dtype([("struct_size", "<u4"), ("status", "<u4"), ("object", "<u8"), ("role", "<u8"),
-                         ("offset", "<u8"), ("dst", "<u8"), ("length", "<u8"), ("written", "<u8")])
-if not (np.little_endian and _RANGE_DTYPE.itemsize == _RANGE_SIZE and all(
-        _RANGE_DTYPE.fields[n][1] == getattr(_lib.DecodeRange, n).offset for n in _RANGE_DTYPE.names)):
-    _RANGE_DTYPE = None
+_RANGE_DTYPE = _records_of(_lib.DecodeRange, [
+    ("struct_size", "<u4"), ("status", "<u4"), ("object", "<u8"), ("role", "<u8"),
+    ("offset", "<u8"), ("dst", "<u8"), ("length", "<u8"), ("written", "<u8")])
+_REQUEST_SIZE = ctypes.sizeof(_lib.DecodeRequest)
+_REQUEST_DTYPE = _records_of(_lib.DecodeRequest, [
+    ("struct_size", "<u4"), ("status", "<u4"), ("object", "<u8"), ("role", "<u8"),
+    ("dst", "<u8"), ("capacity", "<u8"), ("written", "<u8")])
+_DATA_ROLE = ctypes.c_char_p(b"data")  # lives as long as the module: requests point at it
+_SUMMARY_SIZE = ctypes.sizeof(_lib.ObjectSummary)
+_SUMMARY_DTYPE = _records_of(_lib.ObjectSummary, [
+    ("struct_size", "<u4"), ("ndim", "<u4"), ("name", "<u8"), ("format", "<u8"), ("layout", "<u8"),
+    ("shape", "<u8"), ("dtype", "<u8"), ("type", "<u8"), ("components", "<u8"),
+    ("attributes_size", "<u8")])
+
+
+class _Summary(NamedTuple):
+    """One object at a glance (zt_object_summary), in Python's terms."""
+    index: int
+    name: str
+    format: str
+    shape: Tuple[int, ...]
+    dtype: Optional[str]  # of the "data" component; None without one
+    type: Optional[str]
+    has_attributes: bool
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector held off while a load allocates
+    (ztensor.torch's loads, decode_many). A model of many small tensors
+    makes tens of thousands of tensors or arrays and tuples, and each few hundred allocations start a collection that walks
+    every object the process holds: measured on 20,000 tensors of 1 KiB,
+    40% of load_file's time (25 against 15 us a tensor). A load makes no
+    reference cycles, so nothing is left for the collector meanwhile; it is
+    switched back on (if it was on) when the load ends, however it ends."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 class _Handle:
@@ -501,49 +552,100 @@ class File(NotCopyable, collections.abc.Mapping):
         0: all cores): a dict name -> fresh array of the stored type (as
         f[name] gives it without float32=True: bf16/FP8 as their codes).
         names None: every dense object of the file."""
+        with collector_paused():
+            return self._decode_many(names, threads)
+
+    def _decode_many(self, names, threads):
         r = self._r()
+        summaries = self._summaries()
         if names is None:
-            names = [n for n in self if text(lib.zt_object_format(r, self._index(n))) == "dense"]
+            names = [s.name for s in summaries if s.format == "dense"]
         names = list(names)
         threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
-        reqs = (_lib.DecodeRequest * max(len(names), 1))()
-        out = {}
-        for j, name in enumerate(names):
-            i = self._index(name)
-            if text(lib.zt_object_format(r, i)) != "dense":
+        by_name = {s.name: s for s in summaries} if names else {}
+        out, requests = {}, []
+        for name in names:
+            s = by_name.get(name) if isinstance(name, str) else None
+            i = self._index(name) if s is None else s.index  # its KeyError / TypeError
+            if s is None:
+                s = summaries[i]
+            if s.format != "dense":
                 raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense: decode it with decode()")
-            _, ltype, dt = self._numpy_dtype(i, "data")
+            if s.dtype is None:
+                self._numpy_dtype(i, "data")  # the library's refusal, as a read of it gives
+            ltype = s.type
+            dt = np.dtype(_NUMPY_OF_TYPE.get((s.dtype, ltype), _NUMPY_OF_DTYPE[s.dtype]))
             if ltype in _PACKED_TYPES:
                 raise Error(_lib.ERR_UNSUPPORTED, f"{self._what(i)}: {ltype} data: read it with f[name]")
             size = c_uint64()
             check(lib.zt_component_decoded_size(r, i, b"data", byref(size)))
-            shape = _check_size(size.value, dt, self._shape(i), "data")
-            a = _empty(shape, dt, self._what(i))
-            lib.zt_decode_request_init(byref(reqs[j]))
-            reqs[j].object, reqs[j].role = i, b"data"
-            reqs[j].dst, reqs[j].capacity = a.ctypes.data, a.nbytes
+            shape = _check_size(size.value, dt, s.shape, "data")
+            a = _empty(shape, dt, f'object "{s.name}"')
+            requests.append((i, a.ctypes.data, a.nbytes))
             out[name] = a
-        check(lib.zt_decode_many(r, reqs, len(names), threads))
+        if _REQUEST_DTYPE is not None:
+            # One numpy record array laid out as zt_decode_request (as
+            # _decode_ranges does), instead of ctypes structs set field by field.
+            reqs = np.array([(_REQUEST_SIZE, 0, i, ctypes.cast(_DATA_ROLE, c_void_p).value, address, n, 0)
+                             for i, address, n in requests] or [(_REQUEST_SIZE,) + (0,) * 6],
+                            dtype=_REQUEST_DTYPE)
+            array = ctypes.cast(reqs.ctypes.data, ctypes.POINTER(_lib.DecodeRequest))
+        else:
+            reqs = array = (_lib.DecodeRequest * max(len(requests), 1))()
+            for q, (i, address, n) in zip(reqs, requests):
+                lib.zt_decode_request_init(byref(q))
+                q.object, q.role, q.dst, q.capacity = i, b"data", address, n
+        check(lib.zt_decode_many(r, array, len(requests), threads))
+        del reqs
         return out
 
-    def _dense_layouts(self):
+    def _summaries(self):
+        """[_Summary] of every object in index order, from one
+        zt_object_summaries call: asking object by object costs some 25 us
+        each through ctypes, and the manifest's JSON ~7 us an object, which
+        is what a model of many small tensors loads at."""
+        r = self._r()
+        n = lib.zt_object_count(r)
+        if _SUMMARY_DTYPE is not None:
+            rows = np.zeros(max(n, 1), dtype=_SUMMARY_DTYPE)
+            rows["struct_size"] = _SUMMARY_SIZE  # what zt_object_summary_init sets on zeroed memory
+            check(lib.zt_object_summaries(r, 0, ctypes.cast(rows.ctypes.data, ctypes.POINTER(_lib.ObjectSummary)), n))
+            fields = rows[["ndim", "name", "format", "shape", "dtype", "type", "attributes_size"]][:n].tolist()
+        else:
+            array = (_lib.ObjectSummary * max(n, 1))()
+            for q in array:
+                lib.zt_object_summary_init(byref(q))
+            check(lib.zt_object_summaries(r, 0, array, n))
+            fields = [(q.ndim, q.name, q.format, q.shape, q.dtype or 0, q.type or 0, q.attributes_size)
+                      for q in array[:n]]
+        # The strings are the reader's, read while r is held. dtype names are
+        # few: read once per address.
+        dtypes = {0: None}
+        out = []
+        for i, (ndim, name, fmt, shape, dtype, ltype, attributes) in enumerate(fields):
+            d = dtypes.get(dtype)
+            if d is None and dtype:
+                d = dtypes[dtype] = string_at(dtype).decode()
+            out.append(_Summary(i, string_at(name).decode(), string_at(fmt).decode(),
+                                struct.unpack(f"<{ndim}Q", string_at(shape, 8 * ndim)) if ndim else (),
+                                d, string_at(ltype).decode() if ltype else None, attributes > 0))
+        return out
+
+    def _dense_layouts(self, summaries=None):
         """name -> (object index, shape, storage dtype, type, numpy dtype,
         decoded bytes) of every dense object whose data decodes to one
         element per value of its shape (so not packed types), from the
-        manifest (one call for the whole file, where asking object by object
-        costs some 25 us each)."""
+        object summaries (one call for the whole file; or `summaries`, its
+        result)."""
         out, dtypes = {}, {}
-        # The manifest lists the objects in index order (zt_manifest_json).
-        for i, (name, o) in enumerate(self.manifest["objects"].items()):
-            c = o["components"].get("data") if o["format"] == "dense" else None
-            if c is None or c.get("type") in _PACKED_TYPES or c["dtype"] not in _NUMPY_OF_DTYPE:
+        for s in self._summaries() if summaries is None else summaries:
+            if s.format != "dense" or s.dtype not in _NUMPY_OF_DTYPE or s.type in _PACKED_TYPES:
                 continue
-            key = (c["dtype"], c.get("type"))
+            key = (s.dtype, s.type)
             dt = dtypes.get(key)
             if dt is None:
                 dt = dtypes[key] = np.dtype(_NUMPY_OF_TYPE.get(key, _NUMPY_OF_DTYPE[key[0]]))
-            shape = tuple(o["shape"])
-            out[name] = (i, shape, *key, dt, math.prod(shape) * dt.itemsize)
+            out[s.name] = (s.index, s.shape, *key, dt, math.prod(s.shape) * dt.itemsize)
         return out
 
     def _decode_ranges(self, parts, threads=0):
@@ -853,7 +955,7 @@ def _check_size(nbytes, dtype, shape, role):
             raise Error(_lib.ERR_INVALID, f'component "{role}": {nbytes} bytes are not whole '
                         f"{dtype} elements")
         return (nbytes // dtype.itemsize,)
-    want = int(np.prod(shape, dtype=np.uint64)) * dtype.itemsize
+    want = math.prod(shape) * dtype.itemsize  # exact: a product past 2^64 matches no size
     if nbytes != want:
         raise Error(_lib.ERR_INVALID, f'component "{role}": {nbytes} bytes, expected {want} '
                     f"for shape {shape} of {dtype}")

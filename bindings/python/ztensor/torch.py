@@ -305,6 +305,7 @@ class _File:
         self.float8 = float8
         self.sparse = sparse
         self._layouts = None
+        self._summary = None
         # mmap=True: raw data from the File's copy-on-write mapping
         # (File._copy_on_write, as dlpack() uses), which knows where there is
         # none (memory, URLs, zstd, shards).
@@ -317,8 +318,13 @@ class _File:
     def attributes(self):
         return self.f.attributes
 
+    def _summaries(self):
+        if self._summary is None:
+            self._summary = self.f._summaries()
+        return self._summary
+
     def keys(self):
-        return list(self.f.manifest["objects"])  # in index order, one call for all
+        return [s.name for s in self._summaries()]  # in index order, one call for all
 
     def tensor_names(self):
         """The names a reader sees: the objects', but with
@@ -326,11 +332,13 @@ class _File:
         tensors gives their names instead (in the order recorded)."""
         if self.quantized != "checkpoint":
             return self.keys()
-        return [t for name in self.keys() for t in self._recorded_names(name) or [name]]
+        return [t for s in self._summaries() for t in self._recorded_names(s.name, s) or [s.name]]
 
-    def _recorded_names(self, name):
+    def _recorded_names(self, name, summary=None):
         """The checkpoint tensor names object `name` records, or None."""
-        attributes = self.f.manifest["objects"][name].get("attributes") or {}
+        if summary is not None and not summary.has_attributes:
+            return None
+        attributes = self.f._attributes(summary.index if summary else self.f._index(name))
         records = attributes.get("hf.tensors")
         if not isinstance(records, dict):
             return None
@@ -352,7 +360,7 @@ class _File:
         the torch dtype decided once per (dtype, type): per-tensor Python
         work is what a model of many small tensors loads at (BENCHMARKS.md)."""
         if self._layouts is None:
-            self._layouts = self.f._dense_layouts()
+            self._layouts = self.f._dense_layouts(self._summaries())
         layouts, torch_of, out = self._layouts, {}, {}
         for name in names:
             layout = layouts.get(name)
@@ -576,7 +584,8 @@ def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
             unknown = sorted(set(slices) - set(f.keys()))
             if unknown:
                 raise KeyError(f"slices name objects the file lacks: {unknown}")
-        out = f.load(f.keys(), device, staging, slices, into)
+        with _reader.collector_paused():
+            out = f.load(f.keys(), device, staging, slices, into)
         for alias, kept in f.aliases().items():
             if kept in out:
                 out[alias] = out[kept]
