@@ -8,7 +8,9 @@ downloading the same byte range.
          tail), a 1 GiB file: "m" f32 [16384, 16384] plus a 64 KiB
          tensor "small", and a 256 MiB f32 [8192, 8192] of noise as 1.2
          writes zstd (1 MiB frames, no frame index), whose first and last
-         eighths of rows are read (facts zstd_rows_*)
+         eighths of rows are read (facts zstd_rows_*); 64 MiB of bf16
+         weights raw, zstd and byte planes (v2), loaded whole and 1/8 of
+         one tensor's rows (facts weights_*: issue #46's bytes over HTTP)
   Remote_Curl        curl -r FIRST-LAST -o /dev/null of the component's range
                      (the baseline: no copy at all on its side)
   Remote_ZtRead      zt_component_read of "m" into a preallocated, touched
@@ -68,6 +70,35 @@ def build_zstd(path):
         w.add("z", rng.standard_normal((ZSIDE, ZSIDE), dtype=np.float32), encoding="zstd")
 
 
+def build_weights(path, encoding):
+    """64 MiB of bf16 weights drawn like trained ones (normal, sigma 0.02) in
+    8 tensors [2048, 2048], as v2 writes them with `encoding`."""
+    rng = np.random.default_rng(5)
+    with ztensor.Writer(path, file_version=2) as w:
+        for i in range(8):
+            bits = (rng.standard_normal((2048, 2048), dtype=np.float32) * 0.02).view(np.uint32)
+            w.add(f"w.{i}", ((bits + 0x8000) >> 16).astype(np.uint16), dtype="bf16", encoding=encoding)
+
+
+def weights_over_http(nginx, facts):
+    """Issue #46's end-to-end figure: the bytes a whole load and a slice of
+    rows fetch over HTTP for the same weights raw, zstd and byte planes."""
+    for encoding in ("raw", "zstd", "planes"):
+        path = os.path.join(nginx.www, f"weights_{encoding}.zt")
+        build_weights(path, encoding)
+        with ztensor.open(nginx.url + f"/weights_{encoding}.zt") as f:
+            mark = nginx.mark()
+            got = f.decode_many()
+            facts[f"weights_{encoding}_requests"], facts[f"weights_{encoding}_bytes"] = fetched(nginx, mark)
+            assert sorted(got) == [f"w.{i}" for i in range(8)]
+        with ztensor.open(nginx.url + f"/weights_{encoding}.zt") as f:  # a cache of its own
+            mark = nginx.mark()
+            assert f.get_slice("w.3")[:256].shape == (256, 2048)
+            facts[f"weights_{encoding}_rows_bytes"] = fetched(nginx, mark)[1]
+        os.remove(path)
+    facts["weights_decoded"] = 8 * 2048 * 2048 * 2
+
+
 def fetched(nginx, mark):
     entries = nginx.since(mark)
     return len(entries), sum(e[2] for e in entries)
@@ -101,6 +132,8 @@ def main():
                     assert z.get_slice("z")[rows].shape == (ZSIDE // 8, ZSIDE)
                     facts[f"zstd_rows_{name}_requests"], facts[f"zstd_rows_{name}_bytes"] = fetched(nginx, mark)
             os.remove(packed)
+
+            weights_over_http(nginx, facts)
 
             f = ztensor.open(nginx.url + "/big.zt")
             mark = nginx.mark()

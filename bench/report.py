@@ -387,6 +387,17 @@ def main():
                    else "missed",
                    f"the last 1/8: {f['zstd_rows_last_bytes'] / stored:.3f} in {f['zstd_rows_last_requests']}")
 
+        if "weights_raw_bytes" in f:
+            raw = f["weights_raw_bytes"]
+            t.fact("remote", "64 MiB of bf16 weights (N(0, 0.02)) loaded whole over HTTP: bytes fetched",
+                   f"raw {raw / f['weights_decoded']:.3f}, zstd {f['weights_zstd_bytes'] / raw:.3f}, "
+                   f"byte planes {f['weights_planes_bytes'] / raw:.3f} of raw",
+                   "planes < zstd", "met" if f["weights_planes_bytes"] < f["weights_zstd_bytes"] else "missed",
+                   f"requests {f['weights_raw_requests']} / {f['weights_zstd_requests']} / "
+                   f"{f['weights_planes_requests']}; 1/8 of one tensor's rows: "
+                   f"{f['weights_raw_rows_bytes']} / {f['weights_zstd_rows_bytes']} / "
+                   f"{f['weights_planes_rows_bytes']} B (issue #46)")
+
     # ---- converting foreign checkpoints ----
     for name, what in (("Zip", "zip format (members viewed in place after their CRC-32)"),
                        ("Legacy", "legacy format (storages viewed in place)")):
