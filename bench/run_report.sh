@@ -21,14 +21,15 @@ export ZT_BENCH_DIR=${ZT_BENCH_DIR:-$build/bench-files}
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZT_BUILD_BENCH=ON \
   -DZT_BUILD_TESTS=OFF -DZT_BUILD_CLI=ON >/dev/null
-ninja -C "$build" -j2 bench/all
+# bench/all holds the C++ programs; the Python ones load the shared library.
+ninja -C "$build" -j2 bench/all ztensor
 update=()
 programs=()
 for arg in "$@"; do
   case $arg in
     --update) update=(--update "$root/BENCHMARKS.md") ;;
     bench_*) programs+=("$arg") ;;
-    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_write bench_convert bench_torch bench_load bench_remote]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote]" >&2; exit 2 ;;
   esac
 done
 [[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote)

@@ -1043,6 +1043,35 @@ class Reader {
   }
   bool contains(std::string_view name) const { return find(name).has_value(); }
 
+  /// Every object at a glance in one call (zt_object_summaries): what a
+  /// loader needs to plan reading a whole model. Views into the Reader,
+  /// valid while it is open.
+  struct Summary {
+    std::string_view name, format, layout;
+    std::span<const std::uint64_t> shape;
+    std::optional<std::string_view> dtype;  ///< of the "data" component; nullopt without one
+    std::optional<std::string_view> type;   ///< its logical type
+    std::uint64_t components = 0;
+    std::uint64_t attributes_size = 0;  ///< bytes of the attributes' CBOR, 0 if none
+  };
+  std::vector<Summary> summaries() const {
+    std::vector<zt_object_summary> rows(size());
+    for (zt_object_summary& row : rows) zt_object_summary_init(&row);
+    detail::check(zt_object_summaries(live(), 0, rows.data(), rows.size()));
+    std::vector<Summary> out;
+    out.reserve(rows.size());
+    for (const zt_object_summary& row : rows)
+      out.push_back({row.name,
+                     row.format,
+                     row.layout,
+                     {row.shape, row.ndim},
+                     detail::opt_text(row.dtype),
+                     detail::opt_text(row.type),
+                     row.components,
+                     row.attributes_size});
+    return out;
+  }
+
   IndexRange<Reader, Object>::iterator begin() const& { return objects().begin(); }
   IndexRange<Reader, Object>::iterator end() const& { return objects().end(); }
   IndexRange<Reader, Object> objects() const& { return IndexRange<Reader, Object>(this); }

@@ -457,6 +457,33 @@ TEST_F(WrapperTest, SparseObjectsAreWrittenComponentByComponent) {
   EXPECT_EQ(std::vector<std::uint64_t>(ip.begin(), ip.end()), indptr);
   EXPECT_EQ(m.component("indptr").encoding(), "zstd");
   EXPECT_EQ(r.verify().checked, 3u);
+  // At a glance: a sparse object has no "data" component.
+  const std::vector<ztensor::Reader::Summary> all = r.summaries();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].name, "m");
+  EXPECT_EQ(all[0].format, "sparse_csr");
+  EXPECT_FALSE(all[0].dtype.has_value());
+  EXPECT_EQ(all[0].components, 3u);
+  EXPECT_GT(all[0].attributes_size, 0u);
+}
+
+TEST_F(WrapperTest, SummariesSayWhatEachObjectSays) {
+  ztensor::Reader r(write_sample());
+  const std::vector<ztensor::Reader::Summary> all = r.summaries();
+  ASSERT_EQ(all.size(), r.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const ztensor::Object o = r[i];
+    EXPECT_EQ(all[i].name, o.name());
+    EXPECT_EQ(all[i].format, o.format());
+    EXPECT_EQ(all[i].layout, o.layout());
+    EXPECT_TRUE(std::ranges::equal(all[i].shape, o.shape()));
+    EXPECT_EQ(all[i].dtype, std::optional<std::string_view>(o.data().dtype()));
+    EXPECT_EQ(all[i].type, o.data().type());
+    EXPECT_EQ(all[i].components, o.size());
+    EXPECT_EQ(all[i].attributes_size, 0u);
+  }
+  EXPECT_EQ(all[2].name, "ramp");
+  EXPECT_EQ(all[2].dtype, std::optional<std::string_view>("u16"));
 }
 
 TEST_F(WrapperTest, InvalidObjectIsRefusedAndTheWriterCarriesOn) {
