@@ -87,6 +87,8 @@ std::string listed_text(const ObjectFormat& f, const Item& it) {
     const auto s = cbor::scalar(**v);
     if (!a.when_zero.empty() && s && s->kind == cbor::Kind::uint && s->u == 0)
       text.append(a.when_zero);
+    else if (!a.when_negative.empty() && s && s->kind == cbor::Kind::negint)
+      text.append(a.when_negative);
     else
       text.append(a.prefix).append(attribute_text(**v, 20));
   }

@@ -41,7 +41,9 @@ Result<void> chunks(const Reader& r, size_t object, uint64_t, uint64_t chunk,
 }
 
 constexpr std::string_view kQuantizedGroupRequired[] = {"packed_weight", "scales", "zeros"};
-constexpr ListedAttribute kQuantizedGroupListed[] = {{"int", "bits"}, {" g", "group_size"}};
+// group_size -1 is one group a row (GPTQ's per-channel quantisation).
+constexpr ListedAttribute kQuantizedGroupListed[] = {{"int", "bits"},
+                                                     {" g", "group_size", {}, " channel"}};
 
 }  // namespace
 

@@ -74,6 +74,7 @@ struct ListedAttribute {
   std::string_view prefix;
   std::string_view key;
   std::string_view when_zero = {};  // the text instead of prefix and value when it is 0 (if set)
+  std::string_view when_negative = {};  // the same, when it is negative (if set)
 };
 
 struct ObjectFormat {

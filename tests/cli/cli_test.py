@@ -596,6 +596,9 @@ class Safetensors(Base):
             self.assertNotIn(gone, o["attributes"])
         self.assertEqual(sorted(o["attributes"]["hf.tensors"]), ["g_idx", "packed_weight", "scales", "zeros"])
         self.zt("verify", "q12.zt")
+        # zt info's type column: "int4 g32", or "int8 channel" for group_size -1.
+        listed = f"int{bits} " + ("channel" if group_size == -1 else f"g{group_size}")
+        self.assertIn(listed, self.zt("info", "q12.zt").stdout)
         if os.path.exists(self.path("dense12.safetensors")):
             os.remove(self.path("dense12.safetensors"))
         self.zt("convert", "q12.zt", "dense12.safetensors", "--densify")
