@@ -76,6 +76,21 @@ pub struct zt_source {
 
 #[repr(C)]
 #[derive(Clone, Copy)]
+pub struct zt_object_summary {
+    pub struct_size: u32,
+    pub ndim: u32,
+    pub name: *const c_char,
+    pub format: *const c_char,
+    pub layout: *const c_char,
+    pub shape: *const u64,
+    pub dtype: *const c_char,
+    pub r#type: *const c_char,
+    pub components: u64,
+    pub attributes_size: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
 pub struct zt_writer_options {
     pub struct_size: u32,
     pub zstd_level: i32,
@@ -219,6 +234,8 @@ extern "C" {
     pub fn zt_component_shard(r: *const zt_reader, object: usize, role: *const c_char) -> *const c_char;
     pub fn zt_component_stored_size(r: *const zt_reader, object: usize, role: *const c_char, nbytes: *mut u64) -> zt_status;
     pub fn zt_component_decoded_size(r: *const zt_reader, object: usize, role: *const c_char, nbytes: *mut u64) -> zt_status;
+    pub fn zt_object_summary_init(s: *mut zt_object_summary);
+    pub fn zt_object_summaries(r: *const zt_reader, first: usize, summaries: *mut zt_object_summary, count: usize) -> zt_status;
     pub fn zt_component_map(r: *const zt_reader, object: usize, role: *const c_char, data: *mut *const c_void, nbytes: *mut u64) -> zt_status;
     pub fn zt_component_read(r: *const zt_reader, object: usize, role: *const c_char, dst: *mut c_void, capacity: u64, written: *mut u64) -> zt_status;
     pub fn zt_verify(r: *const zt_reader, checked: *mut u64, unchecked: *mut u64) -> zt_status;
