@@ -251,13 +251,18 @@ const char* zt_manifest_json(const zt_reader* r) {
 
 namespace {
 
+// The layout as written: v2's id, or a 1.x object's format.
+const char* layout_of(const zt::Object& o) {
+  return o.layout.empty() ? o.format.c_str() : o.layout.c_str();
+}
+
 // One object's zt_object_summary: pointers into the manifest, which lives
 // as long as the reader.
 void summarize(const zt::Object& o, zt_object_summary& s) {
   s.ndim = static_cast<uint32_t>(o.shape.size());
   s.name = o.name.c_str();
   s.format = o.format.c_str();
-  s.layout = o.layout.empty() ? o.format.c_str() : o.layout.c_str();
+  s.layout = layout_of(o);
   s.shape = o.shape.data();
   s.dtype = nullptr;
   s.type = nullptr;
@@ -318,8 +323,7 @@ const char* zt_object_format(const zt_reader* r, size_t i) {
 
 const char* zt_object_layout(const zt_reader* r, size_t i) {
   const zt::Object* o = object_at(r, i);
-  if (!o) return nullptr;
-  return o->layout.empty() ? o->format.c_str() : o->layout.c_str();
+  return o ? layout_of(*o) : nullptr;
 }
 
 const uint64_t* zt_object_shape(const zt_reader* r, size_t i, size_t* ndim) {

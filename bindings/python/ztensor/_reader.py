@@ -566,9 +566,9 @@ class File(NotCopyable, collections.abc.Mapping):
         out, requests = {}, []
         for name in names:
             s = by_name.get(name) if isinstance(name, str) else None
-            i = self._index(name) if s is None else s.index  # its KeyError / TypeError
             if s is None:
-                s = summaries[i]
+                self._index(name)  # raises: KeyError for a name the file lacks, TypeError for a non-str
+            i = s.index
             if s.format != "dense":
                 raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense: decode it with decode()")
             if s.dtype is None:
@@ -586,9 +586,9 @@ class File(NotCopyable, collections.abc.Mapping):
         if _REQUEST_DTYPE is not None:
             # One numpy record array laid out as zt_decode_request (as
             # _decode_ranges does), instead of ctypes structs set field by field.
-            reqs = np.array([(_REQUEST_SIZE, 0, i, ctypes.cast(_DATA_ROLE, c_void_p).value, address, n, 0)
-                             for i, address, n in requests] or [(_REQUEST_SIZE,) + (0,) * 6],
-                            dtype=_REQUEST_DTYPE)
+            role = ctypes.cast(_DATA_ROLE, c_void_p).value
+            reqs = np.array([(_REQUEST_SIZE, 0, i, role, address, n, 0) for i, address, n in requests]
+                            or [(_REQUEST_SIZE,) + (0,) * 6], dtype=_REQUEST_DTYPE)
             array = ctypes.cast(reqs.ctypes.data, ctypes.POINTER(_lib.DecodeRequest))
         else:
             reqs = array = (_lib.DecodeRequest * max(len(requests), 1))()
