@@ -2,7 +2,9 @@
 # Every test of libztensor, as CI runs them (.ci/run):
 #   1. scripts/setup.sh --test installs missing Debian packages;
 #   2. build/ (Release as users build it, with GCC, plus -g for valgrind's
-#      traces; warnings are errors): build, then all of CTest (unit tests,
+#      traces; warnings are errors): build, compile the core's sources as
+#      one batch and zt_cli's as another (a name two sources share fails,
+#      whatever batches a machine's build makes), then all of CTest (unit tests,
 #      install + consumers + export check, the conformance suite, the ABI
 #      check against abi/ and its deliberate-break self-test);
 #   2b. build-clang/ (Release with clang, warnings are errors, built with
@@ -71,6 +73,9 @@ step setup bash scripts/setup.sh --test || true
 if step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g \
      -DCMAKE_CXX_FLAGS=-g -DZT_WERROR=ON -DZT_BUILD_TESTS=ON -DZT_ABI_CHECK=ON "${conformance[@]}" &&
    step build cmake --build "$build" -j "$jobs"; then
+  # Every core source compiled as one batch, and every zt_cli source: a name
+  # two sources share fails here, whatever batches a machine's build makes.
+  step unity-check cmake --build "$build" -j "$jobs" --target zt_unity_check_core zt_unity_check_cli || true
   step ctest ctest --test-dir "$build" --output-on-failure -j "$jobs" || true
   results+=("ctest: $(ctest_counts ctest)")
 fi

@@ -14,6 +14,13 @@ namespace zt::cli {
 
 namespace {
 
+// The version from the public header's macros, the one source of it (the
+// header is included for them only: the tool calls the core, not the C ABI).
+std::string version_text() {
+  return std::to_string(ZT_VERSION_MAJOR) + "." + std::to_string(ZT_VERSION_MINOR) + "." +
+         std::to_string(ZT_VERSION_PATCH);
+}
+
 constexpr std::string_view kExitCodes =
     "Exit codes:\n"
     "  0  success (diff: no differences; verify: every check held)\n"
@@ -328,7 +335,7 @@ void print_main_help() {
       "Usage: zt COMMAND [ARGS...]   (zt COMMAND --help for details)\n"
       "\n"
       "Commands:\n",
-      zt_version());
+      version_text().c_str());
   for (const Command& c : kCommands)
     std::printf("  %-16s %.*s\n", std::string(c.name).c_str(), static_cast<int>(c.summary.size()),
                 c.summary.data());
@@ -354,12 +361,12 @@ int usage_error(std::string_view command, std::string_view message) {
 
 namespace {
 
-// `zt --version`: this tool's version, the library's it runs on (another
-// libztensor.so.1 may be loaded than the one it was built with), and what
-// they read and write, the foreign formats taken from their descriptors.
+// `zt --version`: this tool's version, the library's it is built with (the
+// core is linked in, so the two are one), and what they read and write, the
+// foreign formats taken from their descriptors.
 void print_version() {
-  std::printf("zt %d.%d.%d (libztensor %s)\n", ZT_VERSION_MAJOR, ZT_VERSION_MINOR, ZT_VERSION_PATCH,
-              zt_version());
+  const std::string version = version_text();
+  std::printf("zt %s (libztensor %s)\n", version.c_str(), version.c_str());
   std::printf("reads:     zTensor 0.1, 1.0, 1.1, 1.2 and v2 (files, sharded models, http(s) URLs)");
   for (const foreign::ForeignFormat& f : foreign::foreign_formats()) {
     std::printf(", %.*s (", static_cast<int>(f.id.size()), f.id.data());

@@ -30,7 +30,7 @@ Result<void> check_dense(const Object& o) {
 }
 
 template <typename T>
-Result<void> whole(const Reader& r, size_t object, std::span<T> dst) {
+Result<void> dense_whole(const Reader& r, size_t object, std::span<T> dst) {
   auto n = read_dense_as(r, object, dst);
   ZT_TRY(n);
   return {};
@@ -38,8 +38,8 @@ Result<void> whole(const Reader& r, size_t object, std::span<T> dst) {
 
 // Whole rows at a time, decoding only the frames that cover them.
 template <typename T>
-Result<void> chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
-                    const ValueSink<T>& sink) {
+Result<void> dense_chunks(const Reader& r, size_t object, uint64_t values, uint64_t chunk,
+                          const ValueSink<T>& sink) {
   const uint64_t rows = r.manifest().objects[object].shape[0];
   return by_rows<T>(rows, values / rows, chunk, sink,
                     [&](uint64_t r0, uint64_t r1, std::span<T> dst) -> Result<void> {
@@ -71,8 +71,8 @@ const ObjectFormat kDenseFormat = {
     .check_content = nullptr,
     .check_written = nullptr,
     .listed_attributes = {},
-    .to_f32 = {whole<float>, chunks<float>},
-    .to_f64 = {whole<double>, chunks<double>},
+    .to_f32 = {dense_whole<float>, dense_chunks<float>},
+    .to_f64 = {dense_whole<double>, dense_chunks<double>},
     .values_in = shape_counted_data,
 };
 

@@ -107,7 +107,7 @@ Result<Packing> read_packing(const ProfileAttributes& a, uint64_t bits) {
   return p;
 }
 
-Result<PackedGroup> read_attributes(const Object& o) {
+Result<PackedGroup> read_packed_group(const Object& o) {
   const ProfileAttributes a(o);
   PackedGroup q;
   auto bits = a.required_uint("bits");
@@ -190,7 +190,7 @@ Result<void> check_packed_group(const Object& o) {
   const std::string w = layout_where(o);
   ZT_FAIL_IF(o.shape.size() != 2, invalid, "%s: the shape must be [rows, columns], not rank %zu",
              w.c_str(), o.shape.size());
-  auto q = read_attributes(o);
+  auto q = read_packed_group(o);
   ZT_TRY(q);
   const uint64_t rows = o.shape[0], cols = o.shape[1];
   const Component* g_idx = o.find("g_idx");
@@ -236,12 +236,12 @@ Result<void> check_packed_group(const Object& o) {
 // ---- reading codes, groups and entries ----
 
 // Code (i0, i1) of a matrix [a0, a1] packed per `p` in `words`.
-struct Codes {
+struct PackedCodes {
   std::span<const uint8_t> words;
   const Packing* p = nullptr;
   uint64_t e0 = 0, e1 = 0;  // the words' extents [A0', A1']
 
-  Codes(std::span<const uint8_t> w, const Packing& packing, uint64_t a0, uint64_t a1)
+  PackedCodes(std::span<const uint8_t> w, const Packing& packing, uint64_t a0, uint64_t a1)
       : words(w), p(&packing) {
     const auto e = packing.words_extent(a0, a1);
     e0 = e[0];
@@ -279,7 +279,7 @@ Result<std::vector<uint64_t>> column_groups(const Object& o, const PackedGroup& 
 }
 
 Result<void> check_packed_group_content(const Object& o, DecodedComponents decoded) {
-  auto q = read_attributes(o);
+  auto q = read_packed_group(o);
   ZT_TRY(q);
   for (size_t k = 0; k < o.components.size(); ++k) {
     if (o.components[k].role != "g_idx") continue;
@@ -294,7 +294,7 @@ Result<void> check_packed_group_content(const Object& o, DecodedComponents decod
 Result<void> check_written_group_map(const Object& o, const ReadBack& read_back) {
   const Component* g_idx = o.find("g_idx");
   if (!g_idx) return {};
-  auto q = read_attributes(o);
+  auto q = read_packed_group(o);
   ZT_TRY(q);
   auto bytes = read_back(*g_idx);
   ZT_TRY(bytes);
@@ -308,7 +308,7 @@ template <typename T>
 Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span<T> dst) {
   const Object& o = r.manifest().objects[object];
   ZT_TRY(require_interpretable(o));
-  auto q = read_attributes(o);
+  auto q = read_packed_group(o);
   ZT_TRY(q);
   const uint64_t rows = o.shape[0], cols = o.shape[1];
   const auto part = [&](const char* role) -> Result<std::span<const uint8_t>> {
@@ -350,8 +350,8 @@ Result<void> pg_values(const Reader& r, size_t object, uint64_t first, std::span
   }
   auto scale_format = numeric_format(o, scales);
   ZT_TRY(scale_format);
-  const Codes codes(*d, q->data, rows, cols);
-  std::optional<Codes> zero_codes;
+  const PackedCodes codes(*d, q->data, rows, cols);
+  std::optional<PackedCodes> zero_codes;
   NumericFormat zero_format;
   if (packed_zeros) {
     zero_codes.emplace(*z, q->zeros, rows, q->groups);
@@ -410,7 +410,7 @@ std::vector<uint8_t> cbor_uint(uint64_t v) {
 // to the checkpoint gives it back.
 Result<V1Form> packed_group_v1_form(const Reader& r, size_t object) {
   const Object& o = r.manifest().objects[object];
-  auto q = read_attributes(o);
+  auto q = read_packed_group(o);
   ZT_TRY(q);
   const Component* data = o.find("data");
   const Component* zeros = o.find("zeros");

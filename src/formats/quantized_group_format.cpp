@@ -21,7 +21,7 @@ Result<void> check_written_quantized(const Object& o, const ReadBack&) {
 }
 
 template <typename T>
-Result<void> whole(const Reader& r, size_t object, std::span<T> dst) {
+Result<void> dequantized_whole(const Reader& r, size_t object, std::span<T> dst) {
   auto v = quant_view(r, object);
   ZT_TRY(v);
   dequantize(*v, dst);
@@ -29,8 +29,8 @@ Result<void> whole(const Reader& r, size_t object, std::span<T> dst) {
 }
 
 template <typename T>
-Result<void> chunks(const Reader& r, size_t object, uint64_t, uint64_t chunk,
-                    const ValueSink<T>& sink) {
+Result<void> dequantized_chunks(const Reader& r, size_t object, uint64_t, uint64_t chunk,
+                                const ValueSink<T>& sink) {
   auto v = quant_view(r, object);
   ZT_TRY(v);
   return by_rows<T>(v->layout.n, v->layout.k, chunk, sink,
@@ -64,8 +64,8 @@ const ObjectFormat kQuantizedGroupFormat = {
     .check_content = check_quantized_layout,
     .check_written = check_written_quantized,
     .listed_attributes = kQuantizedGroupListed,
-    .to_f32 = {whole<float>, chunks<float>},
-    .to_f64 = {whole<double>, chunks<double>},
+    .to_f32 = {dequantized_whole<float>, dequantized_chunks<float>},
+    .to_f64 = {dequantized_whole<double>, dequantized_chunks<double>},
 };
 
 }  // namespace zt

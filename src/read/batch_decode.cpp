@@ -81,7 +81,7 @@ Wanted wanted(const DecodeRequest& q, uint64_t whole) {
 
 // Whether the request's range lies within `whole` decoded bytes (a request
 // for all of them: whether they fit its buffer).
-bool fits(const DecodeRequest& q, uint64_t whole) {
+bool request_fits(const DecodeRequest& q, uint64_t whole) {
   if (!q.first) return whole <= q.dst.size();
   return *q.first <= whole && q.dst.size() <= whole - *q.first;
 }
@@ -104,7 +104,7 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
   const Component& c = component_of(r, q);
   if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
-  if (!n || *n > r.max_decoded_bytes() || !fits(q, *n)) return false;
+  if (!n || *n > r.max_decoded_bytes() || !request_fits(q, *n)) return false;
   std::vector<uint8_t> unused;  // map mode: the stored bytes are a view
   std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
   auto src = r.stored(r.manifest().objects[q.object], c, unused, &table);
@@ -135,7 +135,7 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
     p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
     return;
   }
-  const bool raw_slices = c.encoding == Encoding::raw && !c.big_endian && fits(q, c.length);
+  const bool raw_slices = c.encoding == Encoding::raw && !c.big_endian && request_fits(q, c.length);
   // Raw slices read only the wanted bytes; anything else may read all.
   const Wanted w = raw_slices ? wanted(q, c.length) : Wanted{0, c.length};
   if (r.source().base() && w.end > w.first)
@@ -195,7 +195,8 @@ Result<void> read_range(const Reader& r, const DecodeRequest& q) {
         static_cast<unsigned long long>(end), static_cast<unsigned long long>(decoded));
   };
   // Known ahead where the manifest implies it; else found at the stream's end.
-  if (auto n = r.known_decoded_size(q.object, q.component); n && !fits(q, *n)) return outside(*n);
+  if (auto n = r.known_decoded_size(q.object, q.component); n && !request_fits(q, *n))
+    return outside(*n);
   auto windows = r.windows(q.object, q.component);
   ZT_TRY(windows);
   uint64_t at = 0;  // decoded offset of the window

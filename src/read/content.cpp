@@ -10,7 +10,7 @@ namespace zt {
 namespace {
 
 template <typename T>
-T load(const uint8_t* p) {
+T load_scalar(const uint8_t* p) {
   T v;
   std::memcpy(&v, p, sizeof v);
   return v;
@@ -54,21 +54,21 @@ __int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k) {
   const uint8_t* p = bytes.data() + k * dtype_width(dtype);
   switch (dtype) {
     case DType::i8:
-      return load<int8_t>(p);
+      return load_scalar<int8_t>(p);
     case DType::i16:
-      return load<int16_t>(p);
+      return load_scalar<int16_t>(p);
     case DType::i32:
-      return load<int32_t>(p);
+      return load_scalar<int32_t>(p);
     case DType::i64:
-      return load<int64_t>(p);
+      return load_scalar<int64_t>(p);
     case DType::u8:
-      return load<uint8_t>(p);
+      return load_scalar<uint8_t>(p);
     case DType::u16:
-      return load<uint16_t>(p);
+      return load_scalar<uint16_t>(p);
     case DType::u32:
-      return load<uint32_t>(p);
+      return load_scalar<uint32_t>(p);
     case DType::u64:
-      return load<uint64_t>(p);
+      return load_scalar<uint64_t>(p);
     default:
       return -1;
   }
