@@ -146,9 +146,14 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
 }
 
 // Tells the kernel up front which stored bytes are coming (madvise
-// WILLNEED), so that a cold file is read ahead while the threads work
-// instead of page by page as they fault. Neighbouring ranges are merged to
-// keep the system calls few.
+// WILLNEED). Linux starts reading at most one readahead window per call
+// (max of read_ahead_kb and the device's largest request: 8 MiB on the
+// project's VM, often 128 KiB), so this starts the first window of each run
+// of ranges; the rest comes by the threads' own reads (a part not resident
+// is read with pread, whose readahead keeps the disk busy). Advising a whole
+// 1 GiB file window by window, up front or from a thread, made a cold load
+// slower there (1.37 s and 1.18 s against 0.85 s). Neighbouring ranges are
+// merged to keep the system calls few.
 void announce(const Reader& r, std::vector<Range>& stored) {
   if (stored.empty()) return;
   std::sort(stored.begin(), stored.end(),
