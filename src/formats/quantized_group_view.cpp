@@ -91,7 +91,7 @@ void dequantize_rows_in(const QuantView& v, uint64_t n_begin, uint64_t n_end, st
     using W = decltype(tag);
     const uint8_t* words = v.packed_weight.bytes.data();
     auto word = [&](uint64_t row, uint64_t n) -> uint64_t {
-      return load<W>(words + (row * n_out + n) * sizeof(W));
+      return load_unaligned<W>(words + (row * n_out + n) * sizeof(W));
     };
     for (uint64_t n0 = n_begin; n0 < n_end; n0 += kBlock) {
       const uint64_t n1 = std::min(n_end, n0 + kBlock);

@@ -1,22 +1,11 @@
 #include "read/content.h"
 
-#include <cstring>
 #include <string>
 
+#include "base/byte_order.h"
 #include "manifest/object_format.h"
 
 namespace zt {
-
-namespace {
-
-template <typename T>
-T load_scalar(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-}  // namespace
 
 Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes,
                         uint64_t first) {
@@ -54,21 +43,21 @@ __int128 load_index(std::span<const uint8_t> bytes, DType dtype, uint64_t k) {
   const uint8_t* p = bytes.data() + k * dtype_width(dtype);
   switch (dtype) {
     case DType::i8:
-      return load_scalar<int8_t>(p);
+      return load_unaligned<int8_t>(p);
     case DType::i16:
-      return load_scalar<int16_t>(p);
+      return load_unaligned<int16_t>(p);
     case DType::i32:
-      return load_scalar<int32_t>(p);
+      return load_unaligned<int32_t>(p);
     case DType::i64:
-      return load_scalar<int64_t>(p);
+      return load_unaligned<int64_t>(p);
     case DType::u8:
-      return load_scalar<uint8_t>(p);
+      return load_unaligned<uint8_t>(p);
     case DType::u16:
-      return load_scalar<uint16_t>(p);
+      return load_unaligned<uint16_t>(p);
     case DType::u32:
-      return load_scalar<uint32_t>(p);
+      return load_unaligned<uint32_t>(p);
     case DType::u64:
-      return load_scalar<uint64_t>(p);
+      return load_unaligned<uint64_t>(p);
     default:
       return -1;
   }

@@ -5,21 +5,14 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "base/byte_order.h"
 #include "views/views.h"
 
 namespace zt::views {
-
-template <typename S>
-S load(const uint8_t* p) {
-  S v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 // Calls f(I{}) with I the C++ type of an integer dtype.
 template <typename F>
@@ -68,11 +61,11 @@ inline uint64_t word_at(std::span<const uint8_t> bytes, unsigned width, uint64_t
     case 1:
       return *p;
     case 2:
-      return load<uint16_t>(p);
+      return load_unaligned<uint16_t>(p);
     case 4:
-      return load<uint32_t>(p);
+      return load_unaligned<uint32_t>(p);
     default:
-      return load<uint64_t>(p);
+      return load_unaligned<uint64_t>(p);
   }
 }
 

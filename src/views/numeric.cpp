@@ -24,7 +24,7 @@ void convert_loop(const uint8_t* src, uint64_t n, T* dst, F&& f) {
     std::memcpy(in, src + i * sizeof(S), sizeof in);
     for (uint64_t l = 0; l < kBlock; ++l) dst[i + l] = static_cast<T>(f(in[l]));
   }
-  for (; i < n; ++i) dst[i] = static_cast<T>(f(load<S>(src + i * sizeof(S))));
+  for (; i < n; ++i) dst[i] = static_cast<T>(f(load_unaligned<S>(src + i * sizeof(S))));
 }
 
 template <typename S, typename T>

@@ -24,7 +24,8 @@ void materialize(const CsrView& v, std::span<T> dst) {
     for (uint64_t row = 0; row < v.rows; ++row) {
       T* out = dst.data() + row * v.cols * ratio;
       for (uint64_t p = indptr[row]; p < indptr[row + 1]; ++p) {
-        const auto col = static_cast<uint64_t>(load<I>(v.indices.bytes.data() + p * sizeof(I)));
+        const auto col =
+            static_cast<uint64_t>(load_unaligned<I>(v.indices.bytes.data() + p * sizeof(I)));
         for (unsigned c = 0; c < ratio; ++c) out[col * ratio + c] += values[p * ratio + c];
       }
     }
@@ -45,7 +46,7 @@ void for_each_coo_position(const CooView& v, F&& f) {
       uint64_t flat = 0;
       for (size_t d = 0; d < nd; ++d)
         flat = flat * v.shape[d] +
-               static_cast<uint64_t>(load<I>(coords + (d * v.nnz + k) * sizeof(I)));
+               static_cast<uint64_t>(load_unaligned<I>(coords + (d * v.nnz + k) * sizeof(I)));
       f(k, flat);
     }
   });
@@ -80,7 +81,7 @@ Result<void> materialize_rows(const CsrView& v, uint64_t chunk_values, const Val
                 load_index(v.indptr.bytes, v.indptr.component->dtype, row + 1));
             for (uint64_t p = p0; p < p1; ++p) {
               const auto col =
-                  static_cast<uint64_t>(load<I>(v.indices.bytes.data() + p * sizeof(I)));
+                  static_cast<uint64_t>(load_unaligned<I>(v.indices.bytes.data() + p * sizeof(I)));
               for (unsigned c = 0; c < ratio; ++c) out[col * ratio + c] += values[p * ratio + c];
             }
           }
