@@ -314,6 +314,7 @@ class _File:
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
+        self._summary = self._layouts = None
 
     def attributes(self):
         return self.f.attributes
@@ -586,9 +587,12 @@ def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
                 raise KeyError(f"slices name objects the file lacks: {unknown}")
         with _reader.collector_paused():
             out = f.load(f.keys(), device, staging, slices, into)
-        for alias, kept in f.aliases().items():
-            if kept in out:
-                out[alias] = out[kept]
+            for alias, kept in f.aliases().items():
+                if kept in out:
+                    out[alias] = out[kept]
+            # The plan (a tuple or two per tensor) goes before the collector
+            # comes back: its first collection then walks the tensors only.
+            f.close()
         return out
     finally:
         f.close()
