@@ -10,7 +10,6 @@ import math
 import mmap
 import operator
 import os
-import struct
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
