@@ -141,9 +141,11 @@ ZT_API zt_status zt_open_memory(const void* data, size_t size, zt_reader** out);
 
 /* How a reader gets at data bytes. */
 typedef enum zt_io_mode {
-  ZT_IO_MAP = 0, /* memory-map the file (default): zero-copy raw components; large
-                    copies of data not in the page cache use pread(2). A file
-                    truncated by someone else while mapped raises SIGBUS on access. */
+  ZT_IO_MAP = 0, /* memory-map the file (default): zero-copy raw components;
+                    copies of 64 KiB or more (zt_component_read, zt_decode_many
+                    and zt_decode_ranges of raw data) use pread(2), one read of
+                    the bytes being faster so. A file truncated by someone else
+                    while mapped raises SIGBUS on access. */
   ZT_IO_COPY = 1 /* pread(2) into owned buffers: for files that may change while
                     open; errors come back as ZT_ERR_IO instead of a signal. */
 } zt_io_mode;

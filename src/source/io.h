@@ -51,7 +51,6 @@ class Source {
   void advise(uint64_t off, uint64_t len, int advice) const;
 
  private:
-  bool starts_resident(uint64_t off, uint64_t len) const;
   void release();
 
   const uint8_t* base_ = nullptr;
