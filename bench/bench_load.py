@@ -4,8 +4,9 @@
 Models (bf16, as models are made): "llm" has the shape of the issue's 4.8 GB
 model scaled by ZT_LOAD_SCALE (default 0.25 here: 8 tensors of 128 MiB and
 500 of 256 KiB, 1.06 GiB; 1 gives 32 and 2,000), written raw and zstd;
-"small" is 4,096 tensors of 64 KiB (256 MiB, raw). Hot page cache unless
-said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
+"small" is 4,096 tensors of 64 KiB (256 MiB, raw); "many" is 20,000
+tensors of 1 KiB (20 MiB, raw: what the library and Python do per tensor,
+against the peers' per-tensor work). Hot page cache unless said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
 
   CPU, hot
   Load_Pread_<m>         floor: N threads (N = cores) pread the file's tensor
@@ -16,6 +17,10 @@ said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
   Load_LoadFilePread     load_file with the file read by pread, not mapped
   Load_LoadFileZstd      load_file of the zstd twin
   Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
+  Load_Pread_many, Load_LoadFile_many   the same for "many" (its tensors
+                         lie back to back: the floor reads them as one range)
+  Load_TorchLoad_many    torch.load of the "many" tensors (torch.save'd)
+  Load_Safetensors_many  safetensors.torch.load_file of them + touch
   Load_DecodeMany        File.decode_many (numpy, the same bytes)
   Load_DecodeManyCopy    the same with the file opened copy=True (pread, no
                          mapping: which is faster on many cores is open)
@@ -89,6 +94,23 @@ def llm_model(scale):
 def small_model():
     g = torch.Generator().manual_seed(1)
     return {f"t.{i}": torch.randn(32, 1024, generator=g).to(torch.bfloat16) for i in range(4096)}
+
+
+def many_model():
+    """20,000 bf16 tensors of 1 KiB: a load of it is all per-tensor work."""
+    g = torch.Generator().manual_seed(2)
+    return {f"blocks.{i // 8}.p{i % 8}": torch.randn(512, generator=g).to(torch.bfloat16) for i in range(20000)}
+
+
+def merged(extents):
+    """Extents with the ones that follow each other back to back joined."""
+    out = []
+    for off, n in sorted(extents):
+        if out and out[-1][0] + out[-1][1] == off:
+            out[-1] = (out[-1][0], out[-1][1] + n)
+        else:
+            out.append((off, n))
+    return out
 
 
 def module_of(state, device="cpu"):
@@ -270,7 +292,7 @@ def main():
         print(f"{name:24s} {real * 1e3:9.1f} ms", file=sys.stderr)
 
     try:
-        models = {"llm": llm_model(scale), "small": small_model()}
+        models = {"llm": llm_model(scale), "small": small_model(), "many": many_model()}
         for m, state in models.items():
             paths[m] = base + f"-{m}.zt"
             zt.save_file(state, paths[m])
@@ -289,8 +311,15 @@ def main():
             raise SystemExit("load_file returned other values than were saved")
         del got
         extents = {m: places(paths[m]) for m in models}
+        extents["many"] = merged(extents["many"])  # else the floor is 20,000 Python calls
+        paths["many_pt"] = base + "-many.pt"
+        torch.save(models["many"], paths["many_pt"])
+        if st:
+            paths["many_st"] = base + "-many.safetensors"
+            st.save_file(models["many"], paths["many_st"])
         total = nbytes(models["llm"])
-        facts.update(bytes=total, small_bytes=nbytes(models["small"]), threads=threads,
+        facts.update(bytes=total, small_bytes=nbytes(models["small"]), many_bytes=nbytes(models["many"]),
+                     many_tensors=len(models["many"]), threads=threads,
                      zstd_ratio=os.path.getsize(paths["llm"]) / os.path.getsize(paths["zstd"]),
                      planes_ratio=os.path.getsize(paths["llm"]) / os.path.getsize(paths["planes"]),
                      torch=torch.__version__, ztensor=ztensor.library_version(),
@@ -305,11 +334,18 @@ def main():
 
         hot = {}
         for m in models:
+            if m == "many":  # its rows are the per-tensor ones below
+                continue
             hot[f"Load_Pread_{m}"] = (lambda m=m: pread_floor(paths[m], extents[m], threads), paths[m])
             hot[f"Load_PreadHuge_{m}"] = (lambda m=m: pread_floor(paths[m], extents[m], threads, True),
                                           paths[m])
             hot[f"Load_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m]), paths[m])
             hot[f"Load_Mmap_{m}"] = (lambda m=m: touch(zt.load_file(paths[m], mmap=True)), paths[m])
+        hot["Load_Pread_many"] = (lambda: pread_floor(paths["many"], extents["many"], threads), paths["many"])
+        hot["Load_LoadFile_many"] = (lambda: zt.load_file(paths["many"]), paths["many"])
+        hot["Load_TorchLoad_many"] = (lambda: torch.load(paths["many_pt"]), paths["many_pt"])
+        if st:
+            hot["Load_Safetensors_many"] = (lambda: touch(st.load_file(paths["many_st"])), paths["many_st"])
         # Does reading with pread instead of through the mapping pay on the CPU?
         hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
                                      paths["llm"])
@@ -406,21 +442,22 @@ def summarize(runs, facts):
     for r in runs:
         by.setdefault(r["name"], []).append(r["real_time"] / 1e3)
     med = {k: float(np.median(v)) for k, v in by.items()}
-    size = {"small": facts["small_bytes"]}
+    size = {"small": facts["small_bytes"], "many": facts["many_bytes"]}
 
     def show(name, floor):
         if name not in med:
             return
-        n = size["small"] if name.endswith("_small") else facts["bytes"]
+        n = size.get(name.rsplit("_", 1)[-1], facts["bytes"])
         line = f"{name:24s} {n / med[name] / 1e9:7.2f} GB/s"
         if floor in med and floor != name:
             line += f"  {med[floor] / med[name]:5.2f} of {floor}"
         print(line, file=sys.stderr)
     for name in med:
         if name.startswith("Load"):
-            m = "small" if name.endswith("_small") else "llm"
+            m = name.rsplit("_", 1)[-1] if name.endswith(("_small", "_many")) else "llm"
             show(name, f"Load_Pread_{m}")
-            show(name, f"Load_PreadHuge_{m}")
+            if f"Load_PreadHuge_{m}" in med:
+                show(name, f"Load_PreadHuge_{m}")
             continue
         floor = "Save_Floor" if name.startswith("Save") else "Cold_Read" if name.startswith("Cold") \
             else "Gpu_Pinned"
