@@ -44,7 +44,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows (Google Be
                          memory already allocated (the host side's ceiling)
   Gpu_LoadFile           load_file(device="cuda")
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
-  Gpu_LoadFileMapped     the same ring fed through the file's mapping
+  Gpu_LoadFileMapped     the same ring with the file opened mapped (since
+                         2026-11-29 its copies of 64 KiB or more read with
+                         pread as well: only small tensors differ)
   Gpu_LoadFileSerial     the ring with no decode on a worker thread while
                          the batch before is copied (what it was)
   Gpu_LoadFileRing4x64M, Gpu_LoadFileRing2x1G   other ring shapes
