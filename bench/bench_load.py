@@ -13,6 +13,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows (Google Be
                          bytes into fresh memory (one torch.empty buffer)
   Load_PreadHuge_<m>     the same into memory advised for huge pages (as
                          load_file's tensors and numpy's arrays are)
+  Load_CopyFromMap_llm      N threads copy the same bytes out of a fresh mapping
+                         of the file into huge-page memory (is pread, which
+                         the library's copies use, the faster way here?)
   Load_LoadFile_<m>      ztensor.torch.load_file (copies, one zt_decode_ranges)
   Load_LoadFilePread     load_file with the file read by pread, not mapped
   Load_LoadFileZstd      load_file of the zstd twin
@@ -185,6 +188,41 @@ def pread_floor(path, extents, threads, huge=False, into=None):
     return out
 
 
+def mmap_floor(path, extents, threads):
+    """What copying from the file's mapping would give: N threads copy the
+    extents from a fresh read-only mapping of the file into one fresh
+    buffer advised for huge pages (numpy's copy releases the GIL). Against
+    Load_PreadHuge it says whether pread, which the library uses for copies
+    of 64 KiB or more, or the mapping is faster on this machine."""
+    import mmap
+    total = sum(n for _, n in extents)
+    out = torch.empty(total, dtype=torch.uint8)
+    zt._advise_huge_pages(out)
+    dst = out.numpy()
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    try:
+        src = np.frombuffer(m, dtype=np.uint8)
+        jobs, at = [], 0
+        for off, n in extents:
+            for k in range(0, n, 64 * MiB):
+                jobs.append((off + k, at + k, min(64 * MiB, n - k)))
+            at += n
+
+        def work(i):
+            for off, d, n in jobs[i::threads]:
+                dst[d:d + n] = src[off:off + n]
+        pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for p in pool:
+            p.start()
+        for p in pool:
+            p.join()
+        del work, src  # the mapping closes only with no view of it left
+    finally:
+        m.close()
+    return out
+
+
 def drop_cache(path):
     try:
         os.sync()
@@ -348,6 +386,7 @@ def main():
         hot["Load_TorchLoad_many"] = (lambda: torch.load(paths["many_pt"]), paths["many_pt"])
         if st:
             hot["Load_Safetensors_many"] = (lambda: touch(st.load_file(paths["many_st"])), paths["many_st"])
+        hot["Load_CopyFromMap_llm"] = (lambda: mmap_floor(paths["llm"], extents["llm"], threads), paths["llm"])
         # Does reading with pread instead of through the mapping pay on the CPU?
         hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
                                      paths["llm"])

@@ -294,6 +294,10 @@ def main():
             f"{cores} of the same bytes into fresh torch memory")
     t.ratio("load", f"load_file, {llm}, against pread into huge-page memory", ld, "Load_PreadHuge_llm",
             "Load_LoadFile_llm", None, f"{cores} into memory advised for huge pages, as load_file's is")
+    t.ratio("load", f"floor check: {cores.split('-')[0]} threads copying out of a fresh mapping of the file",
+            ld, "Load_PreadHuge_llm", "Load_CopyFromMap_llm", None,
+            f"{cores} (both into huge-page memory): under 1, pread (what the library's copies of 64 KiB or more "
+            "use) is the faster way on this machine")
     t.ratio("load", "load_file against torch.load (mmap=True + touch on torch >= 2.1)", ld, "Load_TorchLoad",
             "Load_LoadFile_llm", 1.5, f"torch {ld_facts.get('torch', '?')}")
     t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
