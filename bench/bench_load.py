@@ -6,16 +6,18 @@ model scaled by ZT_LOAD_SCALE (default 0.25 here: 8 tensors of 128 MiB and
 500 of 256 KiB, 1.06 GiB; 1 gives 32 and 2,000), written raw and zstd;
 "small" is 4,096 tensors of 64 KiB (256 MiB, raw); "many" is 20,000
 tensors of 1 KiB (20 MiB, raw: what the library and Python do per tensor,
-against the peers' per-tensor work). Hot page cache unless said. Rows (Google Benchmark's JSON, one "iteration" per repetition):
+against the peers' per-tensor work). Hot page cache unless said. Rows
+(Google Benchmark's JSON, one "iteration" per repetition):
 
   CPU, hot
   Load_Pread_<m>         floor: N threads (N = cores) pread the file's tensor
                          bytes into fresh memory (one torch.empty buffer)
   Load_PreadHuge_<m>     the same into memory advised for huge pages (as
                          load_file's tensors and numpy's arrays are)
-  Load_CopyFromMap_llm      N threads copy the same bytes out of a fresh mapping
-                         of the file into huge-page memory (is pread, which
-                         the library's copies use, the faster way here?)
+  Load_CopyFromMap_llm   N threads copy the same bytes out of a fresh
+                         mapping of the file into huge-page memory (is
+                         pread, which the library's copies use, the faster
+                         way here?)
   Load_LoadFile_<m>      ztensor.torch.load_file (copies, one zt_decode_ranges)
   Load_LoadFilePread     load_file with the file read by pread, not mapped
   Load_LoadFileZstd      load_file of the zstd twin
