@@ -155,6 +155,29 @@ def places(path):
         return [(c["offset"], c["length"]) for c in (m[n]["components"]["data"] for n in m)]
 
 
+def copy_jobs(extents):
+    """(file offset, buffer offset, bytes) pieces of at most 64 MiB that
+    lay the extents back to back in one buffer."""
+    jobs, at = [], 0
+    for off, n in extents:
+        for k in range(0, n, 64 * MiB):
+            jobs.append((off + k, at + k, min(64 * MiB, n - k)))
+        at += n
+    return jobs
+
+
+def on_threads(threads, jobs, copy):
+    """copy(job) for every job, the jobs dealt out to N threads."""
+    def work(i):
+        for job in jobs[i::threads]:
+            copy(*job)
+    pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for p in pool:
+        p.start()
+    for p in pool:
+        p.join()
+
+
 def pread_floor(path, extents, threads, huge=False, into=None):
     """N threads pread the extents into one fresh buffer (huge: with
     transparent huge pages asked for, as load_file and numpy do), or into
@@ -164,27 +187,16 @@ def pread_floor(path, extents, threads, huge=False, into=None):
     if huge:
         zt._advise_huge_pages(out)
     view = memoryview(out.numpy())
-    jobs, at = [], 0
-    for off, n in extents:
-        for k in range(0, n, 64 * MiB):
-            m = min(64 * MiB, n - k)
-            jobs.append((off + k, at + k, m))
-        at += n
     fd = os.open(path, os.O_RDONLY)
     try:
-        def work(i):
-            for off, dst, m in jobs[i::threads]:
-                done = 0
-                while done < m:
-                    got = os.preadv(fd, [view[dst + done:dst + m]], off + done)
-                    if got <= 0:
-                        raise SystemExit("short read")
-                    done += got
-        pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-        for p in pool:
-            p.start()
-        for p in pool:
-            p.join()
+        def copy(off, dst, m):
+            done = 0
+            while done < m:
+                got = os.preadv(fd, [view[dst + done:dst + m]], off + done)
+                if got <= 0:
+                    raise SystemExit("short read")
+                done += got
+        on_threads(threads, copy_jobs(extents), copy)
     finally:
         os.close(fd)
     return out
@@ -205,21 +217,11 @@ def mmap_floor(path, extents, threads):
         m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
     try:
         src = np.frombuffer(m, dtype=np.uint8)
-        jobs, at = [], 0
-        for off, n in extents:
-            for k in range(0, n, 64 * MiB):
-                jobs.append((off + k, at + k, min(64 * MiB, n - k)))
-            at += n
 
-        def work(i):
-            for off, d, n in jobs[i::threads]:
-                dst[d:d + n] = src[off:off + n]
-        pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-        for p in pool:
-            p.start()
-        for p in pool:
-            p.join()
-        del work, src  # the mapping closes only with no view of it left
+        def copy(off, d, n):
+            dst[d:d + n] = src[off:off + n]
+        on_threads(threads, copy_jobs(extents), copy)
+        del copy, src  # the mapping closes only with no view of it left
     finally:
         m.close()
     return out

@@ -303,18 +303,19 @@ def main():
     t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
             0.9, f"{cores} into fresh torch memory")
     many = ld_facts.get("many_tensors")
+    tiny = f"{many or 20000:,} tensors of 1 KiB"
     if many and "Load_LoadFile_many" in ld:
         per = {k: ld[k]["real"] / many * 1e6 for k in ("Load_LoadFile_many", "Load_TorchLoad_many",
                                                           "Load_Safetensors_many") if k in ld}
         peers = ", ".join(f"{who} {per[k]:.1f} us" for who, k in (("torch.load", "Load_TorchLoad_many"),
                                                                  ("safetensors", "Load_Safetensors_many")) if k in per)
-        t.fact("load", f"load_file, {many:,} tensors of 1 KiB: time a tensor", f"{per['Load_LoadFile_many']:.1f} us",
+        t.fact("load", f"load_file, {tiny}: time a tensor", f"{per['Load_LoadFile_many']:.1f} us",
                "", "", f"peers in the same run: {peers or 'none'}")
-    t.ratio("load", "load_file, 20,000 tensors of 1 KiB, against torch.load", ld, "Load_TorchLoad_many",
+    t.ratio("load", f"load_file, {tiny}, against torch.load", ld, "Load_TorchLoad_many",
             "Load_LoadFile_many", None, "torch.load of the same tensors saved by torch.save")
-    t.ratio("load", "load_file, 20,000 tensors of 1 KiB, against safetensors (+ touch)", ld, "Load_Safetensors_many",
+    t.ratio("load", f"load_file, {tiny}, against safetensors (+ touch)", ld, "Load_Safetensors_many",
             "Load_LoadFile_many", None, "safetensors.torch.load_file (where importable)")
-    t.ratio("load", "load_file, 20,000 tensors of 1 KiB (copies)", ld, "Load_Pread_many", "Load_LoadFile_many", None,
+    t.ratio("load", f"load_file, {tiny} (copies)", ld, "Load_Pread_many", "Load_LoadFile_many", None,
             f"{cores} of the same bytes (back to back: one range) into fresh torch memory: all the rest is per-tensor work")
     t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,
             "load_file + load_state_dict (a second copy of the model, then a copy into it)")
