@@ -221,7 +221,7 @@ def mmap_floor(path, extents, threads):
         def copy(off, d, n):
             dst[d:d + n] = src[off:off + n]
         on_threads(threads, copy_jobs(extents), copy)
-        del copy, src  # the mapping closes only with no view of it left
+        src = None  # the mapping closes only with no view of it left (copy's too)
     finally:
         m.close()
     return out
