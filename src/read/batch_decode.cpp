@@ -16,8 +16,9 @@ namespace zt {
 namespace {
 
 // Raw bytes are copied in slices of at least this size, and of at most an
-// equal share per thread: big copies keep memcpy's non-temporal path, which
-// beats many cache-sized copies, and still spread over the threads.
+// equal share per thread: few large copies (a pread each from a file, a
+// memcpy with its non-temporal path from memory) beat many cache-sized
+// ones, and still spread over the threads.
 constexpr uint64_t kMinRawSlice = uint64_t{8} << 20;
 constexpr uint64_t kPage = 4096;
 // Stored ranges closer than this are announced to the kernel as one.
@@ -45,7 +46,7 @@ struct Plan {
   unsigned threads = 1;
   std::vector<Task> tasks;
   std::vector<uint64_t> split_size;  // decoded size of each request split into slices or frames
-  std::vector<Range> stored;         // stored bytes the tasks will read from the mapping
+  std::vector<Range> stored;         // stored bytes the tasks will read (announced through the mapping)
 };
 
 const Component& component_of(const Reader& r, const DecodeRequest& q) {
@@ -149,8 +150,9 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
 // WILLNEED). Linux starts reading at most one readahead window per call
 // (max of read_ahead_kb and the device's largest request: 8 MiB on the
 // project's VM, often 128 KiB), so this starts the first window of each run
-// of ranges; the rest comes by the threads' own reads (a part not resident
-// is read with pread, whose readahead keeps the disk busy). Advising a whole
+// of ranges; the rest comes by the threads' own reads (a raw slice of
+// 64 KiB or more of a file is read with pread, whose readahead keeps the
+// disk busy). Advising a whole
 // 1 GiB file window by window, up front or from a thread, made a cold load
 // slower there (1.37 s and 1.18 s against 0.85 s). Neighbouring ranges are
 // merged to keep the system calls few.
