@@ -294,7 +294,7 @@ def main():
             f"{cores} of the same bytes into fresh torch memory")
     t.ratio("load", f"load_file, {llm}, against pread into huge-page memory", ld, "Load_PreadHuge_llm",
             "Load_LoadFile_llm", None, f"{cores} into memory advised for huge pages, as load_file's is")
-    t.ratio("load", f"floor check: {cores.split('-')[0]} threads copying out of a fresh mapping of the file",
+    t.ratio("load", f"floor check: {ld_facts.get('threads', '?')} threads copying out of a fresh mapping of the file",
             ld, "Load_PreadHuge_llm", "Load_CopyFromMap_llm", None,
             f"{cores} (both into huge-page memory): under 1, pread (what the library's copies of 64 KiB or more "
             "use) is the faster way on this machine")
