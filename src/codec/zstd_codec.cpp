@@ -137,19 +137,24 @@ std::optional<uint64_t> zstd_declared_content_size(std::span<const uint8_t> rest
   return csize;
 }
 
-std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total) {
-  std::vector<ZstdFrame> frames;
+bool zstd_each_frame(std::span<const uint8_t> src, uint64_t total,
+                     const std::function<void(const ZstdFrame&)>& each) {
   uint64_t pos = 0, sum = 0;
   while (pos < src.size()) {
     const auto head = zstd_frame_head(src.subspan(pos));
-    if (!head) return {};
+    if (!head) return false;
     if (head->content_size) {
-      if (__builtin_add_overflow(sum, *head->content_size, &sum) || sum > total) return {};
-      frames.push_back(ZstdFrame{pos, head->stored_size, *head->content_size});
+      if (__builtin_add_overflow(sum, *head->content_size, &sum) || sum > total) return false;
+      each(ZstdFrame{pos, head->stored_size, *head->content_size});
     }
     pos += head->stored_size;
   }
-  if (sum != total) return {};
+  return sum == total;
+}
+
+std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total) {
+  std::vector<ZstdFrame> frames;
+  if (!zstd_each_frame(src, total, [&](const ZstdFrame& f) { frames.push_back(f); })) return {};
   return frames;
 }
 

@@ -95,6 +95,12 @@ std::optional<uint64_t> zstd_declared_content_size(std::span<const uint8_t> rest
 // can back and the sizes add up to `total`; empty otherwise (decode it as one
 // stream then, into a buffer that grows with the delivered bytes).
 std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t total);
+// The same walk, handing each frame to `each` as it is found (before the
+// rest of `src` is read: cold, a walk reads the whole stream); true when
+// the frames index `src` as zstd_frame_index's rule asks, false as soon as
+// they do not (frames handed out before then are not an index).
+bool zstd_each_frame(std::span<const uint8_t> src, uint64_t total,
+                     const std::function<void(const ZstdFrame&)>& each);
 
 // Sum of the content sizes the frames of `src` declare; nullopt if a frame
 // declares none, declares more than its bytes can regenerate, or the data is

@@ -4,11 +4,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include "base/for_each_index.h"
 #include "codec/zstd_codec.h"
 
 namespace zt {
@@ -25,7 +31,9 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kAdviseGap = uint64_t{1} << 20;
 
 struct Task {
-  enum class Kind : uint8_t { raw_slice, zstd_frame, whole };
+  // zstd_walk: finds the frames of a multi-frame zstd component and queues
+  // one zstd_frame task for each.
+  enum class Kind : uint8_t { raw_slice, zstd_frame, zstd_walk, whole };
   Kind kind = Kind::whole;
   size_t request = 0;
   uint64_t src_offset = 0;  // raw_slice: in the file; zstd_frame: in the component's stored bytes
@@ -45,6 +53,7 @@ struct Range {
 struct Plan {
   unsigned threads = 1;
   std::vector<Task> tasks;
+  std::vector<Task> walks;           // zstd_walk tasks, one a component
   std::vector<uint64_t> split_size;  // decoded size of each request split into slices or frames
   std::vector<Range> stored;         // stored bytes the tasks will read (announced through the mapping)
 };
@@ -99,28 +108,21 @@ void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, P
   p.split_size[index] = w.end - w.first;
 }
 
-// A multi-frame zstd component whose size is known, allowed and fits splits
-// into one task per frame (the frames' content sizes place them in dst).
+// A zstd component whose size is known, allowed and fits is decoded a frame
+// at a time on every thread, in map mode. Where its frames are is known
+// only by reading it: a v2 seekable stream's seek table is checked against
+// the frame headers, and a 1.x stream is walked header by header (each
+// frame's blocks, ~8 a MiB): cold, that reads the whole component from the
+// disk. So this plans a walk, a task of its own, run while the other
+// threads decode the frames it has found (on the project's VM, a 1.2 zstd
+// model on a disk throttled to 500 MB/s loaded in 2.4-3.5 s when every
+// component was walked before the first frame was decoded).
 bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Plan& p) {
-  const Component& c = component_of(r, q);
   if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
   if (!n || *n > r.max_decoded_bytes() || !request_fits(q, *n)) return false;
-  std::vector<uint8_t> unused;  // map mode: the stored bytes are a view
-  std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
-  auto src = r.stored(r.manifest().objects[q.object], c, unused, &table);
-  if (!src) return false;  // Reader::read gives the error
-  const auto frames = c.encoding_id ? std::move(table) : zstd_frame_index(*src, *n);
-  if (frames.size() < 2) return false;
+  p.walks.push_back(Task{Task::Kind::zstd_walk, index, 0, 0, q.dst, *n});
   const Wanted w = wanted(q, *n);
-  uint64_t out = 0;  // decoded offset of the frame
-  for (const ZstdFrame& f : frames) {
-    const uint64_t lo = std::max(out, w.first), hi = std::min(out + f.content_size, w.end);
-    if (lo < hi)
-      p.tasks.push_back(Task{Task::Kind::zstd_frame, index, f.src_offset, f.src_size,
-                             q.dst.subspan(lo - w.first, hi - lo), f.content_size, lo - out});
-    out += f.content_size;
-  }
   p.split_size[index] = w.end - w.first;
   return true;
 }
@@ -218,6 +220,110 @@ Result<void> read_range(const Reader& r, const DecodeRequest& q) {
   return {};
 }
 
+// Per request: tasks still to run; whether one has failed (the first
+// failure's error is the request's; only its task writes q.error); and
+// whether its frames turned out not to index its component, so that it is
+// read whole once the frame tasks queued before then have ended.
+struct Progress {
+  explicit Progress(size_t requests) : left(requests), failed(requests), whole(requests) {}
+  std::vector<std::atomic<size_t>> left;
+  std::vector<std::atomic<bool>> failed;
+  std::vector<std::atomic<bool>> whole;
+};
+
+// The tasks still to run, shared by the threads: the plan's, then the
+// frames the walks find. Walks go first and one at a time: cold, a walk
+// reads its component from the disk, which one reader keeps busy, while the
+// other threads decode the frames found so far.
+class TaskQueue {
+ public:
+  TaskQueue(const std::vector<Task>& tasks, const std::vector<Task>& walks)
+      : tasks_(tasks.begin(), tasks.end()), walks_(walks.begin(), walks.end()) {}
+
+  // The next task to run; waits while none is queued but a walk may still
+  // queue some. nullopt once nothing is left.
+  std::optional<Task> next() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (!walking_ && !walks_.empty()) {
+        walking_ = true;
+        return take(walks_);
+      }
+      if (!tasks_.empty()) return take(tasks_);
+      if (!walking_) return std::nullopt;
+      more_.wait(lock);
+    }
+  }
+  void push(const Task& t) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(t);
+    }
+    more_.notify_one();
+  }
+  void walk_ended() {
+    {
+      std::lock_guard lock(mutex_);
+      walking_ = false;
+    }
+    more_.notify_all();
+  }
+
+ private:
+  static Task take(std::deque<Task>& from) {
+    const Task t = from.front();
+    from.pop_front();
+    return t;
+  }
+  std::mutex mutex_;
+  std::condition_variable more_;
+  std::deque<Task> tasks_, walks_;
+  bool walking_ = false;
+};
+
+// Finds the frames of a zstd_walk task's component (as its seek table lists
+// them, or header by header) and hands `queue` a zstd_frame task for each
+// frame the request takes bytes of, as they are found; the first only once
+// a second is found (a single frame is read whole). False where the frames
+// do not index the component as decoding frame by frame needs (a frame
+// without its content size, sizes that do not add up, a stream that does
+// not parse): the request is then read whole by Reader::read, whose checks
+// and messages apply.
+bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
+                 const std::function<void(const Task&)>& queue) {
+  const Object& o = r.manifest().objects[q.object];
+  const Component& c = o.components[q.component];
+  std::vector<uint8_t> unused;   // map mode: the stored bytes are a view
+  std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
+  auto src = r.stored(o, c, unused, &table);
+  if (!src) return false;
+  const uint64_t total = walk.frame_size;  // the component's decoded size
+  const Wanted w = wanted(q, total);
+  size_t frames = 0;
+  std::optional<Task> first;
+  uint64_t out = 0;  // decoded offset of the frame
+  auto found = [&](const ZstdFrame& f) {
+    std::optional<Task> t;
+    const uint64_t lo = std::max(out, w.first), hi = std::min(out + f.content_size, w.end);
+    if (lo < hi)
+      t = Task{Task::Kind::zstd_frame, walk.request, f.src_offset, f.src_size,
+               q.dst.subspan(lo - w.first, hi - lo), f.content_size, lo - out};
+    out += f.content_size;
+    if (++frames == 1) {
+      first = t;
+      return;
+    }
+    if (first) queue(*std::exchange(first, std::nullopt));
+    if (t) queue(*t);
+  };
+  if (c.encoding_id) {
+    for (const ZstdFrame& f : table) found(f);
+  } else if (!zstd_each_frame(*src, total, found)) {
+    return false;
+  }
+  return frames >= 2;
+}
+
 Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
   switch (t.kind) {
     case Task::Kind::raw_slice:
@@ -229,6 +335,8 @@ Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
       if (t.dst.size() != t.frame_size) return decode_frame_part(frame, t, component_where(o, c));
       return zstd_decode_exact(frame, t.dst, component_where(o, c));
     }
+    case Task::Kind::zstd_walk:  // run_all's own
+      return {};
     case Task::Kind::whole: {
       // The only task of its request: nothing else writes q.written.
       if (q.first) {
@@ -245,28 +353,63 @@ Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
   return {};
 }
 
-// Per request: tasks still to run, and whether one has failed (the first
-// failure's error is the request's; only its task writes q.error).
-struct Progress {
-  explicit Progress(size_t requests) : left(requests), failed(requests) {}
-  std::vector<std::atomic<size_t>> left;
-  std::vector<std::atomic<bool>> failed;
-};
-
-// Runs every task on up to p.threads threads, telling `done` of each
-// request as its last task ends.
-void run_all(const Reader& r, const Plan& p, std::span<DecodeRequest> requests, Progress& progress,
+// Runs every task of the plan, and the frame tasks its walks queue, on up
+// to p.threads threads, telling `done` of each request as its last task
+// ends.
+void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progress& progress,
              const DecodeDone& done) {
-  for_each_index(p.tasks.size(), p.threads, [&](size_t i) {
-    const size_t k = p.tasks[i].request;
-    DecodeRequest& q = requests[k];
-    auto res = run_task(r, p.tasks[i], q);
-    if (!res && !progress.failed[k].exchange(true)) q.error = std::move(res).error();
+  TaskQueue queue(p.tasks, p.walks);
+  // The end of one of request k's tasks. The last one tells `done`; or,
+  // where the request's frames did not index its component, queues it to
+  // be read whole (after every frame task of it has ended: they write the
+  // same bytes).
+  auto ended = [&](size_t k) {
     // acq_rel: the last task to end sees every other task's writes.
-    if (progress.left[k].fetch_sub(1, std::memory_order_acq_rel) == 1 && done)
-      done(k, q.error.status);
-  });
-}
+    if (progress.left[k].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    DecodeRequest& q = requests[k];
+    if (progress.whole[k].exchange(false)) {
+      q.error = {};
+      progress.failed[k] = false;
+      p.split_size[k] = 0;
+      progress.left[k] = 1;
+      queue.push(Task{Task::Kind::whole, k, 0, 0, q.dst});
+      return;
+    }
+    if (done) done(k, q.error.status);
+  };
+  auto drain = [&] {
+    while (const std::optional<Task> t = queue.next()) {
+      const size_t k = t->request;
+      DecodeRequest& q = requests[k];
+      if (t->kind == Task::Kind::zstd_walk) {
+        const bool indexed = walk_frames(r, *t, q, [&](const Task& frame) {
+          progress.left[k].fetch_add(1, std::memory_order_relaxed);
+          queue.push(frame);
+        });
+        if (!indexed) progress.whole[k] = true;
+        queue.walk_ended();
+      } else if (t->kind != Task::Kind::zstd_frame || !progress.whole[k]) {
+        // (A frame of a request to be read whole is skipped.)
+        auto res = run_task(r, *t, q);
+        if (!res && !progress.failed[k].exchange(true)) q.error = std::move(res).error();
+      }
+      ended(k);
+    }
+  };
+  // Walks queue tasks as they go: every thread may find work then.
+  const size_t threads = p.walks.empty() ? std::min<size_t>(p.threads, p.tasks.size()) : p.threads;
+  const size_t helpers = threads == 0 ? 0 : threads - 1;
+  std::vector<std::jthread> pool;
+  pool.reserve(helpers);
+  for (size_t i = 0; i < helpers; ++i) {
+    try {
+      pool.emplace_back(drain);
+    } catch (const std::system_error&) {
+      break;  // the threads running share its tasks
+    }
+  }
+  drain();
+}  // the pool joins as it goes
 
 }  // namespace
 
@@ -288,6 +431,7 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
                    [](const Task& a, const Task& b) { return a.dst.size() > b.dst.size(); });
   Progress progress(requests.size());
   for (const Task& t : plan.tasks) progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
+  for (const Task& t : plan.walks) progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
   // Requests with nothing to run (refused, or empty) are complete already.
   for (size_t i = 0; i < requests.size(); ++i)
     if (progress.left[i].load(std::memory_order_relaxed) == 0 && done)

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "test_files.h"
 #include "ztensor.h"
 
 namespace {
@@ -208,6 +209,59 @@ TEST_P(BatchDecode, RefusedRangesAreToldToo) {
   done.seen.clear();
   EXPECT_EQ(zt_decode_ranges(r, q, 2, 0, &Completions::record, &done), ZT_ERR_ARGUMENT);
   EXPECT_TRUE(done.seen.empty());  // refused before any work: nothing to tell
+}
+
+// A 1.x stream whose frames stop indexing it after the walk has queued
+// some (its last frame records no content size): the request is then read
+// whole, as zt_component_read reads it, once the frames queued have ended,
+// and each request is told once.
+TEST_P(BatchDecode, AStreamWhoseLastFrameRecordsNoSizeIsReadWhole) {
+  namespace t = zt::test;
+  const t::Bytes data = t::pattern(6 * 4096 + 100, 3);
+  t::Bytes stored;
+  for (size_t at = 0; at < data.size(); at += 4096) {
+    const size_t n = std::min<size_t>(4096, data.size() - at);
+    t::append(stored, t::zstd_compress(std::span(data).subspan(at, n), at + n < data.size()));
+  }
+  t::FileBuilder b;
+  t::Json c = b.raw("u8", stored);
+  c["encoding"] = "zstd";
+  c["uncompressed_length"] = data.size();
+  b.object("w", "dense", {data.size()}, t::Json{{"data", c}});
+  const t::TempFile file(b.build());
+  zt_open_options oo;
+  zt_open_options_init(&oo);
+  oo.io_mode = GetParam();
+  const t::Opened o = t::open_file(file, &oo);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+
+  t::Bytes read(data.size());
+  uint64_t n = 0;
+  ASSERT_EQ(zt_component_read(o.get(), 0, "data", read.data(), read.size(), &n), ZT_OK);
+  ASSERT_EQ(read, data);
+  for (unsigned threads : {1u, 2u, 4u}) {
+    t::Bytes whole(data.size(), 0xEE);
+    zt_decode_request q = request(0, "data", whole.data(), whole.size());
+    ASSERT_EQ(zt_decode_many(o.get(), &q, 1, threads), ZT_OK) << zt_last_error();
+    EXPECT_EQ(q.written, data.size());
+    EXPECT_EQ(whole, data);
+    // Ranges that cut frames: each request walks the stream on its own.
+    t::Bytes parts(data.size(), 0xEE);
+    const uint64_t cuts[] = {0, 5000, 13000, data.size()};
+    std::vector<zt_decode_range> ranges;
+    for (int i = 0; i < 3; ++i) ranges.push_back(range(0, cuts[i], parts.data() + cuts[i], cuts[i + 1] - cuts[i]));
+    Completions done;
+    ASSERT_EQ(zt_decode_ranges(o.get(), ranges.data(), ranges.size(), threads, &Completions::record, &done),
+              ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(parts, data);
+    std::sort(done.seen.begin(), done.seen.end());
+    ASSERT_EQ(done.seen.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(done.seen[i], std::make_pair(i, ZT_OK));
+      EXPECT_EQ(ranges[i].written, ranges[i].length);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, BatchDecode, ::testing::Values(ZT_IO_MAP, ZT_IO_COPY));
