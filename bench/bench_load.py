@@ -42,6 +42,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Cold_Read              floor: one plain sequential read of the file
   Cold_LoadFile          load_file, raw
   Cold_LoadFileZstd      load_file of the zstd twin
+  Slow_Read, Slow_LoadFile, Slow_LoadFileZstd, Slow_LoadFilePlanes
+                         the cold rows with this process's reads from the
+                         disk limited to ZT_SLOW_DISK_MBPS (default 500 MB/s;
+                         0: not run) by a cgroup of its own (root, a block
+                         device: else "not run", the reason in the facts)
   GPU (when torch.cuda.is_available())
   Gpu_Pinned             floor: one pinned host->device copy of the bytes
   Gpu_Pageable           one pageable host->device copy
@@ -242,6 +247,75 @@ def drop_cache(path):
         return "fadvise"
 
 
+def disk_of(path):
+    """The "major:minor" of the whole disk that holds `path` (a partition's
+    disk); OSError where it is no block device (tmpfs, overlay, btrfs)."""
+    st = os.stat(path)
+    block = os.path.realpath(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    if os.path.exists(os.path.join(block, "partition")):
+        block = os.path.dirname(block)
+    with open(os.path.join(block, "dev")) as f:
+        return f.read().strip()
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class SlowDisk:
+    """This process's reads from the disk that holds a file, limited to
+    `rate` bytes a second while inside `with`: a disk slower than decoding,
+    on a machine whose own disk is not (issue #41's zstd goal is for such a
+    disk). A cgroup of its own (root only): v1's blkio.throttle.read_bps_device
+    or v2's io.max. The constructor raises OSError where it cannot be made."""
+
+    def __init__(self, path, rate):
+        self.rate = rate
+        device = disk_of(path)
+        homes = dict(line.rstrip("\n").split(":", 2)[1:] for line in open("/proc/self/cgroup"))
+        name = f"ztensor-bench-{os.getpid()}"
+        if os.path.isdir("/sys/fs/cgroup/blkio") and "blkio" in homes:
+            root = "/sys/fs/cgroup/blkio"
+            self.home = root + homes["blkio"]
+            self.group = os.path.join(root, name)
+            os.mkdir(self.group)
+            limit = (os.path.join(self.group, "blkio.throttle.read_bps_device"), f"{device} {rate}\n")
+        else:
+            root = next(r for r in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified")
+                        if os.path.exists(os.path.join(r, "cgroup.controllers")))
+            self.home = root + homes[""]
+            write_text(os.path.join(root, "cgroup.subtree_control"), "+io\n")
+            self.group = os.path.join(root, name)
+            os.mkdir(self.group)
+            limit = (os.path.join(self.group, "io.max"), f"{device} rbps={rate}\n")
+        try:
+            write_text(*limit)
+        except OSError:
+            self.close()
+            raise
+
+    def __enter__(self):
+        write_text(os.path.join(self.group, "cgroup.procs"), f"{os.getpid()}\n")
+
+    def __exit__(self, *exc):
+        # Staying throttled would slow every row after: stop the run instead.
+        try:
+            write_text(os.path.join(self.home, "cgroup.procs"), f"{os.getpid()}\n")
+        except OSError as e:
+            raise SystemExit(f"cannot leave the throttled cgroup {self.group}: {e}")
+
+    def run(self, fn):
+        with self:
+            return fn()
+
+    def close(self):
+        try:
+            os.rmdir(self.group)
+        except OSError:
+            pass
+
+
 def warm(path):
     with open(path, "rb", buffering=0) as f:
         buf = bytearray(64 * MiB)
@@ -307,6 +381,7 @@ def main():
     torch_mmap = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 1)
     base = os.path.join(directory, f"bench-load-{os.getpid()}")
     paths = {}
+    slow_disk = None
     runs, facts = [], {}
 
     skip = tuple(x for x in os.environ.get("ZT_LOAD_SKIP", "").split(",") if x)
@@ -415,6 +490,18 @@ def main():
                 "Cold_LoadFileZstd": (lambda: zt.load_file(paths["zstd"]), paths["zstd"]),
                 "Cold_LoadFilePlanes": (lambda: zt.load_file(paths["planes"]), paths["planes"])}
         facts["cold_by"] = drop_cache(paths["llm"])
+        # The cold rows again on a disk slower than decoding (ZT_SLOW_DISK_MBPS,
+        # default 500 MB/s: a SATA SSD, a cloud volume), where one can be made.
+        rate = int(float(os.environ.get("ZT_SLOW_DISK_MBPS", "500")) * 1e6)
+        try:
+            slow_disk = SlowDisk(paths["llm"], rate) if rate > 0 else None
+            facts["slow_disk_bytes_per_s"] = rate if slow_disk else None
+        except (OSError, KeyError, StopIteration) as e:
+            slow_disk = None
+            facts["slow_disk_bytes_per_s"] = None
+            facts["slow_disk_not_run"] = f"{type(e).__name__}: {e}"
+        slow = {} if slow_disk is None else {
+            name.replace("Cold_", "Slow_"): (lambda fn=fn: slow_disk.run(fn), path) for name, (fn, path) in cold.items()}
         gpus = {}
         if gpu:
             pinned = torch.empty(total, dtype=torch.uint8, pin_memory=True)
@@ -452,7 +539,7 @@ def main():
             # the order alternates so that neither side always goes second.
             for name, fn in (list(saves.items()) if rep % 2 == 0 else list(saves.items())[::-1]):
                 record(name, fn, rep)
-            for name, (fn, path) in cold.items():
+            for name, (fn, path) in {**cold, **slow}.items():
                 record(name, fn, rep, lambda p=path: drop_cache(p))
         if gpu:
             warm(paths["llm"])
@@ -476,6 +563,8 @@ def main():
             json.dump(doc, f, indent=1)
         summarize(runs, facts)
     finally:
+        if slow_disk is not None:
+            slow_disk.close()
         for p in list(paths.values()) + [base + s for s in ("-out.bin", "-out.zt", "-out.safetensors")]:
             if os.path.exists(p):
                 os.remove(p)
@@ -505,10 +594,10 @@ def summarize(runs, facts):
                 show(name, f"Load_PreadHuge_{m}")
             continue
         floor = "Save_Floor" if name.startswith("Save") else "Cold_Read" if name.startswith("Cold") \
-            else "Gpu_Pinned"
+            else "Slow_Read" if name.startswith("Slow") else "Gpu_Pinned"
         show(name, floor)
     for k in ("gpu_peak_rss_above_start", "gpu_first_load_s_zt", "gpu_first_load_s_st", "zstd_ratio",
-              "cold_by", "failed"):
+              "cold_by", "slow_disk_bytes_per_s", "slow_disk_not_run", "failed"):
         if k in facts:
             print(f"{k}: {facts[k]}", file=sys.stderr)
 
