@@ -199,6 +199,21 @@ Result<std::vector<SeekableFrame>> seekable_index(std::span<const uint8_t> table
   return frames;
 }
 
+Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size, uint64_t decoded_length,
+                                                       const StreamRead& read,
+                                                       const std::string& where) {
+  ZT_FAIL_IF(stored_size < kSeekableFooterBytes, invalid,
+             "%s: %llu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", where.c_str(),
+             static_cast<ull>(stored_size));
+  uint8_t footer[kSeekableFooterBytes];
+  ZT_TRY(read(stored_size - kSeekableFooterBytes, footer));
+  const auto table_bytes = seekable_table_size(footer, stored_size, where);
+  ZT_TRY(table_bytes);
+  std::vector<uint8_t> table(*table_bytes);
+  ZT_TRY(read(stored_size - *table_bytes, table));
+  return seekable_index(table, stored_size, decoded_length, where);
+}
+
 Result<void> check_seekable_frame(std::span<const uint8_t> frame, const SeekableFrame& f,
                                   size_t index, const std::string& where) {
   const char* w = where.c_str();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,16 @@ Result<std::vector<SeekableFrame>> seekable_index(std::span<const uint8_t> table
 // content size in the header equal to the entry's.
 Result<void> check_seekable_frame(std::span<const uint8_t> frame, const SeekableFrame& f,
                                   size_t index, const std::string& where);
+
+// Reads dst.size() bytes at `offset` within the stream into dst.
+using StreamRead = std::function<Result<void>(uint64_t offset, std::span<uint8_t> dst)>;
+// The frames of a seekable stream of stored_size bytes from its end alone:
+// the footer, then the seek table, both read through `read`, checked by
+// seekable_index. No frame is read: each is checked by check_seekable_frame
+// when it is (a remote read, a frame decoded as soon as it is listed).
+Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size, uint64_t decoded_length,
+                                                       const StreamRead& read,
+                                                       const std::string& where);
 
 // One frame of a seekable stream as its seek table lists it.
 struct SeekEntry {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codec/zstd_codec.h"
+#include "codec/zstd_seekable.h"
 
 namespace zt {
 
@@ -109,14 +110,15 @@ void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, P
 }
 
 // A zstd component whose size is known, allowed and fits is decoded a frame
-// at a time on every thread, in map mode. Where its frames are is known
-// only by reading it: a v2 seekable stream's seek table is checked against
-// the frame headers, and a 1.x stream is walked header by header (each
-// frame's blocks, ~8 a MiB): cold, that reads the whole component from the
-// disk. So this plans a walk, a task of its own, run while the other
-// threads decode the frames it has found (on the project's VM, a 1.2 zstd
-// model on a disk throttled to 500 MB/s loaded in 2.4-3.5 s when every
-// component was walked before the first frame was decoded).
+// at a time on every thread, in map mode. Where a 1.x stream's frames are
+// is known only by walking it header by header (each frame's blocks, ~8 a
+// MiB): cold, that reads the whole component from the disk. So this plans
+// a walk, a task of its own, run while the other threads decode the frames
+// it has found (on the project's VM, a 1.2 zstd model on a disk throttled
+// to 500 MB/s loaded in 2.4-3.5 s when every component was walked before
+// the first frame was decoded). A v2 seekable stream's walk reads its seek
+// table, then checks each frame against it as it goes: checking them all
+// first read the whole component the same way.
 bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Plan& p) {
   if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
@@ -281,22 +283,21 @@ class TaskQueue {
   bool walking_ = false;
 };
 
-// Finds the frames of a zstd_walk task's component (as its seek table lists
-// them, or header by header) and hands `queue` a zstd_frame task for each
-// frame the request takes bytes of, as they are found; the first only once
-// a second is found (a single frame is read whole). False where the frames
-// do not index the component as decoding frame by frame needs (a frame
-// without its content size, sizes that do not add up, a stream that does
-// not parse): the request is then read whole by Reader::read, whose checks
-// and messages apply.
+// Finds the frames of a zstd_walk task's component and hands `queue` a
+// zstd_frame task for each frame the request takes bytes of, as they are
+// found; the first only once a second is found (a single frame is read
+// whole). A v2 seekable stream's frames come from its seek table, read from
+// the stream's end, each checked against its entry as the walk reaches it
+// (every frame, as Reader::stored checks them, whatever the request takes);
+// a 1.x stream is walked header by header. False where the frames do not
+// index the component as decoding frame by frame needs (a seekable stream
+// that breaks a rule, a frame without its content size, sizes that do not
+// add up, a stream that does not parse): the request is then read whole by
+// Reader::read, whose checks and messages apply.
 bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
                  const std::function<void(const Task&)>& queue) {
   const Object& o = r.manifest().objects[q.object];
   const Component& c = o.components[q.component];
-  std::vector<uint8_t> unused;   // map mode: the stored bytes are a view
-  std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
-  auto src = r.stored(o, c, unused, &table);
-  if (!src) return false;
   const uint64_t total = walk.frame_size;  // the component's decoded size
   const Wanted w = wanted(q, total);
   size_t frames = 0;
@@ -316,12 +317,23 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
     if (first) queue(*std::exchange(first, std::nullopt));
     if (t) queue(*t);
   };
+  const std::span<const uint8_t> stored(r.source().base() + c.offset, c.length);
   if (c.encoding_id) {
-    for (const ZstdFrame& f : table) found(f);
-  } else if (!zstd_each_frame(*src, total, found)) {
-    return false;
+    const std::string where = component_where(o, c);
+    const auto index = read_seekable_index(
+        c.length, total,
+        [&](uint64_t at, std::span<uint8_t> dst) { return r.source().read_into(c.offset + at, dst); },
+        where);
+    if (!index) return false;
+    for (size_t i = 0; i < index->size(); ++i) {
+      const ZstdFrame& f = (*index)[i].frame;
+      if (!check_seekable_frame(stored.subspan(f.src_offset, f.src_size), (*index)[i], i, where))
+        return false;
+      found(f);
+    }
+    return frames >= 2;
   }
-  return frames >= 2;
+  return zstd_each_frame(stored, total, found) && frames >= 2;
 }
 
 Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {

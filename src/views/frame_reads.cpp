@@ -106,16 +106,9 @@ Result<void> copy_from_zstd(const ByteRuns& runs, std::span<const ZstdFrame> fra
 // profile's rules before it is decoded.
 Result<void> copy_from_seekable(const ByteRuns& runs, const Source& src, const Component& c,
                                 uint64_t total, std::span<uint8_t> dst, const std::string& w) {
-  ZT_FAIL_IF(c.length < kSeekableFooterBytes, invalid,
-             "%s: %llu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w.c_str(),
-             static_cast<ull>(c.length));
-  uint8_t footer[kSeekableFooterBytes];
-  ZT_TRY(src.read_into(c.offset + c.length - kSeekableFooterBytes, footer));
-  const auto table_bytes = seekable_table_size(footer, c.length, w);
-  ZT_TRY(table_bytes);
-  std::vector<uint8_t> table(*table_bytes);
-  ZT_TRY(src.read_into(c.offset + c.length - *table_bytes, table));
-  const auto index = seekable_index(table, c.length, total, w);
+  const auto index = read_seekable_index(
+      c.length, total,
+      [&](uint64_t at, std::span<uint8_t> out) { return src.read_into(c.offset + at, out); }, w);
   ZT_TRY(index);
   std::vector<ZstdFrame> frames;
   frames.reserve(index->size());

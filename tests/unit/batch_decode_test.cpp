@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "codec/zstd_seekable.h"
 #include "test_files.h"
 #include "ztensor.h"
 
@@ -261,6 +262,44 @@ TEST_P(BatchDecode, AStreamWhoseLastFrameRecordsNoSizeIsReadWhole) {
       EXPECT_EQ(done.seen[i], std::make_pair(i, ZT_OK));
       EXPECT_EQ(ranges[i].written, ranges[i].length);
     }
+  }
+}
+
+// A v2 seekable stream's frames are found from its seek table, each checked
+// against its entry as the walk reaches it: an entry whose checksum is not
+// its frame's (the frame itself intact, so zstd would decode it) is refused
+// as zt_component_read refuses it, and so is a range that takes nothing of
+// that frame (the stream is checked whole, in every mode).
+TEST_P(BatchDecode, EverySeekableFrameIsCheckedAgainstItsEntry) {
+  namespace t = zt::test;
+  const t::Bytes data = t::pattern(6 * 4096 + 100, 4);
+  t::Bytes stored;
+  ASSERT_TRUE(zt::seekable_compress(data, 4096, 3, stored).ok());
+  const size_t frames = 7, table = 8 + frames * 12 + zt::kSeekableFooterBytes;
+  stored[stored.size() - table + 8 + 2 * 12 + 8] ^= 1;  // frame 2's checksum in the table
+  t::FileBuilderV2 b;
+  b.object("w", "dense", {data.size()}, t::Json{{"data", b.raw("u8", stored)}});
+  b.part("w", "data")["encoding"] = "zt.zstd-seekable/1";
+  b.part("w", "data")["decoded_length"] = data.size();
+  const t::TempFile file(b.build());
+  zt_open_options oo;
+  zt_open_options_init(&oo);
+  oo.io_mode = GetParam();
+  const t::Opened o = t::open_file(file, &oo);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+
+  t::Bytes out(data.size());
+  uint64_t n = 0;
+  EXPECT_TRUE(t::FailsWith(zt_component_read(o.get(), 0, "data", out.data(), out.size(), &n),
+                           ZT_ERR_INVALID, {"frame 2", "checksum"}));
+  for (unsigned threads : {1u, 2u}) {
+    zt_decode_request q = request(0, "data", out.data(), out.size());
+    EXPECT_TRUE(t::FailsWith(zt_decode_many(o.get(), &q, 1, threads), ZT_ERR_INVALID,
+                             {"frame 2", "checksum"}));
+    EXPECT_EQ(q.status, ZT_ERR_INVALID);
+    zt_decode_range g = range(0, 0, out.data(), 2 * 4096);
+    EXPECT_TRUE(t::FailsWith(zt_decode_ranges(o.get(), &g, 1, threads, nullptr, nullptr),
+                             ZT_ERR_INVALID, {"frame 2", "checksum"}));
   }
 }
 
