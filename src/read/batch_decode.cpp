@@ -123,6 +123,11 @@ bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Pla
   if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
   if (!n || *n > r.max_decoded_bytes() || !request_fits(q, *n)) return false;
+  // A stream whose first frame declares all of its bytes is one frame (or
+  // breaks a rule): read whole, as its header alone says, with no walk.
+  const Component& c = component_of(r, q);
+  const auto first = zstd_declared_content_size({r.source().base() + c.offset, c.length});
+  if (!first || *first >= *n) return false;
   p.walks.push_back(Task{Task::Kind::zstd_walk, index, 0, 0, q.dst, *n});
   const Wanted w = wanted(q, *n);
   p.split_size[index] = w.end - w.first;
