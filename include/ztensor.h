@@ -630,10 +630,12 @@ ZT_API void zt_decode_request_init(zt_decode_request* req);
    (0 = all cores), each as zt_component_read would (same rules, same
    statuses, no cache). The work is shared out by zstd frame and by slices of
    raw data, so a whole file, a list of names, or one large multi-frame
-   component all use every thread. Every request is attempted and gets its
-   own status and written count. Returns ZT_OK if all succeeded, otherwise
-   the status of the first failed request in array order, whose message
-   zt_last_error() gives. Fails with ZT_ERR_ARGUMENT (NULL reader, NULL reqs
+   component all use every thread; where a zstd stream's frames lie is found
+   by one thread while the others decode the frames found so far (from a
+   cold file, the data is decoded as it is read). Every request is
+   attempted and gets its own status and written count. Returns ZT_OK if
+   all succeeded, otherwise the status of the first failed request in array
+   order, whose message zt_last_error() gives. Fails with ZT_ERR_ARGUMENT (NULL reader, NULL reqs
    with count > 0, a struct_size this library does not know) before any
    request is attempted. Buffers must not overlap one another. */
 ZT_API zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t count, unsigned threads);
