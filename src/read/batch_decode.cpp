@@ -10,11 +10,11 @@
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "base/for_each_index.h"
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
 
@@ -413,20 +413,11 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
       ended(k);
     }
   };
-  // Walks queue tasks as they go: every thread may find work then.
+  // One drain a thread. Walks queue tasks as they go: with walks, every
+  // thread may find work.
   const size_t threads = p.walks.empty() ? std::min<size_t>(p.threads, p.tasks.size()) : p.threads;
-  const size_t helpers = threads == 0 ? 0 : threads - 1;
-  std::vector<std::jthread> pool;
-  pool.reserve(helpers);
-  for (size_t i = 0; i < helpers; ++i) {
-    try {
-      pool.emplace_back(drain);
-    } catch (const std::system_error&) {
-      break;  // the threads running share its tasks
-    }
-  }
-  drain();
-}  // the pool joins as it goes
+  for_each_index(threads, p.threads, [&](size_t) { drain(); });
+}
 
 }  // namespace
 

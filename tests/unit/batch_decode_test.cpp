@@ -56,6 +56,14 @@ class BatchDecode : public ::testing::TestWithParam<zt_io_mode> {
     ::unlink(path.c_str());
   }
 
+  // A file of the tests' own, opened in this instance's mode.
+  static zt::test::Opened open_in_mode(const zt::test::TempFile& file) {
+    zt_open_options oo;
+    zt_open_options_init(&oo);
+    oo.io_mode = GetParam();
+    return zt::test::open_file(file, &oo);
+  }
+
   static zt_decode_request request(size_t object, const char* role, void* dst, uint64_t capacity) {
     zt_decode_request q;
     zt_decode_request_init(&q);
@@ -230,10 +238,7 @@ TEST_P(BatchDecode, AStreamWhoseLastFrameRecordsNoSizeIsReadWhole) {
   c["uncompressed_length"] = data.size();
   b.object("w", "dense", {data.size()}, t::Json{{"data", c}});
   const t::TempFile file(b.build());
-  zt_open_options oo;
-  zt_open_options_init(&oo);
-  oo.io_mode = GetParam();
-  const t::Opened o = t::open_file(file, &oo);
+  const t::Opened o = open_in_mode(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
 
   t::Bytes read(data.size());
@@ -282,10 +287,7 @@ TEST_P(BatchDecode, EverySeekableFrameIsCheckedAgainstItsEntry) {
   b.part("w", "data")["encoding"] = "zt.zstd-seekable/1";
   b.part("w", "data")["decoded_length"] = data.size();
   const t::TempFile file(b.build());
-  zt_open_options oo;
-  zt_open_options_init(&oo);
-  oo.io_mode = GetParam();
-  const t::Opened o = t::open_file(file, &oo);
+  const t::Opened o = open_in_mode(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
 
   t::Bytes out(data.size());
