@@ -65,8 +65,9 @@ Result<void> check_seekable_frame(std::span<const uint8_t> frame, const Seekable
 using StreamRead = std::function<Result<void>(uint64_t offset, std::span<uint8_t> dst)>;
 // The frames of a seekable stream of stored_size bytes from its end alone:
 // the footer, then the seek table, both read through `read`, checked by
-// seekable_index. No frame is read: each is checked by check_seekable_frame
-// when it is (a remote read, a frame decoded as soon as it is listed).
+// seekable_index. No frame is read: the caller checks each with
+// check_seekable_frame when it reads it (a remote read of the frames a run
+// needs; decode_many's walk, frame by frame, queuing each to be decoded).
 Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size, uint64_t decoded_length,
                                                        const StreamRead& read,
                                                        const std::string& where);
