@@ -199,7 +199,8 @@ Result<std::vector<SeekableFrame>> seekable_index(std::span<const uint8_t> table
   return frames;
 }
 
-Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size, uint64_t decoded_length,
+Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size,
+                                                       uint64_t decoded_length,
                                                        const StreamRead& read,
                                                        const std::string& where) {
   ZT_FAIL_IF(stored_size < kSeekableFooterBytes, invalid,

@@ -68,7 +68,8 @@ using StreamRead = std::function<Result<void>(uint64_t offset, std::span<uint8_t
 // seekable_index. No frame is read: the caller checks each with
 // check_seekable_frame when it reads it (a remote read of the frames a run
 // needs; decode_many's walk, frame by frame, queuing each to be decoded).
-Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size, uint64_t decoded_length,
+Result<std::vector<SeekableFrame>> read_seekable_index(uint64_t stored_size,
+                                                       uint64_t decoded_length,
                                                        const StreamRead& read,
                                                        const std::string& where);
 

@@ -255,9 +255,11 @@ TEST_P(BatchDecode, AStreamWhoseLastFrameRecordsNoSizeIsReadWhole) {
     t::Bytes parts(data.size(), 0xEE);
     const uint64_t cuts[] = {0, 5000, 13000, data.size()};
     std::vector<zt_decode_range> ranges;
-    for (int i = 0; i < 3; ++i) ranges.push_back(range(0, cuts[i], parts.data() + cuts[i], cuts[i + 1] - cuts[i]));
+    for (int i = 0; i < 3; ++i)
+      ranges.push_back(range(0, cuts[i], parts.data() + cuts[i], cuts[i + 1] - cuts[i]));
     Completions done;
-    ASSERT_EQ(zt_decode_ranges(o.get(), ranges.data(), ranges.size(), threads, &Completions::record, &done),
+    ASSERT_EQ(zt_decode_ranges(o.get(), ranges.data(), ranges.size(), threads,
+                               &Completions::record, &done),
               ZT_OK)
         << zt_last_error();
     EXPECT_EQ(parts, data);
