@@ -33,10 +33,6 @@ constexpr bool joins(uint64_t end, uint64_t next) {
   return next <= end + kMergeGap;
 }
 
-inline uint64_t end_of(const RangeRead& r) {
-  return r.offset + r.dst.size();
-}
-
 // Whether `s` starts with `lower_prefix` (lowercase ASCII), ignoring case.
 bool iequals_prefix(std::string_view s, std::string_view lower_prefix);
 

@@ -43,7 +43,8 @@ class Source {
   // Copies bytes [off, off + dst.size()) into dst.
   Result<void> read_into(uint64_t off, std::span<uint8_t> dst) const;
   // Several ranges (sorted, not overlapping) at once: one request for a
-  // remote source.
+  // remote source, a preadv(2) per run of neighbouring ranges for a file
+  // (mapped or not).
   Result<void> read_many(std::span<const RangeRead> reads) const;
   // The cache of a remote source, or nullptr.
   const RangeCache* ranges() const { return ranges_.get(); }
@@ -52,6 +53,15 @@ class Source {
 
  private:
   void release();
+  // pread(2) until dst is full; a file that shrank is Status::io.
+  Result<void> pread_into(uint64_t off, std::span<uint8_t> dst) const;
+  // One preadv(2) of the first reads that lie close together: how many it
+  // took, and whether it read them all (not on an error or a short read).
+  struct Run {
+    size_t reads;
+    bool complete;
+  };
+  Run preadv_run(std::span<const RangeRead> reads) const;
 
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;

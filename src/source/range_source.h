@@ -24,6 +24,10 @@ struct RangeRead {
   std::span<uint8_t> dst;
 };
 
+inline uint64_t end_of(const RangeRead& r) {
+  return r.offset + r.dst.size();
+}
+
 class RangeSource;
 
 // What an open fetches with the file's size: its last `bytes` (a .zt

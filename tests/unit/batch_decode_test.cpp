@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -304,6 +305,108 @@ TEST_P(BatchDecode, EverySeekableFrameIsCheckedAgainstItsEntry) {
     zt_decode_range g = range(0, 0, out.data(), 2 * 4096);
     EXPECT_TRUE(t::FailsWith(zt_decode_ranges(o.get(), &g, 1, threads, nullptr, nullptr),
                              ZT_ERR_INVALID, {"frame 2", "checksum"}));
+  }
+}
+
+// Small raw tensors are read together (Plan gathers: one read_many each,
+// a preadv(2) per run of neighbours from a file). 2,100 tensors of 1 to
+// 3,000 bytes, some runs split by a 2 MiB tensor between them (read on
+// its own: a gap no preadv bridges), more than one gather's 1,024 reads: each whole request
+// gets exactly its bytes, however large its buffer; a range request and a
+// second request for the same bytes (reads that overlap) too.
+TEST_P(BatchDecode, SmallRawTensorsReadTogetherGiveEachItsBytes) {
+  const zt::test::TempFile file(zt::test::Bytes{});
+  std::vector<std::vector<uint8_t>> values;
+  {
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open(file.path().c_str(), &w), ZT_OK);
+    for (size_t i = 0; i < 2100; ++i) {
+      const size_t n = i % 700 == 699 ? size_t{2} << 20 : 1 + (i * 7919) % 3000;
+      values.push_back(pattern(n, static_cast<uint32_t>(i)));
+      const uint64_t shape[1] = {n};
+      ASSERT_EQ(zt_writer_add_dense(w, ("t" + std::to_string(i)).c_str(), "u8", shape, 1,
+                                    values.back().data(), n, "raw"),
+                ZT_OK);
+    }
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  }
+  const zt::test::Opened o = open_in_mode(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  constexpr uint8_t kUntouched = 0xEE;
+  std::vector<std::vector<uint8_t>> out;
+  std::vector<zt_decode_request> q;
+  for (size_t i = 0; i < values.size(); ++i) {
+    out.emplace_back(values[i].size() + 16, kUntouched);  // a capacity beyond the tensor
+    q.push_back(request(i, "data", out.back().data(), out.back().size()));
+  }
+  out.emplace_back(values[5].size(), kUntouched);  // object 5 again: the same bytes twice
+  q.push_back(request(5, "data", out.back().data(), out.back().size()));
+  for (unsigned threads : {1u, 2u, 0u}) {
+    for (auto& b : out) std::fill(b.begin(), b.end(), kUntouched);
+    ASSERT_EQ(zt_decode_many(o.get(), q.data(), q.size(), threads), ZT_OK) << zt_last_error();
+    for (size_t i = 0; i < q.size(); ++i) {
+      const auto& want = values[i < values.size() ? i : 5];
+      ASSERT_EQ(q[i].status, ZT_OK) << i;
+      ASSERT_EQ(q[i].written, want.size()) << i;
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), out[i].begin())) << i;
+      ASSERT_TRUE(std::all_of(out[i].begin() + want.size(), out[i].end(),
+                              [](uint8_t b) { return b == kUntouched; }))
+          << "request " << i << " wrote past its tensor";
+    }
+  }
+  std::vector<uint8_t> part(1000, kUntouched);
+  zt_decode_range one[2] = {range(699, 5000, part.data(), 500), range(3, 1, part.data() + 500, 2)};
+  ASSERT_EQ(zt_decode_ranges(o.get(), one, 2, 2, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_TRUE(std::equal(part.begin(), part.begin() + 500, values[699].begin() + 5000));
+  EXPECT_TRUE(std::equal(part.begin() + 500, part.begin() + 502, values[3].begin() + 1));
+  EXPECT_EQ(part[502], kUntouched);
+}
+
+// A file cut short after the open: the tensors still inside it are read,
+// each one past the cut fails alone with ZT_ERR_IO (in map mode too: small
+// reads together are read with preadv, not copied out of the mapping,
+// which would raise SIGBUS).
+TEST_P(BatchDecode, TensorsPastTheEndOfAShrunkFileFailAlone) {
+  const zt::test::TempFile file(zt::test::Bytes{});
+  std::vector<std::vector<uint8_t>> values;
+  {
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open(file.path().c_str(), &w), ZT_OK);
+    for (size_t i = 0; i < 80; ++i) {
+      values.push_back(pattern(1000, static_cast<uint32_t>(i)));
+      const uint64_t shape[1] = {1000};
+      ASSERT_EQ(zt_writer_add_dense(w, ("t" + std::to_string(i)).c_str(), "u8", shape, 1,
+                                    values.back().data(), 1000, "raw"),
+                ZT_OK);
+    }
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  }
+  const zt::test::Opened o = open_in_mode(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  // 1.2's layout: the first component at byte 64, each 1,000-byte one
+  // padded to 1,024; object 40's bytes are where the file is cut.
+  const uint64_t offset_40 = 64 + 40 * 1024;
+  {
+    std::ifstream in(file.path(), std::ios::binary);
+    std::vector<uint8_t> at(1000);
+    in.seekg(static_cast<std::streamoff>(offset_40));
+    in.read(reinterpret_cast<char*>(at.data()), 1000);
+    ASSERT_EQ(at, values[40]);
+  }
+  ASSERT_EQ(::truncate(file.path().c_str(), static_cast<off_t>(offset_40)), 0);
+  std::vector<std::vector<uint8_t>> out(values.size(), std::vector<uint8_t>(1000));
+  std::vector<zt_decode_request> q;
+  for (size_t i = 0; i < values.size(); ++i)
+    q.push_back(request(i, "data", out[i].data(), out[i].size()));
+  EXPECT_EQ(zt_decode_many(o.get(), q.data(), q.size(), 2), ZT_ERR_IO);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i < 40) {
+      EXPECT_EQ(q[i].status, ZT_OK) << i;
+      EXPECT_EQ(out[i], values[i]) << i;
+    } else {
+      EXPECT_EQ(q[i].status, ZT_ERR_IO) << i;
+      EXPECT_EQ(q[i].written, 0u) << i;
+    }
   }
 }
 
