@@ -3,11 +3,35 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <vector>
 
 namespace zt {
 
+// Neighbouring ranges (gaps of at most kRunGap bytes, kRunBytes in all)
+// are one read into a buffer of the run's size, copied out: a caller's
+// source (zt_open_source) is then called once for the many small tensors
+// decode_many gathers, not once a tensor; each call may be a round trip.
+// A run of one range is read straight into its buffer.
 Result<void> RangeSource::read_many(std::span<const RangeRead> reads) const {
-  for (const RangeRead& r : reads) ZT_TRY(read(r.offset, r.dst));
+  constexpr uint64_t kRunGap = 4096;
+  constexpr uint64_t kRunBytes = uint64_t{16} << 20;
+  std::vector<uint8_t> run;
+  for (size_t i = 0; i < reads.size();) {
+    size_t j = i + 1;
+    while (j < reads.size() && reads[j].offset <= end_of(reads[j - 1]) + kRunGap &&
+           reads[j].offset >= end_of(reads[j - 1]) &&
+           end_of(reads[j]) - reads[i].offset <= kRunBytes)
+      ++j;
+    if (j == i + 1) {
+      ZT_TRY(read(reads[i].offset, reads[i].dst));
+    } else {
+      run.resize(end_of(reads[j - 1]) - reads[i].offset);
+      ZT_TRY(read(reads[i].offset, run));
+      for (const RangeRead& r : reads.subspan(i, j - i))
+        std::memcpy(r.dst.data(), run.data() + (r.offset - reads[i].offset), r.dst.size());
+    }
+    i = j;
+  }
   return {};
 }
 

@@ -63,7 +63,8 @@ class RangeSource {
   virtual Result<void> read(uint64_t off, std::span<uint8_t> dst) const = 0;
   // Several ranges, sorted by offset and not overlapping, in as few
   // round trips as the transport allows (HTTP: one request). The default
-  // reads them one by one.
+  // reads each run of neighbouring ranges (gaps of at most 4 KiB, 16 MiB
+  // in all) with one read(), the others one by one.
   virtual Result<void> read_many(std::span<const RangeRead> reads) const;
   // What messages call it: a URL without its query string (which may hold
   // a signature), or the caller's name for a callback source.

@@ -252,6 +252,33 @@ TEST_F(Source, OpenReadsTheTailThenTheMagicWithTheManifest) {
   EXPECT_EQ(remote.reads.size(), 1u);
 }
 
+// zt_decode_many of many small tensors calls the source once per run of
+// neighbours (decode_many gathers them; RangeSource::read_many reads a run
+// with one call), not once a tensor, and gives each its bytes.
+TEST_F(Source, ManySmallTensorsAreFetchedInFewCalls) {
+  Remote remote;
+  remote.file = write_model(3000);  // t0...: 12 bytes each, 64 apart
+  const Opened local = open_memory(remote.file);
+  ASSERT_EQ(local.status, ZT_OK) << local.error;
+  const Opened o = open_source(remote);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<zt_decode_request> reqs(3000);
+  std::vector<Bytes> outs(reqs.size(), Bytes(12));
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    zt_decode_request_init(&reqs[i]);
+    reqs[i].object = index_of(o.get(), numbered("t", i).c_str());
+    reqs[i].role = "data";
+    reqs[i].dst = outs[i].data();
+    reqs[i].capacity = outs[i].size();
+  }
+  remote.forget();
+  ASSERT_EQ(zt_decode_many(o.get(), reqs.data(), reqs.size(), 2), ZT_OK) << zt_last_error();
+  EXPECT_LE(remote.reads.size(), 3u);  // 3 gathers of at most 1,024 tensors
+  EXPECT_LE(remote.bytes, 3000u * 64);
+  for (size_t i = 0; i < reqs.size(); i += 97)
+    EXPECT_EQ(outs[i], read_all(local.get(), reqs[i].object, "data")) << i;
+}
+
 TEST_F(Source, ACacheOfFewBytesKeepsNothingBig) {
   Remote remote;
   remote.file = write_model(3);
