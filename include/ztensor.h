@@ -632,8 +632,11 @@ ZT_API void zt_decode_request_init(zt_decode_request* req);
    raw data, so a whole file, a list of names, or one large multi-frame
    component all use every thread; where a zstd stream's frames lie is found
    by one thread while the others decode the frames found so far (from a
-   cold file, the data is decoded as it is read). Every request is
-   attempted and gets its own status and written count. Returns ZT_OK if
+   cold file, the data is decoded as it is read). Small raw components
+   (under 1 MiB) are read together in file order: from a file, one
+   preadv(2) per run of neighbours; from a URL, one range request for up to
+   1,024 of them; from a zt_source, one read_at call per run of
+   neighbours. Every request is attempted and gets its own status and written count. Returns ZT_OK if
    all succeeded, otherwise the status of the first failed request in array
    order, whose message zt_last_error() gives. Fails with ZT_ERR_ARGUMENT (NULL reader, NULL reqs
    with count > 0, a struct_size this library does not know) before any
