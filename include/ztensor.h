@@ -636,7 +636,8 @@ ZT_API void zt_decode_request_init(zt_decode_request* req);
    (under 1 MiB) are read together in file order: from a file, one
    preadv(2) per run of neighbours; from a URL, one range request for up to
    1,024 of them; from a zt_source, one read_at call per run of
-   neighbours. Every request is attempted and gets its own status and written count. Returns ZT_OK if
+   neighbours. From a URL or a zt_source, the stored bytes of small zstd
+   components are fetched together the same way before they are decoded. Every request is attempted and gets its own status and written count. Returns ZT_OK if
    all succeeded, otherwise the status of the first failed request in array
    order, whose message zt_last_error() gives. Fails with ZT_ERR_ARGUMENT (NULL reader, NULL reqs
    with count > 0, a struct_size this library does not know) before any

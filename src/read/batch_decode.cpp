@@ -49,7 +49,10 @@ struct Task {
   // one zstd_frame task for each. raw_gather: small raw reads of several
   // requests, Plan::pieces [src_offset, src_offset + src_size), read at
   // once; frame_size holds their bytes.
-  enum class Kind : uint8_t { raw_slice, zstd_frame, zstd_walk, whole, raw_gather };
+  // fetch_group: whole tasks of small encoded components of a remote file,
+  // Plan::fetch_requests [src_offset, src_offset + src_size), whose stored
+  // bytes are fetched into the reader's cache at once first.
+  enum class Kind : uint8_t { raw_slice, zstd_frame, zstd_walk, whole, raw_gather, fetch_group };
   Kind kind = Kind::whole;
   size_t request = 0;
   uint64_t src_offset = 0;  // raw_slice: in the file; zstd_frame: in the component's stored bytes
@@ -77,6 +80,10 @@ struct Plan {
   std::vector<Task> tasks;
   std::vector<Piece> pieces;         // small raw reads, in file order once gathered
   std::vector<RangeRead> reads;      // pieces' reads, in the same order (read_many's ranges)
+  // Small encoded components of a remote file: the request, and its stored
+  // bytes as (offset, length), in file order once grouped.
+  std::vector<size_t> fetch_requests;
+  std::vector<std::pair<uint64_t, uint64_t>> fetch_ranges;
   std::vector<Task> walks;           // zstd_walk tasks, one a component
   std::vector<uint64_t> split_size;  // decoded size of each request split into slices or frames
   std::vector<Range> stored;         // stored bytes the tasks will read (announced through the mapping)
@@ -183,6 +190,13 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
     p.stored.push_back(Range{c.offset + w.first, c.offset + w.end});
   if (raw_slices) return plan_raw_slices(c, q, index, p);
   if (c.encoding == Encoding::zstd && plan_zstd_frames(r, q, index, p)) return;
+  // Remotely each whole read fetches its stored bytes: small ones are
+  // fetched together first (fetch_group), as small raw reads are gathered.
+  if (r.source().ranges() && c.length > 0 && c.length < kGatherBelow) {
+    p.fetch_requests.push_back(index);
+    p.fetch_ranges.emplace_back(c.offset, c.length);
+    return;
+  }
   p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
 }
 
@@ -213,9 +227,46 @@ void plan_gathers(Plan& p) {
   for (const Piece& piece : p.pieces) p.reads.push_back(piece.read);
 }
 
+// The small encoded components of a remote file in file order, cut into
+// fetch_group tasks of at most kGatherPieces components and kGatherBytes
+// stored bytes.
+void plan_fetch_groups(Plan& p) {
+  std::vector<size_t> order(p.fetch_requests.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return p.fetch_ranges[a].first < p.fetch_ranges[b].first;
+  });
+  std::vector<size_t> requests;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (size_t i : order) {
+    requests.push_back(p.fetch_requests[i]);
+    ranges.push_back(p.fetch_ranges[i]);
+  }
+  p.fetch_requests = std::move(requests);
+  p.fetch_ranges = std::move(ranges);
+  size_t first = 0;
+  uint64_t bytes = 0;
+  auto cut = [&](size_t end) {
+    if (end > first)
+      p.tasks.push_back(
+          Task{Task::Kind::fetch_group, p.fetch_requests[first], first, end - first, {}, bytes});
+    first = end;
+    bytes = 0;
+  };
+  for (size_t i = 0; i < p.fetch_ranges.size(); ++i) {
+    const auto [offset, length] = p.fetch_ranges[i];
+    if (i > first && (i - first == kGatherPieces || bytes + length > kGatherBytes ||
+                      offset < p.fetch_ranges[i - 1].first + p.fetch_ranges[i - 1].second))
+      cut(i);
+    bytes += length;
+  }
+  cut(p.fetch_ranges.size());
+}
+
 // The bytes a task writes: what orders the tasks, largest first.
 uint64_t task_bytes(const Task& t) {
-  return t.kind == Task::Kind::raw_gather ? t.frame_size : t.dst.size();
+  const bool group = t.kind == Task::Kind::raw_gather || t.kind == Task::Kind::fetch_group;
+  return group ? t.frame_size : t.dst.size();
 }
 
 // Tells the kernel up front which stored bytes are coming (madvise
@@ -419,6 +470,7 @@ Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
     }
     case Task::Kind::zstd_walk:  // run_all's own
     case Task::Kind::raw_gather:
+    case Task::Kind::fetch_group:
       return {};
     case Task::Kind::whole: {
       // The only task of its request: nothing else writes q.written.
@@ -485,6 +537,20 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
         for (size_t i = 0; i < t->src_size; ++i) ended(p.pieces[t->src_offset + i].request);
         continue;
       }
+      if (t->kind == Task::Kind::fetch_group) {
+        // Into the cache at once; a failure shows again, with its own
+        // message, in the read of each component that needed it.
+        (void)r.source().ranges()->prefetch(
+            std::span(p.fetch_ranges).subspan(t->src_offset, t->src_size));
+        for (size_t i = 0; i < t->src_size; ++i) {
+          const size_t j = p.fetch_requests[t->src_offset + i];
+          auto res = run_task(r, Task{Task::Kind::whole, j, 0, 0, requests[j].dst}, requests[j]);
+          if (!res && !progress.failed[j].exchange(true))
+            requests[j].error = std::move(res).error();
+          ended(j);
+        }
+        continue;
+      }
       if (t->kind == Task::Kind::zstd_walk) {
         const bool indexed = walk_frames(r, *t, q, [&](const Task& frame) {
           progress.left[k].fetch_add(1, std::memory_order_relaxed);
@@ -520,6 +586,7 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
     if (q.error.status == Status::ok) plan_request(reader, q, i, plan);
   }
   plan_gathers(plan);
+  plan_fetch_groups(plan);
   announce(reader, plan.stored);
   // Largest tasks first, so that the small ones fill in behind them; equal
   // sizes (the frames of a component) keep their order in the file.
@@ -527,12 +594,15 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
                    [](const Task& a, const Task& b) { return task_bytes(a) > task_bytes(b); });
   Progress progress(requests.size());
   for (const Task& t : plan.tasks) {
-    if (t.kind != Task::Kind::raw_gather) {
+    if (t.kind != Task::Kind::raw_gather && t.kind != Task::Kind::fetch_group) {
       progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    for (size_t i = 0; i < t.src_size; ++i)
-      progress.left[plan.pieces[t.src_offset + i].request].fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < t.src_size; ++i) {
+      const size_t k = t.kind == Task::Kind::raw_gather ? plan.pieces[t.src_offset + i].request
+                                                        : plan.fetch_requests[t.src_offset + i];
+      progress.left[k].fetch_add(1, std::memory_order_relaxed);
+    }
   }
   for (const Task& t : plan.walks) progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
   // Requests with nothing to run (refused, or empty) are complete already.

@@ -279,6 +279,75 @@ TEST_F(Source, ManySmallTensorsAreFetchedInFewCalls) {
     EXPECT_EQ(outs[i], read_all(local.get(), reqs[i].object, "data")) << i;
 }
 
+// Small zstd tensors too: their stored bytes are fetched together into
+// the cache first (3 calls for 300, not 300); where that fetch fails, each
+// tensor is fetched again on its own, and only the one whose bytes fail
+// gets the error, raw or zstd alike.
+TEST_F(Source, SmallZstdTensorsAreFetchedTogetherAndFailAlone) {
+  const std::string path = dir_ + "/z.zt";
+  std::vector<Bytes> values;
+  {
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open(path.c_str(), &w), ZT_OK) << zt_last_error();
+    for (size_t i = 0; i < 300; ++i) {
+      values.push_back(pattern(4000, static_cast<uint8_t>(i)));
+      const uint64_t shape[] = {1000};
+      ASSERT_EQ(zt_writer_add_dense(w, numbered("z", i).c_str(), "f32", shape, 1,
+                                    values.back().data(), 4000, i % 2 ? "raw" : "zstd"),
+                ZT_OK)
+          << zt_last_error();
+    }
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  }
+  Remote remote;
+  std::ifstream in(path, std::ios::binary);
+  remote.file = Bytes(std::istreambuf_iterator<char>(in), {});
+  // Where a component's bytes start, from the manifest's JSON.
+  auto offset_of = [](zt_reader* r, const std::string& name) {
+    const std::string json = zt_manifest_json(r);
+    const size_t at = json.find("\"offset\":", json.find("\"" + name + "\""));
+    return std::stoull(json.substr(at + 9));
+  };
+  auto decode_all = [&](zt_reader* r, std::vector<Bytes>& outs) {
+    std::vector<zt_decode_request> reqs(values.size());
+    outs.assign(values.size(), Bytes(4000));
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      zt_decode_request_init(&reqs[i]);
+      reqs[i].object = index_of(r, numbered("z", i).c_str());
+      reqs[i].role = "data";
+      reqs[i].dst = outs[i].data();
+      reqs[i].capacity = outs[i].size();
+    }
+    (void)zt_decode_many(r, reqs.data(), reqs.size(), 2);
+    return reqs;
+  };
+  {
+    const Opened o = open_source(remote);
+    ASSERT_EQ(o.status, ZT_OK) << o.error;
+    remote.forget();
+    std::vector<Bytes> outs;
+    for (const auto& q : decode_all(o.get(), outs)) ASSERT_EQ(q.status, ZT_OK);
+    EXPECT_LE(remote.reads.size(), 4u);  // one gather of 150 raw, one fetch of 150 zstd
+    for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(outs[i], values[i]) << i;
+  }
+  for (const size_t bad : {size_t{40}, size_t{41}}) {  // a zstd tensor, a raw one
+    const Opened o = open_source(remote);
+    ASSERT_EQ(o.status, ZT_OK) << o.error;
+    remote.fail_at = offset_of(o.get(), numbered("z", bad)) + 10;
+    std::vector<Bytes> outs;
+    const auto reqs = decode_all(o.get(), outs);
+    remote.fail_at = UINT64_MAX;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i == bad) {
+        EXPECT_EQ(reqs[i].status, ZT_ERR_IO) << i;
+      } else {
+        EXPECT_EQ(reqs[i].status, ZT_OK) << i;
+        EXPECT_EQ(outs[i], values[i]) << i;
+      }
+    }
+  }
+}
+
 TEST_F(Source, ACacheOfFewBytesKeepsNothingBig) {
   Remote remote;
   remote.file = write_model(3);
