@@ -50,7 +50,7 @@ struct Task {
   // requests, Plan::pieces [src_offset, src_offset + src_size), read at
   // once; frame_size holds their bytes.
   // fetch_group: whole tasks of small encoded components of a remote file,
-  // Plan::fetch_requests [src_offset, src_offset + src_size), whose stored
+  // Plan::fetches [src_offset, src_offset + src_size), whose stored
   // bytes are fetched into the reader's cache at once first.
   enum class Kind : uint8_t { raw_slice, zstd_frame, zstd_walk, whole, raw_gather, fetch_group };
   Kind kind = Kind::whole;
@@ -75,14 +75,21 @@ struct Piece {
   RangeRead read;
 };
 
+// One small encoded component of a remote file: request `request`'s
+// stored bytes [offset, offset + length).
+struct Fetch {
+  size_t request;
+  uint64_t offset, length;
+};
+
 struct Plan {
   unsigned threads = 1;
   std::vector<Task> tasks;
   std::vector<Piece> pieces;         // small raw reads, in file order once gathered
   std::vector<RangeRead> reads;      // pieces' reads, in the same order (read_many's ranges)
-  // Small encoded components of a remote file: the request, and its stored
-  // bytes as (offset, length), in file order once grouped.
-  std::vector<size_t> fetch_requests;
+  // Small encoded components of a remote file, in file order once grouped,
+  // and their stored bytes as (offset, length) in the same order.
+  std::vector<Fetch> fetches;
   std::vector<std::pair<uint64_t, uint64_t>> fetch_ranges;
   std::vector<Task> walks;           // zstd_walk tasks, one a component
   std::vector<uint64_t> split_size;  // decoded size of each request split into slices or frames
@@ -193,74 +200,61 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
   // Remotely each whole read fetches its stored bytes: small ones are
   // fetched together first (fetch_group), as small raw reads are gathered.
   if (r.source().ranges() && c.length > 0 && c.length < kGatherBelow) {
-    p.fetch_requests.push_back(index);
-    p.fetch_ranges.emplace_back(c.offset, c.length);
+    p.fetches.push_back(Fetch{index, c.offset, c.length});
     return;
   }
   p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
 }
 
-// The small raw reads in file order, cut into raw_gather tasks; reads
-// that overlap (two requests for the same bytes) go to different tasks, as
-// read_many takes ranges that do not.
+// Cuts items [0, n), in file order, into `kind` tasks of at most
+// kGatherPieces items and kGatherBytes bytes; an item that overlaps the one
+// before (two requests for the same bytes) starts a new task, as read_many
+// and prefetch take ranges that do not overlap. extent(i): item i's
+// (offset, length); request(i): its request.
+template <class Extent, class RequestOf>
+void cut_into_tasks(Task::Kind kind, size_t n, Extent extent, RequestOf request, Plan& p) {
+  size_t first = 0;
+  uint64_t bytes = 0, end = 0;
+  for (size_t i = 0; i <= n; ++i) {
+    const auto [offset, length] = i < n ? extent(i) : std::pair<uint64_t, uint64_t>{0, 0};
+    if (i > first &&
+        (i == n || i - first == kGatherPieces || bytes + length > kGatherBytes || offset < end)) {
+      p.tasks.push_back(Task{kind, request(first), first, i - first, {}, bytes});
+      first = i;
+      bytes = 0;
+    }
+    bytes += length;
+    end = offset + length;
+  }
+}
+
+// The small raw reads in file order, cut into raw_gather tasks.
 void plan_gathers(Plan& p) {
   std::stable_sort(p.pieces.begin(), p.pieces.end(),
                    [](const Piece& a, const Piece& b) { return a.read.offset < b.read.offset; });
-  size_t first = 0;
-  uint64_t bytes = 0;
-  auto cut = [&](size_t end) {
-    if (end > first)
-      p.tasks.push_back(
-          Task{Task::Kind::raw_gather, p.pieces[first].request, first, end - first, {}, bytes});
-    first = end;
-    bytes = 0;
-  };
-  for (size_t i = 0; i < p.pieces.size(); ++i) {
-    const RangeRead& r = p.pieces[i].read;
-    if (i > first && (i - first == kGatherPieces || bytes + r.dst.size() > kGatherBytes ||
-                      r.offset < end_of(p.pieces[i - 1].read)))
-      cut(i);
-    bytes += r.dst.size();
-  }
-  cut(p.pieces.size());
+  cut_into_tasks(
+      Task::Kind::raw_gather, p.pieces.size(),
+      [&](size_t i) {
+        return std::pair<uint64_t, uint64_t>{p.pieces[i].read.offset, p.pieces[i].read.dst.size()};
+      },
+      [&](size_t i) { return p.pieces[i].request; }, p);
   p.reads.reserve(p.pieces.size());
   for (const Piece& piece : p.pieces) p.reads.push_back(piece.read);
 }
 
 // The small encoded components of a remote file in file order, cut into
-// fetch_group tasks of at most kGatherPieces components and kGatherBytes
-// stored bytes.
+// fetch_group tasks.
 void plan_fetch_groups(Plan& p) {
-  std::vector<size_t> order(p.fetch_requests.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return p.fetch_ranges[a].first < p.fetch_ranges[b].first;
-  });
-  std::vector<size_t> requests;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (size_t i : order) {
-    requests.push_back(p.fetch_requests[i]);
-    ranges.push_back(p.fetch_ranges[i]);
-  }
-  p.fetch_requests = std::move(requests);
-  p.fetch_ranges = std::move(ranges);
-  size_t first = 0;
-  uint64_t bytes = 0;
-  auto cut = [&](size_t end) {
-    if (end > first)
-      p.tasks.push_back(
-          Task{Task::Kind::fetch_group, p.fetch_requests[first], first, end - first, {}, bytes});
-    first = end;
-    bytes = 0;
-  };
-  for (size_t i = 0; i < p.fetch_ranges.size(); ++i) {
-    const auto [offset, length] = p.fetch_ranges[i];
-    if (i > first && (i - first == kGatherPieces || bytes + length > kGatherBytes ||
-                      offset < p.fetch_ranges[i - 1].first + p.fetch_ranges[i - 1].second))
-      cut(i);
-    bytes += length;
-  }
-  cut(p.fetch_ranges.size());
+  std::stable_sort(p.fetches.begin(), p.fetches.end(),
+                   [](const Fetch& a, const Fetch& b) { return a.offset < b.offset; });
+  cut_into_tasks(
+      Task::Kind::fetch_group, p.fetches.size(),
+      [&](size_t i) {
+        return std::pair<uint64_t, uint64_t>{p.fetches[i].offset, p.fetches[i].length};
+      },
+      [&](size_t i) { return p.fetches[i].request; }, p);
+  p.fetch_ranges.reserve(p.fetches.size());
+  for (const Fetch& f : p.fetches) p.fetch_ranges.emplace_back(f.offset, f.length);
 }
 
 // The bytes a task writes: what orders the tasks, largest first.
@@ -543,7 +537,7 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
         (void)r.source().ranges()->prefetch(
             std::span(p.fetch_ranges).subspan(t->src_offset, t->src_size));
         for (size_t i = 0; i < t->src_size; ++i) {
-          const size_t j = p.fetch_requests[t->src_offset + i];
+          const size_t j = p.fetches[t->src_offset + i].request;
           auto res = run_task(r, Task{Task::Kind::whole, j, 0, 0, requests[j].dst}, requests[j]);
           if (!res && !progress.failed[j].exchange(true))
             requests[j].error = std::move(res).error();
@@ -600,7 +594,7 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
     }
     for (size_t i = 0; i < t.src_size; ++i) {
       const size_t k = t.kind == Task::Kind::raw_gather ? plan.pieces[t.src_offset + i].request
-                                                        : plan.fetch_requests[t.src_offset + i];
+                                                        : plan.fetches[t.src_offset + i].request;
       progress.left[k].fetch_add(1, std::memory_order_relaxed);
     }
   }
