@@ -4,17 +4,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "base/for_each_index.h"
+#include "base/work_queue.h"
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
 #include "source/range_source.h"
@@ -347,54 +345,8 @@ struct Progress {
 };
 
 // The tasks still to run, shared by the threads: the plan's, then the
-// frames the walks find. Walks go first and one at a time: cold, a walk
-// reads its component from the disk, which one reader keeps busy, while the
-// other threads decode the frames found so far.
-class TaskQueue {
- public:
-  TaskQueue(const std::vector<Task>& tasks, const std::vector<Task>& walks)
-      : tasks_(tasks.begin(), tasks.end()), walks_(walks.begin(), walks.end()) {}
-
-  // The next task to run; waits while none is queued but a walk may still
-  // queue some. nullopt once nothing is left.
-  std::optional<Task> next() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      if (!walking_ && !walks_.empty()) {
-        walking_ = true;
-        return take(walks_);
-      }
-      if (!tasks_.empty()) return take(tasks_);
-      if (!walking_) return std::nullopt;
-      more_.wait(lock);
-    }
-  }
-  void push(const Task& t) {
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.push_back(t);
-    }
-    more_.notify_one();
-  }
-  void walk_ended() {
-    {
-      std::lock_guard lock(mutex_);
-      walking_ = false;
-    }
-    more_.notify_all();
-  }
-
- private:
-  static Task take(std::deque<Task>& from) {
-    const Task t = from.front();
-    from.pop_front();
-    return t;
-  }
-  std::mutex mutex_;
-  std::condition_variable more_;
-  std::deque<Task> tasks_, walks_;
-  bool walking_ = false;
-};
+// frames the walks find (a zstd_walk task is a "lead").
+using TaskQueue = WorkQueue<Task>;
 
 // Finds the frames of a zstd_walk task's component and hands `queue` a
 // zstd_frame task for each frame the request takes bytes of, as they are
@@ -551,7 +503,7 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
           queue.push(frame);
         });
         if (!indexed) progress.whole[k] = true;
-        queue.walk_ended();
+        queue.lead_ended();
       } else if (t->kind != Task::Kind::zstd_frame || !progress.whole[k]) {
         // (A frame of a request to be read whole is skipped.)
         auto res = run_task(r, *t, q);
