@@ -65,6 +65,20 @@ class BatchDecode : public ::testing::TestWithParam<zt_io_mode> {
     return zt::test::open_file(file, &oo);
   }
 
+  // `values` as raw u8 tensors t0, t1, ... into `file`, replacing it.
+  static void write_u8_tensors(const zt::test::TempFile& file,
+                               const std::vector<std::vector<uint8_t>>& values) {
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open(file.path().c_str(), &w), ZT_OK);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const uint64_t shape[1] = {values[i].size()};
+      ASSERT_EQ(zt_writer_add_dense(w, ("t" + std::to_string(i)).c_str(), "u8", shape, 1,
+                                    values[i].data(), values[i].size(), "raw"),
+                ZT_OK);
+    }
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  }
+
   static zt_decode_request request(size_t object, const char* role, void* dst, uint64_t capacity) {
     zt_decode_request q;
     zt_decode_request_init(&q);
@@ -318,19 +332,10 @@ TEST_P(BatchDecode, EverySeekableFrameIsCheckedAgainstItsEntry) {
 TEST_P(BatchDecode, SmallRawTensorsReadTogetherGiveEachItsBytes) {
   const zt::test::TempFile file(zt::test::Bytes{});
   std::vector<std::vector<uint8_t>> values;
-  {
-    zt_writer* w = nullptr;
-    ASSERT_EQ(zt_writer_open(file.path().c_str(), &w), ZT_OK);
-    for (size_t i = 0; i < 1100; ++i) {
-      const size_t n = i % 400 == 399 ? size_t{2} << 20 : 1 + (i * 7919) % 3000;
-      values.push_back(pattern(n, static_cast<uint32_t>(i)));
-      const uint64_t shape[1] = {n};
-      ASSERT_EQ(zt_writer_add_dense(w, ("t" + std::to_string(i)).c_str(), "u8", shape, 1,
-                                    values.back().data(), n, "raw"),
-                ZT_OK);
-    }
-    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
-  }
+  for (size_t i = 0; i < 1100; ++i)
+    values.push_back(pattern(i % 400 == 399 ? size_t{2} << 20 : 1 + (i * 7919) % 3000,
+                             static_cast<uint32_t>(i)));
+  write_u8_tensors(file, values);
   const zt::test::Opened o = open_in_mode(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   constexpr uint8_t kUntouched = 0xEE;
@@ -370,18 +375,8 @@ TEST_P(BatchDecode, SmallRawTensorsReadTogetherGiveEachItsBytes) {
 TEST_P(BatchDecode, TensorsPastTheEndOfAShrunkFileFailAlone) {
   const zt::test::TempFile file(zt::test::Bytes{});
   std::vector<std::vector<uint8_t>> values;
-  {
-    zt_writer* w = nullptr;
-    ASSERT_EQ(zt_writer_open(file.path().c_str(), &w), ZT_OK);
-    for (size_t i = 0; i < 80; ++i) {
-      values.push_back(pattern(1000, static_cast<uint32_t>(i)));
-      const uint64_t shape[1] = {1000};
-      ASSERT_EQ(zt_writer_add_dense(w, ("t" + std::to_string(i)).c_str(), "u8", shape, 1,
-                                    values.back().data(), 1000, "raw"),
-                ZT_OK);
-    }
-    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
-  }
+  for (size_t i = 0; i < 80; ++i) values.push_back(pattern(1000, static_cast<uint32_t>(i)));
+  write_u8_tensors(file, values);
   const zt::test::Opened o = open_in_mode(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   // 1.2's layout: the first component at byte 64, each 1,000-byte one
