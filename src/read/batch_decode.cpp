@@ -255,10 +255,21 @@ void plan_fetch_groups(Plan& p) {
   for (const Fetch& f : p.fetches) p.fetch_ranges.emplace_back(f.offset, f.length);
 }
 
+// Whether a task runs items of several requests (Plan::pieces or
+// Plan::fetches [src_offset, src_offset + src_size)).
+bool is_group(const Task& t) {
+  return t.kind == Task::Kind::raw_gather || t.kind == Task::Kind::fetch_group;
+}
+
+// The request of item i of a group task.
+size_t group_request(const Plan& p, const Task& t, size_t i) {
+  const size_t at = t.src_offset + i;
+  return t.kind == Task::Kind::raw_gather ? p.pieces[at].request : p.fetches[at].request;
+}
+
 // The bytes a task writes: what orders the tasks, largest first.
 uint64_t task_bytes(const Task& t) {
-  const bool group = t.kind == Task::Kind::raw_gather || t.kind == Task::Kind::fetch_group;
-  return group ? t.frame_size : t.dst.size();
+  return is_group(t) ? t.frame_size : t.dst.size();
 }
 
 // Tells the kernel up front which stored bytes are coming (madvise
@@ -444,7 +455,7 @@ void run_gather(const Reader& r, const Plan& p, const Task& t, std::span<DecodeR
   const auto reads = std::span(p.reads).subspan(t.src_offset, t.src_size);
   if (r.source().read_many(reads)) return;
   for (size_t i = 0; i < reads.size(); ++i) {
-    const size_t k = p.pieces[t.src_offset + i].request;
+    const size_t k = group_request(p, t, i);
     auto res = r.source().read_many(reads.subspan(i, 1));
     if (!res && !progress.failed[k].exchange(true)) requests[k].error = std::move(res).error();
   }
@@ -480,20 +491,18 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
       DecodeRequest& q = requests[k];
       if (t->kind == Task::Kind::raw_gather) {
         run_gather(r, p, *t, requests, progress);
-        for (size_t i = 0; i < t->src_size; ++i) ended(p.pieces[t->src_offset + i].request);
+        for (size_t i = 0; i < t->src_size; ++i) ended(group_request(p, *t, i));
         continue;
       }
       if (t->kind == Task::Kind::fetch_group) {
-        // Into the cache at once; a failure shows again, with its own
-        // message, in the read of each component that needed it.
+        // Into the cache at once, then each component read whole as a task
+        // of its own (any thread may take it); a failed fetch shows again,
+        // with its own message, in the read of each component it held.
         (void)r.source().ranges()->prefetch(
             std::span(p.fetch_ranges).subspan(t->src_offset, t->src_size));
         for (size_t i = 0; i < t->src_size; ++i) {
-          const size_t j = p.fetches[t->src_offset + i].request;
-          auto res = run_task(r, Task{Task::Kind::whole, j, 0, 0, requests[j].dst}, requests[j]);
-          if (!res && !progress.failed[j].exchange(true))
-            requests[j].error = std::move(res).error();
-          ended(j);
+          const size_t j = group_request(p, *t, i);
+          queue.push(Task{Task::Kind::whole, j, 0, 0, requests[j].dst});
         }
         continue;
       }
@@ -540,15 +549,12 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
                    [](const Task& a, const Task& b) { return task_bytes(a) > task_bytes(b); });
   Progress progress(requests.size());
   for (const Task& t : plan.tasks) {
-    if (t.kind != Task::Kind::raw_gather && t.kind != Task::Kind::fetch_group) {
+    if (!is_group(t)) {
       progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    for (size_t i = 0; i < t.src_size; ++i) {
-      const size_t k = t.kind == Task::Kind::raw_gather ? plan.pieces[t.src_offset + i].request
-                                                        : plan.fetches[t.src_offset + i].request;
-      progress.left[k].fetch_add(1, std::memory_order_relaxed);
-    }
+    for (size_t i = 0; i < t.src_size; ++i)
+      progress.left[group_request(plan, t, i)].fetch_add(1, std::memory_order_relaxed);
   }
   for (const Task& t : plan.walks) progress.left[t.request].fetch_add(1, std::memory_order_relaxed);
   // Requests with nothing to run (refused, or empty) are complete already.
