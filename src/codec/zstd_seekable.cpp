@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <algorithm>
+
 #include "base/arithmetic.h"
 
 namespace zt {
@@ -23,38 +25,6 @@ void put_le32(std::vector<uint8_t>& out, uint32_t v) {
   const size_t at = out.size();
   out.resize(at + 4);
   for (int i = 0; i < 4; ++i) out[at + i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-struct Table {
-  uint64_t start = 0;  // where the seek table's skippable frame begins
-  uint32_t frames = 0;
-  bool checksums = false;
-};
-
-Result<Table> read_table(std::span<const uint8_t> src, const std::string& where) {
-  const char* w = where.c_str();
-  ZT_FAIL_IF(src.size() < 8 + kSeekFooterBytes, invalid,
-             "%s: %zu bytes cannot end with a zstd seek table (zt.zstd-seekable/1)", w, src.size());
-  const uint8_t* foot = src.data() + src.size() - kSeekFooterBytes;
-  ZT_FAIL_IF(le32(foot + 5) != kSeekableFooterMagic, invalid,
-             "%s: no zstd seek table at the end of the stream (zt.zstd-seekable/1 requires one)",
-             w);
-  Table t;
-  t.frames = le32(foot);
-  const uint8_t descriptor = foot[4];
-  ZT_FAIL_IF((descriptor & 0x7C) != 0, invalid,
-             "%s: seek table descriptor 0x%02x sets reserved bits", w, descriptor);
-  t.checksums = (descriptor & 0x80) != 0;
-  const uint64_t entry = t.checksums ? 12 : 8;
-  const uint64_t body = uint64_t{t.frames} * entry + kSeekFooterBytes;
-  ZT_FAIL_IF(body + 8 > src.size(), invalid,
-             "%s: the seek table lists %u frames, more than the stream holds", w, t.frames);
-  t.start = src.size() - body - 8;
-  const uint8_t* head = src.data() + t.start;
-  ZT_FAIL_IF(le32(head) != kSeekTableMagic || le32(head + 4) != body, invalid,
-             "%s: the seek table's skippable frame header does not match its %u entries", w,
-             t.frames);
-  return t;
 }
 
 // The rules a frame's own header shows: a zstd frame of exactly `csize`
@@ -102,37 +72,25 @@ Result<void> check_entry_sizes(uint64_t csize, uint64_t dsize, size_t i, size_t 
 
 Result<std::vector<ZstdFrame>> seekable_frames(std::span<const uint8_t> src,
                                                uint64_t decoded_length, const std::string& where) {
-  const char* w = where.c_str();
-  auto table = read_table(src, where);
-  ZT_TRY(table);
-  const uint64_t entry = table->checksums ? 12 : 8;
-  const uint8_t* entries = src.data() + table->start + 8;
+  // The same steps, in the same order, as a remote read and decode_many's
+  // walk take (read_seekable_index, then check_seekable_frame frame by
+  // frame), so that every way of reading a damaged stream refuses it with
+  // the same message.
+  const auto index = read_seekable_index(
+      src.size(), decoded_length,
+      [&](uint64_t offset, std::span<uint8_t> dst) -> Result<void> {
+        std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(offset), dst.size(), dst.begin());
+        return {};
+      },
+      where);
+  ZT_TRY(index);
   std::vector<ZstdFrame> frames;
-  frames.reserve(table->frames);
-  uint64_t pos = 0, total = 0;
-  for (uint32_t i = 0; i < table->frames; ++i) {
-    const uint8_t* e = entries + i * entry;
-    const uint64_t csize = le32(e), dsize = le32(e + 4);
-    ZT_FAIL_IF(csize > table->start - pos, invalid,
-               "%s: seek table frame %u of %llu bytes runs past the frames", w, i,
-               static_cast<ull>(csize));
-    const auto frame = src.subspan(pos, csize);
-    ZT_TRY(check_frame_header(frame, csize, dsize, pos, i, w));
-    ZT_TRY(check_entry_sizes(csize, dsize, i, table->frames,
-                             frames.empty() ? dsize : frames[0].content_size, w));
-    if (table->checksums)
-      ZT_FAIL_IF(le32(e + 8) != le32(frame.data() + csize - 4), invalid,
-                 "%s: frame %u: the seek table's checksum differs from the frame's", w, i);
-    frames.push_back(ZstdFrame{pos, csize, dsize});
-    pos += csize;
-    total += dsize;  // at most 2^32 frames of 16 MiB: no overflow
+  frames.reserve(index->size());
+  for (size_t i = 0; i < index->size(); ++i) {
+    const SeekableFrame& f = (*index)[i];
+    ZT_TRY(check_seekable_frame(src.subspan(f.frame.src_offset, f.frame.src_size), f, i, where));
+    frames.push_back(f.frame);
   }
-  ZT_FAIL_IF(pos != table->start, invalid,
-             "%s: %llu bytes before the seek table are not in any of its frames", w,
-             static_cast<ull>(table->start - pos));
-  ZT_FAIL_IF(total != decoded_length, invalid,
-             "%s: the frames hold %llu bytes, decoded_length says %llu", w, static_cast<ull>(total),
-             static_cast<ull>(decoded_length));
   return frames;
 }
 
