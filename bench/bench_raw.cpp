@@ -5,11 +5,17 @@
 //    into the same buffer;
 //  - the component is a [16384, 16384] f32 matrix: an eighth of its columns
 //    (zt_dense_slice: 16384 runs of 8 KiB) vs zt_component_read of it whole.
+// And a file of 20,000 tensors of 1 KiB (hot): zt_decode_many of all of
+// them from a freshly opened reader vs one pread of the span that holds
+// them and a copy of each out of it (the floor), and vs a pread each.
 // Argument 0 = hot (pages cached), 1 = cold (posix_fadvise DONTNEED before
 // every iteration, outside the timed region).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
+#include <vector>
 
 #include "bench_util.h"
 #include "read/reader.h"
@@ -22,6 +28,11 @@ constexpr uint64_t kSide = 16384;  // kBytes as a square f32 matrix
 std::unique_ptr<ztb::FileGuard> g_file;
 uint64_t g_offset = 0;  // the component's offset in the file
 uint8_t* g_buffer = nullptr;
+
+constexpr size_t kTinyCount = 20000;
+constexpr uint64_t kTinyBytes = 1024;
+std::unique_ptr<ztb::FileGuard> g_tiny;
+std::vector<uint64_t> g_tiny_offsets;  // each tensor's offset in the file
 
 const std::string& path() {
   return g_file->path;
@@ -211,6 +222,104 @@ BENCHMARK(BM_Slice_EighthOfColumns)
     ->UseRealTime()
     ->Iterations(3);
 
+// ---- 20,000 tensors of 1 KiB, hot ----
+
+void set_tiny_bytes(benchmark::State& state) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kTinyCount * kTinyBytes));
+}
+
+// The floor: the span that holds every tensor in one pread, then each
+// tensor copied to its own place (what a reader that knew the layout
+// would do at best).
+void BM_Tiny_PreadSpan(benchmark::State& state) {
+  const uint64_t first = *std::min_element(g_tiny_offsets.begin(), g_tiny_offsets.end());
+  const uint64_t end = *std::max_element(g_tiny_offsets.begin(), g_tiny_offsets.end()) + kTinyBytes;
+  std::vector<uint8_t> span(end - first);
+  std::memset(span.data(), 1, span.size());
+  for (auto _ : state) {
+    const int fd = ::open(g_tiny->path.c_str(), O_RDONLY | O_CLOEXEC);
+    uint64_t done = 0;
+    while (done < span.size()) {
+      const ssize_t n =
+          ::pread(fd, span.data() + done, span.size() - done, static_cast<off_t>(first + done));
+      if (n <= 0) ztb::die("pread failed");
+      done += static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+    for (size_t i = 0; i < kTinyCount; ++i)
+      std::memcpy(g_buffer + i * kTinyBytes, span.data() + (g_tiny_offsets[i] - first), kTinyBytes);
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  set_tiny_bytes(state);
+}
+
+// A pread a tensor.
+void BM_Tiny_PreadEach(benchmark::State& state) {
+  for (auto _ : state) {
+    const int fd = ::open(g_tiny->path.c_str(), O_RDONLY | O_CLOEXEC);
+    for (size_t i = 0; i < kTinyCount; ++i)
+      if (::pread(fd, g_buffer + i * kTinyBytes, kTinyBytes,
+                  static_cast<off_t>(g_tiny_offsets[i])) != static_cast<ssize_t>(kTinyBytes))
+        ztb::die("pread failed");
+    ::close(fd);
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  set_tiny_bytes(state);
+}
+
+// zt_decode_many of every tensor, each into its own place, from a reader
+// opened (untimed) for each iteration: a fresh mapping, as a load has.
+void BM_Tiny_ZtDecodeMany(benchmark::State& state) {
+  std::vector<zt_decode_request> q(kTinyCount);
+  for (size_t i = 0; i < kTinyCount; ++i) {
+    zt_decode_request_init(&q[i]);
+    q[i].object = i;
+    q[i].role = "data";
+    q[i].dst = g_buffer + i * kTinyBytes;
+    q[i].capacity = kTinyBytes;
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    zt_open_options o;
+    zt_open_options_init(&o);
+    zt_reader* r = nullptr;
+    ztb::check(zt_open_ex(g_tiny->path.c_str(), &o, &r), "zt_open_ex");
+    state.ResumeTiming();
+    ztb::check(zt_decode_many(r, q.data(), q.size(), static_cast<unsigned>(state.range(0))),
+               "zt_decode_many");
+    state.PauseTiming();
+    zt_close(r);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  set_tiny_bytes(state);
+}
+
+void tiny(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(20);
+}
+
+BENCHMARK(BM_Tiny_PreadSpan)->Apply(tiny);
+BENCHMARK(BM_Tiny_PreadEach)->Apply(tiny);
+BENCHMARK(BM_Tiny_ZtDecodeMany)->ArgName("threads")->Arg(2)->Apply(tiny);
+
+// Every tensor a different 1 KiB of weights; the file warm, the offsets known.
+void write_tiny(const std::string& path) {
+  zt_writer* w = ztb::open_writer(path, 3, 1, ZT_DIGEST_NONE);
+  const auto data = ztb::weights(kTinyCount * kTinyBytes, 7);
+  const uint64_t shape[1] = {kTinyBytes / 4};
+  for (size_t i = 0; i < kTinyCount; ++i)
+    ztb::check(zt_writer_add_dense(w, ztb::object_name(i).c_str(), "f32", shape, 1,
+                                   data.data() + i * kTinyBytes, kTinyBytes, "raw"),
+               "zt_writer_add_dense");
+  ztb::check(zt_writer_finish(w), "zt_writer_finish");
+  auto r = zt::Reader::open_file(path);
+  if (!r) ztb::die(r.error().message);
+  for (const auto& object : (*r)->manifest().objects)
+    g_tiny_offsets.push_back(object.components[0].offset);
+  ztb::warm_cache(path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -242,9 +351,12 @@ int main(int argc, char** argv) {
     if (q.written != kBytes || std::memcmp(g_buffer, data.data(), kBytes) != 0)
       ztb::die("zt_decode_many returned other bytes than were written");
   }
+  g_tiny = std::make_unique<ztb::FileGuard>(ztb::bench_path("raw-tiny.zt"));
+  write_tiny(g_tiny->path);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   std::free(g_buffer);
   g_file.reset();
+  g_tiny.reset();
   return 0;
 }

@@ -178,6 +178,13 @@ def main():
             t.ratio("raw 1 GiB", f"zt_decode_many, {th} thread{'s' if th > 1 else ''}, {label}", raw, base,
                     f"BM_Read_ZtDecodeMany/cold:{cold}/threads:{th}", None, "pread into the same buffer")
 
+    t.ratio("raw 20,000 x 1 KiB", "zt_decode_many of every tensor (2 threads), fresh reader, hot", raw,
+            "BM_Tiny_PreadSpan", "BM_Tiny_ZtDecodeMany/threads:2", 0.5,
+            f"one pread of the span holding them + a copy of each out of it ({gbps(raw.get('BM_Tiny_PreadSpan'), 20000 * 1024)}); "
+            "the goal leaves room for decode_many's bookkeeping (~100 ns a tensor); "
+            "small reads are gathered, one preadv per run (a copy each out of the mapping: ~0.1)")
+    t.ratio("raw 20,000 x 1 KiB", "… against a pread a tensor", raw, "BM_Tiny_PreadEach",
+            "BM_Tiny_ZtDecodeMany/threads:2", None, "20,000 preads into the same places")
     t.ratio("raw 1 GiB", "an eighth of the columns of the [16384, 16384] f32 matrix (zt_dense_slice), hot",
             raw, "BM_Slice_Whole/cold:0", "BM_Slice_EighthOfColumns/cold:0", 4,
             "zt_component_read of the whole matrix (8 if reading 8 KiB of every 64 KiB row cost 1/8)")
