@@ -378,7 +378,7 @@ def main():
             None, "load_file(device='cuda') (opened copy=True; copies of 64 KiB or more use pread in both)")
     t.ratio("load", "cuda ring without decoding ahead on a worker thread", ld, "Gpu_LoadFile", "Gpu_LoadFileSerial",
             None, "load_file(device='cuda')")
-    for ring in ("4x64M", "2x1G"):
+    for ring in ("4x64M", "8x16M", "2x1G"):
         t.ratio("load", f"cuda ring of {ring} instead of 2x256M", ld, "Gpu_LoadFile", f"Gpu_LoadFileRing{ring}", None,
                 "load_file(device='cuda')")
     firsts = ld_facts.get("gpu_first_load_s_zt"), ld_facts.get("gpu_first_load_s_st")
