@@ -40,17 +40,17 @@ def test_cpu_load_fills_every_tensor_at_once(tmp_path, encoding, version):
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding=encoding, file_version=version, frame_size=4096)
     calls = []
-    real = ztensor.File._decode_ranges
+    real = ztensor.File._decode_columns
 
-    def counting(self, parts, threads=0):
-        calls.append(len(parts))
-        return real(self, parts, threads)
+    def counting(self, objects, *rest, **kw):
+        calls.append(len(objects))
+        return real(self, objects, *rest, **kw)
 
-    ztensor.File._decode_ranges = counting
+    ztensor.File._decode_columns = counting
     try:
         got = zt.load_file(p)
     finally:
-        ztensor.File._decode_ranges = real
+        ztensor.File._decode_columns = real
     assert sorted(got) == sorted(t)
     assert all(same(got[k], t[k]) for k in t)
     assert calls == [len(t) - 1]  # one call for every non-empty tensor
@@ -147,22 +147,22 @@ def test_a_load_holds_the_collector_off_and_gives_it_back(tmp_path, monkeypatch,
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
     seen = []
-    real = ztensor.File._decode_ranges
+    real = ztensor.File._decode_columns
 
-    def watching(self, parts, threads=0):
+    def watching(self, *args, **kw):
         seen.append(gc.isenabled())
-        return real(self, parts, threads)
+        return real(self, *args, **kw)
 
-    monkeypatch.setattr(ztensor.File, "_decode_ranges", watching)
+    monkeypatch.setattr(ztensor.File, "_decode_columns", watching)
     (gc.enable if gc_on else gc.disable)()
     try:
         assert all(same(v, t[k]) for k, v in zt.load_file(p).items())
         assert seen == [False] and gc.isenabled() == gc_on
 
-        def failing(self, parts, threads=0):
+        def failing(self, *args, **kw):
             raise ztensor.Error(5, "planted")
 
-        monkeypatch.setattr(ztensor.File, "_decode_ranges", failing)
+        monkeypatch.setattr(ztensor.File, "_decode_columns", failing)
         with pytest.raises(ztensor.Error, match="planted"):
             zt.load_file(p)
         assert gc.isenabled() == gc_on
@@ -417,13 +417,13 @@ class Net(torch.nn.Module):
 def destinations(monkeypatch):
     """The destination addresses of every zt_decode_ranges request."""
     seen = []
-    real = ztensor.File._decode_ranges
+    real = ztensor.File._decode_columns
 
-    def recording(self, parts, threads=0):
-        seen.extend(part[3] for part in parts)
-        return real(self, parts, threads)
+    def recording(self, objects, roles, offsets, addresses, lengths, threads=0):
+        seen.extend(addresses)
+        return real(self, objects, roles, offsets, addresses, lengths, threads)
 
-    monkeypatch.setattr(ztensor.File, "_decode_ranges", recording)
+    monkeypatch.setattr(ztensor.File, "_decode_columns", recording)
     return seen
 
 
@@ -567,3 +567,19 @@ def test_quantized_layers_load_as_the_checkpoint_or_dequantized(tmp_path):
             assert values["l.weight"].dtype == torch.float32
     with pytest.raises(ValueError, match="quantized"):
         zt.load_file(tmp_path / "gptq", allow_foreign=True, quantized="parts")
+
+
+def test_requests_built_as_ctypes_structs_read_the_same_bytes(tmp_path, monkeypatch):
+    # Where numpy's record layout does not match zt_decode_range (not on
+    # 64-bit little-endian Linux), the requests are ctypes structs set one
+    # by one: the same tensors, and ranges from their own offsets.
+    t = {f"a{i}": torch.randn(100 + i) for i in range(50)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    monkeypatch.setattr(ztensor._reader, "_RANGE_DTYPE", None)
+    got = zt.load_file(p)
+    assert list(got) == list(t) and all(same(got[k], t[k]) for k in t)
+    f = ztensor.open(p)
+    out = np.zeros(10, np.float32)
+    f._decode_ranges([(f._index("a3"), "data", 8, out.ctypes.data, 40)])
+    assert np.array_equal(out, t["a3"].numpy()[2:12])

@@ -654,33 +654,48 @@ class File(NotCopyable, collections.abc.Mapping):
         all cores), through one zt_decode_ranges: `parts` are (object index,
         role, first decoded byte, address, byte count). The caller keeps the
         memory alive and unshared until this returns."""
+        if not parts:
+            return self._decode_columns([], [], [], [], [], threads)
+        objects, roles, offsets, addresses, lengths = zip(*parts)
+        self._decode_columns(objects, roles, offsets, addresses, lengths, threads)
+
+    def _decode_columns(self, objects, roles, offsets, addresses, lengths, threads=0):
+        """_decode_ranges with its parts given a field at a time (sequences
+        of equal length): a loader that builds these lists as it allocates
+        makes no tuple per part. `roles` may be one role name for every
+        part, `offsets` 0 for all of them."""
         r = self._r()
         threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
+        n = len(objects)
+        names = [roles] if isinstance(roles, str) else sorted(set(roles))
+        role_of = {role: cstr(role) for role in names}
         # The requests as one numpy record array laid out as zt_decode_range,
         # filled a column at a time (a ctypes struct set field by field cost
         # ~4 us a request, 15 ms for 4,096 tensors; a record built from a
         # tuple per request ~0.3 us). What zt_decode_range_init does is set
         # struct_size on zeroed memory.
-        roles = {role: cstr(role) for role in {p[1] for p in parts}}
         if _RANGE_DTYPE is not None:
-            reqs = np.zeros(max(len(parts), 1), dtype=_RANGE_DTYPE)
+            reqs = np.zeros(max(n, 1), dtype=_RANGE_DTYPE)
             reqs["struct_size"] = _RANGE_SIZE
-            if parts:
-                objects, role_names, offsets, addresses, lengths = zip(*parts)
-                role_at = {role: ctypes.cast(ctypes.c_char_p(b), c_void_p).value for role, b in roles.items()}
+            if n:
+                at = {role: ctypes.cast(ctypes.c_char_p(b), c_void_p).value for role, b in role_of.items()}
                 reqs["object"] = objects
-                reqs["role"] = role_at[parts[0][1]] if len(role_at) == 1 else [role_at[x] for x in role_names]
+                reqs["role"] = next(iter(at.values())) if len(at) == 1 else [at[x] for x in roles]
                 reqs["offset"] = offsets
                 reqs["dst"] = addresses
                 reqs["length"] = lengths
             array = reqs.ctypes.data
         else:
-            reqs = array = (_lib.DecodeRange * max(len(parts), 1))()
-            for q, (i, role, offset, address, n) in zip(reqs, parts):
+            reqs = array = (_lib.DecodeRange * max(n, 1))()
+            one = isinstance(roles, str)
+            offsets = [offsets] * n if isinstance(offsets, int) else offsets
+            for k in range(n):
+                q = reqs[k]  # a view of the array's element, not a copy
                 lib.zt_decode_range_init(byref(q))
-                q.object, q.role, q.offset, q.dst, q.length = i, roles[role], offset, address, n
-        check(lib.zt_decode_ranges(r, array, len(parts), threads, None, None))
-        del roles, reqs  # alive until here: the requests point into them
+                q.object, q.role = objects[k], role_of[roles if one else roles[k]]
+                q.offset, q.dst, q.length = offsets[k], addresses[k], lengths[k]
+        check(lib.zt_decode_ranges(r, array, n, threads, None, None))
+        del role_of, reqs  # alive until here: the requests point into them
 
     def dlpack(self, name: str) -> "_dlpack.Tensor":
         """A dense object's data as a ztensor.Tensor, for DLPack consumers

@@ -428,23 +428,32 @@ class _File:
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.overlap)
         else:
-            parts = []
+            # A model of many small tensors loads at the speed of this loop:
+            # the requests go out a field at a time (no tuple a tensor), and
+            # torch.empty is looked up once.
+            objects, addresses, lengths = [], [], []
+            empty, mapped, huge = torch.empty, self._map, 2 * _HUGE_PAGE
+            given = dict(out) if out else None  # the tensors of into= to fill
             for name, e in exact.items():
-                t = out.get(name)  # a tensor of into=
+                t = given.get(name) if given else None
                 if t is None:
-                    t = self._mapped(name, e)
-                    if t is not None:
-                        out[name] = t
-                        continue
-                    t = torch.empty(e.shape, dtype=e.dtype)
-                    if e.nbytes >= 2 * _HUGE_PAGE:
+                    if mapped:
+                        t = self._mapped(name, e)
+                        if t is not None:
+                            out[name] = t
+                            continue
+                    t = out[name] = empty(e.shape, dtype=e.dtype)
+                    if e.nbytes >= huge:
                         _advise_huge_pages(t)
-                out[name] = t
                 if e.nbytes:
-                    parts.append((e.index, "data", 0, t.data_ptr(), e.nbytes))
-            self.f._decode_ranges(parts)
+                    objects.append(e.index)
+                    addresses.append(t.data_ptr())
+                    lengths.append(e.nbytes)
+            self.f._decode_columns(objects, "data", 0, addresses, lengths)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
+        if not slices and len(out) == len(names) and list(out) == list(names):
+            return out  # every name loaded byte for byte, in the order asked
         result = {}
         for name in names:
             if name in slices:
