@@ -305,14 +305,8 @@ BENCHMARK(BM_Tiny_ZtDecodeMany)->ArgName("threads")->Arg(2)->Apply(tiny);
 
 // Every tensor a different 1 KiB of weights; the file warm, the offsets known.
 void write_tiny(const std::string& path) {
-  zt_writer* w = ztb::open_writer(path, 3, 1, ZT_DIGEST_NONE);
-  const auto data = ztb::weights(kTinyCount * kTinyBytes, 7);
-  const uint64_t shape[1] = {kTinyBytes / 4};
-  for (size_t i = 0; i < kTinyCount; ++i)
-    ztb::check(zt_writer_add_dense(w, ztb::object_name(i).c_str(), "f32", shape, 1,
-                                   data.data() + i * kTinyBytes, kTinyBytes, "raw"),
-               "zt_writer_add_dense");
-  ztb::check(zt_writer_finish(w), "zt_writer_finish");
+  ztb::write_pieces(path, ztb::weights(kTinyCount * kTinyBytes, 7), kTinyCount, kTinyBytes, "raw",
+                    ZT_DIGEST_NONE, 1);
   auto r = zt::Reader::open_file(path);
   if (!r) ztb::die(r.error().message);
   for (const auto& object : (*r)->manifest().objects)

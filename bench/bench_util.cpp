@@ -138,6 +138,18 @@ std::string object_name(size_t i) {
   return "model.layers." + std::to_string(i / 8) + "." + kParts[i % 8];
 }
 
+void write_pieces(const std::string& path, const std::vector<uint8_t>& data, size_t count,
+                  uint64_t piece, const char* encoding, zt_digest_algo digest, unsigned threads) {
+  if (count * piece > data.size()) die("write_pieces: the pieces run past the data");
+  zt_writer* w = open_writer(path, 3, threads, digest);
+  const uint64_t shape[1] = {piece / 4};
+  for (size_t i = 0; i < count; ++i)
+    check(zt_writer_add_dense(w, object_name(i).c_str(), "f32", shape, 1, data.data() + i * piece,
+                              piece, encoding),
+          "zt_writer_add_dense");
+  check(zt_writer_finish(w), "zt_writer_finish");
+}
+
 void write_many_small(const std::string& path, size_t count) {
   zt_writer* w = open_writer(path, 3, 1, ZT_DIGEST_XXH3);
   const std::vector<uint8_t> data = weights(64);

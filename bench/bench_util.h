@@ -71,6 +71,12 @@ void write_one(const std::string& path, const std::vector<uint8_t>& bytes, const
 // Names like a transformer checkpoint's: "model.layers.12.mlp.up_proj.weight".
 std::string object_name(size_t i);
 
+// A file of `count` dense f32 objects (object_name(i)), object i holding
+// data[i * piece, (i + 1) * piece) (piece a multiple of 4), each stored
+// with `encoding`, digests `digest`, compressed on `threads` threads.
+void write_pieces(const std::string& path, const std::vector<uint8_t>& data, size_t count,
+                  uint64_t piece, const char* encoding, zt_digest_algo digest, unsigned threads);
+
 // A file of `count` small dense objects (4 x 4 f32, raw, xxh3 digests).
 void write_many_small(const std::string& path, size_t count);
 // The same objects as a canonical zTensor v2 file: names in byte order, and

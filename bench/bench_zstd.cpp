@@ -210,13 +210,7 @@ void write_files() {
   g_frames = std::make_unique<ztb::FileGuard>(ztb::bench_path("zstd-frames.zt"));
   ztb::write_one(g_frames->path, data, "zstd", 1 << 20);
   g_many = std::make_unique<ztb::FileGuard>(ztb::bench_path("zstd-many.zt"));
-  zt_writer* w = ztb::open_writer(g_many->path, 3, 0, ZT_DIGEST_XXH3);
-  const uint64_t shape[1] = {kManyBytes / 4};
-  for (size_t i = 0; i < kManyObjects; ++i)
-    ztb::check(zt_writer_add_dense(w, ztb::object_name(i).c_str(), "f32", shape, 1,
-                                   data.data() + i * kManyBytes, kManyBytes, "zstd"),
-               "zt_writer_add_dense");
-  ztb::check(zt_writer_finish(w), "zt_writer_finish");
+  ztb::write_pieces(g_many->path, data, kManyObjects, kManyBytes, "zstd", ZT_DIGEST_XXH3, 0);
 
   g_seekable = std::make_unique<ztb::FileGuard>(ztb::bench_path("zstd-seekable-v2.zt"));
   zt_writer_options o;
