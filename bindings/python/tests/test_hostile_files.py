@@ -61,6 +61,7 @@ def walk(path, copy):
             attempt(lambda: f.rows(name, 0, 1))
             for role in info.components:
                 attempt(lambda: f.component(name, role))
+        attempt(f.decode_many)
         attempt(f.verify)
     attempt(lambda: ztensor.load(path))
 

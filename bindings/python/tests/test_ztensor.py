@@ -879,6 +879,31 @@ def test_decode_many_gives_every_dense_object(path, monkeypatch, ctypes_requests
         assert f.decode_many([]) == {}
 
 
+def test_decode_many_refuses_data_shorter_than_its_shape_as_array_does(path):
+    # A 1.1 zstd component may leave out uncompressed_length, so open cannot
+    # hold its size against the shape: the decoder does, and decode_many
+    # (which plans from the shapes alone) refuses it as f.array does.
+    import struct
+    from ztensor import _cbor
+    ztensor.save(path, {"a": np.arange(1000, dtype=np.float32)}, encoding="zstd")
+    data = path.read_bytes()
+    n = struct.unpack("<Q", data[-16:-8])[0]
+    manifest = _cbor.loads(data[-16 - n:-16])
+    component = dict(manifest["objects"]["a"]["components"]["data"])
+    del component["uncompressed_length"]
+    manifest = {"version": "1.1.0",
+                "objects": {"a": {"shape": [1200], "format": "dense", "components": {"data": component}}}}
+    body = _cbor.dumps(manifest)
+    path.write_bytes(data[:-16 - n] + body + struct.pack("<Q", len(body)) + data[-8:])
+    with ztensor.open(path) as f:
+        with pytest.raises(ztensor.Error) as by_array:
+            f.array("a")
+        with pytest.raises(ztensor.Error) as by_decode_many:
+            f.decode_many()
+    assert "decodes to 4000 bytes, expected 4800" in str(by_array.value)
+    assert str(by_decode_many.value) == str(by_array.value)
+
+
 def test_files_in_memory_are_read_in_place(path):
     a = sample(np.float32, (3, 4))
     write(path, a=a, b=np.arange(5))

@@ -561,42 +561,82 @@ class File(NotCopyable, collections.abc.Mapping):
             names = [s.name for s in summaries if s.format == "dense"]
         names = list(names)
         threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
-        by_name = {s.name: s for s in summaries} if names else {}
-        out, requests = {}, []
+        # Per-name work is what a file of many small tensors decodes at: the
+        # arrays come from the summaries' layouts (sizes the library checked
+        # against the shapes at open), the requests go out a field at a
+        # time; only a name without a layout takes the checks one by one
+        # (_decode_target), which say why it cannot be decoded.
+        layouts = self._dense_layouts(summaries) if names else {}
+        by_name = None
+        out, objects, addresses, sizes = {}, [], [], []
         for name in names:
-            s = by_name.get(name) if isinstance(name, str) else None
-            if s is None:
-                self._index(name)  # raises: KeyError for a name the file lacks, TypeError for a non-str
-            i = s.index
-            if s.format != "dense":
-                raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense: decode it with decode()")
-            if s.dtype is None:
-                self._numpy_dtype(i, "data")  # the library's refusal, as a read of it gives
-            ltype = s.type
-            dt = np.dtype(_NUMPY_OF_TYPE.get((s.dtype, ltype), _NUMPY_OF_DTYPE[s.dtype]))
-            if ltype in _PACKED_TYPES:
-                raise Error(_lib.ERR_UNSUPPORTED, f"{self._what(i)}: {ltype} data: read it with f[name]")
-            size = c_uint64()
-            check(lib.zt_component_decoded_size(r, i, b"data", byref(size)))
-            shape = _check_size(size.value, dt, s.shape, "data")
-            a = _empty(shape, dt, f'object "{s.name}"')
-            requests.append((i, a.ctypes.data, a.nbytes))
+            layout = layouts.get(name) if type(name) is str else None
+            if layout is not None:
+                i, shape, _, _, dt, nbytes = layout
+                a = _empty(shape, dt, f'object "{name}"')
+            else:
+                if by_name is None:
+                    by_name = {s.name: s for s in summaries}
+                i, a = self._decode_target(name, by_name)
+                nbytes = a.nbytes
             out[name] = a
+            objects.append(i)
+            addresses.append(a.ctypes.data)
+            sizes.append(nbytes)
+        n = len(objects)
         if _REQUEST_DTYPE is not None:
-            # One numpy record array laid out as zt_decode_request (as
-            # _decode_ranges does), instead of ctypes structs set field by field.
-            role = ctypes.cast(_DATA_ROLE, c_void_p).value
-            reqs = np.array([(_REQUEST_SIZE, 0, i, role, address, n, 0) for i, address, n in requests]
-                            or [(_REQUEST_SIZE,) + (0,) * 6], dtype=_REQUEST_DTYPE)
+            # One numpy record array laid out as zt_decode_request, filled a
+            # column at a time (what zt_decode_request_init does is set
+            # struct_size on zeroed memory), not ctypes structs field by field.
+            reqs = np.zeros(max(n, 1), dtype=_REQUEST_DTYPE)
+            reqs["struct_size"] = _REQUEST_SIZE
+            if n:
+                reqs["object"] = objects
+                reqs["role"] = ctypes.cast(_DATA_ROLE, c_void_p).value
+                reqs["dst"] = addresses
+                reqs["capacity"] = sizes
             array = ctypes.cast(reqs.ctypes.data, ctypes.POINTER(_lib.DecodeRequest))
+            check(lib.zt_decode_many(r, array, n, threads))
+            written = reqs["written"][:n].tolist()
         else:
-            reqs = array = (_lib.DecodeRequest * max(len(requests), 1))()
-            for q, (i, address, n) in zip(reqs, requests):
+            reqs = array = (_lib.DecodeRequest * max(n, 1))()
+            for k in range(n):
+                q = reqs[k]
                 lib.zt_decode_request_init(byref(q))
-                q.object, q.role, q.dst, q.capacity = i, b"data", address, n
-        check(lib.zt_decode_many(r, array, len(requests), threads))
+                q.object, q.role, q.dst, q.capacity = objects[k], b"data", addresses[k], sizes[k]
+            check(lib.zt_decode_many(r, array, n, threads))
+            written = [reqs[k].written for k in range(n)]
         del reqs
+        if written != sizes:
+            # A component whose decoded size the manifest does not record
+            # (so open could not check it) decoded to fewer bytes than its
+            # shape holds: the array would keep uninitialized memory.
+            k = next(k for k in range(n) if written[k] != sizes[k])
+            raise Error(_lib.ERR_INVALID, f'{self._what(objects[k])}: component "data": {written[k]} '
+                        f"bytes, expected {sizes[k]} for shape {out[names[k]].shape} of {out[names[k]].dtype}")
         return out
+
+    def _decode_target(self, name, by_name):
+        """(object index, output array) for a name decode_many has no layout
+        for, or the reason it cannot be decoded: KeyError for a name the
+        file lacks, TypeError for a non-str, ztensor.Error for an object
+        that is not dense data of a numpy dtype."""
+        s = by_name.get(name) if isinstance(name, str) else None
+        if s is None:
+            self._index(name)  # raises: KeyError for a name the file lacks, TypeError for a non-str
+        i = s.index
+        if s.format != "dense":
+            raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense: decode it with decode()")
+        if s.dtype is None:
+            self._numpy_dtype(i, "data")  # the library's refusal, as a read of it gives
+        ltype = s.type
+        dt = np.dtype(_NUMPY_OF_TYPE.get((s.dtype, ltype), _NUMPY_OF_DTYPE[s.dtype]))
+        if ltype in _PACKED_TYPES:
+            raise Error(_lib.ERR_UNSUPPORTED, f"{self._what(i)}: {ltype} data: read it with f[name]")
+        size = c_uint64()
+        check(lib.zt_component_decoded_size(self._r(), i, b"data", byref(size)))
+        shape = _check_size(size.value, dt, s.shape, "data")
+        return i, _empty(shape, dt, f'object "{s.name}"')
 
     def _summaries(self):
         """[_Summary] of every object in index order, from one
