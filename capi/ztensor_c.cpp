@@ -404,6 +404,22 @@ zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char
   return ZT_OK;
 }
 
+zt_status zt_component_extent(const zt_reader* r, size_t object, const char* role, uint64_t* offset,
+                              uint64_t* nbytes) {
+  if (!offset || !nbytes) return fail(ZT_ERR_ARGUMENT, "offset or nbytes is NULL");
+  size_t k = 0;
+  if (const zt_status s = locate(r, object, role, &k)) return s;
+  const zt::Object& o = r->impl->manifest().objects[object];
+  const zt::Component& c = o.components[k];
+  if (c.shard || c.held)
+    return set_error(zt::make_error(
+        zt::Status::unsupported, "%s: its bytes are in another file (%s)",
+        zt::component_where(o, c).c_str(), c.shard ? "a shard" : "an input file of the model"));
+  *offset = c.offset;
+  *nbytes = c.length;
+  return ZT_OK;
+}
+
 zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role, uint64_t* nbytes) {
   if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");
   size_t k = 0;

@@ -367,6 +367,19 @@ ZT_API zt_status zt_component_stored_size(const zt_reader* r, size_t object, con
                                           uint64_t* nbytes);
 ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role,
                                            uint64_t* nbytes);
+/* Where a component's stored bytes lie in what the reader was opened on
+   (the file; zt_open_memory's buffer; the URL's resource; the bytes of a
+   zt_open_source): *offset from its first byte, and *nbytes (as
+   zt_component_stored_size). For a program that reads or maps those bytes
+   itself: a copy-on-write mapping of its own, O_DIRECT reads, a range
+   request. They are stored bytes, encoded as zt_component_encoding says
+   (big-endian elements in a 0.1.0 file). Reads nothing. Fails with
+   ZT_ERR_ARGUMENT (NULL reader, role or output), ZT_ERR_NOT_FOUND (no such
+   object or role), or ZT_ERR_UNSUPPORTED where they are not in it: a v2
+   part in another shard file (zt_component_shard), a tensor of a foreign
+   model held in another of its files. */
+ZT_API zt_status zt_component_extent(const zt_reader* r, size_t object, const char* role,
+                                     uint64_t* offset, uint64_t* nbytes);
 
 /* Many objects at a glance, in one call: what a loader needs to plan
    reading a whole model (a binding that asks field by field pays its

@@ -473,6 +473,21 @@ class Component {
     detail::check(zt_component_stored_size(r_, object_, role_, &n));
     return n;
   }
+  /// Where the stored bytes lie in what the reader was opened on (a file,
+  /// a buffer, a URL's resource): for reading or mapping them oneself.
+  struct Extent {
+    std::uint64_t offset = 0;
+    std::uint64_t nbytes = 0;
+  };
+  /// None when they are in another file (a v2 shard, an input file of a
+  /// foreign model).
+  std::optional<Extent> extent() const {
+    Extent e;
+    const zt_status s = zt_component_extent(r_, object_, role_, &e.offset, &e.nbytes);
+    if (s == ZT_ERR_UNSUPPORTED) return std::nullopt;
+    detail::check(s);
+    return e;
+  }
   /// Decoded byte count, if known without decoding.
   std::optional<std::uint64_t> decoded_size() const {
     std::uint64_t n = 0;

@@ -101,6 +101,11 @@ TEST_F(WrapperTest, RoundTripKeepsNamesShapesTypesAndValues) {
   EXPECT_FALSE(ramp.encoding_id().has_value());  // 1.x names no encoding profile
   EXPECT_EQ(ramp.decoded_size(), std::optional<std::uint64_t>(4096 * 2));
   EXPECT_LT(ramp.stored_size(), 4096u * 2);
+  const std::optional<ztensor::Component::Extent> at = ramp.extent();
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(at->nbytes, ramp.stored_size());
+  EXPECT_EQ(at->offset % 64, 0u);
+  EXPECT_GT(at->offset, w.data().extent()->offset);  // written after w
   const std::vector<std::uint16_t> copy = ramp.read_as<std::uint16_t>();
   const std::span<const std::uint16_t> cached = ramp.as<std::uint16_t>();
   ASSERT_EQ(copy.size(), 4096u);

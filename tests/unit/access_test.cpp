@@ -6,7 +6,9 @@
 #include <zstd.h>
 
 #include <latch>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "test_files.h"
 
@@ -52,6 +54,35 @@ TEST(Access, ZstdIsDecodedOnceAndCached) {
   const Mapped second = map_component(o.get(), "packed", "data");
   EXPECT_EQ(second.ptr, first.ptr);
   EXPECT_EQ(second.bytes, t.zstd_data);
+}
+
+// zt_component_extent: where the stored bytes are in what the reader was
+// opened on, raw or encoded; and nothing for what is not there.
+TEST(Access, ExtentsPointAtTheStoredBytes) {
+  const TwoObjects t;
+  const Opened o = open_memory(t.file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const Bytes zstd = zstd_compress(t.zstd_data);
+  for (const auto& [name, stored] : {std::pair<const char*, const Bytes&>{"raw", t.raw_data},
+                                     std::pair<const char*, const Bytes&>{"packed", zstd}}) {
+    uint64_t offset = 0, n = 0;
+    ASSERT_EQ(zt_component_extent(o.get(), object_index(o.get(), name), "data", &offset, &n), ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(n, stored.size()) << name;
+    ASSERT_LE(offset + n, t.file.size()) << name;
+    EXPECT_EQ(Bytes(t.file.begin() + static_cast<std::ptrdiff_t>(offset),
+                    t.file.begin() + static_cast<std::ptrdiff_t>(offset + n)),
+              stored)
+        << name;
+    EXPECT_EQ(offset % 64, 0u) << name;
+  }
+  uint64_t offset = 0, n = 0;
+  EXPECT_EQ(zt_component_extent(o.get(), 0, "nope", &offset, &n), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(zt_component_extent(o.get(), 7, "data", &offset, &n), ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(zt_component_extent(o.get(), 0, "data", nullptr, &n), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_extent(o.get(), 0, "data", &offset, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_extent(o.get(), 0, nullptr, &offset, &n), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_extent(nullptr, 0, "data", &offset, &n), ZT_ERR_ARGUMENT);
 }
 
 TEST(Access, SizesAndEncodingsAreReported) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 
 #include "codec/digest.h"
 #include "test_files.h"
@@ -96,6 +97,15 @@ TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
     const ReaderPtr r = open("model.zt", mode);
     ASSERT_TRUE(r);
     EXPECT_STREQ(zt_component_shard(r.get(), object_index(r.get(), "w"), "data"), "00001");
+    // A part in a shard is not in the root file: it has no extent there.
+    uint64_t offset = 0, n = 0;
+    EXPECT_EQ(zt_component_extent(r.get(), object_index(r.get(), "w"), "data", &offset, &n),
+              ZT_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(zt_last_error()).find("another file"), std::string::npos)
+        << zt_last_error();
+    ASSERT_EQ(zt_component_extent(r.get(), object_index(r.get(), "local"), "data", &offset, &n),
+              ZT_OK);
+    EXPECT_EQ(n, 3u);
     EXPECT_EQ(map_component(r.get(), "w", "data").bytes, w_);
     EXPECT_EQ(map_component(r.get(), "v", "data").bytes, v_);
     EXPECT_EQ(map_component(r.get(), "local", "data").bytes, (Bytes{1, 2, 3}));

@@ -638,13 +638,14 @@ class File(NotCopyable, collections.abc.Mapping):
         shape = _check_size(size.value, dt, s.shape, "data")
         return i, _empty(shape, dt, f'object "{s.name}"')
 
-    def _summaries(self):
-        """[_Summary] of every object in index order, from one
-        zt_object_summaries call: asking object by object costs some 25 us
-        each through ctypes, and the manifest's JSON ~7 us an object, which
-        is what a model of many small tensors loads at."""
+    def _summaries(self, first=0, count=None):
+        """[_Summary] of every object in index order (or of `count` from
+        object `first` on), from one zt_object_summaries call: asking object
+        by object costs some 25 us each through ctypes, and the manifest's
+        JSON ~7 us an object, which is what a model of many small tensors
+        loads at."""
         r = self._r()
-        n = lib.zt_object_count(r)
+        n = lib.zt_object_count(r) if count is None else count
         if _SUMMARY_DTYPE is not None:
             # Zeroed rows with struct_size set: what zt_object_summary_init
             # does, for all of them in one numpy call.
@@ -655,7 +656,7 @@ class File(NotCopyable, collections.abc.Mapping):
             array = (_lib.ObjectSummary * max(n, 1))()
             for q in array:
                 lib.zt_object_summary_init(byref(q))
-        check(lib.zt_object_summaries(r, 0, array, n))
+        check(lib.zt_object_summaries(r, first, array, n))
         # The strings are the reader's, read while r is held. dtype names are
         # few: read once per address; formats are few: decoded once each.
         dtypes, formats, out = {None: None}, {}, []
@@ -668,7 +669,7 @@ class File(NotCopyable, collections.abc.Mapping):
             f = formats.get(fmt)
             if f is None:
                 f = formats[fmt] = fmt.decode()
-            out.append(_Summary(i, q.name.decode(), f, tuple(q.shape[:q.ndim]), dtype,
+            out.append(_Summary(first + i, q.name.decode(), f, tuple(q.shape[:q.ndim]), dtype,
                                 string_at(ltype).decode() if ltype else None, q.attributes_size > 0))
         return out
 
@@ -747,23 +748,25 @@ class File(NotCopyable, collections.abc.Mapping):
         after close(). Objects that need a conversion (packed f4_e2m1,
         sparse, quantized) raise ztensor.Error (ZT_ERR_ARGUMENT): decode
         them with array(name, numpy.float32) or decode(name)."""
-        layout = self._dense_layouts().get(name)
         i = self._index(name)
+        layout = self._dense_layouts(self._summaries(i, 1)).get(name)  # this object's alone
         if layout is None or (layout[2], layout[3]) not in _dlpack._CODES:
             raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense data of a DLPack dtype: "
                         "decode it with array(name, numpy.float32) or decode(name)")
         _, shape, dtype, ltype, dt, nbytes = layout
-        storage = self._copy_on_write(name, dt, shape, nbytes)
+        storage = self._copy_on_write(i, dt, shape, nbytes)
         if storage is None:
             storage = np.empty(shape, dt)
             if nbytes:
                 self._decode_ranges([(i, "data", 0, storage.ctypes.data, nbytes)])
         return _dlpack.Tensor(name, storage, dtype, ltype, shape)
 
-    def _copy_on_write(self, name, dt, shape, nbytes):
-        """The object's raw data as a writable copy-on-write mapping of the
+    def _copy_on_write(self, i, dt, shape, nbytes):
+        """Object i's raw data as a writable copy-on-write mapping of the
         file (mmap ACCESS_COPY, one per File), or None where its bytes are not
-        raw little-endian bytes at a place in this very file."""
+        raw little-endian bytes at a place in this very file. Two calls into
+        the library an object (its encoding and zt_component_extent), not
+        the manifest's JSON (~10 us an object, all of them at the first)."""
         if not nbytes:
             return None
         if self._cow_ok is None:  # asked once: each is a call into the library
@@ -771,13 +774,20 @@ class File(NotCopyable, collections.abc.Mapping):
                             and self.version != "0.1.0")
         if not self._cow_ok:
             return None
-        c = (self._manifest or self.manifest)["objects"][name]["components"]["data"]
-        if c.get("encoding", "raw") != "raw" or "shard" in c or c["length"] != nbytes:
+        r = self._r()
+        if lib.zt_component_encoding(r, i, b"data") != b"raw":
             return None
+        offset, length = c_uint64(), c_uint64()
+        if lib.zt_component_extent(r, i, b"data", byref(offset), byref(length)) != _lib.OK \
+                or length.value != nbytes:
+            return None  # in another file (a shard), or not the shape's bytes
         if self._cow is None:
+            # The mapping's bytes as one array, sliced for each object (a
+            # frombuffer of the mapping each time costs more); the mapping
+            # closes once neither this nor any slice of it is left.
             with builtins.open(self.path, "rb") as fh:
-                self._cow = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-        return np.frombuffer(self._cow, dtype=dt, count=math.prod(shape), offset=c["offset"]).reshape(shape)
+                self._cow = np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY), np.uint8)
+        return self._cow[offset.value:offset.value + nbytes].view(dt).reshape(shape)
 
     def get_slice(self, name: str) -> "SliceView":
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that

@@ -382,7 +382,7 @@ class _File:
         if not self._map:
             return None
         np_dtype = self._layouts[name][4]
-        a = self.f._copy_on_write(name, np_dtype, exact.shape, exact.nbytes)
+        a = self.f._copy_on_write(exact.index, np_dtype, exact.shape, exact.nbytes)
         if a is None:
             return None
         if a.dtype.kind == "u" and a.dtype.itemsize > 1:  # torch < 2.3 takes no uint16/32/64
