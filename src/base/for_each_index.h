@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/core_count.h"
+
 namespace zt {
 
 // Calls work(i) once for every i in [0, n), on up to `threads` threads (the
@@ -17,7 +19,7 @@ namespace zt {
 // threads running share its items.
 template <class Work>
 void for_each_index(size_t n, unsigned threads, Work&& work) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = core_count();
   std::atomic<size_t> next{0};
   auto drain = [&] {
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;

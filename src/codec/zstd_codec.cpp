@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/core_count.h"
 #include "base/for_each_index.h"
 
 namespace zt {
@@ -296,7 +297,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
 
 Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
                                   const std::string& where, unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = core_count();
   if (threads < 2 || dst.size() < kMinParallelDecodeBytes)
     return zstd_decode_exact(src, dst, where);
   const std::vector<ZstdFrame> frames = zstd_frame_index(src, dst.size());

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/core_count.h"
 #include "base/for_each_index.h"
 #include "base/zt_limits.h"
 #include "source/io.h"
@@ -236,7 +237,7 @@ std::vector<std::optional<std::span<const uint8_t>>> ZipArchive::stored_in_place
     if (out[i]) order.push_back(i);
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return out[a]->size() > out[b]->size(); });
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  const unsigned threads = std::min(core_count(), 8u);
   for_each_index(order.size(), threads, [&](size_t k) {
     const size_t i = order[k];
     if (!crc_matches(*out[i], members_[i].crc)) out[i].reset();

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/core_count.h"
 #include "base/for_each_index.h"
 #include "base/work_queue.h"
 #include "codec/zstd_codec.h"
@@ -27,8 +28,12 @@ namespace {
 // ones, and still spread over the threads.
 constexpr uint64_t kMinRawSlice = uint64_t{8} << 20;
 constexpr uint64_t kPage = 4096;
-// Stored ranges closer than this are announced to the kernel as one.
+// Stored ranges closer than this are announced to the kernel as one; runs
+// shorter than kAdviseLeast are not announced at all: the kernel's own
+// readahead (128 KiB and more) covers them at their first read, and the
+// call would be most of the cost of decoding one small tensor.
 constexpr uint64_t kAdviseGap = uint64_t{1} << 20;
+constexpr uint64_t kAdviseLeast = uint64_t{256} << 10;
 // Raw reads smaller than this are gathered, in file order, into tasks of
 // up to kGatherPieces reads and kGatherBytes bytes, each read by one
 // Source::read_many: over HTTP one request where it was one a tensor
@@ -286,16 +291,20 @@ void announce(const Reader& r, std::vector<Range>& stored) {
   if (stored.empty()) return;
   std::sort(stored.begin(), stored.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  const auto advise = [&](const Range& run) {
+    if (run.end - run.begin >= kAdviseLeast)
+      r.source().advise(run.begin, run.end - run.begin, MADV_WILLNEED);
+  };
   Range run = stored.front();
   for (const Range& s : stored) {
     if (s.begin <= run.end + kAdviseGap) {
       run.end = std::max(run.end, s.end);
       continue;
     }
-    r.source().advise(run.begin, run.end - run.begin, MADV_WILLNEED);
+    advise(run);
     run = s;
   }
-  r.source().advise(run.begin, run.end - run.begin, MADV_WILLNEED);
+  advise(run);
 }
 
 // A frame of which the range takes a part: decoded whole into a scratch
@@ -532,7 +541,7 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
 Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests, unsigned threads,
                          const DecodeDone& done) {
   Plan plan;
-  plan.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  plan.threads = threads ? threads : core_count();
   plan.split_size.assign(requests.size(), 0);
   for (size_t i = 0; i < requests.size(); ++i) {
     DecodeRequest& q = requests[i];

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/core_count.h"
 #include "codec/zstd_codec.h"
 #include "container/container.h"
 #include "write/writer_impl.h"
@@ -19,7 +20,7 @@ namespace zt {
 using ull = unsigned long long;
 
 unsigned Writer::Impl::threads() const {
-  return opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  return opt.threads ? opt.threads : core_count();
 }
 
 Result<void> Writer::Impl::write_all(std::span<const uint8_t> bytes) {

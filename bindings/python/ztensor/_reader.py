@@ -714,8 +714,9 @@ class File(NotCopyable, collections.abc.Mapping):
         # filled a column at a time (a ctypes struct set field by field cost
         # ~4 us a request, 15 ms for 4,096 tensors; a record built from a
         # tuple per request ~0.3 us). What zt_decode_range_init does is set
-        # struct_size on zeroed memory.
-        if _RANGE_DTYPE is not None:
+        # struct_size on zeroed memory. A few requests (get_tensor's one)
+        # are quicker as ctypes structs: the record array costs ~5 us to set up.
+        if _RANGE_DTYPE is not None and n > 4:
             reqs = np.zeros(max(n, 1), dtype=_RANGE_DTYPE)
             reqs["struct_size"] = _RANGE_SIZE
             if n:
