@@ -733,7 +733,7 @@ class File(NotCopyable, collections.abc.Mapping):
             offsets = [offsets] * n if isinstance(offsets, int) else offsets
             for k in range(n):
                 q = reqs[k]  # a view of the array's element, not a copy
-                lib.zt_decode_range_init(byref(q))
+                q.struct_size = _RANGE_SIZE  # zt_decode_range_init's work: the array is zeroed
                 q.object, q.role = objects[k], role_of[roles if one else roles[k]]
                 q.offset, q.dst, q.length = offsets[k], addresses[k], lengths[k]
         check(lib.zt_decode_ranges(r, array, n, threads, None, None))
