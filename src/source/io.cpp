@@ -134,14 +134,13 @@ Result<void> Source::read_many(std::span<const RangeRead> reads) const {
   return {};
 }
 
-// Reads with gaps of at most kGap bytes between them are one run: one
+// Reads with gaps of at most kReadRunGap bytes between them are one run: one
 // preadv(2), the gaps read into a scratch buffer. Many small tensors lie
 // back to back (64-byte alignment); read one by one from a fresh mapping,
 // each page is first faulted into the process (~8 us a 4 KiB page on the
 // project's VM).
 Source::Run Source::preadv_run(std::span<const RangeRead> reads) const {
-  constexpr uint64_t kGap = 4096;
-  uint8_t gap[kGap];
+  uint8_t gap[kReadRunGap];
   iovec iov[IOV_MAX];
   int n = 0;
   size_t taken = 0;
@@ -150,7 +149,7 @@ Source::Run Source::preadv_run(std::span<const RangeRead> reads) const {
     const RangeRead& r = reads[taken];
     if (taken > 0) {
       const uint64_t skip = r.offset - end_of(reads[taken - 1]);
-      if (skip > kGap || n + 2 > IOV_MAX) break;
+      if (skip > kReadRunGap || n + 2 > IOV_MAX) break;
       if (skip) iov[n++] = iovec{gap, static_cast<size_t>(skip)};
       bytes += skip;
     }

@@ -7,18 +7,17 @@
 
 namespace zt {
 
-// Neighbouring ranges (gaps of at most kRunGap bytes, kRunBytes in all)
+// Neighbouring ranges (gaps of at most kReadRunGap bytes, kRunBytes in all)
 // are one read into a buffer of the run's size, copied out: a caller's
 // source (zt_open_source) is then called once for the many small tensors
 // decode_many gathers, not once a tensor; each call may be a round trip.
 // A run of one range is read straight into its buffer.
 Result<void> RangeSource::read_many(std::span<const RangeRead> reads) const {
-  constexpr uint64_t kRunGap = 4096;
   constexpr uint64_t kRunBytes = uint64_t{16} << 20;
   std::vector<uint8_t> run;
   for (size_t i = 0; i < reads.size();) {
     size_t j = i + 1;
-    while (j < reads.size() && reads[j].offset <= end_of(reads[j - 1]) + kRunGap &&
+    while (j < reads.size() && reads[j].offset <= end_of(reads[j - 1]) + kReadRunGap &&
            reads[j].offset >= end_of(reads[j - 1]) &&
            end_of(reads[j]) - reads[i].offset <= kRunBytes)
       ++j;

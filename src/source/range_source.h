@@ -28,6 +28,10 @@ inline uint64_t end_of(const RangeRead& r) {
   return r.offset + r.dst.size();
 }
 
+// Reads whose gaps are at most this many bytes are read as one run (one
+// preadv of a file, one read() of a caller's source), the gaps with them.
+inline constexpr uint64_t kReadRunGap = 4096;
+
 class RangeSource;
 
 // What an open fetches with the file's size: its last `bytes` (a .zt

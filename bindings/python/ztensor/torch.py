@@ -433,9 +433,8 @@ class _File:
             # torch.empty is looked up once.
             objects, addresses, lengths = [], [], []
             empty, mapped, huge = torch.empty, self._map, 2 * _HUGE_PAGE
-            given = dict(out) if out else None  # the tensors of into= to fill
             for name, e in exact.items():
-                t = given.get(name) if given else None
+                t = out.get(name)  # a tensor of into= (each name comes once: none other is there yet)
                 if t is None:
                     if mapped:
                         t = self._mapped(name, e)
