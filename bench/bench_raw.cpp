@@ -7,7 +7,8 @@
 //    (zt_dense_slice: 16384 runs of 8 KiB) vs zt_component_read of it whole.
 // And a file of 20,000 tensors of 1 KiB (hot): zt_decode_many of all of
 // them from a freshly opened reader vs one pread of the span that holds
-// them and a copy of each out of it (the floor), and vs a pread each.
+// them and a copy of each out of it (the floor), and vs a pread each; and
+// one zt_decode_ranges call a tensor vs zt_component_read of each.
 // Argument 0 = hot (pages cached), 1 = cold (posix_fadvise DONTNEED before
 // every iteration, outside the timed region).
 #include <benchmark/benchmark.h>
@@ -295,6 +296,42 @@ void BM_Tiny_ZtDecodeMany(benchmark::State& state) {
   set_tiny_bytes(state);
 }
 
+// Every tiny tensor into its place by read_one(reader, i), the reader
+// opened once.
+template <class ReadOne>
+void each_tiny(benchmark::State& state, ReadOne read_one) {
+  zt_reader* r = nullptr;
+  ztb::check(zt_open(g_tiny->path.c_str(), &r), "zt_open");
+  for (auto _ : state) {
+    for (size_t i = 0; i < kTinyCount; ++i) read_one(r, i);
+    benchmark::DoNotOptimize(g_buffer);
+  }
+  zt_close(r);
+  set_tiny_bytes(state);
+}
+
+// One zt_decode_ranges call a tensor (what a get_tensor loop does), against
+// zt_component_read of each: the fixed cost of one decode call.
+void BM_Tiny_OneRangeACall(benchmark::State& state) {
+  each_tiny(state, [](zt_reader* r, size_t i) {
+    zt_decode_range q;
+    zt_decode_range_init(&q);
+    q.object = i;
+    q.role = "data";
+    q.dst = g_buffer + i * kTinyBytes;
+    q.length = kTinyBytes;
+    ztb::check(zt_decode_ranges(r, &q, 1, 0, nullptr, nullptr), "zt_decode_ranges");
+  });
+}
+
+void BM_Tiny_ComponentReadEach(benchmark::State& state) {
+  each_tiny(state, [](zt_reader* r, size_t i) {
+    uint64_t written = 0;
+    ztb::check(zt_component_read(r, i, "data", g_buffer + i * kTinyBytes, kTinyBytes, &written),
+               "zt_component_read");
+  });
+}
+
 void tiny(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(20);
 }
@@ -302,6 +339,8 @@ void tiny(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Tiny_PreadSpan)->Apply(tiny);
 BENCHMARK(BM_Tiny_PreadEach)->Apply(tiny);
 BENCHMARK(BM_Tiny_ZtDecodeMany)->ArgName("threads")->Arg(2)->Apply(tiny);
+BENCHMARK(BM_Tiny_OneRangeACall)->Apply(tiny);
+BENCHMARK(BM_Tiny_ComponentReadEach)->Apply(tiny);
 
 // Every tensor a different 1 KiB of weights; the file warm, the offsets known.
 void write_tiny(const std::string& path) {

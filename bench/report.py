@@ -185,6 +185,16 @@ def main():
             "small reads are gathered, one preadv per run (a copy each out of the mapping: ~0.1)")
     t.ratio("raw 20,000 x 1 KiB", "… against a pread a tensor", raw, "BM_Tiny_PreadEach",
             "BM_Tiny_ZtDecodeMany/threads:2", None, "20,000 preads into the same places")
+    one_call, read_each = raw.get("BM_Tiny_OneRangeACall"), raw.get("BM_Tiny_ComponentReadEach")
+    if one_call and read_each:
+        per = one_call["min"] / 20000 * 1e6
+        t.fact("raw 20,000 x 1 KiB", "one zt_decode_ranges call a tensor, hot: time a call", f"{per:.1f} us",
+               "≤ 5 us", "met" if per <= 5 else "missed",
+               f"zt_component_read of each: {read_each['min'] / 20000 * 1e6:.2f} us; the fixed cost of a decode "
+               "call (18.5 us until 2026-11-29: hardware_concurrency read /sys each time, a madvise a tensor)")
+    else:
+        t.fact("raw 20,000 x 1 KiB", "one zt_decode_ranges call a tensor, hot: time a call", "n/a", "≤ 5 us",
+               "not run")
     t.ratio("raw 1 GiB", "an eighth of the columns of the [16384, 16384] f32 matrix (zt_dense_slice), hot",
             raw, "BM_Slice_Whole/cold:0", "BM_Slice_EighthOfColumns/cold:0", 4,
             "zt_component_read of the whole matrix (8 if reading 8 KiB of every 64 KiB row cost 1/8)")
