@@ -4,18 +4,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <system_error>
-#include <thread>
-#include <vector>
 
 #include "base/core_count.h"
+#include "base/helper_threads.h"
 
 namespace zt {
 
 // Calls work(i) once for every i in [0, n), on up to `threads` threads (the
 // caller's among them; 0 means one a core), handing indices out in order so
 // that the first items start first. Returns when every call has returned.
-// work must not throw. A thread that cannot be started is not an error: the
+// work must not throw. The other threads are the process's parked helpers
+// (helper_threads.h); one that cannot be started is not an error: the
 // threads running share its items.
 template <class Work>
 void for_each_index(size_t n, unsigned threads, Work&& work) {
@@ -27,16 +26,9 @@ void for_each_index(size_t n, unsigned threads, Work&& work) {
       work(i);
   };
   const size_t helpers = n == 0 ? 0 : std::min<size_t>(threads, n) - 1;
-  std::vector<std::jthread> pool;
-  pool.reserve(helpers);
-  for (size_t t = 0; t < helpers; ++t) {
-    try {
-      pool.emplace_back(drain);
-    } catch (const std::system_error&) {
-      break;
-    }
-  }
-  drain();
-}  // the pool joins as it goes
+  if (helpers == 0) return drain();
+  run_with_helpers(
+      helpers, [](void* d) { (*static_cast<decltype(drain)*>(d))(); }, &drain);
+}
 
 }  // namespace zt

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/arithmetic.h"
 #include "base/core_count.h"
 #include "base/for_each_index.h"
 #include "base/work_queue.h"
@@ -27,6 +28,10 @@ namespace {
 // memcpy with its non-temporal path from memory) beat many cache-sized
 // ones, and still spread over the threads.
 constexpr uint64_t kMinRawSlice = uint64_t{8} << 20;
+// ... unless the call is smaller than that a thread (a 16 MiB staging buffer
+// on 16 cores made 2 slices): then its equal share a thread, down to this.
+constexpr uint64_t kLeastRawSlice = uint64_t{1} << 20;
+constexpr size_t kKeptScratch = size_t{4} << 20;
 constexpr uint64_t kPage = 4096;
 // Stored ranges closer than this are announced to the kernel as one; runs
 // shorter than kAdviseLeast are not announced at all: the kernel's own
@@ -87,6 +92,7 @@ struct Fetch {
 
 struct Plan {
   unsigned threads = 1;
+  uint64_t bytes = 0;  // the requests' destination bytes together
   std::vector<Task> tasks;
   std::vector<Piece> pieces;         // small raw reads, in file order once gathered
   std::vector<RangeRead> reads;      // pieces' reads, in the same order (read_many's ranges)
@@ -147,8 +153,10 @@ void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, P
     p.split_size[index] = w.end - w.first;
     return;
   }
-  const uint64_t share = ((w.end - w.first) / p.threads + kPage - 1) / kPage * kPage;
-  const uint64_t slice = std::max(kMinRawSlice, share);
+  const auto page_share = [&](uint64_t n) { return ceil_div(n / p.threads, kPage) * kPage; };
+  const uint64_t share = page_share(w.end - w.first);
+  const uint64_t least = std::clamp(page_share(p.bytes), kLeastRawSlice, kMinRawSlice);
+  const uint64_t slice = std::max(least, share);
   for (uint64_t at = w.first; at < w.end; at += slice) {
     const uint64_t n = std::min(slice, w.end - at);
     p.tasks.push_back(
@@ -313,9 +321,11 @@ Result<void> decode_frame_part(std::span<const uint8_t> frame, const Task& t,
                                const std::string& where) {
   thread_local std::vector<uint8_t> scratch;
   scratch.resize(t.frame_size);
-  ZT_TRY(zstd_decode_exact(frame, scratch, where));
-  std::memcpy(t.dst.data(), scratch.data() + t.skip, t.dst.size());
-  return {};
+  auto decoded = zstd_decode_exact(frame, scratch, where);
+  if (decoded) std::memcpy(t.dst.data(), scratch.data() + t.skip, t.dst.size());
+  // Helper threads live on (helper_threads.h): a large frame's is not kept.
+  if (scratch.capacity() > kKeptScratch) std::vector<uint8_t>().swap(scratch);
+  return decoded;
 }
 
 // A range of a component that was not split into slices or frames (big-
@@ -543,6 +553,7 @@ Result<void> decode_many(const Reader& reader, std::span<DecodeRequest> requests
   Plan plan;
   plan.threads = threads ? threads : core_count();
   plan.split_size.assign(requests.size(), 0);
+  for (const DecodeRequest& q : requests) plan.bytes += q.dst.size();
   for (size_t i = 0; i < requests.size(); ++i) {
     DecodeRequest& q = requests[i];
     q.written = 0;
