@@ -54,9 +54,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          memory already allocated (the host side's ceiling)
   Gpu_LoadFile           load_file(device="cuda")
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
-  Gpu_LoadFileMapped     the same ring with the file opened mapped (since
-                         2026-11-29 its copies of 64 KiB or more read with
-                         pread as well: only small tensors differ)
+  Gpu_LoadFilePread      the same ring with the file opened copy=True (no
+                         mapping: raw reads are pread either way; zstd
+                         frames could not be shared out without one)
   Gpu_LoadFileSerial     the ring with no decode on a worker thread while
                          the batch before is copied (what it was)
   Gpu_LoadFileRing4x64M, Gpu_LoadFileRing8x16M, Gpu_LoadFileRing2x1G   other ring shapes
@@ -518,9 +518,9 @@ def main():
                     "Gpu_LoadFileZstd": (lambda: zt.load_file(paths["zstd"], device="cuda"), paths["zstd"]),
                     "Gpu_TorchLoad": (lambda: {k: v.to("cuda") for k, v in torch.load(
                         paths["pt"], **({"mmap": True} if torch_mmap else {})).items()}, paths["pt"])}
-            # The ring's shape, and the mapping load_file's CUDA path avoids.
-            gpus["Gpu_LoadFileMapped"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._staging_for(
-                "cuda", 2, 256 * MiB)), paths["llm"])
+            # The ring's shape, and the file opened without a mapping.
+            gpus["Gpu_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda",
+                                                               zt._staging_for("cuda", 2, 256 * MiB)), paths["llm"])
             gpus["Gpu_LoadFileSerial"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda", zt._Staging(
                 _staging.CudaCopies(torch.device("cuda")), 2, 256 * MiB, overlap=False)), paths["llm"])
             gpus["Gpu_LoadFileRing4x64M"] = (lambda: zt.load_file(

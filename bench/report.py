@@ -384,8 +384,8 @@ def main():
             "torch.load(mmap=True) + .to('cuda')")
     t.ratio("load", "load_model(device='cuda') into a model on the GPU", ld, "Gpu_Pinned", "Gpu_LoadModel", None,
             "one pinned host->device copy")
-    t.ratio("load", "cuda ring with the file opened mapped", ld, "Gpu_LoadFile", "Gpu_LoadFileMapped",
-            None, "load_file(device='cuda') (opened copy=True; copies of 64 KiB or more use pread in both)")
+    t.ratio("load", "cuda ring with the file opened copy=True (no mapping)", ld, "Gpu_LoadFile", "Gpu_LoadFilePread",
+            None, "load_file(device='cuda') (mapped; copies of 64 KiB or more use pread in both)")
     t.ratio("load", "cuda ring without decoding ahead on a worker thread", ld, "Gpu_LoadFile", "Gpu_LoadFileSerial",
             None, "load_file(device='cuda')")
     for ring in ("4x64M", "8x16M", "2x1G"):

@@ -57,7 +57,8 @@ class Helpers {
         static_cast<Helpers*>(self)->serve();
         return nullptr;
       };
-      if (::pthread_create(&thread, nullptr, serve, this) != 0) return;  // those there share the work
+      if (::pthread_create(&thread, nullptr, serve, this) != 0)
+        return;  // those there share the work
       ::pthread_detach(thread);
       ++started_;
       ++idle_;

@@ -318,27 +318,68 @@ def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_b
         assert len(engine.buffers) == buffers  # the ring was used whole
 
 
-def test_a_staged_load_reads_the_file_without_mapping_it(tmp_path, monkeypatch):
-    # A device load copies every byte through the ring: the file is read with
-    # pread, so its pages never count in the process's resident memory.
-    from ztensor import _reader
-    t = model(6)
+def mapped_resident_bytes(path):
+    """Resident bytes of this process's mappings of `path` (smaps Rss)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5:  # a mapping's first line
+                inside = len(head) >= 6 and head[5] == str(path)
+            elif inside and head and head[0] == "Rss:":
+                total += int(head[1]) * 1024
+    return total
+
+
+class RssWatchingCopies(LateCopies):
+    """LateCopies noting, at each copy, how much of the file is mapped in."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path, self.most = path, 0
+
+    def copy(self, dst, src):
+        self.most = max(self.most, mapped_resident_bytes(self.path))
+        super().copy(dst, src)
+
+
+def test_a_staged_load_maps_no_page_of_raw_data(tmp_path, monkeypatch):
+    # Through the ring every byte is copied anyway: raw tensors of 64 KiB or
+    # more are read with pread, so none of their pages counts in the
+    # process's resident memory, though the file is mapped (for zstd frames).
+    g = torch.Generator().manual_seed(3)
+    t = {f"w.{i}": torch.randn(256, 256, generator=g) for i in range(16)}  # 16 x 256 KiB
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
+    engine = RssWatchingCopies(p)
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+    got = zt.load_file(p, device="cpu", staging_bytes=1 << 20)
+    assert all(same(got[k], t[k]) for k in t)
+    assert engine.copies >= 16
+    # The header and manifest pages only (17 pages here), not the 4 MiB of data.
+    assert engine.most <= 256 * 1024, f"{engine.most} bytes of the file mapped in during the load"
+
+
+def test_a_staged_load_shares_out_a_zstd_files_frames(tmp_path, monkeypatch):
+    # The ring's pieces of a zstd tensor are ranges of it: with the file
+    # mapped they decode frame by frame on every core (opened copy=True, a
+    # piece decoded its whole component on one thread).
+    from ztensor import _reader
+    g = torch.Generator().manual_seed(4)
+    t = {f"w.{i}": torch.randn(1024, 700, generator=g).to(torch.bfloat16) for i in range(3)}  # 1.4 MiB each
+    p = tmp_path / "z.zt"
+    zt.save_file(t, p, encoding="zstd")
     opened = []
     real_open = _reader.open
 
     def recording_open(path, **kw):
-        opened.append(kw.get("copy"))
+        opened.append(kw.get("copy", False))
         return real_open(path, **kw)
 
     monkeypatch.setattr(_reader, "open", recording_open)
     monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(LateCopies(), b, n))
-    got = zt.load_file(p, device="cpu", staging_bytes=4096)
-    assert opened == [True] and all(same(got[k], t[k]) for k in t)
-    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: None)
-    zt.load_file(p)
-    assert opened == [True, False]  # the CPU load still reads through the mapping
+    got = zt.load_file(p, device="cpu", staging_bytes=300 * 1024)  # pieces cut inside frames
+    assert opened == [False] and all(same(got[k], t[k]) for k in t)
 
 
 class LateManyCopies(LateCopies):
