@@ -528,6 +528,57 @@ def test_load_model_decodes_into_the_parameters(tmp_path, monkeypatch, encoding,
     assert dst.proj.weight.grad is not None
 
 
+class Plain(torch.nn.Module):
+    """Modules that load the default way (no BatchNorm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 4)
+        self.proj = torch.nn.Linear(4, 4)
+        self.head = torch.nn.Linear(4, 10, bias=False)
+        self.head.weight = self.embed.weight
+
+
+def test_load_model_hands_load_state_dict_only_what_it_must(tmp_path, monkeypatch):
+    # Tensors filled in place are not handed to load_state_dict where it
+    # would only copy them onto themselves; what it reports is the same.
+    torch.manual_seed(2)
+    src = Plain()
+    p = tmp_path / "m.zt"
+    zt.save_model(src, p)
+    dst = Plain()
+    handed = []
+    real = torch.nn.Module.load_state_dict
+
+    def recording(self, state_dict, strict=True, **kw):
+        handed.append(sorted(state_dict))
+        return real(self, state_dict, strict, **kw)
+
+    monkeypatch.setattr(torch.nn.Module, "load_state_dict", recording)
+    assert zt.load_model(dst, p) == ([], [])
+    assert handed == [[]]
+    for k, v in src.state_dict().items():
+        assert same(dst.state_dict()[k], v), k
+    assert dst.head.weight is dst.embed.weight
+
+    class Wider(Plain):
+        def __init__(self):
+            super().__init__()
+            self.extra = torch.nn.Linear(2, 2)
+
+    with pytest.raises(RuntimeError, match='Missing key.*"extra.weight", "extra.bias"'):
+        zt.load_model(Wider(), p)
+    assert zt.load_model(Wider(), p, strict=False) == (["extra.weight", "extra.bias"], [])
+
+    # A load hook sees every tensor, as load_state_dict alone would show it.
+    hooked, seen = Plain(), []
+    hooked.proj._register_load_state_dict_pre_hook(lambda sd, prefix, *a: seen.extend(sorted(sd)))
+    handed.clear()
+    assert zt.load_model(hooked, p) == ([], [])
+    assert handed == [sorted(src.state_dict())] and "proj.weight" in seen
+    assert same(hooked.proj.weight, src.proj.weight)
+
+
 def test_load_model_converts_what_does_not_fit(tmp_path, monkeypatch):
     torch.manual_seed(1)
     src = Net()

@@ -693,8 +693,16 @@ def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, 
     with torch.no_grad():  # parameters that require grad are written in place
         targets = model.state_dict(keep_vars=True)
         state = _load_path(filename, device, into=targets, **kwargs)
-    result = model.load_state_dict(state, strict=False)
-    missing, unexpected = list(result.missing_keys), list(result.unexpected_keys)
+    in_place = set()
+    if _plain_loading(model):
+        # load_state_dict's walk costs (modules x keys) string comparisons
+        # (H200, 2,032 tensors: 0.45 s, 4x the load itself); for a tensor
+        # filled in place it would only copy the tensor onto itself.
+        in_place = {k for k, v in state.items() if targets.get(k) is v}
+    result = model.load_state_dict({k: v for k, v in state.items() if k not in in_place} if in_place else state,
+                                   strict=False)
+    missing = [k for k in result.missing_keys if k not in in_place]
+    unexpected = list(result.unexpected_keys)
     if strict and (missing or unexpected):
         lines = [f"Error(s) in loading state_dict for {model.__class__.__name__}:"]
         if missing:
@@ -704,6 +712,22 @@ def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, 
                          ", ".join(f'"{k}"' for k in unexpected) + ".")
         raise RuntimeError("\n".join(lines))
     return missing, unexpected
+
+
+def _plain_loading(model: torch.nn.Module) -> bool:
+    """Whether load_state_dict does nothing to a tensor already in place but
+    copy it onto itself: no module loads its own way (BatchNorm, quantized
+    modules, extra state) and no load hook is registered, so it need not
+    see those tensors."""
+    base = torch.nn.Module
+    for m in model.modules():
+        kind = type(m)
+        if (kind._load_from_state_dict is not base._load_from_state_dict
+                or kind.get_extra_state is not base.get_extra_state
+                or getattr(m, "_load_state_dict_pre_hooks", None)
+                or getattr(m, "_load_state_dict_post_hooks", None)):
+            return False
+    return True
 
 
 class _Slice:
