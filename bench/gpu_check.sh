@@ -1,15 +1,27 @@
 #!/bin/sh
 # What a session lent a GPU machine runs there (the device tool, README
-# "A GPU, sometimes"): the real-CUDA tests and bench_load.py's rows at the
-# issue's model size, with the library built here carried over.
-#   run: sh bench/gpu_check.sh   (carry: build/libztensor.so*, or set
-#        ZTENSOR_LIBRARY and LD_LIBRARY_PATH to a carried copy and its
-#        Debian dependencies)
-# Writes $OUT/bench_load.json, $OUT/report.md and $OUT/pytest.log when $OUT
-# is set. Save rows are skipped unless ZT_LOAD_SKIP says otherwise: writing
-# is measured on the CPU machine and costs device time.
+# "A GPU, sometimes"): the real-CUDA tests, bench_load.py's rows at the
+# issue's model size and gpu_timeline.py, with the library built here
+# carried over.
+#   here:  sh bench/gpu_carry.sh          (fills .gpu/: library and deps)
+#   there: sh bench/gpu_check.sh          (carry [".gpu"]; or set
+#          ZTENSOR_LIBRARY and LD_LIBRARY_PATH yourself)
+# Writes $OUT/bench_load.json, $OUT/report.md, $OUT/pytest.log and
+# $OUT/timeline.txt when $OUT is set. Save rows are skipped unless
+# ZT_LOAD_SKIP says otherwise: writing is measured on the CPU machine and
+# costs device time.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${ZTENSOR_LIBRARY:-}" ] && [ -f "$root/.gpu/libztensor.so.1" ]; then
+  # Only the Debian libraries this machine lacks, found by ldd, go on the path.
+  deps=$(mktemp -d)
+  for _ in 1 2 3; do
+    for l in $(LD_LIBRARY_PATH="$deps" ldd "$root/.gpu/libztensor.so.1" | awk '/not found/ {print $1}'); do
+      cp "$root/.gpu/deps/$l" "$deps/"
+    done
+  done
+  export LD_LIBRARY_PATH="$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ZTENSOR_LIBRARY="$root/.gpu/libztensor.so.1"
+fi
 lib=${ZTENSOR_LIBRARY:-$(ls "$root"/build/libztensor.so.1.* | head -n 1)}
 export ZTENSOR_LIBRARY="$lib" PYTHONPATH="$root/bindings/python" PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 out=${OUT:-$(mktemp -d)}
@@ -23,3 +35,7 @@ ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save} ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR
   python3 "$root/bench/bench_load.py" "$out/bench_load.json" "${ZT_REPS:-3}"
 python3 "$root/bench/report.py" "$out" > "$out/report.md" 2>&1 || true
 grep '| load' "$out/report.md" || true
+# Where the ring's time goes, batch by batch (decode, issue, GPU copy, waits).
+PYTHONPATH="$root/bindings/python:$root/bench" python3 "$root/bench/gpu_timeline.py" "${ZT_LOAD_SCALE:-1}" \
+  > "$out/timeline.txt" 2>&1 || echo "gpu_timeline FAILED"
+head -n 8 "$out/timeline.txt"

@@ -1,0 +1,92 @@
+"""Where the cuda staging ring's time goes (a lent GPU machine only): per
+batch of bench_load's model, the decode (worker thread), the copies' issue
+(main thread), the copies on the GPU (CUDA events, ms since the ring
+started) and the waits for a buffer; three loads for each of two ring
+shapes, the last one batch by batch.
+
+usage: gpu_timeline.py [SCALE]   (bench_load's model scale, default 1;
+ZT_BENCH_DIR: where the file goes)"""
+import os
+import sys
+import tempfile
+import time
+
+import torch
+
+import bench_load
+from ztensor import _staging
+from ztensor import torch as zt
+
+path = os.path.join(os.environ.get("ZT_BENCH_DIR") or tempfile.gettempdir(), f"timeline-{os.getpid()}.zt")
+state = bench_load.llm_model(float(sys.argv[1]) if len(sys.argv) > 1 else 1)
+zt.save_file(state, path)
+size = sum(t.numel() * t.element_size() for t in state.values())
+del state
+torch.empty(1, device="cuda")
+
+
+class Timed(_staging.CudaCopies):
+    def __init__(self, dev):
+        super().__init__(dev)
+        self.log, self.decodes = [], []
+
+    def start(self):
+        super().start()
+        self.ref = torch.cuda.Event(enable_timing=True)
+        self.ref.record(self.stream)
+        self.t0 = time.perf_counter()
+
+    def copy_many(self, d, s):
+        e0 = torch.cuda.Event(enable_timing=True)
+        e0.record(self.stream)
+        a = time.perf_counter()
+        super().copy_many(d, s)
+        self.log.append(["issue", a - self.t0, time.perf_counter() - self.t0, e0, len(d)])
+
+    def record(self):
+        e = torch.cuda.Event(enable_timing=True)
+        e.record(self.stream)
+        self.log[-1].append(e)
+        return e
+
+    def wait(self, token):
+        a = time.perf_counter()
+        token.synchronize()
+        self.log.append(["wait", a - self.t0, time.perf_counter() - self.t0])
+
+
+real_load = _staging.load
+
+
+def load(decode, items, engine, *a, **k):
+    def timed(parts):
+        x = time.perf_counter()
+        decode(parts)
+        engine.decodes.append((x - engine.t0, time.perf_counter() - engine.t0, len(parts)))
+    return real_load(timed, items, engine, *a, **k)
+
+
+_staging.load = load
+for buffers, nbytes in ((2, 256 << 20), (4, 64 << 20)):
+    for rep in range(3):
+        eng = Timed(torch.device("cuda"))
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        out = zt._load_all(zt._File(path), "cuda", zt._Staging(eng, buffers, nbytes))
+        torch.cuda.synchronize()
+        total = time.perf_counter() - t
+        del out
+        issues = [x for x in eng.log if x[0] == "issue"]
+        waits = [x for x in eng.log if x[0] == "wait"]
+        gpu = [(eng.ref.elapsed_time(x[3]), eng.ref.elapsed_time(x[5])) for x in issues]
+        dec = sum(b - a for a, b, _ in eng.decodes)
+        busy = sum(b - a for a, b in gpu)
+        print(f"ring {buffers}x{nbytes >> 20}M rep {rep}: {total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s); "
+              f"t0 after {(eng.t0 - t) * 1e3:.1f} ms; decode sum {dec * 1e3:.1f} ms over {len(eng.decodes)}; "
+              f"copy busy {busy:.1f} ms, last copy ends {gpu[-1][1]:.1f} ms; waits {sum(b - a for _, a, b in waits) * 1e3:.1f} ms; "
+              f"issue sum {sum(x[2] - x[1] for x in issues) * 1e3:.1f} ms", flush=True)
+        if rep == 2:
+            for k, ((da, db, n), x, (ga, gb)) in enumerate(zip(eng.decodes, issues, gpu)):
+                print(f"  {k:2d} decode {da * 1e3:7.1f}-{db * 1e3:7.1f} ({n:4d})  issue {x[1] * 1e3:7.1f}-{x[2] * 1e3:7.1f} ({x[4]:4d})"
+                      f"  gpu {ga:7.1f}-{gb:7.1f}")
+os.remove(path)
