@@ -60,6 +60,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Gpu_LoadFileSerial     the ring with no decode on a worker thread while
                          the batch before is copied (what it was)
   Gpu_LoadFileRing4x64M, Gpu_LoadFileRing8x16M, Gpu_LoadFileRing2x1G   other ring shapes
+  Gpu_LoadFileAhead2     3 x 256 MiB, two batches decoded ahead at once
+  Gpu_LoadFileAhead3x64M 4 x 64 MiB, three ahead
   Gpu_Safetensors        safetensors load_file(device="cuda:0")
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
   and, as facts: peak host RSS above the process's before a GPU load, and
@@ -522,7 +524,14 @@ def main():
             gpus["Gpu_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda",
                                                                zt._staging_for("cuda", 2, 256 * MiB)), paths["llm"])
             gpus["Gpu_LoadFileSerial"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda", zt._Staging(
-                _staging.CudaCopies(torch.device("cuda")), 2, 256 * MiB, overlap=False)), paths["llm"])
+                _staging.CudaCopies(torch.device("cuda")), 2, 256 * MiB, ahead=0)), paths["llm"])
+            # Two or three batches decoded ahead at once: one decode call's
+            # last slices overlap the next one's first (is the ring's loss
+            # against decode + copy at once in the joins between batches?).
+            gpus["Gpu_LoadFileAhead2"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._Staging(
+                _staging.CudaCopies(torch.device("cuda")), 3, 256 * MiB, ahead=2)), paths["llm"])
+            gpus["Gpu_LoadFileAhead3x64M"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._Staging(
+                _staging.CudaCopies(torch.device("cuda")), 4, 64 * MiB, ahead=3)), paths["llm"])
             gpus["Gpu_LoadFileRing4x64M"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=4, staging_bytes=64 * MiB), paths["llm"])
             # Buffers a host's last-level cache can hold: the copy engine

@@ -298,15 +298,16 @@ class LateCopies:
 
 @pytest.mark.parametrize("version", [None, 2])
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
-@pytest.mark.parametrize("buffers,buffer_bytes", [(2, 4096), (3, 10_000), (1, 64), (2, 1 << 20)])
+@pytest.mark.parametrize("buffers,buffer_bytes,ahead", [(2, 4096, 1), (3, 10_000, 1), (1, 64, 1), (2, 1 << 20, 1),
+                                                       (3, 4096, 2), (4, 3000, 3), (2, 4096, 5), (3, 4096, 0)])
 @pytest.mark.parametrize("copy", [True, False])
-def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_bytes, version, copy):
+def test_staged_load_through_a_late_engine(tmp_path, encoding, buffers, buffer_bytes, ahead, version, copy):
     t = model(1)
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding=encoding, frame_size=4096, file_version=version)
     engine = LateCopies()
     f = zt._File(p, copy=copy)
-    got = zt._load_all(f, "cpu", zt._Staging(engine, buffers, buffer_bytes))
+    got = zt._load_all(f, "cpu", zt._Staging(engine, buffers, buffer_bytes, ahead))
     assert sorted(got) == sorted(t)
     bad = [k for k in t if not same(got[k], t[k])]
     assert not bad
@@ -451,6 +452,32 @@ def test_plan_batches_small_tensors_and_splits_large_ones():
         assert [seen[k] for k in range(len(sizes))] == sizes
     with pytest.raises(ValueError):
         _staging.plan(sizes, 10)
+
+
+def test_batches_decoded_ahead_run_at_once():
+    # ahead=2: while batch k's copies are issued, batches k + 1 and k + 2
+    # are decoded on two workers at once (each decode here waits, up to a
+    # limit, for another to be under way).
+    import threading
+    import time
+    items = [_staging.Item(i, 4096, torch.empty(4096, dtype=torch.uint8)) for i in range(12)]
+    lock, inside, most = threading.Lock(), [0], [0]
+
+    def decode(parts):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        until = time.monotonic() + 2
+        while most[0] < 2 and time.monotonic() < until:
+            time.sleep(0.001)
+        with lock:
+            inside[0] -= 1
+
+    engine = LateCopies()
+    _staging.load(decode, items, engine, 3, 4096, ahead=2)
+    assert most[0] >= 2 and engine.copies == 12
+    with pytest.raises(ValueError):
+        _staging.load(decode, items, LateCopies(), 3, 4096, ahead=-1)
 
 
 def test_a_failed_decode_still_waits_for_the_copies(tmp_path):

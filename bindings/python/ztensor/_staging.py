@@ -17,7 +17,7 @@ buffer refilled too early shows as wrong bytes.
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Sequence
 
 import torch
 
@@ -126,17 +126,22 @@ Decode = Callable[[list], None]
 
 
 def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_BUFFERS,
-         buffer_bytes: int = DEFAULT_BUFFER_BYTES, overlap: bool = True) -> None:
+         buffer_bytes: int = DEFAULT_BUFFER_BYTES, ahead: int = 1) -> None:
     """Fills every item's dst with its decoded bytes. `decode(parts)` takes
     (object index, role, offset, address, nbytes) tuples and writes them
     (File._decode_ranges); `engine` copies buffers to the device.
 
-    With two buffers or more, batch k + 1 is decoded on a worker thread
-    (the C call releases the GIL) while this thread issues batch k's
-    copies: the cores never wait for Python's per-tensor work (overlap=False:
-    one after the other, the benchmark's comparison)."""
+    Up to `ahead` batches (at most buffers - 1) are decoded on worker
+    threads (the C call releases the GIL) while this thread issues the
+    copies of the batch before them: with ahead=1 the cores never wait for
+    Python's per-tensor work; with ahead=2 (3 buffers or more) one decode
+    call's last slices also overlap the next call's first ones (the
+    library's helper threads serve both). ahead=0: one after the other (the
+    benchmark's comparison)."""
     if buffers < 1:
         raise ValueError("at least one staging buffer is needed")
+    if ahead < 0:
+        raise ValueError("ahead is 0 or more")
     items = [it for it in items if it.nbytes]
     if not items:
         return
@@ -147,6 +152,10 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     dsts = [_bytes_of(it.dst) for it in items]
     pending: List[Any] = [None] * len(ring)  # the token of each buffer's last copies
     copy_many = getattr(engine, "copy_many", None)
+    # A batch is decoded ahead into a buffer whose last copies were issued
+    # already (batch j's buffer was batch j - len(ring)'s): so at most
+    # len(ring) - 1 ahead.
+    depth = max(0, min(ahead, len(ring) - 1, len(batches) - 1))
 
     def free(k: int) -> None:
         """Batch k's buffer once the copies out of it are done."""
@@ -159,21 +168,29 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
         base = ring[k % len(ring)].data_ptr()
         decode([(items[p.item].index, "data", p.offset, base + p.at, p.nbytes) for p in batches[k]])
 
-    worker = ThreadPoolExecutor(1, thread_name_prefix="zt-staging") \
-        if overlap and len(ring) > 1 and len(batches) > 1 else None
-    ahead: Optional[Future] = None  # the worker decoding the next batch
+    worker = ThreadPoolExecutor(depth, thread_name_prefix="zt-staging") if depth else None
+    decoding: Dict[int, Future] = {}  # batch -> the worker decoding it
+    next_up = 0  # the first batch neither decoded nor being decoded
+
+    def decode_ahead_through(last: int) -> None:
+        nonlocal next_up
+        while next_up <= last:
+            free(next_up)
+            decoding[next_up] = worker.submit(fill, next_up)
+            next_up += 1
+
     engine.start()
     try:
         for k, batch in enumerate(batches):
-            if ahead is not None:
-                ahead, done = None, ahead
+            done = decoding.pop(k, None)
+            if done is not None:
                 done.result()  # batch k is in its buffer (or its error raised)
             else:
                 free(k)
                 fill(k)
-            if worker is not None and k + 1 < len(batches):
-                free(k + 1)
-                ahead = worker.submit(fill, k + 1)
+                next_up = k + 1
+            if depth == 1:  # before this batch's copies: Python's work on them overlaps the decode
+                decode_ahead_through(min(k + 1, len(batches) - 1))
             buf = ring[k % len(ring)]
             dst = [dsts[p.item][p.offset:p.offset + p.nbytes] for p in batch]
             src = [buf[p.at:p.at + p.nbytes] for p in batch]
@@ -183,11 +200,13 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
                 for d, s_ in zip(dst, src):
                     engine.copy(d, s_)
             pending[k % len(ring)] = engine.record()
+            if depth > 1:  # batches k + 1 .. k + depth - 1 are being decoded already
+                decode_ahead_through(min(k + depth, len(batches) - 1))
     finally:
         # No decode may still write a buffer, and no copy still read one,
         # once we return (an error included).
-        if ahead is not None:
-            futures_wait([ahead])
+        if decoding:
+            futures_wait(list(decoding.values()))
         if worker is not None:
             worker.shutdown(wait=True)
         engine.finish()

@@ -426,7 +426,7 @@ class _File:
                     out[name] = torch.empty(e.shape, dtype=e.dtype, device=device)
                 items.append(_staging.Item(e.index, e.nbytes, out[name]))
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
-                          staging.buffer_bytes, staging.overlap)
+                          staging.buffer_bytes, staging.ahead)
         else:
             # A model of many small tensors loads at the speed of this loop:
             # the requests go out a field at a time (no tuple a tensor), and
@@ -563,12 +563,13 @@ def _fillable(exact, into, device):
 
 
 class _Staging(NamedTuple):
-    """How tensors reach a device: the copy engine, and the ring of host
-    staging buffers (count, bytes each)."""
+    """How tensors reach a device: the copy engine, the ring of host
+    staging buffers (count, bytes each) and how many batches are decoded
+    ahead of the copies (_staging.load)."""
     engine: Any
     buffers: int = _staging.DEFAULT_BUFFERS
     buffer_bytes: int = _staging.DEFAULT_BUFFER_BYTES
-    overlap: bool = True
+    ahead: int = 1
 
 
 def _to(t, device):
