@@ -480,6 +480,36 @@ def test_batches_decoded_ahead_run_at_once():
         _staging.load(decode, items, LateCopies(), 3, 4096, ahead=-1)
 
 
+def test_the_ring_takes_its_later_buffers_while_the_first_batches_move(tmp_path):
+    # Pinning a buffer is slow (a first load's largest cost): buffers after
+    # the first are taken on threads of their own, at once.
+    import time
+
+    class SlowBuffers(LateCopies):
+        def buffer(self, nbytes):
+            time.sleep(0.3)
+            return super().buffer(nbytes)
+
+    t = model(5)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    engine = SlowBuffers()
+    start = time.monotonic()
+    got = zt._load_all(zt._File(p), "cpu", zt._Staging(engine, 4, 4096, 3))
+    took = time.monotonic() - start
+    assert all(same(got[k], t[k]) for k in t) and len(engine.buffers) == 4
+    assert took < 4 * 0.3 - 0.3, f"{took:.2f} s: the four buffers were taken one after another"
+
+    class FailingBuffers(LateCopies):
+        def buffer(self, nbytes):
+            if self.buffers:
+                raise MemoryError("no pinned memory left")
+            return super().buffer(nbytes)
+
+    with pytest.raises(MemoryError, match="no pinned memory"):
+        zt._load_all(zt._File(p), "cpu", zt._Staging(FailingBuffers(), 3, 4096))
+
+
 def test_a_failed_decode_still_waits_for_the_copies(tmp_path):
     t = model(2)
     p = tmp_path / "m.zt"
