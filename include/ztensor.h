@@ -13,6 +13,12 @@
  *    by it and stay valid, unchanged, until zt_close().
  *  - A zt_reader may be used from many threads at once. A zt_writer belongs
  *    to one thread at a time.
+ *  - Calls that share work out over threads (zt_decode_many,
+ *    zt_decode_ranges, multi-frame zstd and byte-planes reads) use the
+ *    library's helper threads besides the caller's: started when first
+ *    needed, parked between calls, never stopped while the process lives
+ *    (a child of fork() starts its own). The writer's compression threads
+ *    are its own and end with it.
  *  - Option and view structs begin with `uint32_t struct_size`; fill them
  *    with the matching *_init() call, an inline function that passes the
  *    header's sizeof to the library's *_init_sized() (the call for FFI
