@@ -20,4 +20,8 @@ namespace zt {
 // buffer.
 void run_with_helpers(size_t helpers, void (*drain)(void*), void* context);
 
+// Thread-local scratch a decoding thread keeps between calls, at most (the
+// helpers live as long as the process): our writer's frames are 1 MiB.
+inline constexpr size_t kKeptScratchBytes = size_t{4} << 20;
+
 }  // namespace zt

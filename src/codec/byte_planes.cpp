@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/for_each_index.h"
+#include "base/helper_threads.h"
 #include "codec/zstd_codec.h"
 
 namespace zt {
@@ -19,7 +20,6 @@ using ull = unsigned long long;
 constexpr uint32_t kMagic = 0x5042545Au;  // "ZTBP"
 constexpr uint32_t kCodedBit = 1u << 31;
 constexpr uint32_t kMaxFrameBytes = 1u << 30;  // plane sizes stay below the coded bit
-constexpr size_t kKeptScratch = size_t{4} << 20;  // a decoding thread's planes kept between frames
 
 uint32_t load_u32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
@@ -453,7 +453,7 @@ Result<void> byte_planes_decode_frame(std::span<const uint8_t> frame, const Plan
     std::vector<std::vector<uint8_t>>& planes;
     ~Release() {
       for (auto& p : planes)
-        if (p.capacity() > kKeptScratch) std::vector<uint8_t>().swap(p);
+        if (p.capacity() > kKeptScratchBytes) std::vector<uint8_t>().swap(p);
     }
   } release{scratch};
   std::vector<std::span<const uint8_t>> planes(width);

@@ -14,6 +14,7 @@
 #include "base/arithmetic.h"
 #include "base/core_count.h"
 #include "base/for_each_index.h"
+#include "base/helper_threads.h"
 #include "base/work_queue.h"
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
@@ -31,7 +32,6 @@ constexpr uint64_t kMinRawSlice = uint64_t{8} << 20;
 // ... unless the call is smaller than that a thread (a 16 MiB staging buffer
 // on 16 cores made 2 slices): then its equal share a thread, down to this.
 constexpr uint64_t kLeastRawSlice = uint64_t{1} << 20;
-constexpr size_t kKeptScratch = size_t{4} << 20;
 constexpr uint64_t kPage = 4096;
 // Stored ranges closer than this are announced to the kernel as one; runs
 // shorter than kAdviseLeast are not announced at all: the kernel's own
@@ -324,7 +324,7 @@ Result<void> decode_frame_part(std::span<const uint8_t> frame, const Task& t,
   auto decoded = zstd_decode_exact(frame, scratch, where);
   if (decoded) std::memcpy(t.dst.data(), scratch.data() + t.skip, t.dst.size());
   // Helper threads live on (helper_threads.h): a large frame's is not kept.
-  if (scratch.capacity() > kKeptScratch) std::vector<uint8_t>().swap(scratch);
+  if (scratch.capacity() > kKeptScratchBytes) std::vector<uint8_t>().swap(scratch);
   return decoded;
 }
 
