@@ -3,6 +3,8 @@
 // work out to, instead of starting threads on every call.
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace zt {
 
@@ -23,5 +25,10 @@ void run_with_helpers(size_t helpers, void (*drain)(void*), void* context);
 // Thread-local scratch a decoding thread keeps between calls, at most (the
 // helpers live as long as the process): our writer's frames are 1 MiB.
 inline constexpr size_t kKeptScratchBytes = size_t{4} << 20;
+
+// Frees `scratch` if it holds more than kKeptScratchBytes.
+inline void shed_large_scratch(std::vector<uint8_t>& scratch) {
+  if (scratch.capacity() > kKeptScratchBytes) std::vector<uint8_t>().swap(scratch);
+}
 
 }  // namespace zt

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "base/for_each_index.h"
 #include "base/helper_threads.h"
@@ -452,8 +451,7 @@ Result<void> byte_planes_decode_frame(std::span<const uint8_t> frame, const Plan
   struct Release {
     std::vector<std::vector<uint8_t>>& planes;
     ~Release() {
-      for (auto& p : planes)
-        if (p.capacity() > kKeptScratchBytes) std::vector<uint8_t>().swap(p);
+      for (auto& p : planes) shed_large_scratch(p);
     }
   } release{scratch};
   std::vector<std::span<const uint8_t>> planes(width);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "base/core_count.h"
 #include "base/for_each_index.h"

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 #include "base/core_count.h"

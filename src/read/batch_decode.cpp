@@ -7,7 +7,6 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -324,7 +323,7 @@ Result<void> decode_frame_part(std::span<const uint8_t> frame, const Task& t,
   auto decoded = zstd_decode_exact(frame, scratch, where);
   if (decoded) std::memcpy(t.dst.data(), scratch.data() + t.skip, t.dst.size());
   // Helper threads live on (helper_threads.h): a large frame's is not kept.
-  if (scratch.capacity() > kKeptScratchBytes) std::vector<uint8_t>().swap(scratch);
+  shed_large_scratch(scratch);
   return decoded;
 }
 
