@@ -29,6 +29,9 @@ struct Job {
 class Helpers {
  public:
   pid_t process() const { return process_; }
+  // A fork child's helpers hold its copy of the parent's (never used
+  // there): still reachable, not a leak to a leak checker.
+  void left_behind(Helpers* parent) { left_behind_ = parent; }
 
   void run(size_t helpers, void (*drain)(void*), void* context) {
     Job job{drain, context, std::min(helpers, kMostHelpers)};
@@ -88,6 +91,7 @@ class Helpers {
   }
 
   const pid_t process_ = ::getpid();
+  Helpers* left_behind_ = nullptr;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   std::vector<Job*> jobs_;
@@ -108,6 +112,7 @@ void run_with_helpers(size_t helpers, void (*drain)(void*), void* context) {
   const pid_t self = ::getpid();
   while (h == nullptr || h->process() != self) {
     auto fresh = std::make_unique<Helpers>();
+    fresh->left_behind(h);
     if (current.compare_exchange_strong(h, fresh.get(), std::memory_order_acq_rel)) {
       h = fresh.release();  // kept for the life of the process, on purpose
       break;
