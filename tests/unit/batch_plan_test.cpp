@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -101,41 +102,43 @@ void expect_a_small_tail(const zt::batch::Plan& p) {
   EXPECT_GE(small, zt::small_tail_bytes(p.threads));
 }
 
+// A model's tensors requested whole, planned for `threads` threads, the
+// plan checked; then decoded on as many threads and compared.
+struct Planned {
+  std::unique_ptr<zt::Reader> r;
+  std::vector<std::vector<uint8_t>> out;
+  std::vector<zt::DecodeRequest> q;
+  zt::batch::Plan p;
+
+  Planned(const Model& m, unsigned threads) : r(open(m)), q(whole_requests(m, out)) {
+    p = zt::batch::plan_batch(*r, q, threads);
+    expect_each_byte_once(p, q);
+    expect_a_small_tail(p);
+    EXPECT_TRUE(zt::decode_many(*r, q, threads));
+    for (size_t i = 0; i < q.size(); ++i) EXPECT_EQ(out[i], m.tensors[i]) << i;
+  }
+};
+
 TEST(BatchPlan, LargeTensorsEndOnSmallSlicesForManyThreads) {
   // Two 24 MiB tensors on 16 threads: slices of 3 MiB, one a thread; the
-  // call must end on 32 MiB of 1 MiB slices.
+  // call must end on 32 MiB of 1 MiB slices; the rest stays large.
   const Model m({24 * MiB, 24 * MiB + 12345});
-  auto r = open(m);
-  std::vector<std::vector<uint8_t>> out;
-  auto q = whole_requests(m, out);
-  const auto p = zt::batch::plan_batch(*r, q, 16);
-  expect_each_byte_once(p, q);
-  expect_a_small_tail(p);
-  EXPECT_GT(zt::batch::task_bytes(p.tasks.front()),
-            zt::kLeastRawTaskBytes);  // the rest stays large
-
-  ASSERT_TRUE(zt::decode_many(*r, q, 16));
-  for (size_t i = 0; i < q.size(); ++i) EXPECT_EQ(out[i], m.tensors[i]) << i;
+  const Planned planned(m, 16);
+  EXPECT_GT(zt::batch::task_bytes(planned.p.tasks.front()), zt::kLeastRawTaskBytes);
 }
 
 TEST(BatchPlan, SmallTensorsEndOnSmallGathers) {
   // 200 tensors of 256 KiB are read in gathers of up to 8 MiB: the last are
-  // cut between their reads.
+  // cut between their reads, each read in exactly one gather.
   const Model m(std::vector<uint64_t>(200, 256 << 10));
-  auto r = open(m);
-  std::vector<std::vector<uint8_t>> out;
-  auto q = whole_requests(m, out);
-  const auto p = zt::batch::plan_batch(*r, q, 8);
-  expect_each_byte_once(p, q);
-  expect_a_small_tail(p);
-  std::map<size_t, int> pieces;  // every read in exactly one gather
-  for (const auto& t : p.tasks)
-    for (size_t k = t.src_offset; k < t.src_offset + t.src_size; ++k) ++pieces[k];
-  EXPECT_EQ(pieces.size(), p.reads.size());
-  for (const auto& [k, n] : pieces) EXPECT_EQ(n, 1) << k;
-
-  ASSERT_TRUE(zt::decode_many(*r, q, 8));
-  for (size_t i = 0; i < q.size(); ++i) EXPECT_EQ(out[i], m.tensors[i]) << i;
+  const Planned planned(m, 8);
+  std::map<size_t, int> reads;
+  for (const auto& t : planned.p.tasks) {
+    ASSERT_EQ(t.kind, zt::batch::Task::Kind::raw_gather);
+    for (size_t k = t.src_offset; k < t.src_offset + t.src_size; ++k) ++reads[k];
+  }
+  EXPECT_EQ(reads.size(), planned.p.reads.size());
+  for (const auto& [k, n] : reads) EXPECT_EQ(n, 1) << k;
 }
 
 TEST(BatchPlan, OneThreadKeepsItsLargeSlices) {
