@@ -212,18 +212,23 @@ void announce(const Reader& r, std::vector<Range>& stored) {
   advise(run);
 }
 
-// Task i cut into tasks of kLeastRawTaskBytes or less: a raw slice at
-// every kLeastRawTaskBytes, a gather between its reads. Task i becomes the
-// first; the others are appended.
-void cut_small(Plan& p, size_t i) {
+// The end of task i cut into tasks of kLeastRawTaskBytes or less, appended:
+// of a raw slice, `need` bytes rounded up to that size (the head stays one
+// slice), of a gather all of it, between its reads. Returns the bytes cut.
+uint64_t cut_small(Plan& p, size_t i, uint64_t need) {
   const Task t = p.tasks[i];
   std::vector<Task> parts;
+  uint64_t cut = 0;
   if (t.kind == Task::Kind::raw_slice) {
-    for (uint64_t at = 0; at < t.dst.size(); at += kLeastRawTaskBytes) {
+    cut = std::min<uint64_t>(t.dst.size(), ceil_div(need, kLeastRawTaskBytes) * kLeastRawTaskBytes);
+    const uint64_t head = t.dst.size() - cut;
+    if (head) parts.push_back(Task{t.kind, t.request, t.src_offset, head, t.dst.first(head)});
+    for (uint64_t at = head; at < t.dst.size(); at += kLeastRawTaskBytes) {
       const uint64_t n = std::min(kLeastRawTaskBytes, t.dst.size() - at);
       parts.push_back(Task{t.kind, t.request, t.src_offset + at, n, t.dst.subspan(at, n)});
     }
   } else {  // raw_gather: Plan::pieces [src_offset, src_offset + src_size)
+    cut = t.frame_size;
     const size_t end = t.src_offset + t.src_size;
     size_t first = t.src_offset;
     uint64_t bytes = 0;
@@ -240,11 +245,12 @@ void cut_small(Plan& p, size_t i) {
   }
   p.tasks[i] = parts.front();
   p.tasks.insert(p.tasks.end(), parts.begin() + 1, parts.end());
+  return cut;
 }
 
-// Cuts the smallest raw slices and gathers larger than kLeastRawTaskBytes
-// until the call ends on small_tail_bytes of small tasks (task_sizes.h);
-// the tasks stay largest first.
+// Cuts the ends of the smallest raw slices and gathers larger than
+// kLeastRawTaskBytes until the call ends on small_tail_bytes of small
+// tasks (task_sizes.h); the tasks stay largest first.
 void split_the_tail(Plan& p) {
   const uint64_t want = small_tail_bytes(p.threads);
   const size_t n = p.tasks.size();
@@ -252,9 +258,10 @@ void split_the_tail(Plan& p) {
   for (size_t i = n; i > 0 && small < want; --i) {
     const Task::Kind kind = p.tasks[i - 1].kind;
     const uint64_t bytes = task_bytes(p.tasks[i - 1]);
-    const bool cuttable = kind == Task::Kind::raw_slice || kind == Task::Kind::raw_gather;
-    if (bytes <= kLeastRawTaskBytes || cuttable) small += bytes;
-    if (bytes > kLeastRawTaskBytes && cuttable) cut_small(p, i - 1);
+    if (bytes <= kLeastRawTaskBytes)
+      small += bytes;
+    else if (kind == Task::Kind::raw_slice || kind == Task::Kind::raw_gather)
+      small += cut_small(p, i - 1, want - small);
   }
   if (p.tasks.size() > n) sort_largest_first(p.tasks);
 }

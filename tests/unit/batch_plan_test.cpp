@@ -141,6 +141,19 @@ TEST(BatchPlan, SmallTensorsEndOnSmallGathers) {
   for (const auto& [k, n] : reads) EXPECT_EQ(n, 1) << k;
 }
 
+TEST(BatchPlan, OnlyWhatTheTailNeedsIsCut) {
+  // 64 MiB on 4 threads: 4 slices of 16 MiB; the tail wants 8 MiB, which
+  // the last slice's end gives as 8 slices of 1 MiB, its head staying one.
+  const Model m({64 * MiB});
+  const Planned planned(m, 4);
+  ASSERT_EQ(planned.p.tasks.size(), 3u + 1u + 8u);
+  uint64_t small = 0;
+  for (const auto& t : planned.p.tasks)
+    if (zt::batch::task_bytes(t) <= zt::kLeastRawTaskBytes) small += zt::batch::task_bytes(t);
+  EXPECT_EQ(small, zt::small_tail_bytes(4));
+  EXPECT_EQ(zt::batch::task_bytes(planned.p.tasks[3]), 8 * MiB);
+}
+
 TEST(BatchPlan, OneThreadKeepsItsLargeSlices) {
   const Model m({24 * MiB});
   auto r = open(m);
