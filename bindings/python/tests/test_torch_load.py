@@ -3,6 +3,7 @@
 staging pipeline to a device (its ring, splitting, batching and ordering
 driven by a CPU copy engine that copies late, and by CUDA where present)."""
 
+import ctypes
 import os
 
 import numpy as np
@@ -12,6 +13,7 @@ torch = pytest.importorskip("torch")  # Debian's python3-torch (scripts/setup.sh
 
 import ztensor  # noqa: E402
 from ztensor import _staging  # noqa: E402
+from ztensor._lib import lib  # noqa: E402
 from ztensor import torch as zt  # noqa: E402
 
 
@@ -56,6 +58,91 @@ def test_cpu_load_fills_every_tensor_at_once(tmp_path, encoding, version):
     assert calls == [len(t) - 1]  # one call for every non-empty tensor
     with zt.safe_open(p, framework="pt") as f:
         assert same(f.get_tensor("big.1"), t["big.1"])
+
+
+def many_tensors(n=300):
+    """More tensors than one chunk of an overlapped load: sizes from empty to
+    a few KiB, several dtypes."""
+    g = torch.Generator().manual_seed(7)
+    dtypes = (torch.float32, torch.bfloat16, torch.int8, torch.float64)
+    return {f"t{i}": torch.randn(i % 23, 3 + i % 5, generator=g).to(dtypes[i % 4]) for i in range(n)}
+
+
+def overlapped(monkeypatch, first=4, most=16):
+    """Forces the overlapped CPU load (as on 4 cores or more) with small
+    chunks, and records the chunks' sizes."""
+    monkeypatch.setattr(zt, "_OVERLAP_CORES", 1)
+    monkeypatch.setattr(zt, "_FIRST_CHUNK", first)
+    monkeypatch.setattr(zt, "_MOST_CHUNK", most)
+    calls = []
+    real = ztensor.File._decode_columns
+
+    def counting(self, objects, *rest, **kw):
+        calls.append(len(objects))
+        return real(self, objects, *rest, **kw)
+
+    monkeypatch.setattr(ztensor.File, "_decode_columns", counting)
+    return calls
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_an_overlapped_load_decodes_in_growing_chunks(tmp_path, monkeypatch, encoding):
+    t = many_tensors()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding)
+    calls = overlapped(monkeypatch)
+    got = zt.load_file(p)
+    assert list(got) == list(t) and all(same(got[k], t[k]) for k in t)
+    filled = sum(1 for v in t.values() if v.numel())
+    assert calls[:4] == [4, 8, 16, 16] and sum(calls) == filled  # each tensor in one chunk
+    # Without cores to spare (the 2-core machine), one call fills them all.
+    monkeypatch.setattr(zt, "_OVERLAP_CORES", 1 << 20)
+    calls.clear()
+    got = zt.load_file(p)
+    assert calls == [filled] and all(same(got[k], t[k]) for k in t)
+
+
+def test_an_overlapped_load_fills_into_and_maps_as_one_call_does(tmp_path, monkeypatch):
+    t = many_tensors(100)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    overlapped(monkeypatch)
+    mapped = zt.load_file(p, mmap=True)
+    assert all(same(mapped[k], t[k]) for k in t)
+    into = {k: torch.empty_like(v) for k, v in t.items() if k != "t7"}
+    f = zt._File(p)
+    try:
+        got = f.load(list(t), "cpu", into=into)  # load_model's way: its parameters filled in place
+    finally:
+        f.close()
+    assert list(got) == list(t) and all(same(got[k], t[k]) for k in t)
+    assert all(got[k] is into[k] for k in into)
+
+
+def test_an_overlapped_load_refuses_as_one_call_does(tmp_path, monkeypatch):
+    # The 250th tensor's zstd frame broken: every way of loading gives the
+    # same refusal, and no chunk still writes a tensor once load_file has
+    # raised (close() waits for them).
+    t = {f"t{i}": torch.full((64,), float(i)) for i in range(300)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding="zstd")
+    f = ztensor.open(p)
+    offset, length = ctypes.c_uint64(), ctypes.c_uint64()
+    assert lib.zt_component_extent(f._r(), f._index("t250"), b"data", ctypes.byref(offset),
+                                   ctypes.byref(length)) == 0
+    f.close()
+    data = bytearray(p.read_bytes())
+    data[offset.value + length.value // 2] ^= 0xFF
+    bad = tmp_path / "bad.zt"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ztensor.Error) as one:
+        zt.load_file(bad)
+    calls = overlapped(monkeypatch)
+    with pytest.raises(ztensor.Error) as chunked:
+        zt.load_file(bad)
+    assert len(calls) > 5  # the refusal came from a chunk past the first ones
+    assert (chunked.value.status, str(chunked.value)) == (one.value.status, str(one.value))
+    assert "t250" in str(one.value)
 
 
 def test_requests_built_as_ctypes_structs_load_the_same(tmp_path, monkeypatch):
