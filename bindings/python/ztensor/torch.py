@@ -27,9 +27,9 @@ TypeError unless float8="float32" asks for decoded float32 values.
 
 Speed: load_file allocates the tensors and fills them with one
 zt_decode_ranges call on every core (on 4 cores or more, a model of many
-tensors in chunks, each decoded while the next is allocated); to a CUDA device it goes through a
-ring of pinned staging buffers, decoding one while the last is copied
-(load_file's doc). Memory: tensors are copies by default (writable,
+tensors in chunks, each decoded while the next is allocated); to a CUDA
+device it goes through a ring of pinned staging buffers, decoding one while
+the last is copied (load_file's doc). Memory: tensors are copies by default (writable,
 independent of the file). load_file(..., mmap=True) instead maps raw data
 of every dtype with a torch type (bf16 and FP8 included) copy-on-write
 (mmap ACCESS_COPY): no copy is made until a tensor is written to, and a
@@ -455,9 +455,10 @@ class _File:
         Objects that load byte for byte are allocated first and filled
         together: on the CPU by one zt_decode_ranges on every core (or,
         with cores to spare, in chunks decoded on a worker while the next
-        are allocated: _Overlapped; or mapped, with mmap=True), on a CUDA device through the staging ring
-        (_staging.load); the others one at a time through tensor(), and
-        those named in `slices` (name -> index) through slice().
+        are allocated: _Overlapped; or mapped, with mmap=True), on a CUDA
+        device through the staging ring (_staging.load); the others one
+        at a time through tensor(), and those named in `slices` (name ->
+        index) through slice().
         into={name: tensor}: a tensor there of the object's shape and torch
         dtype, contiguous and on `device`, is filled in place and returned
         instead of a new one (load_model's parameters)."""
@@ -682,8 +683,8 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     CPU: the tensors are allocated first and filled by one zt_decode_ranges
     on every core (raw slices and zstd frames shared out); on 4 cores or
     more, a model of many tensors is filled in chunks, each decoded on every
-    core while Python allocates the next. mmap=True: raw
-    data copy-on-write from the file instead (see the module's doc).
+    core while Python allocates the next. mmap=True: raw data copy-on-write
+    from the file instead (see the module's doc).
     CUDA: the tensors are allocated on the device and filled through a ring
     of `staging_buffers` pinned host buffers of `staging_bytes` each: one
     buffer is decoded into on every core while the previous one is copied
