@@ -70,19 +70,35 @@ def many_tensors(n=300):
 
 def overlapped(monkeypatch, first=4, most=16):
     """Forces the overlapped CPU load (as on 4 cores or more) with small
-    chunks, and records the chunks' sizes."""
+    chunks. Returns the chunks' sizes as they start; the calls that have
+    ended and those that raised (their places in that list) are its
+    attributes `ended` and `failed`."""
     monkeypatch.setattr(zt, "_OVERLAP_CORES", 1)
     monkeypatch.setattr(zt, "_FIRST_CHUNK", first)
     monkeypatch.setattr(zt, "_MOST_CHUNK", most)
-    calls = []
+    calls = Calls()
     real = ztensor.File._decode_columns
 
     def counting(self, objects, *rest, **kw):
+        k = len(calls)
         calls.append(len(objects))
-        return real(self, objects, *rest, **kw)
+        try:
+            return real(self, objects, *rest, **kw)
+        except BaseException:
+            calls.failed.append(k)
+            raise
+        finally:
+            calls.ended += 1
 
     monkeypatch.setattr(ztensor.File, "_decode_columns", counting)
     return calls
+
+
+class Calls(list):
+    def __init__(self):
+        super().__init__()
+        self.ended = 0
+        self.failed = []
 
 
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
@@ -140,7 +156,8 @@ def test_an_overlapped_load_refuses_as_one_call_does(tmp_path, monkeypatch):
     calls = overlapped(monkeypatch)
     with pytest.raises(ztensor.Error) as chunked:
         zt.load_file(bad)
-    assert len(calls) > 5  # the refusal came from a chunk past the first ones
+    assert calls.failed == [16]  # chunks of 4, 8, 16, 16, ...: t250 is in the 17th
+    assert calls.ended == len(calls) == 20  # every chunk ran to its end before load_file raised
     assert (chunked.value.status, str(chunked.value)) == (one.value.status, str(one.value))
     assert "t250" in str(one.value)
 
