@@ -5,9 +5,10 @@
 
 Each case is a copy of include/ztensor.h with one deliberate change. The C
 layer (capi/*.cpp, the only code that includes the C header) is compiled
-against that copy in a temporary directory and linked with the build's core
-(BUILD_DIR/libztensor_core.a, built with -g) through the export map into a
-libztensor.so.1, and abi_check.py judges it against the baseline:
+against that copy in a temporary directory (once per distinct header) and
+linked with the build's core (BUILD_DIR/libztensor_core.a, built with -g)
+through the export map into a libztensor.so.1, and abi_check.py judges it
+against the baseline:
 
   must fail: a member moved inside zt_open_options, a member's type changed,
              an enumerator's value changed, an exported function removed,
@@ -66,15 +67,16 @@ def pkg_libs():
     return p.stdout.split()
 
 
-def build_variant(tmp, name, edits, extra_source, hidden, soname, core, cxx):
-    out = os.path.join(tmp, name)
+def compile_layer(out, edits, extra_source, cxx):
+    """The C layer compiled against a copy of ztensor.h with `edits` (and
+    `extra_source` beside it) in `out`: (its objects, the include folder)."""
     include = os.path.join(out, "include")
     os.makedirs(include)
     with open(HEADER) as f:
         header = f.read()
     for old, new in edits:
         if old not in header:
-            raise SystemExit("selftest: case %s: the header no longer contains %r; update the case" % (name, old))
+            raise SystemExit("selftest: the header no longer contains %r; update the case" % (old,))
         header = header.replace(old, new, 1)
     with open(os.path.join(include, "ztensor.h"), "w") as f:
         f.write(header)
@@ -87,20 +89,26 @@ def build_variant(tmp, name, edits, extra_source, hidden, soname, core, cxx):
         sources.append(path)
     flags = ["-std=c++20", "-g", "-O0", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
              "-I" + include, "-I" + os.path.join(ROOT, "src")]
-    compiles = [subprocess.Popen([cxx] + flags + ["-c", s, "-o", os.path.join(out, os.path.basename(s) + ".o")])
-                for s in sources]
+    objects = [os.path.join(out, os.path.basename(s) + ".o") for s in sources]
+    compiles = [subprocess.Popen([cxx] + flags + ["-c", s, "-o", o]) for s, o in zip(sources, objects)]
     if any(p.wait() != 0 for p in compiles):
-        raise SystemExit("selftest: case %s: the C layer does not compile against the changed header" % name)
+        raise SystemExit("selftest: the C layer does not compile against the changed header")
+    return objects, include
+
+
+def link_variant(out, objects, hidden, soname, core, cxx):
+    """libztensor.so.<soname> in `out` from the C layer's objects and the
+    core, exporting what capi/ztensor.map does less the names in `hidden`."""
+    os.makedirs(out)
     version_script = os.path.join(ROOT, "capi", "ztensor.map")
     if hidden:
         version_script = os.path.join(out, "ztensor.map")
         with open(version_script, "w") as f:
             f.write("ZTENSOR_1 {\n  global:\n    zt_*;\n  local:\n    %s\n    *;\n};\n" % "\n    ".join(hidden))
     lib = os.path.join(out, soname)
-    objects = [os.path.join(out, o) for o in sorted(os.listdir(out)) if o.endswith(".o")]
     subprocess.run([cxx, "-shared", "-o", lib, "-Wl,-soname," + soname, "-Wl,--version-script=" + version_script,
                     "-Wl,--no-undefined"] + objects + [core] + pkg_libs() + ["-pthread"], check=True)
-    return lib, include
+    return lib
 
 
 def main():
@@ -114,8 +122,16 @@ def main():
 
     wrong = []
     with tempfile.TemporaryDirectory(prefix="zt-abi-selftest-") as tmp:
+        # The C layer is compiled once per header variant: the cases that
+        # change only the exports or the soname link the unchanged one's
+        # objects (each compile of it is ~8 s of the self-test's time).
+        layers = {}
         for name, must_pass, edits, extra, hidden, soname in CASES:
-            lib, include = build_variant(tmp, name, edits, extra, hidden, soname, core, args.cxx)
+            key = (tuple(edits), extra)
+            if key not in layers:
+                layers[key] = compile_layer(os.path.join(tmp, name), edits, extra, args.cxx)
+            objects, include = layers[key]
+            lib = link_variant(os.path.join(tmp, name + "-lib"), objects, hidden, soname, core, args.cxx)
             p = subprocess.run([sys.executable, os.path.join(HERE, "abi_check.py"), "--lib", lib,
                                 "--headers", include], capture_output=True, text=True)
             verdict = {0: "compatible", 1: "INCOMPATIBLE"}.get(p.returncode, "could not check")
