@@ -124,19 +124,20 @@ void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p
   p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
 }
 
-// Cuts items [0, n), in file order, into `kind` tasks of at most
-// kGatherPieces items and kGatherBytes bytes; an item that overlaps the one
-// before (two requests for the same bytes) starts a new task, as read_many
-// and prefetch take ranges that do not overlap. extent(i): item i's
-// (offset, length); request(i): its request.
+// Cuts items [begin, n), in file order, into `kind` tasks of at most
+// kGatherPieces items and `most_bytes` bytes, appended; an item that
+// overlaps the one before (two requests for the same bytes) starts a new
+// task, as read_many and prefetch take ranges that do not overlap.
+// extent(i): item i's (offset, length); request(i): its request.
 template <class Extent, class RequestOf>
-void cut_into_tasks(Task::Kind kind, size_t n, Extent extent, RequestOf request, Plan& p) {
-  size_t first = 0;
+void cut_into_tasks(Task::Kind kind, size_t begin, size_t n, uint64_t most_bytes, Extent extent,
+                    RequestOf request, Plan& p) {
+  size_t first = begin;
   uint64_t bytes = 0, end = 0;
-  for (size_t i = 0; i <= n; ++i) {
+  for (size_t i = begin; i <= n; ++i) {
     const auto [offset, length] = i < n ? extent(i) : std::pair<uint64_t, uint64_t>{0, 0};
     if (i > first &&
-        (i == n || i - first == kGatherPieces || bytes + length > kGatherBytes || offset < end)) {
+        (i == n || i - first == kGatherPieces || bytes + length > most_bytes || offset < end)) {
       p.tasks.push_back(Task{kind, request(first), first, i - first, {}, bytes});
       first = i;
       bytes = 0;
@@ -146,16 +147,22 @@ void cut_into_tasks(Task::Kind kind, size_t n, Extent extent, RequestOf request,
   }
 }
 
-// The small raw reads in file order, cut into raw_gather tasks.
-void plan_gathers(Plan& p) {
-  std::stable_sort(p.pieces.begin(), p.pieces.end(),
-                   [](const Piece& a, const Piece& b) { return a.read.offset < b.read.offset; });
+// Plan::pieces [begin, end) cut into raw_gather tasks of at most
+// `most_bytes`, appended.
+void cut_gathers(Plan& p, size_t begin, size_t end, uint64_t most_bytes) {
   cut_into_tasks(
-      Task::Kind::raw_gather, p.pieces.size(),
+      Task::Kind::raw_gather, begin, end, most_bytes,
       [&](size_t i) {
         return std::pair<uint64_t, uint64_t>{p.pieces[i].read.offset, p.pieces[i].read.dst.size()};
       },
       [&](size_t i) { return p.pieces[i].request; }, p);
+}
+
+// The small raw reads in file order, cut into raw_gather tasks.
+void plan_gathers(Plan& p) {
+  std::stable_sort(p.pieces.begin(), p.pieces.end(),
+                   [](const Piece& a, const Piece& b) { return a.read.offset < b.read.offset; });
+  cut_gathers(p, 0, p.pieces.size(), kGatherBytes);
   p.reads.reserve(p.pieces.size());
   for (const Piece& piece : p.pieces) p.reads.push_back(piece.read);
 }
@@ -166,7 +173,7 @@ void plan_fetch_groups(Plan& p) {
   std::stable_sort(p.fetches.begin(), p.fetches.end(),
                    [](const Fetch& a, const Fetch& b) { return a.offset < b.offset; });
   cut_into_tasks(
-      Task::Kind::fetch_group, p.fetches.size(),
+      Task::Kind::fetch_group, 0, p.fetches.size(), kGatherBytes,
       [&](size_t i) {
         return std::pair<uint64_t, uint64_t>{p.fetches[i].offset, p.fetches[i].length};
       },
@@ -217,34 +224,22 @@ void announce(const Reader& r, std::vector<Range>& stored) {
 // slice), of a gather all of it, between its reads. Returns the bytes cut.
 uint64_t cut_small(Plan& p, size_t i, uint64_t need) {
   const Task t = p.tasks[i];
-  std::vector<Task> parts;
-  uint64_t cut = 0;
+  const size_t from = p.tasks.size();
+  uint64_t cut = t.frame_size;
   if (t.kind == Task::Kind::raw_slice) {
     cut = std::min<uint64_t>(t.dst.size(), ceil_div(need, kLeastRawTaskBytes) * kLeastRawTaskBytes);
     const uint64_t head = t.dst.size() - cut;
-    if (head) parts.push_back(Task{t.kind, t.request, t.src_offset, head, t.dst.first(head)});
+    if (head) p.tasks.push_back(Task{t.kind, t.request, t.src_offset, head, t.dst.first(head)});
     for (uint64_t at = head; at < t.dst.size(); at += kLeastRawTaskBytes) {
       const uint64_t n = std::min(kLeastRawTaskBytes, t.dst.size() - at);
-      parts.push_back(Task{t.kind, t.request, t.src_offset + at, n, t.dst.subspan(at, n)});
+      p.tasks.push_back(Task{t.kind, t.request, t.src_offset + at, n, t.dst.subspan(at, n)});
     }
   } else {  // raw_gather: Plan::pieces [src_offset, src_offset + src_size)
-    cut = t.frame_size;
-    const size_t end = t.src_offset + t.src_size;
-    size_t first = t.src_offset;
-    uint64_t bytes = 0;
-    for (size_t k = first; k < end; ++k) {
-      const uint64_t length = p.pieces[k].read.dst.size();
-      if (k > first && bytes + length > kLeastRawTaskBytes) {
-        parts.push_back(Task{t.kind, p.pieces[first].request, first, k - first, {}, bytes});
-        first = k;
-        bytes = 0;
-      }
-      bytes += length;
-    }
-    parts.push_back(Task{t.kind, p.pieces[first].request, first, end - first, {}, bytes});
+    cut_gathers(p, t.src_offset, t.src_offset + t.src_size, kLeastRawTaskBytes);
   }
-  p.tasks[i] = parts.front();
-  p.tasks.insert(p.tasks.end(), parts.begin() + 1, parts.end());
+  // The first part takes the task's place.
+  p.tasks[i] = p.tasks[from];
+  p.tasks.erase(p.tasks.begin() + static_cast<std::ptrdiff_t>(from));
   return cut;
 }
 
