@@ -1,10 +1,11 @@
 // The C ABI of batch decoding: zt_decode_many and zt_decode_ranges over
-// zt::decode_many.
+// zt::decode_many, and zt_cpu_count (what their threads = 0 means).
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/core_count.h"
 #include "capi_internal.h"
 #include "read/batch_decode.h"
 
@@ -121,6 +122,10 @@ zt_status zt_decode_many(const zt_reader* r, zt_decode_request* reqs, size_t cou
 zt_status zt_decode_ranges(const zt_reader* r, zt_decode_range* ranges, size_t count,
                            unsigned threads, zt_decode_done_fn done, void* ctx) {
   return decode_all(r, ranges, count, threads, done, ctx);
+}
+
+unsigned zt_cpu_count(void) {
+  return guard_value(1u, [] { return zt::core_count(); });
 }
 
 }  // extern "C"

@@ -17,8 +17,8 @@
  *    zt_decode_ranges, multi-frame zstd and byte-planes reads) use the
  *    library's helper threads besides the caller's: started when first
  *    needed, parked between calls, never stopped while the process lives
- *    (a child of fork() starts its own). The writer's compression threads
- *    are its own and end with it.
+ *    (a child of fork() starts its own); "all cores" is zt_cpu_count().
+ *    The writer's compression threads are its own and end with it.
  *  - Option and view structs begin with `uint32_t struct_size`; fill them
  *    with the matching *_init() call, an inline function that passes the
  *    header's sizeof to the library's *_init_sized() (the call for FFI
@@ -714,6 +714,18 @@ typedef void (*zt_decode_done_fn)(void* ctx, size_t index, zt_status status);
    count > 0, or an unknown struct_size. Buffers must not overlap. */
 ZT_API zt_status zt_decode_ranges(const zt_reader* r, zt_decode_range* ranges, size_t count,
                                   unsigned threads, zt_decode_done_fn done, void* ctx);
+
+/* How many threads "all cores" (threads = 0) means in this library's calls:
+   the CPUs this process may run on (its affinity mask: taskset, a cpuset
+   of Slurm or Docker), bounded by the CPU quota of its cgroup and the
+   cgroup's ancestors (cgroup v1 or v2: Docker's --cpus, a Kubernetes CPU
+   limit; a quota of 1.5 CPUs counts 2), at least 1. More threads than that
+   would only queue for the same CPUs, and under a quota the kernel stops
+   the whole process for the rest of each period once the quota is spent.
+   Found once per process, at the first call that needs it: later changes
+   of affinity or quota are not seen (pass a thread count of your own then).
+   Never fails. */
+ZT_API unsigned zt_cpu_count(void);
 
 /* ------------------------------------------------------------------------ */
 /* Typed views: numbers out of any object                                     */

@@ -139,6 +139,13 @@ inline std::string_view version() {
   return zt_version();
 }
 
+/// How many threads "all cores" (threads = 0) means in the library's calls:
+/// the CPUs this process may run on, bounded by its cgroup's CPU quota
+/// (zt_cpu_count()).
+inline unsigned cpu_count() {
+  return zt_cpu_count();
+}
+
 /* ------------------------------------------------------------------------ */
 /* Element types                                                              */
 

@@ -1,18 +1,49 @@
 #pragma once
-// core_count: how many threads "all cores" means, asked once.
+// core_count: how many threads "all cores" means. The CPUs this process may
+// run on (its affinity mask: taskset, a Slurm or Docker cpuset), bounded by
+// its cgroup's CPU quota (Docker's --cpus, a Kubernetes CPU limit): more
+// threads than that only queue for the same CPUs, and under a quota the
+// kernel stops the whole process for the rest of each period once it is
+// spent.
 
-#include <algorithm>
-#include <thread>
+#include <optional>
+#include <string>
 
 namespace zt {
 
-// std::thread::hardware_concurrency() (at least 1), read once per process:
-// glibc answers it by reading /sys each time (~12 us on the project's VM),
-// which every zt_decode_ranges call of one small tensor paid, three times
-// its own work.
-inline unsigned core_count() {
-  static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-  return n;
-}
+// The count, found once per process: the files it reads cost tens of
+// microseconds, which every zt_decode_ranges call of one small tensor
+// would pay (std::thread::hardware_concurrency() alone, reading /sys, cost
+// 12 us on the project's VM). Later changes of affinity or quota are not
+// seen. At least 1.
+unsigned core_count();
+
+// What core_count() is made of (tests call them directly).
+namespace cpus {
+
+// CPUs in the calling thread's affinity mask (sched_getaffinity), or
+// std::thread::hardware_concurrency() where that fails; at least 1.
+unsigned in_affinity();
+
+// The files the quota is read from. Tests lay out a tree of their own and
+// set `root`, which goes before every mount point found in mountinfo.
+struct CgroupFiles {
+  std::string self_cgroup = "/proc/self/cgroup";
+  std::string mountinfo = "/proc/self/mountinfo";
+  std::string root;
+};
+
+// The CPU quota, in CPUs, of this process's cgroup: the smallest over the
+// cgroup and its ancestors up to the hierarchy's mount (cgroup v2's cpu.max,
+// v1's cpu.cfs_quota_us / cpu.cfs_period_us; both where both are mounted).
+// nullopt where none is set, or where the files are missing or do not
+// parse (no quota is then assumed).
+std::optional<double> cgroup_quota(const CgroupFiles& files = {});
+
+// min(affinity, quota rounded up), at least 1: a quota of 1.5 CPUs gives 2
+// threads (as Go's runtime rounds), of 0.2 one.
+unsigned bounded(unsigned affinity, std::optional<double> quota);
+
+}  // namespace cpus
 
 }  // namespace zt

@@ -4,6 +4,7 @@
 // RAII (an unfinished writer leaves nothing behind, moved-from handles are
 // empty). Linked with libztensor.so only: no core header is reachable here.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -173,6 +174,15 @@ struct LateDevice {
     }
   }
 };
+
+// The threads "all cores" means: never more than the affinity mask allows
+// (hardware_concurrency() counts the machine's CPUs whatever the mask).
+TEST(WrapperCpuCount, NoMoreThanTheAffinityMask) {
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  EXPECT_GE(ztensor::cpu_count(), 1u);
+  EXPECT_LE(ztensor::cpu_count(), static_cast<unsigned>(CPU_COUNT(&mask)));
+}
 
 TEST_F(WrapperTest, LoadStagedFillsEveryItemThroughSmallBuffers) {
   ztensor::Reader r(write_sample());

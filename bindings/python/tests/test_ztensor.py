@@ -524,6 +524,19 @@ def test_library_version():
     assert ztensor.library_version().count(".") == 2
 
 
+def test_cpu_count_follows_the_affinity_mask():
+    # The library's "all cores", found once per process: in a child whose
+    # mask is one CPU before the first call, 1 (hardware_concurrency() would
+    # say every CPU of the machine).
+    import subprocess
+    import sys
+    assert 1 <= ztensor.cpu_count() <= len(os.sched_getaffinity(0))
+    first = min(os.sched_getaffinity(0))
+    code = f"import os; os.sched_setaffinity(0, {{{first}}}); import ztensor; print(ztensor.cpu_count())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1"]
+
+
 def test_threads_share_one_file(path):
     arrays = {f"t{i}": sample(np.float32, (64, 64)) + i for i in range(8)}
     with ztensor.Writer(path) as w:

@@ -30,7 +30,8 @@ from ._reader import COO, CSR, ComponentInfo, File, ObjectInfo, SliceView, open
 from ._writer import Writer, save
 
 __all__ = ["__version__", "open", "File", "Writer", "save", "load", "Error", "CSR", "COO", "ObjectInfo",
-           "ComponentInfo", "SliceView", "Tensor", "library_version", "library_path", "UNDEFINED", "Simple"]
+           "ComponentInfo", "SliceView", "Tensor", "library_version", "library_path", "cpu_count", "UNDEFINED",
+           "Simple"]
 
 
 def _package_version():
@@ -61,6 +62,14 @@ def library_path() -> Optional[str]:
     ZTENSOR_LIBRARY names, or one the system loader or pkg-config found; None
     where the platform cannot say."""
     return _lib.loaded_path()
+
+
+def cpu_count() -> int:
+    """How many threads the library's loads and decodes use by default: the
+    CPUs this process may run on (os.sched_getaffinity's), bounded by its
+    cgroup's CPU quota (Docker's --cpus, a Kubernetes CPU limit; 1.5 CPUs
+    count 2), at least 1; found once per process (zt_cpu_count())."""
+    return int(_cdll.zt_cpu_count())
 
 
 def load(path, **options) -> dict:

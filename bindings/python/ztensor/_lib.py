@@ -15,7 +15,7 @@ import shutil
 import subprocess
 
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32,
-                    c_size_t, c_uint32, c_uint64, c_void_p)
+                    c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
 
 # zt_status values (the enum in ztensor.h).
 OK = 0
@@ -245,6 +245,7 @@ for _name, _res, _args in [
     ("zt_decode_many", _STATUS, [_reader_p, c_void_p, c_size_t, c_uint32]),
     ("zt_decode_range_init", None, [c_void_p]),
     ("zt_decode_ranges", _STATUS, [_reader_p, c_void_p, c_size_t, c_uint32, c_void_p, c_void_p]),
+    ("zt_cpu_count", c_uint, []),
     ("zt_writer_set_file_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_object_attributes_json", _STATUS, [_writer_p, c_char_p]),
     ("zt_writer_set_file_attributes_cbor", _STATUS, [_writer_p, c_char_p, c_size_t]),

@@ -46,7 +46,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 import torch
 
-from . import _reader, _staging
+from . import _reader, _staging, cpu_count
 from ._lib import Error
 from ._writer import Writer
 
@@ -296,10 +296,9 @@ _MOST_CHUNK = 1024
 
 
 def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    """The library's "all cores" (its affinity mask, bounded by a cgroup CPU
+    quota): the threads one decode call uses."""
+    return cpu_count()
 
 
 class _Overlapped:

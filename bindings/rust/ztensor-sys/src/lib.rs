@@ -265,6 +265,7 @@ extern "C" {
     pub fn zt_decode_many(r: *const zt_reader, reqs: *mut zt_decode_request, count: usize, threads: c_uint) -> zt_status;
     pub fn zt_decode_range_init(range: *mut zt_decode_range);
     pub fn zt_decode_ranges(r: *const zt_reader, ranges: *mut zt_decode_range, count: usize, threads: c_uint, done: zt_decode_done_fn, ctx: *mut c_void) -> zt_status;
+    pub fn zt_cpu_count() -> c_uint;
     pub fn zt_object_element_count(r: *const zt_reader, object: usize, count: *mut u64) -> zt_status;
     pub fn zt_object_value_count(r: *const zt_reader, object: usize, count: *mut u64) -> zt_status;
     pub fn zt_object_read_f32(r: *const zt_reader, object: usize, dst: *mut f32, capacity: u64, written: *mut u64) -> zt_status;

@@ -44,3 +44,11 @@ pub fn version() -> &'static str {
         .to_str()
         .unwrap_or("")
 }
+
+/// How many threads "all cores" (`threads = 0`) means in the library's
+/// calls: the CPUs this process may run on, bounded by its cgroup's CPU
+/// quota, at least 1; found once per process (`zt_cpu_count`).
+pub fn cpu_count() -> u32 {
+    // SAFETY: no arguments; never fails.
+    unsafe { ztensor_sys::zt_cpu_count() }
+}

@@ -250,6 +250,8 @@ fn a_reader_is_shared_by_threads() {
         }
     });
     assert!(!ztensor::version().is_empty());
+    // The count itself is tested in C++ and Python; here, that it arrives.
+    assert!(ztensor::cpu_count() >= 1);
 }
 
 /// A file in memory behind ByteSource, in reads of at most 7 bytes.
