@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -642,4 +643,10 @@ func ExampleVersion() {
 	v := ztensor.Version() // the linked library's, e.g. "1.0.0"
 	fmt.Println(len(strings.Split(v, ".")), ztensor.VersionNumber()/10000 == ztensor.HeaderVersionNumber/10000)
 	// Output: 3 true
+}
+
+func ExampleCPUCount() {
+	n := ztensor.CPUCount() // the threads a decode uses by default
+	fmt.Println(n >= 1 && n <= runtime.NumCPU())
+	// Output: true
 }

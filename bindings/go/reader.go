@@ -185,6 +185,12 @@ func Version() string { return C.GoString(C.zt_version()) }
 // MINOR*100 + PATCH.
 func VersionNumber() int { return int(C.zt_version_number()) }
 
+// CPUCount is how many threads "all cores" (threads = 0) means in the
+// library's calls: the CPUs this process may run on, bounded by its
+// cgroup's CPU quota, at least 1; found once per process (zt_cpu_count).
+// Go's runtime.NumCPU counts the affinity mask only.
+func CPUCount() int { return int(C.zt_cpu_count()) }
+
 // HeaderVersionNumber is the version of the ztensor.h this package was
 // built with, as VersionNumber counts it.
 const HeaderVersionNumber = C.ZT_VERSION_NUMBER
