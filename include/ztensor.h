@@ -722,9 +722,12 @@ ZT_API zt_status zt_decode_ranges(const zt_reader* r, zt_decode_range* ranges, s
    limit; a quota of 1.5 CPUs counts 2), at least 1. More threads than that
    would only queue for the same CPUs, and under a quota the kernel stops
    the whole process for the rest of each period once the quota is spent.
-   Found once per process, at the first call that needs it: later changes
-   of affinity or quota are not seen (pass a thread count of your own then).
-   Never fails. */
+   The environment variable ZT_THREADS, where it holds a whole number from
+   1 to 1024, is the count instead (other values are ignored): for
+   processes that load on one machine at once, such as the ranks of one
+   job, to share its CPUs. Found once per process, at the first call that
+   needs it: later changes of affinity, quota or ZT_THREADS are not seen
+   (pass a thread count of your own then). Never fails. */
 ZT_API unsigned zt_cpu_count(void);
 
 /* ------------------------------------------------------------------------ */

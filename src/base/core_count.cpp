@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string_view>
 #include <thread>
@@ -195,6 +196,13 @@ std::optional<double> cgroup_quota(const CgroupFiles& files) {
   return v1 ? v1 : v2;
 }
 
+std::optional<unsigned> from_environment(const char* value) {
+  if (!value) return std::nullopt;
+  const auto n = parse_int(value);
+  if (!n || *n < 1 || *n > kMostThreads) return std::nullopt;
+  return static_cast<unsigned>(*n);
+}
+
 unsigned bounded(unsigned affinity, std::optional<double> quota) {
   unsigned n = std::max(1u, affinity);
   if (quota && *quota > 0) {
@@ -209,7 +217,10 @@ unsigned bounded(unsigned affinity, std::optional<double> quota) {
 namespace zt {
 
 unsigned core_count() {
-  static const unsigned n = cpus::bounded(cpus::in_affinity(), cpus::cgroup_quota());
+  static const unsigned n = [] {
+    if (const auto asked = cpus::from_environment(std::getenv("ZT_THREADS"))) return *asked;
+    return cpus::bounded(cpus::in_affinity(), cpus::cgroup_quota());
+  }();
   return n;
 }
 

@@ -11,7 +11,10 @@
 
 namespace zt {
 
-// The count, found once per process: the files it reads cost tens of
+// The count, found once per process (ZT_THREADS, where it holds a whole
+// number from 1 to kMostThreads, replaces it: several processes that load
+// on one machine at once, ranks of one job, share its CPUs between them).
+// The files it reads cost tens of
 // microseconds, which every zt_decode_ranges call of one small tensor
 // would pay (std::thread::hardware_concurrency() alone, reading /sys, cost
 // 12 us on the project's VM). Later changes of affinity or quota are not
@@ -20,6 +23,12 @@ unsigned core_count();
 
 // What core_count() is made of (tests call them directly).
 namespace cpus {
+
+inline constexpr unsigned kMostThreads = 1024;
+
+// ZT_THREADS's value as a count, if it is a whole number from 1 to
+// kMostThreads (else, or unset, nullopt: the CPUs decide).
+std::optional<unsigned> from_environment(const char* value);
 
 // CPUs in the calling thread's affinity mask (sched_getaffinity), or
 // std::thread::hardware_concurrency() where that fails; at least 1.

@@ -167,6 +167,16 @@ TEST(CoreCount, BoundedRoundsTheQuotaUpAndNeverGoesBelowOne) {
   EXPECT_EQ(bounded(8, 0.0), 8u);
 }
 
+TEST(CoreCount, ZtThreadsIsAWholeNumberFromOneTo1024) {
+  using zt::cpus::from_environment;
+  EXPECT_EQ(from_environment("3"), 3u);
+  EXPECT_EQ(from_environment("1"), 1u);
+  EXPECT_EQ(from_environment("1024"), 1024u);
+  for (const char* ignored : {"", "0", "-2", "1025", "4.5", "two", "3x", "99999999999999999999"})
+    EXPECT_EQ(from_environment(ignored), std::nullopt) << '"' << ignored << '"';
+  EXPECT_EQ(from_environment(nullptr), std::nullopt);
+}
+
 // std::thread::hardware_concurrency() counts the machine's CPUs whatever
 // the mask (glibc 2.36): the library's count follows the mask.
 TEST(CoreCount, FollowsTheAffinityMask) {

@@ -537,6 +537,18 @@ def test_cpu_count_follows_the_affinity_mask():
     assert out.stdout.split() == ["1"]
 
 
+def test_zt_threads_sets_the_count():
+    # Ranks of one job loading on one machine share its CPUs this way.
+    import subprocess
+    import sys
+    code = "import ztensor; print(ztensor.cpu_count())"
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    for value, expected in (("3", "3"), ("1", "1"), ("0", plain.stdout.strip()), ("lots", plain.stdout.strip())):
+        env = dict(os.environ, ZT_THREADS=value)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        assert out.stdout.strip() == expected, value
+
+
 def test_threads_share_one_file(path):
     arrays = {f"t{i}": sample(np.float32, (64, 64)) + i for i in range(8)}
     with ztensor.Writer(path) as w:

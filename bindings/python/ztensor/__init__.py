@@ -68,7 +68,9 @@ def cpu_count() -> int:
     """How many threads the library's loads and decodes use by default: the
     CPUs this process may run on (os.sched_getaffinity's), bounded by its
     cgroup's CPU quota (Docker's --cpus, a Kubernetes CPU limit; 1.5 CPUs
-    count 2), at least 1; found once per process (zt_cpu_count())."""
+    count 2), at least 1; or the ZT_THREADS environment variable's whole
+    number from 1 to 1024 where it is set before the first load; found once
+    per process (zt_cpu_count())."""
     return int(_cdll.zt_cpu_count())
 
 
