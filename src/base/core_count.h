@@ -14,9 +14,8 @@ namespace zt {
 // The count, found once per process (ZT_THREADS, where it holds a whole
 // number from 1 to kMostThreads, replaces it: several processes that load
 // on one machine at once, ranks of one job, share its CPUs between them).
-// The files it reads cost tens of
-// microseconds, which every zt_decode_ranges call of one small tensor
-// would pay (std::thread::hardware_concurrency() alone, reading /sys, cost
+// The files it reads cost tens of microseconds, which every
+// zt_decode_ranges call of one small tensor would pay (std::thread::hardware_concurrency() alone, reading /sys, cost
 // 12 us on the project's VM). Later changes of affinity or quota are not
 // seen. At least 1.
 unsigned core_count();
