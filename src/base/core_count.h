@@ -15,8 +15,9 @@ namespace zt {
 // number from 1 to kMostThreads, replaces it: several processes that load
 // on one machine at once, ranks of one job, share its CPUs between them).
 // The files it reads cost tens of microseconds, which every
-// zt_decode_ranges call of one small tensor would pay (std::thread::hardware_concurrency() alone, reading /sys, cost
-// 12 us on the project's VM). Later changes of affinity or quota are not
+// zt_decode_ranges call of one small tensor would pay
+// (std::thread::hardware_concurrency() alone, reading /sys, cost 12 us on
+// the project's VM). Later changes of affinity, quota or ZT_THREADS are not
 // seen. At least 1.
 unsigned core_count();
 
