@@ -112,25 +112,32 @@ std::optional<Mount> cgroup_mount(std::string_view mountinfo, Hierarchy version)
   return std::nullopt;
 }
 
+// quota / period in CPUs, where both are whole numbers above 0 (v1 says
+// "no quota" with -1, v2 with "max": neither is).
+std::optional<double> cpus_of(std::optional<int64_t> quota, std::optional<int64_t> period) {
+  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
+  return static_cast<double>(*quota) / static_cast<double>(*period);
+}
+
+// The smaller of two quotas, either of which may be absent.
+std::optional<double> smaller(std::optional<double> a, std::optional<double> b) {
+  if (a && b) return std::min(*a, *b);
+  return a ? a : b;
+}
+
 // CPUs' worth of one cgroup directory's quota, if it sets one.
 std::optional<double> quota_in(const std::string& dir, Hierarchy version) {
   if (version == Hierarchy::v2) {
-    const auto text = read_small_file(dir + "/cpu.max");
+    const auto text = read_small_file(dir + "/cpu.max");  // "QUOTA PERIOD"
     if (!text) return std::nullopt;
     const auto parts = split(split(*text, '\n')[0], ' ');
-    if (parts.size() != 2 || parts[0] == "max") return std::nullopt;
-    const auto quota = parse_int(parts[0]);
-    const auto period = parse_int(parts[1]);
-    if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
-    return static_cast<double>(*quota) / static_cast<double>(*period);
+    if (parts.size() != 2) return std::nullopt;
+    return cpus_of(parse_int(parts[0]), parse_int(parts[1]));
   }
-  const auto quota_text = read_small_file(dir + "/cpu.cfs_quota_us");
-  const auto period_text = read_small_file(dir + "/cpu.cfs_period_us");
-  if (!quota_text || !period_text) return std::nullopt;
-  const auto quota = parse_int(*quota_text);  // -1: none
-  const auto period = parse_int(*period_text);
-  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
-  return static_cast<double>(*quota) / static_cast<double>(*period);
+  const auto quota = read_small_file(dir + "/cpu.cfs_quota_us");
+  const auto period = read_small_file(dir + "/cpu.cfs_period_us");
+  if (!quota || !period) return std::nullopt;
+  return cpus_of(parse_int(*quota), parse_int(*period));
 }
 
 // The smallest quota from the process's cgroup up to the mount. The path
@@ -157,12 +164,13 @@ std::optional<double> quota_of(const CgroupFiles& files, std::string_view self_c
     }
     if (!name.empty() && name != ".") names.push_back(name);
   }
-  std::optional<double> smallest;
   std::string dir = files.root + mount->point;
-  std::vector<std::string> dirs{dir};
-  for (const auto name : names) dirs.push_back(dir += "/" + std::string(name));
-  for (const auto& d : dirs)
-    if (const auto q = quota_in(d, version); q && (!smallest || *q < *smallest)) smallest = q;
+  std::optional<double> smallest = quota_in(dir, version);
+  for (const auto name : names) {
+    dir += '/';
+    dir += name;
+    smallest = smaller(smallest, quota_in(dir, version));
+  }
   return smallest;
 }
 
@@ -190,10 +198,8 @@ std::optional<double> cgroup_quota(const CgroupFiles& files) {
   if (!self_cgroup || !mountinfo) return std::nullopt;
   // On a hybrid system the cpu controller is in one of the two hierarchies;
   // where both carry a quota, the smaller one binds.
-  const auto v2 = quota_of(files, *self_cgroup, *mountinfo, Hierarchy::v2);
-  const auto v1 = quota_of(files, *self_cgroup, *mountinfo, Hierarchy::v1);
-  if (v1 && v2) return std::min(*v1, *v2);
-  return v1 ? v1 : v2;
+  return smaller(quota_of(files, *self_cgroup, *mountinfo, Hierarchy::v2),
+                 quota_of(files, *self_cgroup, *mountinfo, Hierarchy::v1));
 }
 
 std::optional<unsigned> from_environment(const char* value) {
