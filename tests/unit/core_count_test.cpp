@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+
+#include "test_files.h"
 
 namespace {
 
@@ -38,16 +39,6 @@ const std::string kV1MemoryMount =
 
 class CgroupQuota : public testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt_core_count_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    files_.self_cgroup = dir_ + "/self_cgroup";
-    files_.mountinfo = dir_ + "/mountinfo";
-    files_.root = dir_ + "/root";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Writes `text` at `path` under the fake root (directories made).
   void put(const std::string& path, const std::string& text) {
     const std::filesystem::path full = files_.root + path;
@@ -60,8 +51,9 @@ class CgroupQuota : public testing::Test {
   }
   std::optional<double> quota() const { return cgroup_quota(files_); }
 
-  std::string dir_;
-  zt::cpus::CgroupFiles files_;
+  zt::test::TempDir tmp_{"zt_core_count_"};
+  const std::string dir_ = tmp_.path();
+  zt::cpus::CgroupFiles files_{dir_ + "/self_cgroup", dir_ + "/mountinfo", dir_ + "/root"};
 };
 
 TEST_F(CgroupQuota, V2TheSmallestFromTheCgroupUpToTheMount) {

@@ -19,13 +19,6 @@ namespace {
 
 class ForeignOpen : public testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt_foreign_open_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string write(const std::string& name, const Bytes& bytes) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path, std::ios::binary)
@@ -46,7 +39,8 @@ class ForeignOpen : public testing::Test {
     return o;
   }
 
-  std::string dir_;
+  TempDir tmp_{"zt_foreign_open_"};
+  const std::string dir_ = tmp_.path();
 };
 
 Bytes safetensors(const std::string& header_json, const Bytes& data) {

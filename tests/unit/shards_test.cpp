@@ -42,12 +42,6 @@ std::string sha256_of(const Bytes& b) {
 
 class Shards : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt-shards-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   void put(const std::string& name, const Bytes& bytes) const {
     std::ofstream f(path(name), std::ios::binary);
@@ -86,7 +80,8 @@ class Shards : public ::testing::Test {
     return ReaderPtr(r);
   }
 
-  fs::path dir_;
+  TempDir tmp_{"zt-shards-"};
+  const fs::path dir_ = tmp_.path();
   Bytes w_ = pattern(24), v_ = le<int32_t>({-1, 2, -3, 4});
   Bytes shard_;
 };

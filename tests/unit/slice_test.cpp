@@ -25,13 +25,6 @@ struct Dense {
 
 class Slice : public testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt_slice_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // One object "x", written by the library with `encoding` and frames of
   // frame_size bytes; opened in map or copy mode.
   ReaderPtr write_and_open(const Dense& d, const char* encoding, uint64_t frame_size, bool copy,
@@ -60,7 +53,8 @@ class Slice : public testing::Test {
     return ReaderPtr(r);
   }
 
-  std::string dir_;
+  TempDir tmp_{"zt_slice_"};
+  const std::string dir_ = tmp_.path();
 };
 
 Dense make_dense(std::vector<uint64_t> shape, const std::string& dtype, std::mt19937& rng) {

@@ -97,13 +97,6 @@ Opened open_source(Remote& remote, const zt_open_options* opt = nullptr, uint32_
 
 class Source : public testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt_source_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // `count` small raw objects t0..., one 64 KiB raw object "big", one
   // zstd object "z" of 1 MiB in 64 KiB frames, with xxh3 digests.
   Bytes write_model(size_t count) {
@@ -149,7 +142,8 @@ class Source : public testing::Test {
     return Bytes(std::istreambuf_iterator<char>(in), {});
   }
 
-  std::string dir_;
+  TempDir tmp_{"zt_source_"};
+  const std::string dir_ = tmp_.path();
 };
 
 size_t index_of(zt_reader* r, const char* name) {

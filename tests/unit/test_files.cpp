@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -362,9 +363,18 @@ Opened open_memory(const Bytes& file) {
   return o;
 }
 
-TempFile::TempFile(std::span<const uint8_t> contents) {
+namespace {
+
+// $TMPDIR, or /tmp.
+std::string temporary_directory() {
   const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/zt_unit_XXXXXX";
+  return dir && *dir ? dir : "/tmp";
+}
+
+}  // namespace
+
+TempFile::TempFile(std::span<const uint8_t> contents) {
+  std::string tmpl = temporary_directory() + "/zt_unit_XXXXXX";
   const int fd = mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error("mkstemp failed");
   path_ = tmpl;
@@ -382,6 +392,17 @@ TempFile::TempFile(std::span<const uint8_t> contents) {
 
 TempFile::~TempFile() {
   ::unlink(path_.c_str());
+}
+
+TempDir::TempDir(std::string_view prefix) {
+  std::string tmpl = temporary_directory() + "/" + std::string(prefix) + "XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
 }
 
 Opened open_file(const TempFile& f, const zt_open_options* opt) {

@@ -186,6 +186,21 @@ class TempFile {
   std::string path_;
 };
 
+// A fresh directory in the temporary directory, named `prefix` and six
+// random characters, removed with all it holds on destruction (a fixture
+// holds one: a directory of its own for each test).
+class TempDir {
+ public:
+  explicit TempDir(std::string_view prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // zt_open_ex on a file (opt NULL: defaults).
 Opened open_file(const TempFile& f, const zt_open_options* opt = nullptr);
 

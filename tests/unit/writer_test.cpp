@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "codec/byte_planes.h"
+#include "test_files.h"
 #include "ztensor.h"
 
 namespace {
@@ -28,13 +29,6 @@ using Bytes = std::vector<uint8_t>;
 
 class WriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt-writer-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string path(const std::string& name = "out.zt") const { return (dir_ / name).string(); }
 
   static Bytes slurp(const std::string& p) {
@@ -48,7 +42,8 @@ class WriterTest : public ::testing::Test {
     return names;
   }
 
-  fs::path dir_;
+  zt::test::TempDir tmp_{"zt-writer-test-"};
+  const fs::path dir_ = tmp_.path();
 };
 
 template <typename T>

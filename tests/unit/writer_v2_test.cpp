@@ -23,12 +23,6 @@ namespace fs = std::filesystem;
 
 class WriterV2 : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/zt-writer-v2-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name = "out.zt") const { return (dir_ / name).string(); }
 
   static zt_writer_options v2_options(uint64_t alignment = 0) {
@@ -86,7 +80,8 @@ class WriterV2 : public ::testing::Test {
     ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
   }
 
-  fs::path dir_;
+  TempDir tmp_{"zt-writer-v2-"};
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(WriterV2, WhatItWritesReadsBackThroughTheSameCalls) {
