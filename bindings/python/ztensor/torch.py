@@ -283,9 +283,9 @@ def _advise_huge_pages(t):
 
 # A CPU load of many tensors decodes them in chunks on a worker thread
 # while this thread allocates the next ones, where there are cores to spare
-# (_OVERLAP_CORES or more): the per-tensor Python work (torch.empty and the
-# request lists, ~5-10 us a tensor) then runs beside the decoding instead of
-# before it. On the 2-core VM, with the decode held to one thread, 4,096
+# (cpu_count() is _OVERLAP_CORES or more): the per-tensor Python work
+# (torch.empty and the request lists, ~5-10 us a tensor) then runs beside
+# the decoding instead of before it. On the 2-core VM, with the decode held to one thread, 4,096
 # tensors of 64 KiB loaded in 50-57 ms instead of 52-69; with both cores
 # decoding there is no core to spare (53-60 against 51-55 ms), so two cores
 # load in one call. Chunks grow from _FIRST_CHUNK tensors (the decoding
@@ -293,12 +293,6 @@ def _advise_huge_pages(t):
 _OVERLAP_CORES = 4
 _FIRST_CHUNK = 128
 _MOST_CHUNK = 1024
-
-
-def _cores():
-    """The library's "all cores" (its affinity mask, bounded by a cgroup CPU
-    quota): the threads one decode call uses."""
-    return cpu_count()
 
 
 class _Overlapped:
@@ -482,7 +476,7 @@ class _File:
             # torch.empty is looked up once.
             objects, addresses, lengths = [], [], []
             empty, mapped, huge = torch.empty, self._map, 2 * _HUGE_PAGE
-            overlap = len(exact) >= 2 * _FIRST_CHUNK and _cores() >= _OVERLAP_CORES
+            overlap = len(exact) >= 2 * _FIRST_CHUNK and cpu_count() >= _OVERLAP_CORES
             fill = _Overlapped(self.f._decode_columns) if overlap else None
             chunk = _FIRST_CHUNK
             try:
