@@ -479,7 +479,11 @@ ZT_API zt_status zt_evict(const zt_reader* r, size_t object, const char* role);
 typedef struct zt_writer zt_writer;
 
 /* Writes to a temporary file beside path; zt_writer_finish renames it into
-   place, so a crash or an abort never leaves a half-written file at path. */
+   place, so a crash or an abort never leaves a half-written file at path.
+   A symbolic link at path is followed (the file it names is replaced, the
+   link stays); a directory, device, FIFO or socket at path, or a link
+   that leads nowhere, fails ZT_ERR_IO before anything is written. A file
+   replaced keeps its mode, and its owner and group where permitted. */
 ZT_API zt_status zt_writer_open(const char* path, zt_writer** out);
 
 typedef enum zt_digest_algo {

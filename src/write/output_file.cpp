@@ -5,9 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <utility>
+
+#include "source/http_source.h"
 
 namespace zt {
 
@@ -32,23 +37,66 @@ mode_t current_umask() {
   return mask;
 }
 
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// `path` with `suffix` added to its last component, that component cut
+// (before the suffix) to fit NAME_MAX: a temporary name beside any target
+// whose own name is valid.
+std::string temporary_name(const std::string& path, const std::string& suffix) {
+  const size_t slash = path.rfind('/');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const size_t room = NAME_MAX > suffix.size() ? NAME_MAX - suffix.size() : 0;
+  return path.substr(0, base + std::min(room, path.size() - base)) + suffix;
+}
+
 }  // namespace
 
+Result<std::string> output_target(const std::string& path) {
+  const std::string shown = location_for_messages(path);
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0)
+    return path;  // nothing there yet (or unreadable: create says)
+  struct stat st {};
+  if (S_ISLNK(link.st_mode) && ::stat(path.c_str(), &st) != 0)
+    return make_error(Status::io, "%s: a symbolic link that leads to no file (%s)", shown.c_str(),
+                      std::strerror(errno));
+  if (!S_ISLNK(link.st_mode)) st = link;
+  ZT_FAIL_IF(!S_ISREG(st.st_mode), io,
+             "%s is %s: a writer replaces the file at its target, so it writes regular files only",
+             shown.c_str(), kind_of(st.st_mode));
+  if (!S_ISLNK(link.st_mode)) return path;
+  std::unique_ptr<char, decltype(&::free)> real(::realpath(path.c_str(), nullptr), &::free);
+  if (!real)
+    return make_error(Status::io, "%s: following the symbolic link failed: %s", shown.c_str(),
+                      std::strerror(errno));
+  return std::string(real.get());
+}
+
 Error OutputFile::io_error(const char* step) const {
-  return make_error(Status::io, "%s: %s failed: %s", path_.c_str(), step, std::strerror(errno));
+  return make_error(Status::io, "%s: %s failed: %s", location_for_messages(path_).c_str(), step,
+                    std::strerror(errno));
 }
 
 Result<OutputFile> OutputFile::create(const std::string& path) {
+  auto target = output_target(path);
+  ZT_TRY(target);
   OutputFile f;
-  f.path_ = path;
-  const size_t slash = path.rfind('/');
-  f.dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  f.path_ = std::move(*target);
+  const size_t slash = f.path_.rfind('/');
+  f.dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : f.path_.substr(0, slash));
 #ifdef O_TMPFILE
   f.fd_ = ::open(f.dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
   f.anonymous_ = f.fd_ >= 0;
 #endif
   if (f.fd_ < 0) {
-    std::string tmp = path + ".tmp-XXXXXX";
+    std::string tmp = temporary_name(f.path_, ".tmp-XXXXXX");
     f.fd_ = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (f.fd_ < 0) return f.io_error("creating a temporary file beside the target");
     f.tmp_ = std::move(tmp);
@@ -105,8 +153,8 @@ Result<void> OutputFile::publish() {
     char proc[64];
     std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_);
     for (int attempt = 0; attempt < 100 && tmp_.empty(); ++attempt) {
-      std::string name =
-          path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+      std::string name = temporary_name(
+          path_, ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
       if (::linkat(AT_FDCWD, proc, AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
         tmp_ = std::move(name);
       else if (errno != EEXIST)
@@ -128,11 +176,19 @@ Result<void> OutputFile::publish() {
 // A file rewritten in place keeps its mode, and its owner and group where
 // this process may set them (root may; an owner may set a group it is in;
 // otherwise the new file is the process's, as any new file would be).
+// Compared with the new file's own owner, not the process's: in a setgid
+// directory a new file takes the directory's group.
 // fchown first: it may clear set-id bits, which fchmod then restores.
 Result<void> OutputFile::keep_what_it_replaces() {
   struct stat old;
   if (::stat(path_.c_str(), &old) != 0 || !S_ISREG(old.st_mode)) return {};
-  if (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) {
+  struct stat now;
+  if (::fstat(fd_, &now) != 0) {
+    const Error e = io_error("fstat of the new file");
+    discard();
+    return e;
+  }
+  if (old.st_uid != now.st_uid || old.st_gid != now.st_gid) {
     if (::fchown(fd_, old.st_uid, old.st_gid) != 0)
       (void)::fchown(fd_, static_cast<uid_t>(-1), old.st_gid);
   }

@@ -1,6 +1,7 @@
 // A file that appears at its path whole or not at all, like libgit2's
 // filebuf: the bytes go to an unnamed file in the target's directory
-// (O_TMPFILE; a named "<path>.tmp-XXXXXX" where the file system has none),
+// (O_TMPFILE; a named "<path>.tmp-XXXXXX" where the file system has none,
+// the name cut to fit NAME_MAX),
 // and publish() makes them durable and visible in one step: fsync, a name
 // (linkat), rename over the target, fsync of the directory. A file dropped
 // before publish() leaves nothing behind. The writer and every foreign
@@ -15,9 +16,18 @@
 
 namespace zt {
 
+// Where a write to `path` lands: `path` itself, or the file a symbolic link
+// there leads to (followed as cp and a shell's redirection follow it: the
+// link stays, the file it names is replaced, beside it). Status::io for a
+// directory, a device, a FIFO or a socket (a writer replaces the file at
+// its target: /dev/null written by root would become a regular file) and
+// for a link that leads nowhere.
+Result<std::string> output_target(const std::string& path);
+
 class OutputFile {
  public:
-  // Opens the temporary file beside `path`. Status::io naming the step.
+  // Opens the temporary file beside output_target(path). Status::io naming
+  // the step.
   static Result<OutputFile> create(const std::string& path);
 
   OutputFile(OutputFile&& o) noexcept;

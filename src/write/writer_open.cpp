@@ -64,9 +64,13 @@ Result<void> check_options(const WriterOptions& opt) {
 Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
   ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
   ZT_TRY(check_options(opt));
+  // A link at the target is followed once, here: a sharded model's shards
+  // go beside the file its root replaces.
+  auto target = output_target(path);
+  ZT_TRY(target);
   std::unique_ptr<Writer> w(new Writer());
   w->impl_->opt = opt;
-  w->impl_->path = path;
+  w->impl_->path = std::move(*target);
   ZT_TRY(w->impl_->open_file());
   return w;
 }
@@ -85,13 +89,15 @@ Result<std::unique_ptr<Writer>> Writer::open_append(const std::string& path,
   o.file_version = 2;
   ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
   ZT_TRY(check_options(o));
+  auto target = output_target(path);
+  ZT_TRY(target);
   std::unique_ptr<Writer> w(new Writer());
   w->impl_->opt = o;
-  w->impl_->path = path;
-  auto f = OutputFile::create(path);
+  w->impl_->path = *target;
+  auto f = OutputFile::create(*target);
   ZT_TRY(f);
   w->impl_->file = std::move(*f);
-  auto taken = w->impl_->take_over(path);
+  auto taken = w->impl_->take_over(*target);
   if (!taken) {
     w->impl_->discard();
     return std::move(taken).error();

@@ -145,6 +145,93 @@ TEST_F(WriterTest, AFileWrittenOverAnotherKeepsItsMode) {
   EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);
 }
 
+// A link at the target is followed, as cp and a shell's redirection follow
+// it: the file it names is replaced (beside itself), the link stays.
+TEST_F(WriterTest, ALinkAtTheTargetIsFollowed) {
+  fs::create_directory(dir_ / "store");
+  const std::string real = path("store/real.zt"), link = path("link.zt");
+  write_one(real, 1.0f);
+  ASSERT_EQ(::chmod(real.c_str(), 0640), 0);
+  fs::create_symlink("store/real.zt", link);
+  write_one(link, 2.0f);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link), "store/real.zt");
+  struct stat st {};
+  ASSERT_EQ(::stat(real.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  zt_reader* r = open_verified(link);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mapped(r, "x", "data"), bytes_of(std::vector<float>{2.0f}));
+  zt_close(r);
+  EXPECT_EQ(fs::directory_iterator(dir_ / "store")->path().filename(), "real.zt");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "store"), fs::directory_iterator()), 1);
+  // A link that leads nowhere has no file to replace: refused, left as it was.
+  fs::create_symlink("store/missing.zt", path("dangling.zt"));
+  zt_writer* w = nullptr;
+  EXPECT_EQ(zt_writer_open(path("dangling.zt").c_str(), &w), ZT_ERR_IO);
+  EXPECT_NE(std::string(zt_last_error()).find("symbolic link"), std::string::npos)
+      << zt_last_error();
+  EXPECT_TRUE(fs::is_symlink(path("dangling.zt")));
+  EXPECT_FALSE(fs::exists(path("store/missing.zt")));
+}
+
+// A writer replaces the file at its target: a FIFO, a directory (or, for
+// root, /dev/null) is not one, and is refused before anything is written.
+TEST_F(WriterTest, ATargetThatIsNoRegularFileIsRefused) {
+  const std::string fifo = path("fifo"), folder = path("folder");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(folder);
+  fs::create_symlink("fifo", path("to-fifo"));
+  for (const auto& [target, kind] : {std::pair{fifo, "a FIFO"}, std::pair{folder, "a directory"},
+                                     std::pair{path("to-fifo"), "a FIFO"}}) {
+    zt_writer* w = nullptr;
+    EXPECT_EQ(zt_writer_open(target.c_str(), &w), ZT_ERR_IO) << target;
+    EXPECT_NE(std::string(zt_last_error()).find(kind), std::string::npos) << zt_last_error();
+    EXPECT_EQ(w, nullptr);
+  }
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_TRUE(fs::is_directory(folder));
+  EXPECT_TRUE(fs::is_symlink(path("to-fifo")));
+  EXPECT_EQ(entries().size(), 3u);  // no temporary file either
+}
+
+// Any valid name can be written: the temporary name beside it is cut to
+// fit NAME_MAX, not the target's name lengthened past it.
+TEST_F(WriterTest, ANameOfTheLongestLengthIsWritable) {
+  const std::string name = std::string(252, 'a') + ".zt";  // 255 bytes
+  write_one(path(name), 1.0f);
+  write_one(path(name), 2.0f);  // over itself
+  EXPECT_EQ(entries(), std::vector<std::string>{name});
+  zt_reader* r = open_verified(path(name));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(mapped(r, "x", "data"), bytes_of(std::vector<float>{2.0f}));
+  zt_close(r);
+}
+
+// In a setgid directory a new file takes the directory's group; a file
+// rewritten there keeps its own (who may read it does not change).
+TEST_F(WriterTest, AFileRewrittenInASetgidFolderKeepsItsGroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the folder another group";
+  const fs::path folder = dir_ / "shared";
+  fs::create_directory(folder);
+  const gid_t other = ::getegid() + 1;
+  ASSERT_EQ(::chown(folder.c_str(), 0, other), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 02775), 0);
+  const std::string p = (folder / "m.zt").string();
+  write_one(p, 1.0f);
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, other);  // a new file: the folder's group
+  ASSERT_EQ(::chown(p.c_str(), 0, ::getegid()), 0);
+  ASSERT_EQ(::chmod(p.c_str(), 0640), 0);
+  write_one(p, 2.0f);
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, ::getegid());
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
 TEST_F(WriterTest, ScalarAndZeroSizeTensors) {
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
