@@ -35,6 +35,16 @@ using ull = unsigned long long;
 
 // Writer options shared by the commands: --level, --compress=LEVEL,
 // --digest, --threads.
+namespace {
+
+// Sharded, with no size to split at: the input's shards are the split.
+void keep_input_shards(RewriteOptions& o) {
+  o.keep_shards = true;
+  o.writer.shard_bytes = std::numeric_limits<uint64_t>::max() / 4;
+}
+
+}  // namespace
+
 Result<void> writer_options(const Args& a, RewriteOptions& o) {
   if (const auto lv = a.get("--level")) {
     auto v = parse_int("--level", *lv);
@@ -88,18 +98,18 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
                "option '--keep-shards': shards are a zTensor v2 feature (--format-version 2)");
     ZT_FAIL_IF(o.writer.shard_bytes != 0, argument,
                "give either --keep-shards or --shard-size, not both");
-    o.keep_shards = true;
-    // Sharded, with no size to split at: the input's shards are the split.
-    o.writer.shard_bytes = std::numeric_limits<uint64_t>::max() / 4;
+    keep_input_shards(o);
   }
   return {};
 }
 
 // Without --format-version, a rewrite of one .zt file keeps its container:
-// `zt compress` of a v2 file writes v2.
+// `zt compress` of a v2 file writes v2, and of a sharded v2 model a model
+// sharded as it was (--keep-shards), unless --shard-size says otherwise.
 void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
   if (a.has("--format-version") || !in.reader()) return;
   if (in.reader()->manifest().generation == Generation::v2) o.writer.file_version = 2;
+  if (!in.reader()->manifest().shards.empty() && o.writer.shard_bytes == 0) keep_input_shards(o);
 }
 
 // v2 output is canonical (v2 spec §6.3: the same tensors give the same

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <new>
+#include <system_error>
 
 #include "base/byte_order.h"
 #include "base/zt_limits.h"
@@ -64,7 +66,12 @@ Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const
   ZT_TRY(src);
   std::unique_ptr<Reader> r(new Reader());
   r->source_ = std::move(*src);
-  r->path_ = path;
+  // Absolute (links not resolved: the folder as given stays the model's):
+  // shards open at first use, and a relative path would then be taken from
+  // whatever directory the process has moved to since.
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  r->path_ = ec ? path : absolute.string();
   r->mode_ = opt.mode;
   r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
   return finish_open(std::move(r));

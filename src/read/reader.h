@@ -213,7 +213,7 @@ class Reader {
                               PreparedDecode& p) const;
 
   Source source_;
-  std::string path_;  // the root file's path; empty for memory
+  std::string path_;  // the root file's path (absolute) or URL; empty for memory
   Source::Mode mode_ = Source::Mode::map;
   uint64_t cache_bytes_ = RangeCache::kDefaultCapacity;
   struct ShardFile;

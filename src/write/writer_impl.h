@@ -117,6 +117,9 @@ struct Writer::Impl {
   // With shards: the root's table (sizes and sha256 of the files), the
   // shards published, then the root.
   Result<void> finish_sharded();
+  // Without: the manifest, then the one file published (an old sharded
+  // model's shards removed after it).
+  Result<void> finish_whole();
   // Cuts the current object's bytes off the file again (and forgets its blobs).
   Result<void> drop_object();
   // Canonical form: whether [a, a+n) and [b, b+n) of the file hold the same bytes.

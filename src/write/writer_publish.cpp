@@ -32,11 +32,7 @@ Result<void> Writer::finish() {
       return make_error(Status::state, "object \"%s\" is still open: the file was not written",
                         s.current.name.c_str());
     }
-    Result<void> r;
-    if (s.sharded())
-      r = s.finish_sharded();
-    else if (r = s.write_manifest(); r)
-      r = s.publish();
+    Result<void> r = s.sharded() ? s.finish_sharded() : s.finish_whole();
     s.discard();
     s.state = r ? Impl::State::done : Impl::State::failed;
     return r;
@@ -65,7 +61,29 @@ void remove_files(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) ::unlink(p.c_str());
 }
 
+// The shard files of the old root at `path` (named `old_names`) that the
+// model just published there does not name: nothing reads them any more.
+void remove_stale_shards(const std::string& path, const std::vector<std::string>& old_names,
+                         const std::vector<Shard>& now) {
+  std::vector<std::string> stale;
+  for (const std::string& n : old_names)
+    if (std::none_of(now.begin(), now.end(), [&](const Shard& s) { return s.name == n; }))
+      stale.push_back(shard_file_path(path, n));
+  remove_files(stale);
+}
+
 }  // namespace
+
+// One file renamed over the target. A sharded model there before loses its
+// root in that rename, and its shards after it (as finish_sharded removes
+// the old model's): none is left behind, unreferenced.
+Result<void> Writer::Impl::finish_whole() {
+  const std::vector<std::string> old_names = shards_named_at(path);
+  ZT_TRY(write_manifest());
+  ZT_TRY(publish());
+  remove_stale_shards(path, old_names, shards);
+  return {};
+}
 
 // The manifest is a blob like any other (aligned, written last), then the
 // footer that points at it and carries its XXH3-64 (v2 spec §2.3).
@@ -124,11 +142,7 @@ Result<void> Writer::Impl::finish_sharded() {
   if (root) root = write_manifest();
   if (root) root = publish();
   if (!root) return fail(std::move(root).error());
-  std::vector<std::string> stale;
-  for (const std::string& n : old_names)
-    if (std::none_of(shards.begin(), shards.end(), [&](const Shard& s) { return s.name == n; }))
-      stale.push_back(shard_file_path(path, n));
-  remove_files(stale);
+  remove_stale_shards(path, old_names, shards);
   return {};
 }
 

@@ -2046,6 +2046,20 @@ class Rewrite(Base):
         self.zt("diff", "one.zt", "split.zt")
         self.assertEqual(self.zt("id", "split.zt").stdout.split()[0], self.zt("id", "one.zt").stdout.split()[0])
         self.zt("convert", "src.zt", "bad.zt", "--shard-size", "131072", code=2)
+        # Compressed in place, a sharded model stays sharded along its own
+        # split (its container kept); written as one file, it takes its
+        # shards with it.
+        self.zt("compress", "split.zt", "--in-place")
+        packed = sorted(n for n in os.listdir(self.dir) if n.startswith("split-"))
+        # A new shard wherever consecutive objects start in different input
+        # shards (--keep-shards): objects that straddle two join them.
+        self.assertTrue(1 < len(packed) <= len(shards), (shards, packed))
+        self.assertFalse(set(packed) & set(shards))  # compressed: new bytes, new names, old ones gone
+        self.zt("verify", "split.zt")
+        self.zt("diff", "one.zt", "split.zt")
+        self.zt("decompress", "split.zt", "--in-place", "--format-version", "2")
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith("split-")], [])
+        self.zt("diff", "one.zt", "split.zt")
 
     def test_v2_append(self):
         """zt append (v2 spec 2.5): new and replacing objects after bytes that

@@ -126,6 +126,28 @@ TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
   }
 }
 
+// A shard opens at first use: it is looked for beside the root as it was
+// opened, not from whatever directory the process has moved to since (where
+// a file of the same name and size would otherwise be read).
+TEST_F(Shards, AShardIsFoundBesideTheRootAsOpenedWhereverTheProcessMovesAfter) {
+  write_model();
+  fs::create_directory(dir_ / "elsewhere");
+  Bytes decoy = shard_;
+  for (size_t k = 64; k < decoy.size() - 64; ++k) decoy[k] ^= 0x5a;  // same size, other bytes
+  put("elsewhere/model-00001.zt", decoy);
+  const fs::path was = fs::current_path();
+  fs::current_path(dir_);
+  zt_reader* raw = nullptr;
+  const zt_status opened = zt_open("model.zt", &raw);
+  const ReaderPtr r(raw);
+  fs::current_path(dir_ / "elsewhere");
+  Bytes got;
+  if (opened == ZT_OK) got = map_component(r.get(), "w", "data").bytes;
+  fs::current_path(was);
+  ASSERT_EQ(opened, ZT_OK) << zt_last_error();
+  EXPECT_EQ(got, w_);
+}
+
 TEST_F(Shards, AMissingShardFailsOnlyWhatNeedsIt) {
   write_model();
   fs::remove(path("model-00001.zt"));
@@ -305,6 +327,28 @@ TEST_F(Shards, TheWriterSplitsAModelThatReadsBackWhole) {
   ASSERT_EQ(zt_content_digest(split.get(), nullptr, id_split, sizeof id_split), ZT_OK);
   ASSERT_EQ(zt_content_digest(one.get(), nullptr, id_one, sizeof id_one), ZT_OK);
   EXPECT_STREQ(id_split, id_one);  // the content digest ignores how a model is split
+}
+
+// One file written over a sharded model: the old root goes in the rename,
+// its shards after it; nothing unreferenced is left in the folder.
+TEST_F(Shards, OneFileWrittenOverAShardedModelTakesItsShards) {
+  write_split_model(path("model.zt"), 3 * 65536);
+  write_split_model(path("other.zt"), 3 * 65536);
+  size_t before = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++before;
+  EXPECT_EQ(before, 12u);  // two roots, five shards each
+  write_split_model(path("model.zt"), 0);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names.size(), 7u);
+  for (const std::string& n : names)
+    EXPECT_TRUE(n == "model.zt" || n.rfind("other", 0) == 0) << n;  // the other model's stay
+  const ReaderPtr r = open("model.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+  const ReaderPtr other = open("other.zt");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(zt_verify(other.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
 }
 
 // An object refused after it ran into a new shard takes that shard back.
