@@ -253,13 +253,16 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
             if (!b) return qualified(std::move(b).error(), in.path, it.name);
             parts.push_back(std::move(*b));
           }
+          // Rows from the shape, not nbytes / row size: a row of 0 values has 0 bytes.
           const uint64_t k = it.shape.back();
-          auto blocks = foreign::ggml_group_to_blocks(
-              *entries[i].type, entries[i].nbytes / (k / 32 * entries[i].type->bytes), k,
-              parts[0].view, parts[1].view, parts[2].view, [&](std::span<const uint8_t> piece) {
-                progress.advance(piece.size());
-                return sink(piece);
-              });
+          const auto rows =
+              shape_product(std::span<const uint64_t>(it.shape).first(it.shape.size() - 1));
+          auto blocks = foreign::ggml_group_to_blocks(*entries[i].type, rows.value_or(0), k,
+                                                      parts[0].view, parts[1].view, parts[2].view,
+                                                      [&](std::span<const uint8_t> piece) {
+                                                        progress.advance(piece.size());
+                                                        return sink(piece);
+                                                      });
           if (!blocks) return qualified(std::move(blocks).error(), in.path, it.name);
           return blocks;
         }

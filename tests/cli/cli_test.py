@@ -1584,6 +1584,19 @@ class Gguf(Base):
         self.assertEqual(by["ones"]["attributes"], {"ggml_type": "Q4_1", "logical_shape": [32]})
         self.exports_as_ggml_and_back(out, blob)
 
+    def test_a_grouped_block_tensor_of_zero_width_goes_back_to_gguf(self):
+        """A quantized_group in the form a Q8_0 tensor takes, of shape [4, 0]:
+        zero bytes a row, so its row count comes from the shape (a division
+        by the row's size was a SIGFPE)."""
+        group = {"bits": 8, "group_size": 32, "packing": "1_per_u8", "ggml_type": "Q8_0"}
+        empty = {r: comp(d, 64, 0) for r, d in (("packed_weight", "u8"), ("scales", "f16"), ("zeros", "u8"))}
+        with open(self.path("q.zt"), "wb") as f:
+            f.write(build_zt({"q": {"shape": [4, 0], "format": "quantized_group", "attributes": group,
+                                    "components": empty}}))
+        self.zt("convert", "q.zt", "q.gguf")
+        self.zt("convert", "q.gguf", "back.zt")
+        self.assertEqual(json.loads(self.zt("info", "--json", "back.zt").stdout)["objects"][0]["shape"], [4, 0])
+
     def test_unknown_types_refuse_or_are_skipped_and_listed(self):
         tensors = [("known", [4], GGML_F32, np.arange(4, dtype="<f4").tobytes()),
                    ("future", [64, 2], 99, b"\x11" * 40)]
