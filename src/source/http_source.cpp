@@ -39,6 +39,29 @@ struct SlistDeleter {
   void operator()(curl_slist* s) const { curl_slist_free_all(s); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+struct UrlDeleter {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+using Url = std::unique_ptr<CURLU, UrlDeleter>;
+
+// `text` as libcurl's own URL parser reads it (the parser requests are
+// made with), any scheme allowed; nullptr where it does not parse.
+Url parsed_url(const std::string& text) {
+  Url u(curl_url());
+  if (u &&
+      curl_url_set(u.get(), CURLUPART_URL, text.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
+    u.reset();
+  return u;
+}
+
+// The whole URL `u` holds now; "" if libcurl cannot give it.
+std::string whole_url(const Url& u) {
+  char* s = nullptr;
+  if (curl_url_get(u.get(), CURLUPART_URL, &s, 0) != CURLUE_OK) return {};
+  std::string out(s);
+  curl_free(s);
+  return out;
+}
 
 }  // namespace
 
@@ -47,16 +70,21 @@ bool is_http_url(std::string_view path) {
 }
 
 std::string url_for_messages(std::string_view url) {
-  url = url.substr(0, url.find_first_of("?#"));
-  const size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
-  const size_t host = scheme + 3;
-  const size_t path = url.find('/', host);
-  const size_t at = url.substr(0, path).find('@', host);
-  if (at == std::string_view::npos) return std::string(url);
-  std::string out(url.substr(0, host));
-  out.append(url.substr(at + 1));
-  return out;
+  // Taken apart by libcurl rather than by searching for '@' and '/': a
+  // password may hold '/', '@', '?' or '#' unencoded, and "http:///u:p@h"
+  // is a URL libcurl fetches.
+  const std::string text(url);
+  if (const Url u = parsed_url(text)) {
+    for (const CURLUPart part : {CURLUPART_USER, CURLUPART_PASSWORD, CURLUPART_OPTIONS,
+                                 CURLUPART_QUERY, CURLUPART_FRAGMENT})
+      curl_url_set(u.get(), part, nullptr, 0);
+    if (std::string shown = whole_url(u); !shown.empty()) return shown;
+  }
+  const size_t scheme = text.find("://");
+  if (scheme == std::string::npos && !is_http_url(text)) return text;  // a path, not a URL
+  // Which part is a secret cannot be told: none of it is shown.
+  return text.substr(0, scheme == std::string::npos ? 0 : scheme + 3) +
+         "(a URL that does not parse)";
 }
 
 std::string percent_encoded_segment(std::string_view name) {
@@ -188,10 +216,14 @@ class HttpSource final : public RangeSource {
   // A file beside this one: its name is one path segment, percent-encoded
   // into the URL, so that no name a file gives ("%2E%2E%2Fsecret", "a?b")
   // can reach outside this URL's folder on a server that decodes paths.
+  // Resolved as a relative reference by libcurl (RFC 3986 §5): beside the
+  // file in its path, also where the URL has no path ("http://host").
   Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const override {
-    std::string base = url_.substr(0, url_.find_first_of("?#"));
-    base = base.substr(0, base.rfind('/') + 1);
-    return open_http(base + percent_encoded_segment(file_name), opt_, window);
+    const Url u = parsed_url(url_);
+    const std::string relative = percent_encoded_segment(file_name);
+    ZT_FAIL_IF(!u || curl_url_set(u.get(), CURLUPART_URL, relative.c_str(), 0) != CURLUE_OK, io,
+               "%s: the URL of \"%s\" beside it cannot be made", name_.c_str(), relative.c_str());
+    return open_http(whole_url(u), opt_, window);
   }
 
   // The open: the bytes of `window` (at least one), with the size and the
@@ -439,9 +471,14 @@ Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, Op
              url_for_messages(url).c_str());
   HttpOptions o = opt;
   bool has_auth = false;
-  for (const std::string& h : o.headers) {
+  for (size_t k = 0; k < o.headers.size(); ++k) {
+    // Named by its place, never by its text: a header's value may be a token.
+    const std::string& h = o.headers[k];
     ZT_FAIL_IF(h.find(':') == std::string::npos || h.find_first_of("\r\n") != std::string::npos,
-               argument, "HTTP header \"%s\" is not one \"Name: value\" line", h.c_str());
+               argument,
+               "HTTP header %zu of %zu is not one \"Name: value\" line (not shown: it may "
+               "hold a secret)",
+               k + 1, o.headers.size());
     has_auth = has_auth || iequals_prefix(h, "authorization:");
   }
   if (const char* token = std::getenv("ZT_HTTP_BEARER_TOKEN");

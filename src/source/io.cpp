@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "source/http_source.h"
+
 namespace zt {
 
 using ull = unsigned long long;
@@ -19,16 +21,18 @@ using ull = unsigned long long;
 Result<Source> Source::open_file(const std::string& path, Mode mode) {
   Source s;
   s.path_ = path;
+  // A URL handed to a path's call is named without its secrets too.
+  const std::string shown = location_for_messages(path);
   s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  ZT_FAIL_IF(s.fd_ < 0, io, "%s: cannot open: %s", path.c_str(), std::strerror(errno));
+  ZT_FAIL_IF(s.fd_ < 0, io, "%s: cannot open: %s", shown.c_str(), std::strerror(errno));
   struct stat st {};
-  ZT_FAIL_IF(::fstat(s.fd_, &st) != 0, io, "%s: cannot stat: %s", path.c_str(),
+  ZT_FAIL_IF(::fstat(s.fd_, &st) != 0, io, "%s: cannot stat: %s", shown.c_str(),
              std::strerror(errno));
-  ZT_FAIL_IF(!S_ISREG(st.st_mode), io, "%s: not a regular file", path.c_str());
+  ZT_FAIL_IF(!S_ISREG(st.st_mode), io, "%s: not a regular file", shown.c_str());
   s.size_ = static_cast<uint64_t>(st.st_size);
   if (mode == Mode::map && s.size_ > 0) {
     void* p = ::mmap(nullptr, s.size_, PROT_READ, MAP_SHARED, s.fd_, 0);
-    ZT_FAIL_IF(p == MAP_FAILED, io, "%s: cannot mmap %llu bytes: %s", path.c_str(),
+    ZT_FAIL_IF(p == MAP_FAILED, io, "%s: cannot mmap %llu bytes: %s", shown.c_str(),
                static_cast<ull>(s.size_), std::strerror(errno));
     s.base_ = static_cast<const uint8_t*>(p);
     s.owns_mapping_ = true;  // the descriptor stays open for cold copies (read_into)

@@ -6,6 +6,7 @@ stopped). Run by tests/remote/run.sh with ZTENSOR_LIBRARY and ZT_CLI set."""
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -181,6 +182,66 @@ def test_no_command_or_repr_shows_user_info_or_a_query(nginx, tmp_path):
         assert f["w"][5] == 5
         shown = repr(f)
     assert "PASSWORD" not in shown and "SIGNATURE" not in shown and "/secret.zt" in shown
+
+
+def test_no_secret_is_shown_of_odd_urls_headers_or_urls_given_as_paths(nginx, tmp_path):
+    """Secrets where a search for '@' and '/' misses them: a third slash
+    (libcurl reads "http:///user:pw@host"), a password holding '/', '@' or
+    '?' unencoded; a header that is not one line (its value may be a
+    token); a URL handed to a call that takes a local path."""
+    put(nginx, "secret.zt", lambda w: w.add("w", np.arange(6, dtype=np.float32)))
+    scheme, rest = nginx.url.split("://")
+    odd = [f"{scheme}:///user:PASS@{rest}/secret.zt?X-Amz-Signature=SIG",
+           f"{scheme}://user:PASS/WORD@{rest}/secret.zt", f"{scheme}://user:PASS@WORD@{rest}/secret.zt",
+           f"{scheme}://user:PASS?WORD@{rest}/secret.zt", f"{scheme}://user:PASS#WORD@{rest}/secret.zt"]
+    for url in odd:
+        for r in (zt("info", url), zt("info", "--json", url)):
+            text = r.stdout + r.stderr
+            assert "PASS" not in text and "WORD" not in text and "SIG" not in text, (url, text)
+        try:
+            with ztensor.open(url) as f:
+                shown = repr(f)
+        except ztensor.Error as e:
+            shown = e.message
+        assert "PASS" not in shown and "WORD" not in shown and "SIG" not in shown, (url, shown)
+    with ztensor.open(odd[0]) as f:  # read, as libcurl reads it
+        assert f["w"][5] == 5
+        assert "/secret.zt" in repr(f)
+    for value in ("Bearer TOK\nEN456", "Bearer TOK\rEN456"):
+        with pytest.raises(ztensor.Error) as e:
+            ztensor.File.from_url(nginx.url + "/secret.zt", headers={"Authorization": value})
+        assert e.value.status_name == "ZT_ERR_ARGUMENT"
+        assert "TOK" not in e.value.message and "EN456" not in e.value.message, e.value.message
+    url = f"{scheme}://user:PASS@{rest}/secret.zt?X-Amz-Signature=SIG"
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.File(url)  # a local path's call
+    assert "PASS" not in e.value.message and "SIG" not in e.value.message, e.value.message
+    for args in (("compress", str(tmp_path / "none.zt"), "-o", url), ("append", url, str(tmp_path / "n.zt"))):
+        r = zt(*args)
+        assert r.returncode != 0
+        assert "PASS" not in r.stdout + r.stderr and "SIG" not in r.stdout + r.stderr, r.stderr
+
+
+def test_shards_of_a_root_at_a_url_without_a_path_stay_on_its_host(nginx):
+    """A root served at "http://host" (no path): its shards are asked of
+    that host, never of a host name made from the shard's name."""
+    with tempfile.TemporaryDirectory() as d:
+        with ztensor.Writer(os.path.join(d, "m.zt"), file_version=2, shard_bytes=150 << 10) as w:
+            for i in range(3):
+                w.add(f"w{i}", rng(40 + i, (64, 256)))
+        shutil.copy(os.path.join(d, "m.zt"), os.path.join(nginx.www, "index.html"))
+    try:
+        mark = nginx.mark()
+        with ztensor.open(nginx.url) as f:
+            with pytest.raises(ztensor.Error) as e:
+                f["w2"]
+        assert e.value.status_name == "ZT_ERR_IO"
+        assert "resolve" not in e.value.message, e.value.message
+        assert "404" in e.value.message, e.value.message
+        asked = [x[0].split()[1] for x in nginx.since(mark)]
+        assert all(a.startswith("/") for a in asked) and len(asked) >= 2, asked
+    finally:
+        os.remove(os.path.join(nginx.www, "index.html"))
 
 
 def test_cli_verify_and_convert_read_urls(nginx, tmp_path):

@@ -157,6 +157,20 @@ TEST(CApi, UrlForMessagesDropsUserInfoQueryAndFragmentOnly) {
   EXPECT_STREQ(out, "/tmp/a?b@c.zt");
   EXPECT_EQ(zt_url_for_messages("http://h/p@q.zt", out, sizeof out), 15u);  // '@' after the host
   EXPECT_STREQ(out, "http://h/p@q.zt");
+  // Taken apart as libcurl takes it: a third slash, login options.
+  zt_url_for_messages("http:///user:PASS@h:3/s.zt?sig", out, sizeof out);
+  EXPECT_STREQ(out, "http://h:3/s.zt");
+  zt_url_for_messages("HTTPS://user;auth=x:PASS@h/s.zt", out, sizeof out);
+  EXPECT_STREQ(out, "https://h/s.zt");
+  // A password holding '/', '@', '?' or '#' unencoded: where the secret ends
+  // cannot be told, so nothing past the scheme is shown.
+  for (const char* odd : {"http://user:PA/SS@h/s.zt", "http://user:PA@SS@h/s.zt",
+                          "http://user:PA?SS@h/s.zt", "https://user:PA#SS@h/s.zt"}) {
+    zt_url_for_messages(odd, out, sizeof out);
+    EXPECT_EQ(std::string(out).find("PA"), std::string::npos) << odd << " -> " << out;
+    EXPECT_EQ(std::string(out).find("SS"), std::string::npos) << odd << " -> " << out;
+    EXPECT_EQ(std::string(out).find("http"), 0u) << out;
+  }
   char small[8];
   EXPECT_EQ(zt_url_for_messages(url, small, sizeof small), 21u);  // cut short, as snprintf
   EXPECT_STREQ(small, "https:/");
