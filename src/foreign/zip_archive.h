@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/error.h"
@@ -69,6 +70,7 @@ class ZipArchive {
   std::unique_ptr<Reads> reads_;
   std::unique_ptr<zip, void (*)(zip*)> archive_{nullptr, nullptr};
   std::vector<ZipMember> members_;
+  std::unordered_map<std::string, size_t> by_name_;  // member name -> its place in members_
 };
 
 }  // namespace zt::foreign
