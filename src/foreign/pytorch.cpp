@@ -311,7 +311,19 @@ Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::st
   } else if (contiguous) {
     c.bytes = base().first(*nbytes);
   } else {
-    // Strided (a transpose, an expand): copied out in row-major order.
+    // Strided (a transpose, an expand): copied out in row-major order. The
+    // copies together stay within twice the storages' bytes plus 64 MiB: a
+    // transpose copies what its storage holds, while an expand (stride 0)
+    // of one element to a billion would make gigabytes from a few bytes.
+    if (copy_budget_ == 0) {
+      copy_budget_ = uint64_t{64} << 20;
+      for (const auto& [key, st] : storages_) copy_budget_ += 2 * uint64_t{st.bytes.size()};
+    }
+    ZT_FAIL_IF(*nbytes > copy_budget_ - copied_, limit,
+               "%s: a strided view of %llu bytes: the views copied out of this checkpoint would "
+               "pass %llu bytes, twice its storages plus 64 MiB (an expand of a few elements?)",
+               w, static_cast<ull>(*nbytes), static_cast<ull>(copy_budget_));
+    copied_ += *nbytes;
     std::vector<uint8_t> out(*nbytes);
     const std::span<const uint8_t> from_bytes = base();
     const size_t rank = t.size.size();
@@ -339,13 +351,33 @@ Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::st
 // pickle of shared containers (each list holding the previous one twice)
 // would make exponentially many paths from a few bytes. A saved object has
 // about as many paths as values (tied weights add one each), so the walk
-// is bounded by the pickle's own size.
-Result<void> TorchReader::spend(const std::string& where) {
+// is bounded by the pickle's own size. So are the bytes each path copies:
+// a string memoised once and referenced thousands of times (as an
+// attribute, or as the key above thousands of tensors' names) would
+// otherwise cost gigabytes from a megabyte: twice the pickle's text, plus
+// 64 bytes a value for the prefixes names repeat, plus 1 MiB.
+Result<void> TorchReader::spend(const std::string& where, uint64_t bytes) {
   const uint64_t budget = 2 * uint64_t{pickle_.size()} + 1024;
   ZT_FAIL_IF(++budget_ > budget, limit,
              "%s: the saved object has more than %llu paths to walk (containers shared over and "
              "over)",
              where.c_str(), static_cast<ull>(budget));
+  return spend_bytes(where, bytes);
+}
+
+Result<void> TorchReader::spend_bytes(const std::string& where, uint64_t bytes) {
+  if (byte_budget_ == 0) {
+    uint64_t text = 0;
+    for (size_t i = 0; i < pickle_.size(); ++i)
+      text += pickle_.at(static_cast<uint32_t>(i)).text.size() +
+              pickle_.at(static_cast<uint32_t>(i)).name.size();
+    byte_budget_ = 2 * text + 64 * uint64_t{pickle_.size()} + (uint64_t{1} << 20);
+  }
+  bytes_spent_ += bytes;
+  ZT_FAIL_IF(bytes_spent_ > byte_budget_, limit,
+             "%s: the saved object's names and strings would copy more than %llu bytes (a string "
+             "shared over and over)",
+             where.c_str(), static_cast<ull>(byte_budget_));
   return {};
 }
 
@@ -378,11 +410,11 @@ Result<std::string> TorchReader::key_text(uint32_t k, const std::string& where) 
 }
 
 Result<Json> TorchReader::to_json(uint32_t v, const std::string& where, unsigned depth) {
-  ZT_TRY(spend(where));
+  const PickleValue& x = pickle_.at(v);
+  ZT_TRY(spend(where, x.text.size() + x.name.size()));
   ZT_FAIL_IF(depth > Limits::cbor_depth, limit,
              "%s: the value nests more than %u containers deep (or contains itself)", where.c_str(),
              Limits::cbor_depth);
-  const PickleValue& x = pickle_.at(v);
   switch (x.kind) {
     case PickleKind::none:
       return Json(nullptr);
@@ -416,6 +448,7 @@ Result<Json> TorchReader::to_json(uint32_t v, const std::string& where, unsigned
       for (size_t i = 0; i + 1 < x.items.size(); i += 2) {
         auto k = key_text(x.items[i], where);
         ZT_TRY(k);
+        ZT_TRY(spend_bytes(where, k->size()));
         auto e = to_json(x.items[i + 1], where, depth + 1);
         ZT_TRY(e);
         ZT_FAIL_IF(o.contains(*k), invalid, "%s: key \"%s\" appears twice", where.c_str(),
@@ -458,7 +491,7 @@ Result<std::string> child_name(const std::string& prefix, std::string_view key,
 Result<void> TorchReader::walk(uint32_t v, const std::string& path, unsigned depth) {
   const std::string name = path.empty() ? stem_of(path_) : path;
   const std::string where = path_ + ": \"" + shown(name) + "\"";
-  ZT_TRY(spend(where));
+  ZT_TRY(spend(where, name.size()));
   auto holds = holds_tensor(v, depth);
   ZT_TRY(holds);
   const PickleValue& x = pickle_.at(v);

@@ -101,7 +101,9 @@ class TorchReader {
   Result<Json> to_json(uint32_t v, const std::string& where, unsigned depth);
   Result<std::string> key_text(uint32_t k, const std::string& where) const;
   Result<void> walk(uint32_t v, const std::string& path, unsigned depth);
-  Result<void> spend(const std::string& where);
+  // One path visited, `bytes` of text copied for it (a name, a string).
+  Result<void> spend(const std::string& where, uint64_t bytes);
+  Result<void> spend_bytes(const std::string& where, uint64_t bytes);
 
   const std::string& path_;
   ForeignFile& f_;
@@ -112,7 +114,11 @@ class TorchReader {
   std::map<std::string, Storage> storages_;
   std::vector<int8_t> holds_;  // holds_tensor per value: -1 unknown
   std::unordered_set<std::string> names_;
-  uint64_t budget_ = 0;  // values visited by the walk
+  uint64_t budget_ = 0;       // values visited by the walk
+  uint64_t bytes_spent_ = 0;  // text it copied (names and strings)
+  uint64_t byte_budget_ = 0;  // 0 until the first spend works it out
+  uint64_t copied_ = 0;       // bytes of strided views copied out
+  uint64_t copy_budget_ = 0;  // 0 until the first strided view works it out
 };
 
 }  // namespace zt::foreign::torch_reader

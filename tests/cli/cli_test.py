@@ -2878,6 +2878,33 @@ class Pickles(Base):
         torch_zip(self.path("huge.pt"), b"\x80\x02X\xff\xff\xff\x7fabc.", {})
         self.refuse("huge.pt", "a string of 2147483647 bytes is longer than the limit of 16777216")
 
+    def test_what_a_walk_copies_is_bounded_by_the_pickle(self):
+        """A string memoised once and referenced thousands of times (as an
+        attribute, or as the key above thousands of tensors' names), and
+        stride-0 views of one element each under the per-tensor limit:
+        each cost gigabytes from a file of kilobytes before (measured
+        1.07 GB, 2.57 GB and 3.1 GB peak); now refused within the budget
+        the pickle's own text and storages give."""
+        start = time.monotonic()
+        big = p_text("x" * (1 << 20)) + b"q\x00"
+        shared = p_pickle(p_dict([("s", big), ("x", b"](" + b"h\x00" * 200 + b"e")]))
+        torch_zip(self.path("shared.pt"), shared, {})
+        self.refuse("shared.pt", "would copy more than")
+        one = p_rebuild("0", numel=1, size=(1,)) + b"q\x00"
+        inner = b"}(" + b"K\x00" + one + b"".join(b"J" + struct.pack("<i", i) + b"h\x00" for i in range(1, 3000)) + b"u"
+        names = p_pickle(b"}(" + p_text("k" * 60000) + inner + b"u")
+        torch_zip(self.path("names.pt"), names, {"0": bytes(4)})
+        self.refuse("names.pt", "would copy more than")
+        views = [("t%d" % i, p_rebuild("0", numel=1, size=(4 << 20,), stride=(0,))) for i in range(40)]
+        torch_zip(self.path("views.pt"), p_pickle(p_dict(views)), {"0": bytes(4)})
+        self.refuse("views.pt", "twice its storages plus 64 MiB")
+        self.assertLess(time.monotonic() - start, 20)
+        # Within the budget: a few expanded views and a shared string load.
+        few = [("t%d" % i, p_rebuild("0", numel=1, size=(1024,), stride=(0,))) for i in range(3)]
+        torch_zip(self.path("few.pt"), p_pickle(p_dict(few + [("s", p_text("y" * 1000) + b"q\x01"),
+                                                               ("r", b"h\x01")])), {"0": bytes(4)})
+        self.convert("few.pt")
+
     def test_stored_members_are_read_in_place_only_with_their_crc(self):
         data = np.arange(1024, dtype="<f4")
         torch_zip(self.path("m.pt"), p_pickle(p_dict([("t", p_rebuild("0", numel=1024, size=(1024,)))])),
