@@ -31,6 +31,7 @@
 #include "read/content.h"
 #include "rewrite.h"
 #include "source/http_source.h"
+#include "source/io.h"
 #include "values.h"
 #include "write/output_file.h"
 #include "write/writer.h"
@@ -324,6 +325,37 @@ Result<std::optional<HfShards>> hf_shards(const Input& in, const std::vector<HfT
   return std::optional(std::move(out));
 }
 
+// The weights of the checkpoint already in `dir`, by file name: its
+// model.safetensors, its index and the shards the index names (plain names
+// beside it, as any index is read). An index that cannot be read names
+// none: those files stay.
+std::set<std::string> earlier_weights(const std::string& dir) {
+  std::set<std::string> names;
+  struct stat st {};
+  if (::lstat((dir + "/model.safetensors").c_str(), &st) == 0) names.insert("model.safetensors");
+  const std::string index = dir + "/model.safetensors.index.json";
+  auto src = Source::open_file(index, Source::Mode::copy);
+  if (!src || src->size() > Limits::hf_index_bytes) return names;
+  std::string text(src->size(), '\0');
+  if (!src->read_into(0, std::span(reinterpret_cast<uint8_t*>(text.data()), text.size())))
+    return names;
+  auto shards = foreign::safetensors_shards_of_index(index.c_str(), text);
+  if (!shards) return names;
+  names.insert("model.safetensors.index.json");
+  for (const auto& [tensor, shard] : *shards) names.insert(shard);
+  return names;
+}
+
+// A folder made for a checkpoint whose writing then failed is removed
+// again (rmdir: only while it is empty, as a failed write leaves it).
+struct FolderMade {
+  std::string dir;
+  bool made = false;
+  ~FolderMade() {
+    if (made) ::rmdir(dir.c_str());
+  }
+};
+
 Result<void> make_folder(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0777) == 0) return {};
   const int err = errno;
@@ -375,10 +407,14 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
   if (!config) return qualified(std::move(config).error(), in.path);
   auto shards = hf_shards(in, tensors);
   if (!shards) return qualified(std::move(shards).error(), in.path);
+  struct stat there {};
+  FolderMade folder{dir, ::stat(dir.c_str(), &there) != 0};
   ZT_TRY(make_folder(dir));
+  const std::set<std::string> earlier = earlier_weights(dir);
   Progress progress("convert", total);
-  // Every file is written first and put in place last, together: a failure
-  // leaves the folder's earlier checkpoint as it was.
+  // Every file is written first and put in place last, together
+  // (publish_together): a failure leaves the folder's earlier checkpoint as
+  // it was.
   std::vector<OutputFile> files;
   const auto write_file = [&](const std::string& path, std::span<const size_t> ks) -> Result<void> {
     std::vector<foreign::SafetensorsEntry> entries;
@@ -409,12 +445,21 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
     ZT_TRY(write_file(st, all));
   }
   if (*config) ZT_TRY(add_text_file(dir + "/config.json", **config));
-  for (OutputFile& f : files) {
-    const std::string path = f.path();
-    auto r = f.publish();
-    if (!r) return qualified(std::move(r).error(), path);
+  std::set<std::string> written;
+  for (const OutputFile& f : files) written.insert(f.path().substr(f.path().rfind('/') + 1));
+  ZT_TRY(publish_together(files));
+  folder.made = false;
+  // The earlier checkpoint's weights that the new one does not hold go: a
+  // model.safetensors left beside new shards (or shards beside a new
+  // model.safetensors) would be loaded in their place.
+  std::string removed;
+  for (const std::string& name : earlier) {
+    if (written.contains(name) || ::unlink((dir + "/" + name).c_str()) != 0) continue;
+    removed += (removed.empty() ? "" : ", ") + name;
   }
   progress.finish();
+  if (!removed.empty())
+    std::fprintf(stderr, "%s: removed the earlier checkpoint's %s\n", dir.c_str(), removed.c_str());
   // A grouped object's attributes are its scheme's, which config.json and
   // its tensors hold again.
   note_dropped_attributes(in, [&](size_t i) { return recorded[i].has_value(); });

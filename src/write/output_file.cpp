@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "source/http_source.h"
 
@@ -170,6 +171,59 @@ Result<void> OutputFile::publish() {
     ::fsync(dfd);
     ::close(dfd);
   }
+  return {};
+}
+
+Result<void> publish_together(std::span<OutputFile> files) {
+  struct Kept {
+    std::string target, link;  // link: empty where no file was there
+  };
+  std::vector<Kept> kept;
+  // Undoes the first `published` renames; removes every kept link left.
+  const auto undo = [&](size_t published) {
+    for (size_t k = 0; k < kept.size(); ++k) {
+      if (k < published && kept[k].link.empty())
+        ::unlink(kept[k].target.c_str());
+      else if (k < published)
+        ::rename(kept[k].link.c_str(), kept[k].target.c_str());
+      else if (!kept[k].link.empty())
+        ::unlink(kept[k].link.c_str());
+    }
+  };
+  const auto give_up = [&](size_t published, size_t from, Error e) {
+    undo(published);
+    for (size_t k = from; k < files.size(); ++k) files[k].discard();
+    return e;
+  };
+  for (size_t k = 0; k < files.size(); ++k) {
+    Kept one{files[k].path(), {}};
+    struct stat st {};
+    for (int attempt = 0;
+         attempt < 100 && one.link.empty() && ::lstat(one.target.c_str(), &st) == 0; ++attempt) {
+      std::string name = temporary_name(
+          one.target, ".old-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
+      if (::link(one.target.c_str(), name.c_str()) == 0) {
+        one.link = std::move(name);
+      } else if (errno != EEXIST) {
+        const int err = errno;
+        return give_up(0, 0,
+                       make_error(Status::io,
+                                  "%s: keeping the file it replaces (a link beside it) failed: %s; "
+                                  "nothing was replaced",
+                                  location_for_messages(one.target).c_str(), std::strerror(err)));
+      }
+    }
+    kept.push_back(std::move(one));
+  }
+  for (size_t k = 0; k < files.size(); ++k) {
+    auto r = files[k].publish();
+    if (!r) {
+      Error e = std::move(r).error();
+      e.message += "; the files put in place before it were put back";
+      return give_up(k, k + 1, std::move(e));
+    }
+  }
+  undo(0);  // the kept links only
   return {};
 }
 

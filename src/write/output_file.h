@@ -63,4 +63,13 @@ class OutputFile {
   bool anonymous_ = false;  // O_TMPFILE: no name until publish()
 };
 
+// Puts several files in place as one step as far as failures go (a
+// checkpoint folder's weights, index and config): each target that exists
+// is first kept as a hard link beside it; should any rename fail, the
+// targets renamed so far get their old file back (or are removed, where
+// there was none) and the rest are discarded, so the folder holds what it
+// held. The kept links are removed either way. A crash part-way can leave a
+// mix and named links ("<target>.old-*"): no rename switches several files.
+Result<void> publish_together(std::span<OutputFile> files);
+
 }  // namespace zt

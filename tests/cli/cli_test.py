@@ -1142,6 +1142,8 @@ class Safetensors(Base):
         shards = {"model-00002-of-00002.safetensors": [("c", "F16", [3], c.tobytes())],
                   "model-00001-of-00002.safetensors": [("a", "F32", [2, 3], a.tobytes()),
                                                        ("b", "I64", [4], b.tobytes())]}
+        shards_named = sorted(shards)
+        flat_tensors = [t for n in shards_named for t in shards[n]]
         self.sharded(shards, metadata={"total_size": 54})
         # zt info shows what the model occupies: its shards together (#45 part 1;
         # it said "0 B", the index not being kept).
@@ -1179,6 +1181,23 @@ class Safetensors(Base):
             self.assertNotIn(a.tobytes(), second)
             self.zt("verify", out)
             self.zt("diff", "model.safetensors.index.json", out)
+        # --hf into a folder that holds another checkpoint: the new one
+        # replaces its weights, none of the old ones left to be loaded
+        # instead (a model.safetensors beside new shards, or the reverse).
+        os.mkdir(self.path("hf"))
+        with open(self.path("hf/tokenizer.json"), "w") as f:
+            f.write("{}")
+        write_safetensors(self.path("flat.safetensors"), flat_tensors)
+        self.zt("convert", "flat.safetensors", "flat.zt")
+        self.zt("convert", "flat.zt", "hf", "--hf")
+        self.assertEqual(sorted(os.listdir(self.path("hf"))), ["model.safetensors", "tokenizer.json"])
+        p = self.zt("convert", "one.zt", "hf", "--hf")
+        self.assertIn("removed the earlier checkpoint's model.safetensors", p.stderr)
+        self.assertEqual(sorted(os.listdir(self.path("hf"))), sorted(list(shards_named) + [
+            "model.safetensors.index.json", "tokenizer.json"]))
+        p = self.zt("convert", "flat.zt", "hf", "--hf")
+        self.assertEqual(sorted(os.listdir(self.path("hf"))), ["model.safetensors", "tokenizer.json"])
+        self.zt("diff", "hf/model.safetensors", "flat.safetensors")
         p = self.zt("convert", "model.safetensors.index.json", "x.zt", "--keep-shards", code=2)
         self.assertIn("--format-version 2", p.stderr)
         self.zt("convert", "model.safetensors.index.json", "x.zt", "--format-version", "2", "--keep-shards",
@@ -2205,7 +2224,7 @@ class Trust(Base):
         for cmd in commands:
             p = self.zt(*cmd, code=4)
             self.assertIn(fragment, p.stderr, cmd)
-            for out in ("out.zt", "out.safetensors", "out_hf/model.safetensors"):
+            for out in ("out.zt", "out.safetensors", "out_hf"):  # no folder is left made either
                 self.assertFalse(os.path.exists(self.path(out)), (cmd, out))
             self.assertEqual(self.slurp(bad), before, cmd)
 

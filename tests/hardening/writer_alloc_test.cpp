@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "write/output_file.h"
 #include "ztensor.h"
 
 namespace {
@@ -211,6 +213,70 @@ TEST(WriterIo, EveryFailedSystemCallLeavesNoContradictingFile) {
   // Writes of the three objects and the manifest, the read-back of "b" for
   // its content check, fsync, linkat or rename: at least 6.
   EXPECT_GE(fail_each_call(Fault::io), 6) << "the sequence made fewer system calls than expected";
+}
+
+// Several files put in place together (a checkpoint folder: zt convert
+// --hf): whichever fsync, linkat or rename fails, the folder holds what it
+// held, the old files whole, no new file and no temporary or kept link.
+TEST(WriterIo, FilesPublishedTogetherAreAllOrNone) {
+  namespace fs = std::filesystem;
+  const fs::path dir = temp_path() + ".d";
+  fs::create_directories(dir);
+  const auto put = [](const fs::path& p, const std::string& text) {
+    std::FILE* f = std::fopen(p.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  };
+  const auto text_of = [](const fs::path& p) {
+    std::string out;
+    if (std::FILE* f = std::fopen(p.c_str(), "rb")) {
+      char buf[64];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+      std::fclose(f);
+    }
+    return out;
+  };
+  const std::vector<std::string> names = {"a", "b", "c", "new"};
+  long failures = 0;
+  for (long fail_at = 0;; ++fail_at) {
+    for (const std::string& n : names)
+      if (n != "new") put(dir / n, "old " + n);
+    fs::remove(dir / "new");  // a run that succeeded put it there
+    std::vector<zt::OutputFile> files;
+    for (const std::string& n : names) {
+      auto f = zt::OutputFile::create((dir / n).string());
+      ASSERT_TRUE(f) << f.error().message;
+      const std::string text = "new " + n;
+      ASSERT_TRUE(f->write(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+      files.push_back(std::move(*f));
+    }
+    t_io_countdown = fail_at;
+    t_io_failed = 0;
+    t_armed = true;
+    const auto r = zt::publish_together(files);
+    t_armed = false;
+    const bool injected = t_io_failed > 0;
+    t_io_countdown = -1;
+    std::vector<std::string> listed;
+    for (const auto& e : fs::directory_iterator(dir))
+      listed.push_back(e.path().filename().string());
+    std::sort(listed.begin(), listed.end());
+    if (r) {  // all new (a failed fsync of the directory after a rename is not a failure)
+      EXPECT_EQ(listed, names) << "failure " << fail_at;
+      for (const std::string& n : names) EXPECT_EQ(text_of(dir / n), "new " + n);
+      if (!injected) break;  // every call went through
+      continue;
+    }
+    ++failures;
+    ASSERT_TRUE(injected) << r.error().message;
+    EXPECT_EQ(listed, std::vector<std::string>({"a", "b", "c"})) << "failure " << fail_at;
+    for (const char* n : {"a", "b", "c"})
+      EXPECT_EQ(text_of(dir / n), "old " + std::string(n)) << "failure " << fail_at;
+  }
+  fs::remove_all(dir);
+  // fsync, linkat and rename of each of four files: twelve points at least.
+  EXPECT_GE(failures, 12);
 }
 
 TEST(WriterAlloc, PoisonedWriterNamesTheFirstFailure) {
