@@ -307,21 +307,36 @@ Result<ForeignFile> read_npy(const std::string& path) {
 }
 
 Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
-  ForeignFile f;
-  f.kind = FileKind::npz;
   auto archive = ZipArchive::open(path);
   ZT_TRY(archive);
+  // np.savez stores its members uncompressed: they are viewed in the mapped
+  // file once their CRC-32 holds (as a checkpoint's storages are), costing
+  // no memory of their size; np.savez_compressed's are inflated.
+  auto mapped = ForeignFile::mapped(path, FileKind::npz);
+  ZT_TRY(mapped);
+  ForeignFile f = std::move(*mapped);
+  const auto in_place =
+      archive->stored_in_place(std::span<const uint8_t>(f.source.base(), f.source.size()));
   std::unordered_set<std::string> names;
-  for (const ZipMember& member : archive->members()) {
+  for (size_t k = 0; k < archive->members().size(); ++k) {
+    const ZipMember& member = archive->members()[k];
     const std::string where = path + ": member \"" + member.name + "\"";
     ZT_FAIL_IF(!member.name.ends_with(".npy"), unsupported, "%s: not an .npy array", where.c_str());
-    auto bytes = archive->read(member, where, limit);
-    ZT_TRY(bytes);
     std::string name = member.name.substr(0, member.name.size() - 4);
     ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", path.c_str(),
                name.c_str());
-    f.owned.push_back(std::move(*bytes));
-    auto o = parse_npy(f.owned.back(), where, name, f);
+    ZT_FAIL_IF(member.size > limit, limit, "%s: %llu bytes, more than the limit %llu",
+               where.c_str(), static_cast<ull>(member.size), static_cast<ull>(limit));
+    std::span<const uint8_t> image;
+    if (in_place[k]) {
+      image = *in_place[k];
+    } else {
+      auto bytes = archive->read(member, where, limit);
+      ZT_TRY(bytes);
+      f.owned.push_back(std::move(*bytes));
+      image = f.owned.back();
+    }
+    auto o = parse_npy(image, where, name, f);
     ZT_TRY(o);
     f.objects.push_back(std::move(*o));
   }

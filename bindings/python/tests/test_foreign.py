@@ -52,6 +52,42 @@ def test_npy_and_npz_stored_and_deflated(tmp_path):
             assert f.verify() == (0, 3)
 
 
+def _mapping_of(address):
+    """The pathname of the mapping of this process that holds `address`
+    (/proc/self/maps), "" for anonymous memory."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            if low <= address < high:
+                return fields[5].strip() if len(fields) > 5 else ""
+    return None
+
+
+def test_a_stored_npz_member_is_viewed_in_the_file(tmp_path):
+    """np.savez stores its members uncompressed: they are viewed in the
+    mapped file once their CRC-32 holds (no copy of their size at open), as a
+    checkpoint's storages are; np.savez_compressed's are inflated."""
+    a = np.arange(1 << 18, dtype=np.float32).reshape(512, 512)
+    np.savez(tmp_path / "m.npz", a=a)
+    np.savez_compressed(tmp_path / "z.npz", a=a)
+    with ztensor.File(tmp_path / "m.npz", allow_foreign=True) as f:
+        got = f["a"]
+        assert _mapping_of(got.__array_interface__["data"][0]) == str(tmp_path / "m.npz")
+        np.testing.assert_array_equal(got, a)
+    with ztensor.File(tmp_path / "z.npz", allow_foreign=True) as f:
+        got = f["a"]
+        assert _mapping_of(got.__array_interface__["data"][0]) != str(tmp_path / "z.npz")
+        np.testing.assert_array_equal(got, a)
+    # A stored member whose bytes no longer match its CRC-32 is not viewed: refused.
+    blob = bytearray((tmp_path / "m.npz").read_bytes())
+    at = bytes(blob).find(a.tobytes()[4096:4160])
+    blob[at] ^= 0x10
+    (tmp_path / "bad.npz").write_bytes(bytes(blob))
+    with pytest.raises(ztensor.Error, match="CRC"):
+        ztensor.File(tmp_path / "bad.npz", allow_foreign=True)
+
+
 def test_without_allow_foreign_a_foreign_file_is_refused(tmp_path):
     np.save(tmp_path / "a.npy", np.zeros(3))
     with pytest.raises(ztensor.Error, match="allow_foreign"):
