@@ -29,8 +29,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 Result<ForeignFile> read_safetensors_file(const std::string& path, const ReadOptions&) {
   return read_safetensors(path);
 }
-Result<ForeignFile> read_npy_file(const std::string& path, const ReadOptions&) {
-  return read_npy(path);
+Result<ForeignFile> read_npy_file(const std::string& path, const ReadOptions& o) {
+  return read_npy(path, o.decoded_limit());
 }
 Result<ForeignFile> read_npz_file(const std::string& path, const ReadOptions& o) {
   return read_npz(path, o.decoded_limit());

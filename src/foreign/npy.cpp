@@ -227,7 +227,7 @@ std::string stem_of(const std::string& path) {
 }  // namespace
 
 Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::string& where,
-                                const std::string& name, ForeignFile& f) {
+                                const std::string& name, ForeignFile& f, uint64_t limit) {
   const char* w = where.c_str();
   static constexpr uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   Cursor cur(image);
@@ -281,6 +281,9 @@ Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::strin
   const bool swap = t->big_endian && width > 1;
   const bool transpose = h->fortran && h->shape.size() > 1;
   if (swap || transpose) {
+    ZT_FAIL_IF(*nbytes > limit, limit,
+               "%s: %llu bytes to reorder (big-endian or Fortran order), more than the limit %llu",
+               w, static_cast<ull>(*nbytes), static_cast<ull>(limit));
     std::vector<uint8_t> bytes = transpose ? fortran_to_c(data, h->shape, t->item_bytes)
                                            : std::vector<uint8_t>(data.begin(), data.end());
     if (swap) swap_elements(bytes, width);
@@ -293,14 +296,14 @@ Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::strin
   return o;
 }
 
-Result<ForeignFile> read_npy(const std::string& path) {
+Result<ForeignFile> read_npy(const std::string& path, uint64_t limit) {
   auto mapped = ForeignFile::mapped(path, FileKind::npy);
   ZT_TRY(mapped);
   ForeignFile f = std::move(*mapped);
   ZT_FAIL_IF(f.source.size() < 10, format, "%s: %llu bytes is too short for an .npy file",
              path.c_str(), static_cast<ull>(f.source.size()));
-  auto o =
-      parse_npy(std::span<const uint8_t>(f.source.base(), f.source.size()), path, stem_of(path), f);
+  auto o = parse_npy(std::span<const uint8_t>(f.source.base(), f.source.size()), path,
+                     stem_of(path), f, limit);
   ZT_TRY(o);
   f.objects.push_back(std::move(*o));
   return f;
@@ -336,7 +339,7 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
       f.owned.push_back(std::move(*bytes));
       image = f.owned.back();
     }
-    auto o = parse_npy(image, where, name, f);
+    auto o = parse_npy(image, where, name, f, limit);
     ZT_TRY(o);
     f.objects.push_back(std::move(*o));
   }

@@ -20,16 +20,20 @@
 namespace zt::foreign {
 
 // An .npy file becomes one object named after the file (without ".npy").
-Result<ForeignFile> read_npy(const std::string& path);
+// Data that must be copied to be served (big-endian, Fortran order) is
+// refused beyond `limit` bytes (the caller's cap on a component) before it
+// is allocated.
+Result<ForeignFile> read_npy(const std::string& path, uint64_t limit = Limits::decoded_bytes);
 // Each NAME.npy member of an .npz becomes object NAME.
 // Members inflated beyond `limit` bytes (the caller's cap on a component)
 // are refused before they are allocated.
 Result<ForeignFile> read_npz(const std::string& path, uint64_t limit = Limits::decoded_bytes);
 
 // Parses one .npy image into `out` (bytes view `image` when they need no
-// change, else land in f.owned). `where` names it in messages.
+// change, else land in f.owned, at most `limit` of them). `where` names it
+// in messages.
 Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::string& where,
-                                const std::string& name, ForeignFile& f);
+                                const std::string& name, ForeignFile& f, uint64_t limit);
 
 // The numpy descr ("<f4", "|b1", "<c8", ...) of a dtype and logical type, if
 // numpy has one.

@@ -88,6 +88,25 @@ def test_a_stored_npz_member_is_viewed_in_the_file(tmp_path):
         ztensor.File(tmp_path / "bad.npz", allow_foreign=True)
 
 
+def test_an_npy_that_must_be_reordered_honours_max_decoded_bytes(tmp_path):
+    """Big-endian or Fortran-ordered data is copied to be served: that copy
+    is checked against the caller's max_decoded_bytes before it is made
+    (it was not: 64 MiB of >f4 cost 128 MiB at a 1 MiB limit); data
+    served in place from the mapping is not a copy."""
+    a = np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024)  # 4 MiB
+    np.save(tmp_path / "le.npy", a)
+    np.save(tmp_path / "be.npy", a.astype(">f4"))
+    np.save(tmp_path / "f.npy", np.asfortranarray(a))
+    for name in ("be.npy", "f.npy"):
+        with pytest.raises(ztensor.Error, match="more than the limit") as e:
+            ztensor.open(tmp_path / name, allow_foreign=True, max_decoded_bytes=1 << 20)
+        assert e.value.status_name == "ZT_ERR_LIMIT"
+        with ztensor.open(tmp_path / name, allow_foreign=True, max_decoded_bytes=8 << 20) as f:
+            np.testing.assert_array_equal(f[name[:-4]], a)
+    with ztensor.open(tmp_path / "le.npy", allow_foreign=True, max_decoded_bytes=1 << 20) as f:
+        np.testing.assert_array_equal(f["le"], a)
+
+
 def test_without_allow_foreign_a_foreign_file_is_refused(tmp_path):
     np.save(tmp_path / "a.npy", np.zeros(3))
     with pytest.raises(ztensor.Error, match="allow_foreign"):
