@@ -388,6 +388,13 @@ Result<ForeignFile> Parser::run(ForeignFile f) {
     ForeignComponent c;
     c.role = "data";
     c.bytes = std::span<const uint8_t>(base + data_start + t.offset, t.nbytes);
+    // Blocks regrouped into a quantized_group are copies (about the blocks'
+    // size): checked against the caller's cap on a component first.
+    ZT_FAIL_IF(!t.type->dense && ggml_group_form(*t.type) && t.nbytes > options_.decoded_limit(),
+               limit,
+               "%s: tensor \"%s\": %llu bytes of %s blocks to regroup, more than the limit %llu",
+               p(), t.name.c_str(), static_cast<ull>(t.nbytes), std::string(t.type->name).c_str(),
+               static_cast<ull>(options_.decoded_limit()));
     if (t.type->dense) {
       c.dtype = *t.type->dense;
       o.shape = std::move(logical);

@@ -220,6 +220,21 @@ TEST_F(ForeignOpen, GgufQ8_0IsAQuantizedGroupWithGgmlsValues) {
   EXPECT_EQ(manifest(o.get())["attributes"]["general.architecture"], "llama");
   uint64_t checked = 0, unchecked = 0;
   EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+  // Regrouping copies the blocks: above the caller's cap on a component it
+  // is refused before anything is allocated, as every copy a foreign
+  // reader makes at open is.
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.allow_foreign = 1;
+  opt.max_decoded_bytes = block.size() - 1;
+  zt_reader* r = nullptr;
+  EXPECT_EQ(zt_open_ex(path.c_str(), &opt, &r), ZT_ERR_LIMIT);
+  EXPECT_NE(std::string(zt_last_error()).find("blocks to regroup"), std::string::npos)
+      << zt_last_error();
+  EXPECT_EQ(r, nullptr);
+  opt.max_decoded_bytes = block.size();
+  ASSERT_EQ(zt_open_ex(path.c_str(), &opt, &r), ZT_OK) << zt_last_error();
+  zt_close(r);
 }
 
 }  // namespace
