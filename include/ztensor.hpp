@@ -570,7 +570,8 @@ class Component {
 
   template <typename F>
   std::vector<F> convert(ReadFn<F> read) const {
-    const std::uint64_t n = decoded_size_or_decode() / dtype_width(dtype());
+    std::uint64_t n = decoded_size_or_decode() / dtype_width(dtype());
+    if (type() == "f4_e2m1") n *= 2;  // two values a byte
     const auto buf = detail::uninitialized<F>(n, where());
     std::uint64_t written = 0;
     detail::check(read(r_, object_, role_, buf.get(), n, &written));
@@ -763,6 +764,7 @@ class Object {
   /// A copy of the box, row-major, touching only its bytes (zt_dense_slice).
   std::vector<std::byte> read_slice(std::span<const std::uint64_t> begin,
                                     std::span<const std::uint64_t> end) const {
+    same_rank(begin, end);
     const RowSize size = box_size(begin, end);
     std::vector<std::byte> out(static_cast<std::size_t>(size.values * size.width));
     std::uint64_t written = 0;
@@ -792,9 +794,18 @@ class Object {
   using SliceFn = zt_status (*)(const zt_reader*, std::size_t, std::size_t, const std::uint64_t*,
                                 const std::uint64_t*, F*, std::uint64_t, std::uint64_t*);
 
+  // The library reads begin.size() entries of both: a shorter end would be
+  // read past.
+  static void same_rank(std::span<const std::uint64_t> begin, std::span<const std::uint64_t> end) {
+    if (begin.size() != end.size())
+      throw Error(ZT_ERR_ARGUMENT, "a box of " + std::to_string(begin.size()) + " begins and " +
+                                       std::to_string(end.size()) + " ends");
+  }
+
   template <typename F>
   std::vector<F> convert_slice(SliceFn<F> read, std::span<const std::uint64_t> begin,
                                std::span<const std::uint64_t> end) const {
+    same_rank(begin, end);
     std::vector<F> out(static_cast<std::size_t>(box_size(begin, end).values));
     std::uint64_t written = 0;
     detail::check(
@@ -1194,6 +1205,8 @@ void load_staged(const Reader& reader, std::span<const StagedItem> items,
                  std::span<const std::span<std::byte>> buffers, Engine& engine,
                  unsigned threads = 0) {
   if (buffers.empty()) throw Error(ZT_ERR_ARGUMENT, "load_staged needs a staging buffer");
+  for (const std::span<std::byte> b : buffers)
+    if (b.empty()) throw Error(ZT_ERR_ARGUMENT, "load_staged: a staging buffer of 0 bytes");
   using Token = decltype(engine.fence());
   std::vector<std::optional<Token>> pending(buffers.size());
   struct Piece {

@@ -203,6 +203,18 @@ TEST_F(WrapperTest, LoadStagedFillsEveryItemThroughSmallBuffers) {
     for (std::size_t i = 0; i < want.size(); ++i)
       EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(), device.memory[i].begin())) << i;
   }
+  // A buffer of no bytes would never move the load on: refused, not spun on.
+  std::vector<std::byte> one(100);
+  const std::vector<std::span<std::byte>> with_empty{std::span<std::byte>(one),
+                                                     std::span<std::byte>()};
+  LateDevice device;
+  for (const auto& w : want) device.memory.emplace_back(w.size());
+  try {
+    ztensor::load_staged(r, items, with_empty, device);
+    FAIL() << "a staging buffer of 0 bytes";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
 }
 
 TEST_F(WrapperTest, DecodeRangesTellsEachRangeAndThrowsTheFirstFailure) {
@@ -328,6 +340,12 @@ TEST_F(WrapperTest, PackedF4SparseValuesSpanTheirBytesNotTheirCount) {
   EXPECT_EQ(csr.nnz, 3u);
   EXPECT_EQ(csr.values.bytes().size(), 2u);
   EXPECT_EQ(csr.values.bytes()[1], std::byte{0x03});
+  // Converted, the component gives its three values (two a byte, the last
+  // nibble padding): a buffer sized by bytes / width held one byte's two.
+  // f4_e2m1 codes 1, 2, 3 are 0.5, 1, 1.5.
+  const std::vector<float> v = r["s"].component("values").read_f32();
+  ASSERT_GE(v.size(), 3u);
+  EXPECT_EQ(std::vector<float>(v.begin(), v.begin() + 3), (std::vector<float>{0.5f, 1.0f, 1.5f}));
 }
 
 TEST_F(WrapperTest, FromUrlRefusesWhatIsNotHttp) {
@@ -902,6 +920,20 @@ TEST_F(TypedViewTest, NdSlices) {
     FAIL() << "a 2-d box of a 3-d object";
   } catch (const ztensor::Error& e) {
     EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+  // Ends fewer than begins: refused before the library reads past `end`
+  // (it reads as many of both as there are begins).
+  const std::vector<std::uint64_t> shorter(end, end + 2);
+  for (int k = 0; k < 3; ++k) {
+    try {
+      if (k == 0) (void)r["packed"].read_slice(begin, shorter);
+      if (k == 1) (void)r["packed"].slice_f32(begin, shorter);
+      if (k == 2) (void)r["packed"].slice_f64(begin, shorter);
+      FAIL() << "3 begins and 2 ends";
+    } catch (const ztensor::Error& e) {
+      EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+      EXPECT_NE(std::string(e.what()).find("3 begins and 2 ends"), std::string::npos) << e.what();
+    }
   }
 }
 
