@@ -377,7 +377,9 @@ impl<'r> Object<'r> {
     /// The box [begin, end) of a dense object, little-endian bytes of its
     /// dtype (`zt_dense_slice`): only the box's bytes are read.
     pub fn slice(&self, begin: &[u64], end: &[u64]) -> Result<Vec<u8>> {
-        let bytes = box_values(begin, end)? * self.dense()?.element_bytes();
+        let bytes = box_values(self.shape(), begin, end)?
+            .checked_mul(self.dense()?.element_bytes())
+            .ok_or_else(|| argument("box too large"))?;
         filled(bytes, |out: *mut u8, cap, written| unsafe {
             sys::zt_dense_slice(
                 self.raw(),
@@ -426,7 +428,7 @@ impl<'r> Object<'r> {
 
     /// The converted values of a box: its elements, x2 for complex data.
     fn slice_values(&self, begin: &[u64], end: &[u64]) -> Result<usize> {
-        let values = box_values(begin, end)?;
+        let values = box_values(self.shape(), begin, end)?;
         Ok(
             if matches!(self.dense()?.r#type, Some("complex64") | Some("complex128")) {
                 2 * values
@@ -486,9 +488,18 @@ fn filled<T: Copy + Default>(
     Ok(out)
 }
 
-fn box_values(begin: &[u64], end: &[u64]) -> Result<usize> {
+/// The elements of the box [begin, end) of an object of `shape`; 0 for a
+/// box the library refuses (another rank, reversed, past the shape), whose
+/// refusal is then the library's: nothing is allocated from the caller's
+/// numbers before they are checked.
+fn box_values(shape: &[u64], begin: &[u64], end: &[u64]) -> Result<usize> {
     if begin.len() != end.len() {
         return Err(argument("begin and end have different lengths"));
+    }
+    let within = begin.len() == shape.len()
+        && begin.iter().zip(end).zip(shape).all(|((b, e), s)| b <= e && e <= s);
+    if !within {
+        return Ok(0);
     }
     let mut n: u64 = 1;
     for (b, e) in begin.iter().zip(end) {
@@ -680,9 +691,11 @@ impl<'r> Component<'r> {
         })
     }
 
-    /// Storage elements in the decoded bytes.
+    /// Values the conversions write: storage elements in the decoded bytes
+    /// (two make a complex value), two a byte for f4_e2m1.
     fn element_count(&self) -> Result<usize> {
         let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
-        Ok((self.decoded_size()? / width) as usize)
+        let per_byte = if self.r#type() == Some("f4_e2m1") { 2 } else { 1 };
+        usize::try_from(self.decoded_size()? / width * per_byte).map_err(|_| argument("too large"))
     }
 }

@@ -142,6 +142,45 @@ fn slices_and_conversions_read_only_the_box() {
 }
 
 #[test]
+fn a_box_outside_the_shape_is_the_librarys_refusal_not_an_allocation() {
+    // The box sized the buffer before the library checked it: a box of 10^12
+    // rows aborted the process (allocation failure), a larger one panicked.
+    let dir = TempDir::new("bigbox");
+    let path = dir.path("m.zt");
+    write_sample(&path);
+    let r = Reader::open(&path).unwrap();
+    let w = r.object("w").unwrap();
+    for end in [5u64, 1_000_000_000_000, 6_148_914_691_236_517_205, u64::MAX] {
+        let e = w.slice_f32(&[0, 0], &[end, 3]).unwrap_err();
+        assert_eq!(e.status, Status::Argument, "{}", e.message);
+        let e = w.slice(&[0, 0], &[end, 3]).unwrap_err();
+        assert_eq!(e.status, Status::Argument, "{}", e.message);
+    }
+    assert_eq!(w.slice_f64(&[0, 0], &[1, 3]).unwrap().len(), 3);
+}
+
+#[test]
+fn f4_e2m1_components_convert_two_values_a_byte() {
+    let dir = TempDir::new("f4");
+    let path = dir.path("f4.zt");
+    let options = WriterOptions { file_version: Some(2), ..Default::default() };
+    let mut w = Writer::create_with(&path, &options).unwrap();
+    {
+        let mut o = w.begin_object("s", "sparse_csr", &[2, 4]).unwrap();
+        o.add_component("values", "u8", Some("f4_e2m1"), &[0x21, 0x03], Encoding::Raw).unwrap();
+        let indices: Vec<u8> = [0u64, 1, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let indptr: Vec<u8> = [0u64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        o.add_component("indices", "u64", None, &indices, Encoding::Raw).unwrap();
+        o.add_component("indptr", "u64", None, &indptr, Encoding::Raw).unwrap();
+        o.end().unwrap();
+    }
+    w.finish().unwrap();
+    let r = Reader::open(&path).unwrap();
+    let values = r.object("s").unwrap().component("values").unwrap().read_f32().unwrap();
+    assert_eq!(values[..3], [0.5, 1.0, 1.5]); // codes 1, 2, 3; the fourth nibble pads
+}
+
+#[test]
 fn streaming_writes_and_from_bytes() {
     let dir = TempDir::new("stream");
     let path = dir.path("s.zt");
