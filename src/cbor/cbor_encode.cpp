@@ -129,7 +129,11 @@ size_t depth_of(const cbor::Document& doc, uint32_t i) {
 
 Result<void> check_attribute_map(std::span<const uint8_t> bytes, size_t max_depth) {
   auto doc = cbor::decode(bytes);
-  if (!doc) return make_error(Status::argument, "attributes: %s", doc.error().message.c_str());
+  // Too deep (or too many items) for the decoder is a limit, as one level
+  // past max_depth is; malformed CBOR is the caller's argument.
+  if (!doc)
+    return make_error(doc.error().status == Status::limit ? Status::limit : Status::argument,
+                      "attributes: %s", doc.error().message.c_str());
   ZT_FAIL_IF(doc->node(0).kind != cbor::Kind::map, argument, "attributes must be a CBOR map");
   const size_t depth = depth_of(*doc, 0);
   ZT_FAIL_IF(depth > max_depth, limit,

@@ -425,6 +425,12 @@ TEST_F(WriterTest, CborAttributesThatReadersWouldRefuseAreRefused) {
   deep.insert(deep.end(), 127, 0x81);
   deep.push_back(0x00);
   EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_ERR_LIMIT);
+  // Deeper than the CBOR decoder goes: a limit too (ztensor.h), not an argument.
+  Bytes deeper = {0xA1, 0x61, 'a'};
+  deeper.insert(deeper.end(), 200, 0x81);
+  deeper.push_back(0x00);
+  EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deeper.data(), deeper.size()), ZT_ERR_LIMIT)
+      << zt_last_error();
   deep.erase(deep.begin() + 3);  // 127 deep: readers accept it at the root
   EXPECT_EQ(zt_writer_set_file_attributes_cbor(w, deep.data(), deep.size()), ZT_OK)
       << zt_last_error();
