@@ -88,6 +88,10 @@ Result<std::unique_ptr<DecodedWindows>> Reader::windows(size_t object, size_t co
   ZT_FAIL_IF(c.encoding == Encoding::unknown, unsupported, "%s: unsupported encoding \"%s\"",
              w->where_.c_str(), c.encoding_text.value_or("").c_str());
   if (c.encoding == Encoding::byte_planes) {
+    // The decode cap, as for zstd below and for every other way of reading
+    // the component (dlpack and verify read byte planes through here).
+    auto n = decoded_length_for(o, c);
+    if (!n && n.error().status != Status::not_found) return std::move(n).error();
     auto planes = std::make_unique<DecodedWindows::Planes>();
     auto src = stored(o, c, w->buffer_);
     ZT_TRY(src);

@@ -59,6 +59,26 @@ def test_planes_read_the_same_through_every_path(tmp_path):
     assert set(a) == set(b) and all(torch.equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in a)
 
 
+def test_the_decode_cap_refuses_planes_on_every_path(tmp_path):
+    """max_decoded_bytes: every way of reading a byte-planes part refuses it
+    as it refuses a zstd one (dlpack and verify handed it out)."""
+    x = (np.random.default_rng(3).standard_normal((256, 256)) * 0.02).astype(np.float32)  # 256 KiB
+    for encoding in ("planes", "zstd"):
+        path = tmp_path / f"{encoding}.zt"
+        with ztensor.Writer(path, file_version=2, canonical=False) as w:
+            w.add("x", x, encoding=encoding)
+        for copy in (False, True):
+            with ztensor.open(path, max_decoded_bytes=64 << 10, copy=copy) as f:
+                for read in (lambda: f["x"], lambda: f.rows("x", 0, 1), lambda: f.decode_many(["x"]),
+                             lambda: np.asarray(f.dlpack("x")), lambda: f.verify()):
+                    with pytest.raises(ztensor.Error) as e:
+                        read()
+                    assert e.value.status_name == "ZT_ERR_LIMIT", (encoding, copy, e.value.message)
+            with ztensor.open(path, max_decoded_bytes=256 << 10, copy=copy) as f:
+                np.testing.assert_array_equal(np.asarray(f.dlpack("x")), x)
+                assert f.verify() == (1, 0)
+
+
 def test_planes_are_a_v2_encoding(tmp_path):
     with pytest.raises(ztensor.Error, match="v2 encoding"):
         with ztensor.Writer(tmp_path / "old.zt") as w:
