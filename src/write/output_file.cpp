@@ -198,8 +198,8 @@ Result<void> publish_together(std::span<OutputFile> files) {
   for (size_t k = 0; k < files.size(); ++k) {
     Kept one{files[k].path(), {}};
     struct stat st {};
-    for (int attempt = 0;
-         attempt < 100 && one.link.empty() && ::lstat(one.target.c_str(), &st) == 0; ++attempt) {
+    const bool there = ::lstat(one.target.c_str(), &st) == 0;
+    for (int attempt = 0; there && one.link.empty() && attempt < 100; ++attempt) {
       std::string name = temporary_name(
           one.target, ".old-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
       if (::link(one.target.c_str(), name.c_str()) == 0) {
@@ -213,6 +213,12 @@ Result<void> publish_together(std::span<OutputFile> files) {
                                   location_for_messages(one.target).c_str(), std::strerror(err)));
       }
     }
+    if (there && one.link.empty())  // a hundred names taken: the old file could not be kept
+      return give_up(0, 0,
+                     make_error(Status::io,
+                                "%s: no free name beside it to keep the file it "
+                                "replaces; nothing was replaced",
+                                location_for_messages(one.target).c_str()));
     kept.push_back(std::move(one));
   }
   for (size_t k = 0; k < files.size(); ++k) {
