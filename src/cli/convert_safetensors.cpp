@@ -31,7 +31,6 @@
 #include "read/content.h"
 #include "rewrite.h"
 #include "source/http_source.h"
-#include "source/io.h"
 #include "values.h"
 #include "write/output_file.h"
 #include "write/writer.h"
@@ -333,13 +332,7 @@ std::set<std::string> earlier_weights(const std::string& dir) {
   std::set<std::string> names;
   struct stat st {};
   if (::lstat((dir + "/model.safetensors").c_str(), &st) == 0) names.insert("model.safetensors");
-  const std::string index = dir + "/model.safetensors.index.json";
-  auto src = Source::open_file(index, Source::Mode::copy);
-  if (!src || src->size() > Limits::hf_index_bytes) return names;
-  std::string text(src->size(), '\0');
-  if (!src->read_into(0, std::span(reinterpret_cast<uint8_t*>(text.data()), text.size())))
-    return names;
-  auto shards = foreign::safetensors_shards_of_index(index.c_str(), text);
+  auto shards = foreign::safetensors_shards_of_index_file(dir + "/model.safetensors.index.json");
   if (!shards) return names;
   names.insert("model.safetensors.index.json");
   for (const auto& [tensor, shard] : *shards) names.insert(shard);

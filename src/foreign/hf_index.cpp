@@ -58,15 +58,22 @@ struct IndexFile {
   nlohmann::json json;
 };
 
-Result<IndexFile> parse_index(const std::string& path) {
+// The index file's text, its size checked before it is read.
+Result<std::string> index_text(const std::string& path) {
   auto src = Source::open_file(path, Source::Mode::map);
   ZT_TRY(src);
   ZT_TRY(check_index_size(path.c_str(), src->size()));
   std::vector<uint8_t> scratch;
   auto bytes = src->bytes(0, src->size(), scratch);
   ZT_TRY(bytes);
+  return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+}
+
+Result<IndexFile> parse_index(const std::string& path) {
+  auto text = index_text(path);
+  ZT_TRY(text);
   IndexFile f;
-  f.text.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  f.text = std::move(*text);
   auto j = parse_index_text(path.c_str(), f.text);
   ZT_TRY(j);
   f.json = std::move(*j);
@@ -210,6 +217,13 @@ Result<std::unordered_map<std::string, std::string>> safetensors_shards_of_index
     shard_of.emplace(tensor, std::move(shard));
   }
   return shard_of;
+}
+
+Result<std::unordered_map<std::string, std::string>> safetensors_shards_of_index_file(
+    const std::string& path) {
+  auto text = index_text(path);
+  ZT_TRY(text);
+  return safetensors_shards_of_index(path.c_str(), *text);
 }
 
 }  // namespace zt::foreign

@@ -36,6 +36,10 @@ bool plain_file_name(std::string_view s);
 // name (what the text names is never trusted to be beside the model).
 Result<std::unordered_map<std::string, std::string>> safetensors_shards_of_index(
     const char* where, std::string_view text);
+// The same of the index file at `path` (read as any index is: its size
+// checked first).
+Result<std::unordered_map<std::string, std::string>> safetensors_shards_of_index_file(
+    const std::string& path);
 Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& options = {});
 // The same over HTTP: `index_bytes` is the whole index as fetched from
 // `index_source`; shards (safetensors only) are opened beside it through
