@@ -697,11 +697,16 @@ typedef void (*zt_decode_done_fn)(void* ctx, size_t index, zt_status status);
    [offset, offset + length) are written to its dst, on up to `threads`
    threads (0 = all cores), work shared out by slices of raw data and by
    zstd frames. Only what holds a range is read: the raw bytes at its
-   place, the zstd frames that cover it (a frame it takes part of is decoded
-   into a scratch buffer of one frame); a component that is one zstd frame,
-   or big-endian, or not mapped (copy mode, a remote file) is decoded as a
-   stream up to the range's end, in memory of one window. A range not
-   within the decoded bytes fails ZT_ERR_ARGUMENT. `done` (may be NULL) is
+   place, the zstd or byte-planes frames that cover it (a frame it takes
+   part of is decoded whole into a scratch buffer of one frame), found from
+   the seek table or index, or a 1.x stream's frame headers up to the
+   range's end; not mapped (copy mode, a remote file), only those frames
+   are fetched. A range checks what it reads, as zt_dense_rows does: a
+   stream damaged only in frames the range does not reach gives its bytes,
+   in every mode (a whole read and zt_verify refuse it). A component that
+   is one zstd frame, frames that do not record their sizes, or big-endian
+   data is decoded as a stream to its end (checked whole), in memory of one
+   window. A range not within the decoded bytes fails ZT_ERR_ARGUMENT. `done` (may be NULL) is
    called as each range completes, so a program can start copying finished
    bytes (to a GPU, say) while others decode.
 
@@ -1007,16 +1012,21 @@ ZT_API zt_status zt_quant_view(const zt_reader* r, size_t object, zt_quant_info*
 /* Zero-copy slice: *data points at the rows and *nbytes gets their size.
    Raw little-endian data: a pointer into the file mapping. Other data (zstd,
    big-endian 0.1.0 data, copy mode): into the reader's decode cache, which
-   decodes the whole component once. Valid until zt_close(). */
+   decodes the whole component once (a whole read: damage anywhere in it is
+   refused). Valid until zt_close(). */
 ZT_API zt_status zt_dense_rows_map(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
                                    const void** data, uint64_t* nbytes);
 
 /* Copies the rows into dst (capacity in bytes; *written gets the byte
    count), decoding only what covers them: raw data is read at its offset;
    zstd data stored as several frames that record their content sizes (as
-   this library writes it) has only the overlapping frames decoded, without
-   caching; other zstd data is decoded whole, once, into the reader's
-   cache. ZT_ERR_ARGUMENT if capacity is too small (nothing written). */
+   this library writes it), and byte planes, have only the overlapping
+   frames decoded, without caching; other zstd data is decoded whole, once,
+   into the reader's cache. Rows check what they read (the seek table or
+   index, the frames holding them, a 1.x stream's frame headers up to them),
+   mapped or not, as zt_decode_ranges does: damage in frames they do not
+   reach is refused by whole reads and zt_verify, not by them.
+   ZT_ERR_ARGUMENT if capacity is too small (nothing written). */
 ZT_API zt_status zt_dense_rows(const zt_reader* r, size_t object, uint64_t row_begin, uint64_t row_end,
                                void* dst, uint64_t capacity, uint64_t* written);
 

@@ -138,9 +138,10 @@ std::optional<uint64_t> zstd_declared_content_size(std::span<const uint8_t> rest
 }
 
 bool zstd_each_frame(std::span<const uint8_t> src, uint64_t total,
-                     const std::function<void(const ZstdFrame&)>& each) {
+                     const std::function<void(const ZstdFrame&)>& each, uint64_t until) {
   uint64_t pos = 0, sum = 0;
   while (pos < src.size()) {
+    if (sum >= until) return true;
     const auto head = zstd_frame_head(src.subspan(pos));
     if (!head) return false;
     if (head->content_size) {

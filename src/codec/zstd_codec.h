@@ -98,9 +98,13 @@ std::vector<ZstdFrame> zstd_frame_index(std::span<const uint8_t> src, uint64_t t
 // The same walk, handing each frame to `each` as it is found (before the
 // rest of `src` is read: cold, a walk reads the whole stream); true when
 // the frames index `src` as zstd_frame_index's rule asks, false as soon as
-// they do not (frames handed out before then are not an index).
+// they do not (frames handed out before then are not an index). With
+// `until`, the walk stops once the frames handed out hold that many decoded
+// bytes: true if those frames keep the rule (a read of the bytes before
+// `until` reads no header past them).
 bool zstd_each_frame(std::span<const uint8_t> src, uint64_t total,
-                     const std::function<void(const ZstdFrame&)>& each);
+                     const std::function<void(const ZstdFrame&)>& each,
+                     uint64_t until = UINT64_MAX);
 
 // Sum of the content sizes the frames of `src` declare; nullopt if a frame
 // declares none, declares more than its bytes can regenerate, or the data is

@@ -14,6 +14,7 @@
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
 #include "read/batch_plan.h"
+#include "read/frame_reads.h"
 #include "source/range_source.h"
 
 namespace zt::batch {
@@ -54,6 +55,14 @@ Result<void> read_range(const Reader& r, const DecodeRequest& q) {
   // Known ahead where the manifest implies it; else found at the stream's end.
   if (auto n = r.known_decoded_size(q.object, q.component); n && !request_fits(q, *n))
     return outside(*n);
+  // Frames that record their sizes: only those holding the range, found and
+  // checked as rows and slices find and check them.
+  if ((c.encoding == Encoding::zstd || c.encoding == Encoding::byte_planes) && !c.big_endian) {
+    auto by_frames =
+        copy_runs_from_frames(r, q.object, q.component, OneRun(first, q.dst.size()), q.dst);
+    ZT_TRY(by_frames);
+    if (*by_frames) return {};
+  }
   auto windows = r.windows(q.object, q.component);
   ZT_TRY(windows);
   uint64_t at = 0;  // decoded offset of the window
@@ -65,6 +74,15 @@ Result<void> read_range(const Reader& r, const DecodeRequest& q) {
     if (lo < hi) std::memcpy(q.dst.data() + (lo - first), w->data() + (lo - at), hi - lo);
     at += w->size();
   }
+  // One frame (or frames that do not say where they end): the range took
+  // bytes of it, so it is decoded to its end and checked whole, as every
+  // other read of part of it decodes it (rows and slices, into the cache).
+  if (c.encoding != Encoding::raw)
+    for (;;) {
+      auto w = (*windows)->next();
+      ZT_TRY(w);
+      if (w->empty()) break;
+    }
   return {};
 }
 
@@ -87,13 +105,16 @@ using TaskQueue = WorkQueue<Task>;
 // zstd_frame task for each frame the request takes bytes of, as they are
 // found; the first only once a second is found (a single frame is read
 // whole). A v2 seekable stream's frames come from its seek table, read from
-// the stream's end, each checked against its entry as the walk reaches it
-// (every frame, as Reader::stored checks them, whatever the request takes);
-// a 1.x stream is walked header by header. False where the frames do not
-// index the component as decoding frame by frame needs (a seekable stream
-// that breaks a rule, a frame without its content size, sizes that do not
-// add up, a stream that does not parse): the request is then read whole by
-// Reader::read, whose checks and messages apply.
+// the stream's end; a 1.x stream is walked header by header. A whole
+// request checks every frame (each seekable frame against its entry, as
+// Reader::stored does; every 1.x header, the sizes adding up); a range
+// checks what it reads, as rows and slices do (frame_reads.h): the frames
+// it takes bytes of, and a 1.x stream's headers up to the one that holds
+// its end. False where the frames do not index the component as decoding
+// frame by frame needs (a seekable stream that breaks a rule, a frame
+// without its content size, sizes that do not add up, a stream that does
+// not parse): the request is then read whole by Reader::read, or a range
+// by read_range, whose checks and messages apply.
 bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
                  const std::function<void(const Task&)>& queue) {
   const Object& o = r.manifest().objects[q.object];
@@ -129,13 +150,22 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
     if (!index) return false;
     for (size_t i = 0; i < index->size(); ++i) {
       const ZstdFrame& f = (*index)[i].frame;
-      if (!check_seekable_frame(stored.subspan(f.src_offset, f.src_size), (*index)[i], i, where))
+      const bool taken = out < w.end && out + f.content_size > w.first;
+      if ((taken || !q.first) &&
+          !check_seekable_frame(stored.subspan(f.src_offset, f.src_size), (*index)[i], i, where))
         return false;
       found(f);
     }
     return frames >= 2;
   }
-  return zstd_each_frame(stored, total, found) && frames >= 2;
+  if (!zstd_each_frame(stored, total, found, q.first ? w.end : UINT64_MAX)) return false;
+  // A range that ends in the first frame of several (plan_zstd_frames saw
+  // its header declare less than the whole): the walk stopped there.
+  if (frames == 1 && out < total) {
+    if (first) queue(*first);
+    return true;
+  }
+  return frames >= 2;
 }
 
 Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {

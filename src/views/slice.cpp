@@ -12,7 +12,7 @@
 
 #include "base/byte_order.h"
 #include "manifest/object_format.h"
-#include "views/frame_reads.h"
+#include "read/frame_reads.h"
 #include "views/kernels.h"
 
 namespace zt {

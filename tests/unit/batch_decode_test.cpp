@@ -290,8 +290,9 @@ TEST_P(BatchDecode, AStreamWhoseLastFrameRecordsNoSizeIsReadWhole) {
 // A v2 seekable stream's frames are found from its seek table, each checked
 // against its entry as the walk reaches it: an entry whose checksum is not
 // its frame's (the frame itself intact, so zstd would decode it) is refused
-// as zt_component_read refuses it, and so is a range that takes nothing of
-// that frame (the stream is checked whole, in every mode).
+// as zt_component_read refuses it, and so is a range that takes bytes of
+// that frame; a range that takes nothing of it checks what it reads, as
+// zt_dense_rows does, and gets its bytes (in every mode).
 TEST_P(BatchDecode, EverySeekableFrameIsCheckedAgainstItsEntry) {
   namespace t = zt::test;
   const t::Bytes data = t::pattern(6 * 4096 + 100, 4);
@@ -316,9 +317,19 @@ TEST_P(BatchDecode, EverySeekableFrameIsCheckedAgainstItsEntry) {
     EXPECT_TRUE(t::FailsWith(zt_decode_many(o.get(), &q, 1, threads), ZT_ERR_INVALID,
                              {"frame 2", "checksum"}));
     EXPECT_EQ(q.status, ZT_ERR_INVALID);
-    zt_decode_range g = range(0, 0, out.data(), 2 * 4096);
+    zt_decode_range g = range(0, 2 * 4096 - 10, out.data(), 4096 + 20);
     EXPECT_TRUE(t::FailsWith(zt_decode_ranges(o.get(), &g, 1, threads, nullptr, nullptr),
                              ZT_ERR_INVALID, {"frame 2", "checksum"}));
+    std::fill(out.begin(), out.end(), 0);
+    g = range(0, 0, out.data(), 2 * 4096);
+    EXPECT_EQ(zt_decode_ranges(o.get(), &g, 1, threads, nullptr, nullptr), ZT_OK)
+        << zt_last_error();
+    EXPECT_TRUE(std::equal(data.begin(), data.begin() + 2 * 4096, out.begin()));
+    uint64_t got = 0;
+    EXPECT_EQ(zt_dense_rows(o.get(), 0, 0, 2 * 4096, out.data(), out.size(), &got), ZT_OK);
+    EXPECT_TRUE(
+        t::FailsWith(zt_dense_rows(o.get(), 0, 2 * 4096, 3 * 4096, out.data(), out.size(), &got),
+                     ZT_ERR_INVALID, {"frame 2", "checksum"}));
   }
 }
 

@@ -1,8 +1,13 @@
 // Runs of a zstd or byte-planes component's decoded bytes, read frame by
-// frame: only the frames that hold a run are decoded, and where the data is not mapped
-// (copy mode, a remote source) only the stored bytes that lead to them are
-// fetched. The row reader (rows.cpp) asks for one run, the box reader
-// (slice.cpp) for one per contiguous piece of the box.
+// frame: only the frames that hold a run are decoded, and where the data is
+// not mapped (copy mode, a remote source) only the stored bytes that lead to
+// them are fetched. The row reader (rows.cpp) asks for one run, the box
+// reader (slice.cpp) for one per contiguous piece of the box, a decode range
+// (batch_decode.cpp) for one. Mapped or not, the same frames are found and
+// checked, so a part reads the same every way: a part checks what it reads
+// (the seek table or index, the frames holding a run; a 1.x stream's frame
+// headers up to the frame holding the last run's end), not the frames past
+// it, which whole reads and verify check.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +17,7 @@
 #include "base/error.h"
 #include "read/reader.h"
 
-namespace zt::views {
+namespace zt {
 
 // Runs of `run_bytes` decoded bytes each, ascending and not overlapping;
 // run i goes to dst[i * run_bytes, (i + 1) * run_bytes).
@@ -51,4 +56,4 @@ class OneRun final : public ByteRuns {
 Result<bool> copy_runs_from_frames(const Reader& r, size_t object, size_t k, const ByteRuns& runs,
                                    std::span<uint8_t> dst);
 
-}  // namespace zt::views
+}  // namespace zt

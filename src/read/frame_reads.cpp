@@ -1,4 +1,4 @@
-#include "views/frame_reads.h"
+#include "read/frame_reads.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "codec/zstd_seekable.h"
 #include "manifest/object_format.h"
 
-namespace zt::views {
+namespace zt {
 
 using ull = unsigned long long;
 
@@ -100,41 +100,70 @@ Result<void> copy_from_zstd(const ByteRuns& runs, std::span<const ZstdFrame> fra
       dst, w);
 }
 
-// A v2 seekable stream that is not mapped (copy mode, a remote source):
-// the seek table is read from its end, then only the frames holding a run,
-// in one read_many (one request remotely), each checked against the
-// profile's rules before it is decoded.
-Result<void> copy_from_seekable(const ByteRuns& runs, const Source& src, const Component& c,
+// Where a frame's stored bytes lie within its component.
+struct StoredAt {
+  uint64_t offset = 0, size = 0;
+};
+
+// The stored bytes of the frames `at` lists, in that order: viewed in place
+// where the source is mapped, else read in one read_many (one request
+// remotely) into `held`.
+Result<std::vector<std::span<const uint8_t>>> stored_frames(
+    const Source& src, const Component& c, std::span<const StoredAt> at,
+    std::vector<std::vector<uint8_t>>& held) {
+  std::vector<std::span<const uint8_t>> out(at.size());
+  if (src.base()) {
+    for (size_t k = 0; k < at.size(); ++k)
+      out[k] = {src.base() + c.offset + at[k].offset, at[k].size};
+    return out;
+  }
+  held.assign(at.size(), {});
+  std::vector<RangeRead> reads;
+  reads.reserve(at.size());
+  for (size_t k = 0; k < at.size(); ++k) {
+    held[k].resize(at[k].size);
+    reads.push_back({c.offset + at[k].offset, held[k]});
+  }
+  ZT_TRY(src.read_many(reads));
+  for (size_t k = 0; k < at.size(); ++k) out[k] = held[k];
+  return out;
+}
+
+// A v2 seekable stream: the seek table is read from its end, then only the
+// frames holding a run, each checked against the profile's rules before it
+// is decoded. Frames no run touches are not looked at. False for a stream
+// of one frame that is mapped (decoded whole, and cached, by the caller).
+Result<bool> copy_from_seekable(const ByteRuns& runs, const Source& src, const Component& c,
                                 uint64_t total, std::span<uint8_t> dst, const std::string& w) {
   const auto index = read_seekable_index(
       c.length, total,
       [&](uint64_t at, std::span<uint8_t> out) { return src.read_into(c.offset + at, out); }, w);
   ZT_TRY(index);
+  if (src.base() && index->size() < 2) return false;
   std::vector<ZstdFrame> frames;
   frames.reserve(index->size());
   for (const SeekableFrame& f : *index) frames.push_back(f.frame);
   const std::vector<size_t> needed = frames_holding(runs, decoded_sizes(frames));
-  std::vector<std::vector<uint8_t>> stored(needed.size());
+  std::vector<StoredAt> at;
+  at.reserve(needed.size());
+  for (const size_t i : needed) at.push_back({frames[i].src_offset, frames[i].src_size});
+  std::vector<std::vector<uint8_t>> held;
+  const auto stored = stored_frames(src, c, at, held);
+  ZT_TRY(stored);
   std::vector<size_t> slot(frames.size(), SIZE_MAX);
-  std::vector<RangeRead> reads;
-  reads.reserve(needed.size());
   for (size_t k = 0; k < needed.size(); ++k) {
-    const ZstdFrame& f = frames[needed[k]];
-    stored[k].resize(f.src_size);
+    ZT_TRY(check_seekable_frame((*stored)[k], (*index)[needed[k]], needed[k], w));
     slot[needed[k]] = k;
-    reads.push_back({c.offset + f.src_offset, stored[k]});
   }
-  ZT_TRY(src.read_many(reads));
-  for (size_t k = 0; k < needed.size(); ++k)
-    ZT_TRY(check_seekable_frame(stored[k], (*index)[needed[k]], needed[k], w));
-  return copy_from_zstd(
-      runs, frames, [&](size_t i) { return std::span<const uint8_t>(stored[slot[i]]); }, dst, w);
+  ZT_TRY(copy_from_zstd(
+      runs, frames, [&](size_t i) { return (*stored)[slot[i]]; }, dst, w));
+  return true;
 }
 
-// Byte planes that are not mapped (copy mode, a remote source): the footer,
-// then the index, then only the frames that hold a run in one read_many
-// (one request remotely), each checked before it is decoded.
-Result<void> copy_from_planes(const ByteRuns& runs, const Source& src, const Component& c,
+// Byte planes: the footer, then the index, then only the frames that hold a
+// run, each checked before it is decoded. False for a mapped part of one
+// frame (decoded whole, and cached, by the caller).
+Result<bool> copy_from_planes(const ByteRuns& runs, const Source& src, const Component& c,
                               uint64_t total, std::span<uint8_t> dst, const std::string& w) {
   ZT_FAIL_IF(c.length < kBytePlanesFooterBytes, invalid,
              "%s: byte planes: %llu bytes cannot hold the 16-byte footer", w.c_str(),
@@ -147,40 +176,42 @@ Result<void> copy_from_planes(const ByteRuns& runs, const Source& src, const Com
   ZT_TRY(src.read_into(c.offset + c.length - *tail_bytes, tail));
   const auto index = byte_planes_index_from_tail(tail, c.length, total, w);
   ZT_TRY(index);
+  if (src.base() && index->frames.size() < 2) return false;
   const std::vector<uint64_t> sizes = decoded_sizes(*index);
   const std::vector<size_t> needed = frames_holding(runs, sizes);
-  std::vector<std::vector<uint8_t>> stored(needed.size());
+  std::vector<StoredAt> at;
+  at.reserve(needed.size());
+  for (const size_t i : needed) at.push_back({index->frames[i].offset, index->frames[i].stored});
+  std::vector<std::vector<uint8_t>> held;
+  const auto stored = stored_frames(src, c, at, held);
+  ZT_TRY(stored);
   std::vector<size_t> slot(sizes.size(), SIZE_MAX);
-  std::vector<RangeRead> reads;
-  reads.reserve(needed.size());
   for (size_t k = 0; k < needed.size(); ++k) {
-    const PlanesFrame& f = index->frames[needed[k]];
-    stored[k].resize(f.stored);
+    ZT_TRY(byte_planes_check_frame((*stored)[k], *index, needed[k], w));
     slot[needed[k]] = k;
-    reads.push_back({c.offset + f.offset, stored[k]});
   }
-  ZT_TRY(src.read_many(reads));
-  for (size_t k = 0; k < needed.size(); ++k)
-    ZT_TRY(byte_planes_check_frame(stored[k], *index, needed[k], w));
-  return copy_from(
+  ZT_TRY(copy_from(
       runs, sizes,
       [&](size_t i, std::span<uint8_t> out) {
-        return byte_planes_decode_frame(stored[slot[i]], *index, i, out, w);
+        return byte_planes_decode_frame((*stored)[slot[i]], *index, i, out, w);
       },
-      dst, w);
+      dst, w));
+  return true;
 }
 
-// zstd frames without a seek table (1.x writers record none) that are not
-// mapped (copy mode, a remote source): where a frame ends is known only by
-// reading it, so the stored prefix that reaches the end of the last run's
-// frame is fetched and only the frames that hold a run are decoded. Its
-// length is guessed (frames of the writers' 1 MiB, or of the size the first
-// frame declares, at the compression ratio seen so far, with a sixteenth
-// and 256 KiB to spare): one request remotely, as a rule; a short guess
-// grows by half at least. A guess over 4 MiB is preceded by a 64 KiB probe,
-// so that a stream of one frame (other writers' usual form: decoded whole,
-// and cached, by the caller then) costs a small read, not two large ones.
-// False for a single frame or a stream whose frame headers do not add up.
+// zstd frames without a seek table (1.x writers record none): where a frame
+// ends is known only by walking the frame headers from the start, so they
+// are walked up to the frame that holds the last run's end, and only the
+// frames that hold a run are decoded; headers past it are not read. Not
+// mapped (copy mode, a remote source), the stored prefix that reaches that
+// frame is fetched first. Its length is guessed (frames of the writers'
+// 1 MiB, or of the size the first frame declares, at the compression ratio
+// seen so far, with a sixteenth and 256 KiB to spare): one request
+// remotely, as a rule; a short guess grows by half at least. A guess over
+// 4 MiB is preceded by a 64 KiB probe, so that a stream of one frame (other
+// writers' usual form: decoded whole, and cached, by the caller then) costs
+// a small read, not two large ones. False for a single frame or a stream
+// whose frame headers up to there do not add up.
 Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Component& c,
                               uint64_t total, std::span<uint8_t> dst, const std::string& w) {
   const uint64_t need = runs.end_byte();
@@ -196,27 +227,32 @@ Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Com
     return pos + rest + rest / 16 + (uint64_t{256} << 10);
   };
   std::vector<uint8_t> have;
+  std::span<const uint8_t> view;  // the stored bytes at hand (mapped: all of them)
   const auto fetch = [&](uint64_t upto) -> Result<void> {
+    if (src.base()) {
+      view = {src.base() + c.offset, c.length};
+      return {};
+    }
     const size_t old = have.size();
     have.resize(std::min(upto, c.length));
-    return src.read_into(c.offset + old, std::span<uint8_t>(have).subspan(old));
+    ZT_TRY(src.read_into(c.offset + old, std::span<uint8_t>(have).subspan(old)));
+    view = have;
+    return {};
   };
   constexpr uint64_t kProbe = uint64_t{64} << 10, kLargeGuess = uint64_t{4} << 20;
   const uint64_t guess = stored_guess();
   ZT_TRY(fetch(guess > kLargeGuess ? kProbe : guess));
-  const auto first = zstd_declared_content_size(have);
+  const auto first = zstd_declared_content_size(view);
   if (!first || *first >= total) return false;
   while (decoded < need) {
-    const auto head = pos < have.size()
-                          ? zstd_frame_head(std::span<const uint8_t>(have).subspan(pos))
-                          : std::nullopt;
+    const auto head = pos < view.size() ? zstd_frame_head(view.subspan(pos)) : std::nullopt;
     if (!head) {  // the frame goes on past what was fetched, or is not one
-      if (have.size() == c.length) return false;
-      ZT_TRY(fetch(std::max(stored_guess(), have.size() + have.size() / 2)));
+      if (view.size() == c.length) return false;
+      ZT_TRY(fetch(std::max(stored_guess(), view.size() + view.size() / 2)));
       continue;
     }
     if (head->content_size) {
-      if (*head->content_size >= total || *head->content_size > total - decoded) return false;
+      if (*head->content_size > total - decoded) return false;
       frames.push_back(ZstdFrame{pos, head->stored_size, *head->content_size});
       decoded += *head->content_size;
     }
@@ -224,10 +260,7 @@ Result<bool> copy_from_prefix(const ByteRuns& runs, const Source& src, const Com
   }
   ZT_TRY(copy_from_zstd(
       runs, frames,
-      [&](size_t i) {
-        return std::span<const uint8_t>(have).subspan(frames[i].src_offset, frames[i].src_size);
-      },
-      dst, w));
+      [&](size_t i) { return view.subspan(frames[i].src_offset, frames[i].src_size); }, dst, w));
   return true;
 }
 
@@ -245,39 +278,10 @@ Result<bool> copy_runs_from_frames(const Reader& r, size_t object, size_t k, con
              static_cast<ull>(*total), static_cast<ull>(r.max_decoded_bytes()));
   auto source = r.source_of(c);
   ZT_TRY(source);
-  const bool planes = c.encoding == Encoding::byte_planes;
-  if (!(*source)->base()) {
-    if (planes)
-      ZT_TRY(copy_from_planes(runs, **source, c, *total, dst, w));
-    else if (!c.encoding_id)
-      return copy_from_prefix(runs, **source, c, *total, dst, w);
-    else
-      ZT_TRY(copy_from_seekable(runs, **source, c, *total, dst, w));
-    return true;
-  }
-  std::vector<uint8_t> scratch;
-  std::vector<ZstdFrame> table;  // a seekable stream's frames, as its seek table lists them
-  auto src = r.stored(o, c, scratch, &table);  // checked whole: mapped, that costs no read
-  ZT_TRY(src);
-  if (planes) {
-    const auto index = byte_planes_index(*src, *total, w);
-    ZT_TRY(index);
-    if (index->frames.size() < 2) return false;
-    ZT_TRY(copy_from(
-        runs, decoded_sizes(*index),
-        [&](size_t i, std::span<uint8_t> out) {
-          return byte_planes_decode_frame(byte_planes_frame(*src, *index, i), *index, i, out, w);
-        },
-        dst, w));
-    return true;
-  }
-  const std::vector<ZstdFrame> frames =
-      c.encoding_id ? std::move(table) : zstd_frame_index(*src, *total);
-  if (frames.size() < 2) return false;
-  ZT_TRY(copy_from_zstd(
-      runs, frames,
-      [&](size_t i) { return src->subspan(frames[i].src_offset, frames[i].src_size); }, dst, w));
-  return true;
+  if (c.encoding == Encoding::byte_planes)
+    return copy_from_planes(runs, **source, c, *total, dst, w);
+  if (c.encoding_id) return copy_from_seekable(runs, **source, c, *total, dst, w);
+  return copy_from_prefix(runs, **source, c, *total, dst, w);
 }
 
-}  // namespace zt::views
+}  // namespace zt
