@@ -336,6 +336,10 @@ def foreign_seeds():
         bio = io.BytesIO()
         fn(bio, a=np.arange(4, dtype="<f4"), b=np.array([[1, 2], [3, 4]], dtype="<i8"))
         npz[name] = bio.getvalue()
+    # A deflated member over 64 KiB: its data is inflated as it is read.
+    bio = io.BytesIO()
+    np.savez_compressed(bio, z=np.zeros(24 << 10, dtype="<f4"), a=np.arange(4, dtype="<f4"))
+    npz["deflated_read_lazily"] = bio.getvalue()
     # Member lists that fuzz_format_npz builds into an archive itself
     # (flags, name length, name, data length, data; see the target).
     def member(name, data, deflate=False):

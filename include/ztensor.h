@@ -203,12 +203,14 @@ static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_
    `zt convert` would write (docs/cli.md: names, dtypes, attributes;
    GGUF Q8_0/Q4_0/Q5_0/Q4_1/Q5_1 as quantized_group, other GGML block types as u8
    bytes with a "ggml_type" attribute). Unlike zt_open, a foreign file's
-   reader reads its data while opening where its format requires it (npz
-   and PyTorch zip members are checked against their CRC-32, compressed
-   ones inflated; big-endian and strided tensors are copied out). Bytes
-   stored raw and little-endian are served from a memory mapping of the
-   file, zero-copy (io_mode is not consulted); others from buffers the
-   reader owns. There are no digests: zt_verify checks the content rules
+   reader reads its data while opening where its format requires it
+   (stored npz and PyTorch zip members are checked against their CRC-32 to
+   be viewed in place; big-endian and strided tensors are copied out).
+   Bytes stored raw and little-endian are served from a memory mapping of
+   the file, zero-copy (io_mode is not consulted); deflated npz members
+   over 64 KiB are inflated as they are read (their CRC-32 checked by a
+   read that reaches their end: a whole read, zt_verify); others from
+   buffers the reader owns. There are no digests: zt_verify checks the content rules
    and counts every component unchecked. zt_file_format names the format;
    zt_file_version is "". */
 ZT_API zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** out);

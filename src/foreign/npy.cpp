@@ -8,6 +8,7 @@
 
 #include "base/byte_order.h"
 #include "base/zt_limits.h"
+#include "foreign/inflated_members.h"
 #include "foreign/zip_archive.h"
 #include "manifest/manifest.h"
 
@@ -226,11 +227,37 @@ std::string stem_of(const std::string& path) {
 
 }  // namespace
 
-Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::string& where,
-                                const std::string& name, ForeignFile& f, uint64_t limit) {
+namespace {
+
+// An .npy image's header: what it holds and where its data lies.
+struct NpyHead {
+  NpyHeader header;
+  NpyType type;
+  uint64_t data_offset = 0;  // the data's first byte in the image
+  uint64_t nbytes = 0;       // the shape's bytes, which are the rest of the image
+  bool swap = false;         // big-endian elements wider than a byte
+  bool transpose = false;    // Fortran order of rank 2 or more
+};
+
+// Bytes of an .npy image up to the end of its header, from its first 12 (or
+// fewer: a header that cannot fit says so when parsed); the header's length
+// within the limit.
+uint64_t npy_head_bytes(std::span<const uint8_t> first) {
+  if (first.size() < 10) return 10;
+  if (first[6] == 1) return 10 + (first[8] | uint64_t{first[9]} << 8);
+  if (first.size() < 12) return 12;
+  const uint64_t n =
+      first[8] | uint64_t{first[9]} << 8 | uint64_t{first[10]} << 16 | uint64_t{first[11]} << 24;
+  return 12 + std::min<uint64_t>(n, Limits::npy_header_bytes);
+}
+
+// The header at the start of `prefix`, an image of `image_size` bytes in
+// all, whose data must be exactly what the shape says.
+Result<NpyHead> parse_npy_head(std::span<const uint8_t> prefix, uint64_t image_size,
+                               const std::string& where) {
   const char* w = where.c_str();
   static constexpr uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  Cursor cur(image);
+  Cursor cur(prefix);
   std::span<const uint8_t> magic;
   ZT_FAIL_IF(!cur.take(6, magic) || std::memcmp(magic.data(), kMagic, 6) != 0, format,
              "%s: not an .npy array (no \\x93NUMPY magic)", w);
@@ -262,37 +289,54 @@ Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::strin
   const auto count = shape_product(h->shape);
   const auto nbytes = count ? checked_mul(*count, t->item_bytes) : std::nullopt;
   ZT_FAIL_IF(!nbytes, invalid, "%s: the shape's byte size overflows 64 bits", w);
-  ZT_FAIL_IF(*nbytes > cur.left(), format,
-             "%s: shape x '%s' needs %llu bytes of data, the file has %llu", w, h->descr.c_str(),
-             static_cast<ull>(*nbytes), static_cast<ull>(cur.left()));
-  ZT_FAIL_IF(*nbytes < cur.left(), invalid, "%s: %llu bytes follow the %llu bytes of array data", w,
-             static_cast<ull>(cur.left() - *nbytes), static_cast<ull>(*nbytes));
-  std::span<const uint8_t> data;
-  (void)cur.take(*nbytes, data);
-
-  ForeignObject o;
-  o.name = name;
-  o.shape = h->shape;
-  ForeignComponent c;
-  c.role = "data";
-  c.dtype = t->dtype;
-  c.type = t->type;
+  const uint64_t data_offset = prefix.size() - cur.left();
+  const uint64_t left = image_size - data_offset;
+  ZT_FAIL_IF(*nbytes > left, format, "%s: shape x '%s' needs %llu bytes of data, the file has %llu",
+             w, h->descr.c_str(), static_cast<ull>(*nbytes), static_cast<ull>(left));
+  ZT_FAIL_IF(*nbytes < left, invalid, "%s: %llu bytes follow the %llu bytes of array data", w,
+             static_cast<ull>(left - *nbytes), static_cast<ull>(*nbytes));
   const unsigned width = dtype_width(t->dtype);
   const bool swap = t->big_endian && width > 1;
   const bool transpose = h->fortran && h->shape.size() > 1;
-  if (swap || transpose) {
-    ZT_FAIL_IF(*nbytes > limit, limit,
+  return NpyHead{std::move(*h), std::move(*t), data_offset, *nbytes, swap, transpose};
+}
+
+// The object an .npy header describes, its one component not yet placed.
+ForeignObject npy_object(const NpyHead& head, const std::string& name) {
+  ForeignObject o;
+  o.name = name;
+  o.shape = head.header.shape;
+  ForeignComponent c;
+  c.role = "data";
+  c.dtype = head.type.dtype;
+  c.type = head.type.type;
+  o.components.push_back(std::move(c));
+  return o;
+}
+
+}  // namespace
+
+Result<ForeignObject> parse_npy(std::span<const uint8_t> image, const std::string& where,
+                                const std::string& name, ForeignFile& f, uint64_t limit) {
+  const char* w = where.c_str();
+  const auto head = parse_npy_head(image, image.size(), where);
+  ZT_TRY(head);
+  const auto data = image.subspan(head->data_offset, head->nbytes);
+  ForeignObject o = npy_object(*head, name);
+  ForeignComponent& c = o.components.back();
+  if (head->swap || head->transpose) {
+    ZT_FAIL_IF(head->nbytes > limit, limit,
                "%s: %llu bytes to reorder (big-endian or Fortran order), more than the limit %llu",
-               w, static_cast<ull>(*nbytes), static_cast<ull>(limit));
-    std::vector<uint8_t> bytes = transpose ? fortran_to_c(data, h->shape, t->item_bytes)
-                                           : std::vector<uint8_t>(data.begin(), data.end());
-    if (swap) swap_elements(bytes, width);
+               w, static_cast<ull>(head->nbytes), static_cast<ull>(limit));
+    std::vector<uint8_t> bytes = head->transpose
+                                     ? fortran_to_c(data, head->header.shape, head->type.item_bytes)
+                                     : std::vector<uint8_t>(data.begin(), data.end());
+    if (head->swap) swap_elements(bytes, dtype_width(c.dtype));
     f.owned.push_back(std::move(bytes));
     c.bytes = f.owned.back();
   } else {
     c.bytes = data;
   }
-  o.components.push_back(std::move(c));
   return o;
 }
 
@@ -309,17 +353,62 @@ Result<ForeignFile> read_npy(const std::string& path, uint64_t limit) {
   return f;
 }
 
+namespace {
+
+// Deflated members up to this size are inflated at open (their header is
+// most of them); larger ones are served by InflatedMembers as read.
+constexpr uint64_t kInflatedAtOpen = uint64_t{64} << 10;
+// The cache in front of them keeps small reads (rows, a verify's pieces):
+// at most this many bytes.
+constexpr uint64_t kInflatedCacheBytes = uint64_t{16} << 20;
+
+// A deflated member's object, its data left in the member: the header is
+// inflated (a few hundred bytes) and the data served by `inflated` when it
+// is read. nullopt for data that must be reordered to be served (big-endian,
+// Fortran order), which the caller inflates whole.
+Result<std::optional<ForeignObject>> npy_in_member(const ZipArchive& archive,
+                                                   const ZipMember& member,
+                                                   const std::string& where,
+                                                   const std::string& name, uint64_t limit,
+                                                   InflatedMembers& inflated,
+                                                   const std::shared_ptr<const RangeCache>& cache) {
+  auto stream = archive.stream(member, where, limit);
+  ZT_TRY(stream);
+  std::vector<uint8_t> prefix(std::min<uint64_t>(member.size, 12));
+  ZT_TRY(stream->read(prefix));
+  const uint64_t head_bytes = std::min(npy_head_bytes(prefix), member.size);
+  if (head_bytes > prefix.size()) {
+    const size_t had = prefix.size();
+    prefix.resize(head_bytes);
+    ZT_TRY(stream->read(std::span<uint8_t>(prefix).subspan(had)));
+  }
+  const auto head = parse_npy_head(prefix, member.size, where);
+  ZT_TRY(head);
+  if (head->swap || head->transpose) return std::optional<ForeignObject>();
+  ForeignObject o = npy_object(*head, name);
+  const uint64_t start = inflated.add(member, where);
+  o.components.back().remote = RemoteBytes{cache, start + head->data_offset, head->nbytes};
+  return std::optional<ForeignObject>(std::move(o));
+}
+
+}  // namespace
+
 Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
-  auto archive = ZipArchive::open(path);
-  ZT_TRY(archive);
+  auto opened = ZipArchive::open(path);
+  ZT_TRY(opened);
+  const auto archive = std::make_shared<const ZipArchive>(std::move(*opened));
   // np.savez stores its members uncompressed: they are viewed in the mapped
   // file once their CRC-32 holds (as a checkpoint's storages are), costing
-  // no memory of their size; np.savez_compressed's are inflated.
+  // no memory of their size. np.savez_compressed's are inflated as they are
+  // read (InflatedMembers), but for small ones and those whose data must be
+  // reordered (big-endian, Fortran order: at most `limit` bytes each).
   auto mapped = ForeignFile::mapped(path, FileKind::npz);
   ZT_TRY(mapped);
   ForeignFile f = std::move(*mapped);
   const auto in_place =
       archive->stored_in_place(std::span<const uint8_t>(f.source.base(), f.source.size()));
+  const auto inflated = std::make_shared<InflatedMembers>(archive, path);
+  const auto cache = std::make_shared<const RangeCache>(inflated, kInflatedCacheBytes);
   std::unordered_set<std::string> names;
   for (size_t k = 0; k < archive->members().size(); ++k) {
     const ZipMember& member = archive->members()[k];
@@ -330,6 +419,14 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
                name.c_str());
     ZT_FAIL_IF(member.size > limit, limit, "%s: %llu bytes, more than the limit %llu",
                where.c_str(), static_cast<ull>(member.size), static_cast<ull>(limit));
+    if (!in_place[k] && member.size > kInflatedAtOpen) {
+      auto o = npy_in_member(*archive, member, where, name, limit, *inflated, cache);
+      ZT_TRY(o);
+      if (*o) {
+        f.objects.push_back(std::move(**o));
+        continue;
+      }
+    }
     std::span<const uint8_t> image;
     if (in_place[k]) {
       image = *in_place[k];

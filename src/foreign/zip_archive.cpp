@@ -166,8 +166,48 @@ const ZipMember* ZipArchive::find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : &members_[it->second];
 }
 
-Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::string& where,
-                                              uint64_t limit) const {
+struct ZipMemberStream::File {
+  std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> zf{nullptr, zip_fclose};
+};
+
+ZipMemberStream::ZipMemberStream(ZipMemberStream&&) noexcept = default;
+ZipMemberStream& ZipMemberStream::operator=(ZipMemberStream&&) noexcept = default;
+ZipMemberStream::~ZipMemberStream() = default;
+
+Result<void> ZipMemberStream::read(std::span<uint8_t> dst) {
+  const char* w = where_.c_str();
+  zip_file_t* zf = file_->zf.get();
+  ZT_FAIL_IF(dst.size() > size_ - pos_, argument, "%s: a read past its %llu bytes", w,
+             static_cast<ull>(size_));
+  for (size_t got = 0; got < dst.size();) {
+    const zip_int64_t r = zip_fread(zf, dst.data() + got, dst.size() - got);
+    ZT_FAIL_IF(r < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
+    ZT_FAIL_IF(r == 0, format, "%s: ends after %llu of %llu bytes", w, static_cast<ull>(pos_ + got),
+               static_cast<ull>(size_));
+    got += static_cast<size_t>(r);
+  }
+  pos_ += dst.size();
+  if (pos_ < size_) return {};
+  uint8_t extra = 0;
+  const zip_int64_t more = zip_fread(zf, &extra, 1);  // libzip checks the CRC-32 here
+  ZT_FAIL_IF(more < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
+  ZT_FAIL_IF(more > 0, format, "%s: holds more than the %llu bytes its entry states", w,
+             static_cast<ull>(size_));
+  return {};
+}
+
+Result<void> ZipMemberStream::skip(uint64_t n) {
+  std::vector<uint8_t> scratch(static_cast<size_t>(std::min<uint64_t>(n, uint64_t{64} << 10)));
+  while (n > 0) {
+    const auto piece = std::span<uint8_t>(scratch).first(std::min<uint64_t>(n, scratch.size()));
+    ZT_TRY(read(piece));
+    n -= piece.size();
+  }
+  return {};
+}
+
+Result<ZipMemberStream> ZipArchive::stream(const ZipMember& m, const std::string& where,
+                                           uint64_t limit) const {
   const char* w = where.c_str();
   zip_t* raw = archive_.get();
   zip_stat_t st;
@@ -180,21 +220,20 @@ Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::str
              static_cast<ull>(st.size), static_cast<ull>(st.comp_size));
   zip_file_t* zf = zip_fopen_index(raw, m.index, 0);
   ZT_FAIL_IF(!zf, format, "%s: cannot open: %s", w, zip_strerror(raw));
-  const std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zf, zip_fclose);
-  std::vector<uint8_t> bytes(st.size);
-  uint64_t got = 0;
-  while (got < bytes.size()) {
-    const zip_int64_t r = zip_fread(zf, bytes.data() + got, bytes.size() - got);
-    ZT_FAIL_IF(r < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
-    ZT_FAIL_IF(r == 0, format, "%s: ends after %llu of %llu bytes", w, static_cast<ull>(got),
-               static_cast<ull>(bytes.size()));
-    got += static_cast<uint64_t>(r);
-  }
-  uint8_t extra = 0;
-  const zip_int64_t more = zip_fread(zf, &extra, 1);
-  ZT_FAIL_IF(more < 0, format, "%s: cannot decompress: %s", w, zip_file_strerror(zf));
-  ZT_FAIL_IF(more > 0, format, "%s: holds more than the %llu bytes its entry states", w,
-             static_cast<ull>(st.size));
+  ZipMemberStream s;
+  s.file_ = std::make_unique<ZipMemberStream::File>();
+  s.file_->zf.reset(zf);
+  s.size_ = st.size;
+  s.where_ = where;
+  return s;
+}
+
+Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::string& where,
+                                              uint64_t limit) const {
+  auto s = stream(m, where, limit);
+  ZT_TRY(s);
+  std::vector<uint8_t> bytes(s->size());
+  ZT_TRY(s->read(bytes));
   return bytes;
 }
 

@@ -31,6 +31,34 @@ struct ZipMember {
   bool stored = false;  // not compressed, not encrypted
 };
 
+// One member's bytes inflated in order, a piece at a time, with the checks
+// ZipArchive::read makes: a stream that ends before the stated size, or
+// holds more, is refused once read to there (and libzip checks the CRC-32
+// at the end). Not thread-safe; reads through its archive, which must
+// outlive it and which no other stream or read may use meanwhile.
+class ZipMemberStream {
+ public:
+  ZipMemberStream(ZipMemberStream&&) noexcept;
+  ZipMemberStream& operator=(ZipMemberStream&&) noexcept;
+  ~ZipMemberStream();
+
+  uint64_t size() const { return size_; }
+  uint64_t position() const { return pos_; }
+  // The next dst.size() bytes (within the stated size); once the last is
+  // read, the end of the stream is checked.
+  Result<void> read(std::span<uint8_t> dst);
+  // Passes over the next n bytes (inflated into a small buffer, dropped).
+  Result<void> skip(uint64_t n);
+
+ private:
+  friend class ZipArchive;
+  ZipMemberStream() = default;
+  struct File;
+  std::unique_ptr<File> file_;
+  uint64_t size_ = 0, pos_ = 0;
+  std::string where_;
+};
+
 class ZipArchive {
  public:
   // Members are listed from the central directory; two members of one name
@@ -50,6 +78,12 @@ class ZipArchive {
   // more than `limit` bytes is refused before anything is allocated.
   Result<std::vector<uint8_t>> read(const ZipMember& m, const std::string& where,
                                     uint64_t limit = Limits::decoded_bytes) const;
+
+  // The member's bytes as a stream, checked as read() checks them up front:
+  // refused if it states more than `limit` bytes or more than deflate can
+  // make of its compressed ones.
+  Result<ZipMemberStream> stream(const ZipMember& m, const std::string& where,
+                                 uint64_t limit = Limits::decoded_bytes) const;
 
   // Stored members viewed in place in `file` (the archive's bytes, mapped):
   // for each member, in members() order, its bytes in the file, or nothing

@@ -2,10 +2,12 @@
 library's own readers (zt_open_options.allow_foreign), the values numpy and
 torch wrote, and the hostile pickle refused without running it."""
 
+import io
 import json
 import os
 import pickle
 import struct
+import zipfile
 
 import numpy as np
 import pytest
@@ -79,13 +81,95 @@ def test_a_stored_npz_member_is_viewed_in_the_file(tmp_path):
         got = f["a"]
         assert _mapping_of(got.__array_interface__["data"][0]) != str(tmp_path / "z.npz")
         np.testing.assert_array_equal(got, a)
-    # A stored member whose bytes no longer match its CRC-32 is not viewed: refused.
+    # A stored member whose bytes no longer match its CRC-32 is not viewed:
+    # it is read through libzip, which refuses it when its data is read.
     blob = bytearray((tmp_path / "m.npz").read_bytes())
     at = bytes(blob).find(a.tobytes()[4096:4160])
     blob[at] ^= 0x10
     (tmp_path / "bad.npz").write_bytes(bytes(blob))
-    with pytest.raises(ztensor.Error, match="CRC"):
-        ztensor.File(tmp_path / "bad.npz", allow_foreign=True)
+    with ztensor.File(tmp_path / "bad.npz", allow_foreign=True) as f:
+        assert f.info("a").shape == (512, 512)
+        with pytest.raises(ztensor.Error, match="CRC"):
+            f["a"]
+        with pytest.raises(ztensor.Error, match="CRC"):
+            f.verify()
+
+
+def _peak_mib_of(code, *args):
+    """Runs `code` (Python, with ztensor importable, sys.argv[1:] = args) in
+    a fresh process; returns that process's peak resident MiB."""
+    import subprocess
+    import sys
+    launcher = ("import resource, runpy, sys\n"
+                "sys.argv = sys.argv[1:]\n"
+                "exec(sys.argv[0])\n"
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    p = subprocess.run([sys.executable, "-c", launcher, code, *map(str, args)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return int(p.stdout.split()[-1]) / 1024
+
+
+def test_a_deflated_npz_member_is_inflated_as_it_is_read(tmp_path):
+    """np.savez_compressed's members were all inflated at open: 40 members of
+    16 MiB of zeros held 640 MiB from a 650 KB file. A deflated member over
+    64 KiB is now inflated when, and as far as, it is read: an open costs
+    its header, verify a window at a time; its values and rows are a stored
+    member's; damage past its header opens, and is refused when read."""
+    zeros = tmp_path / "zeros.npz"
+    np.savez_compressed(zeros, **{f"z{i}": np.zeros(16 << 20, np.uint8) for i in range(40)})
+    assert os.path.getsize(zeros) < (1 << 20)
+    open_and_list = ("import sys, ztensor\n"
+                     "with ztensor.File(sys.argv[1], allow_foreign=True) as f:\n"
+                     "    assert len(list(f)) == 40 and f.info('z7').shape == (16 << 20,)\n"
+                     "    if len(sys.argv) > 2: assert f.verify() == (0, 40)\n")
+    baseline = _peak_mib_of("import ztensor")
+    opened = _peak_mib_of(open_and_list, zeros)
+    verified = _peak_mib_of(open_and_list, zeros, "verify")
+    assert opened - baseline < 48, f"open and list: {opened - baseline:.0f} MiB over the import"
+    assert verified - baseline < 96, f"verify: {verified - baseline:.0f} MiB over the import"
+
+    rng = np.random.default_rng(7)
+    arrays = {"w": rng.standard_normal((300, 400)).astype(np.float32),
+              "mask": rng.integers(0, 2, 200_000).astype(np.bool_),
+              "big_endian": np.arange(50_000, dtype=">i4"),
+              "fortran": np.asfortranarray(rng.standard_normal((300, 100))),
+              "empty": np.zeros((0, 4), np.float32), "small": np.arange(10)}
+    np.savez(tmp_path / "stored.npz", **arrays)
+    np.savez_compressed(tmp_path / "deflated.npz", **arrays)
+    with ztensor.File(tmp_path / "stored.npz", allow_foreign=True) as s, \
+            ztensor.File(tmp_path / "deflated.npz", allow_foreign=True) as d:
+        for name, a in arrays.items():
+            np.testing.assert_array_equal(d[name], a, err_msg=name)
+            np.testing.assert_array_equal(d[name], s[name], err_msg=name)
+        for start, stop in ((0, 1), (150, 151), (299, 300), (17, 203), (0, 300)):
+            np.testing.assert_array_equal(d.rows("w", start, stop), arrays["w"][start:stop])
+            np.testing.assert_array_equal(d.rows("w", start, stop, dtype=np.float32),
+                                          arrays["w"][start:stop])
+        assert d.verify() == (0, len(arrays))
+
+    # A member whose deflated stream stops short of the size its entry states
+    # (and its header's shape says): the header reads, the data does not.
+    image = io.BytesIO()
+    np.save(image, arrays["w"])
+    image = image.getvalue()
+    short = tmp_path / "short.npz"
+    with zipfile.ZipFile(short, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("w.npy", image[:-4096])
+    blob = bytearray(short.read_bytes())
+    for at, sig in ((0, b"PK\x03\x04"), (blob.rfind(b"PK\x01\x02"), b"PK\x01\x02")):
+        assert blob[at:at + 4] == sig
+        field = at + (22 if sig == b"PK\x03\x04" else 24)  # uncompressed size
+        assert struct.unpack_from("<I", blob, field)[0] == len(image) - 4096
+        struct.pack_into("<I", blob, field, len(image))
+    short.write_bytes(bytes(blob))
+    with ztensor.File(short, allow_foreign=True) as f:
+        assert f.info("w").shape == (300, 400)
+        np.testing.assert_array_equal(f.rows("w", 0, 2, dtype=np.float32), arrays["w"][:2])
+        with pytest.raises(ztensor.Error, match="ends after"):
+            f["w"]
+        with pytest.raises(ztensor.Error, match="ends after"):
+            f.verify()
 
 
 def test_an_npy_that_must_be_reordered_honours_max_decoded_bytes(tmp_path):
