@@ -74,6 +74,36 @@ def test_exports_are_freed_when_their_consumers_let_go(tmp_path):
     assert len(_dlpack._alive) == start
 
 
+def test_a_consumer_that_refuses_a_tensor_raises_its_own_error(tmp_path):
+    """numpy has no FP8 type: it refuses the capsule, drops it with its
+    exception set, and the capsule's destructor (a ctypes callback, Python
+    code) ran then: its first call raised SystemError, numpy's error was
+    lost ("returned NULL without setting an exception") and the tensor was
+    never freed. Capsules are now let go by sweeps in code of ours."""
+    p = tmp_path / "t.zt"
+    write(p)
+    gc.collect()
+    start = len(_dlpack._alive)
+    with ztensor.open(p) as f:
+        for _ in range(3):
+            with pytest.raises(Exception) as e:
+                np.from_dlpack(f.dlpack("q"))
+            assert not isinstance(e.value, SystemError), repr(e.value)
+            assert "dtype" in str(e.value).lower(), repr(e.value)
+        t = f.dlpack("q")
+        with pytest.raises(Exception) as e:
+            np.from_dlpack(t)
+        assert not isinstance(e.value, SystemError), repr(e.value)
+        assert len(_dlpack._alive) == start + 1  # t's refused capsule, until t goes
+        del t
+        assert len(_dlpack._alive) == start
+        a = np.from_dlpack(f.dlpack("f"))  # and the next export works
+        assert a[2, 3] == 11
+    del a
+    gc.collect()
+    assert len(_dlpack._alive) == start
+
+
 def test_torch_gets_bf16_as_bf16(tmp_path):
     torch = pytest.importorskip("torch")
     p = tmp_path / "t.zt"

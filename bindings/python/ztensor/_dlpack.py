@@ -10,10 +10,16 @@ The legacy (unversioned) DLPack capsule carries no read-only flag, so what
 a consumer receives must be writable: raw data is a copy-on-write private
 mapping of the file (a write changes the consumer's pages, never the file),
 anything else a decoded buffer of its own. Either stays valid after the
-File is closed, for as long as a consumer holds it.
+File is closed, for as long as a consumer holds it. A capsule no consumer
+took (a consumer that refused its dtype, say) is freed at the next export,
+when its Tensor goes, after a garbage collection, or at exit: never inside
+the consumer's failing call, where the destructor would hide its error.
 """
 
+import atexit
 import ctypes
+import gc
+import sys
 import threading
 from ctypes import POINTER, CFUNCTYPE, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint64, c_void_p
 from typing import Tuple
@@ -65,7 +71,9 @@ _next_key = [1]
 
 
 @_Deleter
-def _delete(managed):
+def _delete(managed, _alive=_alive, _alive_lock=_alive_lock):
+    # (Module globals bound as defaults: a consumer may free a tensor while
+    # the interpreter tears the module down.)
     with _alive_lock:
         _alive.pop(managed.contents.manager_ctx, None)
 
@@ -81,19 +89,62 @@ _api.PyCapsule_GetPointer.restype = c_void_p
 _api.PyCapsule_GetPointer.argtypes = [c_void_p, c_void_p]
 
 
+# Every capsule handed out is held here too, so that it dies only when
+# _sweep lets it go, in code of ours: never inside a consumer's call that is
+# failing. Its destructor is a ctypes callback (Python code), which cannot
+# run while the consumer's exception is set: any call in it raised
+# SystemError, the consumer's own error was lost (numpy 1.24 refusing a bool
+# tensor said "returned NULL without setting an exception") and the tensor
+# was never freed.
+_handed_out = []
+
+
+def _sweep(wait=True):
+    """Lets go of the capsules that nobody else holds any more: their
+    destructors run now, freeing the tensors of those never consumed. With
+    wait=False (from the garbage collector, which may run while this thread
+    holds the lock), nothing is done if the lock is taken."""
+    if not _alive_lock.acquire(blocking=wait):
+        return
+    kept, dropped = [], []
+    try:
+        for c in _handed_out:
+            # Held by this list alone: 3 references here (the list's, the
+            # loop's and getrefcount's argument).
+            (dropped if sys.getrefcount(c) <= 3 else kept).append(c)
+        _handed_out[:] = kept
+    finally:
+        _alive_lock.release()
+    c = None
+    del dropped  # outside the lock: their destructors take it
+
+
+def _after_collection(phase, info):
+    if phase == "stop":
+        _sweep(wait=False)
+
+
+# Sweeps run at each export, when a Tensor goes, after each garbage
+# collection (gc.collect() included) and at exit: a capsule nobody consumed
+# is freed at the first of them after it is dropped.
+gc.callbacks.append(_after_collection)
+atexit.register(_sweep)
+
+
 @_Destructor
-def _capsule_gone(capsule):
+def _capsule_gone(capsule, _api=_api, _name=ctypes.addressof(_NAME), _cast=ctypes.cast,
+                  _managed=POINTER(_DLManagedTensor), _delete=_delete):
     # A consumer renames the capsule "used_dltensor" once it owns the tensor;
     # one still called "dltensor" was never consumed: we free it.
-    if _api.PyCapsule_IsValid(capsule, ctypes.addressof(_NAME)):
-        p = _api.PyCapsule_GetPointer(capsule, ctypes.addressof(_NAME))
-        _delete(ctypes.cast(p, POINTER(_DLManagedTensor)))
+    if _api.PyCapsule_IsValid(capsule, _name):
+        _delete(_cast(_api.PyCapsule_GetPointer(capsule, _name), _managed))
 
 
 def _capsule(array: np.ndarray, code: int, bits: int, shape: Tuple[int, ...]):
     """A "dltensor" capsule over a C-contiguous, writable numpy array's memory,
     described as `shape` of (code, bits); the array lives until the
     consumer calls the deleter (or the capsule dies unconsumed)."""
+    _sweep()
     dims = (c_int64 * max(len(shape), 1))(*shape)
     managed = _DLManagedTensor()
     t = managed.dl_tensor
@@ -110,7 +161,10 @@ def _capsule(array: np.ndarray, code: int, bits: int, shape: Tuple[int, ...]):
         _alive[key] = (managed, dims, array)
     managed.manager_ctx = key
     managed.deleter = _delete
-    return _api.PyCapsule_New(ctypes.addressof(managed), ctypes.addressof(_NAME), _capsule_gone)
+    capsule = _api.PyCapsule_New(ctypes.addressof(managed), ctypes.addressof(_NAME), _capsule_gone)
+    with _alive_lock:
+        _handed_out.append(capsule)
+    return capsule
 
 
 class Tensor:
@@ -129,6 +183,12 @@ class Tensor:
 
     def __repr__(self):
         return f"<ztensor.Tensor {self.name!r} {self.dtype}{list(self.shape)}>"
+
+    def __del__(self):
+        # A consumer that refused this tensor's capsule has dropped it by now
+        # (its exception is set aside while __del__ runs): free it here.
+        if _sweep is not None:  # None at interpreter shutdown
+            _sweep()
 
     @property
     def nbytes(self) -> int:
