@@ -111,33 +111,24 @@ void encode_value(const cbor::Document& doc, uint32_t i, CborWriter& w) {
   }
 }
 
-namespace {
-
-size_t depth_of(const cbor::Document& doc, uint32_t i) {
-  const cbor::Node& n = doc.node(i);
-  // Kept-encoded values appear only in documents decoded with a policy.
-  if (n.kind != cbor::Kind::array && n.kind != cbor::Kind::map) return 0;
-  const uint32_t items = n.kind == cbor::Kind::map ? 2 * n.count : n.count;
-  size_t deepest = 0;
-  uint32_t k = cbor::Document::first_child(i);
-  for (uint32_t c = 0; c < items; ++c, k = doc.next(k))
-    deepest = std::max(deepest, depth_of(doc, k));
-  return deepest + 1;
-}
-
-}  // namespace
-
 Result<void> check_attribute_map(std::span<const uint8_t> bytes, size_t max_depth) {
-  auto doc = cbor::decode(bytes);
+  // Every rule of the decoder, with the map's values kept as their encoded
+  // bytes (a node each), not as a node per item: a GGUF tokenizer array of
+  // 32 million numbers made a 1 GB tape here, for a check.
+  auto doc =
+      cbor::decode(bytes, nullptr, [](std::span<const std::string_view>, const cbor::ValueHead&) {
+        return cbor::Decision(cbor::Keep::encoded);
+      });
   // Too deep (or too many items) for the decoder is a limit, as one level
   // past max_depth is; malformed CBOR is the caller's argument.
   if (!doc)
     return make_error(doc.error().status == Status::limit ? Status::limit : Status::argument,
                       "attributes: %s", doc.error().message.c_str());
   ZT_FAIL_IF(doc->node(0).kind != cbor::Kind::map, argument, "attributes must be a CBOR map");
-  const size_t depth = depth_of(*doc, 0);
-  ZT_FAIL_IF(depth > max_depth, limit,
-             "attributes nest %zu levels deep, more than the %zu allowed here", depth, max_depth);
+  const auto depth = cbor::item_depth(bytes);
+  ZT_TRY(depth);
+  ZT_FAIL_IF(*depth > max_depth, limit,
+             "attributes nest %zu levels deep, more than the %zu allowed here", *depth, max_depth);
   return {};
 }
 

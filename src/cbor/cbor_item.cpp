@@ -115,6 +115,19 @@ Result<void> skip_rest(HeadReader& r, const Head& h, unsigned depth) {
                       [&](const Head& c, uint64_t) { return skip_rest(r, c, depth + 1); });
 }
 
+// Consumes (and checks) the rest of the item whose first head h was read;
+// its nesting depth: 0 for a scalar, 1 + its deepest item's for a container.
+Result<size_t> depth_rest(HeadReader& r, const Head& h, unsigned depth) {
+  if (!is_container(h.kind)) return size_t{0};
+  size_t deepest = 0;
+  ZT_TRY(for_children(r, h, depth, nullptr, nullptr, [&](const Head& c, uint64_t) -> Result<void> {
+    ZT_ITEM_LET(d, depth_rest(r, c, depth + 1));
+    deepest = std::max(deepest, d);
+    return {};
+  }));
+  return deepest + 1;
+}
+
 // Consumes the rest of the container h and counts its items (map: pairs).
 Result<uint64_t> count_rest(HeadReader& r, const Head& h, unsigned depth) {
   uint64_t n = 0;
@@ -355,6 +368,12 @@ Result<size_t> item_size(std::span<const uint8_t> bytes) {
   ZT_ITEM_LET(h, r.item(nullptr, false));
   ZT_TRY(skip_rest(r, h, 1));
   return r.pos();
+}
+
+Result<size_t> item_depth(std::span<const uint8_t> bytes) {
+  HeadReader r(bytes);
+  ZT_ITEM_LET(h, r.item(nullptr, false));
+  return depth_rest(r, h, 1);
 }
 
 Result<Scalar> scalar(std::span<const uint8_t> item) {

@@ -63,6 +63,11 @@ std::optional<UnassignedHead> unassigned_head(std::span<const uint8_t> bytes, si
 // so checks) the whole item.
 Result<size_t> item_size(std::span<const uint8_t> bytes);
 
+// Nesting depth of the first item of `bytes`: 0 for a scalar, 1 for a
+// container of scalars, 1 more for each level within. Walks (and so checks)
+// the whole item in memory of its depth.
+Result<size_t> item_depth(std::span<const uint8_t> bytes);
+
 // One head's value: for scalars the value, for containers kind + count
 // (definite) or the indefinite flag.
 struct Scalar {

@@ -150,9 +150,15 @@ class ZtInput final : public Input {
 // types), said on stderr: the file attribute "gguf.skipped".
 void note_skipped(const std::string& path, const Manifest& m) {
   if (!m.attributes.present) return;
-  const Json a = Json::parse(attributes_json(m.attributes), nullptr, false);
-  if (!a.is_object() || !a.contains("gguf.skipped")) return;
-  for (const Json& s : a["gguf.skipped"])
+  // That one entry, found in the encoded map: the rest (a tokenizer's
+  // hundreds of thousands of values) is not made into JSON for it.
+  const auto entry = cbor::find_entry(m.attributes.encoded, "gguf.skipped");
+  if (!entry || !*entry) return;
+  std::string text;
+  if (!cbor::append_json(**entry, text)) return;
+  const Json skipped = Json::parse(text, nullptr, false);
+  if (!skipped.is_array()) return;
+  for (const Json& s : skipped)
     std::fprintf(stderr, "zt: note: %s: tensor \"%s\" of unknown GGML type %u skipped\n",
                  location_for_messages(path).c_str(), s.value("name", std::string()).c_str(),
                  s.value("ggml_type", 0u));

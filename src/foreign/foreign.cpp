@@ -157,6 +157,36 @@ Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& opt
   return f;
 }
 
+namespace {
+
+// Empties j's containers from the innermost out, so that destroying each
+// finds nothing to move aside. Depth is bounded by the readers' nesting
+// limits; past 64 levels nlohmann's own destructor takes over.
+void release_json(Json& j, int depth = 0) {
+  if (depth > 64) return;
+  if (j.is_array()) {
+    auto& items = j.get_ref<Json::array_t&>();
+    for (Json& item : items) release_json(item, depth + 1);
+    Json::array_t().swap(items);
+  } else if (j.is_object()) {
+    auto& entries = j.get_ref<Json::object_t&>();
+    for (auto& entry : entries) release_json(entry.second, depth + 1);
+    Json::object_t().swap(entries);
+  }
+}
+
+}  // namespace
+
+ForeignFile::~ForeignFile() {
+  release_attributes();
+}
+
+void ForeignFile::release_attributes() {
+  release_json(attributes);
+  for (ForeignObject& o : objects) release_json(o.attributes);
+  for (ForeignFile& part : input_files) part.release_attributes();
+}
+
 Result<ForeignFile> ForeignFile::mapped(const std::string& path, FileKind kind) {
   auto src = Source::open_file(path, Source::Mode::map);
   ZT_TRY(src);

@@ -194,14 +194,18 @@ Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers,
 Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& opt) {
   // Moved behind a pointer first: the buffers found below stay where they
   // are for the Reader's life.
-  const auto keep = std::make_shared<const ForeignFile>(std::move(file));
+  const auto owned = std::make_shared<ForeignFile>(std::move(file));
   std::vector<Buffer> list;
   uint32_t held_count = 0;
-  collect_buffers(*keep, true, list, held_count);
+  collect_buffers(*owned, true, list, held_count);
   const BufferMap buffers(std::move(list));
   RemoteSources remote{held_count, {}};
-  auto m = manifest_of(*keep, buffers, remote);
+  auto m = manifest_of(*owned, buffers, remote);
   ZT_TRY(m);
+  // The manifest holds the attributes encoded: the JSON they came from
+  // (16 bytes a value: a tokenizer's arrays) is not kept for the reader's life.
+  owned->release_attributes();
+  const std::shared_ptr<const ForeignFile> keep = owned;
   Source root;
   if (keep->source.base())
     root = Source::from_memory(std::span<const uint8_t>(keep->source.base(), keep->source.size()));

@@ -187,6 +187,9 @@ Result<Json> Parser::value(uint32_t type, const std::string& key, int depth,
                  p(), k, static_cast<ull>(*n), std::string(kValueTypeNames[*item]).c_str(),
                  static_cast<ull>(cur_.left()));
       Json a = Json::array();
+      // Sized once (the items' bytes are in the file: checked above), not
+      // grown by doubling, which held twice the array at its peak.
+      a.get_ref<Json::array_t&>().reserve(*n);
       // Arrays of arrays may hold inner arrays of different types: then each
       // element's type is listed, "array[array[int32], array[string]]".
       std::string inner = std::string(kValueTypeNames[*item]);
@@ -217,6 +220,13 @@ Result<Json> Parser::value(uint32_t type, const std::string& key, int depth,
 Result<void> Parser::metadata(ForeignFile& f, uint64_t count) {
   std::unordered_set<std::string> seen;
   Json types = Json::object();
+  // The attributes' entries are reserved once (each key-value pair takes 13
+  // bytes of the file at least, so the reservation is bounded by its bytes):
+  // ordered_json's keys are const, so a growing entry vector copied every
+  // value it held, a tokenizer's arrays whole, and dropped the old ones.
+  const uint64_t most = std::min<uint64_t>(count, cur_.left() / 13) + 3;
+  f.attributes.get_ref<Json::object_t&>().reserve(f.attributes.size() + most);
+  types.get_ref<Json::object_t&>().reserve(most);
   for (uint64_t i = 0; i < count; ++i) {
     auto key = string("metadata key");
     ZT_TRY(key);

@@ -197,6 +197,27 @@ class Base(unittest.TestCase):
     def info(self, name):
         return json.loads(self.zt("info", "--json", name).stdout)
 
+    def peak_mib(self, *args, fsize=None):
+        """Runs zt; returns (exit code, its own peak resident MiB). With
+        fsize, files it writes may not grow beyond that many bytes (a full
+        disk: writes fail with EFBIG instead of killing it with SIGXFSZ)."""
+        import resource
+        import signal
+
+        def limit():
+            if fsize is not None:
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        p = subprocess.Popen([ZT] + list(args), cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=limit)
+        out, err = p.stdout.read(), p.stderr.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err = err.decode(errors="replace")
+        self.assertTrue(0 <= p.returncode <= 5 and "Sanitizer" not in err and "runtime error:" not in err,
+                        "zt %s crashed: %s" % (" ".join(args), err))
+        return p.returncode, usage.ru_maxrss / 1024, err
+
     def ref_check(self, name):
         """The independent reader finds no spec violation; returns its view."""
         if REF is None:
@@ -1392,6 +1413,26 @@ def min_blocks_map(blocks, block_bytes, bits):
 
 
 class Gguf(Base):
+    def test_a_large_metadata_array_costs_a_bounded_multiple_of_its_bytes(self):
+        # One 8 MiB uint8 array (a tokenizer's size, in values): 50 bytes a
+        # value at zt info's peak (a copy as the attribute map grew, a decoded
+        # tape to check its depth, JSON made of it all to find one key,
+        # nlohmann's destructor stack), now under 24.
+        n = 8 << 20
+        kv = gguf_str("big.array") + struct.pack("<IIQ", GGUF_ARRAY, GGUF_U8, n) + bytes(range(256)) * (n // 256)
+        info = gguf_str("w") + struct.pack("<IQIQ", 1, 4, GGML_F32, 0)
+        head = b"GGUF" + struct.pack("<IQQ", 3, 1, 1) + kv + info
+        with open(self.path("meta.gguf"), "wb") as f:
+            f.write(head + bytes(-len(head) % 32) + np.arange(4, dtype="<f4").tobytes())
+        code, peak, err = self.peak_mib("info", "meta.gguf")
+        self.assertEqual(code, 0, err)
+        code, converted, err = self.peak_mib("convert", "meta.gguf", "meta.zt")
+        self.assertEqual(code, 0, err)
+        if not sanitized():  # ASan's shadow and quarantine add their own
+            self.assertLess(peak, 24 * 8 + 32, "zt info held %d MiB for 8 MiB of metadata" % peak)
+            self.assertLess(converted, 24 * 8 + 32, "zt convert held %d MiB" % converted)
+        self.assertEqual(self.info("meta.zt")["attributes"]["big.array"][:3], [0, 1, 2])
+
     def model(self, version=3, alignment=32):
         f32 = np.arange(24, dtype="<f4")           # logical [2, 3, 4]: dims listed 4, 3, 2
         f16 = np.array([0.5, 1.5, -2, 8], "<f2")   # logical [2, 2]
@@ -2370,27 +2411,6 @@ class Trust(Base):
                               "components": {"values": comp("f32", 64, 0), "coords": comp("u64", 64, 0)}}})
         self.write("coo.zt", coo)
         self.assertEqual(self.zt("cat", "coo.zt", "s").stdout.splitlines()[-1], "[]")
-
-    def peak_mib(self, *args, fsize=None):
-        """Runs zt; returns (exit code, its own peak resident MiB). With
-        fsize, files it writes may not grow beyond that many bytes (a full
-        disk: writes fail with EFBIG instead of killing it with SIGXFSZ)."""
-        import resource
-        import signal
-
-        def limit():
-            if fsize is not None:
-                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        p = subprocess.Popen([ZT] + list(args), cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             preexec_fn=limit)
-        out, err = p.stdout.read(), p.stderr.read()
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        err = err.decode(errors="replace")
-        self.assertTrue(0 <= p.returncode <= 5 and "Sanitizer" not in err and "runtime error:" not in err,
-                        "zt %s crashed: %s" % (" ".join(args), err))
-        return p.returncode, usage.ru_maxrss / 1024, err
 
     def test_export_and_densify_stream(self):
         # Issue 24 item 9: 5 values in a COO object of shape [16384, 16384]
