@@ -117,6 +117,7 @@ OutputFile& OutputFile::operator=(OutputFile&& o) noexcept {
     discard();
     path_ = std::move(o.path_);
     dir_ = std::move(o.dir_);
+    like_ = std::move(o.like_);
     tmp_ = std::exchange(o.tmp_, std::string());
     fd_ = std::exchange(o.fd_, -1);
     anonymous_ = o.anonymous_;
@@ -241,7 +242,8 @@ Result<void> publish_together(std::span<OutputFile> files) {
 // fchown first: it may clear set-id bits, which fchmod then restores.
 Result<void> OutputFile::keep_what_it_replaces() {
   struct stat old;
-  if (::stat(path_.c_str(), &old) != 0 || !S_ISREG(old.st_mode)) return {};
+  const std::string& model = like_.empty() ? path_ : like_;
+  if (::stat(model.c_str(), &old) != 0 || !S_ISREG(old.st_mode)) return {};
   struct stat now;
   if (::fstat(fd_, &now) != 0) {
     const Error e = io_error("fstat of the new file");

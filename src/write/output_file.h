@@ -43,6 +43,10 @@ class OutputFile {
   // Names another target in the same directory, for a file whose name is
   // known only once its bytes are (a shard named after its digest).
   void retarget(std::string path) { path_ = std::move(path); }
+  // publish() gives the file the mode (owner, group) of the file at `path`,
+  // if there is one, instead of those of the file it replaces: a model's new
+  // shards, whose names are new, take those of the root they come with.
+  void keep_like(std::string path) { like_ = std::move(path); }
   // Writes all of `bytes` at the current position (EINTR retried).
   Result<void> write(std::span<const uint8_t> bytes);
   // fsync, name, rename over the target, fsync the directory. A file that
@@ -58,6 +62,7 @@ class OutputFile {
   Result<void> keep_what_it_replaces();
 
   std::string path_, dir_;
+  std::string like_;  // keep_like's file, if any
   std::string tmp_;  // the temporary name, once the file has one
   int fd_ = -1;
   bool anonymous_ = false;  // O_TMPFILE: no name until publish()

@@ -128,6 +128,9 @@ Result<void> Writer::Impl::finish_sharded() {
   for (size_t k = 0; k < earlier_shards.size(); ++k) {
     const std::string target = shard_file_path(path, table[k].name);
     earlier_shards[k].retarget(target);
+    // New names: each takes the mode of the model it replaces (its root),
+    // not the default (a 0600 model's shards were published 0644).
+    earlier_shards[k].keep_like(path);
     if (auto r = earlier_shards[k].publish(); !r) return fail(std::move(r).error());
     // A shard the old root names too has the same bytes: it stays either way.
     if (!is_old(table[k].name)) published.push_back(target);

@@ -2168,6 +2168,19 @@ class Rewrite(Base):
             os.chmod(target, mode)
             self.zt(*cmd)
             self.assertEqual(os.stat(target).st_mode & 0o7777, mode, cmd)
+        # A sharded model's new shards have new names: they take the mode of
+        # the root they come with (they were published 0644 beside a 0600 root).
+        self.zt("convert", "m.zt", "s.zt", "--format-version", "2", "--shard-size", "131072")
+        for mode, cmd in ((0o600, ("decompress", "s.zt", "--in-place")),
+                          (0o640, ("compress", "s.zt", "--in-place"))):
+            for name in os.listdir(self.dir):
+                if name.startswith("s"):
+                    os.chmod(self.path(name), mode)
+            self.zt(*cmd)
+            shards = [n for n in os.listdir(self.dir) if n.startswith("s-")]
+            self.assertGreater(len(shards), 1)
+            for name in ["s.zt"] + shards:
+                self.assertEqual(os.stat(self.path(name)).st_mode & 0o7777, mode, (cmd, name))
 
     def test_merge_and_rm(self):
         self.demo("a.zt")
