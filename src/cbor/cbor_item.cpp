@@ -304,12 +304,13 @@ Result<void> json_rest(HeadReader& r, const Head& h, unsigned depth, std::string
       json_number(h.u, out);
       return {};
     case Kind::negint:
-      if (h.u <= static_cast<uint64_t>(INT64_MAX)) {
-        out += '-';
+      // -1 - u, exactly, down to -2^64 (JSON numbers have no range; a
+      // double here rounded -2^63 - 3 to -2^63).
+      out += '-';
+      if (h.u == UINT64_MAX)
+        out += "18446744073709551616";
+      else
         json_number(h.u + 1, out);
-      } else {
-        out += dump_json(Json(-1.0 - static_cast<double>(h.u)));
-      }
       return {};
     case Kind::float_:
       out += dump_json(Json(h.f));

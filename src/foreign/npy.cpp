@@ -447,6 +447,7 @@ std::optional<std::string> npy_descr(DType dtype, const std::optional<std::strin
   if (type) {
     if (*type == "complex64" && dtype == DType::f32) return "<c8";
     if (*type == "complex128" && dtype == DType::f64) return "<c16";
+    if (*type == "bool" && dtype == DType::u8) return "|b1";  // v2's bool
     return std::nullopt;
   }
   switch (dtype) {

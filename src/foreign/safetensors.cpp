@@ -155,6 +155,8 @@ Result<Entry> parse_entry(const std::string& path, const std::string& name, cons
 
 std::optional<std::string_view> safetensors_dtype(DType dtype,
                                                   const std::optional<std::string>& type) {
+  // v2's bool is a type over u8 (1.2's a dtype): BOOL either way.
+  if (dtype == DType::u8 && type == "bool") return "BOOL";
   for (const auto& m : kDTypes)
     if (m.dtype == dtype && (type ? m.type == *type : m.type.empty())) return m.st;
   return std::nullopt;

@@ -23,12 +23,17 @@ Result<Source> Source::open_file(const std::string& path, Mode mode) {
   s.path_ = path;
   // A URL handed to a path's call is named without its secrets too.
   const std::string shown = location_for_messages(path);
-  s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO at the path (a shard named by a model, say) would
+  // block the open until a writer came; it is refused below instead. Reads
+  // of a regular file ignore the flag, which is cleared all the same.
+  s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   ZT_FAIL_IF(s.fd_ < 0, io, "%s: cannot open: %s", shown.c_str(), std::strerror(errno));
   struct stat st {};
   ZT_FAIL_IF(::fstat(s.fd_, &st) != 0, io, "%s: cannot stat: %s", shown.c_str(),
              std::strerror(errno));
   ZT_FAIL_IF(!S_ISREG(st.st_mode), io, "%s: not a regular file", shown.c_str());
+  ZT_FAIL_IF(::fcntl(s.fd_, F_SETFL, ::fcntl(s.fd_, F_GETFL) & ~O_NONBLOCK) != 0, io,
+             "%s: cannot set its flags: %s", shown.c_str(), std::strerror(errno));
   s.size_ = static_cast<uint64_t>(st.st_size);
   if (mode == Mode::map && s.size_ > 0) {
     void* p = ::mmap(nullptr, s.size_, PROT_READ, MAP_SHARED, s.fd_, 0);

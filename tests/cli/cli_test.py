@@ -1110,6 +1110,17 @@ class Safetensors(Base):
             self.assertEqual(out[name], (dtype, list(shape), data), name)
         self.zt("diff", "in.safetensors", "out.safetensors")
         self.zt("diff", "in.safetensors", "mid.zt")
+        # Through v2, where bool is a type over u8: BOOL again (it was
+        # refused, "cannot write t.bool (dtype u8/bool)"), and |b1 exported.
+        self.zt("convert", "in.safetensors", "mid2.zt", "--format-version", "2")
+        self.zt("convert", "mid2.zt", "out2.safetensors")
+        _, out2, _ = read_safetensors(self.path("out2.safetensors"))
+        for name, dtype, shape, data in tensors:
+            self.assertEqual(out2[name], (dtype, list(shape), data), name)
+        self.zt("export", "mid2.zt", "t.bool", "-o", "b.npy")
+        b = np.load(self.path("b.npy"))
+        self.assertEqual(b.dtype, np.bool_)
+        self.assertEqual(b.tobytes(), dict((t[0], t[3]) for t in tensors)["t.bool"])
 
     def sharded(self, shards, weight_map=None, metadata=None):
         """Writes shards {file: [(name, dtype, shape, bytes)]} and their index."""

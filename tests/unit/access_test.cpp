@@ -2,6 +2,7 @@
 // once and cached, exact decoded sizes, the decode cap, zt_component_read's
 // buffer rules, copy mode, and many threads at once.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -434,6 +435,12 @@ TEST(Access, CopyModeReportsAFileThatShrankAsIo) {
 TEST(Access, OpeningADirectoryOrAnEmptyFileFails) {
   zt_reader* r = nullptr;
   EXPECT_TRUE(FailsWith(zt_open("/", &r), ZT_ERR_IO, {"not a regular file"}));
+  // A FIFO is refused at once: its open used to wait for a writer forever
+  // (a model's shard name can lead to one).
+  const std::string fifo = ::testing::TempDir() + "/zt_access_fifo_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(FailsWith(zt_open(fifo.c_str(), &r), ZT_ERR_IO, {"not a regular file"}));
+  ::unlink(fifo.c_str());
   const TempFile empty(Bytes{});
   EXPECT_TRUE(FailsWith(zt_open(empty.path().c_str(), &r), ZT_ERR_FORMAT));
   EXPECT_EQ(r, nullptr);

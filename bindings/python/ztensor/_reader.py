@@ -473,8 +473,9 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def rows(self, name: str, start: int, stop: int, dtype: Any = None) -> np.ndarray:
         """Rows [start, stop) of a dense object's first dimension. dtype None:
-        the stored type, zero-copy for raw data, else a copy that decodes only
-        the zstd frames covering the rows; numpy.float32 / float64: converted."""
+        the stored type as f[name] gives it (f4_e2m1 as float32), zero-copy
+        for raw data, else a copy that decodes only the zstd frames covering
+        the rows; numpy.float32 / float64: converted."""
         start, stop = checked_int(start, "start"), checked_int(stop, "stop")
         i = self._index(name)
         r = self._r()
@@ -487,6 +488,10 @@ class File(NotCopyable, collections.abc.Mapping):
                         f'{shape[0]} rows')
         out_shape = (max(stop - start, 0),) + shape[1:]
         dtype_name, ltype, dt = self._numpy_dtype(i, "data")
+        # As f[name] and slice() give them: f4_e2m1 (packed, two values a
+        # byte) and, with float32=True, bf16 and FP8 as float32.
+        if dtype is None and self._read_as_float32(dtype_name, ltype):
+            dtype = np.float32
         if dtype is not None:
             ft = _float_type(dtype)
             complex_data = ltype in ("complex64", "complex128")
