@@ -129,6 +129,21 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   return take_body(*t.ex, piece, *t.where) ? piece.size() : 0;
 }
 
+// Bytes received in all, bodies libcurl reads itself included (that of a
+// redirect it follows, which never reaches on_body): past what the answer
+// may hold (its cap, once known) and 1 MiB more, the transfer is cut off.
+// A redirect whose body never ended held a read open for ever, since bytes
+// kept arriving above the stall limit.
+int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
+  auto& t = *static_cast<Transfer*>(user);
+  const uint64_t most = t.ex->body_cap + (uint64_t{1} << 20);
+  if (dlnow < 0 || static_cast<uint64_t>(dlnow) <= most) return 0;
+  if (!t.ex->error)
+    t.ex->error = make_error(Status::io, "%s: the server sent more than %llu bytes to one request",
+                             t.where->c_str(), static_cast<unsigned long long>(most));
+  return 1;
+}
+
 bool transient(CURLcode c) {
   switch (c) {
     case CURLE_COULDNT_CONNECT:
@@ -358,6 +373,9 @@ class HttpSource final : public RangeSource {
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     const CURLcode rc = curl_easy_perform(h);
     if (ex.error) {
       if (ex.ignored_range && range.find(',') != std::string::npos) {

@@ -164,7 +164,10 @@ class FaultServer:
     Content-Length that matches the half;
     gzip: bodies sent gzip-compressed with Content-Encoding: gzip (never
     asked for: no Accept-Encoding is sent);
-    trickle: seconds between the body's bytes, sent one at a time."""
+    trickle: seconds between the body's bytes, sent one at a time;
+    endless_redirect: the next answer is a 302 to the same path whose
+    chunked body never ends (libcurl reads a followed redirect's body
+    itself: it never reaches the library's own body cap)."""
 
     def __init__(self, root):
         self.root = root
@@ -173,6 +176,7 @@ class FaultServer:
         self.short_next = 0
         self.gzip = False
         self.trickle = 0.0
+        self.endless_redirect = False
         self.requests = []
         server = self
 
@@ -190,6 +194,20 @@ class FaultServer:
                     self.send_response(status)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
+                    return
+                if server.endless_redirect:
+                    server.endless_redirect = False
+                    self.send_response(302)
+                    self.send_header("Location", self.path)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b"A" * 65536
+                    try:
+                        for _ in range(100000):  # 6.5 GB: "never", for a test
+                            self.wfile.write(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+                    except OSError:  # the client gave up
+                        pass
+                    self.close_connection = True
                     return
                 path = os.path.join(server.root, self.path.lstrip("/"))
                 with open(path, "rb") as f:

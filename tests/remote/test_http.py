@@ -750,6 +750,36 @@ def test_a_trickling_server_is_cut_off(faults, tmp_path):
     assert time.monotonic() - start < 15
 
 
+def test_a_redirect_whose_body_never_ends_is_cut_off(faults, tmp_path):
+    """A 302 whose chunked body never ended held the open for ever: libcurl
+    reads a followed redirect's body itself, past the library's body cap,
+    and bytes kept coming above the stall limit. Now the bytes one request
+    receives are capped (its answer's size and 1 MiB)."""
+    import threading
+    import time
+    with ztensor.Writer(str(tmp_path / "r.zt")) as w:
+        w.add("x", np.arange(100, dtype=np.float32))
+    faults.endless_redirect = True
+    outcome = {}
+
+    def open_it():
+        try:
+            ztensor.File.from_url(faults.url + "/r.zt", retries=0, timeout=2)
+            outcome["opened"] = True
+        except ztensor.Error as e:
+            outcome["error"] = e
+    start = time.monotonic()
+    t = threading.Thread(target=open_it, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "the redirect's body was still being read after 60 s"
+    assert "error" in outcome and outcome["error"].status_name == "ZT_ERR_IO", outcome
+    assert "sent more than" in outcome["error"].message
+    assert time.monotonic() - start < 30
+    with ztensor.File.from_url(faults.url + "/r.zt", retries=0) as f:  # and then it is served
+        assert f["x"][99] == 99
+
+
 def test_body_cut_short(faults, tmp_path):
     with ztensor.Writer(str(tmp_path / "c.zt")) as w:
         w.add("x", rng(12, (300, 300)))
