@@ -286,7 +286,8 @@ ZT_API zt_status zt_open_source(const zt_source* src, const zt_open_options* opt
      statuses fail at once: ZT_ERR_IO with the HTTP status and reason.
    - Redirects are followed (at most 5, http and https only). TLS
      certificates are verified. opt->http_headers are sent with every
-     request; the environment variable ZT_HTTP_BEARER_TOKEN adds
+     request to the URL's own origin (scheme, host, port), never to a host
+     a redirect leads to; the environment variable ZT_HTTP_BEARER_TOKEN adds
      "Authorization: Bearer <token>" unless those headers have an
      Authorization line, over https only (or plain http to this machine:
      localhost, 127.0.0.0/8, ::1). A pre-signed URL works as it is.

@@ -137,6 +137,7 @@ void take_header_line(Exchange& ex, std::string_view line) {
     ex.last_modified.clear();
     ex.content_length.reset();
     ex.content_encoding.clear();
+    ex.location.clear();
     const size_t sp = line.find(' ');
     const size_t sp2 = sp == std::string_view::npos ? sp : line.find(' ', sp + 1);
     ex.status = sp == std::string_view::npos
@@ -155,6 +156,8 @@ void take_header_line(Exchange& ex, std::string_view line) {
     ex.content_length = parse_u64(*cl);
   } else if (auto ce = header_value(line, "content-encoding:")) {
     ex.content_encoding = std::string(ce->substr(0, 64));
+  } else if (auto lo = header_value(line, "location:")) {
+    ex.location = std::string(lo->substr(0, 8192));
   }
 }
 

@@ -57,6 +57,7 @@ struct Exchange {
   std::string etag, last_modified;
   std::optional<uint64_t> content_length;
   std::string content_encoding;  // never asked for: any but identity is refused
+  std::string location;          // a redirect's target, as sent (perhaps relative)
 
   // The body.
   bool started = false;

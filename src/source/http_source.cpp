@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -60,6 +61,26 @@ std::string whole_url(const Url& u) {
   if (curl_url_get(u.get(), CURLUPART_URL, &s, 0) != CURLUE_OK) return {};
   std::string out(s);
   curl_free(s);
+  return out;
+}
+
+// A URL's origin (scheme, host, port: default ports filled in) as
+// "scheme://host:port", lower case; nullopt for one that does not parse
+// or is not http or https.
+std::optional<std::string> http_origin(const std::string& url) {
+  const Url u = parsed_url(url);
+  if (!u) return std::nullopt;
+  std::string out;
+  for (const CURLUPart part : {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT}) {
+    char* v = nullptr;
+    if (curl_url_get(u.get(), part, &v, CURLU_DEFAULT_PORT) != CURLUE_OK) return std::nullopt;
+    std::string piece(v);
+    curl_free(v);
+    for (char& c : piece) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (part == CURLUPART_SCHEME && piece != "http" && piece != "https") return std::nullopt;
+    out += piece;
+    out += part == CURLUPART_SCHEME ? "://" : part == CURLUPART_HOST ? ":" : "";
+  }
   return out;
 }
 
@@ -330,8 +351,37 @@ class HttpSource final : public RangeSource {
   }
 
   // One try; `retry` says whether another may succeed (a 5xx, a dropped
-  // connection, a body cut short).
+  // connection, a body cut short). Redirects are followed here, not by
+  // libcurl, so that the caller's headers (an API key, a token) go to the
+  // URL's own origin only: libcurl drops Authorization and Cookie at
+  // another host, but sent every other header of the caller's along.
+  // Five redirects at most, to http or https only.
   Result<void> perform_once(Exchange& ex, const std::string& range, bool& retry) const {
+    const auto home = http_origin(url_);
+    std::string url = url_;
+    bool at_home = true;
+    for (int hop = 0;; ++hop) {
+      std::string next;
+      ZT_TRY(perform_at(ex, range, url, at_home, retry, next));
+      if (next.empty()) return {};
+      ZT_FAIL_IF(hop == 5, io, "%s: more than 5 redirects", name_.c_str());
+      const auto origin = http_origin(next);
+      ZT_FAIL_IF(!origin, io, "%s: redirected (HTTP %ld) to a URL that is not http or https",
+                 name_.c_str(), ex.status);
+      at_home = at_home && origin == home;
+      url = std::move(next);
+      Exchange fresh;  // what is asked stays; what came back goes
+      fresh.reads = ex.reads;
+      fresh.window = ex.window;
+      fresh.size = ex.size;
+      ex = std::move(fresh);
+    }
+  }
+
+  // One request to `url` (the caller's headers only when `with_headers`);
+  // a redirect is not followed but handed back in `redirect`.
+  Result<void> perform_at(Exchange& ex, const std::string& range, const std::string& url,
+                          bool with_headers, bool& retry, std::string& redirect) const {
     Connection c(*this);
     CURL* h = c.easy.get();
     curl_easy_reset(h);
@@ -342,7 +392,8 @@ class HttpSource final : public RangeSource {
       curl_slist* next = curl_slist_append(list, line.c_str());
       if (next) list = next;
     };
-    for (const std::string& line : opt_.headers) add(line);
+    if (with_headers)
+      for (const std::string& line : opt_.headers) add(line);
     if (!ex.reads.empty()) {
       // The version pinned at open: a strong ETag, else the date.
       if (!etag_.empty() && !etag_.starts_with("W/"))
@@ -353,12 +404,10 @@ class HttpSource final : public RangeSource {
     headers.reset(list);
     Transfer t{&ex, &name_};
     const long stall_s = static_cast<long>(std::max<uint32_t>(1, (opt_.timeout_ms + 999) / 1000));
-    curl_easy_setopt(h, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opt_.timeout_ms));
     // Below 1 KiB/s over the stall time the transfer is cut off: a server
     // trickling a byte now and then cannot hold a read open for ever.
@@ -377,6 +426,22 @@ class HttpSource final : public RangeSource {
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     const CURLcode rc = curl_easy_perform(h);
+    if (!ex.error && !ex.location.empty() &&
+        (ex.status == 301 || ex.status == 302 || ex.status == 303 || ex.status == 307 ||
+         ex.status == 308)) {
+      // The Location resolved against `url` (RFC 3986 §5), by libcurl's
+      // parser; its body was not read (on_body declines a redirect's).
+      const Url u = parsed_url(url);
+      ZT_FAIL_IF(!u || curl_url_set(u.get(), CURLUPART_URL, ex.location.c_str(),
+                                    CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK,
+                 io, "%s: redirected (HTTP %ld) to a Location that does not parse", name_.c_str(),
+                 ex.status);
+      redirect = whole_url(u);
+      ZT_FAIL_IF(redirect.empty(), io,
+                 "%s: redirected (HTTP %ld) to a Location that does not parse", name_.c_str(),
+                 ex.status);
+      return {};
+    }
     if (ex.error) {
       if (ex.ignored_range && range.find(',') != std::string::npos) {
         multi_ok_ = false;

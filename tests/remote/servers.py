@@ -165,6 +165,7 @@ class FaultServer:
     gzip: bodies sent gzip-compressed with Content-Encoding: gzip (never
     asked for: no Accept-Encoding is sent);
     trickle: seconds between the body's bytes, sent one at a time;
+    redirect_to: every answer a 302 to this URL prefix and the path asked;
     endless_redirect: the next answer is a 302 to the same path whose
     chunked body never ends (libcurl reads a followed redirect's body
     itself: it never reaches the library's own body cap)."""
@@ -177,7 +178,9 @@ class FaultServer:
         self.gzip = False
         self.trickle = 0.0
         self.endless_redirect = False
+        self.redirect_to = None
         self.requests = []
+        self.headers_seen = []  # each request's headers, lower-cased names
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -189,6 +192,13 @@ class FaultServer:
             def do_GET(self):
                 rng = self.headers.get("Range", "")
                 server.requests.append((self.path, rng))
+                server.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
+                if server.redirect_to:
+                    self.send_response(302)
+                    self.send_header("Location", server.redirect_to + self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if server.fail_next:
                     status = server.fail_next.pop(0)
                     self.send_response(status)
