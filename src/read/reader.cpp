@@ -19,6 +19,7 @@
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/validate.h"
+#include "source/http_source.h"
 #include "source/model_folder.h"
 
 namespace zt {
@@ -199,8 +200,13 @@ Result<Source> open_shard_file(const Source& root, const std::string& root_path,
     return Source::open_file(*real, mode);
   }
   constexpr uint64_t kShardTail = 4096;
-  auto sib = root.ranges()->sibling(slash == std::string::npos ? path : path.substr(slash + 1),
-                                    {kShardTail});
+  // The name beside a root at a URL: its stem comes from the URL, percent-
+  // encoded ("my%20model"), and sibling() encodes the name it is given, so
+  // it is decoded first (it asked for "my%2520model-00001-....zt").
+  const std::string_view name = slash == std::string::npos
+                                    ? std::string_view(path)
+                                    : std::string_view(path).substr(slash + 1);
+  auto sib = root.ranges()->sibling(percent_decoded_segment(name), {kShardTail});
   ZT_TRY(sib);
   return Source::from_ranges(RangeCache::of(std::move(*sib), cache_bytes));
 }

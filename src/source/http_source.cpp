@@ -127,6 +127,15 @@ std::string percent_encoded_segment(std::string_view name) {
   return out;
 }
 
+std::string percent_decoded_segment(std::string_view segment) {
+  int n = 0;
+  char* d = curl_easy_unescape(nullptr, segment.data(), static_cast<int>(segment.size()), &n);
+  if (!d) return std::string(segment);
+  std::string out(d, static_cast<size_t>(n));
+  curl_free(d);
+  return out;
+}
+
 std::string location_for_messages(std::string_view path_or_url) {
   return is_http_url(path_or_url) ? url_for_messages(path_or_url) : std::string(path_or_url);
 }

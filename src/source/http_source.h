@@ -40,6 +40,9 @@ std::string url_for_messages(std::string_view url);
 // `name` as one URL path segment: every byte but RFC 3986's unreserved
 // characters (letters, digits, - . _ ~) percent-encoded ("a/b" -> "a%2Fb").
 std::string percent_encoded_segment(std::string_view name);
+// A URL path segment with its %XX escapes decoded (by libcurl): the file
+// name a server knows it by ("my%20model.zt" is "my model.zt").
+std::string percent_decoded_segment(std::string_view segment);
 
 // What anything that names an input shows of it (the library's messages,
 // the CLI, every binding through zt_url_for_messages): an http(s) URL as

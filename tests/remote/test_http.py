@@ -357,6 +357,22 @@ def test_sharded_v2_model_fetches_a_shard_when_read(nginx):
         assert local.verify()[0] == 4
 
 
+def test_sharded_v2_model_whose_name_needs_percent_encoding(nginx):
+    """The root's stem comes from its URL, encoded ("my%20model"): the
+    shards were asked as "my%2520model-00001-....zt" (404); local and
+    remote disagreed."""
+    parts = {f"w{i}": rng(30 + i, (64, 256)) for i in range(3)}  # 64 KiB each
+    for name, url_name in (("my model.zt", "my%20model.zt"), ("m+x é.zt", "m%2Bx%20%C3%A9.zt")):
+        path = os.path.join(nginx.www, "pct", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with ztensor.Writer(path, file_version=2, shard_bytes=150 << 10) as w:
+            for k, a in parts.items():
+                w.add(k, a)
+        with ztensor.open(nginx.url + "/pct/" + url_name) as f:
+            assert all(np.array_equal(f[k], a) for k, a in parts.items())
+            assert f.verify()[0] == 3
+
+
 def write_safetensors(path, tensors):
     names = {np.dtype("<f4"): "F32", np.dtype("<i8"): "I64"}
     header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
