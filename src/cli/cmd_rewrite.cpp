@@ -80,6 +80,47 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   return kOk;
 }
 
+// The inputs' file attributes as one map: the first input that sets a
+// key wins; conflicts are told on stderr. Values are compared and copied as
+// CBOR, exactly.
+Result<std::vector<uint8_t>> merged_file_attributes(
+    const std::vector<std::unique_ptr<Input>>& inputs) {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> kept;
+  std::unordered_map<std::string, size_t> kept_at;
+  for (const auto& in : inputs) {
+    if (!in->has_attributes || in->attributes_cbor.empty()) continue;
+    auto doc = cbor::decode(in->attributes_cbor);
+    if (!doc) {
+      Error e = std::move(doc).error();
+      e.message = in->path + ": " + e.message;
+      return e;
+    }
+    uint32_t k = cbor::Document::first_child(0);
+    for (uint32_t p = 0; p < doc->root().count; ++p) {
+      const uint32_t v = doc->next(k);
+      const std::string key(doc->node(k).str);
+      CborWriter value;
+      encode_value(*doc, v, value);
+      if (const auto at = kept_at.find(key); at == kept_at.end()) {
+        kept_at.emplace(key, kept.size());
+        kept.emplace_back(key, value.take());
+      } else if (kept[at->second].second != value.bytes()) {
+        std::fprintf(stderr,
+                     "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
+                     key.c_str(), in->path.c_str());
+      }
+      k = doc->next(v);
+    }
+  }
+  CborWriter merged;
+  merged.map(kept.size());
+  for (const auto& [key, value] : kept) {
+    merged.text(key);
+    merged.raw(value);
+  }
+  return merged.take();
+}
+
 }  // namespace
 
 int run_convert(const Args& a) {
@@ -164,38 +205,9 @@ int run_merge(const Args& a) {
       plan.push_back({&in, i, name});
     }
   }
-  // File attributes: the first input that sets a key wins; conflicts are
-  // told. Values are compared and copied as CBOR, exactly.
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> kept;
-  std::unordered_map<std::string, size_t> kept_at;
-  for (const auto& in : inputs) {
-    if (!in->has_attributes || in->attributes_cbor.empty()) continue;
-    auto doc = cbor::decode(in->attributes_cbor);
-    if (!doc) return report(doc.error(), in->path);
-    uint32_t k = cbor::Document::first_child(0);
-    for (uint32_t p = 0; p < doc->root().count; ++p) {
-      const uint32_t v = doc->next(k);
-      const std::string key(doc->node(k).str);
-      CborWriter value;
-      encode_value(*doc, v, value);
-      if (const auto at = kept_at.find(key); at == kept_at.end()) {
-        kept_at.emplace(key, kept.size());
-        kept.emplace_back(key, value.take());
-      } else if (kept[at->second].second != value.bytes()) {
-        std::fprintf(stderr, "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
-                     key.c_str(), in->path.c_str());
-      }
-      k = doc->next(v);
-    }
-  }
-  CborWriter merged;
-  merged.map(kept.size());
-  for (const auto& [key, value] : kept) {
-    merged.text(key);
-    merged.raw(value);
-  }
-  const std::vector<uint8_t> attrs = merged.take();
-  auto w = write_zt(*out, plan, &attrs, opt, "merge");
+  auto attrs = merged_file_attributes(inputs);
+  if (!attrs) return report(attrs.error());
+  auto w = write_zt(*out, plan, &*attrs, opt, "merge");
   if (!w) return fail(w);
   std::fprintf(stderr, "wrote %s: %zu objects from %zu files\n", out->c_str(), plan.size(),
                inputs.size());
@@ -211,14 +223,31 @@ int run_append(const Args& a) {
     return usage_error("append", "appending is a zTensor v2 operation (--format-version 2)");
   opt.writer.file_version = 2;
   const std::string& target = a.pos[0];
+  // The target first: its file attributes stay, the inputs' join them as
+  // zt merge joins them (they were dropped without a word).
   std::vector<std::unique_ptr<Input>> inputs;
+  {
+    auto t = Input::open(target);
+    if (!t) return report(t.error(), target);
+    inputs.push_back(std::move(*t));
+  }
   for (size_t k = 1; k < a.pos.size(); ++k) {
     auto in = Input::open(a.pos[k]);
     if (!in) return report(in.error(), a.pos[k]);
     inputs.push_back(std::move(*in));
   }
+  auto attrs = merged_file_attributes(inputs);
+  if (!attrs) return report(attrs.error());
+  const bool joined = std::any_of(inputs.begin() + 1, inputs.end(), [](const auto& in) {
+    return in->has_attributes && in->attributes_cbor.size() > 1;  // more than an empty map
+  });
+  inputs.erase(inputs.begin());  // the target is read by the writer itself
   auto w = Writer::open_append(target, opt.writer);
   if (!w) return report(w.error(), target);
+  if (joined) {  // else the target's own attributes stay as they are stored
+    auto set = (*w)->set_file_attributes_cbor(*attrs);
+    if (!set) return report(set.error(), target);
+  }
   uint64_t total = 0;
   for (const auto& in : inputs)
     for (size_t i = 0; i < in->items.size(); ++i) total += decoded_total(*in, {i});

@@ -207,6 +207,7 @@ const GgmlType* ggml_plain_type(const Part& data) {
 
 Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt) {
   std::vector<bool> repack;  // quantized objects going back to their GGML blocks
+  std::vector<bool> as_blocks;  // objects whose attributes name their GGML block type
   auto plan = plan_export<foreign::GgufTensorEntry>(
       out, in, opt,
       "GGUF holds GGML's types (dense f32 f16 bf16 f64 i8 i16 i32 i64, and raw blocks with "
@@ -215,10 +216,12 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
         auto group = ggml_group(out, it);
         ZT_TRY(group);
         repack.push_back(group->has_value());
+        as_blocks.push_back(false);
         if (*group) return group;
         if (!data) return std::optional<foreign::GgufTensorEntry>();
         auto blocks = ggml_blocks(out, it, *data);
         ZT_TRY(blocks);
+        as_blocks.back() = blocks->has_value();
         if (*blocks) return blocks;
         foreign::GgufTensorEntry e;
         e.name = it.name;
@@ -235,6 +238,11 @@ Result<void> write_gguf_file(const std::string& out, const Input& in, const Rewr
         return {};
       });
   ZT_TRY(plan);
+  // Their attributes live on in the type a quantized or block object is
+  // written as; any other object's are not kept, and that is said.
+  note_dropped_attributes(in, "GGUF", [&](size_t i) {
+    return (i < repack.size() && repack[i]) || (i < as_blocks.size() && as_blocks[i]);
+  });
   std::vector<foreign::GgufTensorEntry>& entries = plan->entries;
   uint32_t version = 3;
   auto metadata = gguf_metadata(out, in, version);

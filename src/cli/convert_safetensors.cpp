@@ -74,21 +74,6 @@ Result<std::vector<std::pair<std::string, std::string>>> metadata_of(const Input
   return metadata;
 }
 
-// Says how many objects' attributes were not written (`kept(i)`: those of
-// object i live on in what was written).
-void note_dropped_attributes(const Input& in, const std::function<bool(size_t)>& kept) {
-  uint64_t dropped = 0;
-  for (size_t i = 0; i < in.items.size(); ++i) {
-    const Item& it = in.items[i];
-    dropped += it.has_attributes && it.attributes_cbor.size() > 1 && !kept(i) ? 1 : 0;
-  }
-  if (dropped)
-    std::fprintf(
-        stderr,
-        "zt: note: safetensors has no per-tensor metadata: attributes of %llu object%s not kept\n",
-        static_cast<ull>(dropped), dropped == 1 ? " were" : "s were");
-}
-
 }  // namespace
 
 // safetensors holds dense tensors of its own dtypes only. Objects it cannot
@@ -112,7 +97,7 @@ Result<void> write_st(const std::string& out, const Input& in, const RewriteOpti
       });
   if (!r) return qualified(std::move(r).error(), out);
   progress.finish();
-  note_dropped_attributes(in, [](size_t) { return false; });
+  note_dropped_attributes(in, "safetensors", [](size_t) { return false; });
   return {};
 }
 
@@ -455,7 +440,7 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
     std::fprintf(stderr, "%s: removed the earlier checkpoint's %s\n", dir.c_str(), removed.c_str());
   // A grouped object's attributes are its scheme's, which config.json and
   // its tensors hold again.
-  note_dropped_attributes(in, [&](size_t i) { return recorded[i].has_value(); });
+  note_dropped_attributes(in, "safetensors", [&](size_t i) { return recorded[i].has_value(); });
   return {};
 }
 

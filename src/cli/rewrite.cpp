@@ -508,4 +508,17 @@ const std::vector<uint8_t>* file_attributes(const Input& in) {
   return in.has_attributes ? &in.attributes_cbor : nullptr;
 }
 
+void note_dropped_attributes(const Input& in, const char* format,
+                             const std::function<bool(size_t)>& kept) {
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < in.items.size(); ++i) {
+    const Item& it = in.items[i];
+    dropped += it.has_attributes && it.attributes_cbor.size() > 1 && !kept(i) ? 1 : 0;
+  }
+  if (dropped)
+    std::fprintf(
+        stderr, "zt: note: %s has no per-tensor metadata: attributes of %llu object%s not kept\n",
+        format, static_cast<unsigned long long>(dropped), dropped == 1 ? " were" : "s were");
+}
+
 }  // namespace zt::cli

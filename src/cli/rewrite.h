@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -138,6 +139,11 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
 // "shape"}}, one a part (foreign/hf_quantized.cpp writes it); a copy that
 // renames a part renames its record.
 constexpr std::string_view kHfTensors = "hf.tensors";
+// Says on stderr how many objects' attributes a `format` without per-tensor
+// metadata did not keep (`kept(i)`: those of object i live on in what was
+// written, as a GGUF block type does).
+void note_dropped_attributes(const Input& in, const char* format,
+                             const std::function<bool(size_t)>& kept);
 // `in` as a GGUF v3 file (convert_gguf.cpp).
 Result<void> write_gguf_file(const std::string& out, const Input& in, const RewriteOptions& opt);
 

@@ -1535,7 +1535,8 @@ class Gguf(Base):
         with open(self.path("m.gguf"), "wb") as f:
             f.write(blob)
         self.zt("convert", "m.gguf", "m.zt")
-        self.zt("convert", "m.zt", "back.gguf")
+        p = self.zt("convert", "m.zt", "back.gguf")
+        self.assertNotIn("not kept", p.stderr)  # block types' attributes live on in their types
         with open(self.path("back.gguf"), "rb") as f:
             self.assertEqual(f.read(), blob)
         # Compressed on the way, and straight from GGUF to GGUF.
@@ -1554,7 +1555,13 @@ class Gguf(Base):
         p = self.zt("convert", "m.safetensors", "m.gguf", code=5)
         self.assertIn('"h" (dtype u16)', p.stderr)
         self.zt("convert", "m.safetensors", "src.zt")
-        self.zt("convert", "src.zt", "m.gguf", "--densify")
+        p = self.zt("convert", "src.zt", "m.gguf", "--densify")
+        self.assertNotIn("not kept", p.stderr)
+        # Object attributes GGUF cannot hold are said to be dropped, as for
+        # safetensors (the GGUF writer dropped them without a word).
+        self.demo("oa.zt")  # embed.weight, proj.fp8 and mlp.q_proj have attributes
+        p = self.zt("convert", "oa.zt", "oa.gguf", "--densify")
+        self.assertIn("GGUF has no per-tensor metadata: attributes of 3 objects were not kept", p.stderr)
         self.zt("convert", "m.gguf", "m.zt")
         j = self.info("m.zt")
         self.assertEqual(j["attributes"]["format"], "pt")
@@ -2163,6 +2170,17 @@ class Rewrite(Base):
                          ["adjacency", "embed.weight", "extra", "norm.weight", "position_ids", "proj.fp8"])
         self.assertIn("[0. 0. 0.", self.zt("cat", "v2.zt", "norm.weight").stdout)
         self.assertIn("works on v2 files", self.zt("append", "src.zt", "more.npz", code=4).stderr)
+        # The inputs' file attributes join the file's, as zt merge joins them
+        # (they were dropped without a word); the file's own win, told.
+        attrs = self.info("v2.zt")["attributes"]
+        self.assertTrue(attrs)
+        key = next(iter(attrs))
+        write_safetensors(self.path("meta.safetensors"), [("late", "F32", [2], np.ones(2, "<f4").tobytes())],
+                          {"format": "pt", key: "another value", "origin": "meta.safetensors"})
+        p = self.zt("append", "v2.zt", "meta.safetensors")
+        self.assertIn('file attribute "%s" differs in meta.safetensors; keeping the first value' % key, p.stderr)
+        now = self.info("v2.zt")["attributes"]
+        self.assertEqual(now, dict(attrs, format="pt", origin="meta.safetensors"))
 
     def test_rewrites_in_place_keep_the_mode(self):
         """A file rewritten in place keeps its permissions (#42 item 12):
