@@ -33,7 +33,8 @@ constexpr std::string_view kExitCodes =
     "     clash, sparse object to safetensors without --densify, ...)\n";
 
 constexpr std::string_view kWriteOptions =
-    "  --digest ALGO        xxh3 (default), sha256 or none\n"
+    "  --digest ALGO        xxh3, sha256 or none (default: xxh3; compress,\n"
+    "                       decompress and rm keep the input's)\n"
     "  --threads N          compression threads (default: all cores)\n"
     "  --no-canonical       v2 output is in canonical form (v2 spec 6.3: objects and\n"
     "                       parts in name order, raw, identical parts sharing one\n"

@@ -107,6 +107,22 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
 // `zt compress` of a v2 file writes v2, and of a sharded v2 model a model
 // sharded as it was (--keep-shards), unless --shard-size says otherwise.
 void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
+  // The input's digest algorithm, where all its parts agree on one, unless
+  // --digest names one: a sha256 model compressed in place came back with
+  // xxh3 digests, a weaker check, and another zt id.
+  if (!a.has("--digest")) {
+    std::optional<DigestAlgo> seen;
+    bool mixed = false;
+    for (const Item& it : in.items)
+      for (const Part& p : it.parts) {
+        if (!p.digest) continue;
+        const DigestAlgo algo = digest_algo_from_name(p.digest->substr(0, p.digest->find(':')));
+        mixed = mixed || (seen && *seen != algo);
+        seen = algo;
+      }
+    if (seen && !mixed && (*seen == DigestAlgo::sha256 || *seen == DigestAlgo::xxh3))
+      o.writer.digest = *seen;
+  }
   if (a.has("--format-version") || !in.reader()) return;
   if (in.reader()->manifest().generation == Generation::v2) o.writer.file_version = 2;
   if (!in.reader()->manifest().shards.empty() && o.writer.shard_bytes == 0) keep_input_shards(o);

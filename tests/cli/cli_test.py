@@ -2152,6 +2152,23 @@ class Rewrite(Base):
         self.assertEqual([n for n in os.listdir(self.dir) if n.startswith("split-")], [])
         self.zt("diff", "one.zt", "split.zt")
 
+    def test_rewrites_keep_the_digest_algorithm(self):
+        """compress/decompress/rm without --digest keep the input's algorithm:
+        a sha256 model came back with xxh3 digests (and another zt id)."""
+        self.demo()
+        self.zt("rm", "demo.zt", "mlp.q_proj", "-o", "m.zt")
+        self.zt("convert", "m.zt", "s.zt", "--format-version", "2", "--digest", "sha256")
+        before = self.zt("id", "s.zt").stdout.split()[0]
+        self.assertTrue(before.startswith("sha256:"))
+        for cmd in (("compress", "s.zt", "--in-place"), ("decompress", "s.zt", "--in-place"),
+                    ("rm", "s.zt", "norm.weight", "-o", "r.zt")):
+            self.zt(*cmd)
+        self.assertEqual(self.zt("id", "s.zt").stdout.split()[0], before)
+        digests = [c["digest"] for o in self.info("r.zt")["objects"] for c in o["components"]]
+        self.assertTrue(digests and all(d.startswith("sha256:") for d in digests), digests)
+        self.zt("compress", "s.zt", "--in-place", "--digest", "xxh3")  # asked for: another id
+        self.assertNotEqual(self.zt("id", "s.zt").stdout.split()[0], before)
+
     def test_v2_append(self):
         """zt append (v2 spec 2.5): new and replacing objects after bytes that
         stay as they were; 1.x files refused."""
