@@ -740,30 +740,37 @@ def test_an_encoded_answer_is_refused(faults, tmp_path):
     assert e.value.status_name == "ZT_ERR_IO" and "Content-Encoding: gzip" in e.value.message
 
 
-def test_a_trickling_server_is_cut_off(faults, tmp_path):
-    """#42, also noticed: a server sending a byte now and then held a read
-    open for as long as it liked (only a full stall timed out). A transfer
-    slower than 1 KiB/s over the timeout is cut off."""
+def open_in_a_thread(url, wait):
+    """Opens `url` (timeout 2 s, no retries) on a thread of its own, waiting
+    at most `wait` seconds: ({"opened": True} or {"error": e}, seconds)."""
     import threading
     import time
-    with ztensor.Writer(str(tmp_path / "t.zt")) as w:
-        w.add("x", np.arange(100, dtype=np.float32))
-    faults.trickle = 0.05  # 20 bytes a second
     outcome = {}
 
     def open_it():
         try:
-            ztensor.File.from_url(faults.url + "/t.zt", retries=0, timeout=2)
+            ztensor.File.from_url(url, retries=0, timeout=2)
             outcome["opened"] = True
         except ztensor.Error as e:
             outcome["error"] = e
     start = time.monotonic()
     t = threading.Thread(target=open_it, daemon=True)
     t.start()
-    t.join(30)
-    assert not t.is_alive(), "the trickling read was still open after 30 s"
+    t.join(wait)
+    assert not t.is_alive(), "the open of %s was still going after %d s" % (url, wait)
+    return outcome, time.monotonic() - start
+
+
+def test_a_trickling_server_is_cut_off(faults, tmp_path):
+    """#42, also noticed: a server sending a byte now and then held a read
+    open for as long as it liked (only a full stall timed out). A transfer
+    slower than 1 KiB/s over the timeout is cut off."""
+    with ztensor.Writer(str(tmp_path / "t.zt")) as w:
+        w.add("x", np.arange(100, dtype=np.float32))
+    faults.trickle = 0.05  # 20 bytes a second
+    outcome, seconds = open_in_a_thread(faults.url + "/t.zt", 30)
     assert "error" in outcome and outcome["error"].status_name == "ZT_ERR_IO", outcome
-    assert time.monotonic() - start < 15
+    assert seconds < 15
 
 
 def test_a_redirect_whose_body_never_ends_is_not_read(faults, tmp_path):
@@ -772,26 +779,12 @@ def test_a_redirect_whose_body_never_ends_is_not_read(faults, tmp_path):
     and bytes kept coming above the stall limit. Redirects are followed by
     the library now, their bodies unread (and the bytes one request may
     receive are capped besides: its answer's size and 1 MiB)."""
-    import threading
-    import time
     with ztensor.Writer(str(tmp_path / "r.zt")) as w:
         w.add("x", np.arange(100, dtype=np.float32))
     faults.endless_redirect = True
-    outcome = {}
-
-    def open_it():
-        try:
-            ztensor.File.from_url(faults.url + "/r.zt", retries=0, timeout=2)
-            outcome["opened"] = True
-        except ztensor.Error as e:
-            outcome["error"] = e
-    start = time.monotonic()
-    t = threading.Thread(target=open_it, daemon=True)
-    t.start()
-    t.join(60)
-    assert not t.is_alive(), "the redirect's body was still being read after 60 s"
+    outcome, seconds = open_in_a_thread(faults.url + "/r.zt", 60)
     assert outcome == {"opened": True}, outcome
-    assert time.monotonic() - start < 30
+    assert seconds < 30
     assert [p for p, _ in faults.requests[-2:]] == ["/r.zt", "/r.zt"]  # the 302, then the file
 
 

@@ -266,6 +266,36 @@ Opened open_through_source(const Bytes& file) {
   return o;
 }
 
+// The first answer's way and answer are kept; every later one must have
+// its status, and on success its bytes.
+void expect_as_first(const std::string& name, const Answer& answer, std::string& first_way,
+                     Answer& first) {
+  if (first_way.empty()) {
+    first_way = name;
+    first = answer;
+  }
+  EXPECT_EQ(answer.status, first.status) << name << " vs " << first_way << ": " << zt_last_error();
+  if (answer.status == ZT_OK && first.status == ZT_OK) {
+    EXPECT_EQ(answer.bytes, first.bytes) << name << " vs " << first_way;
+  }
+}
+
+// `file` (also at `temp`) opened every way: from memory, mapped, in copy
+// mode and through a callback source.
+std::vector<std::pair<std::string, Opened>> open_every_way(const Bytes& file,
+                                                           const TempFile& temp) {
+  std::vector<std::pair<std::string, Opened>> readers;
+  readers.emplace_back("memory", open_memory(file));
+  for (const zt_io_mode mode : {ZT_IO_MAP, ZT_IO_COPY}) {
+    zt_open_options opt;
+    zt_open_options_init(&opt);
+    opt.io_mode = mode;
+    readers.emplace_back(mode == ZT_IO_MAP ? "mapped file" : "copy mode", open_file(temp, &opt));
+  }
+  readers.emplace_back("source", open_through_source(file));
+  return readers;
+}
+
 // Checks the property for one generated case.
 void check_case(const Case& c) {
   SCOPED_TRACE(c.describe());
@@ -276,15 +306,7 @@ void check_case(const Case& c) {
   const Bytes file = build(c, data, rng);
   const TempFile temp(file);
 
-  std::vector<std::pair<std::string, Opened>> readers;
-  readers.emplace_back("memory", open_memory(file));
-  for (const zt_io_mode mode : {ZT_IO_MAP, ZT_IO_COPY}) {
-    zt_open_options opt;
-    zt_open_options_init(&opt);
-    opt.io_mode = mode;
-    readers.emplace_back(mode == ZT_IO_MAP ? "mapped file" : "copy mode", open_file(temp, &opt));
-  }
-  readers.emplace_back("source", open_through_source(file));
+  const auto readers = open_every_way(file, temp);
 
   // Opening: the same answer whichever way.
   for (const auto& [how, o] : readers)
@@ -306,15 +328,7 @@ void check_case(const Case& c) {
       // Rows, slices and ranges decode only what covers them: none of an
       // empty object's bytes.
       if (size == 0 && !way.starts_with("component_") && way != "decode_many") continue;
-      if (first_way.empty()) {
-        first_way = name;
-        first = answer;
-      }
-      EXPECT_EQ(answer.status, first.status)
-          << name << " vs " << first_way << ": " << zt_last_error();
-      if (answer.status == ZT_OK && first.status == ZT_OK) {
-        EXPECT_EQ(answer.bytes, first.bytes) << name << " vs " << first_way;
-      }
+      expect_as_first(name, answer, first_way, first);
       any_refused |= answer.status != ZT_OK;
     }
     const zt_status verified = zt_verify(o.get(), nullptr, nullptr);
@@ -389,15 +403,7 @@ bool check_first_row(const Case& c) {
   const Bytes file = build(c, data, rng);
   if (file.empty()) return false;
   const TempFile temp(file);
-  std::vector<std::pair<std::string, Opened>> readers;
-  readers.emplace_back("memory", open_memory(file));
-  for (const zt_io_mode mode : {ZT_IO_MAP, ZT_IO_COPY}) {
-    zt_open_options opt;
-    zt_open_options_init(&opt);
-    opt.io_mode = mode;
-    readers.emplace_back(mode == ZT_IO_MAP ? "mapped file" : "copy mode", open_file(temp, &opt));
-  }
-  readers.emplace_back("source", open_through_source(file));
+  const auto readers = open_every_way(file, temp);
   for (const auto& [how, o] : readers)
     EXPECT_EQ(o.status, readers[0].second.status) << how << ": " << o.error;
   if (readers[0].second.status != ZT_OK) return false;
@@ -406,15 +412,7 @@ bool check_first_row(const Case& c) {
   for (const auto& [how, o] : readers) {
     for (auto& [way, answer] : read_first_row(o.get(), c)) {
       const std::string name = how + " " + way;
-      if (first_way.empty()) {
-        first_way = name;
-        first = answer;
-      }
-      EXPECT_EQ(answer.status, first.status)
-          << name << " vs " << first_way << ": " << zt_last_error();
-      if (answer.status == ZT_OK && first.status == ZT_OK) {
-        EXPECT_EQ(answer.bytes, first.bytes) << name << " vs " << first_way;
-      }
+      expect_as_first(name, answer, first_way, first);
     }
   }
   if (c.damage == Damage::none) {
