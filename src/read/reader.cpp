@@ -298,8 +298,10 @@ Result<uint64_t> Reader::decoded_length_for(const Object& o, const Component& c)
     return c.length;
   }
   if (c.uncompressed_length) {
+    // Named as the file names it: v2's field is decoded_length.
     ZT_FAIL_IF(*c.uncompressed_length > max_decoded_, limit,
-               "%s: uncompressed_length %llu exceeds the decode limit %llu", w.c_str(),
+               "%s: %s %llu exceeds the decode limit %llu", w.c_str(),
+               manifest_.generation == Generation::v2 ? "decoded_length" : "uncompressed_length",
                static_cast<ull>(*c.uncompressed_length), static_cast<ull>(max_decoded_));
     return *c.uncompressed_length;
   }

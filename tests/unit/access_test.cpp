@@ -246,6 +246,19 @@ TEST(Access, UncompressedLengthOverTheCapIsLimitBeforeDecoding) {
   EXPECT_TRUE(
       FailsWith(zt_component_read(o.get(), 0, "data", buf.data(), buf.size(), &n), ZT_ERR_LIMIT));
   EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_LIMIT));
+  {
+    // A v2 file's message names its own field, decoded_length.
+    FileBuilderV2 v2;
+    v2.object("big", "dense", {uint64_t{4} << 20}, Json{{"data", v2.raw("u8", Bytes(64, 0))}});
+    Json& part = v2.part("big", "data");
+    part["encoding"] = "zt.zstd-seekable/1";
+    part["decoded_length"] = uint64_t{4} << 20;
+    const TempFile t2(v2.build());
+    const Opened o2 = open_file(t2, &opt);
+    ASSERT_EQ(o2.status, ZT_OK) << o2.error;
+    EXPECT_TRUE(FailsWith(zt_component_map(o2.get(), 0, "data", &p, &n), ZT_ERR_LIMIT,
+                          {"decoded_length 4194304 exceeds the decode limit 1048576"}));
+  }
 
   // Under the default cap the same file is decoded, and the junk is refused.
   const Opened d = open_file(t);
