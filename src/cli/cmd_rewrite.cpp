@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -83,8 +84,7 @@ int recode(const Args& a, const char* cmd, Encode encode) {
 // The inputs' file attributes as one map: the first input that sets a
 // key wins; conflicts are told on stderr. Values are compared and copied as
 // CBOR, exactly.
-Result<std::vector<uint8_t>> merged_file_attributes(
-    const std::vector<std::unique_ptr<Input>>& inputs) {
+Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Input*>& inputs) {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> kept;
   std::unordered_map<std::string, size_t> kept_at;
   for (const auto& in : inputs) {
@@ -205,7 +205,9 @@ int run_merge(const Args& a) {
       plan.push_back({&in, i, name});
     }
   }
-  auto attrs = merged_file_attributes(inputs);
+  std::vector<const Input*> sources;
+  for (const auto& in : inputs) sources.push_back(in.get());
+  auto attrs = merged_file_attributes(sources);
   if (!attrs) return report(attrs.error());
   auto w = write_zt(*out, plan, &*attrs, opt, "merge");
   if (!w) return fail(w);
@@ -223,29 +225,31 @@ int run_append(const Args& a) {
     return usage_error("append", "appending is a zTensor v2 operation (--format-version 2)");
   opt.writer.file_version = 2;
   const std::string& target = a.pos[0];
-  // The target first: its file attributes stay, the inputs' join them as
-  // zt merge joins them (they were dropped without a word).
   std::vector<std::unique_ptr<Input>> inputs;
-  {
-    auto t = Input::open(target);
-    if (!t) return report(t.error(), target);
-    inputs.push_back(std::move(*t));
-  }
   for (size_t k = 1; k < a.pos.size(); ++k) {
     auto in = Input::open(a.pos[k]);
     if (!in) return report(in.error(), a.pos[k]);
     inputs.push_back(std::move(*in));
   }
-  auto attrs = merged_file_attributes(inputs);
-  if (!attrs) return report(attrs.error());
-  const bool joined = std::any_of(inputs.begin() + 1, inputs.end(), [](const auto& in) {
-    return in->has_attributes && in->attributes_cbor.size() > 1;  // more than an empty map
-  });
-  inputs.erase(inputs.begin());  // the target is read by the writer itself
+  // The inputs' file attributes join the file's, as zt merge joins them
+  // (they were dropped without a word); without any, the file's stay as
+  // they are stored, and the file is read by the writer alone.
+  std::optional<std::vector<uint8_t>> joined;
+  if (std::any_of(inputs.begin(), inputs.end(), [](const auto& in) {
+        return in->has_attributes && in->attributes_cbor.size() > 1;  // more than an empty map
+      })) {
+    auto t = Input::open(target);
+    if (!t) return report(t.error(), target);
+    std::vector<const Input*> sources{t->get()};  // the file's own values win
+    for (const auto& in : inputs) sources.push_back(in.get());
+    auto attrs = merged_file_attributes(sources);
+    if (!attrs) return report(attrs.error());
+    joined = std::move(*attrs);
+  }
   auto w = Writer::open_append(target, opt.writer);
   if (!w) return report(w.error(), target);
-  if (joined) {  // else the target's own attributes stay as they are stored
-    auto set = (*w)->set_file_attributes_cbor(*attrs);
+  if (joined) {
+    auto set = (*w)->set_file_attributes_cbor(*joined);
     if (!set) return report(set.error(), target);
   }
   uint64_t total = 0;

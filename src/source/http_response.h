@@ -71,6 +71,16 @@ struct Exchange {
   std::vector<uint8_t> opened;                           // the open's bytes
   std::optional<Error> error;                            // why the transfer was stopped
   bool ignored_range = false;                            // 200 to a Range request
+
+  // The same request, asked again (a retry, a redirect): what was asked
+  // stays, what came back goes.
+  Exchange asked_again() const {
+    Exchange e;
+    e.reads = reads;
+    e.window = window;
+    e.size = size;
+    return e;
+  }
 };
 
 // A header line of the response (a status line starts a new response, as

@@ -159,21 +159,6 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   return take_body(*t.ex, piece, *t.where) ? piece.size() : 0;
 }
 
-// Bytes received in all, bodies libcurl reads itself included (that of a
-// redirect it follows, which never reaches on_body): past what the answer
-// may hold (its cap, once known) and 1 MiB more, the transfer is cut off.
-// A redirect whose body never ended held a read open for ever, since bytes
-// kept arriving above the stall limit.
-int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
-  auto& t = *static_cast<Transfer*>(user);
-  const uint64_t most = t.ex->body_cap + (uint64_t{1} << 20);
-  if (dlnow < 0 || static_cast<uint64_t>(dlnow) <= most) return 0;
-  if (!t.ex->error)
-    t.ex->error = make_error(Status::io, "%s: the server sent more than %llu bytes to one request",
-                             t.where->c_str(), static_cast<unsigned long long>(most));
-  return 1;
-}
-
 bool transient(CURLcode c) {
   switch (c) {
     case CURLE_COULDNT_CONNECT:
@@ -343,10 +328,7 @@ class HttpSource final : public RangeSource {
     for (uint32_t attempt = 0;; ++attempt) {
       if (attempt > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(100u << std::min(attempt - 1, 6u)));
-      Exchange fresh;
-      fresh.reads = ex.reads;
-      fresh.window = ex.window;
-      fresh.size = ex.size;
+      Exchange fresh = ex.asked_again();
       bool retry = false;
       auto r = perform_once(fresh, range, retry);
       if (r) {
@@ -379,11 +361,7 @@ class HttpSource final : public RangeSource {
                  name_.c_str(), ex.status);
       at_home = at_home && origin == home;
       url = std::move(next);
-      Exchange fresh;  // what is asked stays; what came back goes
-      fresh.reads = ex.reads;
-      fresh.window = ex.window;
-      fresh.size = ex.size;
-      ex = std::move(fresh);
+      ex = ex.asked_again();
     }
   }
 
@@ -431,9 +409,6 @@ class HttpSource final : public RangeSource {
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     const CURLcode rc = curl_easy_perform(h);
     if (!ex.error && !ex.location.empty() &&
         (ex.status == 301 || ex.status == 302 || ex.status == 303 || ex.status == 307 ||
@@ -441,11 +416,9 @@ class HttpSource final : public RangeSource {
       // The Location resolved against `url` (RFC 3986 §5), by libcurl's
       // parser; its body was not read (on_body declines a redirect's).
       const Url u = parsed_url(url);
-      ZT_FAIL_IF(!u || curl_url_set(u.get(), CURLUPART_URL, ex.location.c_str(),
-                                    CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK,
-                 io, "%s: redirected (HTTP %ld) to a Location that does not parse", name_.c_str(),
-                 ex.status);
-      redirect = whole_url(u);
+      if (u && curl_url_set(u.get(), CURLUPART_URL, ex.location.c_str(),
+                            CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK)
+        redirect = whole_url(u);
       ZT_FAIL_IF(redirect.empty(), io,
                  "%s: redirected (HTTP %ld) to a Location that does not parse", name_.c_str(),
                  ex.status);

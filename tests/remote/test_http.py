@@ -777,8 +777,7 @@ def test_a_redirect_whose_body_never_ends_is_not_read(faults, tmp_path):
     """A 302 whose chunked body never ended held the open for ever: libcurl
     read a redirect it followed to its end, past the library's body cap,
     and bytes kept coming above the stall limit. Redirects are followed by
-    the library now, their bodies unread (and the bytes one request may
-    receive are capped besides: its answer's size and 1 MiB)."""
+    the library now, their bodies unread."""
     with ztensor.Writer(str(tmp_path / "r.zt")) as w:
         w.add("x", np.arange(100, dtype=np.float32))
     faults.endless_redirect = True
