@@ -463,6 +463,19 @@ zt_status zt_component_read(const zt_reader* r, size_t object, const char* role,
   });
 }
 
+zt_status zt_component_read_size(const zt_reader* r, size_t object, const char* role,
+                                 uint64_t* nbytes) {
+  if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");
+  return guard([&] {
+    size_t k = 0;
+    if (const zt_status s = locate(r, object, role, &k)) return s;
+    const auto n = r->impl->read_size(object, k);
+    if (!n) return set_error(n.error());
+    *nbytes = *n;
+    return ZT_OK;
+  });
+}
+
 zt_status zt_verify(const zt_reader* r, uint64_t* checked, uint64_t* unchecked) {
   if (!r) return fail(ZT_ERR_ARGUMENT, "reader is NULL");
   return guard([&] {

@@ -438,6 +438,21 @@ ZT_API zt_status zt_component_map(const zt_reader* r, size_t object, const char*
 ZT_API zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst,
                                    uint64_t capacity, uint64_t* written);
 
+/* The capacity zt_component_read needs: the component's decoded byte count,
+   checked as the read checks it before anything is decoded. Reads nothing.
+   A program (or binding) that allocates the output itself asks this first,
+   so that a size a file claims beyond the reader's cap is refused with the
+   read's own status and message instead of by the allocator. Unlike
+   zt_component_decoded_size (what the file states, for listings) it applies
+   zt_open_options.max_decoded_bytes. Fails with ZT_ERR_ARGUMENT (NULL
+   reader or nbytes), ZT_ERR_NOT_FOUND (no such object or role),
+   ZT_ERR_UNSUPPORTED (an object or encoding this library does not read, or
+   a size not known without decoding: zt_component_map then sizes it),
+   ZT_ERR_LIMIT (over the cap), ZT_ERR_INVALID (legacy big-endian data that
+   is not a whole number of elements). */
+ZT_API zt_status zt_component_read_size(const zt_reader* r, size_t object, const char* role,
+                                        uint64_t* nbytes);
+
 /* Deep check of the whole file: for a sharded v2 model, first every shard
    file of the table (found, of its size, hashed whole against its digest:
    ZT_ERR_DIGEST naming the shard); then decode every component, check every digest,

@@ -506,6 +506,17 @@ Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t
   return *n;
 }
 
+Result<uint64_t> Reader::read_size(size_t object, size_t component) const {
+  const Object& o = manifest_.objects[object];
+  const Component& c = o.components[component];
+  ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  auto n = decoded_length_for(o, c);
+  if (!n && n.error().status == Status::not_found)
+    return make_error(Status::unsupported, "%s: the decoded size is not known without decoding",
+                      component_where(o, c).c_str());
+  return n;
+}
+
 const std::string& Reader::manifest_json() const {
   std::call_once(json_once_, [this] { json_ = manifest_to_json(manifest_); });
   return json_;

@@ -128,6 +128,10 @@ class Reader {
   // Decodes into dst (no cache). Errors with Status::argument if dst is too
   // small; returns the byte count.
   Result<uint64_t> read(size_t object, size_t component, std::span<uint8_t> dst) const;
+  // The byte count read() writes, refused as read() refuses it before it
+  // decodes anything (an unsupported object, the decode cap); a size not
+  // known without decoding is unsupported here.
+  Result<uint64_t> read_size(size_t object, size_t component) const;
   // Decodes into a fresh buffer (no cache).
   Result<std::vector<uint8_t>> decode(size_t object, size_t component) const;
   // The decoded bytes a window at a time (no cache, bounded memory).

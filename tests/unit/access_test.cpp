@@ -246,6 +246,13 @@ TEST(Access, UncompressedLengthOverTheCapIsLimitBeforeDecoding) {
   EXPECT_TRUE(
       FailsWith(zt_component_read(o.get(), 0, "data", buf.data(), buf.size(), &n), ZT_ERR_LIMIT));
   EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_LIMIT));
+  // The size a read needs is refused the same way, before any allocation;
+  // the size the file states is still told as it is.
+  EXPECT_TRUE(FailsWith(zt_component_read_size(o.get(), 0, "data", &n), ZT_ERR_LIMIT,
+                        {"object \"big\": component \"data\"",
+                         "uncompressed_length 4194304 exceeds the decode limit 1048576"}));
+  ASSERT_EQ(zt_component_decoded_size(o.get(), 0, "data", &n), ZT_OK);
+  EXPECT_EQ(n, uint64_t{4} << 20);
   {
     // A v2 file's message names its own field, decoded_length.
     FileBuilderV2 v2;
@@ -281,9 +288,13 @@ TEST(Access, CapAppliesToSizesFromTheShapeIn11) {
   uint64_t n = 0;
   EXPECT_TRUE(
       FailsWith(zt_component_map(o.get(), 0, "data", &p, &n), ZT_ERR_LIMIT, {"decode limit 4095"}));
+  EXPECT_TRUE(FailsWith(zt_component_read_size(o.get(), 0, "data", &n), ZT_ERR_LIMIT,
+                        {"decode limit 4095"}));
   opt.max_decoded_bytes = 4096;
   const Opened ok = open_file(t, &opt);
   ASSERT_EQ(ok.status, ZT_OK) << ok.error;
+  ASSERT_EQ(zt_component_read_size(ok.get(), 0, "data", &n), ZT_OK) << zt_last_error();
+  EXPECT_EQ(n, 4096u);
   EXPECT_EQ(map_component(ok.get(), "w", "data").bytes, data);
 }
 
@@ -339,6 +350,8 @@ TEST(Access, UnsizedZstdIn11DecodesByStreaming) {
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   uint64_t n = 0;
   EXPECT_EQ(zt_component_decoded_size(o.get(), 0, "blob", &n), ZT_ERR_UNSUPPORTED);
+  EXPECT_TRUE(FailsWith(zt_component_read_size(o.get(), 0, "blob", &n), ZT_ERR_UNSUPPORTED,
+                        {"component \"blob\"", "not known without decoding"}));
   EXPECT_EQ(map_component(o.get(), "o", "blob").bytes, data);
   Bytes buf(data.size() - 1);
   EXPECT_TRUE(FailsWith(zt_component_read(o.get(), 0, "blob", buf.data(), buf.size(), &n),
@@ -388,6 +401,14 @@ TEST(Access, ReadNeedsEnoughCapacityAndWritesNothingOtherwise) {
     EXPECT_EQ(written, want.size());
     EXPECT_EQ(Bytes(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(want.size())), want);
     EXPECT_EQ(Bytes(buf.begin() + static_cast<ptrdiff_t>(want.size()), buf.end()), Bytes(10, 0xEE));
+    // The capacity it needs, said beforehand.
+    uint64_t need = 0;
+    ASSERT_EQ(zt_component_read_size(o.get(), i, "data", &need), ZT_OK) << zt_last_error();
+    EXPECT_EQ(need, want.size());
+    EXPECT_EQ(zt_component_read_size(o.get(), i, "data", nullptr), ZT_ERR_ARGUMENT);
+    EXPECT_EQ(zt_component_read_size(o.get(), i, "nope", &need), ZT_ERR_NOT_FOUND);
+    EXPECT_EQ(zt_component_read_size(o.get(), 99, "data", &need), ZT_ERR_NOT_FOUND);
+    EXPECT_EQ(zt_component_read_size(nullptr, i, "data", &need), ZT_ERR_ARGUMENT);
     // Bad arguments.
     EXPECT_EQ(zt_component_read(o.get(), i, "data", nullptr, 0, &written), ZT_ERR_ARGUMENT);
     EXPECT_EQ(zt_component_read(o.get(), i, "data", nullptr, 100, &written), ZT_ERR_ARGUMENT);

@@ -936,6 +936,36 @@ def test_decode_many_refuses_data_shorter_than_its_shape_as_array_does(path):
     assert str(by_decode_many.value) == str(by_array.value)
 
 
+def test_a_claimed_size_over_the_cap_is_the_librarys_limit_on_every_path(path):
+    # 2**47 f32 values (512 TiB) claimed by ten bytes of zstd: more than the
+    # address space, so numpy cannot even reserve the array. Every way of
+    # reading it must say what the library says (ZT_ERR_LIMIT, the cap), as
+    # verify does, not that memory ran out.
+    import struct
+    from ztensor import _cbor
+    ztensor.save(path, {"a": np.arange(1000, dtype=np.float32)}, encoding="zstd")
+    data = path.read_bytes()
+    n = struct.unpack("<Q", data[-16:-8])[0]
+    manifest = _cbor.loads(data[-16 - n:-16])
+    manifest["objects"]["a"]["shape"] = [2 ** 47]
+    manifest["objects"]["a"]["components"]["data"]["uncompressed_length"] = 2 ** 49
+    body = _cbor.dumps(manifest)
+    path.write_bytes(data[:-16 - n] + body + struct.pack("<Q", len(body)) + data[-8:])
+    for copy in (False, True):
+        with ztensor.open(path, copy=copy) as f:
+            reads = {"f[name]": lambda: f["a"], "component": lambda: f.component("a", "data"),
+                     "array f32": lambda: f.array("a", np.float32), "decode_many": lambda: f.decode_many(),
+                     "decode_many name": lambda: f.decode_many(["a"]),
+                     "rows": lambda: f.rows("a", 0, 2 ** 47),
+                     "rows f32": lambda: f.rows("a", 0, 2 ** 47, dtype=np.float32),
+                     "slice": lambda: f.slice("a", slice(None)), "verify": f.verify}
+            for how, read in reads.items():
+                with pytest.raises(ztensor.Error) as e:
+                    read()
+                assert e.value.status_name == "ZT_ERR_LIMIT", (how, copy, str(e.value))
+                assert 'object "a"' in str(e.value) and "decode limit" in str(e.value), (how, str(e.value))
+
+
 def test_files_in_memory_are_read_in_place(path):
     a = sample(np.float32, (3, 4))
     write(path, a=a, b=np.arange(5))

@@ -226,6 +226,7 @@ for _name, _res, _args in [
     ("zt_component_decoded_size", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p]),
     ("zt_component_map", _STATUS, [_reader_p, c_size_t, c_char_p, POINTER(c_void_p), _u64_p]),
     ("zt_component_read", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),
+    ("zt_component_read_size", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p]),
     ("zt_verify", _STATUS, [_reader_p, _u64_p, _u64_p]),
     ("zt_content_digest", _STATUS, [_reader_p, c_char_p, c_char_p, c_size_t]),
     ("zt_writer_options_init_sized", None, [POINTER(WriterOptions), c_size_t]),

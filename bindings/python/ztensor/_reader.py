@@ -139,14 +139,18 @@ class _Owner:
         }
 
 
-def _empty(shape, dtype, what="an array"):
+def _empty(shape, dtype, what="an array", refusal=None):
     """An output array for the library to fill. numpy does not touch its
     pages, so a size a file claims costs nothing until the library has
     decoded it; when even the address space is refused, that is a
-    ztensor.Error (ZT_ERR_NOMEM), not a MemoryError."""
+    ztensor.Error: the library's own refusal of the read when it has one
+    (refusal(): ZT_ERR_LIMIT over max_decoded_bytes, as every other way of
+    reading the object says), else ZT_ERR_NOMEM, never a MemoryError."""
     try:
         return np.empty(shape, dtype)
     except MemoryError:
+        if refusal is not None:
+            refusal()
         raise Error(_lib.ERR_NOMEM, f"{what}: cannot allocate an array of shape {shape} and dtype "
                     f"{np.dtype(dtype)}") from None
     except ValueError as e:
@@ -496,7 +500,7 @@ class File(NotCopyable, collections.abc.Mapping):
             ft = _float_type(dtype)
             complex_data = ltype in ("complex64", "complex128")
             values = int(np.prod(out_shape, dtype=np.uint64)) * (2 if complex_data else 1)
-            out = _empty(values, ft, self._what(i))
+            out = _empty(values, ft, self._what(i), lambda: self._read_refusal(i))
             written = c_uint64()
             fn = lib.zt_dense_rows_f32 if ft == np.float32 else lib.zt_dense_rows_f64
             check(fn(r, i, start, stop, out.ctypes.data_as(c_void_p), values, byref(written)))
@@ -506,7 +510,7 @@ class File(NotCopyable, collections.abc.Mapping):
             check(lib.zt_dense_rows_map(r, i, start, stop, byref(address), byref(n)))
             out_shape = _check_size(n.value, dt, out_shape, "data")
             return _view(self._handle, address.value, n.value, dt, out_shape, self._what(i))
-        out = _empty(out_shape, dt, self._what(i))
+        out = _empty(out_shape, dt, self._what(i), lambda: self._read_refusal(i))
         written = c_uint64()
         check(lib.zt_dense_rows(r, i, start, stop, out.ctypes.data_as(c_void_p), out.nbytes,
                                 byref(written)))
@@ -536,12 +540,12 @@ class File(NotCopyable, collections.abc.Mapping):
             ft = _float_type(dtype)
             complex_data = ltype in ("complex64", "complex128")
             values = int(np.prod(box_shape, dtype=np.uint64)) * (2 if complex_data else 1)
-            out = _empty(values, ft, self._what(i))
+            out = _empty(values, ft, self._what(i), lambda: self._read_refusal(i))
             fn = lib.zt_dense_slice_f32 if ft == np.float32 else lib.zt_dense_slice_f64
             check(fn(r, i, ndim, b_arr, e_arr, out.ctypes.data_as(c_void_p), values, byref(written)))
             out = _reshape(_complex_pairs(out, complex_data), box_shape, self._what(i))
         else:
-            out = _empty(box_shape, dt, self._what(i))
+            out = _empty(box_shape, dt, self._what(i), lambda: self._read_refusal(i))
             check(lib.zt_dense_slice(r, i, ndim, b_arr, e_arr, out.ctypes.data_as(c_void_p),
                                      out.nbytes, byref(written)))
         picked = out[post]  # a view of out, or a numpy scalar when every index is an int
@@ -578,7 +582,7 @@ class File(NotCopyable, collections.abc.Mapping):
             layout = layouts.get(name) if type(name) is str else None
             if layout is not None:
                 i, shape, _, _, dt, nbytes = layout
-                a = _empty(shape, dt, f'object "{name}"')
+                a = _empty(shape, dt, f'object "{name}"', lambda: self._read_refusal(i))
             else:
                 if by_name is None:
                     by_name = {s.name: s for s in summaries}
@@ -639,7 +643,7 @@ class File(NotCopyable, collections.abc.Mapping):
         if ltype in _PACKED_TYPES:
             raise Error(_lib.ERR_UNSUPPORTED, f"{self._what(i)}: {ltype} data: read it with f[name]")
         size = c_uint64()
-        check(lib.zt_component_decoded_size(self._r(), i, b"data", byref(size)))
+        check(lib.zt_component_read_size(self._r(), i, b"data", byref(size)))
         shape = _check_size(size.value, dt, s.shape, "data")
         return i, _empty(shape, dt, f'object "{s.name}"')
 
@@ -855,7 +859,7 @@ class File(NotCopyable, collections.abc.Mapping):
             shape = _check_size(n.value, dtype, shape, role)
             return _view(self._handle, address.value, n.value, dtype, shape, self._what(i))
         size = c_uint64()
-        check(lib.zt_component_decoded_size(r, i, role_b, byref(size)))
+        check(lib.zt_component_read_size(r, i, role_b, byref(size)))  # over the cap: ZT_ERR_LIMIT
         shape = _check_size(size.value, dtype, shape, role)
         out = _empty(shape, dtype, self._what(i))
         written = c_uint64()
@@ -896,7 +900,7 @@ class File(NotCopyable, collections.abc.Mapping):
         dtype, ltype = text(v.values_dtype), text(v.values_type)
         if ltype in _PACKED_TYPES or (
                 self._float32 and (dtype in _NEEDS_CONVERSION_DTYPES or ltype in _NEEDS_CONVERSION_TYPES)):
-            out = _empty(nnz, np.float32)
+            out = _empty(nnz, np.float32, self._what(i), lambda: self._read_refusal(i))
             written = c_uint64()
             check(lib.zt_component_read_f32(self._r(), i, b"values", out.ctypes.data_as(c_void_p),
                                             nnz, byref(written)))
@@ -914,7 +918,7 @@ class File(NotCopyable, collections.abc.Mapping):
         r = self._r()
         count = c_uint64()
         check(lib.zt_object_value_count(r, i, byref(count)))
-        out = _empty(count.value, ft, self._what(i))
+        out = _empty(count.value, ft, self._what(i), lambda: self._read_refusal(i))
         written = c_uint64()
         fn = read_f32 if ft == np.float32 else read_f64
         check(fn(r, i, out.ctypes.data_as(c_void_p), count.value, byref(written)))
@@ -924,6 +928,17 @@ class File(NotCopyable, collections.abc.Mapping):
         # object is complex when its values component says so.
         is_complex = count.value == 2 * elements if elements else self._values_are_complex(i)
         return _reshape(_complex_pairs(out, is_complex), shape, self._what(i))
+
+    def _read_refusal(self, i):
+        """Raises what the library says of reading object i when it refuses
+        it for its size (ZT_ERR_LIMIT: a component over max_decoded_bytes),
+        asked without allocating: an allocation that failed is told apart
+        from a plain lack of memory."""
+        r = self._r()
+        size = c_uint64()
+        for role in self._roles(i):
+            if lib.zt_component_read_size(r, i, cstr(role), byref(size)) == _lib.ERR_LIMIT:
+                check(lib.zt_component_read_size(r, i, cstr(role), byref(size)))
 
     def _what(self, i):
         return f'object "{text(lib.zt_object_name(self._r(), i))}"'

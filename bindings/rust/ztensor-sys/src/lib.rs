@@ -239,6 +239,7 @@ extern "C" {
     pub fn zt_object_summaries(r: *const zt_reader, first: usize, summaries: *mut zt_object_summary, count: usize) -> zt_status;
     pub fn zt_component_map(r: *const zt_reader, object: usize, role: *const c_char, data: *mut *const c_void, nbytes: *mut u64) -> zt_status;
     pub fn zt_component_read(r: *const zt_reader, object: usize, role: *const c_char, dst: *mut c_void, capacity: u64, written: *mut u64) -> zt_status;
+    pub fn zt_component_read_size(r: *const zt_reader, object: usize, role: *const c_char, nbytes: *mut u64) -> zt_status;
     pub fn zt_verify(r: *const zt_reader, checked: *mut u64, unchecked: *mut u64) -> zt_status;
     pub fn zt_content_digest(r: *const zt_reader, algorithm: *const c_char, out: *mut c_char, out_size: usize) -> zt_status;
     pub fn zt_prefetch(r: *const zt_reader, object: usize, role: *const c_char) -> zt_status;
