@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "capi_internal.h"
+#include "source/http_source.h"
 #include "source/range_source.h"
 
 using namespace zt::capi;
@@ -23,7 +24,11 @@ zt::Status as_status(zt_status s) {
 class CallbackSource final : public zt::RangeSource {
  public:
   explicit CallbackSource(const zt_source& s)
-      : src_(s), name_(s.name ? s.name : "source"), serial_(!(s.flags & ZT_SOURCE_CONCURRENT)) {}
+      : src_(s),
+        // A name that is a URL is shown as every URL is: without the user
+        // info and query where credentials travel.
+        name_(s.name ? zt::location_for_messages(s.name) : "source"),
+        serial_(!(s.flags & ZT_SOURCE_CONCURRENT)) {}
   ~CallbackSource() override {
     if (src_.close) src_.close(src_.ctx);
   }

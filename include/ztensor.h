@@ -241,7 +241,8 @@ typedef struct zt_source {
      before zt_open_source returns an error. May be NULL. */
   void (*close)(void* ctx);
   const char* name; /* what messages call the source (a URL, a key); NULL =
-                       "source". Copied at open. */
+                       "source". Copied at open; an http(s) URL is shown as
+                       zt_url_for_messages shows it. */
 } zt_source;
 
 ZT_API void zt_source_init_sized(zt_source* src, size_t size);

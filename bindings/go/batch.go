@@ -59,10 +59,13 @@ func (r *Reader) DecodeMany(reqs []DecodeRequest, threads int) error {
 			if q.Dst != nil {
 				caps[i] = uint64(len(q.Dst))
 			} else if q.Object >= 0 && C.size_t(q.Object) < count {
+				// The size a read needs, with the cap applied: a request over
+				// MaxDecodedBytes gets no buffer, and the library refuses it
+				// alone (StatusLimit) while the others decode.
 				var n C.uint64_t
-				if C.zt_component_decoded_size(p, C.size_t(q.Object), role, &n) == C.ZT_OK {
+				if st := C.zt_component_read_size(p, C.size_t(q.Object), role, &n); st == C.ZT_OK {
 					caps[i] = uint64(n)
-				} else {
+				} else if st == C.ZT_ERR_UNSUPPORTED {
 					// Known only by decoding: into the reader's cache.
 					var data unsafe.Pointer
 					if C.zt_component_map(p, C.size_t(q.Object), role, &data, &n) == C.ZT_OK {

@@ -151,6 +151,29 @@ func (o Object) valueCount(p *C.zt_reader) (uint64, error) {
 	return uint64(n), err
 }
 
+// readRefusal is the library's refusal of reading a component for its size
+// (StatusLimit: over the reader's MaxDecodedBytes), asked before a buffer is
+// made for what the file claims: Go cannot recover from an allocation the
+// system refuses, and the read would be refused anyway.
+func readRefusal(p *C.zt_reader, object int, role *C.char) error {
+	var n C.uint64_t
+	if C.zt_component_read_size(p, C.size_t(object), role, &n) != C.ZT_ERR_LIMIT {
+		return nil
+	}
+	return call(func() C.zt_status { return C.zt_component_read_size(p, C.size_t(object), role, &n) })
+}
+
+// readRefusal is readRefusal for every component of the object.
+func (o Object) readRefusal(p *C.zt_reader) error {
+	count := C.zt_component_count(p, C.size_t(o.Index))
+	for k := C.size_t(0); k < count; k++ {
+		if err := readRefusal(p, o.Index, C.zt_component_role(p, C.size_t(o.Index), k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // objectValues runs one of the converting object calls (capacity: the
 // value count) into a new slice.
 func objectValues[F float32 | float64](o Object, read func(p *C.zt_reader, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
@@ -164,6 +187,9 @@ func fillValues[F float32 | float64](o Object, count func(p *C.zt_reader) (uint6
 	err := o.r.with(func(p *C.zt_reader) error {
 		n, err := count(p)
 		if err != nil {
+			return err
+		}
+		if err := o.readRefusal(p); err != nil {
 			return err
 		}
 		buf, err := makeValues[F](n, o.Name)
@@ -354,6 +380,9 @@ func (c Component) ReadInto(dst []byte) (int, error) {
 func componentValues[F float32 | float64](c Component, read func(p *C.zt_reader, role *C.char, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
 	var out []F
 	err := c.withRole(func(p *C.zt_reader, role *C.char) error {
+		if err := readRefusal(p, c.object, role); err != nil {
+			return err
+		}
 		size := c.DecodedSize
 		if !c.DecodedSizeKnown {
 			b, err := c.mapped(p, role)

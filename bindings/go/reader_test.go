@@ -444,3 +444,71 @@ func TestFloatConversionsOfSpecialValues(t *testing.T) {
 		t.Errorf("f16: %v %v", v, err)
 	}
 }
+
+// claimHugeSize rewrites the 1.2 file at path, one zstd f32 object of
+// shape [1000], to claim shape [2^47] and 2^49 decoded bytes (512 TiB): no
+// allocation of that size can succeed, so only the library's own check
+// (the decode cap) can answer.
+func claimHugeSize(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	n := binary.LittleEndian.Uint64(data[len(data)-16:])
+	head, manifest, tail := data[:len(data)-16-int(n)], data[len(data)-16-int(n):len(data)-16], data[len(data)-8:]
+	patch := func(key string, old, huge []byte) {
+		k := append([]byte{byte(0x60 + len(key))}, key...)
+		from, to := append(append([]byte{}, k...), old...), append(append([]byte{}, k...), huge...)
+		if bytes.Count(manifest, from) != 1 {
+			t.Fatalf("%s: the pattern is not in the manifest once", key)
+		}
+		manifest = bytes.Replace(manifest, from, to, 1)
+	}
+	patch("shape", []byte{0x81, 0x19, 0x03, 0xE8}, []byte{0x81, 0x1B, 0, 0, 0x80, 0, 0, 0, 0, 0})
+	patch("uncompressed_length", []byte{0x19, 0x0F, 0xA0}, []byte{0x1B, 0, 0x02, 0, 0, 0, 0, 0, 0})
+	out := append(append([]byte{}, head...), manifest...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(manifest)))
+	must(t, os.WriteFile(path, append(out, tail...), 0o644))
+}
+
+// A size a file claims beyond the cap is the library's StatusLimit on
+// every path that makes a buffer for it, before the buffer is made (Go
+// cannot recover from an allocation the system refuses).
+func TestClaimsOverTheCapAreRefusedBeforeAllocating(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.zt")
+	w, err := ztensor.Create(path)
+	must(t, err)
+	values := make([]float32, 1000)
+	must(t, ztensor.AddDenseOf(w, "a", []uint64{1000}, values, "zstd"))
+	must(t, w.Finish())
+	claimHugeSize(t, path)
+	r, err := ztensor.Open(path)
+	must(t, err)
+	defer r.Close()
+	o := find(t, r, "a")
+	if len(o.Shape) != 1 || o.Shape[0] != 1<<47 {
+		t.Fatalf("shape %v: the patch did not take", o.Shape)
+	}
+	c := component(t, o, "data")
+	reads := map[string]func() error{
+		"ReadFloat32":      func() error { _, err := o.ReadFloat32(); return err },
+		"DecodeFloat64":    func() error { _, err := o.DecodeFloat64(); return err },
+		"Float32s":         func() error { _, err := c.Float32s(); return err },
+		"DenseRows":        func() error { _, err := o.DenseRows(0, 1<<47); return err },
+		"DenseRowsFloat32": func() error { _, err := o.DenseRowsFloat32(0, 1<<47); return err },
+		"DenseSlice":       func() error { _, err := o.DenseSlice([]uint64{0}, []uint64{1 << 47}); return err },
+		"DecodeMany": func() error {
+			reqs := []ztensor.DecodeRequest{{Object: o.Index, Role: "data"}}
+			err := r.DecodeMany(reqs, 1)
+			if err != nil && reqs[0].Err == nil {
+				t.Errorf("DecodeMany: the request has no error of its own")
+			}
+			return err
+		},
+	}
+	for what, read := range reads {
+		e := wantStatus(t, read(), ztensor.StatusLimit, what)
+		if e != nil && !strings.Contains(e.Message, "decode limit") {
+			t.Errorf("%s: %q does not name the decode limit", what, e.Message)
+		}
+	}
+}

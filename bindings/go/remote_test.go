@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -179,6 +180,38 @@ func TestOpenSourceErrors(t *testing.T) {
 	wantStatus(t, err, ztensor.StatusFormat, "a source of garbage")
 	_, err = ztensor.OpenSource(nil, 0, ztensor.SourceOptions{})
 	wantStatus(t, err, ztensor.StatusArgument, "a nil source")
+}
+
+// No message shows a credential: not a source name that is a signed URL,
+// not the URL an HTTP client's error names, not a URL with a NUL byte.
+func TestMessagesShowNoCredentials(t *testing.T) {
+	path, _ := bigSample(t, t.TempDir())
+	data, err := os.ReadFile(path)
+	must(t, err)
+	const signed = "https://user:secret@store.example/big.zt?X-Signature=hidden"
+	f := &failingReaderAt{r: bytes.NewReader(data),
+		err: &url.Error{Op: "Get", URL: signed, Err: errors.New("connection reset")}}
+	r, err := ztensor.OpenSource(f, int64(len(data)), ztensor.SourceOptions{Name: signed, Serial: true})
+	must(t, err)
+	defer r.Close()
+	f.failing = true
+	_, err = component(t, find(t, r, "big"), "data").Bytes()
+	e := wantStatus(t, err, ztensor.StatusIO, "a failing ReadAt")
+	if strings.Contains(e.Message, "secret") || strings.Contains(e.Message, "hidden") ||
+		!strings.Contains(e.Message, "https://store.example/big.zt") || !strings.Contains(e.Message, "connection reset") {
+		t.Errorf("message %q", e.Message)
+	}
+	for what, open := range map[string]func() error{
+		"URL": func() error { _, err := ztensor.OpenURL(signed+"\x00", ztensor.HTTPOptions{}); return err },
+		"source name": func() error {
+			_, err := ztensor.OpenSource(bytes.NewReader(data), int64(len(data)), ztensor.SourceOptions{Name: signed + "\x00"})
+			return err
+		},
+	} {
+		if e := wantStatus(t, open(), ztensor.StatusArgument, what+" with a NUL"); strings.Contains(e.Message, "secret") {
+			t.Errorf("%s: message %q", what, e.Message)
+		}
+	}
 }
 
 func TestOpenURL(t *testing.T) {

@@ -36,7 +36,10 @@ import "C"
 import (
 	"errors"
 	"io"
+	neturl "net/url"
 	"runtime/cgo"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -89,7 +92,18 @@ func (s *sourceState) explain(err error) error {
 	if last == nil || st != e.Status {
 		return err
 	}
-	return &Error{Status: e.Status, Message: e.Message + " (ReadAt: " + last.Error() + ")"}
+	return &Error{Status: e.Status, Message: e.Message + " (ReadAt: " + readAtText(last) + ")"}
+}
+
+// readAtText is what a message shows of a ReadAt error: an HTTP client's
+// *url.Error names the whole URL it asked, and a pre-signed URL's query is
+// its credential, so the URL is shown as every URL is (urlForMessages).
+func readAtText(err error) string {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return ue.Op + " " + strconv.Quote(urlForMessages(ue.URL)) + ": " + ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // OpenSource opens a zTensor file read through src, an io.ReaderAt of size
@@ -110,6 +124,10 @@ func OpenSource(src io.ReaderAt, size int64, opt SourceOptions) (*Reader, error)
 	}
 	var cs cstrings
 	defer cs.free()
+	if strings.IndexByte(opt.Name, 0) >= 0 {
+		// Not echoed: the name may be a URL with credentials in it.
+		return nil, errorf(StatusArgument, "the source name contains a NUL byte")
+	}
 	cname := cs.opt("source name", opt.Name)
 	if cs.err != nil {
 		return nil, cs.err

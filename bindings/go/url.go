@@ -1,6 +1,7 @@
 package ztensor
 
 /*
+#include <stdlib.h>
 #include <ztensor.h>
 */
 import "C"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // HTTPOptions for OpenURL. The zero value gives the library's defaults.
@@ -79,6 +81,10 @@ func clampU32(v int64) C.uint32_t {
 // StatusIO. There is no mapping: Component.Bytes and the views hand out
 // copies the reader keeps until Close.
 func OpenURL(url string, opt HTTPOptions) (*Reader, error) {
+	if strings.IndexByte(url, 0) >= 0 {
+		// Not echoed: a URL may carry credentials (user info, a signed query).
+		return nil, errorf(StatusArgument, "the URL contains a NUL byte")
+	}
 	var cs cstrings
 	defer cs.free()
 	curl := cs.str("URL", url)
@@ -112,4 +118,18 @@ func OpenURL(url string, opt HTTPOptions) (*Reader, error) {
 		return nil, err
 	}
 	return newReader(p, nil, nil), nil
+}
+
+// urlForMessages is what a message shows of a location: an http(s) URL
+// without its user info, query and fragment, anything else as it is
+// (zt_url_for_messages). A location with a NUL byte is not shown at all.
+func urlForMessages(location string) string {
+	if strings.IndexByte(location, 0) >= 0 {
+		return "(a location with a NUL byte)"
+	}
+	c := C.CString(location)
+	defer C.free(unsafe.Pointer(c))
+	buf := make([]byte, len(location)+1)
+	n := C.zt_url_for_messages(c, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
+	return string(buf[:int(n)])
 }

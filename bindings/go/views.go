@@ -309,6 +309,9 @@ func (o Object) readBytes(p *C.zt_reader, values, width uint64, read func(dst un
 	if width != 0 && values > maxLen/width {
 		return nil, errorf(StatusLimit, "object %q: %d elements do not fit in memory", o.Name, values)
 	}
+	if err := o.readRefusal(p); err != nil {
+		return nil, err
+	}
 	buf := make([]byte, int(values*width))
 	var written C.uint64_t
 	ptr, capacity := bytesArg(buf)

@@ -613,6 +613,20 @@ TEST_F(Source, CallbackFailuresArePreciseStatuses) {
     EXPECT_EQ(zt_component_read(o.get(), big, "data", out.data(), out.size(), &written), ZT_OK);
     EXPECT_EQ(remote.closed, 0);
   }
+  {  // a name that is a pre-signed URL is shown without its credentials
+    Remote remote;
+    remote.file = file;
+    remote.fail_at = 3;
+    zt_source s = remote.source();
+    s.name = "https://user:secret@store.example/m.zt?X-Signature=hidden#frag";
+    zt_reader* r = nullptr;
+    EXPECT_TRUE(FailsWith(zt_open_source(&s, nullptr, &r), ZT_ERR_IO,
+                          {"https://store.example/m.zt: read_at(0, 8) returned ZT_ERR_IO"}));
+    const std::string message = zt_last_error();
+    EXPECT_EQ(message.find("secret"), std::string::npos) << message;
+    EXPECT_EQ(message.find("hidden"), std::string::npos) << message;
+    EXPECT_EQ(r, nullptr);
+  }
   {  // a status this library does not know reads as ZT_ERR_IO
     Remote remote;
     remote.file = file;

@@ -33,7 +33,7 @@ mod writer;
 pub use element::Element;
 pub use error::{Error, Result, Status};
 pub use reader::{Component, HttpOptions, Object, OpenOptions, Reader};
-pub use source::ByteSource;
+pub use source::{ByteSource, SourceOptions};
 pub use views::{CooView, CsrView, DenseView, QuantView};
 pub use writer::{ComponentWriter, Digest, Encoding, ObjectWriter, Writer, WriterOptions};
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use ztensor_sys as sys;
 
 use crate::element::Element;
-use crate::error::{argument, check, Result};
+use crate::error::{argument, buffer, check, Result, Status};
 use crate::views::{CooView, CsrView, DenseView, QuantView};
 
 /// Options of [`Reader::open_with`].
@@ -38,6 +38,10 @@ pub struct HttpOptions {
     pub connections: u32,
     /// Fetched ranges kept for reuse; 0 = 64 MiB.
     pub cache_bytes: u64,
+    /// Cap on one component's decoded size (`zt_open_options.max_decoded_bytes`);
+    /// 0 = the library's default (64 GiB). A read of a component over it
+    /// fails with `Status::Limit` before anything is fetched or allocated.
+    pub max_decoded_bytes: u64,
     /// Also read .safetensors URLs and sharded safetensors .index.json
     /// URLs (one request to open); other foreign formats are refused.
     pub allow_foreign: bool,
@@ -51,6 +55,7 @@ impl Default for HttpOptions {
             retries: 3,
             connections: 4,
             cache_bytes: 0,
+            max_decoded_bytes: 0,
             allow_foreign: false,
         }
     }
@@ -88,6 +93,18 @@ impl Drop for Reader {
 
 pub(crate) fn cstring(what: &str, s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| argument(format!("{what} \"{}\" contains a NUL byte", s.escape_debug())))
+}
+
+/// What messages may show of a location (`zt_url_for_messages`): an http(s)
+/// URL without its user info, query string and fragment; other text as it is.
+pub(crate) fn for_messages(location: &CStr) -> CString {
+    // SAFETY: a NUL-terminated string; size 0 with a NULL out asks the length.
+    let n = unsafe { sys::zt_url_for_messages(location.as_ptr(), ptr::null_mut(), 0) };
+    let mut out = vec![0u8; n + 1];
+    // SAFETY: out has n + 1 writable bytes; the library writes a NUL-terminated copy.
+    unsafe { sys::zt_url_for_messages(location.as_ptr(), out.as_mut_ptr() as *mut c_char, out.len()) };
+    out.truncate(n);
+    CString::new(out).unwrap_or_default()
 }
 
 pub(crate) fn path_cstring(path: &Path) -> Result<CString> {
@@ -153,20 +170,33 @@ impl Reader {
 
     /// Opens an http:// or https:// URL with range requests (`zt_open_url`):
     /// two requests to open, then only the ranges that calls read.
+    ///
+    /// No message shows a secret: the library's messages name the URL without its
+    /// user info, query string and fragment (`zt_url_for_messages`),
+    /// and this binding's own (a NUL byte in the URL or in a header) show
+    /// neither the URL nor any header's text.
     pub fn open_url(url: &str, options: &HttpOptions) -> Result<Reader> {
-        let url = cstring("url", url)?;
-        let headers = cstring(
-            "headers",
-            &options
+        // Not echoed: user info, query and fragment carry passwords, tokens
+        // and signatures, and a header is typically "Authorization: ...".
+        let url = CString::new(url).map_err(|_| argument("the URL contains a NUL byte"))?;
+        if let Some(i) = options.headers.iter().position(|h| h.contains('\0')) {
+            return Err(argument(format!(
+                "HttpOptions::headers[{i}] contains a NUL byte (its text is not shown)"
+            )));
+        }
+        let headers = CString::new(
+            options
                 .headers
                 .iter()
                 .map(|h| format!("{h}\n"))
                 .collect::<String>(),
-        )?;
+        )
+        .map_err(|_| argument("a header contains a NUL byte"))?;
         let mut opt: sys::zt_open_options = unsafe { std::mem::zeroed() };
         // SAFETY: opt is a writable zt_open_options.
         unsafe { sys::zt_open_options_init(&mut opt) };
         opt.cache_bytes = options.cache_bytes;
+        opt.max_decoded_bytes = options.max_decoded_bytes;
         opt.http_headers = if options.headers.is_empty() {
             ptr::null()
         } else {
@@ -273,6 +303,11 @@ impl<'r> Object<'r> {
         self.index
     }
 
+    /// The Reader the object belongs to.
+    pub(crate) fn reader(&self) -> &'r Reader {
+        self.reader
+    }
+
     pub fn name(&self) -> &'r str {
         unsafe { text(sys::zt_object_name(self.raw(), self.index)) }
     }
@@ -333,30 +368,34 @@ impl<'r> Object<'r> {
     }
 
     /// A dense object's data as numbers converted to f32 (`zt_object_read_f32`).
+    /// A data component whose decoded size is over the reader's
+    /// `max_decoded_bytes` is `Status::Limit` before anything is allocated;
+    /// a buffer the process cannot have is `Status::NoMemory`.
     pub fn read_f32(&self) -> Result<Vec<f32>> {
-        filled(self.value_count()?, |out, cap, written| unsafe {
+        filled(self.converted_values(Some("data"))?, |out, cap, written| unsafe {
             sys::zt_object_read_f32(self.raw(), self.index, out, cap, written)
         })
     }
 
     /// The same converted to f64 (`zt_object_read_f64`).
     pub fn read_f64(&self) -> Result<Vec<f64>> {
-        filled(self.value_count()?, |out, cap, written| unsafe {
+        filled(self.converted_values(Some("data"))?, |out, cap, written| unsafe {
             sys::zt_object_read_f64(self.raw(), self.index, out, cap, written)
         })
     }
 
     /// Any object (dense, sparse, quantized) as dense row-major f32 values
-    /// (`zt_object_decode_f32`).
+    /// (`zt_object_decode_f32`). Every component it reads is checked first
+    /// as [`Object::read_f32`] checks the data.
     pub fn decode_f32(&self) -> Result<Vec<f32>> {
-        filled(self.value_count()?, |out, cap, written| unsafe {
+        filled(self.converted_values(None)?, |out, cap, written| unsafe {
             sys::zt_object_decode_f32(self.raw(), self.index, out, cap, written)
         })
     }
 
     /// Any object as dense row-major f64 values (`zt_object_decode_f64`).
     pub fn decode_f64(&self) -> Result<Vec<f64>> {
-        filled(self.value_count()?, |out, cap, written| unsafe {
+        filled(self.converted_values(None)?, |out, cap, written| unsafe {
             sys::zt_object_decode_f64(self.raw(), self.index, out, cap, written)
         })
     }
@@ -368,18 +407,29 @@ impl<'r> Object<'r> {
         Ok(n)
     }
 
-    fn value_count(&self) -> Result<usize> {
+    /// The values a conversion writes (`zt_object_value_count`), after the
+    /// component `role` (None: every component) has passed
+    /// `zt_component_read_size` if the object has it: a decoded size the
+    /// file claims beyond the reader's cap is refused with the read's own
+    /// status and message before the buffer is allocated.
+    fn converted_values(&self, role: Option<&str>) -> Result<usize> {
         let mut n = 0u64;
         check(unsafe { sys::zt_object_value_count(self.raw(), self.index, &mut n) })?;
+        for c in self.components().filter(|c| role.is_none_or(|r| c.role() == r)) {
+            c.checked_read_size()?;
+        }
         usize::try_from(n).map_err(|_| argument(format!("{} values do not fit in memory", n)))
     }
 
     /// The box [begin, end) of a dense object, little-endian bytes of its
-    /// dtype (`zt_dense_slice`): only the box's bytes are read.
+    /// dtype (`zt_dense_slice`): only the box's bytes are read (the element
+    /// width comes from the manifest, not from decoding the data).
     pub fn slice(&self, begin: &[u64], end: &[u64]) -> Result<Vec<u8>> {
-        let bytes = box_values(self.shape(), begin, end)?
-            .checked_mul(self.dense()?.element_bytes())
+        let values = box_values(self.shape(), begin, end)?;
+        let bytes = values
+            .checked_mul(self.data_element_bytes())
             .ok_or_else(|| argument("box too large"))?;
+        self.slice_fits(values)?;
         filled(bytes, |out: *mut u8, cap, written| unsafe {
             sys::zt_dense_slice(
                 self.raw(),
@@ -429,13 +479,58 @@ impl<'r> Object<'r> {
     /// The converted values of a box: its elements, x2 for complex data.
     fn slice_values(&self, begin: &[u64], end: &[u64]) -> Result<usize> {
         let values = box_values(self.shape(), begin, end)?;
-        Ok(
-            if matches!(self.dense()?.r#type, Some("complex64") | Some("complex128")) {
-                2 * values
-            } else {
-                values
-            },
-        )
+        self.slice_fits(values)?;
+        Ok(if self.data_is_complex() {
+            values.checked_mul(2).ok_or_else(|| argument("box too large"))?
+        } else {
+            values
+        })
+    }
+
+    /// The "data" component's storage dtype and logical type, from the
+    /// manifest (`zt_component_dtype`, `zt_component_type`): nothing is
+    /// read. Both None when there is no such component (not a dense
+    /// object: the slice call then says so).
+    fn data_types(&self) -> (Option<&'r str>, Option<&'r str>) {
+        let role = c"data".as_ptr();
+        let (d, t) = unsafe {
+            (
+                sys::zt_component_dtype(self.raw(), self.index, role),
+                sys::zt_component_type(self.raw(), self.index, role),
+            )
+        };
+        let opt = |p: *const c_char| (!p.is_null()).then(|| unsafe { text(p) });
+        (opt(d), opt(t))
+    }
+
+    fn data_is_complex(&self) -> bool {
+        matches!(self.data_types().1, Some("complex64") | Some("complex128"))
+    }
+
+    /// Bytes of one element of the data in a slice's byte form: the
+    /// dtype's width (1 if unknown), x2 for complex.
+    fn data_element_bytes(&self) -> usize {
+        let (dtype, _) = self.data_types();
+        let w = dtype.and_then(crate::element::dtype_bytes).unwrap_or(1);
+        if self.data_is_complex() {
+            2 * w
+        } else {
+            w
+        }
+    }
+
+    /// Before a slice's buffer of a non-empty box is allocated: data whose
+    /// decoded size is over the reader's cap is refused as zt_dense_slice
+    /// refuses it (`Status::Limit`, checked from the manifest). Every other
+    /// case is left to the slice call itself.
+    fn slice_fits(&self, values: usize) -> Result<()> {
+        if values == 0 {
+            return Ok(());
+        }
+        match self.component("data").and_then(|c| c.read_size()) {
+            Err(e) if e.status == Status::Limit => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// Rows [begin, end) of a dense object along its first dimension, a
@@ -476,15 +571,20 @@ impl<'r> Object<'r> {
 }
 
 /// A Vec of `n` values filled by a C call given the buffer, its capacity
-/// and where to say how many it wrote; cut to that many.
-fn filled<T: Copy + Default>(
+/// and where to say how many it wrote; that many long. The buffer is
+/// allocated fallibly (`Status::NoMemory`) and not zeroed first: the call
+/// writes the values it counts.
+fn filled<T: Element>(
     n: usize,
     call: impl FnOnce(*mut T, u64, *mut u64) -> sys::zt_status,
 ) -> Result<Vec<T>> {
-    let mut out = vec![T::default(); n];
+    let mut out = buffer::<T>(n)?;
     let mut written = 0u64;
     check(call(out.as_mut_ptr(), n as u64, &mut written))?;
-    out.truncate(written as usize);
+    // SAFETY: the capacity is at least n; the library wrote `written`
+    // values (never more than the capacity it was given, n), and every
+    // bit pattern is a valid Element.
+    unsafe { out.set_len((written.min(n as u64)) as usize) };
     Ok(out)
 }
 
@@ -597,6 +697,28 @@ impl<'r> Component<'r> {
         Ok(n)
     }
 
+    /// The capacity [`Component::read`] needs (`zt_component_read_size`):
+    /// the decoded byte count, checked against the reader's
+    /// `max_decoded_bytes` as the read checks it (`Status::Limit` over it),
+    /// from the manifest alone. `Status::Unsupported` when the size is
+    /// known only by decoding ([`Component::bytes`] then sizes it).
+    pub fn read_size(&self) -> Result<u64> {
+        let mut n = 0u64;
+        check(unsafe {
+            sys::zt_component_read_size(self.raw(), self.object.index, self.role.as_ptr(), &mut n)
+        })?;
+        Ok(n)
+    }
+
+    /// [`Component::read_size`], None where only decoding tells it.
+    fn checked_read_size(&self) -> Result<Option<u64>> {
+        match self.read_size() {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.status == Status::Unsupported => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The decoded little-endian bytes (`zt_component_map`): a view of the
     /// file mapping for raw data, else decoded once into the reader's cache.
     /// Borrowed from the Reader: valid, unchanged, as long as it lives.
@@ -655,15 +777,36 @@ impl<'r> Component<'r> {
         Ok(written as usize)
     }
 
-    /// The decoded bytes in a fresh Vec.
+    /// The decoded bytes in a fresh Vec (`zt_component_read`), sized by
+    /// [`Component::read_size`]: a size over the reader's cap is
+    /// `Status::Limit` before anything is allocated, a buffer the process
+    /// cannot have `Status::NoMemory`. Where the size is known only by
+    /// decoding, the bytes of [`Component::bytes`] (decoded into the
+    /// reader's cache, bounded by the cap) are copied.
     pub fn to_vec(&self) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; usize::try_from(self.decoded_size()?).map_err(|_| argument("too large"))?];
-        let n = self.read(&mut out)?;
-        out.truncate(n);
-        Ok(out)
+        let Some(n) = self.checked_read_size()? else {
+            let bytes = self.bytes()?;
+            let mut out = buffer(bytes.len())?;
+            out.extend_from_slice(bytes);
+            return Ok(out);
+        };
+        let n = usize::try_from(n).map_err(|_| argument(format!("{n} bytes do not fit in memory")))?;
+        filled(n, |out: *mut u8, cap, written| unsafe {
+            sys::zt_component_read(
+                self.raw(),
+                self.object.index,
+                self.role.as_ptr(),
+                out as *mut c_void,
+                cap,
+                written,
+            )
+        })
     }
 
-    /// The elements converted to f32 (`zt_component_read_f32`).
+    /// The elements converted to f32 (`zt_component_read_f32`), sized as
+    /// [`Component::to_vec`] is (`Status::Limit` over the reader's cap,
+    /// `Status::NoMemory`; the decoded bytes of [`Component::bytes`] where
+    /// only decoding tells their size).
     pub fn read_f32(&self) -> Result<Vec<f32>> {
         filled(self.element_count()?, |out, cap, written| unsafe {
             sys::zt_component_read_f32(
@@ -692,10 +835,19 @@ impl<'r> Component<'r> {
     }
 
     /// Values the conversions write: storage elements in the decoded bytes
-    /// (two make a complex value), two a byte for f4_e2m1.
+    /// (two make a complex value), two a byte for f4_e2m1. The decoded
+    /// size is the read's (over the cap: `Status::Limit`), or where only
+    /// decoding tells it, the length of the mapped bytes.
     fn element_count(&self) -> Result<usize> {
+        let decoded = match self.checked_read_size()? {
+            Some(n) => n,
+            None => self.bytes()?.len() as u64,
+        };
         let width = crate::element::dtype_bytes(self.dtype()).unwrap_or(1) as u64;
         let per_byte = if self.r#type() == Some("f4_e2m1") { 2 } else { 1 };
-        usize::try_from(self.decoded_size()? / width * per_byte).map_err(|_| argument("too large"))
+        (decoded / width)
+            .checked_mul(per_byte)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| argument(format!("{decoded} decoded bytes do not fit in memory")))
     }
 }

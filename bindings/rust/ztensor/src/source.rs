@@ -8,7 +8,7 @@ use std::ptr;
 use ztensor_sys as sys;
 
 use crate::error::{check, Error, Result, Status};
-use crate::reader::{cstring, opened, Object, Reader};
+use crate::reader::{cstring, for_messages, opened, Object, Reader};
 
 /// A file behind a transport of yours (an object store's SDK, a decrypting
 /// reader): what [`Reader::open_source`] reads through. Called from several
@@ -21,7 +21,14 @@ pub trait ByteSource: Send + Sync + 'static {
     /// a panic, which is caught) fails the call that needed the bytes with
     /// `Status::Io`.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize>;
-    /// What messages call the source.
+    /// What messages call the source (`zt_source.name`): a key, a path, a
+    /// URL. The library shows an http:// or https:// URL without its user
+    /// info, query string and fragment (as `zt_url_for_messages`
+    /// does), so a pre-signed URL's signature or a password never appears
+    /// in a message; any other text appears as it is, so it should hold no
+    /// secret. The binding passes the name on so shortened already (for a
+    /// library that would not), and a name with a NUL byte not at all
+    /// (messages say "source"); it never prints the name itself.
     fn name(&self) -> String {
         "source".into()
     }
@@ -67,13 +74,44 @@ unsafe extern "C" fn close<S: ByteSource>(ctx: *mut c_void) {
     drop(Box::from_raw(ctx as *mut Held<S>));
 }
 
+/// Options of [`Reader::open_source_with`] (the fields of `zt_open_options`
+/// that a reader over a [`ByteSource`] uses).
+#[derive(Clone, Debug, Default)]
+pub struct SourceOptions {
+    /// Fetched ranges kept for reuse (reads up to a quarter of it are
+    /// kept, least recently used dropped first); 0 = 64 MiB.
+    pub cache_bytes: u64,
+    /// Cap on one component's decoded size (`zt_open_options.max_decoded_bytes`);
+    /// 0 = the library's default (64 GiB). A read of a component over it
+    /// fails with `Status::Limit` before anything is fetched or allocated.
+    pub max_decoded_bytes: u64,
+}
+
 impl Reader {
     /// Opens a .zt file read through `source` (`zt_open_source`): the tail
     /// and the manifest at open, then only the ranges calls need; reads up
     /// to a quarter of `cache_bytes` (0: 64 MiB) are kept. The Reader owns
     /// the source and drops it when it closes (or when the open fails).
+    /// The other options: [`Reader::open_source_with`].
     pub fn open_source<S: ByteSource>(source: S, cache_bytes: u64) -> Result<Reader> {
-        let name = CString::new(source.name()).unwrap_or_else(|_| c"source".into());
+        Reader::open_source_with(
+            source,
+            &SourceOptions {
+                cache_bytes,
+                ..SourceOptions::default()
+            },
+        )
+    }
+
+    /// [`Reader::open_source`] with options: the cache's size and the cap
+    /// on decoded sizes.
+    pub fn open_source_with<S: ByteSource>(source: S, options: &SourceOptions) -> Result<Reader> {
+        // Passed on as messages may show it (the library shortens a URL
+        // name itself too; this covers a library that would not); a name
+        // with a NUL is not passed on at all.
+        let name = CString::new(source.name())
+            .map(|n| for_messages(&n))
+            .unwrap_or_else(|_| c"source".into());
         let name_ptr: *const c_char = name.as_ptr();
         let held = Box::into_raw(Box::new(Held { source, _name: name }));
         let mut s: sys::zt_source = unsafe { std::mem::zeroed() };
@@ -86,7 +124,8 @@ impl Reader {
         s.name = name_ptr;
         let mut o: sys::zt_open_options = unsafe { std::mem::zeroed() };
         unsafe { sys::zt_open_options_init(&mut o) };
-        o.cache_bytes = cache_bytes;
+        o.cache_bytes = options.cache_bytes;
+        o.max_decoded_bytes = options.max_decoded_bytes;
         let mut raw = ptr::null_mut();
         // From here the library owns `held`: close runs on every outcome.
         let st = unsafe { sys::zt_open_source(&s, &o, &mut raw) };
@@ -96,13 +135,14 @@ impl Reader {
     /// Decodes several components into caller buffers on up to `threads`
     /// threads (0: all cores), sharing out zstd frames and raw slices
     /// (`zt_decode_many`). Each item gets its own result: the bytes written
-    /// or its error.
+    /// or its error; an item whose Object comes from another Reader fails
+    /// alone with `Status::Argument`.
     pub fn decode_many(
         &self,
         items: &mut [(Object<'_>, &str, &mut [u8])],
         threads: u32,
     ) -> Vec<Result<usize>> {
-        let roles: Vec<&str> = items.iter().map(|(_, role, _)| *role).collect();
+        let roles: Vec<(Object<'_>, &str)> = items.iter().map(|(o, role, _)| (*o, *role)).collect();
         self.batch(&roles, |roles| {
             let mut reqs = Vec::new();
             for (i, (object, _, dst)) in items.iter_mut().enumerate() {
@@ -128,13 +168,14 @@ impl Reader {
     /// staging buffer with ranges (small tensors batched, large ones split),
     /// start its copy, fill the next buffer meanwhile (docs/bindings.md,
     /// "Loading to a device"). Each item gets its own result: the bytes
-    /// written or its error (a range past the decoded end: `Status::Argument`).
+    /// written or its error (a range past the decoded end, an Object of
+    /// another Reader: `Status::Argument`).
     pub fn decode_ranges(
         &self,
         items: &mut [(Object<'_>, &str, u64, &mut [u8])],
         threads: u32,
     ) -> Vec<Result<usize>> {
-        let roles: Vec<&str> = items.iter().map(|(_, role, _, _)| *role).collect();
+        let roles: Vec<(Object<'_>, &str)> = items.iter().map(|(o, role, _, _)| (*o, *role)).collect();
         self.batch(&roles, |roles| {
             let mut reqs = Vec::new();
             for (i, (object, _, offset, dst)) in items.iter_mut().enumerate() {
@@ -162,20 +203,30 @@ impl Reader {
         })
     }
 
-    /// Both batch calls: the roles as C strings (an item whose role has a
-    /// NUL fails alone), `run` with the role of each item (None: skip it)
-    /// returning the call's status and each submitted request's (status,
-    /// written), then one result per item. The library's message is the
-    /// first failed request's (array order); the others get their status
-    /// with a pointer to it.
+    /// Both batch calls: the roles as C strings (an item whose Object is
+    /// another Reader's, or whose role has a NUL, fails alone), `run` with
+    /// the role of each item (None: skip it) returning the call's status
+    /// and each submitted request's (status, written), then one result per
+    /// item. The library's message is the first failed request's (array
+    /// order); the others get their status with a pointer to it.
     fn batch(
         &self,
-        roles: &[&str],
+        roles: &[(Object<'_>, &str)],
         run: impl FnOnce(&[Option<*const c_char>]) -> (sys::zt_status, Vec<(u32, u64)>),
     ) -> Vec<Result<usize>> {
         let mut out: Vec<Option<Result<usize>>> = Vec::with_capacity(roles.len());
         let mut owned = Vec::with_capacity(roles.len());
-        for role in roles {
+        for (i, (object, role)) in roles.iter().enumerate() {
+            // The request names the object by its index: one of another
+            // Reader would decode this reader's object at that index.
+            if !std::ptr::eq(object.reader(), self) {
+                owned.push(CString::default());
+                out.push(Some(Err(crate::error::argument(format!(
+                    "item {i}: object \"{}\" belongs to another Reader",
+                    object.name()
+                )))));
+                continue;
+            }
             match cstring("role", role) {
                 Ok(c) => {
                     owned.push(c);

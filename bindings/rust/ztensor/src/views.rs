@@ -65,15 +65,6 @@ impl<'r> DenseView<'r> {
             data: bytes(v.data, v.nbytes),
         })
     }
-
-    pub(crate) fn element_bytes(&self) -> usize {
-        let w = dtype_bytes(self.dtype).unwrap_or(1);
-        if matches!(self.r#type, Some("complex64") | Some("complex128")) {
-            2 * w
-        } else {
-            w
-        }
-    }
 }
 
 /// A sparse_csr object (`zt_csr_view`): row i holds values[indptr[i] ..

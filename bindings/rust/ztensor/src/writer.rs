@@ -45,7 +45,9 @@ pub struct WriterOptions {
     pub threads: Option<u32>,
     pub digest: Option<Digest>,
     pub frame_size: Option<u64>,
-    /// 0 or 1: spec 1.2.0 (the default); 2: zTensor v2.
+    /// The container written (`zt_writer_options.file_version`): `None` or
+    /// `Some(0)`: spec 1.2.0 (the default); `Some(2)`: zTensor v2. Any other
+    /// value, 1 included, is refused with `Status::Argument`.
     pub file_version: Option<u32>,
     pub shard_bytes: Option<u64>,
 }

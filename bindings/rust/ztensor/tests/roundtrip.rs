@@ -467,3 +467,564 @@ fn open_url_passes_allow_foreign() {
     let e = Reader::open_url("http://127.0.0.1:9/x.npy", &opt).err().unwrap();
     assert_eq!(e.status, Status::Io, "{e}");
 }
+
+/// A CBOR item, enough of it to edit a 1.x manifest (definite lengths; floats
+/// and simple values kept as their bytes).
+#[derive(Clone, Debug, PartialEq)]
+enum Cbor {
+    Uint(u64),
+    Neg(u64),
+    Bytes(Vec<u8>),
+    Text(String),
+    Array(Vec<Cbor>),
+    Map(Vec<(Cbor, Cbor)>),
+    Tag(u64, Box<Cbor>),
+    Simple(Vec<u8>),
+}
+
+impl Cbor {
+    fn decode(b: &[u8], pos: &mut usize) -> Cbor {
+        let (major, info) = (b[*pos] >> 5, b[*pos] & 31);
+        let start = *pos;
+        *pos += 1;
+        let mut arg = || -> u64 {
+            let n = match info {
+                0..=23 => return info as u64,
+                24 => 1,
+                25 => 2,
+                26 => 4,
+                27 => 8,
+                _ => panic!("indefinite lengths are not used by the writer"),
+            };
+            let v = b[*pos..*pos + n].iter().fold(0u64, |v, x| v << 8 | *x as u64);
+            *pos += n;
+            v
+        };
+        match major {
+            0 => Cbor::Uint(arg()),
+            1 => Cbor::Neg(arg()),
+            2 | 3 => {
+                let n = arg() as usize;
+                let s = b[*pos..*pos + n].to_vec();
+                *pos += n;
+                if major == 2 {
+                    Cbor::Bytes(s)
+                } else {
+                    Cbor::Text(String::from_utf8(s).unwrap())
+                }
+            }
+            4 => Cbor::Array((0..arg()).map(|_| Cbor::decode(b, pos)).collect()),
+            5 => Cbor::Map(
+                (0..arg())
+                    .map(|_| (Cbor::decode(b, pos), Cbor::decode(b, pos)))
+                    .collect(),
+            ),
+            6 => {
+                let t = arg();
+                Cbor::Tag(t, Box::new(Cbor::decode(b, pos)))
+            }
+            _ => {
+                arg();
+                Cbor::Simple(b[start..*pos].to_vec())
+            }
+        }
+    }
+
+    fn head(out: &mut Vec<u8>, major: u8, v: u64) {
+        let m = major << 5;
+        match v {
+            0..=23 => out.push(m | v as u8),
+            24..=0xff => out.extend([m | 24, v as u8]),
+            0x100..=0xffff => {
+                out.push(m | 25);
+                out.extend((v as u16).to_be_bytes())
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(m | 26);
+                out.extend((v as u32).to_be_bytes())
+            }
+            _ => {
+                out.push(m | 27);
+                out.extend(v.to_be_bytes())
+            }
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Cbor::Uint(v) => Cbor::head(out, 0, *v),
+            Cbor::Neg(v) => Cbor::head(out, 1, *v),
+            Cbor::Bytes(s) => {
+                Cbor::head(out, 2, s.len() as u64);
+                out.extend(s)
+            }
+            Cbor::Text(s) => {
+                Cbor::head(out, 3, s.len() as u64);
+                out.extend(s.as_bytes())
+            }
+            Cbor::Array(a) => {
+                Cbor::head(out, 4, a.len() as u64);
+                a.iter().for_each(|x| x.encode(out))
+            }
+            Cbor::Map(m) => {
+                Cbor::head(out, 5, m.len() as u64);
+                for (k, v) in m {
+                    k.encode(out);
+                    v.encode(out)
+                }
+            }
+            Cbor::Tag(t, x) => {
+                Cbor::head(out, 6, *t);
+                x.encode(out)
+            }
+            Cbor::Simple(raw) => out.extend(raw),
+        }
+    }
+
+    /// The value of `key` in a map.
+    fn at(&mut self, key: &str) -> &mut Cbor {
+        let Cbor::Map(m) = self else {
+            panic!("not a map: {self:?}")
+        };
+        &mut m
+            .iter_mut()
+            .find(|(k, _)| *k == Cbor::Text(key.into()))
+            .unwrap()
+            .1
+    }
+
+    fn remove(&mut self, key: &str) {
+        let Cbor::Map(m) = self else { panic!("not a map") };
+        m.retain(|(k, _)| *k != Cbor::Text(key.into()));
+    }
+}
+
+/// Rewrites the CBOR manifest of a 1.x file in place: the manifest, its
+/// u64 little-endian size and the 8-byte magic end the file.
+fn edit_manifest(path: &std::path::Path, edit: impl FnOnce(&mut Cbor)) {
+    let mut file = std::fs::read(path).unwrap();
+    let end = file.len() - 16;
+    let size = u64::from_le_bytes(file[end..end + 8].try_into().unwrap()) as usize;
+    let magic = file[end + 8..].to_vec();
+    let mut pos = 0;
+    let mut manifest = Cbor::decode(&file[end - size..end], &mut pos);
+    assert_eq!(pos, size);
+    edit(&mut manifest);
+    file.truncate(end - size);
+    let mut bytes = Vec::new();
+    manifest.encode(&mut bytes);
+    file.extend(&bytes);
+    file.extend((bytes.len() as u64).to_le_bytes());
+    file.extend(magic);
+    std::fs::write(path, file).unwrap();
+}
+
+/// The manifest entry of component `role` of object `name`.
+fn component_entry<'m>(manifest: &'m mut Cbor, name: &str, role: &str) -> &'m mut Cbor {
+    manifest.at("objects").at(name).at("components").at(role)
+}
+
+#[test]
+fn sizes_a_file_claims_beyond_the_cap_are_refused_before_allocating() {
+    // A 4096-byte zstd object whose manifest claims 3 * 2^62 bytes (shape
+    // and uncompressed_length agree, so the file opens). The buffers were
+    // sized from that claim: to_vec and the conversions panicked ("capacity
+    // overflow"), a claim under isize::MAX aborted the process.
+    let dir = TempDir::new("claims");
+    let path = dir.path("m.zt");
+    let ramp: Vec<u8> = (0..4096).map(|i| (i % 7) as u8).collect();
+    let mut w = Writer::create(&path).unwrap();
+    w.add_dense("huge", &[4096], &ramp, Encoding::Zstd).unwrap();
+    w.add_dense("fine", &[4096], &ramp, Encoding::Zstd).unwrap();
+    w.finish().unwrap();
+    let claim = 3u64 << 62;
+    edit_manifest(&path, |m| {
+        *m.at("objects").at("huge").at("shape") = Cbor::Array(vec![Cbor::Uint(claim)]);
+        *component_entry(m, "huge", "data").at("uncompressed_length") = Cbor::Uint(claim);
+    });
+    let r = Reader::open(&path).unwrap();
+    let huge = r.object("huge").unwrap();
+    let data = huge.data().unwrap();
+    assert_eq!(data.decoded_size().unwrap(), claim); // what the file states
+    let limit = |e: ztensor::Error| {
+        assert_eq!(e.status, Status::Limit, "{e}");
+        assert!(e.message.contains("exceeds the decode limit"), "{e}");
+    };
+    limit(data.read_size().unwrap_err());
+    limit(data.to_vec().unwrap_err());
+    limit(data.read_f32().unwrap_err());
+    limit(data.read_f64().unwrap_err());
+    limit(huge.read_f32().unwrap_err());
+    limit(huge.read_f64().unwrap_err());
+    limit(huge.decode_f32().unwrap_err());
+    limit(huge.decode_f64().unwrap_err());
+    limit(huge.slice(&[0], &[claim]).unwrap_err());
+    limit(huge.slice_f32(&[0], &[claim]).unwrap_err());
+    limit(huge.slice_f64(&[0], &[16]).unwrap_err());
+    // The other object reads as ever.
+    let fine = r.object("fine").unwrap();
+    assert_eq!(fine.data().unwrap().read_size().unwrap(), 4096);
+    assert_eq!(fine.data().unwrap().to_vec().unwrap(), ramp);
+    assert_eq!(fine.read_f32().unwrap()[13], (13 % 7) as f32);
+
+    // Without a cap below it, the claim is a buffer the process cannot
+    // have: NoMemory, not an abort or a panic.
+    let r = Reader::open_with(
+        &path,
+        &ztensor::OpenOptions {
+            max_decoded_bytes: u64::MAX,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let huge = r.object("huge").unwrap();
+    assert_eq!(huge.data().unwrap().read_size().unwrap(), claim);
+    for e in [
+        huge.data().unwrap().to_vec().unwrap_err(),
+        huge.data().unwrap().read_f32().unwrap_err(),
+        huge.read_f64().unwrap_err(),
+        huge.decode_f32().unwrap_err(),
+    ] {
+        assert_eq!(e.status, Status::NoMemory, "{e}");
+    }
+
+    // A real component over a cap set below it: the same refusal.
+    let r = Reader::open_with(
+        &path,
+        &ztensor::OpenOptions {
+            max_decoded_bytes: 4095,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let fine = r.object("fine").unwrap();
+    limit(fine.data().unwrap().to_vec().unwrap_err());
+    limit(fine.data().unwrap().read_f32().unwrap_err());
+    limit(fine.read_f32().unwrap_err());
+    limit(fine.slice_f32(&[0], &[4]).unwrap_err());
+}
+
+#[test]
+fn sizes_known_only_by_decoding_are_read_through_the_mapping() {
+    // A 1.1.0 zstd component outside a dense object may lack
+    // uncompressed_length: to_vec and read_f32 failed Unsupported, while
+    // bytes() (zt_component_map) decodes it.
+    let dir = TempDir::new("unsized");
+    let path = dir.path("m.zt");
+    let blob: Vec<u8> = (0..3000).map(|i| (i % 11) as u8).collect();
+    let mut w = Writer::create(&path).unwrap();
+    let mut o = w.begin_object("o", "my_format", &[1]).unwrap();
+    o.add_component("blob", "u8", None, &blob, Encoding::Zstd)
+        .unwrap();
+    o.end().unwrap();
+    w.finish().unwrap();
+    edit_manifest(&path, |m| {
+        *m.at("version") = Cbor::Text("1.1.0".into());
+        component_entry(m, "o", "blob").remove("uncompressed_length");
+    });
+    let r = Reader::open(&path).unwrap();
+    let c = r.object("o").unwrap().component("blob").unwrap();
+    assert_eq!(c.decoded_size().unwrap_err().status, Status::Unsupported);
+    assert_eq!(c.read_size().unwrap_err().status, Status::Unsupported);
+    assert_eq!(c.bytes().unwrap(), blob);
+    assert_eq!(c.to_vec().unwrap(), blob);
+    let want: Vec<f32> = blob.iter().map(|&b| b as f32).collect();
+    assert_eq!(c.read_f32().unwrap(), want);
+    assert_eq!(c.read_f64().unwrap()[10], 10.0);
+    // Its decoding is still bounded by the cap.
+    let r = Reader::open_with(
+        &path,
+        &ztensor::OpenOptions {
+            max_decoded_bytes: 1000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let c = r.object("o").unwrap().component("blob").unwrap();
+    assert_eq!(c.to_vec().unwrap_err().status, Status::Limit);
+    assert_eq!(c.read_f32().unwrap_err().status, Status::Limit);
+}
+
+/// A file in memory behind ByteSource that counts the bytes read.
+struct Counted(Vec<u8>, std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl ztensor::ByteSource for Counted {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.0.len() - offset as usize);
+        buf[..n].copy_from_slice(&self.0[offset as usize..offset as usize + n]);
+        self.1.fetch_add(n as u64, std::sync::atomic::Ordering::SeqCst);
+        Ok(n)
+    }
+}
+
+/// Noise that zstd cannot shrink, as f32 values.
+fn noise(n: usize) -> Vec<f32> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32
+        })
+        .collect()
+}
+
+#[test]
+fn slices_read_only_the_box_of_zstd_data() {
+    // A slice learned the element width from zt_dense_view, which decodes
+    // a zstd component whole: every frame was read, and damage outside the
+    // box failed the slice.
+    let dir = TempDir::new("zslice");
+    let values = noise(1024 * 1024);
+    for version in [0, 2] {
+        let path = dir.path(&format!("v{version}.zt"));
+        let options = WriterOptions {
+            frame_size: Some(16384),
+            file_version: Some(version),
+            ..Default::default()
+        };
+        let mut w = Writer::create_with(&path, &options).unwrap();
+        w.add_dense("x", &[1024, 1024], &values, Encoding::Zstd).unwrap();
+        w.finish().unwrap();
+        let file = std::fs::read(&path).unwrap();
+        assert!(file.len() > 3 << 20, "{}", file.len()); // noise: zstd cannot shrink it
+
+        let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let r = Reader::open_source(Counted(file, read.clone()), 0).unwrap();
+        let opened = read.load(std::sync::atomic::Ordering::SeqCst);
+        let x = r.object("x").unwrap();
+        assert_eq!(x.slice_f32(&[0, 0], &[1, 1024]).unwrap(), values[..1024]);
+        assert_eq!(x.slice(&[1, 2], &[2, 4]).unwrap(), f32_bytes(&values[1026..1028]));
+        let sliced = read.load(std::sync::atomic::Ordering::SeqCst) - opened;
+        // The frames holding the box (for 1.2, with the library's read-ahead
+        // of a 1 MiB guess), not the 4 MiB component.
+        assert!(
+            sliced < 2 << 20,
+            "file_version {version}: the slices read {sliced} bytes"
+        );
+    }
+
+    // The second half of a 1.2 file's stored bytes zeroed: rows in the
+    // first half still slice; the whole component does not decode.
+    let path = dir.path("v0.zt");
+    let (mut offset, mut length) = (0, 0);
+    edit_manifest(&path, |m| {
+        let c = component_entry(m, "x", "data");
+        let Cbor::Uint(o) = *c.at("offset") else { panic!() };
+        let Cbor::Uint(l) = *c.at("length") else { panic!() };
+        (offset, length) = (o as usize, l as usize);
+    });
+    let mut damaged = std::fs::read(&path).unwrap();
+    damaged[offset + length / 2..offset + length].fill(0);
+    std::fs::write(&path, &damaged).unwrap();
+    let r = Reader::open(&path).unwrap();
+    let x = r.object("x").unwrap();
+    assert_eq!(
+        x.slice_f64(&[3, 0], &[4, 2]).unwrap(),
+        [values[3072] as f64, values[3073] as f64]
+    );
+    assert_eq!(x.slice(&[0, 0], &[1, 1]).unwrap(), f32_bytes(&values[..1]));
+    assert_eq!(x.dense().unwrap_err().status, Status::Invalid);
+    assert_eq!(
+        x.slice_f32(&[1023, 0], &[1024, 1]).unwrap_err().status,
+        Status::Invalid
+    );
+}
+
+#[test]
+fn batches_refuse_objects_of_another_reader() {
+    // decode_many and decode_ranges name objects by index: an Object of
+    // another Reader decoded this reader's object at the same index.
+    let dir = TempDir::new("foreignobj");
+    let (a, b) = (dir.path("a.zt"), dir.path("b.zt"));
+    for (path, v) in [(&a, 1.0f32), (&b, 2.0)] {
+        let mut w = Writer::create(path).unwrap();
+        w.add_dense("x", &[2], &[v, v], Encoding::Raw).unwrap();
+        w.finish().unwrap();
+    }
+    let (ra, rb) = (Reader::open(&a).unwrap(), Reader::open(&b).unwrap());
+    let (xa, xb) = (ra.object("x").unwrap(), rb.object("x").unwrap());
+    let (mut one, mut two) = (vec![0u8; 8], vec![0u8; 8]);
+    let mut items = [(xa, "data", &mut one[..]), (xb, "data", &mut two[..])];
+    let got = ra.decode_many(&mut items, 1);
+    assert_eq!(got[0].as_ref().unwrap(), &8);
+    let e = got[1].as_ref().unwrap_err();
+    assert_eq!(e.status, Status::Argument, "{e}");
+    assert!(e.message.contains("another Reader"), "{e}");
+    assert_eq!(one, f32_bytes(&[1.0, 1.0]));
+    assert_eq!(two, [0u8; 8]); // nothing written
+    let mut ranges = [(xb, "data", 4u64, &mut two[..4]), (xa, "data", 0, &mut one[..4])];
+    let got = ra.decode_ranges(&mut ranges, 1);
+    assert_eq!(got[0].as_ref().unwrap_err().status, Status::Argument);
+    assert_eq!(got[1].as_ref().unwrap(), &4);
+    assert_eq!(two, [0u8; 8]);
+    // Its own reader takes it.
+    let mut items = [(xb, "data", &mut two[..])];
+    assert_eq!(rb.decode_many(&mut items, 1)[0].as_ref().unwrap(), &8);
+    assert_eq!(two, f32_bytes(&[2.0, 2.0]));
+}
+
+#[test]
+fn open_source_and_open_url_take_max_decoded_bytes() {
+    let dir = TempDir::new("cap");
+    let path = dir.path("m.zt");
+    write_sample(&path); // "ramp": 8192 decoded bytes, zstd
+    let file = std::fs::read(&path).unwrap();
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let options = ztensor::SourceOptions {
+        max_decoded_bytes: 8191,
+        ..Default::default()
+    };
+    let r = Reader::open_source_with(Counted(file.clone(), counter.clone()), &options).unwrap();
+    let e = r.object("ramp").unwrap().data().unwrap().bytes().unwrap_err();
+    assert_eq!(e.status, Status::Limit, "{e}");
+    assert!(e.message.contains("8191"), "{e}");
+    let r =
+        Reader::open_source_with(Counted(file.clone(), counter), &ztensor::SourceOptions::default()).unwrap();
+    assert_eq!(
+        r.object("ramp").unwrap().data().unwrap().bytes().unwrap().len(),
+        8192
+    );
+
+    let url = serve(file);
+    let mut http = HttpOptions {
+        retries: 0,
+        max_decoded_bytes: 8191,
+        ..HttpOptions::default()
+    };
+    let r = Reader::open_url(&url, &http).unwrap();
+    let e = r.object("ramp").unwrap().data().unwrap().bytes().unwrap_err();
+    assert_eq!(e.status, Status::Limit, "{e}");
+    http.max_decoded_bytes = 0;
+    let r = Reader::open_url(&url, &http).unwrap();
+    assert_eq!(
+        r.object("ramp").unwrap().data().unwrap().bytes().unwrap().len(),
+        8192
+    );
+}
+
+/// Serves `file` at an http://127.0.0.1 URL, answering range requests
+/// ("bytes=a-b", "bytes=a-", "bytes=-n") with 206, one connection at a
+/// time, until the process ends.
+fn serve(file: Vec<u8>) -> String {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut range = None;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(r) = lower.strip_prefix("range: bytes=") {
+                    range = Some(r.trim().to_string());
+                }
+            }
+            let n = file.len();
+            let (a, b) = match range.as_deref().and_then(|r| r.split_once('-')) {
+                Some(("", k)) => (n.saturating_sub(k.parse().unwrap()), n - 1),
+                Some((a, "")) => (a.parse().unwrap(), n - 1),
+                Some((a, b)) => (
+                    a.parse().unwrap(),
+                    b.split(',').next().unwrap().parse::<usize>().unwrap().min(n - 1),
+                ),
+                None => (0, n - 1),
+            };
+            let head = format!(
+                "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{n}\r\n\
+                 Content-Length: {}\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n",
+                b + 1 - a
+            );
+            stream.write_all(head.as_bytes()).ok();
+            stream.write_all(&file[a..=b]).ok();
+        }
+    });
+    format!("http://127.0.0.1:{port}/m.zt")
+}
+
+#[test]
+fn messages_show_no_secret_of_a_url_or_header() {
+    // A NUL byte in the URL or a header: the message echoed the whole text.
+    let url = "https://alice:hunter2@example.com/m.zt?X-Sig=SECRET\0";
+    let e = Reader::open_url(url, &HttpOptions::default()).err().unwrap();
+    assert_eq!(e.status, Status::Argument);
+    for secret in ["hunter2", "SECRET", "alice"] {
+        assert!(!e.message.contains(secret), "{e}");
+    }
+    let http = HttpOptions {
+        headers: vec!["X-Trace: 1".into(), "Authorization: Bearer SECRET\0".into()],
+        ..HttpOptions::default()
+    };
+    let e = Reader::open_url("https://example.com/m.zt", &http).err().unwrap();
+    assert_eq!(e.status, Status::Argument);
+    assert!(
+        !e.message.contains("SECRET") && !e.message.contains("Bearer"),
+        "{e}"
+    );
+    assert!(e.message.contains("headers[1]"), "{e}");
+
+    // A ByteSource named by a pre-signed URL: the library names it without
+    // user info and query; a name with a NUL is not passed on at all.
+    struct Named(&'static str);
+    impl ztensor::ByteSource for Named {
+        fn size(&self) -> std::io::Result<u64> {
+            Ok(1 << 20)
+        }
+        fn read_at(&self, _: u64, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("unplugged"))
+        }
+        fn name(&self) -> String {
+            self.0.into()
+        }
+    }
+    let e = Reader::open_source(Named("https://alice:hunter2@example.com/m.zt?X-Sig=SECRET"), 0)
+        .err()
+        .unwrap();
+    assert_eq!(e.status, Status::Io);
+    assert!(e.message.contains("https://example.com/m.zt"), "{e}");
+    for secret in ["hunter2", "SECRET", "alice"] {
+        assert!(!e.message.contains(secret), "{e}");
+    }
+    let e = Reader::open_source(Named("https://alice:hunter2@exa\0mple.com/?X-Sig=SECRET"), 0)
+        .err()
+        .unwrap();
+    for secret in ["hunter2", "SECRET", "alice"] {
+        assert!(!e.message.contains(secret), "{e}");
+    }
+}
+
+#[test]
+fn file_version_is_0_or_2() {
+    // The documentation said "0 or 1" meant 1.2.0; 1 is refused.
+    let dir = TempDir::new("fileversion");
+    for (v, want) in [
+        (None, Some("1.2.0")),
+        (Some(0), Some("1.2.0")),
+        (Some(2), Some("2")),
+        (Some(1), None),
+    ] {
+        let path = dir.path("m.zt");
+        let options = WriterOptions {
+            file_version: v,
+            ..Default::default()
+        };
+        match (Writer::create_with(&path, &options), want) {
+            (Ok(mut w), Some(want)) => {
+                w.add_dense("x", &[1], &[1.0f32], Encoding::Raw).unwrap();
+                w.finish().unwrap();
+                assert_eq!(Reader::open(&path).unwrap().file_version(), want);
+            }
+            (Err(e), None) => assert_eq!(e.status, Status::Argument, "{e}"),
+            (got, _) => panic!("file_version {v:?}: {:?}", got.err()),
+        }
+    }
+}
