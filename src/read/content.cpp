@@ -19,6 +19,12 @@ Result<void> check_bool(const Object& o, const Component& c, std::span<const uin
   return {};
 }
 
+Result<void> check_bool_values(Generation g, const Object& o, const Component& c,
+                               std::span<const uint8_t> bytes, uint64_t first) {
+  if (!c.holds_bools() || lenient_bools(g)) return {};
+  return check_bool(o, c, bytes, first);
+}
+
 std::optional<uint64_t> packed_value_count(const Object& o, const Component& c) {
   const ObjectFormat* f = format_of(o);
   if (!c.known_type || !c.known_type->per_byte || !f || !f->values_in) return std::nullopt;

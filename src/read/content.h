@@ -8,6 +8,7 @@
 #include <span>
 
 #include "base/error.h"
+#include "container/generation.h"
 #include "manifest/manifest.h"
 
 namespace zt {
@@ -20,6 +21,12 @@ Result<void> check_content(bool legacy, const Object& o,
 // so a window of a streamed component names the element it failed at.
 Result<void> check_bool(const Object& o, const Component& c, std::span<const uint8_t> bytes,
                         uint64_t first = 0);
+
+// Bool bytes handed out as values (the dense view, converting calls, row
+// slices), checked as zt_verify checks them: in every generation but those
+// that read any non-zero byte as true (lenient_bools: 0.1, 1.0).
+Result<void> check_bool_values(Generation g, const Object& o, const Component& c,
+                               std::span<const uint8_t> bytes, uint64_t first = 0);
 
 // The value count of a packed part (f4_e2m1) when the layout gives it (the
 // format's values_in); nullopt otherwise.

@@ -33,6 +33,7 @@ struct Rows {
   bool byte_aligned = true;
   // The range holds the part's last byte, after the last value: its count.
   std::optional<uint64_t> total_values;
+  Generation generation = Generation::v1;  // whether bool bytes must be 0 or 1
 };
 
 Result<Rows> rows_of(const Reader& r, size_t object, uint64_t begin, uint64_t end) {
@@ -47,6 +48,7 @@ Result<Rows> rows_of(const Reader& r, size_t object, uint64_t begin, uint64_t en
   Rows rows;
   rows.object = &obj;
   rows.data = obj.find("data");
+  rows.generation = r.manifest().generation;
   rows.k = index_of(obj, rows.data);
   auto f = numeric_format(obj, *rows.data);
   ZT_TRY(f);
@@ -66,8 +68,11 @@ Result<Rows> rows_of(const Reader& r, size_t object, uint64_t begin, uint64_t en
   return rows;
 }
 
+// The content rules a range of values can be held to: bool bytes are 0 or
+// 1 (a bool is one byte, so the range's offset is its first element), and
 // f4_e2m1's rule on the part's last byte, when the range holds it.
-Result<void> check_tail(const Rows& rows, std::span<const uint8_t> bytes) {
+Result<void> check_range_content(const Rows& rows, std::span<const uint8_t> bytes) {
+  ZT_TRY(check_bool_values(rows.generation, *rows.object, *rows.data, bytes, rows.offset));
   if (!rows.format.f4 || !rows.total_values || bytes.empty()) return {};
   return check_f4_tail(*rows.object, *rows.data, *rows.total_values, bytes.back());
 }
@@ -90,7 +95,7 @@ Result<std::span<const uint8_t>> map_range(const Reader& r, size_t object, const
              component_where(*rows.object, *rows.data).c_str(), m->size(),
              static_cast<ull>(rows.offset + rows.bytes));
   const auto range = m->subspan(rows.offset, rows.bytes);
-  ZT_TRY(check_tail(rows, range));
+  ZT_TRY(check_range_content(rows, range));
   return range;
 }
 
@@ -102,12 +107,12 @@ Result<void> read_range(const Reader& r, size_t object, const Rows& rows, std::s
     ZT_TRY(src);
     ZT_TRY((*src)->read_into(c.offset + rows.offset, out));
     if (c.big_endian) swap_elements(out, c.width());
-    return check_tail(rows, out);
+    return check_range_content(rows, out);
   }
   if (c.encoding == Encoding::zstd || c.encoding == Encoding::byte_planes) {
     auto partial = copy_runs_from_frames(r, object, rows.k, OneRun(rows.offset, rows.bytes), out);
     ZT_TRY(partial);
-    if (*partial) return check_tail(rows, out);
+    if (*partial) return check_range_content(rows, out);
   }
   auto m = map_range(r, object, rows);
   ZT_TRY(m);

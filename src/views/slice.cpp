@@ -12,6 +12,7 @@
 
 #include "base/byte_order.h"
 #include "manifest/object_format.h"
+#include "read/content.h"
 #include "read/frame_reads.h"
 #include "views/kernels.h"
 
@@ -143,8 +144,20 @@ Result<std::span<const uint8_t>> mapped(const Reader& r, size_t object, const Bo
   return m;
 }
 
+// Bool bytes of the box held to the rule zt_verify applies, run by run, so
+// that a message names the element (a bool is one byte: a run's first value
+// is its first element). run_bytes(cur) gives the run's bytes.
+template <typename RunBytes>
+Result<void> check_box_bools(const Reader& r, const Box& b, RunBytes run_bytes) {
+  if (!b.data->holds_bools()) return {};
+  for (RunCursor cur(b); cur.valid(); cur.advance())
+    ZT_TRY(check_bool_values(r.manifest().generation, *b.object, *b.data, run_bytes(cur),
+                             cur.first_value()));
+  return {};
+}
+
 // The box's bytes into dst (exactly values() x width bytes), not f4.
-Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<uint8_t> dst) {
+Result<void> copy_box(const Reader& r, size_t object, const Box& b, std::span<uint8_t> dst) {
   const Component& c = *b.data;
   const uint64_t width = b.width(), run_bytes = b.run_values * width;
   const auto in_place = r.mapped_in_place(c);
@@ -181,6 +194,15 @@ Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<ui
     std::memcpy(dst.data() + cur.run() * run_bytes, m->data() + cur.first_value() * width,
                 run_bytes);
   return {};
+}
+
+// copy_box, with the content rules the box's values are held to.
+Result<void> read_box(const Reader& r, size_t object, const Box& b, std::span<uint8_t> dst) {
+  ZT_TRY(copy_box(r, object, b, dst));
+  const uint64_t run_bytes = b.run_values * b.width();
+  return check_box_bools(r, b, [&](const RunCursor& cur) {
+    return std::span<const uint8_t>(dst.subspan(cur.run() * run_bytes, run_bytes));
+  });
 }
 
 }  // namespace
@@ -232,6 +254,9 @@ Result<uint64_t> dense_slice_as(const Reader& r, size_t object, std::span<const 
   if (*in_place) {  // converted run by run from the mapping
     auto m = mapped(r, object, *b);
     ZT_TRY(m);
+    ZT_TRY(check_box_bools(r, *b, [&](const RunCursor& cur) {
+      return m->subspan(cur.first_value() * width, b->run_values * width);
+    }));
     for (RunCursor cur(*b); cur.valid(); cur.advance())
       convert_values(m->data() + cur.first_value() * width, b->format, b->run_values,
                      dst.data() + cur.run() * b->run_values);

@@ -136,6 +136,7 @@ Result<DenseView> dense_view(const Reader& r, size_t object) {
              static_cast<ull>(want));
   if (f->f4 && !v.data.bytes.empty())
     ZT_TRY(check_f4_tail(**o, c, v.elements, v.data.bytes.back()));
+  ZT_TRY(check_bool_values(r.manifest().generation, **o, c, v.data.bytes));
   return v;
 }
 
@@ -212,6 +213,7 @@ Result<uint64_t> read_dense_as(const Reader& r, size_t object, std::span<T> dst)
   ZT_FAIL_IF(b.size() != value_bytes(*f, n), invalid, "%s: decoded %zu bytes, the shape needs %llu",
              component_where(**o, c).c_str(), b.size(), static_cast<ull>(value_bytes(*f, n)));
   if (f->f4 && !b.empty()) ZT_TRY(check_f4_tail(**o, c, n, b.back()));
+  ZT_TRY(check_bool_values(r.manifest().generation, **o, c, b));
   convert_values(b.data(), *f, n, dst.data());
   return n;
 }
@@ -265,6 +267,7 @@ Result<uint64_t> read_component_as(const Reader& r, size_t object, size_t compon
              bytes->bytes().size(), c.width());
   const uint64_t n = bytes->bytes().size() / c.width();
   ZT_TRY(fits(w, n, dst));
+  ZT_TRY(check_bool_values(r.manifest().generation, o, c, bytes->bytes()));
   convert_values(bytes->bytes().data(), *f, n, dst.data());
   return n;
 }

@@ -58,7 +58,9 @@ Result<NumericFormat> numeric_format(const Object& o, const Component& c);
 // Converts `n` storage elements of format `f` at `src` (little-endian, any
 // alignment) into dst[0..n). One switch per call, then a tight loop per
 // source type: FP8 through 256-entry tables, f16 and bf16 by bit operations,
-// integers by value, bool bytes as 0 / 1 (any non-zero byte is 1), f64 to
+// integers by value, bool bytes as 0 / 1 (any non-zero byte is 1: callers
+// hold the bytes to 0 and 1 first where the generation asks it,
+// check_bool_values), f64 to
 // f32 rounded to nearest. For complex formats `n` counts storage elements
 // (two per complex number) and the output is interleaved (real, imag).
 // f4_e2m1 values are nibbles: value i is nibble i of src, low nibble first.

@@ -67,6 +67,36 @@ TEST(SchemaV2, E8m0ConvertsToPowersOfTwo) {
   EXPECT_EQ(zt_object_read_f32(o1.get(), 0, out, 2, &written), ZT_ERR_UNSUPPORTED);
 }
 
+// Object i holds the bool bytes {1, 2}: refused (INVALID, naming byte 0x02
+// at element 1) by every call that gives them out as values, and given as
+// they are by the structural reads.
+void expect_bools_refused_as_values(const zt_reader* r, size_t i) {
+  const std::initializer_list<std::string_view> why{"bool byte 0x02 at element 1"};
+  float f[2];
+  uint8_t b[2];
+  uint64_t w = 0;
+  const uint64_t begin[] = {0}, end[] = {2};
+  const void* p = nullptr;
+  zt_dense_info v;
+  zt_dense_info_init(&v);
+  EXPECT_TRUE(FailsWith(zt_object_read_f32(r, i, f, 2, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_object_decode_f32(r, i, f, 2, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_component_read_f32(r, i, "data", f, 2, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_dense_view(r, i, &v), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_dense_rows_f32(r, i, 0, 2, f, 2, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_dense_rows(r, i, 0, 2, b, 2, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_dense_rows_map(r, i, 1, 2, &p, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_dense_slice(r, i, 1, begin, end, b, 2, &w), ZT_ERR_INVALID, why));
+  EXPECT_TRUE(FailsWith(zt_dense_slice_f32(r, i, 1, begin, end, f, 2, &w), ZT_ERR_INVALID, why));
+  // The row before the bad byte is fine.
+  ASSERT_EQ(zt_dense_rows_f32(r, i, 0, 1, f, 1, &w), ZT_OK) << zt_last_error();
+  EXPECT_EQ(f[0], 1.0f);
+  ASSERT_EQ(zt_component_read(r, i, "data", b, 2, &w), ZT_OK) << zt_last_error();
+  EXPECT_EQ(b[1], 2);
+  ASSERT_EQ(zt_component_map(r, i, "data", &p, &w), ZT_OK) << zt_last_error();
+  EXPECT_EQ(static_cast<const uint8_t*>(p)[1], 2);
+}
+
 // bool is a type over u8 in v2: it converts as 1.2's bool dtype does, and
 // verify holds its bytes to 0 and 1.
 TEST(SchemaV2, BoolConvertsAsZeroAndOne) {
@@ -85,6 +115,19 @@ TEST(SchemaV2, BoolConvertsAsZeroAndOne) {
   EXPECT_EQ(out[2], 1.0f);
   EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_INVALID,
                         {"object \"bad\"", "bool byte 0x02"}));
+  // docs/v2.md decision 13: every call that hands the bytes out as values
+  // refuses them as verify does; the structural reads do not look.
+  expect_bools_refused_as_values(o.get(), object_index(o.get(), "bad"));
+}
+
+// A 1.2 file's bool dtype is held to the same rule.
+TEST(SchemaV2, BoolDtypeOf12IsRefusedAsValuesToo) {
+  FileBuilder b;
+  b.dense("bad", "bool", {2}, Bytes{1, 2});
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  expect_bools_refused_as_values(o.get(), 0);
 }
 
 // f4_e2m1 (Appendix A, OCP MX): two values a byte, low nibble first; sign,

@@ -966,6 +966,31 @@ def test_a_claimed_size_over_the_cap_is_the_librarys_limit_on_every_path(path):
                 assert 'object "a"' in str(e.value) and "decode limit" in str(e.value), (how, str(e.value))
 
 
+@pytest.mark.parametrize("version", [None, 2])
+def test_bool_bytes_other_than_0_and_1_are_refused_as_values(path, version):
+    # A bool byte of 2 is no numpy bool: f[name] and every conversion refuse
+    # it as verify does (docs/v2.md decision 13); the component's raw bytes
+    # are still there as bytes.
+    # No digest: the changed byte is to meet the content rule, not a digest.
+    with ztensor.Writer(path, digest="none", **({"file_version": version} if version else {})) as w:
+        w.add("b", np.array([True, False, True]))
+    with ztensor.open(path) as f:
+        part = f.manifest["objects"]["b"]["components"]["data"]
+    data = bytearray(path.read_bytes())
+    data[part["offset"] + 1] = 2
+    path.write_bytes(bytes(data))
+    with ztensor.open(path) as f:
+        for how, read in {"f[name]": lambda: f["b"], "array f32": lambda: f.array("b", np.float32),
+                          "rows": lambda: f.rows("b", 0, 3), "slice": lambda: f.slice("b", slice(1, 2)),
+                          "verify": f.verify}.items():
+            with pytest.raises(ztensor.Error) as e:
+                read()
+            assert e.value.status_name == "ZT_ERR_INVALID", (how, str(e.value))
+            assert "bool byte 0x02 at element 1" in str(e.value), (how, str(e.value))
+        assert f.rows("b", 0, 1).tolist() == [True]
+        assert f.component("b", "data").view(np.uint8).tolist() == [1, 2, 1]
+
+
 def test_files_in_memory_are_read_in_place(path):
     a = sample(np.float32, (3, 4))
     write(path, a=a, b=np.arange(5))

@@ -181,6 +181,12 @@ class CsrInfo(Structure):
                 ("indices_dtype", c_char_p), ("indptr", c_void_p), ("indptr_dtype", c_char_p)]
 
 
+class DenseInfo(Structure):
+    _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("elements", c_uint64),
+                ("values", c_uint64), ("dtype", c_char_p), ("type", c_char_p),
+                ("data", c_void_p), ("nbytes", c_uint64)]
+
+
 class CooInfo(Structure):
     _fields_ = [("struct_size", c_uint32), ("zero_copy", c_uint32), ("ndim", c_uint64),
                 ("shape", POINTER(c_uint64)), ("nnz", c_uint64), ("values", c_void_p),
@@ -264,6 +270,8 @@ for _name, _res, _args in [
     ("zt_object_decode_f64", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
     ("zt_object_summary_init", None, [POINTER(ObjectSummary)]),
     ("zt_object_summaries", _STATUS, [_reader_p, c_size_t, POINTER(ObjectSummary), c_size_t]),
+    ("zt_dense_info_init_sized", None, [POINTER(DenseInfo), c_size_t]),
+    ("zt_dense_view", _STATUS, [_reader_p, c_size_t, POINTER(DenseInfo)]),
     ("zt_csr_info_init_sized", None, [POINTER(CsrInfo), c_size_t]),
     ("zt_csr_view", _STATUS, [_reader_p, c_size_t, POINTER(CsrInfo)]),
     ("zt_coo_info_init_sized", None, [POINTER(CooInfo), c_size_t]),

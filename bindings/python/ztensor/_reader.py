@@ -875,7 +875,18 @@ class File(NotCopyable, collections.abc.Mapping):
         dtype, ltype, dt = self._numpy_dtype(i, "data")
         if self._read_as_float32(dtype, ltype):
             return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
+        if dt == np.bool_:
+            return self._bools(i, self._shape(i))
         return self._bytes(i, "data", dt, self._shape(i))
+
+    def _bools(self, i, shape):
+        """Bool data through the library's dense view, which holds each byte
+        to 0 or 1 (as zt_verify does; numpy's bool is undefined for other
+        bytes): zero-copy as _bytes, the same refusal as every converting
+        call."""
+        v = _lib.new_struct(_lib.DenseInfo, lib.zt_dense_info_init_sized)
+        check(lib.zt_dense_view(self._r(), i, byref(v)))
+        return _view(self._handle, v.data, v.nbytes, np.bool_, shape, self._what(i))
 
     # Sparse objects come through the library's views, which check the index
     # structure first; their arrays view the mapping (raw data) or the
