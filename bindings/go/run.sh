@@ -18,17 +18,11 @@ out=$(cd "$out" && pwd)
 # no dependencies beyond the standard library).
 export GOCACHE="$out/cache" GOPATH="$out/gopath" GOFLAGS=-mod=mod GOPROXY=off \
        GOTOOLCHAIN=local GOTELEMETRY=off CGO_ENABLED=1
+# zt.pc finds its prefix from where it lies (${pcfiledir}), so the package
+# installed elsewhere (cmake --install --prefix) needs only the search path:
+# cgo runs pkg-config itself.
 export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
-# zt.pc names the configured prefix, but the package was installed elsewhere
-# (cmake --install --prefix). cgo runs $PKG_CONFIG itself, so give it one
-# that is told where the package really is.
-cat > "$out/pkg-config" <<PC
-#!/bin/sh
-exec pkg-config --define-variable=prefix="$prefix" "\$@"
-PC
-chmod +x "$out/pkg-config"
-export PKG_CONFIG="$out/pkg-config"
-echo "pkg-config --cflags --libs zt: $("$PKG_CONFIG" --cflags --libs zt)"
+echo "pkg-config --cflags --libs zt: $(pkg-config --cflags --libs zt)"
 
 cd "$here"
 # gofmt of the same toolchain, where there is one.

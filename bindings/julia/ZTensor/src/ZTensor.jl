@@ -74,7 +74,7 @@ const ZT_IO_COPY = UInt32(1)
 # in every session, before any call can run.
 
 const _FUNCTIONS = (
-    :zt_status_name, :zt_last_error, :zt_version, :zt_version_number,
+    :zt_status_name, :zt_last_error, :zt_version, :zt_version_number, :zt_url_for_messages,
     :zt_open_options_init_sized, :zt_open_ex, :zt_open_url, :zt_close,
     :zt_file_version, :zt_file_format, :zt_manifest_json,
     :zt_object_count, :zt_object_name, :zt_object_find, :zt_object_format, :zt_object_shape,
@@ -438,10 +438,13 @@ function open_url(url::AbstractString; headers=String[], timeout_ms::Integer=300
                   max_decoded_bytes::Integer=0)
     headers isa Union{AbstractString,Pair} && (headers = (headers,))   # one header alone
     lines = String[h isa Pair ? string(h.first, ": ", h.second) : String(h) for h in headers]
+    # Neither the URL nor a header is echoed: user info, query strings and
+    # "Authorization: ..." lines are where credentials travel.
+    occursin('\0', url) && throw(ArgumentError("the URL contains a NUL byte (its text is not shown)"))
     for h in lines
         (occursin('\n', h) || occursin('\r', h)) &&
-            throw(ArgumentError("an HTTP header may not contain a line break: $(repr(h))"))
-        occursin('\0', h) && throw(ArgumentError("an HTTP header may not contain NUL: $(repr(h))"))
+            throw(ArgumentError("an HTTP header may not contain a line break (its text is not shown)"))
+        occursin('\0', h) && throw(ArgumentError("an HTTP header may not contain NUL (its text is not shown)"))
     end
     text = join(lines, '\n')   # the C field: "Name: value" lines separated by '\n'
     out = Ref{Ptr{Cvoid}}(C_NULL)
@@ -456,12 +459,17 @@ function open_url(url::AbstractString; headers=String[], timeout_ms::Integer=300
 end
 
 # The URL without user info, query or fragment (which may hold credentials),
-# as the library's own messages name it.
+# as the library's own messages name it: the library's rule itself
+# (zt_url_for_messages), so that a password holding '/', '?' or '#' is cut
+# where the library cuts it.
 function _url_for_messages(url::AbstractString)
     u = String(url)
-    cut = findfirst(c -> c == '?' || c == '#', u)
-    cut === nothing || (u = u[1:prevind(u, cut)])
-    return replace(u, r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@" => s"\1")
+    occursin('\0', u) && return "(a URL with a NUL byte)"
+    n = ccall(_fp_zt_url_for_messages[], Csize_t, (Cstring, Ptr{UInt8}, Csize_t),
+              u, Ptr{UInt8}(C_NULL), 0)
+    buf = Vector{UInt8}(undef, n + 1)
+    ccall(_fp_zt_url_for_messages[], Csize_t, (Cstring, Ptr{UInt8}, Csize_t), u, buf, length(buf))
+    return String(buf[1:n])
 end
 
 # A call holds the reader for its duration, so that neither `close` nor the

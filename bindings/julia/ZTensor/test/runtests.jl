@@ -204,6 +204,16 @@ end
         @test iszterror(err, ZT_ERR_ARGUMENT) && occursin("no colon", err.message)
         @test caught(() -> ZTensor.open_url("https://example.invalid/m.zt"; headers=["X: a\nb"])) isa ArgumentError
         @test caught(() -> ZTensor.open_url("https://example.invalid/m.zt"; retries=-1)) isa ArgumentError
+        # No refusal shows a credential: not a header's value, not a URL's.
+        err = caught(() -> ZTensor.open_url("https://example.invalid/m.zt";
+                                            headers=["Authorization: Bearer s3cret\nX: y"]))
+        @test err isa ArgumentError && !occursin("s3cret", sprint(showerror, err))
+        err = caught(() -> ZTensor.open_url("https://u:pa/ss@example.invalid/m.zt?sig=s3cret\0"))
+        @test err isa ArgumentError && !occursin("s3cret", sprint(showerror, err)) &&
+              !occursin("pa/ss", sprint(showerror, err))
+        @test ZTensor._url_for_messages("https://u:p@example.invalid/m.zt?sig=s3cret#f") ==
+              "https://example.invalid/m.zt"
+        @test !occursin("pa/ss", ZTensor._url_for_messages("https://u:pa/ss@example.invalid/m.zt"))
     end
 
     @testset "close" begin
