@@ -241,10 +241,17 @@ func (w *Writer) EndObject() error {
 }
 
 // CancelObject drops the object begun last with every component added to
-// it so far. StatusState if no object is begun.
+// it so far, a component being streamed included: its ComponentWriter is
+// ended (StatusState from then on), so that it cannot write into a
+// component begun later. StatusState if no object is begun.
 func (w *Writer) CancelObject() error {
 	return w.with(func(p *C.zt_writer, _ *cstrings) error {
-		return call(func() C.zt_status { return C.zt_writer_cancel_object(p) })
+		err := call(func() C.zt_status { return C.zt_writer_cancel_object(p) })
+		if err == nil && w.cw != nil {
+			w.cw.done = true
+			w.cw = nil
+		}
+		return err
 	})
 }
 
