@@ -172,7 +172,8 @@ typedef struct zt_open_options {
   /* Remote readers (zt_open_source, zt_open_url): */
   uint64_t cache_bytes;      /* zt_open_source, zt_open_url: fetched ranges kept for
                                 reuse (reads up to a quarter of it are kept, least
-                                recently used dropped first); 0 = 64 MiB */
+                                recently used dropped first), by the reader and
+                                all its shard files together; 0 = 64 MiB */
   const char* http_headers;  /* zt_open_url: extra request headers, "Name: value"
                                 lines separated by '\n' (for example
                                 "Authorization: Bearer TOKEN"); NULL = none. Copied

@@ -194,11 +194,13 @@ Result<ForeignFile> read_hf_index_remote(const RangeSource& index_source,
                               index_bytes.size());
   auto index = parse_index_text(name.c_str(), text);
   ZT_TRY(index);
+  // One budget for the shards' caches: cache_bytes bounds the model.
+  const auto budget = std::make_shared<const CacheBudget>(cache_bytes);
   return model_of_index(
       name.c_str(), text, *index, true, [&](const std::string& shard) -> Result<ForeignFile> {
         auto opened = index_source.sibling(shard, {kSafetensorsOpenBytes, OpenWindow::End::head});
         ZT_TRY(opened);
-        return read_safetensors_remote(RangeCache::of(std::move(*opened), cache_bytes));
+        return read_safetensors_remote(RangeCache::of(std::move(*opened), budget));
       });
 }
 

@@ -99,7 +99,6 @@ Result<std::unique_ptr<Reader>> Reader::open_ranges(std::shared_ptr<const RangeS
   r->source_ = Source::from_ranges(std::move(cache));
   r->path_ = src->name();
   r->mode_ = Source::Mode::copy;
-  r->cache_bytes_ = opt.cache_bytes;
   r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
   ZT_TRY(prefetch_for_open(r->source_));
   return finish_open(std::move(r));
@@ -190,7 +189,7 @@ namespace {
 // through its transport (RangeSource::sibling), whose open brings the
 // footer the shard check reads.
 Result<Source> open_shard_file(const Source& root, const std::string& root_path,
-                               const std::string& path, Source::Mode mode, uint64_t cache_bytes) {
+                               const std::string& path, Source::Mode mode) {
   const size_t slash = path.rfind('/');
   if (!root.ranges()) {
     // Beside the root, symbolic links resolved inside the model's folder.
@@ -208,15 +207,17 @@ Result<Source> open_shard_file(const Source& root, const std::string& root_path,
                                     : std::string_view(path).substr(slash + 1);
   auto sib = root.ranges()->sibling(percent_decoded_segment(name), {kShardTail});
   ZT_TRY(sib);
-  return Source::from_ranges(RangeCache::of(std::move(*sib), cache_bytes));
+  // The shard's cache shares the root's budget: cache_bytes bounds the
+  // reader, however many shards it opens.
+  return Source::from_ranges(RangeCache::of(std::move(*sib), root.ranges()->budget()));
 }
 
 // Rungs 1 and 2 of the shard ladder (v2 spec §7.3); the digest is verify's.
 Result<Source> open_shard(const Source& root, const std::string& root_path, const std::string& path,
-                          Source::Mode mode, uint64_t cache_bytes, const Shard& shard) {
+                          Source::Mode mode, const Shard& shard) {
   std::string where("shard \"");
   where.append(shard.name).append("\" (").append(path).append(")");
-  auto src = open_shard_file(root, root_path, path, mode, cache_bytes);
+  auto src = open_shard_file(root, root_path, path, mode);
   if (!src) {
     Error e = std::move(src).error();
     e.message = where + ": " + e.message;
@@ -241,7 +242,7 @@ Result<const Source*> Reader::shard_source(size_t index) const {
   if (f.ok.load(std::memory_order_acquire)) return &f.source;
   std::lock_guard<std::mutex> lock(f.mu);  // one open at a time; others wait for it
   if (!f.ok.load(std::memory_order_relaxed)) {
-    auto src = open_shard(source_, path_, shard_path(index), mode_, cache_bytes_, shard);
+    auto src = open_shard(source_, path_, shard_path(index), mode_, shard);
     ZT_TRY(src);
     f.source = std::move(*src);
     f.ok.store(true, std::memory_order_release);

@@ -219,7 +219,6 @@ class Reader {
   Source source_;
   std::string path_;  // the root file's path (absolute) or URL; empty for memory
   Source::Mode mode_ = Source::Mode::map;
-  uint64_t cache_bytes_ = RangeCache::kDefaultCapacity;
   struct ShardFile;
   std::unique_ptr<ShardFile[]> shard_files_;  // one per shard table entry
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes

@@ -43,13 +43,39 @@ Result<RangeOpened> RangeSource::sibling(std::string_view file_name, OpenWindow)
                     name().c_str(), static_cast<int>(file_name.size()), file_name.data());
 }
 
+uint64_t CacheBudget::held() const {
+  std::lock_guard lock(mu_);
+  return held_;
+}
+
 RangeCache::RangeCache(std::shared_ptr<const RangeSource> inner, uint64_t capacity)
-    : inner_(std::move(inner)), capacity_(capacity) {}
+    : RangeCache(std::move(inner), std::make_shared<const CacheBudget>(capacity)) {}
+
+RangeCache::RangeCache(std::shared_ptr<const RangeSource> inner,
+                       std::shared_ptr<const CacheBudget> budget)
+    : inner_(std::move(inner)),
+      budget_(std::move(budget)),
+      capacity_(budget_->capacity()),
+      mu_(budget_->mu_) {}
+
+// Its entries leave the budget with it.
+RangeCache::~RangeCache() {
+  std::lock_guard lock(mu_);
+  for (auto& [off, e] : entries_) {
+    budget_->held_ -= e.bytes.size();
+    budget_->lru_.erase(e.use);
+  }
+}
 
 std::shared_ptr<const RangeCache> RangeCache::of(RangeOpened opened, uint64_t capacity) {
+  return of(std::move(opened), std::make_shared<const CacheBudget>(capacity));
+}
+
+std::shared_ptr<const RangeCache> RangeCache::of(RangeOpened opened,
+                                                 std::shared_ptr<const CacheBudget> budget) {
   // The offset first: keep() takes the bytes away.
   const uint64_t at = opened.offset();
-  auto cache = std::make_shared<const RangeCache>(std::move(opened.source), capacity);
+  auto cache = std::make_shared<const RangeCache>(std::move(opened.source), std::move(budget));
   if (!opened.bytes.empty()) cache->keep(at, std::move(opened.bytes));
   return cache;
 }
@@ -70,7 +96,7 @@ std::vector<std::pair<uint64_t, uint64_t>> RangeCache::copy_cached(uint64_t off,
     const uint64_t from = std::max(at, e_begin);
     const uint64_t to = std::min(end, e_end);
     std::memcpy(dst.data() + (from - off), it->second.bytes.data() + (from - e_begin), to - from);
-    lru_.splice(lru_.begin(), lru_, it->second.use);
+    budget_->lru_.splice(budget_->lru_.begin(), budget_->lru_, it->second.use);
     at = to;
   }
   if (at < end) gaps.emplace_back(at, end);
@@ -88,15 +114,19 @@ void RangeCache::insert_locked(uint64_t off, std::vector<uint8_t> bytes) const {
     auto prev = std::prev(next);
     if (prev->first + prev->second.bytes.size() > off) return;
   }
-  while (held_ + n > capacity_ && !lru_.empty()) {
-    auto victim = entries_.find(lru_.back());
-    held_ -= victim->second.bytes.size();
-    entries_.erase(victim);
-    lru_.pop_back();
+  // The budget's least recently used entries go first, whichever of its
+  // caches holds them.
+  auto& lru = budget_->lru_;
+  while (budget_->held_ + n > capacity_ && !lru.empty()) {
+    const auto [cache, victim_off] = lru.back();
+    auto victim = cache->entries_.find(victim_off);
+    budget_->held_ -= victim->second.bytes.size();
+    cache->entries_.erase(victim);
+    lru.pop_back();
   }
-  lru_.push_front(off);
-  entries_.emplace(off, Entry{std::move(bytes), lru_.begin()});
-  held_ += n;
+  lru.emplace_front(this, off);
+  entries_.emplace(off, Entry{std::move(bytes), lru.begin()});
+  budget_->held_ += n;
 }
 
 void RangeCache::keep(uint64_t off, std::vector<uint8_t> bytes) const {

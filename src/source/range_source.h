@@ -81,6 +81,29 @@ class RangeSource {
   virtual Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const;
 };
 
+class RangeCache;
+
+// One byte budget for the caches of one reader's files (a sharded model's
+// root and its shards; an index's safetensors shards): what they hold
+// together stays within the capacity the caller gave (cache_bytes), the
+// least recently used entry of any of them dropped first. Its mutex guards
+// every cache that shares it.
+class CacheBudget {
+ public:
+  explicit CacheBudget(uint64_t capacity) : capacity_(capacity) {}
+  uint64_t capacity() const { return capacity_; }
+  // Bytes held by all the caches of the budget together.
+  uint64_t held() const;
+
+ private:
+  friend class RangeCache;
+  const uint64_t capacity_;
+  mutable std::mutex mu_;
+  // Entries of all the caches, most recently used first.
+  mutable std::list<std::pair<const RangeCache*, uint64_t>> lru_;
+  mutable uint64_t held_ = 0;
+};
+
 // The bounded cache in front of a RangeSource. Small reads (up to a
 // quarter of the capacity) are kept, least recently used dropped first;
 // such a read is served from the cache where it covers it and fetched
@@ -92,7 +115,12 @@ class RangeCache final : public RangeSource {
  public:
   static constexpr uint64_t kDefaultCapacity = uint64_t{64} << 20;
 
+  // A cache with a budget of its own, or one sharing `budget`.
   RangeCache(std::shared_ptr<const RangeSource> inner, uint64_t capacity);
+  RangeCache(std::shared_ptr<const RangeSource> inner, std::shared_ptr<const CacheBudget> budget);
+  ~RangeCache() override;
+  RangeCache(const RangeCache&) = delete;
+  RangeCache& operator=(const RangeCache&) = delete;
 
   uint64_t size() const override { return inner_->size(); }
   Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
@@ -109,13 +137,18 @@ class RangeCache final : public RangeSource {
   void keep(uint64_t off, std::vector<uint8_t> bytes) const;
   // A cache over an opened source, holding the bytes its open fetched.
   static std::shared_ptr<const RangeCache> of(RangeOpened opened, uint64_t capacity);
+  static std::shared_ptr<const RangeCache> of(RangeOpened opened,
+                                              std::shared_ptr<const CacheBudget> budget);
   const RangeSource& inner() const { return *inner_; }
   uint64_t capacity() const { return capacity_; }
+  // The budget it shares, for the caches of the reader's other files.
+  const std::shared_ptr<const CacheBudget>& budget() const { return budget_; }
 
  private:
+  using Use = std::list<std::pair<const RangeCache*, uint64_t>>::iterator;
   struct Entry {
     std::vector<uint8_t> bytes;
-    std::list<uint64_t>::iterator use;  // its place in lru_
+    Use use;  // its place in the budget's LRU list
   };
   // Copies what the cache holds of [off, off + dst.size()) into dst and
   // returns the gaps, sorted.
@@ -127,11 +160,10 @@ class RangeCache final : public RangeSource {
   Result<void> fetch_and_keep(std::span<const RangeRead> fetch) const;
 
   std::shared_ptr<const RangeSource> inner_;
-  uint64_t capacity_;
-  mutable std::mutex mu_;
+  std::shared_ptr<const CacheBudget> budget_;
+  uint64_t capacity_;  // the budget's
+  std::mutex& mu_;     // the budget's: eviction reaches into any of its caches
   mutable std::map<uint64_t, Entry> entries_;  // by offset; never overlapping
-  mutable std::list<uint64_t> lru_;            // offsets, most recent first
-  mutable uint64_t held_ = 0;
 };
 
 }  // namespace zt

@@ -283,6 +283,19 @@ def test_column_slice_fetches_its_runs(nginx):
         assert n <= 4, n  # several runs per request
 
 
+def test_rows_fetch_only_the_rows(nginx):
+    # f.rows of raw data is zero-copy over a mapping; at a URL there is none,
+    # and mapping the rows fetched (and kept) the whole tensor.
+    m = rng(8, (256, 4096))  # 4 MiB, rows of 16 KiB
+    put(nginx, "rows.zt", lambda w: w.add("m", m))
+    with ztensor.open(nginx.url + "/rows.zt") as f:
+        mark = nginx.mark()
+        got = f.rows("m", 10, 12)
+        n, sent, entries = requests_since(nginx, mark)
+        assert np.array_equal(got, m[10:12]) and got.flags.writeable
+        assert n == 1 and sent <= 2 * 16384 + 1024, (n, sent, entries)
+
+
 def test_slice_of_1x_zstd_fetches_the_prefix_that_reaches_it(nginx):
     m = rng(7, (512, 4096))  # 8 MiB as 1.2 writes it: eight 1 MiB zstd frames, no seek table
     path = put(nginx, "packed.zt", lambda w: w.add("m", m, encoding="zstd"))

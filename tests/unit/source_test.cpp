@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "source/range_source.h"
 #include "test_files.h"
 
 namespace zt::test {
@@ -712,6 +713,64 @@ TEST_F(Source, ConcurrentSourcesAreCalledFromManyThreads) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace zt::test
+
+namespace zt::test {
+namespace {
+
+// Bytes in memory as a RangeSource that counts the reads reaching it.
+class CountedBytes final : public RangeSource {
+ public:
+  CountedBytes(Bytes bytes, std::string name) : bytes_(std::move(bytes)), name_(std::move(name)) {}
+  uint64_t size() const override { return bytes_.size(); }
+  Result<void> read(uint64_t off, std::span<uint8_t> dst) const override {
+    ++reads;
+    std::memcpy(dst.data(), bytes_.data() + off, dst.size());
+    return {};
+  }
+  const std::string& name() const override { return name_; }
+  mutable std::atomic<int> reads{0};
+
+ private:
+  Bytes bytes_;
+  std::string name_;
+};
+
+// The caches of one reader's files (a sharded model's root and shards)
+// share one budget: cache_bytes bounds what they hold together, the least
+// recently used entry of any of them dropped first.
+TEST(CacheBudget, TheCachesOfOneReaderShareOneBudget) {
+  const auto budget = std::make_shared<const CacheBudget>(400);  // keeps reads up to 100 bytes
+  const Bytes a_bytes = pattern(4096, 1), b_bytes = pattern(4096, 2);
+  const auto a_src = std::make_shared<const CountedBytes>(a_bytes, "a");
+  const auto b_src = std::make_shared<const CountedBytes>(b_bytes, "b");
+  const auto a = std::make_shared<const RangeCache>(a_src, budget);
+  auto b = std::make_shared<const RangeCache>(b_src, budget);
+  Bytes buf(100);
+  auto expect_read = [&](const RangeCache& c, const Bytes& file, uint64_t off, int fetched,
+                         const CountedBytes& src) {
+    const int before = src.reads;
+    ASSERT_TRUE(c.read(off, buf));
+    EXPECT_EQ(src.reads - before, fetched) << src.name() << " at " << off;
+    EXPECT_TRUE(std::equal(buf.begin(), buf.end(), file.begin() + static_cast<ptrdiff_t>(off)));
+  };
+  for (uint64_t off : {0, 100, 200}) expect_read(*a, a_bytes, off, 1, *a_src);
+  EXPECT_EQ(budget->held(), 300u);
+  // b's reads push out a's oldest: 600 bytes asked, 400 kept.
+  for (uint64_t off : {0, 100, 200}) expect_read(*b, b_bytes, off, 1, *b_src);
+  EXPECT_EQ(budget->held(), 400u);
+  expect_read(*a, a_bytes, 200, 0, *a_src);  // still there
+  expect_read(*a, a_bytes, 0, 1, *a_src);    // dropped: fetched again, b's oldest goes
+  expect_read(*b, b_bytes, 200, 0, *b_src);
+  expect_read(*b, b_bytes, 0, 1, *b_src);
+  EXPECT_EQ(budget->held(), 400u);
+  // A cache that goes away gives its bytes back to the budget.
+  b.reset();
+  EXPECT_LE(budget->held(), 200u);
+  expect_read(*a, a_bytes, 0, 0, *a_src);
 }
 
 }  // namespace

@@ -318,7 +318,8 @@ class File(NotCopyable, collections.abc.Mapping):
         self._float32 = float32
         self.path = url
         self._manifest = None
-        self._copy, self._local, self._cow, self._cow_ok = False, False, None, None
+        # No mapping, as in copy mode: a "view" is a copy the reader keeps.
+        self._copy, self._local, self._cow, self._cow_ok = True, False, None, None
         return self
 
     # -- lifetime -----------------------------------------------------------
@@ -478,8 +479,9 @@ class File(NotCopyable, collections.abc.Mapping):
     def rows(self, name: str, start: int, stop: int, dtype: Any = None) -> np.ndarray:
         """Rows [start, stop) of a dense object's first dimension. dtype None:
         the stored type as f[name] gives it (f4_e2m1 as float32), zero-copy
-        for raw data, else a copy that decodes only the zstd frames covering
-        the rows; numpy.float32 / float64: converted."""
+        for raw data of a mapped file, else a copy that reads only the rows
+        (at a URL, in copy mode) or decodes only the zstd frames covering
+        them; numpy.float32 / float64: converted."""
         start, stop = checked_int(start, "start"), checked_int(stop, "stop")
         i = self._index(name)
         r = self._r()
@@ -505,7 +507,10 @@ class File(NotCopyable, collections.abc.Mapping):
             fn = lib.zt_dense_rows_f32 if ft == np.float32 else lib.zt_dense_rows_f64
             check(fn(r, i, start, stop, out.ctypes.data_as(c_void_p), values, byref(written)))
             return _reshape(_complex_pairs(out, complex_data), out_shape, self._what(i))
-        if text(lib.zt_component_encoding(r, i, b"data")) == "raw":
+        # Zero-copy where the data is mapped; without a mapping (copy mode,
+        # a URL) a map would fetch and keep the whole component, so the rows
+        # alone are read into a fresh array.
+        if not self._copy and text(lib.zt_component_encoding(r, i, b"data")) == "raw":
             address, n = c_void_p(), c_uint64()
             check(lib.zt_dense_rows_map(r, i, start, stop, byref(address), byref(n)))
             out_shape = _check_size(n.value, dt, out_shape, "data")
