@@ -244,6 +244,13 @@ Result<const Source*> Reader::shard_source(size_t index) const {
   if (!f.ok.load(std::memory_order_relaxed)) {
     auto src = open_shard(source_, path_, shard_path(index), mode_, shard);
     ZT_TRY(src);
+    // A mapped shard keeps its descriptor for pread (faster than copying
+    // from the mapping) while the reader holds few; past the budget (a
+    // model of a thousand shards under a limit of 1024 open files) a shard
+    // holds only its mapping.
+    if (src->base() &&
+        shard_descriptors_.fetch_add(1, std::memory_order_relaxed) >= shard_descriptor_budget())
+      src->release_descriptor();
     f.source = std::move(*src);
     f.ok.store(true, std::memory_order_release);
   }

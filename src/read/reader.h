@@ -219,6 +219,7 @@ class Reader {
   Source source_;
   std::string path_;  // the root file's path (absolute) or URL; empty for memory
   Source::Mode mode_ = Source::Mode::map;
+  mutable std::atomic<size_t> shard_descriptors_{0};  // shards mapped with their descriptor
   struct ShardFile;
   std::unique_ptr<ShardFile[]> shard_files_;  // one per shard table entry
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes

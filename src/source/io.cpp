@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -90,6 +92,19 @@ void Source::release() {
   base_ = nullptr;
   owns_mapping_ = false;
   fd_ = -1;
+}
+
+void Source::release_descriptor() {
+  if (!owns_mapping_ || fd_ < 0) return;
+  ::close(fd_);
+  fd_ = -1;
+}
+
+size_t shard_descriptor_budget() {
+  // Asked at each shard's open (one system call): the limit may change.
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 256;
+  return std::clamp<size_t>(static_cast<size_t>(lim.rlim_cur / 8), 16, 256);
 }
 
 Result<void> Source::read_into(uint64_t off, std::span<uint8_t> dst) const {

@@ -50,6 +50,11 @@ class Source {
   const RangeCache* ranges() const { return ranges_.get(); }
   // madvise over a range of a mapping (no-op in other modes).
   void advise(uint64_t off, uint64_t len, int advice) const;
+  // Closes the descriptor of a mapped file: its copies then come from the
+  // mapping (memcpy instead of pread). For a reader of many files (a model
+  // of a thousand shards) under the process's descriptor limit. Does
+  // nothing in other modes, which read through the descriptor.
+  void release_descriptor();
 
  private:
   void release();
@@ -70,5 +75,10 @@ class Source {
   std::string path_;
   std::shared_ptr<const RangeCache> ranges_;
 };
+
+// How many mapped files one reader keeps descriptors for besides its own
+// (a sharded model's shards): an eighth of the process's soft limit on
+// open files (RLIMIT_NOFILE), between 16 and 256.
+size_t shard_descriptor_budget();
 
 }  // namespace zt
