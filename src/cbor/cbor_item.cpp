@@ -293,9 +293,13 @@ Result<void> json_rest(HeadReader& r, const Head& h, unsigned depth, std::string
   const unsigned level = style.base_level + depth - 1;
   switch (h.kind) {
     case Kind::null:
-    case Kind::undefined:
-    case Kind::simple:
       out += "null";
+      return {};
+    case Kind::undefined:
+      out += style.diagnostic_specials ? "undefined" : "null";
+      return {};
+    case Kind::simple:
+      out += style.diagnostic_specials ? "simple(" + std::to_string(h.u) + ")" : "null";
       return {};
     case Kind::boolean:
       out += h.flag ? "true" : "false";
@@ -313,8 +317,11 @@ Result<void> json_rest(HeadReader& r, const Head& h, unsigned depth, std::string
         json_number(h.u + 1, out);
       return {};
     case Kind::float_:
-      out += dump_json(Json(h.f));
-      return {};  // NaN, infinities: null
+      if (style.diagnostic_specials && !std::isfinite(h.f))
+        out += std::isnan(h.f) ? "NaN" : h.f > 0 ? "Infinity" : "-Infinity";
+      else
+        out += dump_json(Json(h.f));  // NaN, infinities: null
+      return {};
     case Kind::text:
       out += dump_json(Json(std::string(h.str)));
       return {};

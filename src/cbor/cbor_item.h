@@ -167,6 +167,11 @@ struct JsonStyle {
   unsigned base_level = 0;
   size_t max_bytes = SIZE_MAX;
   std::function<void(std::string&)> drain;
+  // Values JSON has no word for as CBOR's diagnostic notation writes them
+  // (RFC 8949 §8: NaN, Infinity, -Infinity, undefined, simple(n)) instead
+  // of null: for text that must not lose them (safetensors metadata, what
+  // `zt info` shows). Python's json reads the first three back.
+  bool diagnostic_specials = false;
 };
 Result<void> append_json(std::span<const uint8_t> item, std::string& out,
                          const JsonStyle& style = {});

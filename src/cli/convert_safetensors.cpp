@@ -58,7 +58,9 @@ Result<void> set_densified(const std::string& out, foreign::SafetensorsEntry& e,
 }
 
 // The file attributes as safetensors __metadata__ (text as it is, other
-// values as text), leaving out those whose key starts with `skip_prefix`.
+// values as their JSON text, NaN, infinities and CBOR's special values in
+// diagnostic notation rather than JSON's null), leaving out those whose key
+// starts with `skip_prefix`.
 Result<std::vector<std::pair<std::string, std::string>>> metadata_of(const Input& in,
                                                                      std::string_view skip_prefix) {
   std::vector<std::pair<std::string, std::string>> metadata;
@@ -67,8 +69,15 @@ Result<std::vector<std::pair<std::string, std::string>>> metadata_of(const Input
         if (!skip_prefix.empty() && k.starts_with(skip_prefix)) return {};
         auto s = cbor::scalar(v);
         ZT_TRY(s);
-        metadata.emplace_back(
-            std::string(k), s->kind == cbor::Kind::text ? std::string(s->str) : attribute_text(v));
+        if (s->kind == cbor::Kind::text) {
+          metadata.emplace_back(std::string(k), std::string(s->str));
+          return {};
+        }
+        std::string text;
+        cbor::JsonStyle style;
+        style.diagnostic_specials = true;
+        ZT_TRY(cbor::append_json(v, text, style));
+        metadata.emplace_back(std::string(k), std::move(text));
         return {};
       }));
   return metadata;

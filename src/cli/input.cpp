@@ -234,6 +234,7 @@ std::string attribute_text(std::span<const uint8_t> value, size_t max_bytes) {
   std::string out;
   cbor::JsonStyle style;
   style.max_bytes = max_bytes;
+  style.diagnostic_specials = true;  // NaN is not null
   const auto r = cbor::append_json(value, out, style);
   if (!r && r.error().status != Status::limit) return "?";
   return out;

@@ -2737,6 +2737,22 @@ class Trust(Base):
         self.assertEqual(a["test.ninf"], float("-inf"))
         self.assertEqual(a["test.one"], 1.0)
 
+    def test_safetensors_metadata_keeps_nan_infinities_and_specials(self):
+        # safetensors metadata is text: values that are not text go as their
+        # JSON, and JSON has no NaN: they went as "null", the value lost.
+        import cbor2
+        attrs = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "undef": cbor2.undefined,
+                 "simple": cbor2.CBORSimpleValue(99), "list": [1, float("nan")], "null": None, "half": 0.5,
+                 "text": "NaN as text"}
+        data = np.arange(4, dtype="<f4").tobytes()
+        objects = {"w": {"format": "dense", "shape": [4], "components": {"data": comp("f32", 64, 16)}}}
+        self.write("a.zt", build_zt(objects, data, attributes=attrs))
+        self.zt("convert", "a.zt", "a.safetensors")
+        meta = read_safetensors(self.path("a.safetensors"))[0]
+        self.assertEqual(meta, {"nan": "NaN", "inf": "Infinity", "ninf": "-Infinity", "undef": "undefined",
+                                "simple": "simple(99)", "list": "[1,NaN]", "null": "null", "half": "0.5",
+                                "text": "NaN as text"})
+
     def test_zero_size_data_is_clean(self):
         # Empty components, raw and zstd: diff, export and densify make no
         # call with NULL pointers (UBSan runs this group too).
