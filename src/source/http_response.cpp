@@ -98,6 +98,13 @@ class Sink {
   std::span<const RangeRead> reads_;
 };
 
+// Whether bytes [first, end) meet one of the ranges asked for (sorted).
+bool meets_a_read(std::span<const RangeRead> reads, uint64_t first, uint64_t end) {
+  const auto it = std::partition_point(reads.begin(), reads.end(),
+                                       [&](const RangeRead& r) { return end_of(r) <= first; });
+  return it != reads.end() && it->offset < end;
+}
+
 // Multipart framing: a line of the preamble or of a part's headers.
 Result<void> on_line(Exchange& ex, std::string_view line, const std::string& where) {
   line = trim(line);
@@ -121,6 +128,12 @@ Result<void> on_line(Exchange& ex, std::string_view line, const std::string& whe
   ZT_FAIL_IF(ex.size && ex.part_range->total && *ex.part_range->total != *ex.size, io,
              "%s: changed on the server (now %llu bytes, %llu when opened)", where.c_str(),
              static_cast<ull>(*ex.part_range->total), static_cast<ull>(*ex.size));
+  // A server may coalesce the ranges asked for, never send others: a part
+  // that meets none of them is not an answer to this request.
+  ZT_FAIL_IF(!meets_a_read(ex.reads, ex.part_range->first, ex.part_range->last + 1), io,
+             "%s: a multipart/byteranges part of bytes %llu-%llu, outside the ranges asked for",
+             where.c_str(), static_cast<ull>(ex.part_range->first),
+             static_cast<ull>(ex.part_range->last));
   ex.at = ex.part_range->first;
   ex.part_end = ex.part_range->last + 1;
   ex.part = Exchange::Part::data;

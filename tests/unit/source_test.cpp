@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "source/http_response.h"
 #include "source/range_source.h"
 #include "test_files.h"
 
@@ -771,6 +772,53 @@ TEST(CacheBudget, TheCachesOfOneReaderShareOneBudget) {
   b.reset();
   EXPECT_LE(budget->held(), 200u);
   expect_read(*a, a_bytes, 0, 0, *a_src);
+}
+
+}  // namespace
+}  // namespace zt::test
+
+namespace zt::test {
+namespace {
+
+// A multipart/byteranges answer to a request for bytes 100-109 and
+// 300-309 of a 1000-byte file, its body in one piece: the error that
+// stopped it, or "" when every asked byte came.
+std::string multipart_answer(const std::string& parts, Bytes& a, Bytes& b) {
+  const RangeRead reads[] = {{100, a}, {300, b}};
+  http::Exchange ex;
+  ex.reads = reads;
+  ex.size = 1000;
+  for (const char* line : {"HTTP/1.1 206 Partial Content\r\n",
+                           "Content-Type: multipart/byteranges; boundary=B\r\n", "\r\n"})
+    http::take_header_line(ex, line);
+  const std::string body = parts + "--B--\r\n";
+  if (!http::take_body(ex, std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size()),
+                       "http://host/m.zt"))
+    return ex.error ? ex.error->message : "stopped";
+  return http::first_missing(reads, ex.delivered) ? "missing" : "";
+}
+
+std::string part(uint64_t first, const std::string& bytes) {
+  return "--B\r\nContent-Range: bytes " + std::to_string(first) + "-" +
+         std::to_string(first + bytes.size() - 1) + "/1000\r\n\r\n" + bytes + "\r\n";
+}
+
+// A server may coalesce the ranges asked for, never send others.
+TEST(HttpResponse, AMultipartPartOutsideTheRangesAskedIsRefused) {
+  Bytes a(10), b(10);
+  EXPECT_EQ(multipart_answer(part(100, "AAAAAAAAAA") + part(300, "BBBBBBBBBB"), a, b), "");
+  EXPECT_EQ(a, Bytes(10, 'A'));
+  EXPECT_EQ(b, Bytes(10, 'B'));
+  // Coalesced into one part with the gap: taken.
+  EXPECT_EQ(multipart_answer(part(100, std::string(210, 'C')), a, b), "");
+  EXPECT_EQ(b, Bytes(10, 'C'));
+  // A third part between them, meeting neither: refused, named.
+  const std::string e = multipart_answer(
+      part(100, "AAAAAAAAAA") + part(200, "XXXXXXXXXX") + part(300, "BBBBBBBBBB"), a, b);
+  EXPECT_NE(e.find("http://host/m.zt: a multipart/byteranges part of bytes 200-209, outside the "
+                   "ranges asked for"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace
