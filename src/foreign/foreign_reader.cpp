@@ -234,7 +234,9 @@ Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const O
   if (k == FileKind::hf_index) {
     // The whole index comes with the open's request (one over the limit
     // is refused by its size).
-    auto opened = open_http(url, opt.http, {Limits::hf_index_bytes + 1});
+    OpenWindow whole{Limits::hf_index_bytes + 1};
+    whole.max_size = Limits::hf_index_bytes;  // refused at its headers, not after 100 MB
+    auto opened = open_http(url, opt.http, whole);
     ZT_TRY(opened);
     auto f = read_hf_index_remote(*opened->source, opened->bytes, opt.cache_bytes);
     ZT_TRY(f);

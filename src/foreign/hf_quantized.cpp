@@ -177,8 +177,8 @@ Result<std::optional<Config>> read_config(const std::string& model_path) {
 // not a config and must not stop the model from opening (its tensors then
 // stay as they are). One request: a config within the limit comes whole.
 Result<std::optional<Config>> fetch_config(const RangeSource& model) {
-  auto opened =
-      model.sibling("config.json", {Limits::hf_index_bytes + 1, OpenWindow::End::head, true});
+  auto opened = model.sibling("config.json", {Limits::hf_index_bytes + 1, OpenWindow::End::head,
+                                              true, Limits::hf_index_bytes});
   ZT_TRY(opened);
   if (!opened->source) return std::optional<Config>();
   const std::string& name = opened->source->name();

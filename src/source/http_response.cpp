@@ -183,6 +183,16 @@ Result<void> start_body(Exchange& ex, const std::string& where) {
              "%s: the server sent the bytes encoded (Content-Encoding: %s), which were not asked "
              "for: they are not the file's bytes",
              where.c_str(), printable(ex.content_encoding).c_str());
+  // The open of a file that is to be taken whole: refused for its size
+  // before a byte of it is read.
+  uint64_t announced = 0;  // the file's size as the answer tells it
+  if (ex.status == 206 && ex.range && ex.range->total)
+    announced = *ex.range->total;
+  else if (ex.status == 200 && ex.content_length)
+    announced = *ex.content_length;
+  ZT_FAIL_IF(ex.reads.empty() && announced > ex.window.max_size, limit,
+             "%s: %llu bytes, more than the limit of %llu", where.c_str(),
+             static_cast<ull>(announced), static_cast<ull>(ex.window.max_size));
   if (ex.status == 200 && ex.reads.empty()) {
     // The open, answered with the whole file: taken only if it is small.
     if (ex.content_length && *ex.content_length <= ex.window.bytes) {

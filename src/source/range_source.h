@@ -45,6 +45,10 @@ struct OpenWindow {
   // RangeOpened without a source) instead of failing: for files a model
   // may or may not have beside it, such as config.json.
   bool missing_ok = false;
+  // A file larger than this is refused (Status::limit) as soon as its size
+  // is known, before its bytes are read: an index or config.json the open
+  // means to take whole, over the limit on such files.
+  uint64_t max_size = UINT64_MAX;
 };
 
 // A RangeSource as opened, with the bytes of its window the open fetched.

@@ -478,6 +478,23 @@ def test_sharded_safetensors_index_as_one_reader(nginx):
         ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True)
 
 
+def test_an_index_over_the_limit_is_refused_at_its_headers(nginx):
+    # An .index.json is taken whole by the open: one over the limit (100 MB)
+    # was downloaded (100 MB) and then refused; its size is in the answer's
+    # headers, and the transfer stops there.
+    d = os.path.join(nginx.www, "bigindex")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.safetensors.index.json"), "wb") as f:
+        f.truncate(100_000_001)  # sparse: no disk
+    mark = nginx.mark()
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.open(nginx.url + "/bigindex/model.safetensors.index.json", allow_foreign=True)
+    assert e.value.status_name == "ZT_ERR_LIMIT", str(e.value)
+    assert "100000001 bytes, more than the limit of 100000000" in str(e.value)
+    n, sent, entries = requests_since(nginx, mark)
+    assert n == 1 and sent < 16 << 20, (n, sent, entries)
+
+
 def test_a_quantized_checkpoint_over_http_is_grouped_by_its_config(nginx):
     """config.json beside a remote model.safetensors or index (fetched as
     its shards are) groups the quantized layers as a local folder's does:

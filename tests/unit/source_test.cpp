@@ -821,5 +821,26 @@ TEST(HttpResponse, AMultipartPartOutsideTheRangesAskedIsRefused) {
       << e;
 }
 
+// An open that means to take a file whole (an index, a config.json) is
+// refused for the size its answer announces, before a byte of the body.
+TEST(HttpResponse, AnOpenOverItsMaxSizeIsRefusedAtTheHeaders) {
+  for (const bool whole : {false, true}) {
+    http::Exchange ex;
+    ex.window = {1001, OpenWindow::End::tail};
+    ex.window.max_size = 1000;
+    http::take_header_line(ex, whole ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 206 Partial Content\r\n");
+    http::take_header_line(
+        ex, whole ? "Content-Length: 5000\r\n" : "Content-Range: bytes 3999-4999/5000\r\n");
+    const uint8_t byte = 0;
+    EXPECT_FALSE(
+        http::take_body(ex, std::span(&byte, 1), "http://host/model.safetensors.index.json"));
+    ASSERT_TRUE(ex.error);
+    EXPECT_EQ(ex.error->status, Status::limit);
+    EXPECT_EQ(ex.error->message,
+              "http://host/model.safetensors.index.json: 5000 bytes, more than the limit of 1000");
+    EXPECT_EQ(ex.body, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace zt::test
