@@ -224,6 +224,7 @@ int run_append(const Args& a) {
   if (a.has("--format-version") && opt.writer.file_version != 2)
     return usage_error("append", "appending is a zTensor v2 operation (--format-version 2)");
   opt.writer.file_version = 2;
+  opt.appending = true;
   const std::string& target = a.pos[0];
   std::vector<std::unique_ptr<Input>> inputs;
   for (size_t k = 1; k < a.pos.size(); ++k) {

@@ -290,10 +290,13 @@ Result<std::optional<V1Form>> check_representable(const Input& in, size_t i,
   const ObjectFormat* f = it.descriptor;
   if (opt.densify || !f) return std::optional<V1Form>();
   if (opt.writer.file_version == 2) {
+    // What gets past it: this command's options, or (zt append, which
+    // takes neither) a conversion first.
     ZT_FAIL_IF(f->layout_ids.empty(), argument,
-               "format \"%s\" has no zTensor v2 layout of the same meaning (use --densify, or "
-               "keep --format-version 1.2)",
-               it.format.c_str());
+               "format \"%s\" has no zTensor v2 layout of the same meaning (%s)", it.format.c_str(),
+               opt.appending ? "a v2 file cannot hold it; zt convert --densify writes it as dense "
+                               "values, which can be appended"
+                             : "use --densify, or keep --format-version 1.2");
     return std::optional<V1Form>();
   }
   if (f->v1) return std::optional<V1Form>();

@@ -32,6 +32,7 @@ struct RewriteOptions {
   bool densify = false;
   bool no_canonical = false;  // --no-canonical
   bool keep_shards = false;   // --keep-shards
+  bool appending = false;     // zt append: a v2 target, no --densify
 };
 
 // One planned object of the output: input, item, output name.

@@ -2187,6 +2187,14 @@ class Rewrite(Base):
                          ["adjacency", "embed.weight", "extra", "norm.weight", "position_ids", "proj.fp8"])
         self.assertIn("[0. 0. 0.", self.zt("cat", "v2.zt", "norm.weight").stdout)
         self.assertIn("works on v2 files", self.zt("append", "src.zt", "more.npz", code=4).stderr)
+        # What v2 cannot hold is refused, with a way that works for append
+        # (it takes no --densify), and the file stays as it was.
+        p = self.zt("append", "v2.zt", "demo.zt", code=5)
+        self.assertIn('format "quantized_group" has no zTensor v2 layout', p.stderr)
+        self.assertIn("zt convert --densify writes it as dense values", p.stderr)
+        self.assertNotIn("use --densify", p.stderr)
+        with open(self.path("v2.zt"), "rb") as f:
+            self.assertEqual(f.read(), after)
         # The inputs' file attributes join the file's, as zt merge joins them
         # (they were dropped without a word); the file's own win, told.
         attrs = self.info("v2.zt")["attributes"]
