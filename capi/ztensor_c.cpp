@@ -215,10 +215,12 @@ zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** o
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
-    if (allows_foreign(opt) &&
-        zt::foreign::foreign_format(zt::foreign::kind_from_path(zt::url_for_messages(url))))
+    const std::string shown = zt::url_for_messages(url);  // its path, without the query
+    if (allows_foreign(opt) && zt::foreign::foreign_format(zt::foreign::kind_from_path(shown)))
       return hand_out(zt::foreign::open_foreign_url(url, *o), out);
-    return hand_out(zt::Reader::open_url(url, *o), out);
+    auto r = zt::Reader::open_url(url, *o);
+    if (!r) return set_error(with_foreign_hint(shown.c_str(), opt, std::move(r).error()));
+    return hand_out(std::move(r), out);
   });
 }
 

@@ -201,6 +201,14 @@ func TestMessagesShowNoCredentials(t *testing.T) {
 		!strings.Contains(e.Message, "https://store.example/big.zt") || !strings.Contains(e.Message, "connection reset") {
 		t.Errorf("message %q", e.Message)
 	}
+	// A URL shown longer than it is given (libcurl adds the path; one it
+	// cannot parse is named as such) comes whole.
+	f.err = &url.Error{Op: "Get", URL: "https://exa mple.com?sig=hidden", Err: errors.New("bad")}
+	_, err = component(t, find(t, r, "bigz"), "data").Bytes()
+	if e := wantStatus(t, err, ztensor.StatusIO, "a URL that does not parse"); strings.Contains(e.Message, "hidden") ||
+		!strings.Contains(e.Message, "(a URL that does not parse)") {
+		t.Errorf("message %q", e.Message)
+	}
 	for what, open := range map[string]func() error{
 		"URL": func() error { _, err := ztensor.OpenURL(signed+"\x00", ztensor.HTTPOptions{}); return err },
 		"source name": func() error {

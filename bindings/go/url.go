@@ -129,7 +129,11 @@ func urlForMessages(location string) string {
 	}
 	c := C.CString(location)
 	defer C.free(unsafe.Pointer(c))
-	buf := make([]byte, len(location)+1)
-	n := C.zt_url_for_messages(c, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
+	// Asked for its length first: the text shown may be longer than the
+	// location ("https://h" is "https://h/"; one libcurl cannot parse is
+	// named as such).
+	n := C.zt_url_for_messages(c, nil, 0)
+	buf := make([]byte, int(n)+1)
+	C.zt_url_for_messages(c, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
 	return string(buf[:int(n)])
 }

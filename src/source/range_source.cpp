@@ -124,8 +124,17 @@ void RangeCache::insert_locked(uint64_t off, std::vector<uint8_t> bytes) const {
     cache->entries_.erase(victim);
     lru.pop_back();
   }
-  lru.emplace_front(this, off);
-  entries_.emplace(off, Entry{std::move(bytes), lru.begin()});
+  // The entry first, then its place in the list: a failed allocation
+  // leaves no list node without an entry (which eviction, in any cache of
+  // the budget, would look up).
+  const auto entry = entries_.emplace(off, Entry{std::move(bytes), {}}).first;
+  try {
+    lru.emplace_front(this, off);
+  } catch (...) {
+    entries_.erase(entry);
+    throw;
+  }
+  entry->second.use = lru.begin();
   budget_->held_ += n;
 }
 

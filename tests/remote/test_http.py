@@ -422,6 +422,13 @@ def test_safetensors_header_at_open_each_tensor_when_read(nginx):
         n, sent, entries = requests_since(nginx, mark)
         assert sent <= tensors["a"].nbytes, entries
         assert f.verify() == (0, 2)
+    # Without allow_foreign it is refused, saying how to read it, as a local
+    # file is (the query is not the file's name).
+    for where in (url + "?X-Signature=abc", os.path.join(nginx.www, "m.safetensors")):
+        with pytest.raises(ztensor.Error) as e:
+            ztensor.open(where)
+        assert e.value.status_name == "ZT_ERR_FORMAT", str(e.value)
+        assert "(a safetensors file: zt_open_options.allow_foreign reads it)" in str(e.value), str(e.value)
     with pytest.raises(ztensor.Error, match="bad header magic"):
         ztensor.open(url)  # without allow_foreign: a .zt file is expected
     p = zt("export", url, "b", "-o", os.path.join(nginx.dir, "b.npy"))

@@ -982,7 +982,7 @@ def test_bool_bytes_other_than_0_and_1_are_refused_as_values(path, version):
     with ztensor.open(path) as f:
         for how, read in {"f[name]": lambda: f["b"], "array f32": lambda: f.array("b", np.float32),
                           "rows": lambda: f.rows("b", 0, 3), "slice": lambda: f.slice("b", slice(1, 2)),
-                          "verify": f.verify}.items():
+                          "decode_many": f.decode_many, "verify": f.verify}.items():
             with pytest.raises(ztensor.Error) as e:
                 read()
             assert e.value.status_name == "ZT_ERR_INVALID", (how, str(e.value))

@@ -628,6 +628,13 @@ class File(NotCopyable, collections.abc.Mapping):
             k = next(k for k in range(n) if written[k] != sizes[k])
             raise Error(_lib.ERR_INVALID, f'{self._what(objects[k])}: component "data": {written[k]} '
                         f"bytes, expected {sizes[k]} for shape {out[names[k]].shape} of {out[names[k]].dtype}")
+        # zt_decode_many gives bytes as they are; a numpy bool holds 0 or 1,
+        # so bool data is held to the rule f[name] applies (the same refusal).
+        for k, name in enumerate(names):
+            a = out[name]
+            if a.dtype == np.bool_ and a.size and bool((a.view(np.uint8) > 1).any()):
+                self._bools(objects[k], a.shape)  # the library's refusal (1.1 and later)
+                np.not_equal(a.view(np.uint8), 0, out=a)  # 0.1, 1.0: any non-zero byte is true
         return out
 
     def _decode_target(self, name, by_name):
@@ -886,9 +893,10 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _bools(self, i, shape):
         """Bool data through the library's dense view, which holds each byte
-        to 0 or 1 (as zt_verify does; numpy's bool is undefined for other
-        bytes): zero-copy as _bytes, the same refusal as every converting
-        call."""
+        to 0 or 1 in 1.1 files and later (as zt_verify does; numpy's bool is
+        undefined for other bytes): zero-copy as _bytes, the same refusal as
+        every converting call. 0.1 and 1.0 files read any non-zero byte as
+        true, and their bytes come as they are."""
         v = _lib.new_struct(_lib.DenseInfo, lib.zt_dense_info_init_sized)
         check(lib.zt_dense_view(self._r(), i, byref(v)))
         return _view(self._handle, v.data, v.nbytes, np.bool_, shape, self._what(i))
