@@ -214,3 +214,24 @@ def test_get_slice_gives_numpys_result_for_every_key(tmp_path):
             got = view[key]
             assert torch.equal(got, torch.from_numpy(np.array(want, copy=True))), key
     assert negative > 20  # the keys that failed before: negative steps
+
+
+@pytest.mark.parametrize("version", [None, 2])
+def test_bool_bytes_other_than_0_and_1_are_refused_by_the_loaders(tmp_path, version):
+    # torch's bool, like numpy's, holds 0 or 1: a byte of 2 filled byte for
+    # byte is refused as f[name] refuses it, on every load path.
+    p = tmp_path / "b.zt"
+    with ztensor.Writer(p, digest="none", **({"file_version": version} if version else {})) as w:
+        w.add("b", np.array([True, False, True]))
+        w.add("x", np.arange(3, dtype=np.float32))
+    with ztensor.open(p) as f:
+        part = f.manifest["objects"]["b"]["components"]["data"]
+    data = bytearray(p.read_bytes())
+    data[part["offset"] + 1] = 2
+    p.write_bytes(bytes(data))
+    for load in (lambda: zt.load_file(p), lambda: zt.load_file(p, mmap=True),
+                 lambda: zt.safe_open(p, "pt").get_tensor("b")):
+        with pytest.raises(ztensor.Error) as e:
+            load()
+        assert e.value.status_name == "ZT_ERR_INVALID" and "bool byte 0x02 at element 1" in str(e.value)
+    assert zt.safe_open(p, "pt").get_tensor("x").tolist() == [0.0, 1.0, 2.0]

@@ -509,6 +509,7 @@ class _File:
                     fill.close()
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
+        self._hold_bools(exact, out)
         if not slices and len(out) == len(names) and list(out) == list(names):
             return out  # every name loaded byte for byte, in the order asked
         result = {}
@@ -525,6 +526,21 @@ class _File:
                     for key, t in recorded:
                         result[key] = _to(t, device)
         return result
+
+    def _hold_bools(self, exact, out):
+        """Bool tensors filled byte for byte hold 0 or 1, as f[name] gives
+        them (torch's bool, like numpy's, is undefined for other bytes): the
+        library's refusal in 1.1 files and later; in 0.1 and 1.0, where any
+        non-zero byte is true, the bytes made 0 or 1. A reduction over bool
+        tensors only."""
+        for name, e in exact.items():
+            t = out.get(name)
+            if e.dtype is not torch.bool or t is None or not t.numel():
+                continue
+            codes = t.view(torch.uint8)
+            if bool((codes > 1).any()):
+                self.f._bools(e.index, tuple(e.shape))  # raises in 1.1 and later
+                codes.clamp_(max=1)
 
     def checkpoint_tensors(self, name):
         """[(name, tensor)] of the checkpoint tensors an object that a
