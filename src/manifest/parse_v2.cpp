@@ -171,7 +171,7 @@ Result<void> Parser::parse_shards_v2(uint32_t table) {
              node(table).count, static_cast<ull>(Limits::objects));
   m_.shards.reserve(node(table).count);
   return for_each_entry(table, [&](std::string_view name, uint32_t entry) -> Result<void> {
-    const std::string shown(name.substr(0, 100));
+    const std::string shown = printable(name.substr(0, 100));  // a NUL must not cut it
     ZT_FAIL_IF(!is_shard_name(name), invalid,
                "shard \"%s\": a shard name is 1 to 64 of A-Z a-z 0-9 . _ - and does not begin "
                "with \".\"",
@@ -212,7 +212,7 @@ Result<void> Parser::resolve_shards_v2() {
     Component& c = m_.objects[p.object].components[p.component];
     const auto it = index.find(p.name);
     ZT_FAIL_IF(it == index.end(), invalid, "%s: shard \"%s\" is not in the manifest's shard table",
-               component_where(o, c).c_str(), p.name.substr(0, 100).c_str());
+               component_where(o, c).c_str(), printable(p.name.substr(0, 100)).c_str());
     c.shard = it->second;
   }
   pending_shards_.clear();

@@ -548,6 +548,10 @@ TEST(SchemaV2, ShardTableRules) {
   EXPECT_TRUE(OpensWith(
       with_shards(Json{{std::string(65, 'a'), {{"size", 8192}, {"digest", digest}}}}).build(),
       ZT_ERR_INVALID, {"shard name"}));
+  // A name with a NUL is shown whole, the NUL escaped, not cut at it.
+  EXPECT_TRUE(OpensWith(
+      with_shards(Json{{std::string("ab\0cd", 5), {{"size", 8192}, {"digest", digest}}}}).build(),
+      ZT_ERR_INVALID, {"shard \"ab\\x00cd\": a shard name"}));
   EXPECT_TRUE(OpensWith(with_shards(Json{{"s", {{"digest", digest}}}}).build(), ZT_ERR_INVALID,
                         {"\"size\" is missing"}));
   EXPECT_TRUE(OpensWith(with_shards(Json{{"s", {{"size", 8192}}}}).build(), ZT_ERR_INVALID,
