@@ -376,6 +376,30 @@ Result<void> Writer::write(std::span<const uint8_t> data) {
   });
 }
 
+Result<void> Writer::Impl::end_stream() {
+  Pending& p = pending;
+  if (p.mode == Mode::planes) {
+    if (!p.frame.empty()) ZT_TRY(submit_pending_frame());
+    ZT_TRY(drain_frames());
+    std::vector<uint8_t> tail;
+    p.planes->finish(tail);
+    ZT_TRY(emit_stored(tail));
+    p.frame.clear();
+    p.out.encoding_id = std::string(kBytePlanesEncodingId);
+    p.out.encoding_text = std::string(kBytePlanesEncodingId);
+    p.out.uncompressed_length = p.declared;
+  }
+  if (p.mode == Mode::zstd) {
+    if (!p.frame.empty()) ZT_TRY(submit_pending_frame());
+    ZT_TRY(drain_frames());
+    auto tail = gen().zstd_end(p.out, p.seek, p.declared, opt.zstd_level);
+    ZT_TRY(tail);
+    ZT_TRY(emit_stored(*tail));
+    p.out.uncompressed_length = p.declared;
+  }
+  return {};
+}
+
 Result<void> Writer::end_component() {
   return guarded(*impl_, [&]() -> Result<void> {
     Impl& s = *impl_;
@@ -392,24 +416,15 @@ Result<void> Writer::end_component() {
     }
     if (p.mode == Mode::undecided)
       p.mode = Mode::raw, p.out.encoding = Encoding::raw;  // nothing was written
-    if (p.mode == Mode::planes) {
-      if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
-      ZT_TRY(s.drain_frames());
-      std::vector<uint8_t> tail;
-      p.planes->finish(tail);
-      ZT_TRY(s.emit_stored(tail));
-      p.frame.clear();
-      p.out.encoding_id = std::string(kBytePlanesEncodingId);
-      p.out.encoding_text = std::string(kBytePlanesEncodingId);
-      p.out.uncompressed_length = p.declared;
-    }
-    if (p.mode == Mode::zstd) {
-      if (!p.frame.empty()) ZT_TRY(s.submit_pending_frame());
-      ZT_TRY(s.drain_frames());
-      auto tail = s.gen().zstd_end(p.out, p.seek, p.declared, s.opt.zstd_level);
-      ZT_TRY(tail);
-      ZT_TRY(s.emit_stored(*tail));
-      p.out.uncompressed_length = p.declared;
+    // The stream's last frames and tail. A failure there (zstd out of
+    // memory, say) drops the component as a refused write does: a retried
+    // end_component must not keep frames that never all came.
+    if (auto ended = s.end_stream(); !ended) {
+      if (s.state != Impl::State::failed) {
+        ZT_TRY(s.truncate_to(p.rollback_to));
+        s.state = Impl::State::object;
+      }
+      return ended;
     }
     // After the frames are drained: nothing is in flight when it rolls back.
     if (const auto n = packed_value_count(s.current, p.out); n && p.declared > 0) {

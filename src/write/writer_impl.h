@@ -151,6 +151,9 @@ struct Writer::Impl {
   Result<void> drain_frames();
   Result<void> emit_frames(std::span<const uint8_t> input);
   Result<void> submit_pending_frame();
+  // The pending component's last frames and its stream's tail (zstd's seek
+  // table, byte planes' index), written.
+  Result<void> end_stream();
   Result<void> decide_auto(std::span<const uint8_t> input);
   // Checks and writes one piece of the pending component.
   Result<void> accept(std::span<const uint8_t> data);
