@@ -41,7 +41,14 @@ Result<void> Writer::finish() {
 
 Result<void> Writer::Impl::write_manifest() {
   if (gen().aligned_manifest) ZT_TRY(pad_to_alignment());
-  return write_all(gen().manifest_and_footer(file_attributes, objects, shards, pos));
+  const auto bytes = gen().manifest_and_footer(file_attributes, objects, shards, pos);
+  // Never publish what zt_open refuses: a manifest over the readers' limit
+  // (ZT_MAX_MANIFEST_BYTES; counted with its footer, a few bytes more).
+  ZT_FAIL_IF(bytes.size() > Limits::manifest_bytes, limit,
+             "the manifest of %zu objects takes %zu bytes, more than the limit of %llu that "
+             "readers hold a manifest to (ZT_MAX_MANIFEST_BYTES)",
+             objects.size(), bytes.size(), static_cast<unsigned long long>(Limits::manifest_bytes));
+  return write_all(bytes);
 }
 
 namespace {
