@@ -202,7 +202,28 @@ Result<void> Writer::Impl::accept(std::span<const uint8_t> data) {
   pending.received += data.size();
   if (!data.empty()) pending.last = data.back();
   if (gen().digests_cover_content && pending.hasher) pending.hasher->update(data);
-  if (pending.mode == Mode::undecided) ZT_TRY(decide_auto(data));
+  if (pending.mode == Mode::undecided) {
+    // The decision sees the component's first frame (all of it, when it is
+    // smaller) however the pieces cut it: the same bytes give the same file.
+    const uint64_t want = std::min<uint64_t>(frame_size(), pending.declared);
+    std::vector<uint8_t>& sample = pending.auto_sample;
+    if (sample.empty() && data.size() >= want) {
+      ZT_TRY(decide_auto(data));  // the first piece holds it: no copy
+      return emit_piece(data);
+    }
+    const auto take = static_cast<size_t>(std::min<uint64_t>(data.size(), want - sample.size()));
+    sample.insert(sample.end(), data.begin(), data.begin() + static_cast<ptrdiff_t>(take));
+    if (sample.size() < want) return {};
+    ZT_TRY(decide_auto(sample));
+    const std::vector<uint8_t> held = std::move(sample);
+    sample = {};
+    ZT_TRY(emit_piece(held));
+    return emit_piece(data.subspan(take));
+  }
+  return emit_piece(data);
+}
+
+Result<void> Writer::Impl::emit_piece(std::span<const uint8_t> data) {
   if (pending.mode == Mode::raw) return emit_stored(data);
   if (pending.mode == Mode::planes) return accept_planes(data);
   // zstd. Frames start every frame_size() bytes of the component, whatever

@@ -62,6 +62,9 @@ struct Pending {
   uint8_t last = 0;             // the last byte received (f4_e2m1's odd-count rule)
   std::vector<SeekEntry> seek;  // v2: the frames written, for the seek table
   std::optional<PlanesEncoder> planes;  // Mode::planes: frames of `frame` as they fill
+  // "auto": the component's first frame (at most frame_size bytes),
+  // gathered from pieces until the encoding is decided on all of it.
+  std::vector<uint8_t> auto_sample;
 };
 
 struct Writer::Impl {
@@ -157,6 +160,8 @@ struct Writer::Impl {
   Result<void> decide_auto(std::span<const uint8_t> input);
   // Checks and writes one piece of the pending component.
   Result<void> accept(std::span<const uint8_t> data);
+  // Writes a piece in the pending component's decided encoding.
+  Result<void> emit_piece(std::span<const uint8_t> data);
 };
 
 // A caller's text as messages show it: its first 200 bytes.

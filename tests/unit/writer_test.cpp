@@ -702,6 +702,36 @@ TEST_F(WriterTest, AutoKeepsIncompressibleDataRaw) {
   zt_close(r);
 }
 
+// "auto" decides on the component's first frame, however the pieces cut
+// it: the same bytes streamed in one piece, in 16-byte pieces or after an
+// empty piece give the same file (it decided on the first piece: a 16-byte
+// or empty one made a whole component raw).
+TEST_F(WriterTest, AutoDecidesTheSameWhateverThePieces) {
+  const Bytes zeros(100000, 0);
+  const uint64_t shape[1] = {zeros.size()};
+  auto write = [&](size_t first, size_t piece) {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.frame_size = 65536;
+    zt_writer* w = nullptr;
+    EXPECT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK);
+    EXPECT_EQ(zt_writer_begin_object(w, "z", "dense", shape, 1), ZT_OK);
+    EXPECT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "auto", zeros.size()), ZT_OK);
+    EXPECT_EQ(zt_writer_write(w, zeros.data(), first), ZT_OK);
+    for (size_t at = first; at < zeros.size(); at += piece)
+      EXPECT_EQ(zt_writer_write(w, zeros.data() + at, std::min(piece, zeros.size() - at)), ZT_OK);
+    EXPECT_EQ(zt_writer_end_component(w), ZT_OK) << zt_last_error();
+    EXPECT_EQ(zt_writer_end_object(w), ZT_OK);
+    EXPECT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+    return slurp(path());
+  };
+  const Bytes whole = write(zeros.size(), 1);
+  EXPECT_LT(whole.size(), 10000u);  // zstd
+  EXPECT_EQ(write(16, 16), whole);
+  EXPECT_EQ(write(0, 7000), whole);
+  EXPECT_EQ(write(65535, 2), whole);
+}
+
 TEST_F(WriterTest, DigestOptions) {
   for (const auto& [algo, prefix] : {std::pair{ZT_DIGEST_SHA256, "sha256:"}, std::pair{ZT_DIGEST_NONE, ""}}) {
     zt_writer_options o;
