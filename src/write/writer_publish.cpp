@@ -126,9 +126,18 @@ Result<void> Writer::Impl::finish_sharded() {
   const auto is_old = [&](const std::string& n) {
     return std::find(old_names.begin(), old_names.end(), n) != old_names.end();
   };
-  std::vector<std::string> published;  // new shard files, removed again on failure
+  // New shard files, removed again unless the root is published: on a
+  // failure returned and on an exception (bad_alloc) alike, so that no
+  // shard of a model that never was stays behind.
+  std::vector<std::string> published;
+  struct RemoveUnlessKept {
+    std::vector<std::string>& files;
+    bool kept = false;
+    ~RemoveUnlessKept() {
+      if (!kept) remove_files(files);
+    }
+  } cleanup{published};
   const auto fail = [&](Error e) -> Result<void> {
-    remove_files(published);
     state = State::failed;
     return e;
   };
@@ -152,6 +161,7 @@ Result<void> Writer::Impl::finish_sharded() {
   if (root) root = write_manifest();
   if (root) root = publish();
   if (!root) return fail(std::move(root).error());
+  cleanup.kept = true;
   remove_stale_shards(path, old_names, shards);
   return {};
 }
