@@ -498,6 +498,18 @@ ZT_API zt_status zt_evict(const zt_reader* r, size_t object, const char* role);
 
 typedef struct zt_writer zt_writer;
 
+/* What a failed writer call leaves. A refusal of what the call was given
+   (ZT_ERR_ARGUMENT, ZT_ERR_INVALID, ZT_ERR_LIMIT, ZT_ERR_STATE for a call
+   out of order) is rolled back: a refused piece or component end drops
+   that component (its object stays open), a refused zt_writer_end_object
+   drops the object, and the writer stays usable. A failure of the file
+   itself (ZT_ERR_IO) or of an allocation (ZT_ERR_NOMEM) may leave the
+   writer failed: every later call but zt_writer_abort then returns
+   ZT_ERR_STATE naming the first failure. zt_writer_finish spends the
+   writer whatever it returns; when it fails, the target is left as it was
+   (a sharded model too: shards published by the failed finish are
+   removed). */
+
 /* Writes to a temporary file beside path; zt_writer_finish renames it into
    place, so a crash or an abort never leaves a half-written file at path.
    A symbolic link at path is followed (the file it names is replaced, the
@@ -591,7 +603,9 @@ ZT_API zt_status zt_writer_open_append(const char* path, const zt_writer_options
    must know that profile: use "zstd" for files other v2 readers decode). The bytes are
    little-endian elements of dtype; nbytes must equal product(shape) x width.
    Fails with ZT_ERR_ARGUMENT (bad name, dtype, encoding, size, duplicate
-   name), ZT_ERR_STATE (inside an object, or after a failure), ZT_ERR_IO. */
+   name, rank over ZT_MAX_RANK), ZT_ERR_LIMIT (more objects than
+   ZT_MAX_OBJECTS), ZT_ERR_STATE (inside an object, or on a failed writer),
+   ZT_ERR_IO, ZT_ERR_NOMEM. */
 ZT_API zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char* dtype,
                                      const uint64_t* shape, size_t ndim, const void* data,
                                      uint64_t nbytes, const char* encoding);
