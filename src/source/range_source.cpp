@@ -53,10 +53,7 @@ RangeCache::RangeCache(std::shared_ptr<const RangeSource> inner, uint64_t capaci
 
 RangeCache::RangeCache(std::shared_ptr<const RangeSource> inner,
                        std::shared_ptr<const CacheBudget> budget)
-    : inner_(std::move(inner)),
-      budget_(std::move(budget)),
-      capacity_(budget_->capacity()),
-      mu_(budget_->mu_) {}
+    : inner_(std::move(inner)), budget_(std::move(budget)), mu_(budget_->mu_) {}
 
 // Its entries leave the budget with it.
 RangeCache::~RangeCache() {
@@ -105,7 +102,7 @@ std::vector<std::pair<uint64_t, uint64_t>> RangeCache::copy_cached(uint64_t off,
 
 void RangeCache::insert_locked(uint64_t off, std::vector<uint8_t> bytes) const {
   const uint64_t n = bytes.size();
-  if (n == 0 || n > capacity_ / 4) return;
+  if (n == 0 || !keeps(n)) return;
   // Another thread may have fetched an overlapping range meanwhile: the
   // entries never overlap, so the later copy is dropped.
   auto next = entries_.lower_bound(off);
@@ -117,7 +114,7 @@ void RangeCache::insert_locked(uint64_t off, std::vector<uint8_t> bytes) const {
   // The budget's least recently used entries go first, whichever of its
   // caches holds them.
   auto& lru = budget_->lru_;
-  while (budget_->held_ + n > capacity_ && !lru.empty()) {
+  while (budget_->held_ + n > capacity() && !lru.empty()) {
     const auto [cache, victim_off] = lru.back();
     auto victim = cache->entries_.find(victim_off);
     budget_->held_ -= victim->second.bytes.size();
@@ -155,7 +152,7 @@ Result<void> RangeCache::read_many(std::span<const RangeRead> reads) const {
     // A read too large to keep goes to the source whole: pieces of it that
     // the cache holds (a column slice's runs, say) would split it into as
     // many requests.
-    if (r.dst.size() > capacity_ / 4) {
+    if (!keeps(r.dst.size())) {
       fetch.push_back(r);
       continue;
     }
@@ -172,7 +169,7 @@ Result<void> RangeCache::fetch_and_keep(std::span<const RangeRead> fetch) const 
   ZT_TRY(inner_->read_many(fetch));
   std::lock_guard lock(mu_);
   for (const RangeRead& f : fetch)
-    if (f.dst.size() <= capacity_ / 4)
+    if (keeps(f.dst.size()))
       insert_locked(f.offset, std::vector<uint8_t>(f.dst.begin(), f.dst.end()));
   return {};
 }
@@ -181,7 +178,7 @@ Result<void> RangeCache::prefetch(std::span<const std::pair<uint64_t, uint64_t>>
   std::deque<std::vector<uint8_t>> buffers;  // stable addresses as it grows
   std::vector<RangeRead> fetch;
   for (const auto& [off, len] : ranges) {
-    if (len == 0 || len > capacity_ / 4) continue;
+    if (len == 0 || !keeps(len)) continue;
     std::vector<uint8_t> probe(len);
     for (const auto& [b, e] : copy_cached(off, probe)) {
       buffers.emplace_back(e - b);

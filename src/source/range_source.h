@@ -144,7 +144,7 @@ class RangeCache final : public RangeSource {
   static std::shared_ptr<const RangeCache> of(RangeOpened opened,
                                               std::shared_ptr<const CacheBudget> budget);
   const RangeSource& inner() const { return *inner_; }
-  uint64_t capacity() const { return capacity_; }
+  uint64_t capacity() const { return budget_->capacity(); }
   // The budget it shares, for the caches of the reader's other files.
   const std::shared_ptr<const CacheBudget>& budget() const { return budget_; }
 
@@ -159,13 +159,14 @@ class RangeCache final : public RangeSource {
   std::vector<std::pair<uint64_t, uint64_t>> copy_cached(uint64_t off,
                                                          std::span<uint8_t> dst) const;
   void insert_locked(uint64_t off, std::vector<uint8_t> bytes) const;
+  // Whether a read of n bytes is kept: up to a quarter of the capacity.
+  bool keeps(uint64_t n) const { return n <= capacity() / 4; }
   // Reads `fetch` from the source in one read_many and keeps the pieces
   // small enough to keep.
   Result<void> fetch_and_keep(std::span<const RangeRead> fetch) const;
 
   std::shared_ptr<const RangeSource> inner_;
   std::shared_ptr<const CacheBudget> budget_;
-  uint64_t capacity_;  // the budget's
   std::mutex& mu_;     // the budget's: eviction reaches into any of its caches
   mutable std::map<uint64_t, Entry> entries_;  // by offset; never overlapping
 };

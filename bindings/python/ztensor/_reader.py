@@ -961,8 +961,9 @@ class File(NotCopyable, collections.abc.Mapping):
         r = self._r()
         size = c_uint64()
         for role in self._roles(i):
-            if lib.zt_component_read_size(r, i, cstr(role), byref(size)) == _lib.ERR_LIMIT:
-                check(lib.zt_component_read_size(r, i, cstr(role), byref(size)))
+            status = lib.zt_component_read_size(r, i, cstr(role), byref(size))
+            if status == _lib.ERR_LIMIT:
+                check(status)  # raises, with the call's own message
 
     def _what(self, i):
         return f'object "{text(lib.zt_object_name(self._r(), i))}"'
