@@ -613,7 +613,12 @@ ZT_API zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char*
 /* General objects (sparse, quantized, anything): begin, add components, end.
    zt_writer_end_object checks the object against its format (dense size,
    CSR/COO structure, quantized_group sizes and attributes) and fails with
-   ZT_ERR_INVALID, dropping the object, if it breaks a rule. A
+   ZT_ERR_INVALID, dropping the object, if it breaks a rule. Sparse index
+   components are u64 in a 1.2.0 file; u32 or u64 in a v2 file (one dtype
+   for all of an object's index parts). The parts a rule needs (sparse
+   indices, a group map) are read back from the file a window at a time, so
+   the check holds a few MiB whatever they decode to; a v2 COO object also
+   holds 8 bytes an entry to find a repeated cell. A
    quantized_group missing one of its attributes "bits", "group_size" and
    "packing" is stored unchecked, as readers list it: not dequantisable
    (zt_quant_view fails with ZT_ERR_UNSUPPORTED), so that every file a
@@ -628,9 +633,11 @@ ZT_API zt_status zt_writer_end_object(zt_writer* w);
    bytes are cut off the file). ZT_ERR_STATE if no object is begun. */
 ZT_API zt_status zt_writer_cancel_object(zt_writer* w);
 
-/* Streaming: a component of any size written in pieces; peak memory stays
-   at about frame_size x threads. decoded_size is the total byte count the
-   pieces will add up to (checked at zt_writer_end_component). */
+/* Streaming: a component of any size written in pieces; the writer's own
+   memory stays under about 4 x frame_size x threads whatever the component's
+   size (two frames in flight a thread, each with its compressed copy; a raw
+   component goes to the file as it comes). decoded_size is the total byte
+   count the pieces will add up to (checked at zt_writer_end_component). */
 ZT_API zt_status zt_writer_begin_component(zt_writer* w, const char* role, const char* dtype,
                                            const char* type, const char* encoding,
                                            uint64_t decoded_size);
@@ -919,7 +926,8 @@ typedef struct zt_csr_info {
   const char* values_dtype;
   const char* values_type; /* logical type or NULL */
   const void* indices;   /* nnz column indices */
-  const char* indices_dtype; /* "u64" in spec 1.2.0 files; any integer type in older ones */
+  const char* indices_dtype; /* "u64" in spec 1.2.0 files, "u32" or "u64" in v2; any integer
+                                type in older ones */
   const void* indptr;    /* rows + 1 row pointers */
   const char* indptr_dtype;
 } zt_csr_info;

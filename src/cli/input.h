@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/byte_windows.h"
 #include "foreign/foreign.h"
 #include "manifest/json.h"
 #include "manifest/object_format.h"
@@ -35,12 +36,7 @@ struct Part {
 };
 
 // A component's decoded bytes a window at a time (bounded memory).
-class Windows {
- public:
-  virtual ~Windows() = default;
-  // The next window (valid until the following call); empty at the end.
-  virtual Result<std::span<const uint8_t>> next() = 0;
-};
+using Windows = ByteWindows;
 
 struct Item {
   std::string name;

@@ -25,6 +25,7 @@
 #include "manifest/object_format.h"
 #include "progress.h"
 #include "read/content.h"
+#include "read/index_cursor.h"
 #include "source/http_source.h"
 #include "values.h"
 #include "write/writer.h"
@@ -173,26 +174,41 @@ Result<void> write_pieces(Writer& w, std::span<const uint8_t> bytes, Progress& p
   return {};
 }
 
-bool narrow_sparse_index(const Item& it, const Part& p) {
+// Sparse indices the output cannot hold as they are: 1.2.0 takes u64 only;
+// v2 u32 or u64, one dtype for all of an object's index parts (CSR's
+// indptr has the dtype of its indices). Older files could store any
+// integer type, and mix them.
+bool narrow_sparse_index(const Item& it, const Part& p, bool v2_output) {
   const ObjectFormat* f = it.descriptor;
-  return f && is_index_role(*f, p.role) && p.dtype != DType::u64 && dtype_is_integer(p.dtype);
+  if (!f || !is_index_role(*f, p.role) || !dtype_is_integer(p.dtype)) return false;
+  const bool all_u32 = std::all_of(it.parts.begin(), it.parts.end(), [&](const Part& q) {
+    return !is_index_role(*f, q.role) || (q.dtype == DType::u32 && !q.type);
+  });
+  return p.dtype != DType::u64 && !(v2_output && all_u32);
 }
 
-Result<Buffer> widen_to_u64(const Buffer& b, const Part& p, const std::string& object) {
-  const unsigned width = dtype_width(p.dtype);
-  const uint64_t n = b.view.size() / width;
-  Buffer out;
-  out.owned.resize(n * 8);
-  for (uint64_t e = 0; e < n; ++e) {
-    const __int128 v = load_index(b.view, p.dtype, e);
-    ZT_FAIL_IF(v < 0, invalid, "object \"%s\": component \"%s\": negative index %lld at %llu",
-               object.c_str(), p.role.c_str(), static_cast<long long>(v), static_cast<ull>(e));
-    const uint64_t u = static_cast<uint64_t>(v);
-    for (int byte = 0; byte < 8; ++byte)
-      out.owned[e * 8 + byte] = static_cast<uint8_t>(u >> (8 * byte));
+// Widens sparse indices to u64 into the writer's open component, from
+// `windows` of `count` elements, a 1 MiB piece at a time.
+Result<void> write_widened(Writer& w, std::unique_ptr<Windows> windows, uint64_t count,
+                           const Part& p, const std::string& object, Progress& progress) {
+  IndexCursor in(std::move(windows), p.dtype, count,
+                 "object \"" + object + "\": component \"" + p.role + "\"");
+  constexpr size_t kElements = 131072;
+  std::vector<uint8_t> out;
+  out.reserve(kElements * 8);
+  for (uint64_t e = 0; e < count; ++e) {
+    auto v = in.next();
+    ZT_TRY(v);
+    ZT_FAIL_IF(*v < 0, invalid, "object \"%s\": component \"%s\": negative index %lld at %llu",
+               object.c_str(), p.role.c_str(), static_cast<long long>(*v), static_cast<ull>(e));
+    const auto u = static_cast<uint64_t>(*v);
+    for (int byte = 0; byte < 8; ++byte) out.push_back(static_cast<uint8_t>(u >> (8 * byte)));
+    if (out.size() == out.capacity() || e + 1 == count) {
+      ZT_TRY(write_pieces(w, out, progress));
+      out.clear();
+    }
   }
-  out.view = out.owned;
-  return out;
+  return {};
 }
 
 // What changes in an object's attributes on the way into another file.
@@ -394,38 +410,41 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
     std::optional<std::string_view> type =
         p.type ? std::optional<std::string_view>(*p.type) : std::nullopt;
     if (f4->pairs && p.role == "data") type = kF4PairsType;
-    if (p.decoded && !narrow_sparse_index(it, p)) {
+    const std::string encoding = canonical ? "raw" : encoding_for(p, opt.encode);
+    // Sparse indices the output cannot hold as they are become u64.
+    const bool widen = narrow_sparse_index(it, p, w.writes_v2());
+    const DType dtype = widen ? DType::u64 : p.dtype;
+    if (p.decoded) {
       // Its size known, a component goes across a window at a time: a copy
       // holds a bounded window whatever the component decodes to.
-      ZT_TRY(w.begin_component(role_of(p), dtype_name(p.dtype), type,
-                               (canonical ? "raw" : encoding_for(p, opt.encode)), *p.decoded));
+      const uint64_t count = *p.decoded / dtype_width(p.dtype);
+      ZT_TRY(w.begin_component(role_of(p), dtype_name(dtype), type, encoding,
+                               widen ? count * 8 : *p.decoded));
       auto windows = in.windows(i, k);
       ZT_TRY(windows);
-      for (;;) {
-        auto piece = (*windows)->next();
-        ZT_TRY(piece);
-        if (piece->empty()) break;
-        ZT_TRY(write_pieces(w, *piece, progress));
+      if (widen) {
+        ZT_TRY(write_widened(w, std::move(*windows), count, p, it.name, progress));
+      } else {
+        for (;;) {
+          auto piece = (*windows)->next();
+          ZT_TRY(piece);
+          if (piece->empty()) break;
+          ZT_TRY(write_pieces(w, *piece, progress));
+        }
       }
       ZT_TRY(w.end_component());
       continue;
     }
-    // Sparse indices to widen, or a 1.1 zstd component whose size only
-    // decoding tells: held whole.
+    // A 1.1 zstd component whose size only decoding tells: held whole.
     auto b = in.bytes(i, k);
     ZT_TRY(b);
-    DType dtype = p.dtype;
-    if (narrow_sparse_index(it, p)) {
-      // Files before 1.2.0 could store sparse indices in any integer type;
-      // 1.2.0 requires u64, so they are widened on the way.
-      auto wide = widen_to_u64(*b, p, it.name);
-      ZT_TRY(wide);
-      *b = std::move(*wide);
-      dtype = DType::u64;
-    }
-    ZT_TRY(w.begin_component(role_of(p), dtype_name(dtype), type,
-                             (canonical ? "raw" : encoding_for(p, opt.encode)), b->view.size()));
-    ZT_TRY(write_pieces(w, b->view, progress));
+    const uint64_t count = b->view.size() / dtype_width(p.dtype);
+    ZT_TRY(w.begin_component(role_of(p), dtype_name(dtype), type, encoding,
+                             widen ? count * 8 : b->view.size()));
+    if (widen)
+      ZT_TRY(write_widened(w, std::make_unique<SpanWindows>(b->view), count, p, it.name, progress));
+    else
+      ZT_TRY(write_pieces(w, b->view, progress));
     ZT_TRY(w.end_component());
   }
   return w.end_object();

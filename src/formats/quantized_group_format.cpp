@@ -11,7 +11,7 @@ namespace {
 // Without one of its parameters the object is stored as the reader lists
 // it: not dequantisable, its sizes unchecked, so that a file that opens and
 // verifies can always be copied. Parameters present but wrong are refused.
-Result<void> check_written_quantized(const Object& o, const ReadBack&) {
+Result<void> check_written_quantized(const Object& o, const OpenWindows&) {
   auto q = quant_layout(o);
   if (!q && q.error().status == Status::not_found) return {};
   ZT_TRY(q);

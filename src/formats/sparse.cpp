@@ -10,6 +10,7 @@
 #include "formats/profile_rules.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
+#include "read/index_cursor.h"
 #include "views/views.h"
 
 namespace zt {
@@ -138,129 +139,184 @@ Result<void> check_coo_structure(const Object& o) {
   return {};
 }
 
-// ---- at verify: the decoded bytes ----
+// ---- at verify and in the writer: the decoded bytes, a window at a time
+// (a written CSR of any size is checked in the memory of a few windows) ----
 
-struct Indexed {
-  const Component* c;
-  std::span<const uint8_t> bytes;
-  uint64_t count;
-  __int128 at(uint64_t k) const { return load_index(bytes, c->dtype, k); }
-};
+// An object's parts as the content rules read them: decoded sizes, and
+// each part's bytes from its start (a rule may read a part more than once,
+// or two side by side).
+struct Parts {
+  const Object& o;
+  std::span<const uint64_t> sizes;  // decoded bytes of o.components[k]
+  const OpenWindows& open;
 
-std::optional<Indexed> indexed(const Object& o, DecodedComponents decoded, std::string_view role) {
-  for (size_t k = 0; k < o.components.size(); ++k) {
-    const Component& c = o.components[k];
-    if (c.role != role) continue;
-    const uint64_t unit = c.width() * (role == "values" ? c.ratio() : 1);
-    return Indexed{&c, decoded[k], decoded[k].size() / unit};
+  std::optional<size_t> find(std::string_view role) const {
+    for (size_t k = 0; k < o.components.size(); ++k)
+      if (o.components[k].role == role) return k;
+    return std::nullopt;
   }
-  return std::nullopt;
-}
+  const Component& part(std::string_view role) const { return o.components[*find(role)]; }
+  uint64_t size(std::string_view role) const { return sizes[*find(role)]; }
+  uint64_t count(std::string_view role) const { return size(role) / part(role).width(); }
+  Result<IndexCursor> cursor(std::string_view role) const {
+    const size_t k = *find(role);
+    const Component& c = o.components[k];
+    auto w = open(k);
+    ZT_TRY(w);
+    return IndexCursor(std::move(*w), c.dtype, sizes[k] / c.width(), component_where(o, c));
+  }
+};
 
 // The values' count when the rules apply (values of a known type, integer
 // index components), after checking that every component holds whole
 // elements; nullopt when they do not apply.
-Result<std::optional<uint64_t>> decoded_nnz(const Object& o, const ObjectFormat& f,
-                                            DecodedComponents decoded) {
-  const auto values = indexed(o, decoded, "values");
-  if (!values || !values->c->element_size_known()) return std::optional<uint64_t>();
-  const uint64_t unit = values->c->width() * values->c->ratio();
-  ZT_FAIL_IF(values->bytes.size() % unit != 0, invalid,
-             "%s: values are not a whole number of elements",
-             component_where(o, *values->c).c_str());
+Result<std::optional<uint64_t>> decoded_nnz(const Parts& p, const ObjectFormat& f) {
+  const Object& o = p.o;
+  if (!p.find("values") || !p.part("values").element_size_known()) return std::optional<uint64_t>();
+  const Component& values = p.part("values");
+  const uint64_t unit = values.width() * values.ratio();
+  ZT_FAIL_IF(p.size("values") % unit != 0, invalid, "%s: values are not a whole number of elements",
+             component_where(o, values).c_str());
   for (const auto role : f.index_roles) {
-    const auto ix = indexed(o, decoded, role);
-    if (!ix || !dtype_is_integer(ix->c->dtype)) return std::optional<uint64_t>();
-    ZT_FAIL_IF(ix->bytes.size() % ix->c->width() != 0, invalid,
-               "%s: not a whole number of %u-byte indices", component_where(o, *ix->c).c_str(),
-               ix->c->width());
+    if (!p.find(role) || !dtype_is_integer(p.part(role).dtype)) return std::optional<uint64_t>();
+    const Component& ix = p.part(role);
+    ZT_FAIL_IF(p.size(role) % ix.width() != 0, invalid, "%s: not a whole number of %u-byte indices",
+               component_where(o, ix).c_str(), ix.width());
   }
-  return std::optional<uint64_t>(values->count);
+  return std::optional<uint64_t>(p.size("values") / unit);
 }
 
 // v2: nnz is the index part's count (its dtype, u32 or u64, was checked at
 // open); the values' size was checked against it at open.
-Result<uint64_t> profile_nnz(const Object& o, const Indexed& ix, uint64_t per_entry) {
-  const uint64_t unit = ix.c->width() * per_entry;
-  ZT_FAIL_IF(ix.bytes.size() % unit != 0, invalid, "%s: %zu bytes is not a multiple of %llu",
-             component_where(o, *ix.c).c_str(), ix.bytes.size(), static_cast<ull>(unit));
-  return ix.bytes.size() / unit;
+Result<uint64_t> profile_nnz(const Parts& p, std::string_view role, uint64_t per_entry) {
+  const Component& ix = p.part(role);
+  const uint64_t unit = ix.width() * per_entry;
+  ZT_FAIL_IF(p.size(role) % unit != 0, invalid, "%s: %llu bytes is not a multiple of %llu",
+             component_where(p.o, ix).c_str(), static_cast<ull>(p.size(role)),
+             static_cast<ull>(unit));
+  return p.size(role) / unit;
 }
 
-// zt.sparse_csr/1: within a row, column indices strictly increase (1.2
-// allows duplicates, which densifying sums). indptr was checked first, so
-// every row's range is within [0, nnz].
-Result<void> check_rows_strictly_increase(const Object& o, const Indexed& indptr,
-                                          const Indexed& indices, uint64_t rows) {
+// indptr starts at 0, never decreases and ends at nnz.
+Result<void> check_indptr(const Parts& p, uint64_t rows, uint64_t nnz) {
+  const std::string wp = component_where(p.o, p.part("indptr"));
+  auto indptr = p.cursor("indptr");
+  ZT_TRY(indptr);
+  auto first = indptr->next();
+  ZT_TRY(first);
+  ZT_FAIL_IF(*first != 0, invalid, "%s: indptr[0] is %lld, must be 0", wp.c_str(),
+             static_cast<long long>(*first));
+  __int128 a = *first;
   for (uint64_t i = 0; i < rows; ++i) {
-    const auto b = static_cast<uint64_t>(indptr.at(i + 1));
-    for (auto k = static_cast<uint64_t>(indptr.at(i)) + 1; k < b; ++k)
-      ZT_FAIL_IF(indices.at(k) <= indices.at(k - 1), invalid,
-                 "%s: column indices of row %llu are not strictly increasing (%lld then %lld at "
-                 "position %llu)",
-                 component_where(o, *indices.c).c_str(), static_cast<ull>(i),
-                 static_cast<long long>(indices.at(k - 1)), static_cast<long long>(indices.at(k)),
-                 static_cast<ull>(k));
+    auto b = indptr->next();
+    ZT_TRY(b);
+    ZT_FAIL_IF(*b < a, invalid, "%s: indptr decreases at row %llu (%lld -> %lld)", wp.c_str(),
+               static_cast<ull>(i), static_cast<long long>(a), static_cast<long long>(*b));
+    a = *b;
+  }
+  ZT_FAIL_IF(a != static_cast<__int128>(nnz), invalid,
+             "%s: indptr[rows] is %lld, must equal nnz %llu", wp.c_str(), static_cast<long long>(a),
+             static_cast<ull>(nnz));
+  return {};
+}
+
+Result<void> check_columns_in_range(const Parts& p, uint64_t nnz, uint64_t cols) {
+  auto indices = p.cursor("indices");
+  ZT_TRY(indices);
+  for (uint64_t k = 0; k < nnz; ++k) {
+    auto j = indices->next();
+    ZT_TRY(j);
+    ZT_FAIL_IF(*j < 0 || *j >= static_cast<__int128>(cols), invalid,
+               "%s: column index %lld at position %llu is out of range [0, %llu)",
+               component_where(p.o, p.part("indices")).c_str(), static_cast<long long>(*j),
+               static_cast<ull>(k), static_cast<ull>(cols));
   }
   return {};
 }
 
-Result<void> check_csr_content(const Object& o, DecodedComponents decoded) {
+// zt.sparse_csr/1: within a row, column indices strictly increase (1.2
+// allows duplicates, which densifying sums). indptr was checked first, so
+// the rows take the indices in order, from 0 to nnz.
+Result<void> check_rows_strictly_increase(const Parts& p, uint64_t rows) {
+  auto indptr = p.cursor("indptr");
+  ZT_TRY(indptr);
+  auto indices = p.cursor("indices");
+  ZT_TRY(indices);
+  auto start = indptr->next();
+  ZT_TRY(start);
+  auto a = static_cast<uint64_t>(*start);
+  for (uint64_t i = 0; i < rows; ++i) {
+    auto end = indptr->next();
+    ZT_TRY(end);
+    const auto b = static_cast<uint64_t>(*end);
+    __int128 last = 0;
+    for (uint64_t k = a; k < b; ++k) {
+      auto j = indices->next();
+      ZT_TRY(j);
+      ZT_FAIL_IF(k > a && *j <= last, invalid,
+                 "%s: column indices of row %llu are not strictly increasing (%lld then %lld at "
+                 "position %llu)",
+                 component_where(p.o, p.part("indices")).c_str(), static_cast<ull>(i),
+                 static_cast<long long>(last), static_cast<long long>(*j), static_cast<ull>(k));
+      last = *j;
+    }
+    a = b;
+  }
+  return {};
+}
+
+Result<void> check_csr_parts(const Parts& p) {
+  const Object& o = p.o;
   const bool v2 = !o.layout.empty();
   uint64_t nnz = 0;
   if (v2) {
     if (o.shape.size() != 2) return {};  // refused at open
-    auto n = profile_nnz(o, *indexed(o, decoded, "indices"), 1);
+    auto n = profile_nnz(p, "indices", 1);
     ZT_TRY(n);
     nnz = *n;
   } else {
-    auto nnz_or = decoded_nnz(o, kSparseCsrFormat, decoded);
+    auto nnz_or = decoded_nnz(p, kSparseCsrFormat);
     ZT_TRY(nnz_or);
     if (!*nnz_or || o.shape.size() != 2) return {};
     nnz = **nnz_or;
   }
-  const Indexed indptr = *indexed(o, decoded, "indptr");
-  const Indexed indices = *indexed(o, decoded, "indices");
   const uint64_t rows = o.shape[0], cols = o.shape[1];
-  const std::string wp = component_where(o, *indptr.c);
   // rows + 1 computed without wrapping: a file may claim UINT64_MAX rows.
-  ZT_FAIL_IF(rows == UINT64_MAX || indptr.count != rows + 1, invalid,
-             "%s: indptr has %llu entries, rows + 1 = %llu + 1", wp.c_str(),
-             static_cast<ull>(indptr.count), static_cast<ull>(rows));
-  ZT_FAIL_IF(indices.count != nnz, invalid, "%s: %llu indices for %llu values",
-             component_where(o, *indices.c).c_str(), static_cast<ull>(indices.count),
+  ZT_FAIL_IF(rows == UINT64_MAX || p.count("indptr") != rows + 1, invalid,
+             "%s: indptr has %llu entries, rows + 1 = %llu + 1",
+             component_where(o, p.part("indptr")).c_str(), static_cast<ull>(p.count("indptr")),
+             static_cast<ull>(rows));
+  ZT_FAIL_IF(p.count("indices") != nnz, invalid, "%s: %llu indices for %llu values",
+             component_where(o, p.part("indices")).c_str(), static_cast<ull>(p.count("indices")),
              static_cast<ull>(nnz));
-  ZT_FAIL_IF(indptr.at(0) != 0, invalid, "%s: indptr[0] is %lld, must be 0", wp.c_str(),
-             static_cast<long long>(indptr.at(0)));
-  for (uint64_t i = 0; i < rows; ++i) {
-    const __int128 a = indptr.at(i), b = indptr.at(i + 1);
-    ZT_FAIL_IF(b < a, invalid, "%s: indptr decreases at row %llu (%lld -> %lld)", wp.c_str(),
-               static_cast<ull>(i), static_cast<long long>(a), static_cast<long long>(b));
-  }
-  ZT_FAIL_IF(indptr.at(rows) != static_cast<__int128>(nnz), invalid,
-             "%s: indptr[rows] is %lld, must equal nnz %llu", wp.c_str(),
-             static_cast<long long>(indptr.at(rows)), static_cast<ull>(nnz));
-  for (uint64_t k = 0; k < indices.count; ++k) {
-    const __int128 j = indices.at(k);
-    ZT_FAIL_IF(j < 0 || j >= static_cast<__int128>(cols), invalid,
-               "%s: column index %lld at position %llu is out of range [0, %llu)",
-               component_where(o, *indices.c).c_str(), static_cast<long long>(j),
-               static_cast<ull>(k), static_cast<ull>(cols));
-  }
-  return v2 ? check_rows_strictly_increase(o, indptr, indices, rows) : Result<void>{};
+  ZT_TRY(check_indptr(p, rows, nnz));
+  ZT_TRY(check_columns_in_range(p, nnz, cols));
+  return v2 ? check_rows_strictly_increase(p, rows) : Result<void>{};
 }
 
 // zt.sparse_coo/1: no two entries name the same cell (1.2 allows it, and
 // densifying sums them). Coordinates are in range here and v2 shapes have
 // a product that fits 64 bits, so each entry's row-major cell number does
-// too: sorting those (nnz x 8 bytes) finds a repeat.
-Result<void> check_unique_cells(const Object& o, const Indexed& coords, uint64_t nnz) {
+// too: sorting those (nnz x 8 bytes, the one memory here that grows with
+// the object) finds a repeat. One cursor a dimension reads the entries.
+Result<void> check_unique_cells(const Parts& p, uint64_t nnz) {
+  const Object& o = p.o;
   const uint64_t nd = o.shape.size();
+  std::vector<IndexCursor> dims;
+  for (uint64_t d = 0; d < nd; ++d) {
+    auto c = p.cursor("coords");
+    ZT_TRY(c);
+    ZT_TRY(c->skip(d * nnz));
+    dims.push_back(std::move(*c));
+  }
   std::vector<uint64_t> cells(nnz);
   for (uint64_t k = 0; k < nnz; ++k) {
     uint64_t cell = 0;
-    for (uint64_t d = 0; d < nd; ++d)
-      cell = cell * o.shape[d] + static_cast<uint64_t>(coords.at(d * nnz + k));
+    for (uint64_t d = 0; d < nd; ++d) {
+      auto v = dims[d].next();
+      ZT_TRY(v);
+      cell = cell * o.shape[d] + static_cast<uint64_t>(*v);
+    }
     cells[k] = cell;
   }
   std::sort(cells.begin(), cells.end());
@@ -269,64 +325,74 @@ Result<void> check_unique_cells(const Object& o, const Indexed& coords, uint64_t
   std::vector<uint64_t> at(nd);
   for (uint64_t d = nd, cell = *twice; d-- > 0; cell /= o.shape[d]) at[d] = cell % o.shape[d];
   return make_error(Status::invalid, "%s: cell %s appears more than once",
-                    component_where(o, *coords.c).c_str(), shape_text(at).c_str());
+                    component_where(o, p.part("coords")).c_str(), shape_text(at).c_str());
 }
 
-Result<void> check_coo_content(const Object& o, DecodedComponents decoded) {
+Result<void> check_coo_parts(const Parts& p) {
+  const Object& o = p.o;
   const bool v2 = !o.layout.empty();
-  const Indexed coords = *indexed(o, decoded, "coords");
   const uint64_t nd = o.shape.size();
   uint64_t nnz = 0;
   if (v2) {
     if (nd == 0) return {};  // refused at open
-    auto n = profile_nnz(o, coords, nd);
+    auto n = profile_nnz(p, "coords", nd);
     ZT_TRY(n);
     nnz = *n;
   } else {
-    auto nnz_or = decoded_nnz(o, kSparseCooFormat, decoded);
+    auto nnz_or = decoded_nnz(p, kSparseCooFormat);
     ZT_TRY(nnz_or);
     if (!*nnz_or) return {};
     nnz = **nnz_or;
   }
-  const std::string w = component_where(o, *coords.c);
-  ZT_FAIL_IF(nd != 0 && nnz > coords.count / nd, invalid,
+  const std::string w = component_where(o, p.part("coords"));
+  const uint64_t count = p.count("coords");
+  ZT_FAIL_IF(nd != 0 && nnz > count / nd, invalid,
              "%s: coords has %llu entries, ndim * nnz = %llu * %llu", w.c_str(),
-             static_cast<ull>(coords.count), static_cast<ull>(nd), static_cast<ull>(nnz));
-  ZT_FAIL_IF(coords.count != nd * nnz, invalid,
-             "%s: coords has %llu entries, ndim * nnz = %llu * %llu", w.c_str(),
-             static_cast<ull>(coords.count), static_cast<ull>(nd), static_cast<ull>(nnz));
+             static_cast<ull>(count), static_cast<ull>(nd), static_cast<ull>(nnz));
+  ZT_FAIL_IF(count != nd * nnz, invalid, "%s: coords has %llu entries, ndim * nnz = %llu * %llu",
+             w.c_str(), static_cast<ull>(count), static_cast<ull>(nd), static_cast<ull>(nnz));
+  auto coords = p.cursor("coords");
+  ZT_TRY(coords);
   for (uint64_t d = 0; d < nd; ++d) {
     for (uint64_t k = 0; k < nnz; ++k) {
-      const __int128 v = coords.at(d * nnz + k);
-      ZT_FAIL_IF(v < 0 || v >= static_cast<__int128>(o.shape[d]), invalid,
+      auto v = coords->next();
+      ZT_TRY(v);
+      ZT_FAIL_IF(*v < 0 || *v >= static_cast<__int128>(o.shape[d]), invalid,
                  "%s: coordinate %lld of dimension %llu (entry %llu) is out of range [0, %llu)",
-                 w.c_str(), static_cast<long long>(v), static_cast<ull>(d), static_cast<ull>(k),
+                 w.c_str(), static_cast<long long>(*v), static_cast<ull>(d), static_cast<ull>(k),
                  static_cast<ull>(o.shape[d]));
     }
   }
-  return v2 ? check_unique_cells(o, coords, nnz) : Result<void>{};
+  return v2 ? check_unique_cells(p, nnz) : Result<void>{};
 }
 
-// ---- in the writer: u64 indices (spec 1.2.0), then every content rule on
-// the bytes read back ----
+// The rules over bytes already decoded (verify, views).
+template <Result<void> (*Check)(const Parts&)>
+Result<void> check_decoded(const Object& o, DecodedComponents decoded) {
+  std::vector<uint64_t> sizes(decoded.size());
+  for (size_t k = 0; k < decoded.size(); ++k) sizes[k] = decoded[k].size();
+  const OpenWindows open = [&](size_t k) -> Result<std::unique_ptr<ByteWindows>> {
+    return std::unique_ptr<ByteWindows>(std::make_unique<SpanWindows>(decoded[k]));
+  };
+  return Check(Parts{o, sizes, open});
+}
 
-Result<void> check_written_sparse(const Object& o, const ReadBack& read_back) {
+// ---- in the writer: u64 indices in 1.x (spec 1.2.0; v2 takes u32 too,
+// checked at open), then every content rule on the bytes read back a
+// window at a time ----
+
+Result<void> check_written_sparse(const Object& o, const OpenWindows& open) {
   const ObjectFormat& f = *format_of(o);
-  for (const Component& c : o.components)
-    ZT_FAIL_IF(is_index_role(f, c.role) && c.dtype != DType::u64, invalid,
-               "object \"%s\": component \"%s\": sparse index components must be u64 (spec 1.2.0), "
-               "not %s",
-               o.name.c_str(), c.role.c_str(), std::string(dtype_name(c.dtype)).c_str());
-  std::vector<std::vector<uint8_t>> owned;
-  std::vector<std::span<const uint8_t>> decoded;
-  owned.reserve(o.components.size());
-  for (const Component& c : o.components) {
-    auto b = read_back(c);
-    ZT_TRY(b);
-    owned.push_back(std::move(*b));
-    decoded.emplace_back(owned.back());
-  }
-  return check_content(false, o, decoded);
+  if (o.layout.empty())
+    for (const Component& c : o.components)
+      ZT_FAIL_IF(is_index_role(f, c.role) && c.dtype != DType::u64, invalid,
+                 "object \"%s\": component \"%s\": sparse index components must be u64 (spec "
+                 "1.2.0), not %s",
+                 o.name.c_str(), c.role.c_str(), std::string(dtype_name(c.dtype)).c_str());
+  std::vector<uint64_t> sizes;
+  for (const Component& c : o.components) sizes.push_back(decoded_size(c).value_or(0));
+  const Parts p{o, sizes, open};
+  return &f == &kSparseCsrFormat ? check_csr_parts(p) : check_coo_parts(p);
 }
 
 // ---- values_in: v2 values hold nnz values, nnz from the index part's
@@ -405,7 +471,7 @@ const ObjectFormat kSparseCsrFormat = {
     .content_rules = "CSR structure",
     .decoded_as = "densified",
     .check_structure = check_csr_structure,
-    .check_content = check_csr_content,
+    .check_content = check_decoded<check_csr_parts>,
     .check_written = check_written_sparse,
     .listed_attributes = {},
     .to_f32 = {csr_whole<float>, csr_chunks<float>},
@@ -427,7 +493,7 @@ const ObjectFormat kSparseCooFormat = {
     .content_rules = "COO coordinates",
     .decoded_as = "densified",
     .check_structure = check_coo_structure,
-    .check_content = check_coo_content,
+    .check_content = check_decoded<check_coo_parts>,
     .check_written = check_written_sparse,
     .listed_attributes = {},
     .to_f32 = {coo_whole<float>, coo_chunks<float>},

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/byte_windows.h"
 #include "base/error.h"
 #include "manifest/manifest.h"
 
@@ -41,8 +43,10 @@ using DecodedComponents = std::span<const std::span<const uint8_t>>;
 template <typename T>
 using ValueSink = std::function<Result<void>(std::span<const T>)>;
 
-// Reads back the decoded bytes of one component the writer has written.
-using ReadBack = std::function<Result<std::vector<uint8_t>>(const Component&)>;
+// The decoded bytes of o.components[k] from their start, a window at a
+// time: what a writer reads back of an object it wrote. A rule may open a
+// part more than once, or several side by side.
+using OpenWindows = std::function<Result<std::unique_ptr<ByteWindows>>(size_t k)>;
 
 // How a format decodes to a dense row-major array of T (float or double).
 // Both are called only after decoded_value_count (views.h) gave `values`.
@@ -118,8 +122,10 @@ struct ObjectFormat {
   // out; nullptr when there are none.
   Result<void> (*check_content)(const Object& o, DecodedComponents decoded) = nullptr;
   // What the writer checks of an object it wrote beyond check_structure
-  // (the reader accepts more: older writers' index dtypes); nullptr: none.
-  Result<void> (*check_written)(const Object& o, const ReadBack& read_back) = nullptr;
+  // (the reader accepts more: older writers' index dtypes), reading parts
+  // back a window at a time so that memory stays bounded whatever they
+  // decode to; nullptr: none.
+  Result<void> (*check_written)(const Object& o, const OpenWindows& open) = nullptr;
   // The object's type in listings, made of attributes ("int" bits, " g"
   // group_size: "int4 g128") when it has them all; else the listed_role's
   // dtype.

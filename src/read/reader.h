@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_windows.h"
 #include "base/error.h"
 #include "codec/digest.h"
 #include "codec/zstd_codec.h"
@@ -53,12 +54,12 @@ class ZstdWindows;
 // against what the manifest implies: more or fewer bytes is
 // Status::invalid, when the end is reached. From Reader::windows; must not
 // outlive the Reader.
-class DecodedWindows {
+class DecodedWindows final : public ByteWindows {
  public:
   DecodedWindows() = default;  // empty; Reader::windows makes useful ones
-  ~DecodedWindows();
+  ~DecodedWindows() override;
   // The next window (valid until the following call); empty at the end.
-  Result<std::span<const uint8_t>> next();
+  Result<std::span<const uint8_t>> next() override;
 
  private:
   friend class Reader;

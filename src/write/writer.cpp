@@ -24,6 +24,7 @@
 #include "read/content.h"
 #include "read/reader.h"
 #include "read/validate.h"
+#include "write/read_back.h"
 #include "write/writer_impl.h"
 
 namespace zt {
@@ -91,7 +92,7 @@ Result<void> check_name(std::string_view what, std::string_view name, bool v2, b
   return {};
 }
 
-// Reads back and decodes one written component (sparse checks need indices).
+// The file that holds a written component (sparse checks read indices back).
 int Writer::Impl::fd_of(const Component& c) const {
   if (c.shard && *c.shard < earlier_shards.size()) return earlier_shards[*c.shard].fd();
   return file->fd();
@@ -108,18 +109,6 @@ Result<void> Writer::Impl::read_at(int fd, uint64_t offset, std::span<uint8_t> o
     done += static_cast<size_t>(n);
   }
   return {};
-}
-
-Result<std::vector<uint8_t>> Writer::Impl::read_back(const Component& c) const {
-  std::vector<uint8_t> stored(c.length);
-  ZT_TRY(read_at(fd_of(c), c.offset, stored));
-  if (c.encoding == Encoding::raw) return stored;
-  std::vector<uint8_t> out(*c.uncompressed_length);
-  if (c.encoding == Encoding::byte_planes)
-    ZT_TRY(byte_planes_decode(stored, out, "object component"));
-  else
-    ZT_TRY(zstd_decode_exact(stored, out, "object component"));
-  return out;
 }
 
 Result<void> Writer::Impl::drop_object() {
@@ -204,7 +193,10 @@ Result<void> Writer::Impl::check_object_rules() {
   ZT_TRY(validate_object(current));
   const ObjectFormat* f = format_of(current);
   if (!f || !f->check_written) return {};
-  return f->check_written(current, [this](const Component& c) { return read_back(c); });
+  return f->check_written(current, [this](size_t k) {
+    const Component& c = current.components[k];
+    return read_back_windows(fd_of(c), c, component_where(current, c));
+  });
 }
 
 Writer::Writer() : impl_(std::make_unique<Impl>()) {}
@@ -541,6 +533,10 @@ Result<void> Writer::add_dense(std::string_view name, std::string_view dtype,
     }
     return end_object();
   });
+}
+
+bool Writer::writes_v2() const {
+  return impl_->gen().v2_vocabulary;
 }
 
 void Writer::abort() {

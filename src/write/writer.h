@@ -94,6 +94,9 @@ class Writer {
   Result<void> cancel_object();
   Result<void> finish();
   void abort();
+  // Whether the file is zTensor v2 (whose sparse parts may be u32 as well as
+  // u64; a 1.2.0 file's must be u64).
+  bool writes_v2() const;
 
   struct Impl;
 

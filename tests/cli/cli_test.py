@@ -1865,6 +1865,32 @@ def open_npy_bytes(arr):
 
 
 class Rewrite(Base):
+    def test_sparse_indices_keep_their_dtype_where_the_output_takes_it(self):
+        """Sparse indices a 1.2.0 file cannot hold (1.1's u16/u32) are widened
+        to u64 as they are copied; a v2 file's u32 indices stay u32 in a v2
+        copy (the same content digest) and become u64 in a 1.2.0 one."""
+        old = os.path.join(REF_DIR_PATH, "corpus", "valid", "v110_csr_narrow_indices.zt")
+        dense = self.zt("cat", old, "csr").stdout
+        for version, out in (("1.2", "wide12.zt"), ("2", "wide2.zt")):
+            self.zt("convert", old, out, "--format-version", version)
+            parts = {c["role"]: c["dtype"] for c in self.info(out)["objects"][0]["components"]}
+            self.assertEqual((parts["indices"], parts["indptr"]), ("u64", "u64"), version)
+            self.assertEqual(self.zt("cat", out, "csr").stdout, dense)
+            self.assertIn("OK", self.zt("verify", out).stdout)
+        ztensor = ztensor_module()
+        with ztensor.Writer(self.path("u32.zt"), file_version=2) as w:
+            w.add_object("csr", "sparse_csr", [3, 4], {
+                "values": np.array([1, 2, 3], np.float32), "indices": np.array([0, 3, 1], np.uint32),
+                "indptr": np.array([0, 2, 2, 3], np.uint32)}, encoding="zstd")
+        self.zt("convert", "u32.zt", "copy.zt", "--format-version", "2")
+        parts = {c["role"]: c["dtype"] for c in self.info("copy.zt")["objects"][0]["components"]}
+        self.assertEqual((parts["indices"], parts["indptr"]), ("u32", "u32"))
+        self.assertEqual(self.zt("id", "copy.zt").stdout.split()[0], self.zt("id", "u32.zt").stdout.split()[0])
+        self.zt("convert", "u32.zt", "to12.zt", "--format-version", "1.2")
+        parts = {c["role"]: c["dtype"] for c in self.info("to12.zt")["objects"][0]["components"]}
+        self.assertEqual((parts["indices"], parts["indptr"]), ("u64", "u64"))
+        self.assertEqual(self.zt("cat", "to12.zt", "csr").stdout, self.zt("cat", "u32.zt", "csr").stdout)
+
     def test_byte_planes(self):
         """--planes writes every component of a v2 file as byte planes
         (libztensor.byte_planes/1): it verifies, keeps the content digest,
@@ -2270,6 +2296,16 @@ class Rewrite(Base):
         self.assertEqual(np.load(self.path("fp8.npy")).dtype, np.float32)
         self.zt("export", "demo.zt", "mlp.q_proj", "-c", "packed_weight", "-o", "pw.npy")
         self.assertEqual(np.load(self.path("pw.npy")).shape, (16 * 64,))
+
+
+def ztensor_module():
+    """The Python binding over the library the tested zt uses (CTest sets
+    ZTENSOR_LIBRARY), for files the CLI cannot make itself."""
+    if not os.environ.get("ZTENSOR_LIBRARY"):
+        raise unittest.SkipTest("ZTENSOR_LIBRARY is not set (CTest sets it)")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python"))
+    import ztensor
+    return ztensor
 
 
 def build_zt(objects, blobs=b"", attributes=None):

@@ -6,18 +6,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <random>
-#include <vector>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <initializer_list>
+#include <iterator>
+#include <random>
 #include <string>
+#include <vector>
 
-#include "hardening_support.h"
 #include "base/zt_limits.h"
+#include "hardening_support.h"
 
 namespace zt::hardening {
 namespace {
@@ -628,6 +629,69 @@ TEST_F(Limits, MegabyteNamesAreRefused) {
   const Bytes by_role = assemble({}, w.bytes());
   EXPECT_TRUE(Refused(run_child([&] { return open_memory_status(by_role); }), {ZT_ERR_LIMIT},
                       kSmall + 3 * 4 * kMiB));
+}
+
+// ---- the writer ------------------------------------------------------------
+
+// end_object of a sparse object checks its indices by reading its parts back
+// a window at a time: a CSR of 128 MiB of indices and 64 MiB of values,
+// streamed in 1 MiB pieces, costs a few MiB, not the object's size.
+TEST_F(Limits, AWrittenSparseObjectIsCheckedInBoundedMemory) {
+  const uint64_t per_row = 16, rows = (uint64_t{1} << 20) / kScale, nnz = rows * per_row;
+  const std::string path = dir.file("csr.zt");
+  const auto c = run_child([&] {
+    zt_writer_options o;
+    zt_writer_options_init(&o);
+    o.digest = ZT_DIGEST_NONE;
+    zt_writer* w = nullptr;
+    if (zt_writer_open_ex(path.c_str(), &o, &w) != ZT_OK) return kEarlier + 1;
+    const uint64_t shape[2] = {rows, per_row};
+    if (zt_writer_begin_object(w, "csr", "sparse_csr", shape, 2) != ZT_OK) return kEarlier + 2;
+    // Each part streamed from one 1 MiB buffer of 131072 elements.
+    std::vector<uint64_t> piece(131072);
+    const auto stream = [&](const char* role, const char* dtype, uint64_t count,
+                            const std::function<void(uint64_t first)>& fill) {
+      const uint64_t width = std::string_view(dtype) == "f32" ? 4 : 8;
+      if (zt_writer_begin_component(w, role, dtype, nullptr, "raw", count * width) != ZT_OK)
+        return false;
+      for (uint64_t first = 0; first < count; first += piece.size()) {
+        const uint64_t n = std::min<uint64_t>(piece.size(), count - first);
+        fill(first);
+        if (zt_writer_write(w, piece.data(), n * width) != ZT_OK) return false;
+      }
+      return zt_writer_end_component(w) == ZT_OK;
+    };
+    const bool written = stream("indices", "u64", nnz,
+                                [&](uint64_t first) {
+                                  for (uint64_t k = 0; k < piece.size(); ++k)
+                                    piece[k] = (first + k) % per_row;
+                                }) &&
+                         stream("indptr", "u64", rows + 1,
+                                [&](uint64_t first) {
+                                  for (uint64_t k = 0; k < piece.size(); ++k)
+                                    piece[k] = (first + k) * per_row;
+                                }) &&
+                         stream("values", "f32", nnz, [&](uint64_t) {
+                           std::fill(piece.begin(), piece.end(), uint64_t{0x3f8000003f800000});
+                         });
+    if (!written) return kEarlier + 3;
+    const zt_status s = zt_writer_end_object(w);
+    if (s != ZT_OK) return static_cast<int>(s);
+    return static_cast<int>(zt_writer_finish(w));
+  });
+  ASSERT_TRUE(c.exited) << "signal " << c.signal;
+  ASSERT_EQ(c.exit_code, ZT_OK) << status_of(c.exit_code);
+  if (kMeasure) {
+    EXPECT_LT(c.growth(), 32 * kMiB) << "writing and checking a CSR of " << nnz * 12 / kMiB
+                                     << " MiB took " << c.growth() / kMiB << " MiB";
+  }
+  std::fprintf(stderr, "  a CSR of %llu MiB written, peak RSS growth %llu KiB\n",
+               static_cast<unsigned long long>(nnz * 12 / kMiB),
+               static_cast<unsigned long long>(c.growth() / 1024));
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path.c_str(), &r), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_object_count(r), 1u);
+  zt_close(r);
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 // open, and the content rules that need data bytes (CSR, COO, bool).
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <vector>
+
+#include "read/index_cursor.h"
 #include "test_files.h"
 
 namespace zt::test {
@@ -280,6 +284,64 @@ TEST(Content, OpenDoesNotCheckContent) {
   const Opened o = open_memory(f);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   EXPECT_EQ(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_INVALID);
+}
+
+// The content rules read parts through windows of any size (a zstd stream
+// hands out what it decoded): an element split across windows is read
+// whole, skip passes over windows, and windows that end early are refused.
+class Trickle final : public ByteWindows {
+ public:
+  Trickle(Bytes bytes, size_t step) : bytes_(std::move(bytes)), step_(step) {}
+  Result<std::span<const uint8_t>> next() override {
+    const size_t n = std::min(step_, bytes_.size() - at_);
+    const auto w = std::span<const uint8_t>(bytes_).subspan(at_, n);
+    at_ += n;
+    return w;
+  }
+
+ private:
+  Bytes bytes_;
+  size_t step_, at_ = 0;
+};
+
+TEST(IndexCursor, ReadsElementsSplitAcrossWindows) {
+  const std::vector<int64_t> values{0, -1, 1LL << 40, 7, -(1LL << 62), 42, 3};
+  for (const size_t step : {size_t{1}, size_t{3}, size_t{5}, size_t{8}, size_t{1000}}) {
+    SCOPED_TRACE(step);
+    IndexCursor c(std::make_unique<Trickle>(le<int64_t>(values), step), DType::i64, values.size(),
+                  "object \"x\": component \"c\"");
+    for (const int64_t v : values) {
+      auto got = c.next();
+      ASSERT_TRUE(got) << got.error().message;
+      EXPECT_EQ(static_cast<int64_t>(*got), v);
+    }
+    EXPECT_EQ(c.taken(), values.size());
+    IndexCursor s(std::make_unique<Trickle>(le<int64_t>(values), step), DType::i64, values.size(),
+                  "x");
+    ASSERT_TRUE(s.skip(5));
+    auto got = s.next();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(static_cast<int64_t>(*got), 42);
+    EXPECT_FALSE(s.skip(2));  // one element is left
+  }
+  const std::vector<uint16_t> small{1, 65535, 2};
+  IndexCursor u(std::make_unique<Trickle>(le<uint16_t>(small), 3), DType::u16, 3, "x");
+  for (const uint16_t v : small) {
+    auto got = u.next();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(static_cast<uint16_t>(*got), v);
+  }
+  // The size says 4 elements, the windows hold 3 and a half.
+  Bytes short_bytes = le<uint32_t>({1, 2, 3, 4});
+  short_bytes.resize(14);
+  IndexCursor t(std::make_unique<Trickle>(short_bytes, 4), DType::u32, 4,
+                "object \"x\": component \"c\"");
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t.next());
+  auto end = t.next();
+  ASSERT_FALSE(end);
+  EXPECT_EQ(end.error().status, Status::invalid);
+  EXPECT_NE(end.error().message.find("end after 3 of 4 elements"), std::string::npos)
+      << end.error().message;
 }
 
 }  // namespace

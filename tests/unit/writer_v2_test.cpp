@@ -325,6 +325,93 @@ zt_writer_options canonical_options() {
   return o;
 }
 
+// v2 sparse parts may hold u32 indices (zt.sparse_csr/1, zt.sparse_coo/1);
+// the writer checks them as it read them back, a window at a time, so a
+// fault far into a zstd or byte-planes part is found and named.
+TEST_F(WriterV2, SparseU32IndicesAreWrittenAndCheckedAcrossWindows) {
+  constexpr uint32_t kRows = 60000, kCols = 7;
+  std::vector<uint32_t> indptr{0}, indices;
+  for (uint32_t i = 0; i < kRows; ++i) {
+    indices.push_back(i % 5);
+    indices.push_back(i % 5 + 2);
+    indptr.push_back(static_cast<uint32_t>(indices.size()));
+  }
+  const std::vector<float> values(indices.size(), 1.0f);
+  const uint64_t shape[] = {kRows, kCols};
+  const auto write_csr = [&](zt_writer* w, const char* name, const std::vector<uint32_t>& ix,
+                             const char* encoding) {
+    EXPECT_EQ(zt_writer_begin_object(w, name, "sparse_csr", shape, 2), ZT_OK) << zt_last_error();
+    EXPECT_EQ(
+        zt_writer_add_component(w, "indices", "u32", nullptr, ix.data(), ix.size() * 4, encoding),
+        ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(zt_writer_add_component(w, "indptr", "u32", nullptr, indptr.data(), indptr.size() * 4,
+                                      encoding),
+              ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, values.data(), values.size() * 4,
+                                      "raw"),
+              ZT_OK)
+        << zt_last_error();
+    return zt_writer_end_object(w);
+  };
+  zt_writer* w = open_v2(path());
+  ASSERT_NE(w, nullptr);
+  for (const char* encoding : {"raw", "zstd", "planes"}) {
+    SCOPED_TRACE(encoding);
+    EXPECT_EQ(write_csr(w, (std::string("ok_") + encoding).c_str(), indices, encoding), ZT_OK)
+        << zt_last_error();
+    // Row 50000 takes column 3 twice: refused, named, the object cut off.
+    std::vector<uint32_t> twice = indices;
+    twice[100001] = twice[100000];
+    EXPECT_EQ(write_csr(w, "bad", twice, encoding), ZT_ERR_INVALID);
+    EXPECT_NE(std::strstr(zt_last_error(), "row 50000 are not strictly increasing"), nullptr)
+        << zt_last_error();
+    std::vector<uint32_t> wide = indices;
+    wide[119999] = kCols;
+    EXPECT_EQ(write_csr(w, "bad", wide, encoding), ZT_ERR_INVALID);
+    EXPECT_NE(std::strstr(zt_last_error(), "column index 7 at position 119999"), nullptr)
+        << zt_last_error();
+  }
+  // COO: a cell named twice, the second time near the end.
+  const uint64_t cshape[] = {1000, 1000};
+  std::vector<uint32_t> coords(2 * 50000);
+  for (uint32_t k = 0; k < 50000; ++k) coords[k] = k / 50, coords[50000 + k] = k % 50;
+  const std::vector<float> cvalues(50000, 2.0f);
+  for (const bool repeat : {false, true}) {
+    std::vector<uint32_t> c = coords;
+    if (repeat) c[49999] = c[0], c[50000 + 49999] = c[50000];
+    ASSERT_EQ(zt_writer_begin_object(w, repeat ? "coo_bad" : "coo", "sparse_coo", cshape, 2),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "coords", "u32", nullptr, c.data(), c.size() * 4, "zstd"),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, cvalues.data(),
+                                      cvalues.size() * 4, "raw"),
+              ZT_OK);
+    if (!repeat) {
+      EXPECT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+      continue;
+    }
+    EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);
+    EXPECT_NE(std::strstr(zt_last_error(), "cell [0, 0] appears more than once"), nullptr)
+        << zt_last_error();
+  }
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(path().c_str(), &r), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_object_count(r), 4u);
+  EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
+  size_t k = 0;
+  ASSERT_EQ(zt_object_find(r, "ok_planes", &k), ZT_OK);
+  zt_csr_info v;
+  zt_csr_info_init(&v);
+  ASSERT_EQ(zt_csr_view(r, k, &v), ZT_OK) << zt_last_error();
+  EXPECT_STREQ(v.indices_dtype, "u32");
+  EXPECT_EQ(v.nnz, indices.size());
+  EXPECT_EQ(std::memcmp(v.indices, indices.data(), indices.size() * 4), 0);
+  zt_close(r);
+}
+
 TEST_F(WriterV2, CanonicalFilesPackSortedBlobsAndShareIdenticalOnes) {
   const auto write = [&](const std::string& p) {
     const zt_writer_options o = canonical_options();

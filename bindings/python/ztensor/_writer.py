@@ -229,8 +229,9 @@ class Writer(NotCopyable):
         """A component of the object begun last, written piece by piece:
         stream.write(array_or_bytes) as often as needed (the pieces' bytes, in
         order, little-endian elements of dtype, adding up to decoded_size),
-        then stream.end(). Peak memory stays at about frame_size x threads
-        whatever the component's size. As a context manager it ends on
+        then stream.end(). The writer's own memory stays under about
+        4 x frame_size x threads whatever the component's size (two frames in
+        flight a thread, each with its compressed copy). As a context manager it ends on
         success and cancels the object on an exception."""
         decoded_size = checked_int(decoded_size, "decoded_size")
         with self._lock:

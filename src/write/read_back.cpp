@@ -1,0 +1,144 @@
+#include "write/read_back.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "codec/byte_planes.h"
+#include "codec/zstd_codec.h"
+
+namespace zt {
+
+namespace {
+
+using ull = unsigned long long;
+
+// Bytes [offset, offset + length) of a file, mapped read-only.
+class MappedRange {
+ public:
+  static Result<MappedRange> map(int fd, uint64_t offset, uint64_t length,
+                                 const std::string& where) {
+    MappedRange m;
+    if (length == 0) return m;
+    const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t start = offset / page * page;
+    m.size_ = static_cast<size_t>(offset + length - start);
+    void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
+    ZT_FAIL_IF(p == MAP_FAILED, io, "%s: mapping the written bytes back failed: %s", where.c_str(),
+               std::strerror(errno));
+    m.base_ = static_cast<uint8_t*>(p);
+    m.bytes_ = std::span<const uint8_t>(m.base_ + (offset - start), static_cast<size_t>(length));
+    return m;
+  }
+  MappedRange() = default;
+  MappedRange(MappedRange&& o) noexcept
+      : base_(std::exchange(o.base_, nullptr)), size_(o.size_), bytes_(o.bytes_) {}
+  MappedRange& operator=(MappedRange&&) = delete;
+  ~MappedRange() {
+    if (base_) ::munmap(base_, size_);
+  }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+  std::span<const uint8_t> bytes_;
+};
+
+class RawWindows final : public ByteWindows {
+ public:
+  RawWindows(int fd, uint64_t offset, uint64_t length, std::string where)
+      : fd_(fd), offset_(offset), length_(length), where_(std::move(where)) {}
+  Result<std::span<const uint8_t>> next() override {
+    constexpr uint64_t kPiece = uint64_t{1} << 20;  // a multiple of every element width
+    const auto n = static_cast<size_t>(std::min(kPiece, length_ - at_));
+    buffer_.resize(n);
+    for (size_t done = 0; done < n;) {
+      const ssize_t r =
+          ::pread(fd_, buffer_.data() + done, n - done, static_cast<off_t>(offset_ + at_ + done));
+      if (r < 0 && errno == EINTR) continue;
+      ZT_FAIL_IF(r <= 0, io, "%s: reading back the written bytes failed: %s", where_.c_str(),
+                 r == 0 ? "end of file" : std::strerror(errno));
+      done += static_cast<size_t>(r);
+    }
+    at_ += n;
+    return std::span<const uint8_t>(buffer_);
+  }
+
+ private:
+  int fd_;
+  uint64_t offset_, length_, at_ = 0;
+  std::string where_;
+  std::vector<uint8_t> buffer_;
+};
+
+class ZstdReadBack final : public ByteWindows {
+ public:
+  ZstdReadBack(MappedRange m, uint64_t decoded, std::string where)
+      : map_(std::move(m)),
+        zstd_(map_.bytes(), decoded, where),
+        decoded_(decoded),
+        where_(std::move(where)) {}
+  Result<std::span<const uint8_t>> next() override {
+    auto w = zstd_.next();
+    ZT_TRY(w);
+    ZT_FAIL_IF(w->empty() && zstd_.delivered() != decoded_, invalid,
+               "%s: zstd data decodes to %llu bytes, expected %llu", where_.c_str(),
+               static_cast<ull>(zstd_.delivered()), static_cast<ull>(decoded_));
+    return *w;
+  }
+
+ private:
+  MappedRange map_;
+  ZstdWindows zstd_;
+  uint64_t decoded_;
+  std::string where_;
+};
+
+class PlanesReadBack final : public ByteWindows {
+ public:
+  PlanesReadBack(MappedRange m, PlanesIndex index, std::string where)
+      : map_(std::move(m)), index_(std::move(index)), where_(std::move(where)) {}
+  Result<std::span<const uint8_t>> next() override {
+    if (next_ == index_.frames.size()) return std::span<const uint8_t>();
+    frame_.resize(index_.frames[next_].decoded);
+    ZT_TRY(byte_planes_decode_frame(byte_planes_frame(map_.bytes(), index_, next_), index_, next_,
+                                    frame_, where_));
+    ++next_;
+    return std::span<const uint8_t>(frame_);
+  }
+
+ private:
+  MappedRange map_;
+  PlanesIndex index_;
+  std::string where_;
+  size_t next_ = 0;
+  std::vector<uint8_t> frame_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ByteWindows>> read_back_windows(int fd, const Component& c,
+                                                       std::string where) {
+  if (c.encoding == Encoding::raw)
+    return std::unique_ptr<ByteWindows>(
+        std::make_unique<RawWindows>(fd, c.offset, c.length, std::move(where)));
+  const uint64_t decoded = c.uncompressed_length.value_or(0);
+  auto m = MappedRange::map(fd, c.offset, c.length, where);
+  ZT_TRY(m);
+  if (c.encoding == Encoding::byte_planes) {
+    auto index = byte_planes_index(m->bytes(), decoded, where);
+    ZT_TRY(index);
+    return std::unique_ptr<ByteWindows>(
+        std::make_unique<PlanesReadBack>(std::move(*m), std::move(*index), std::move(where)));
+  }
+  return std::unique_ptr<ByteWindows>(
+      std::make_unique<ZstdReadBack>(std::move(*m), decoded, std::move(where)));
+}
+
+}  // namespace zt
