@@ -38,7 +38,11 @@ zt_status guard(F&& f) noexcept {
   } catch (const std::bad_alloc&) {
     return fail(ZT_ERR_NOMEM, "out of memory");
   } catch (const std::exception& e) {
-    set_message(std::string("internal error: ") + e.what());
+    try {
+      set_message(std::string("internal error: ") + e.what());
+    } catch (...) {  // no memory for the text: a short one (no allocation)
+      return fail(ZT_ERR_INVALID, "internal error");
+    }
     return ZT_ERR_INVALID;
   } catch (...) {
     return fail(ZT_ERR_INVALID, "internal error");

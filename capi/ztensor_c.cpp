@@ -56,6 +56,8 @@ namespace zt::capi {
 thread_local std::string g_last_error;
 
 zt_status set_error(const Error& e) {
+  // An error made without its text (memory ran out while building it).
+  if (e.message.empty() && e.status == Status::nomem) return fail(ZT_ERR_NOMEM, "out of memory");
   g_last_error = e.message;
   return static_cast<zt_status>(e.status);
 }

@@ -120,8 +120,10 @@ void FramePipeline::cancel() {
     return true;
   });
   lock.unlock();
-  for (uint64_t n = tail_; n < queued_end; ++n) slot(n) = Slot{};
-  while (head_ < tail_) pop_oldest();
+  // The frames' buffers are freed, not kept as spares: a cancel follows a
+  // failure, out of memory perhaps, and must not allocate.
+  for (uint64_t n = head_; n < queued_end; ++n) slot(n) = Slot{};
+  head_ = tail_;
 }
 
 }  // namespace zt

@@ -109,7 +109,6 @@ struct Writer::Impl {
   void discard();
   Result<void> publish();
   Result<void> check_object_rules();
-  Result<std::vector<uint8_t>> read_back(const Component& c) const;
   Result<void> read_at(int fd, uint64_t offset, std::span<uint8_t> out) const;
   bool sharded() const { return opt.shard_bytes != 0; }
   size_t current_shard() const { return earlier_shards.size(); }
@@ -180,6 +179,17 @@ Result<void> check_name(std::string_view what, std::string_view name, bool v2,
 // poisons the writer. An exception (std::bad_alloc from a frame buffer, a
 // thread that cannot start) poisons it: the bytes it had counted may not
 // have been written, so nothing after it may be published.
+// A call that threw: the writer poisoned, the failure named when memory
+// allows (the message allocates, and a second bad_alloc in a handler of
+// guarded() would end the process: then the error goes without its text).
+inline Result<void> failed_by_exception(Writer::Impl& s, Status status, const char* what) noexcept {
+  try {
+    return s.poison(make_error(status, "%s: %s", s.path.c_str(), what));
+  } catch (...) {
+    return s.poison(Error{status, {}});
+  }
+}
+
 template <typename Call>
 Result<void> guarded(Writer::Impl& s, Call&& call) noexcept {
   try {
@@ -188,11 +198,11 @@ Result<void> guarded(Writer::Impl& s, Call&& call) noexcept {
       s.first_failure = r.error().message;
     return r;
   } catch (const std::bad_alloc&) {
-    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
+    return failed_by_exception(s, Status::nomem, "out of memory");
   } catch (const std::length_error&) {
-    return s.poison(make_error(Status::nomem, "%s: out of memory", s.path.c_str()));
+    return failed_by_exception(s, Status::nomem, "out of memory");
   } catch (const std::exception& e) {
-    return s.poison(make_error(Status::io, "%s: %s", s.path.c_str(), e.what()));
+    return failed_by_exception(s, Status::io, e.what());
   }
 }
 

@@ -37,11 +37,16 @@ namespace {
 thread_local bool t_armed = false;
 thread_local long t_countdown = -1;  // the allocation that fails, counted from 0
 thread_local long t_failed = 0;      // allocations failed on purpose
+thread_local bool t_keep_failing = false;  // every allocation from the countdown's on fails
 
 void* allocate(std::size_t n) {
-  if (t_armed && t_countdown >= 0 && t_countdown-- == 0) {
-    ++t_failed;
-    throw std::bad_alloc();
+  if (t_armed && t_countdown >= 0) {
+    if (t_countdown == 0) {
+      if (!t_keep_failing) t_countdown = -1;
+      ++t_failed;
+      throw std::bad_alloc();
+    }
+    --t_countdown;
   }
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
@@ -211,6 +216,28 @@ long fail_each_call(Fault fault) {
 TEST(WriterAlloc, EveryFailedAllocationLeavesNoContradictingFile) {
   EXPECT_GT(fail_each_call(Fault::allocation), 20)
       << "the sequence made fewer allocations than expected";
+}
+
+// Memory that stays exhausted: the handlers cannot allocate their messages
+// either (a second bad_alloc there ended the process). Every call returns,
+// and a failed finish leaves no file.
+TEST(WriterAlloc, MemoryThatStaysExhaustedEndsNoProcess) {
+  const std::string path = temp_path();
+  long points = 0;
+  for (long fail_at = 0;; ++fail_at) {
+    std::filesystem::remove(path);
+    t_failed = 0;
+    t_keep_failing = true;
+    const Outcome o = run_sequence(path, fail_at);
+    t_keep_failing = false;
+    if (t_failed == 0) break;
+    ++points;
+    if (!o.finish_ok) {
+      EXPECT_FALSE(std::filesystem::exists(path)) << "allocations from " << fail_at << " failed";
+    }
+  }
+  std::filesystem::remove(path);
+  EXPECT_GT(points, 20);
 }
 
 TEST(WriterIo, EveryFailedSystemCallLeavesNoContradictingFile) {
