@@ -798,6 +798,16 @@ TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
   EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // no "data" component
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, "[1]"), ZT_ERR_ARGUMENT);
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, "{oops"), ZT_ERR_ARGUMENT);
+  // A key twice in one object would lose a value: refused, at any depth.
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"a": 1, "b": 2, "a": 3})"), ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("key \"a\" appears twice"), std::string::npos)
+      << zt_last_error();
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"m": [{"k": 1, "k": 1}]})"), ZT_ERR_ARGUMENT);
+  ASSERT_EQ(
+      zt_writer_set_file_attributes_json(w, R"({"m": {"k": 1}, "n": {"k": 2}, "k": [{"k": 3}]})"),
+      ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_set_file_attributes_json(w, "{}"), ZT_OK);
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   // Nothing refused left a trace: an empty, valid file of 1.2.0.
   zt_reader* r = open_verified(path());
