@@ -128,6 +128,18 @@ Result<size_t> depth_rest(HeadReader& r, const Head& h, unsigned depth) {
   return deepest + 1;
 }
 
+// Consumes the rest of the item h, counting every item in it (h's own
+// counted by the caller) as the manifest decoder counts them against
+// ZT_MAX_CBOR_ITEMS: keys and values, containers and scalars, an
+// indefinite-length string once, tags and breaks not at all.
+Result<void> items_rest(HeadReader& r, const Head& h, unsigned depth, uint64_t& n) {
+  if (!is_container(h.kind)) return {};
+  return for_children(r, h, depth, nullptr, nullptr, [&](const Head& c, uint64_t) {
+    ++n;
+    return items_rest(r, c, depth + 1, n);
+  });
+}
+
 // Consumes the rest of the container h and counts its items (map: pairs).
 Result<uint64_t> count_rest(HeadReader& r, const Head& h, unsigned depth) {
   uint64_t n = 0;
@@ -382,6 +394,14 @@ Result<size_t> item_depth(std::span<const uint8_t> bytes) {
   HeadReader r(bytes);
   ZT_ITEM_LET(h, r.item(nullptr, false));
   return depth_rest(r, h, 1);
+}
+
+Result<uint64_t> item_count(std::span<const uint8_t> bytes) {
+  HeadReader r(bytes);
+  ZT_ITEM_LET(h, r.item(nullptr, false));
+  uint64_t n = 1;
+  ZT_TRY(items_rest(r, h, 1, n));
+  return n;
 }
 
 Result<Scalar> scalar(std::span<const uint8_t> item) {

@@ -68,6 +68,11 @@ Result<size_t> item_size(std::span<const uint8_t> bytes);
 // the whole item in memory of its depth.
 Result<size_t> item_depth(std::span<const uint8_t> bytes);
 
+// Items in the first item of `bytes`, as a manifest's are counted against
+// ZT_MAX_CBOR_ITEMS: itself and every key, value and element within, an
+// indefinite-length string once, tags not. Walks the whole item.
+Result<uint64_t> item_count(std::span<const uint8_t> bytes);
+
 // One head's value: for scalars the value, for containers kind + count
 // (definite) or the indefinite flag.
 struct Scalar {

@@ -48,6 +48,18 @@ Result<void> Writer::Impl::write_manifest() {
              "the manifest of %zu objects takes %zu bytes, more than the limit of %llu that "
              "readers hold a manifest to (ZT_MAX_MANIFEST_BYTES)",
              objects.size(), bytes.size(), static_cast<unsigned long long>(Limits::manifest_bytes));
+  // Nor one of more items than readers decode (ZT_MAX_CBOR_ITEMS): each
+  // attribute map is held to it when set, but not their sum. An item takes
+  // a byte at least, so only a manifest of more bytes than the limit walks.
+  if (bytes.size() > Limits::cbor_items) {
+    auto items = cbor::item_count(bytes);
+    ZT_TRY(items);
+    ZT_FAIL_IF(*items > Limits::cbor_items, limit,
+               "the manifest of %zu objects holds %llu CBOR items, more than the limit of %llu "
+               "that readers hold a manifest to (ZT_MAX_CBOR_ITEMS)",
+               objects.size(), static_cast<unsigned long long>(*items),
+               static_cast<unsigned long long>(Limits::cbor_items));
+  }
   return write_all(bytes);
 }
 

@@ -229,6 +229,32 @@ TEST(CborItem, ItemSize) {
   }
 }
 
+// A writer counts its manifest's items as the decoder does against
+// ZT_MAX_CBOR_ITEMS: one node each (an indefinite string joined into one,
+// tags none).
+TEST(CborItem, ItemCountIsTheDecodersNodeCount) {
+  const std::vector<std::pair<Bytes, uint64_t>> items = {
+      {{0x00}, 1},
+      {{0x80}, 1},
+      {{0x83, 0x01, 0x82, 0x02, 0x03, 0x9F, 0x04, 0xFF}, 7},
+      {{0x7F, 0x61, 'a', 0x60, 0x62, 'b', 'c', 0xFF}, 1},
+      {{0xBF, 0x61, 'a', 0xA1, 0x61, 'b', 0x80, 0x7F, 0x61, 'c', 0xFF, 0x9F, 0x9F, 0xFF, 0xFF,
+        0xFF},
+       8},
+      {{0xA1, 0xC6, 0xC0, 0x61, 'k', 0xD5, 0xF8, 0x20}, 3},
+      {{0xC1, 0xD8, 0x20, 0xD4, 0xDB, 0, 0, 0, 0, 0, 0, 0, 1, 0x82, 0xC6, 0x01, 0xCD, 0xE5}, 3},
+  };
+  for (const auto& [item, want] : items) {
+    const auto n = cbor::item_count(plus(item, {0x00, 0xFF}));
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    EXPECT_EQ(*n, want);
+    const auto doc = cbor::decode(item);
+    ASSERT_TRUE(doc.ok()) << doc.error().message;
+    EXPECT_EQ(doc->size(), want);
+  }
+  EXPECT_FALSE(cbor::item_count(Bytes{0x82, 0x01}).ok());  // truncated
+}
+
 TEST(CborItem, ScalarIntegersAtTheExtremes) {
   const auto s = [](const Bytes& b) {
     auto r = cbor::scalar(b);
