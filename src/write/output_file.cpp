@@ -93,8 +93,13 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
   const size_t slash = f.path_.rfind('/');
   f.dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : f.path_.substr(0, slash));
 #ifdef O_TMPFILE
-  f.fd_ = ::open(f.dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-  f.anonymous_ = f.fd_ >= 0;
+  // An unnamed file is named at publish() through /proc/self/fd (linkat
+  // with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH): without /proc, as in
+  // some containers and chroots, the temporary is named from the start.
+  if (::access("/proc/self/fd", X_OK) == 0) {
+    f.fd_ = ::open(f.dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+    f.anonymous_ = f.fd_ >= 0;
+  }
 #endif
   if (f.fd_ < 0) {
     std::string tmp = temporary_name(f.path_, ".tmp-XXXXXX");

@@ -1,6 +1,7 @@
 // A file that appears at its path whole or not at all, like libgit2's
 // filebuf: the bytes go to an unnamed file in the target's directory
-// (O_TMPFILE; a named "<path>.tmp-XXXXXX" where the file system has none,
+// (O_TMPFILE; a named "<path>.tmp-XXXXXX" where the file system has none or
+// /proc, through which the unnamed file gets its name, is not mounted,
 // the name cut to fit NAME_MAX),
 // and publish() makes them durable and visible in one step: fsync, a name
 // (linkat), rename over the target, fsync of the directory. A file dropped

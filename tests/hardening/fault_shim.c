@@ -9,6 +9,8 @@
  *                          with S (a late failure: the root of a sharded
  *                          model, after its shards were published)
  *   ZT_SHIM_FAIL_LINKAT=1  linkat fails with EIO
+ *   ZT_SHIM_NO_PROC=1      paths under /proc do not exist for access and
+ *                          linkat (a container or chroot without /proc)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -107,9 +109,27 @@ int rename(const char* from, const char* to) {
   return real(from, to);
 }
 
+static int under_proc(const char* path) {
+  return path && strncmp(path, "/proc/", 6) == 0 && wanted("ZT_SHIM_NO_PROC");
+}
+
+int access(const char* path, int mode) {
+  if (under_proc(path)) {
+    errno = ENOENT;
+    return -1;
+  }
+  static int (*real)(const char*, int);
+  if (!real) real = (int (*)(const char*, int))dlsym(RTLD_NEXT, "access");
+  return real(path, mode);
+}
+
 int linkat(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, int flags) {
   if (wanted("ZT_SHIM_FAIL_LINKAT")) {
     errno = EIO;
+    return -1;
+  }
+  if (under_proc(oldpath)) {
+    errno = ENOENT;
     return -1;
   }
   static int (*real)(int, const char*, int, const char*, int);

@@ -179,6 +179,22 @@ TEST_P(WriterFaults, LinkFails) {
   }
 }
 
+// Without /proc (a container or chroot), an O_TMPFILE file cannot be
+// given a name (linkat through /proc/self/fd): the writer names its
+// temporary from the start.
+TEST(WriterWithoutProc, NamesItsTemporaryFromTheStart) {
+  ScratchDir dir;
+  write_file(dir.file("t.zt"), kOld);
+  const Exit e = run_helper("small", dir.file("t.zt"), {{"ZT_SHIM_NO_PROC", "1"}}, true);
+  ASSERT_TRUE(e.exited) << "signal " << e.signal;
+  ASSERT_EQ(e.code, ZT_OK);
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"t.zt"});
+  zt_reader* r = nullptr;
+  ASSERT_EQ(zt_open(dir.file("t.zt").c_str(), &r), ZT_OK) << zt_last_error();
+  EXPECT_EQ(zt_object_count(r), 2u);
+  zt_close(r);
+}
+
 TEST_P(WriterFaults, Abort) {
   const Exit e = run_helper("abort", dir.file("t.zt"), env({}), true);
   ASSERT_TRUE(e.exited);
