@@ -88,8 +88,12 @@ Error OutputFile::io_error(const char* step) const {
 Result<OutputFile> OutputFile::create(const std::string& path) {
   auto target = output_target(path);
   ZT_TRY(target);
+  return create_here(*target);
+}
+
+Result<OutputFile> OutputFile::create_here(const std::string& path) {
   OutputFile f;
-  f.path_ = std::move(*target);
+  f.path_ = path;
   const size_t slash = f.path_.rfind('/');
   f.dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : f.path_.substr(0, slash));
 #ifdef O_TMPFILE

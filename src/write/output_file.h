@@ -30,6 +30,10 @@ class OutputFile {
   // Opens the temporary file beside output_target(path). Status::io naming
   // the step.
   static Result<OutputFile> create(const std::string& path);
+  // The same beside `path` itself, a link there not followed: for a file
+  // that will be retargeted (a shard, named after its digest), whose
+  // temporary belongs in its model's directory whatever `path` holds now.
+  static Result<OutputFile> create_here(const std::string& path);
 
   OutputFile(OutputFile&& o) noexcept;
   OutputFile& operator=(OutputFile&& o) noexcept;

@@ -50,7 +50,10 @@ Error Writer::Impl::poison(Error e) {
 }
 
 Result<void> Writer::Impl::open_file() {
-  auto f = OutputFile::create(sharded() ? shard_file_path(path, "00001") : path);
+  // A shard is renamed after its digest at finish: its temporary goes
+  // beside the root whatever a link at "<stem>-00001.zt" names.
+  auto f = sharded() ? OutputFile::create_here(shard_file_path(path, "00001"))
+                     : OutputFile::create(path);
   if (!f) {
     state = State::failed;
     return std::move(f).error();
@@ -138,7 +141,7 @@ Result<void> Writer::Impl::next_shard() {
   file.reset();
   char name[24];
   std::snprintf(name, sizeof name, "%05zu", earlier_shards.size() + 1);
-  auto f = OutputFile::create(shard_file_path(path, name));
+  auto f = OutputFile::create_here(shard_file_path(path, name));
   if (!f) {
     state = State::failed;
     return std::move(f).error();

@@ -377,6 +377,21 @@ TEST_F(Shards, TheWriterSplitsAModelThatReadsBackWhole) {
   EXPECT_STREQ(id_split, id_one);  // the content digest ignores how a model is split
 }
 
+// The shards' temporary files go beside the root: a link at a shard's
+// first name ("<stem>-00001.zt", leading nowhere here) is not followed (the
+// writer refused to start), and stays as it was.
+TEST_F(Shards, ALinkAtAShardsFirstNameIsNotFollowed) {
+  fs::create_symlink(dir_ / "gone" / "elsewhere.zt", dir_ / "model-00001.zt");
+  write_split_model(path("model.zt"), 3 * 65536);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "model-00001.zt"));
+  EXPECT_EQ(fs::read_symlink(dir_ / "model-00001.zt"), dir_ / "gone" / "elsewhere.zt");
+  EXPECT_FALSE(fs::exists(dir_ / "gone"));
+  const ReaderPtr r = open("model.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(shard_names(r.get()).size(), 5u);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
 // One file written over a sharded model: the old root goes in the rename,
 // its shards after it; nothing unreferenced is left in the folder.
 TEST_F(Shards, OneFileWrittenOverAShardedModelTakesItsShards) {
