@@ -244,11 +244,12 @@ Result<const Source*> Reader::shard_source(size_t index) const {
   if (!f.ok.load(std::memory_order_relaxed)) {
     auto src = open_shard(source_, path_, shard_path(index), mode_, shard);
     ZT_TRY(src);
-    // A mapped shard keeps its descriptor for pread (faster than copying
-    // from the mapping) while the reader holds few; past the budget (a
-    // model of a thousand shards under a limit of 1024 open files) a shard
-    // holds only its mapping.
-    if (src->base() &&
+    // A shard keeps its descriptor (a mapped one for pread, faster than
+    // copying from the mapping) while the reader holds few; past the budget
+    // (a model of a thousand shards under a limit of 1024 open files) a
+    // mapped shard holds only its mapping, and one in copy mode is opened
+    // again for each read.
+    if (!src->ranges() &&
         shard_descriptors_.fetch_add(1, std::memory_order_relaxed) >= shard_descriptor_budget())
       src->release_descriptor();
     f.source = std::move(*src);

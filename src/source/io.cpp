@@ -37,6 +37,8 @@ Result<Source> Source::open_file(const std::string& path, Mode mode) {
   ZT_FAIL_IF(::fcntl(s.fd_, F_SETFL, ::fcntl(s.fd_, F_GETFL) & ~O_NONBLOCK) != 0, io,
              "%s: cannot set its flags: %s", shown.c_str(), std::strerror(errno));
   s.size_ = static_cast<uint64_t>(st.st_size);
+  s.dev_ = static_cast<uint64_t>(st.st_dev);
+  s.ino_ = static_cast<uint64_t>(st.st_ino);
   if (mode == Mode::map && s.size_ > 0) {
     void* p = ::mmap(nullptr, s.size_, PROT_READ, MAP_SHARED, s.fd_, 0);
     ZT_FAIL_IF(p == MAP_FAILED, io, "%s: cannot mmap %llu bytes: %s", shown.c_str(),
@@ -73,6 +75,9 @@ Source& Source::operator=(Source&& o) noexcept {
     size_ = std::exchange(o.size_, 0);
     owns_mapping_ = std::exchange(o.owns_mapping_, false);
     fd_ = std::exchange(o.fd_, -1);
+    reopens_ = std::exchange(o.reopens_, false);
+    dev_ = o.dev_;
+    ino_ = o.ino_;
     path_ = std::move(o.path_);
     ranges_ = std::move(o.ranges_);
   }
@@ -92,12 +97,44 @@ void Source::release() {
   base_ = nullptr;
   owns_mapping_ = false;
   fd_ = -1;
+  reopens_ = false;
 }
 
 void Source::release_descriptor() {
-  if (!owns_mapping_ || fd_ < 0) return;
+  if (fd_ < 0 || ranges_) return;
   ::close(fd_);
   fd_ = -1;
+  reopens_ = !owns_mapping_;
+}
+
+class Source::ReadFd {
+ public:
+  ReadFd(int fd, bool owned) : fd_(fd), owned_(owned) {}
+  ReadFd(ReadFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)), owned_(o.owned_) {}
+  ReadFd& operator=(ReadFd&&) = delete;
+  ~ReadFd() {
+    if (owned_ && fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+  bool owned_;
+};
+
+Result<Source::ReadFd> Source::read_fd() const {
+  if (!reopens_) return ReadFd(fd_, false);
+  // Opened again, checked to be the file first opened: a shard replaced
+  // under a model (or removed) is not read as if it were the same.
+  ReadFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK), true);
+  const std::string shown = location_for_messages(path_);
+  ZT_FAIL_IF(fd.get() < 0, io, "%s: cannot open again: %s", shown.c_str(), std::strerror(errno));
+  struct stat st {};
+  ZT_FAIL_IF(::fstat(fd.get(), &st) != 0, io, "%s: cannot stat: %s", shown.c_str(),
+             std::strerror(errno));
+  ZT_FAIL_IF(static_cast<uint64_t>(st.st_dev) != dev_ || static_cast<uint64_t>(st.st_ino) != ino_,
+             io, "%s: the file was replaced since it was opened", shown.c_str());
+  return fd;
 }
 
 size_t shard_descriptor_budget() {
@@ -128,10 +165,12 @@ Result<void> Source::read_into(uint64_t off, std::span<uint8_t> dst) const {
 }
 
 Result<void> Source::pread_into(uint64_t off, std::span<uint8_t> dst) const {
+  auto fd = read_fd();
+  ZT_TRY(fd);
   size_t done = 0;
   while (done < dst.size()) {
     const ssize_t n =
-        ::pread(fd_, dst.data() + done, dst.size() - done, static_cast<off_t>(off + done));
+        ::pread(fd->get(), dst.data() + done, dst.size() - done, static_cast<off_t>(off + done));
     if (n < 0 && errno == EINTR) continue;
     ZT_FAIL_IF(n < 0, io, "%s: read of %zu bytes at %llu failed: %s", path_.c_str(), dst.size(),
                static_cast<ull>(off), std::strerror(errno));
@@ -144,12 +183,14 @@ Result<void> Source::pread_into(uint64_t off, std::span<uint8_t> dst) const {
 
 Result<void> Source::read_many(std::span<const RangeRead> reads) const {
   if (ranges_) return ranges_->read_many(reads);
-  if (fd_ < 0) {
+  if (fd_ < 0 && !reopens_) {
     for (const RangeRead& r : reads) ZT_TRY(read_into(r.offset, r.dst));
     return {};
   }
+  auto fd = read_fd();
+  ZT_TRY(fd);
   for (size_t i = 0; i < reads.size();) {
-    const Run run = preadv_run(reads.subspan(i));
+    const Run run = preadv_run(fd->get(), reads.subspan(i));
     if (!run.complete) {  // a short read or an error: each read on its own says which
       for (const RangeRead& r : reads.subspan(i, run.reads)) ZT_TRY(pread_into(r.offset, r.dst));
     }
@@ -163,7 +204,7 @@ Result<void> Source::read_many(std::span<const RangeRead> reads) const {
 // back to back (64-byte alignment); read one by one from a fresh mapping,
 // each page is first faulted into the process (~8 us a 4 KiB page on the
 // project's VM).
-Source::Run Source::preadv_run(std::span<const RangeRead> reads) const {
+Source::Run Source::preadv_run(int fd, std::span<const RangeRead> reads) const {
   uint8_t gap[kReadRunGap];
   iovec iov[IOV_MAX];
   int n = 0;
@@ -182,7 +223,7 @@ Source::Run Source::preadv_run(std::span<const RangeRead> reads) const {
   }
   ssize_t got;
   do {
-    got = ::preadv(fd_, iov, n, static_cast<off_t>(reads[0].offset));
+    got = ::preadv(fd, iov, n, static_cast<off_t>(reads[0].offset));
   } while (got < 0 && errno == EINTR);
   return Run{taken, got >= 0 && static_cast<uint64_t>(got) == bytes};
 }

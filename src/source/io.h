@@ -50,10 +50,12 @@ class Source {
   const RangeCache* ranges() const { return ranges_.get(); }
   // madvise over a range of a mapping (no-op in other modes).
   void advise(uint64_t off, uint64_t len, int advice) const;
-  // Closes the descriptor of a mapped file: its copies then come from the
-  // mapping (memcpy instead of pread). For a reader of many files (a model
-  // of a thousand shards) under the process's descriptor limit. Does
-  // nothing in other modes, which read through the descriptor.
+  // Closes the file's descriptor, for a reader of many files (a model of a
+  // thousand shards) under the process's descriptor limit. A mapped file's
+  // copies then come from the mapping (memcpy instead of pread); a file in
+  // copy mode is opened again for each read and must still be the file
+  // first opened (same device and inode: Status::io if it was replaced or
+  // removed). Does nothing for memory and remote sources.
   void release_descriptor();
 
  private:
@@ -66,12 +68,18 @@ class Source {
     size_t reads;
     bool complete;
   };
-  Run preadv_run(std::span<const RangeRead> reads) const;
+  Run preadv_run(int fd, std::span<const RangeRead> reads) const;
+  // The descriptor a read goes through: the one held, or for a released
+  // file in copy mode the file opened again (closed by the holder).
+  class ReadFd;
+  Result<ReadFd> read_fd() const;
 
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
   bool owns_mapping_ = false;
   int fd_ = -1;
+  bool reopens_ = false;        // copy mode, descriptor released: opened per read
+  uint64_t dev_ = 0, ino_ = 0;  // the file opened, which a reopen must find again
   std::string path_;
   std::shared_ptr<const RangeCache> ranges_;
 };
