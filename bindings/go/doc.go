@@ -42,9 +42,11 @@
 // Zero-copy bytes are the library's memory (the file mapping or the
 // reader's decode cache), not Go's: they stay valid and unchanged until
 // Reader.Close and MUST NOT be used after it. Keep the Reader reachable
-// while using them (a deferred Close does that); a Reader dropped without
-// Close is closed by a finalizer, which ends them too. Everything else the
-// package returns (strings, shapes, copies) is ordinary Go memory.
+// while using them (a deferred Close does that). A Reader dropped without
+// Close is closed by a finalizer, unless it handed out zero-copy bytes: Go
+// cannot tell whether they are still read, so such a Reader is never freed
+// (a leak, not a use after free). Everything else the package returns
+// (strings, shapes, copies) is ordinary Go memory.
 //
 // A Reader is safe for concurrent use by several goroutines. Close waits
 // for calls in progress; calls after Close fail with StatusState.

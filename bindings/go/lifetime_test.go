@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	ztensor "github.com/libztensor/libztensor/bindings/go"
@@ -304,5 +305,26 @@ func TestCloseDuringConcurrentReads(t *testing.T) {
 			t.Error(err)
 		}
 		checkClosed(t, r)
+	}
+}
+
+// A Reader dropped without Close after it lent memory is not freed by its
+// finalizer: Go cannot tell whether the bytes are still read (before, the
+// finalizer unmapped the file under the slice, and reading it crashed).
+func TestDroppedReaderThatLentMemoryLeaksInsteadOfFreeing(t *testing.T) {
+	path := writeSample(t, t.TempDir(), "dropped.zt")
+	lendAndDrop := func() []byte {
+		r, err := ztensor.Open(path)
+		must(t, err)
+		return bytesOf(t, component(t, find(t, r, "layer.weight"), "data"))
+	}
+	b := lendAndDrop()
+	want := append([]byte(nil), b...)
+	for i := 0; i < 5; i++ {
+		runtime.GC() // the Reader is unreachable: its finalizer runs
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatal("the bytes changed after the Reader was finalized")
 	}
 }

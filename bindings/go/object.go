@@ -280,7 +280,7 @@ func (c Component) mapped(p *C.zt_reader, role *C.char) ([]byte, error) {
 	if err := call(func() C.zt_status { return C.zt_component_map(p, C.size_t(c.object), role, &data, &n) }); err != nil {
 		return nil, err
 	}
-	return cBytes(data, uint64(n), "object "+c.objectName+": component "+c.Role)
+	return c.r.lend(data, uint64(n), "object "+c.objectName+": component "+c.Role)
 }
 
 // Bytes are the component's decoded bytes, little-endian elements of
@@ -289,9 +289,9 @@ func (c Component) mapped(p *C.zt_reader, role *C.char) ([]byte, error) {
 // readers) is decoded once into a cache the reader owns.
 //
 // The slice is NOT Go memory. It is valid, unchanged, until the Reader is
-// closed, and must not be used after Close (nor after the Reader was
-// dropped and finalized): reading it then is a use after free that may
-// crash the program. Do not write to it (the mapping is read-only). Copy
+// closed, and must not be used after Close: reading it then is a use after
+// free that may crash the program. (A Reader that handed it out and is
+// dropped without Close is never freed, so the slice stays valid then.) Do not write to it (the mapping is read-only). Copy
 // what must outlive the Reader. ReadAt and ReadInto copy instead.
 // Elements reinterprets it as numbers without a copy.
 func (c Component) Bytes() ([]byte, error) {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -25,12 +26,17 @@ import (
 // belongs to the C library and stays valid, unchanged, until Close. Keep
 // the Reader reachable while it is used: `defer r.Close()` does that. A
 // Reader that is never closed is closed by a finalizer once it becomes
-// unreachable, and that ends such memory too.
+// unreachable, unless it handed out such memory: Go cannot tell whether a
+// slice of it is still in use, so that Reader is never freed (its memory
+// and descriptors leak) rather than freed under a slice being read.
 type Reader struct {
 	mu  sync.RWMutex
 	ptr *C.zt_reader   // nil once closed
 	mem unsafe.Pointer // OpenMemory's copy of the caller's bytes, freed at Close
 	src *sourceState   // OpenSource's callback state (for error messages)
+	// lent: memory was handed out without a copy, so the finalizer must
+	// not free it (only Close may).
+	lent atomic.Bool
 
 	version, format string
 
@@ -129,8 +135,27 @@ func newReader(p *C.zt_reader, mem unsafe.Pointer, src *sourceState) *Reader {
 	r := &Reader{ptr: p, mem: mem, src: src}
 	r.version = goString(C.zt_file_version(p))
 	r.format = goString(C.zt_file_format(p))
-	runtime.SetFinalizer(r, (*Reader).Close)
+	runtime.SetFinalizer(r, (*Reader).finalize)
 	return r
+}
+
+// finalize closes a Reader dropped without Close, unless it lent memory
+// (Component.Bytes, the views, DenseRowsMap) that a slice may still be
+// reading: then it is left open, a leak instead of a use after free.
+func (r *Reader) finalize() {
+	if !r.lent.Load() {
+		r.Close()
+	}
+}
+
+// lend wraps n bytes of the reader's memory at p as a slice, without a
+// copy, and marks the reader as having lent memory.
+func (r *Reader) lend(p unsafe.Pointer, n uint64, what string) ([]byte, error) {
+	b, err := cBytes(p, n, what)
+	if err == nil && len(b) > 0 {
+		r.lent.Store(true)
+	}
+	return b, err
 }
 
 // Close releases the reader and everything it handed out without a copy

@@ -104,12 +104,12 @@ func storageBytes(n uint64, dtype, typ string, what string) (uint64, error) {
 }
 
 // viewBytes wraps a view's array of n elements.
-func viewBytes(p unsafe.Pointer, n uint64, dtype, typ string, what string) ([]byte, error) {
+func viewBytes(r *Reader, p unsafe.Pointer, n uint64, dtype, typ string, what string) ([]byte, error) {
 	size, err := storageBytes(n, dtype, typ, what)
 	if err != nil {
 		return nil, err
 	}
-	return cBytes(p, size, what)
+	return r.lend(p, size, what)
 }
 
 // Dense is the dense view of a dense object: its data without a copy
@@ -123,7 +123,7 @@ func (o Object) Dense() (DenseView, error) {
 		if err := call(func() C.zt_status { return C.zt_dense_view(p, C.size_t(o.Index), &info) }); err != nil {
 			return err
 		}
-		data, err := cBytes(info.data, uint64(info.nbytes), o.what("data"))
+		data, err := o.r.lend(info.data, uint64(info.nbytes), o.what("data"))
 		if err != nil {
 			return err
 		}
@@ -166,13 +166,13 @@ func (o Object) CSR() (CSRView, error) {
 			IndicesDtype: goString(info.indices_dtype),
 			IndptrDtype:  goString(info.indptr_dtype),
 		}
-		if v.Values, err = viewBytes(info.values, v.NNZ, v.ValuesDtype, v.ValuesType, o.what("values")); err != nil {
+		if v.Values, err = viewBytes(o.r, info.values, v.NNZ, v.ValuesDtype, v.ValuesType, o.what("values")); err != nil {
 			return err
 		}
-		if v.Indices, err = viewBytes(info.indices, v.NNZ, v.IndicesDtype, "", o.what("indices")); err != nil {
+		if v.Indices, err = viewBytes(o.r, info.indices, v.NNZ, v.IndicesDtype, "", o.what("indices")); err != nil {
 			return err
 		}
-		v.Indptr, err = viewBytes(info.indptr, v.Rows+1, v.IndptrDtype, "", o.what("indptr"))
+		v.Indptr, err = viewBytes(o.r, info.indptr, v.Rows+1, v.IndptrDtype, "", o.what("indptr"))
 		return err
 	})
 	return v, err
@@ -196,10 +196,10 @@ func (o Object) COO() (COOView, error) {
 			ValuesType:  goString(info.values_type),
 			CoordsDtype: goString(info.coords_dtype),
 		}
-		if v.Values, err = viewBytes(info.values, v.NNZ, v.ValuesDtype, v.ValuesType, o.what("values")); err != nil {
+		if v.Values, err = viewBytes(o.r, info.values, v.NNZ, v.ValuesDtype, v.ValuesType, o.what("values")); err != nil {
 			return err
 		}
-		v.Coords, err = viewBytes(info.coords, uint64(info.ndim)*v.NNZ, v.CoordsDtype, "", o.what("coords"))
+		v.Coords, err = viewBytes(o.r, info.coords, uint64(info.ndim)*v.NNZ, v.CoordsDtype, "", o.what("coords"))
 		return err
 	})
 	return v, err
@@ -234,13 +234,13 @@ func (o Object) Quant() (QuantView, error) {
 			ZerosDtype:        goString(info.zeros_dtype),
 			ZerosType:         goString(info.zeros_type),
 		}
-		if v.PackedWeight, err = viewBytes(info.packed_weight, v.PackedWeightCount, v.PackedWeightDtype, "", o.what("packed_weight")); err != nil {
+		if v.PackedWeight, err = viewBytes(o.r, info.packed_weight, v.PackedWeightCount, v.PackedWeightDtype, "", o.what("packed_weight")); err != nil {
 			return err
 		}
-		if v.Scales, err = viewBytes(info.scales, v.ScalesCount, v.ScalesDtype, "", o.what("scales")); err != nil {
+		if v.Scales, err = viewBytes(o.r, info.scales, v.ScalesCount, v.ScalesDtype, "", o.what("scales")); err != nil {
 			return err
 		}
-		v.Zeros, err = viewBytes(info.zeros, v.ZerosCount, v.ZerosDtype, v.ZerosType, o.what("zeros"))
+		v.Zeros, err = viewBytes(o.r, info.zeros, v.ZerosCount, v.ZerosDtype, v.ZerosType, o.what("zeros"))
 		return err
 	})
 	return v, err
@@ -297,7 +297,7 @@ func (o Object) DenseRowsMap(begin, end uint64) ([]byte, error) {
 			return err
 		}
 		var err error
-		out, err = cBytes(data, uint64(n), o.what("data"))
+		out, err = o.r.lend(data, uint64(n), o.what("data"))
 		return err
 	})
 	return out, err
