@@ -617,8 +617,8 @@ ZT_API zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char*
    components are u64 in a 1.2.0 file; u32 or u64 in a v2 file (one dtype
    for all of an object's index parts). The parts a rule needs (sparse
    indices, a group map) are read back from the file a window at a time, so
-   the check holds a few MiB whatever they decode to; a v2 COO object also
-   holds 8 bytes an entry to find a repeated cell. A
+   the check holds a few MiB whatever they decode to (a v2 COO object: one
+   read a dimension, and 8 bytes an entry to find a repeated cell). A
    quantized_group missing one of its attributes "bits", "group_size" and
    "packing" is stored unchecked, as readers list it: not dequantisable
    (zt_quant_view fails with ZT_ERR_UNSUPPORTED), so that every file a

@@ -208,7 +208,9 @@ Result<void> write_widened(Writer& w, std::unique_ptr<Windows> windows, uint64_t
       out.clear();
     }
   }
-  return {};
+  // The windows' end checks the part's decoded size (and a v2 stream's
+  // frame sizes): a part that decodes to more is refused, not cut short.
+  return in.expect_end();
 }
 
 // What changes in an object's attributes on the way into another file.

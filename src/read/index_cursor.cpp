@@ -29,7 +29,7 @@ Result<__int128> IndexCursor::next_across() {
   unsigned have = 0;
   for (;;) {
     const size_t n = std::min<size_t>(width_ - have, window_.size() - pos_);
-    std::memcpy(element + have, window_.data() + pos_, n);
+    if (n > 0) std::memcpy(element + have, window_.data() + pos_, n);  // (a first window is null)
     have += static_cast<unsigned>(n);
     pos_ += n;
     if (have == width_) break;
@@ -63,6 +63,18 @@ Result<void> IndexCursor::skip(uint64_t n) {
   }
   taken_ += n;
   return {};
+}
+
+Result<void> IndexCursor::expect_end() {
+  for (;;) {
+    ZT_FAIL_IF(pos_ < window_.size(), invalid, "%s: more bytes than its %llu elements",
+               where_.c_str(), static_cast<ull>(count_));
+    auto w = windows_->next();
+    ZT_TRY(w);
+    if (w->empty()) return {};
+    window_ = *w;
+    pos_ = 0;
+  }
 }
 
 }  // namespace zt

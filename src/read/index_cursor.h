@@ -31,6 +31,9 @@ class IndexCursor {
   }
   // Passes over n elements.
   Result<void> skip(uint64_t n);
+  // After the last element: the windows must end there (their own end
+  // checks, a decoded size, run then); Status::invalid if more bytes come.
+  Result<void> expect_end();
   uint64_t taken() const { return taken_; }
 
  private:

@@ -18,28 +18,50 @@ namespace {
 
 using ull = unsigned long long;
 
-// Bytes [offset, offset + length) of a file, mapped read-only.
-class MappedRange {
+Result<void> pread_all(int fd, uint64_t offset, std::span<uint8_t> dst, const std::string& where) {
+  for (size_t done = 0; done < dst.size();) {
+    const ssize_t r =
+        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    ZT_FAIL_IF(r <= 0, io, "%s: reading back the written bytes failed: %s", where.c_str(),
+               r == 0 ? "end of file" : std::strerror(errno));
+    done += static_cast<size_t>(r);
+  }
+  return {};
+}
+
+// Bytes [offset, offset + length) of a file (a part's stored, compressed
+// bytes), mapped read-only; where the file system cannot map the file (some
+// FUSE mounts), read into memory instead.
+class StoredRange {
  public:
-  static Result<MappedRange> map(int fd, uint64_t offset, uint64_t length,
-                                 const std::string& where) {
-    MappedRange m;
+  static Result<StoredRange> of(int fd, uint64_t offset, uint64_t length,
+                                const std::string& where) {
+    StoredRange m;
     if (length == 0) return m;
     const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     const uint64_t start = offset / page * page;
-    m.size_ = static_cast<size_t>(offset + length - start);
-    void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
-    ZT_FAIL_IF(p == MAP_FAILED, io, "%s: mapping the written bytes back failed: %s", where.c_str(),
-               std::strerror(errno));
+    const auto size = static_cast<size_t>(offset + length - start);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
+    if (p == MAP_FAILED) {
+      m.copy_.resize(static_cast<size_t>(length));
+      ZT_TRY(pread_all(fd, offset, m.copy_, where));
+      m.bytes_ = m.copy_;
+      return m;
+    }
     m.base_ = static_cast<uint8_t*>(p);
+    m.size_ = size;
     m.bytes_ = std::span<const uint8_t>(m.base_ + (offset - start), static_cast<size_t>(length));
     return m;
   }
-  MappedRange() = default;
-  MappedRange(MappedRange&& o) noexcept
-      : base_(std::exchange(o.base_, nullptr)), size_(o.size_), bytes_(o.bytes_) {}
-  MappedRange& operator=(MappedRange&&) = delete;
-  ~MappedRange() {
+  StoredRange() = default;
+  StoredRange(StoredRange&& o) noexcept
+      : base_(std::exchange(o.base_, nullptr)),
+        size_(o.size_),
+        copy_(std::move(o.copy_)),
+        bytes_(base_ ? o.bytes_ : std::span<const uint8_t>(copy_)) {}
+  StoredRange& operator=(StoredRange&&) = delete;
+  ~StoredRange() {
     if (base_) ::munmap(base_, size_);
   }
   std::span<const uint8_t> bytes() const { return bytes_; }
@@ -47,6 +69,7 @@ class MappedRange {
  private:
   uint8_t* base_ = nullptr;
   size_t size_ = 0;
+  std::vector<uint8_t> copy_;  // the bytes, where they could not be mapped
   std::span<const uint8_t> bytes_;
 };
 
@@ -58,14 +81,7 @@ class RawWindows final : public ByteWindows {
     constexpr uint64_t kPiece = uint64_t{1} << 20;  // a multiple of every element width
     const auto n = static_cast<size_t>(std::min(kPiece, length_ - at_));
     buffer_.resize(n);
-    for (size_t done = 0; done < n;) {
-      const ssize_t r =
-          ::pread(fd_, buffer_.data() + done, n - done, static_cast<off_t>(offset_ + at_ + done));
-      if (r < 0 && errno == EINTR) continue;
-      ZT_FAIL_IF(r <= 0, io, "%s: reading back the written bytes failed: %s", where_.c_str(),
-                 r == 0 ? "end of file" : std::strerror(errno));
-      done += static_cast<size_t>(r);
-    }
+    ZT_TRY(pread_all(fd_, offset_ + at_, buffer_, where_));
     at_ += n;
     return std::span<const uint8_t>(buffer_);
   }
@@ -79,7 +95,7 @@ class RawWindows final : public ByteWindows {
 
 class ZstdReadBack final : public ByteWindows {
  public:
-  ZstdReadBack(MappedRange m, uint64_t decoded, std::string where)
+  ZstdReadBack(StoredRange m, uint64_t decoded, std::string where)
       : map_(std::move(m)),
         zstd_(map_.bytes(), decoded, where),
         decoded_(decoded),
@@ -94,7 +110,7 @@ class ZstdReadBack final : public ByteWindows {
   }
 
  private:
-  MappedRange map_;
+  StoredRange map_;
   ZstdWindows zstd_;
   uint64_t decoded_;
   std::string where_;
@@ -102,7 +118,7 @@ class ZstdReadBack final : public ByteWindows {
 
 class PlanesReadBack final : public ByteWindows {
  public:
-  PlanesReadBack(MappedRange m, PlanesIndex index, std::string where)
+  PlanesReadBack(StoredRange m, PlanesIndex index, std::string where)
       : map_(std::move(m)), index_(std::move(index)), where_(std::move(where)) {}
   Result<std::span<const uint8_t>> next() override {
     if (next_ == index_.frames.size()) return std::span<const uint8_t>();
@@ -114,7 +130,7 @@ class PlanesReadBack final : public ByteWindows {
   }
 
  private:
-  MappedRange map_;
+  StoredRange map_;
   PlanesIndex index_;
   std::string where_;
   size_t next_ = 0;
@@ -129,7 +145,7 @@ Result<std::unique_ptr<ByteWindows>> read_back_windows(int fd, const Component& 
     return std::unique_ptr<ByteWindows>(
         std::make_unique<RawWindows>(fd, c.offset, c.length, std::move(where)));
   const uint64_t decoded = c.uncompressed_length.value_or(0);
-  auto m = MappedRange::map(fd, c.offset, c.length, where);
+  auto m = StoredRange::of(fd, c.offset, c.length, where);
   ZT_TRY(m);
   if (c.encoding == Encoding::byte_planes) {
     auto index = byte_planes_index(m->bytes(), decoded, where);

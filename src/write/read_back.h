@@ -15,8 +15,9 @@ namespace zt {
 
 // Component c of the file open at `fd` (raw, zstd or byte planes, as the
 // writer stores them), `where` naming it in messages: raw bytes are read
-// 1 MiB at a time, encoded ones mapped read-only and decoded a zstd window
-// or a byte-planes frame at a time. A stream that decodes to another size
+// 1 MiB at a time, encoded ones mapped read-only (read into memory where
+// the file system cannot map them) and decoded a zstd window or a
+// byte-planes frame at a time. A stream that decodes to another size
 // than c says is Status::invalid.
 Result<std::unique_ptr<ByteWindows>> read_back_windows(int fd, const Component& c,
                                                        std::string where);

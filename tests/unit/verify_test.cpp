@@ -342,6 +342,16 @@ TEST(IndexCursor, ReadsElementsSplitAcrossWindows) {
   EXPECT_EQ(end.error().status, Status::invalid);
   EXPECT_NE(end.error().message.find("end after 3 of 4 elements"), std::string::npos)
       << end.error().message;
+  // expect_end: the windows end with the last element, or the part is
+  // longer than its size says.
+  for (const size_t extra : {size_t{0}, size_t{1}, size_t{8}}) {
+    Bytes bytes = le<uint32_t>({5, 6});
+    bytes.resize(bytes.size() + extra);
+    IndexCursor e(std::make_unique<Trickle>(bytes, 3), DType::u32, 2, "x");
+    ASSERT_TRUE(e.next());
+    ASSERT_TRUE(e.next());
+    EXPECT_EQ(e.expect_end().ok(), extra == 0) << extra;
+  }
 }
 
 }  // namespace
