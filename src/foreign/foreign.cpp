@@ -91,8 +91,9 @@ std::string_view kind_name(FileKind k) {
 
 namespace {
 
-Result<ForeignFile> read_by_kind(const std::string& path, const ReadOptions& options) {
-  if (const ForeignFormat* f = foreign_format(kind_from_path(path))) return f->read(path, options);
+Result<ForeignFile> read_by_kind(const std::string& path, FileKind kind,
+                                 const ReadOptions& options) {
+  if (const ForeignFormat* f = foreign_format(kind)) return f->read(path, options);
   std::string expected = ".zt";  // and every extension of the table, in its order
   for (const ForeignFormat& f : kFormats)
     for (const std::string_view ext : f.extensions) (expected += ", ") += ext;
@@ -147,7 +148,12 @@ Result<std::optional<std::string>> model_entry(const std::string& path) {
 }
 
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options) {
-  auto f = read_by_kind(path, options);
+  return read_foreign_as(path, kind_from_path(path), options);
+}
+
+Result<ForeignFile> read_foreign_as(const std::string& path, FileKind kind,
+                                    const ReadOptions& options) {
+  auto f = read_by_kind(path, kind, options);
   ZT_TRY(f);
   // A Hugging Face checkpoint's quantized layers become objects.
   if (options.group_quantized &&

@@ -126,6 +126,12 @@ Result<std::optional<std::string>> model_entry(const std::string& path);
 
 // Reads any supported foreign file by its extension.
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});
+// The same, read as a file of `kind` whatever `path` ends in: a file a model
+// names (a shard), whose kind its name gave, read at its resolved path (a
+// link into blobs/ has no extension, and one that leads to another kind of
+// file, the index itself say, must not be read as that kind).
+Result<ForeignFile> read_foreign_as(const std::string& path, FileKind kind,
+                                    const ReadOptions& options);
 
 // A bounded little-endian cursor over untrusted bytes: every read checks
 // what is left first, so no length in the input can send it past the end.

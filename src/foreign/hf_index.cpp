@@ -180,7 +180,17 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
                           ZT_TRY(real);
                           ReadOptions shard_options = options;
                           shard_options.group_quantized = false;  // the index groups the model
-                          return read_foreign(*real, shard_options);
+                          // Read as the kind its name says (checked: safetensors or
+                          // PyTorch), whatever its link leads to.
+                          auto part = read_foreign_as(*real, kind_from_path(shard), shard_options);
+                          if (!part && real->find(shard) == std::string::npos) {
+                            // Named as the index names it: a link's target alone
+                            // would not say which shard failed.
+                            Error e = std::move(part).error();
+                            e.message = "shard \"" + shard + "\": " + e.message;
+                            return e;
+                          }
+                          return part;
                         });
 }
 

@@ -121,6 +121,37 @@ TEST_F(ForeignOpen, SafetensorsIsAnOrdinaryReaderServedFromTheMapping) {
   EXPECT_EQ(unchecked, 3u);
 }
 
+// A sharded checkpoint's shards are read as the kind their names say, at
+// the paths their links resolve to: a Hugging Face cache's shard is a link
+// to an extension-less blob, and a "shard" that links back to the index
+// is refused as a safetensors file (it was read as the index again, without
+// end, until the stack overflowed).
+TEST_F(ForeignOpen, IndexShardsAreReadAsTheirNamesSayWhereverTheirLinksLead) {
+  namespace fs = std::filesystem;
+  const std::vector<float> w = {1, 2};
+  fs::create_directories(dir_ + "/blobs");
+  write("blobs/3f2a9c",
+        safetensors(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", le(w)));
+  fs::create_directories(dir_ + "/cache");
+  fs::create_symlink("../blobs/3f2a9c", dir_ + "/cache/model-00001-of-00001.safetensors");
+  const std::string index = R"({"weight_map":{"w":"model-00001-of-00001.safetensors"}})";
+  write("blobs/index", bytes_of(index));
+  fs::create_symlink("../blobs/index", dir_ + "/cache/model.safetensors.index.json");
+  const Opened o = open(dir_ + "/cache/model.safetensors.index.json");
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  std::vector<float> got(2);
+  uint64_t n = 0;
+  ASSERT_EQ(zt_object_read_f32(o.get(), object_index(o.get(), "w"), got.data(), 2, &n), ZT_OK);
+  EXPECT_EQ(got, w);
+
+  fs::create_directories(dir_ + "/loop");
+  write("loop/model.safetensors.index.json", bytes_of(R"({"weight_map":{"w":"a.safetensors"}})"));
+  fs::create_symlink("model.safetensors.index.json", dir_ + "/loop/a.safetensors");
+  const Opened loop = open(dir_ + "/loop/model.safetensors.index.json");
+  EXPECT_NE(loop.status, ZT_OK);
+  EXPECT_NE(loop.error.find("a.safetensors"), std::string::npos) << loop.error;
+}
+
 TEST_F(ForeignOpen, WithoutAllowForeignTheFileIsRefusedWithAHint) {
   const std::string path = write("m.safetensors", safetensors(R"({})", {}));
   const Opened o = open(path, false);
