@@ -82,15 +82,24 @@ Result<IndexFile> parse_index(const std::string& path) {
 
 // Shard metadata agreed by every shard; a key two shards set differently
 // cannot be one file attribute.
+// (Json keeps its keys in order, so a lookup by key walks them all: the
+// keys already there are indexed once, so that many keys stay linear.)
 Result<void> merge_attributes(const std::string& shard, const Json& from, Json& into) {
+  if (!into.is_object()) into = Json::object();
+  auto& entries = into.get_ref<Json::object_t&>();
+  std::unordered_map<std::string, size_t> at;
+  at.reserve(entries.size());
+  for (auto it = entries.begin(); it != entries.end(); ++it)
+    at.emplace(it->first, static_cast<size_t>(it - entries.begin()));
   for (const auto& [k, v] : from.items()) {
-    if (!into.contains(k)) {
-      into[k] = v;
+    if (const auto it = at.find(k); it != at.end()) {
+      ZT_FAIL_IF((entries.begin() + static_cast<std::ptrdiff_t>(it->second))->second != v, invalid,
+                 "%s: metadata \"%s\" differs from an earlier shard's: one file cannot keep both",
+                 shard.c_str(), printable(std::string_view(k).substr(0, 200)).c_str());
       continue;
     }
-    ZT_FAIL_IF(into[k] != v, invalid,
-               "%s: metadata \"%s\" differs from an earlier shard's: one file cannot keep both",
-               shard.c_str(), k.c_str());
+    at.emplace(k, entries.size());
+    entries.emplace_back(k, v);
   }
   return {};
 }

@@ -445,15 +445,19 @@ Result<Json> TorchReader::to_json(uint32_t v, const std::string& where, unsigned
       ZT_FAIL_IF(x.state != kNoValue, unsupported,
                  "%s: a dict with Python attributes inside a value cannot be kept", where.c_str());
       Json o = Json::object();
+      // (Json keeps keys in order, so its own lookup walks them all: a set
+      // keeps a dict of many keys linear.)
+      std::unordered_set<std::string> keys;
+      auto& entries = o.get_ref<Json::object_t&>();
       for (size_t i = 0; i + 1 < x.items.size(); i += 2) {
         auto k = key_text(x.items[i], where);
         ZT_TRY(k);
         ZT_TRY(spend_bytes(where, k->size()));
         auto e = to_json(x.items[i + 1], where, depth + 1);
         ZT_TRY(e);
-        ZT_FAIL_IF(o.contains(*k), invalid, "%s: key \"%s\" appears twice", where.c_str(),
-                   k->c_str());
-        o[*k] = std::move(*e);
+        ZT_FAIL_IF(!keys.insert(*k).second, invalid, "%s: key \"%s\" appears twice", where.c_str(),
+                   printable(std::string_view(*k).substr(0, 200)).c_str());
+        entries.emplace_back(std::move(*k), std::move(*e));
       }
       return o;
     }
@@ -501,8 +505,10 @@ Result<void> TorchReader::walk(uint32_t v, const std::string& path, unsigned dep
   if (!*holds && !has_state) {  // a leaf, or a container of leaves: one attribute
     auto j = to_json(v, where, 0);
     ZT_TRY(j);
-    ZT_FAIL_IF(f_.attributes.contains(name), invalid, "%s: the name appears twice", where.c_str());
-    f_.attributes[name] = std::move(*j);
+    ZT_FAIL_IF(!attribute_names_.insert(name).second, invalid, "%s: the name appears twice",
+               where.c_str());
+    if (!f_.attributes.is_object()) f_.attributes = Json::object();
+    f_.attributes.get_ref<Json::object_t&>().emplace_back(name, std::move(*j));
     return {};
   }
   if (x.kind == PickleKind::call) {

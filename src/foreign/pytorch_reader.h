@@ -113,7 +113,8 @@ class TorchReader {
   Pickle pickle_;
   std::map<std::string, Storage> storages_;
   std::vector<int8_t> holds_;  // holds_tensor per value: -1 unknown
-  std::unordered_set<std::string> names_;
+  std::unordered_set<std::string> names_;            // objects
+  std::unordered_set<std::string> attribute_names_;  // keys of f_.attributes
   uint64_t budget_ = 0;       // values visited by the walk
   uint64_t bytes_spent_ = 0;  // text it copied (names and strings)
   uint64_t byte_budget_ = 0;  // 0 until the first spend works it out
