@@ -186,6 +186,12 @@ Result<Json> Parser::value(uint32_t type, const std::string& key, int depth,
                  "%s: GGUF key \"%s\": array of %llu %s items cannot fit in the %llu bytes left",
                  p(), k, static_cast<ull>(*n), std::string(kValueTypeNames[*item]).c_str(),
                  static_cast<ull>(cur_.left()));
+      // Each item is a value of the item count's limit: an array past it is
+      // refused before its items (16 bytes each) are reserved.
+      ZT_FAIL_IF(*n > Limits::cbor_items - values_, limit,
+                 "%s: GGUF key \"%s\": an array of %llu items takes the metadata past %llu "
+                 "values",
+                 p(), k, static_cast<ull>(*n), static_cast<ull>(Limits::cbor_items));
       Json a = Json::array();
       // Sized once (the items' bytes are in the file: checked above), not
       // grown by doubling, which held twice the array at its peak.

@@ -261,6 +261,11 @@ Result<void> group_by_config(const std::optional<Config>& config, ForeignFile& f
     record_checkpoint_tensors(before, f);
     // Kept for the way back: the scheme's parameters as a map, and
     // config.json's own text, which zt convert --hf writes back unchanged.
+    for (const char* key : {"hf.quantization_config", "hf.config"})
+      ZT_FAIL_IF(f.attributes.contains(key), invalid,
+                 "%s: the checkpoint's metadata already holds \"%s\", which its config.json's "
+                 "quantization_config would take: one file cannot keep both",
+                 cf.path.c_str(), key);
     f.attributes["hf.quantization_config"] = *qc;
     f.attributes["hf.config"] = cf.text;
     return {};
