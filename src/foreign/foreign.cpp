@@ -101,15 +101,16 @@ Result<ForeignFile> read_by_kind(const std::string& path, FileKind kind,
                     expected.c_str());
 }
 
+}  // namespace
+
 // What a reader returns goes straight to zt::Writer: refuse here, naming the
 // file, what the writer would refuse later.
 Result<void> check_writable(const std::string& path, const ForeignFile& f) {
   for (const ForeignObject& o : f.objects) {
     ZT_FAIL_IF(
-        name_fault(o.name) != NameFault::none,
-        invalid,
+        name_fault(o.name) != NameFault::none, invalid,
         "%s: tensor name \"%s\" is empty, longer than %llu bytes, holds a NUL byte or is not UTF-8",
-        path.c_str(), o.name.substr(0, 100).c_str(),
+        path.c_str(), printable(std::string_view(o.name).substr(0, 100)).c_str(),
         static_cast<unsigned long long>(Limits::name_bytes));
     for (const ForeignComponent& c : o.components) {
       if (c.dtype != DType::boolean) continue;
@@ -122,8 +123,6 @@ Result<void> check_writable(const std::string& path, const ForeignFile& f) {
   }
   return {};
 }
-
-}  // namespace
 
 Result<std::optional<std::string>> model_entry(const std::string& path) {
   std::string folder;

@@ -124,6 +124,11 @@ std::span<const ForeignFormat> foreign_formats();
 // nullopt for any other path, which names its file itself.
 Result<std::optional<std::string>> model_entry(const std::string& path);
 
+// What every reader's result must hold before it becomes objects: valid
+// names (not empty, no NUL, UTF-8, within ZT_MAX_NAME_BYTES) and bool bytes
+// of 0 or 1 where they are held. `path` names the file in messages.
+Result<void> check_writable(const std::string& path, const ForeignFile& f);
+
 // Reads any supported foreign file by its extension.
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});
 // The same, read as a file of `kind` whatever `path` ends in: a file a model

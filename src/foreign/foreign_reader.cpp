@@ -241,6 +241,7 @@ Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const O
     auto f = read_hf_index_remote(*opened->source, opened->bytes, opt.cache_bytes);
     ZT_TRY(f);
     ZT_TRY(group_quantized_layers_remote(*opened->source, *f));
+    ZT_TRY(check_writable(shown, *f));  // as a local file's names are held
     return reader_of(std::move(*f), opt);
   }
   // The header comes with the open's request (its first 64 KiB).
@@ -250,6 +251,7 @@ Result<std::unique_ptr<Reader>> open_foreign_url(const std::string& url, const O
   auto f = read_safetensors_remote(RangeCache::of(std::move(*opened), opt.cache_bytes));
   ZT_TRY(f);
   ZT_TRY(group_quantized_layers_remote(*model, *f));
+  ZT_TRY(check_writable(shown, *f));
   return reader_of(std::move(*f), opt);
 }
 

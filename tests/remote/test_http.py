@@ -441,6 +441,18 @@ def test_safetensors_header_at_open_each_tensor_when_read(nginx):
     assert p.returncode == 4 and "read from a local copy" in p.stderr, p.stderr
 
 
+def test_safetensors_names_at_a_url_are_held_as_local_ones_are(nginx):
+    """A tensor name with a NUL byte (two names the C API shows as one) is
+    refused at a URL as in a local file: the name rules were skipped there."""
+    tensors = {"w\u0000a": np.arange(2, dtype=np.int64), "w\u0000b": np.arange(3, dtype=np.int64)}
+    write_safetensors(os.path.join(nginx.www, "nul.safetensors"), tensors)
+    for where in (nginx.url + "/nul.safetensors", os.path.join(nginx.www, "nul.safetensors")):
+        with pytest.raises(ztensor.Error) as e:
+            ztensor.open(where, allow_foreign=True)
+        assert e.value.status_name == "ZT_ERR_INVALID", str(e.value)
+        assert 'tensor name "w\\x00' in str(e.value) and "holds a NUL byte" in str(e.value), str(e.value)
+
+
 def test_safetensors_header_longer_than_the_open_costs_one_more_request(nginx):
     tensors = {"t%04d_%s" % (i, "x" * 40): np.full((2,), i, np.int64) for i in range(1500)}
     write_safetensors(os.path.join(nginx.www, "long.safetensors"), tensors)
