@@ -88,6 +88,9 @@ Result<void> TorchReader::read_zip() {
     ZT_TRY(data);
     storage.bytes = *data;
     if (big_endian && swap_width(*storage.type) > 1) {
+      ZT_FAIL_IF(data->size() > limit_, limit,
+                 "%s: %zu bytes to reorder (big-endian), more than the limit %llu", w.c_str(),
+                 data->size(), static_cast<ull>(limit_));
       std::vector<uint8_t> swapped(data->begin(), data->end());
       swap_elements(swapped, swap_width(*storage.type));
       f_.owned.push_back(std::move(swapped));
@@ -168,6 +171,9 @@ Result<void> TorchReader::read_legacy() {
     s.bytes = bytes.subspan(pos, *need);
     pos += *need;
     if (!little_endian && swap_width(*s.type) > 1) {
+      ZT_FAIL_IF(s.bytes.size() > limit_, limit,
+                 "%s: storage \"%s\": %zu bytes to reorder (big-endian), more than the limit %llu",
+                 p, key.text.c_str(), s.bytes.size(), static_cast<ull>(limit_));
       std::vector<uint8_t> swapped(s.bytes.begin(), s.bytes.end());
       swap_elements(swapped, swap_width(*s.type));
       f_.owned.push_back(std::move(swapped));

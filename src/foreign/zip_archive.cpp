@@ -232,8 +232,19 @@ Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::str
                                               uint64_t limit) const {
   auto s = stream(m, where, limit);
   ZT_TRY(s);
-  std::vector<uint8_t> bytes(s->size());
-  ZT_TRY(s->read(bytes));
+  // Reserved at the stated size (address space, no page touched), then
+  // filled as the bytes come rather than zero-filled first: a member that
+  // states 60 GiB and whose data ends after a kilobyte makes a kilobyte
+  // resident, and a whole member is never copied to grow.
+  constexpr uint64_t kStep = uint64_t{16} << 20;
+  std::vector<uint8_t> bytes;
+  bytes.reserve(static_cast<size_t>(s->size()));
+  for (uint64_t at = 0; at < s->size();) {
+    const uint64_t n = std::min(kStep, s->size() - at);
+    bytes.resize(static_cast<size_t>(at + n));
+    ZT_TRY(s->read(std::span(bytes).subspan(static_cast<size_t>(at))));
+    at += n;
+  }
   return bytes;
 }
 
