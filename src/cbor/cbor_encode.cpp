@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "base/json_text.h"
 #include "cbor/cbor_item.h"
 #include "cbor/cbor_value.h"
 
@@ -262,21 +263,11 @@ Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t m
              depth, max_depth);
   // A key given twice in one object would keep one value and lose the
   // other: refused, as the CBOR form refuses a duplicate key.
-  std::vector<std::unordered_set<std::string>> keys;  // those of each open object
-  std::optional<std::string> twice;
-  const auto watch = [&](int, OJson::parse_event_t event, OJson& parsed) {
-    using Event = OJson::parse_event_t;
-    if (event == Event::object_start) keys.emplace_back();
-    if (event == Event::object_end && !keys.empty()) keys.pop_back();
-    if (event == Event::key && !keys.empty() && parsed.is_string() &&
-        !keys.back().insert(parsed.get<std::string>()).second && !twice)
-      twice = parsed.get<std::string>();
-    return true;
-  };
-  OJson j = OJson::parse(json.begin(), json.end(), watch, false);
+  std::optional<RepeatedKey> twice;
+  OJson j = parse_json_checking_keys<OJson>(json, twice);
   ZT_FAIL_IF(j.is_discarded(), argument, "attributes: not valid JSON text");
   ZT_FAIL_IF(twice, argument, "attributes: key \"%s\" appears twice in one JSON object",
-             printable(*twice).c_str());
+             printable(std::string_view(twice->key).substr(0, 200)).c_str());
   ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument,
              "attributes: the JSON text is not an object");
   CborWriter w;

@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/json_text.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "foreign/safetensors.h"
@@ -35,20 +36,15 @@ Result<nlohmann::json> parse_index_text(const char* p, std::string_view text) {
   ZT_TRY(check_index_size(p, text.size()));
   const size_t depth = json_nesting_depth(text);
   ZT_FAIL_IF(depth > 16, invalid, "%s: the index nests %zu levels deep", p, depth);
-  std::string duplicate;
-  std::unordered_map<std::string, int> seen;
-  const nlohmann::json::parser_callback_t on_event = [&](int d, nlohmann::json::parse_event_t ev,
-                                                         nlohmann::json& parsed) {
-    if (d == 2 && ev == nlohmann::json::parse_event_t::key && duplicate.empty() &&
-        ++seen[parsed.get<std::string>()] > 1)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), on_event, false);
+  // A key given twice in one object (a tensor of the weight_map, a second
+  // "weight_map") would silently replace the other.
+  std::optional<RepeatedKey> twice;
+  nlohmann::json j = parse_json_checking_keys<nlohmann::json>(text, twice);
   ZT_FAIL_IF(j.is_discarded(), format, "%s: not valid JSON", p);
+  ZT_FAIL_IF(twice, invalid, "%s: \"%s\" appears twice", p,
+             printable(std::string_view(twice->key).substr(0, 200)).c_str());
   ZT_FAIL_IF(!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object(), format,
              "%s: not a sharded checkpoint index (no \"weight_map\" object)", p);
-  ZT_FAIL_IF(!duplicate.empty(), invalid, "%s: \"%s\" appears twice", p, duplicate.c_str());
   return j;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <unordered_set>
 
+#include "base/json_text.h"
 #include "base/zt_limits.h"
 #include "container/container.h"
 #include "manifest/manifest.h"
@@ -242,24 +243,18 @@ Result<Header> parse_header(const std::string& path, std::span<const uint8_t> he
   ZT_FAIL_IF(depth > 8, invalid,
              "%s: safetensors header nests %zu levels deep; a valid one needs 3", p, depth);
 
-  // Duplicate tensor names would silently shadow each other: refuse them.
-  std::unordered_set<std::string> keys;
-  std::string duplicate;
-  const nlohmann::json::parser_callback_t on_event = [&](int d, nlohmann::json::parse_event_t ev,
-                                                         nlohmann::json& parsed) {
-    if (d == 1 && ev == nlohmann::json::parse_event_t::key &&
-        !keys.insert(parsed.get<std::string>()).second)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
   // Parsed into nlohmann::json (a sorted map): ordered_json inserts keys with
   // a linear search, quadratic in the tensor count. File order comes from
-  // the offsets anyway.
-  const nlohmann::json header = nlohmann::json::parse(text.begin(), text.end(), on_event, false);
+  // the offsets anyway. A key given twice would silently shadow the other:
+  // a tensor name, or a key of __metadata__.
+  std::optional<RepeatedKey> twice;
+  const nlohmann::json header = parse_json_checking_keys<nlohmann::json>(text, twice);
   ZT_FAIL_IF(header.is_discarded(), format, "%s: the safetensors header is not valid JSON", p);
   ZT_FAIL_IF(!header.is_object(), format, "%s: the safetensors header is not a JSON object", p);
-  ZT_FAIL_IF(!duplicate.empty(), invalid, "%s: tensor \"%s\" appears twice in the header", p,
-             duplicate.c_str());
+  ZT_FAIL_IF(twice && twice->depth == 1, invalid, "%s: tensor \"%s\" appears twice in the header",
+             p, printable(std::string_view(twice->key).substr(0, 200)).c_str());
+  ZT_FAIL_IF(twice, invalid, "%s: key \"%s\" appears twice in one object of the header", p,
+             printable(std::string_view(twice->key).substr(0, 200)).c_str());
 
   Header h;
   h.data_start = 8 + n;

@@ -152,6 +152,37 @@ TEST_F(ForeignOpen, IndexShardsAreReadAsTheirNamesSayWhereverTheirLinksLead) {
   EXPECT_NE(loop.error.find("a.safetensors"), std::string::npos) << loop.error;
 }
 
+// A key given twice in one JSON object would keep one value and drop the
+// other: refused in a safetensors header at any depth (tensor names were
+// checked; __metadata__'s keys were not) and in an index (a second
+// "weight_map" replaced the first, whose tensors vanished).
+TEST_F(ForeignOpen, AKeyTwiceInOneJsonObjectIsRefused) {
+  const Bytes w = le(std::vector<float>{1, 2});
+  const std::string entry = R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const Opened twice_meta =
+      open(write("meta.safetensors",
+                 safetensors(R"({"__metadata__":{"a":"1","b":"2","a":"3"},)" + entry + "}", w)));
+  EXPECT_EQ(twice_meta.status, ZT_ERR_INVALID);
+  EXPECT_NE(twice_meta.error.find("key \"a\" appears twice"), std::string::npos)
+      << twice_meta.error;
+  const Opened twice_name =
+      open(write("name.safetensors", safetensors("{" + entry + "," + entry + "}", w)));
+  EXPECT_EQ(twice_name.status, ZT_ERR_INVALID);
+  EXPECT_NE(twice_name.error.find("tensor \"w\" appears twice"), std::string::npos)
+      << twice_name.error;
+  // The same key in two objects is not a repeat.
+  const Opened fine = open(
+      write("fine.safetensors", safetensors(R"({"__metadata__":{"w":"x"},)" + entry + "}", w)));
+  EXPECT_EQ(fine.status, ZT_OK) << fine.error;
+
+  write("s.safetensors", safetensors("{" + entry + "}", w));
+  write("model.safetensors.index.json",
+        bytes_of(R"({"weight_map":{"w":"s.safetensors"},"weight_map":{}})"));
+  const Opened index = open(dir_ + "/model.safetensors.index.json");
+  EXPECT_EQ(index.status, ZT_ERR_INVALID);
+  EXPECT_NE(index.error.find("\"weight_map\" appears twice"), std::string::npos) << index.error;
+}
+
 TEST_F(ForeignOpen, WithoutAllowForeignTheFileIsRefusedWithAHint) {
   const std::string path = write("m.safetensors", safetensors(R"({})", {}));
   const Opened o = open(path, false);
