@@ -1,5 +1,6 @@
 #include "base/error.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -36,7 +37,26 @@ Error make_error(Status s, const char* fmt, ...) {
     msg.resize(static_cast<size_t>(n));
   }
   va_end(again);
-  return Error{s, std::move(msg)};
+  return Error{s, fit_message(std::move(msg))};
+}
+
+std::string fit_message(std::string msg) {
+  // Messages name what files gave (names, keys, text): control bytes are
+  // shown escaped, so that a message neither stops at a NUL nor moves a
+  // terminal, and a message is cut at kMaxMessageBytes (a key of 50 MB
+  // named in full made a 50 MB message).
+  if (std::any_of(msg.begin(), msg.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c < 0x20 || c == 0x7f;
+      }))
+    msg = printable(msg);
+  if (msg.size() <= kMaxMessageBytes) return msg;
+  size_t cut = kMaxMessageBytes;
+  while (cut > 0 && (static_cast<unsigned char>(msg[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8
+  const size_t more = msg.size() - cut;
+  msg.resize(cut);
+  msg += "... (" + std::to_string(more) + " bytes more)";
+  return msg;
 }
 
 }  // namespace zt

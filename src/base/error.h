@@ -32,8 +32,15 @@ struct Error {
   std::string message;
 };
 
-// printf-style message builder for errors.
+// printf-style message builder for errors; the message goes through
+// fit_message.
 [[gnu::format(printf, 2, 3)]] Error make_error(Status s, const char* fmt, ...);
+
+// The longest message an Error carries (longer ones are cut, saying so).
+inline constexpr size_t kMaxMessageBytes = 4096;
+// A message made fit to show: control bytes escaped as printable() does,
+// and cut at kMaxMessageBytes on a UTF-8 boundary.
+std::string fit_message(std::string msg);
 
 // Text a file gave, made fit for a message: control bytes (NUL included)
 // as \xNN, so that a message neither stops at an embedded NUL (a module

@@ -354,5 +354,25 @@ TEST(IndexCursor, ReadsElementsSplitAcrossWindows) {
   }
 }
 
+// Messages name what files gave: control bytes come escaped, and a message
+// naming a huge key is cut (on a UTF-8 boundary), saying how much was left.
+TEST(Messages, ControlBytesAreEscapedAndLongMessagesCut) {
+  const std::string name = std::string("w\0\x1b]0;x\x07", 8);
+  const Error e = make_error(Status::invalid, "tensor \"%s\"", name.c_str());
+  EXPECT_EQ(e.message, "tensor \"w\"");  // printf stops at the NUL, as before
+  const Error f = make_error(Status::invalid, "tensor \"%s\"", name.c_str() + 2);
+  EXPECT_EQ(f.message, "tensor \"\\x1b]0;x\\x07\"");  // escapes move no terminal
+  std::string big(100000, 'a');
+  big[kMaxMessageBytes - 1] = '\xc3';  // an "é" across the cut
+  big[kMaxMessageBytes] = '\xa9';
+  const Error g = make_error(Status::invalid, "key \"%s\" appears twice", big.c_str());
+  EXPECT_LT(g.message.size(), kMaxMessageBytes + 40);
+  EXPECT_EQ(g.message.substr(0, 5), "key \"");
+  const size_t dots = g.message.find("... (");
+  ASSERT_NE(dots, std::string::npos) << g.message.substr(g.message.size() - 60);
+  EXPECT_EQ(static_cast<unsigned char>(g.message[dots - 1]), 'a');  // cut before the é
+  EXPECT_NE(g.message.find(" bytes more)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zt::test
