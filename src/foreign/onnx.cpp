@@ -66,6 +66,13 @@ class OnnxReader {
         };
         if (!w.bytes(b) || !read_message(b, opset_field)) return false;
         if (!key_is_text(domain, "an opset_import domain", failed)) return false;
+        // A repeat would replace the other's version (the ONNX checker
+        // refuses it): nothing is dropped silently.
+        if (opsets.contains(domain)) {
+          failed = make_error(Status::invalid, "%s: opset_import names domain \"%s\" twice",
+                              path_.c_str(), domain.c_str());
+          return false;
+        }
         opsets[domain] = version;
         return entries_within_limit(opsets, failed);
       }
@@ -73,6 +80,11 @@ class OnnxReader {
         std::string key, value;
         if (!w.bytes(b) || !read_entry(b, key, value)) return false;
         if (!key_is_text(key, "a metadata_props key", failed)) return false;
+        if (metadata.contains(key)) {
+          failed = make_error(Status::invalid, "%s: metadata_props holds key \"%s\" twice",
+                              path_.c_str(), key.c_str());
+          return false;
+        }
         metadata[key] = text_of(
             std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(value.data()), value.size()));
         return entries_within_limit(metadata, failed);

@@ -3494,6 +3494,14 @@ class Onnx(Base):
         self.refuse(self.model([odd]), "unknown ONNX data_type 99")
         sp = h.make_sparse_tensor(nh.from_array(np.ones(1, np.float32), "v"), nh.from_array(np.zeros(1, np.int64), "i"), [4])
         self.refuse(self.model([t], [sp]), "sparse initializers")
+        # A domain or a metadata key given twice would drop one value.
+        twice = self.model([t])
+        twice.opset_import.append(h.make_opsetid("com.example", 3))
+        self.refuse(twice, 'opset_import names domain "com.example" twice')
+        twice = self.model([t])
+        h.set_model_props(twice, {"author": "test", "license": "mit"})
+        twice.metadata_props.add(key="author", value="other")
+        self.refuse(twice, 'metadata_props holds key "author" twice')
         # Not protobuf, cut short, or protobuf without a graph.
         blob = self.model([t]).SerializeToString()
         self.refuse(blob[:len(blob) // 2], "malformed protobuf")
