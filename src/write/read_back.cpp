@@ -18,18 +18,6 @@ namespace {
 
 using ull = unsigned long long;
 
-Result<void> pread_all(int fd, uint64_t offset, std::span<uint8_t> dst, const std::string& where) {
-  for (size_t done = 0; done < dst.size();) {
-    const ssize_t r =
-        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    ZT_FAIL_IF(r <= 0, io, "%s: reading back the written bytes failed: %s", where.c_str(),
-               r == 0 ? "end of file" : std::strerror(errno));
-    done += static_cast<size_t>(r);
-  }
-  return {};
-}
-
 // Bytes [offset, offset + length) of a file (a part's stored, compressed
 // bytes), mapped read-only; where the file system cannot map the file (some
 // FUSE mounts), read into memory instead.
@@ -45,7 +33,7 @@ class StoredRange {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
     if (p == MAP_FAILED) {
       m.copy_.resize(static_cast<size_t>(length));
-      ZT_TRY(pread_all(fd, offset, m.copy_, where));
+      ZT_TRY(read_back_bytes(fd, offset, m.copy_, where));
       m.bytes_ = m.copy_;
       return m;
     }
@@ -81,7 +69,7 @@ class RawWindows final : public ByteWindows {
     constexpr uint64_t kPiece = uint64_t{1} << 20;  // a multiple of every element width
     const auto n = static_cast<size_t>(std::min(kPiece, length_ - at_));
     buffer_.resize(n);
-    ZT_TRY(pread_all(fd_, offset_ + at_, buffer_, where_));
+    ZT_TRY(read_back_bytes(fd_, offset_ + at_, buffer_, where_));
     at_ += n;
     return std::span<const uint8_t>(buffer_);
   }
@@ -138,6 +126,19 @@ class PlanesReadBack final : public ByteWindows {
 };
 
 }  // namespace
+
+Result<void> read_back_bytes(int fd, uint64_t offset, std::span<uint8_t> dst,
+                             const std::string& where) {
+  for (size_t done = 0; done < dst.size();) {
+    const ssize_t r =
+        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    ZT_FAIL_IF(r <= 0, io, "%s: reading back the written bytes failed: %s", where.c_str(),
+               r == 0 ? "end of file" : std::strerror(errno));
+    done += static_cast<size_t>(r);
+  }
+  return {};
+}
 
 Result<std::unique_ptr<ByteWindows>> read_back_windows(int fd, const Component& c,
                                                        std::string where) {

@@ -4,7 +4,9 @@
 // decodes to.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "base/byte_windows.h"
@@ -19,6 +21,11 @@ namespace zt {
 // the file system cannot map them) and decoded a zstd window or a
 // byte-planes frame at a time. A stream that decodes to another size
 // than c says is Status::invalid.
+// Bytes [offset, offset + dst.size()) of the file open at `fd`, read back
+// whole (EINTR retried); Status::io naming `where` and the cause.
+Result<void> read_back_bytes(int fd, uint64_t offset, std::span<uint8_t> dst,
+                             const std::string& where);
+
 Result<std::unique_ptr<ByteWindows>> read_back_windows(int fd, const Component& c,
                                                        std::string where);
 

@@ -102,16 +102,7 @@ int Writer::Impl::fd_of(const Component& c) const {
 }
 
 Result<void> Writer::Impl::read_at(int fd, uint64_t offset, std::span<uint8_t> out) const {
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n =
-        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    ZT_FAIL_IF(n <= 0, io, "%s: reading back object data failed: %s", path.c_str(),
-               n == 0 ? "end of file" : std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  return {};
+  return read_back_bytes(fd, offset, out, path);
 }
 
 Result<void> Writer::Impl::drop_object() {
