@@ -67,7 +67,8 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   auto in = Input::open(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
   if ((*in)->kind != foreign::FileKind::zt)
-    return report(make_error(Status::unsupported,
+    // A valid file this command does not take: refused (5), not bad input.
+    return report(make_error(Status::argument,
                              "%s works on .zt files; use zt convert for other formats", cmd),
                   a.pos[0]);
   keep_container(a, **in, opt);
@@ -107,7 +108,7 @@ Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Inpu
       } else if (kept[at->second].second != value.bytes()) {
         std::fprintf(stderr,
                      "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
-                     key.c_str(), in->path.c_str());
+                     printable(key).c_str(), in->path.c_str());
       }
       k = doc->next(v);
     }
@@ -198,7 +199,7 @@ int run_merge(const Args& a) {
         for (int n = 2; owner.count(candidate); ++n)
           candidate = name + "." + std::to_string(f + 1) + "." + std::to_string(n);
         std::fprintf(stderr, "zt: %s: object \"%s\" renamed to \"%s\"\n", in.path.c_str(),
-                     name.c_str(), candidate.c_str());
+                     printable(name).c_str(), printable(candidate).c_str());
         name = candidate;
       }
       owner[name] = in.path;

@@ -59,27 +59,27 @@ Result<void> set_densified(const std::string& out, foreign::SafetensorsEntry& e,
 
 // The file attributes as safetensors __metadata__ (text as it is, other
 // values as their JSON text, NaN, infinities and CBOR's special values in
-// diagnostic notation rather than JSON's null), leaving out those whose key
-// starts with `skip_prefix`.
-Result<std::vector<std::pair<std::string, std::string>>> metadata_of(const Input& in,
-                                                                     std::string_view skip_prefix) {
+// diagnostic notation rather than JSON's null), leaving out the keys in
+// `skip`.
+Result<std::vector<std::pair<std::string, std::string>>> metadata_of(
+    const Input& in, std::span<const std::string_view> skip = {}) {
   std::vector<std::pair<std::string, std::string>> metadata;
-  ZT_TRY(for_each_attribute(
-      in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
-        if (!skip_prefix.empty() && k.starts_with(skip_prefix)) return {};
-        auto s = cbor::scalar(v);
-        ZT_TRY(s);
-        if (s->kind == cbor::Kind::text) {
-          metadata.emplace_back(std::string(k), std::string(s->str));
-          return {};
-        }
-        std::string text;
-        cbor::JsonStyle style;
-        style.diagnostic_specials = true;
-        ZT_TRY(cbor::append_json(v, text, style));
-        metadata.emplace_back(std::string(k), std::move(text));
-        return {};
-      }));
+  ZT_TRY(for_each_attribute(in.attributes_cbor,
+                            [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+                              if (std::find(skip.begin(), skip.end(), k) != skip.end()) return {};
+                              auto s = cbor::scalar(v);
+                              ZT_TRY(s);
+                              if (s->kind == cbor::Kind::text) {
+                                metadata.emplace_back(std::string(k), std::string(s->str));
+                                return {};
+                              }
+                              std::string text;
+                              cbor::JsonStyle style;
+                              style.diagnostic_specials = true;
+                              ZT_TRY(cbor::append_json(v, text, style));
+                              metadata.emplace_back(std::string(k), std::move(text));
+                              return {};
+                            }));
   return metadata;
 }
 
@@ -388,7 +388,11 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
   });
   uint64_t total = 0;
   for (const HfTensor& t : tensors) total += t.entry.nbytes;
-  auto metadata = metadata_of(in, "hf.");  // hf.* go back into config.json
+  // The keys the reader of a checkpoint folder made go back into config.json
+  // and the index; a checkpoint's own "hf.*" metadata stays metadata.
+  static constexpr std::string_view kFolderKeys[] = {
+      "hf.config", "hf.quantization_config", foreign::kHfIndexAttribute, "hf.index.metadata"};
+  auto metadata = metadata_of(in, kFolderKeys);
   ZT_TRY(metadata);
   auto config = hf_config_text(in);
   if (!config) return qualified(std::move(config).error(), in.path);

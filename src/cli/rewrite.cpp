@@ -457,6 +457,7 @@ Error qualified(Error e, const std::string& file, const std::string& object) {
   if (!object.empty() && e.message.find('"' + object + '"') == std::string::npos)
     e.message = "object \"" + object + "\": " + e.message;
   if (!e.message.starts_with(file)) e.message = file + ": " + e.message;
+  e.message = fit_message(std::move(e.message));  // the names added are a file's text
   return e;
 }
 

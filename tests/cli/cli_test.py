@@ -648,7 +648,10 @@ class Safetensors(Base):
         d = self.path("ck")
         os.makedirs(d)
         def checkpoint(tensors, method="mxfp4"):
-            write_safetensors_as_library(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
+            # A checkpoint's own "hf.*" metadata is kept on the way back (--hf
+            # dropped every "hf." key, not only those the reader makes).
+            write_safetensors_as_library(os.path.join(d, "model.safetensors"), tensors,
+                                         {"format": "pt", "hf.revision": "abc"})
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump({"model_type": "gpt_oss", "quantization_config": {"quant_method": method}}, f)
         good = [("mlp.experts.down_proj_blocks", "U8", blocks.shape, blocks.tobytes()),
@@ -1955,7 +1958,8 @@ class Rewrite(Base):
         self.assertIn("needs -o OUT", self.zt("compress", "raw.zt", code=2).stderr)
         # Files of other formats are not rewritten in place.
         np.save(self.path("a.npy"), np.arange(3))
-        self.zt("compress", "a.npy", "-o", "a.zt", code=4)
+        p = self.zt("compress", "a.npy", "-o", "a.zt", code=5)  # refused: a valid file, not this command's
+        self.assertIn("use zt convert", p.stderr)
 
     def test_v2_round_trip(self):
         """1.2 -> v2 -> 1.2 keeps every tensor (issue #17); what a container
