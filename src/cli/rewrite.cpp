@@ -529,14 +529,31 @@ Result<void> write_object(const Input& in, size_t i, bool densified, Progress& p
 
 Result<void> write_part(const Input& in, size_t i, size_t part, Progress& progress,
                         const ByteSink& sink) {
-  auto b = in.bytes(i, part);
-  if (!b) return qualified(std::move(b).error(), in.path, in.items[i].name);
-  for (uint64_t off = 0; off < b->view.size(); off += kPiece) {
-    const auto piece = b->view.subspan(off, std::min<uint64_t>(kPiece, b->view.size() - off));
-    ZT_TRY(sink(piece));
-    progress.advance(piece.size());
+  const auto emit = [&](std::span<const uint8_t> bytes) -> Result<void> {
+    for (uint64_t off = 0; off < bytes.size(); off += kPiece) {
+      const auto piece = bytes.subspan(off, std::min<uint64_t>(kPiece, bytes.size() - off));
+      ZT_TRY(sink(piece));
+      progress.advance(piece.size());
+    }
+    return {};
+  };
+  const auto failed = [&](Error e) { return qualified(std::move(e), in.path, in.items[i].name); };
+  if (in.items[i].parts[part].decoded) {
+    // Its size known, the part goes across a window at a time (a zstd part
+    // of a .zt file, a remote one), as copy_item sends it: never held whole.
+    auto windows = in.windows(i, part);
+    if (!windows) return failed(std::move(windows).error());
+    for (;;) {
+      auto w = (*windows)->next();
+      if (!w) return failed(std::move(w).error());
+      if (w->empty()) return {};
+      ZT_TRY(emit(*w));
+    }
   }
-  return {};
+  // A 1.1 zstd part whose size only decoding tells: held whole.
+  auto b = in.bytes(i, part);
+  if (!b) return failed(std::move(b).error());
+  return emit(b->view);
 }
 
 std::vector<Planned> all_of(const Input& in) {

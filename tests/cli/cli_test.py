@@ -2566,6 +2566,16 @@ class Trust(Base):
             del a
             os.remove(self.path(out))
             sys.stderr.write("  zt %s: peak %d MiB\n" % (" ".join(args), peak))
+        # A zstd part written into a safetensors file streams too (it was
+        # decoded whole: the file's size at its peak).
+        self.zt("convert", "coo.zt", "z.zt", "--densify", "--compress")
+        code, peak, err = self.peak_mib("convert", "z.zt", "z.safetensors")
+        self.assertEqual(code, 0, err)
+        self.assertLess(peak, 256, "zt convert z.zt z.safetensors held %d MiB" % peak)
+        self.assertGreaterEqual(os.path.getsize(self.path("z.safetensors")), n * n * 4)
+        sys.stderr.write("  zt convert z.zt z.safetensors: peak %d MiB\n" % peak)
+        os.remove(self.path("z.zt"))
+        os.remove(self.path("z.safetensors"))
         # A full disk: a clear error, nothing at the target, nothing left beside it.
         before = sorted(os.listdir(self.dir))
         for args, out in checks:
