@@ -381,6 +381,7 @@ Result<void> check_decoded(const Object& o, DecodedComponents decoded) {
 // checked at open), then every content rule on the bytes read back a
 // window at a time ----
 
+template <Result<void> (*Check)(const Parts&)>
 Result<void> check_written_sparse(const Object& o, const OpenWindows& open) {
   const ObjectFormat& f = *format_of(o);
   if (o.layout.empty())
@@ -392,7 +393,7 @@ Result<void> check_written_sparse(const Object& o, const OpenWindows& open) {
   std::vector<uint64_t> sizes;
   for (const Component& c : o.components) sizes.push_back(decoded_size(c).value_or(0));
   const Parts p{o, sizes, open};
-  return &f == &kSparseCsrFormat ? check_csr_parts(p) : check_coo_parts(p);
+  return Check(p);
 }
 
 // ---- values_in: v2 values hold nnz values, nnz from the index part's
@@ -472,7 +473,7 @@ const ObjectFormat kSparseCsrFormat = {
     .decoded_as = "densified",
     .check_structure = check_csr_structure,
     .check_content = check_decoded<check_csr_parts>,
-    .check_written = check_written_sparse,
+    .check_written = check_written_sparse<check_csr_parts>,
     .listed_attributes = {},
     .to_f32 = {csr_whole<float>, csr_chunks<float>},
     .to_f64 = {csr_whole<double>, csr_chunks<double>},
@@ -494,7 +495,7 @@ const ObjectFormat kSparseCooFormat = {
     .decoded_as = "densified",
     .check_structure = check_coo_structure,
     .check_content = check_decoded<check_coo_parts>,
-    .check_written = check_written_sparse,
+    .check_written = check_written_sparse<check_coo_parts>,
     .listed_attributes = {},
     .to_f32 = {coo_whole<float>, coo_chunks<float>},
     .to_f64 = {coo_whole<double>, coo_chunks<double>},
