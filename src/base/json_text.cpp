@@ -33,4 +33,48 @@ std::string dump_json(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+namespace {
+
+// Reads JSON as events, keeping only the first number that nlohmann could
+// not hold as a 64-bit integer although it is written as one (no fraction,
+// no exponent).
+class WideIntegerFinder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::optional<WideInteger> found;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t& text) override {
+    if (text.find_first_of(".eE") != string_t::npos) return true;
+    found = WideInteger{text, key_};
+    return false;  // the first is enough
+  }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  std::string key_;
+};
+
+}  // namespace
+
+std::optional<WideInteger> first_wide_integer(std::string_view text) {
+  WideIntegerFinder finder;
+  nlohmann::json::sax_parse(text.begin(), text.end(), &finder);
+  return finder.found;
+}
+
 }  // namespace zt

@@ -263,11 +263,17 @@ Result<std::vector<uint8_t>> json_object_to_cbor(std::string_view json, size_t m
              depth, max_depth);
   // A key given twice in one object would keep one value and lose the
   // other: refused, as the CBOR form refuses a duplicate key.
-  std::optional<RepeatedKey> twice;
-  OJson j = parse_json_checking_keys<OJson>(json, twice);
+  JsonTextFaults faults;
+  OJson j = parse_json_checking_keys<OJson>(json, faults);
   ZT_FAIL_IF(j.is_discarded(), argument, "attributes: not valid JSON text");
-  ZT_FAIL_IF(twice, argument, "attributes: key \"%s\" appears twice in one JSON object",
-             printable(std::string_view(twice->key).substr(0, 200)).c_str());
+  ZT_FAIL_IF(faults.repeated, argument, "attributes: key \"%s\" appears twice in one JSON object",
+             printable(std::string_view(faults.repeated->key).substr(0, 200)).c_str());
+  // An integer wider than 64 bits would be stored as a rounded double.
+  ZT_FAIL_IF(
+      faults.wide_integer, argument,
+      "attributes: \"%s\": %s does not fit 64 bits (a double would round it; give it as text)",
+      printable(std::string_view(faults.wide_integer->key).substr(0, 200)).c_str(),
+      std::string(faults.wide_integer->text.substr(0, 100)).c_str());
   ZT_FAIL_IF(!j.is_object() || is_bytes_object(j), argument,
              "attributes: the JSON text is not an object");
   CborWriter w;

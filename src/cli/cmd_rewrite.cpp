@@ -82,12 +82,74 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   return kOk;
 }
 
+// A key as notes show it: in quotes, control bytes escaped. (Appended, not
+// "\"" + s: GCC 12 warns of a memcpy overlap in that operator+ at -O3.)
+std::string shown_key(std::string_view key) {
+  std::string q = "\"";
+  q += printable(key);
+  q += '"';
+  return q;
+}
+
+// Whether the item at `node` is a map whose keys are all text.
+bool text_keyed(const cbor::Document& doc, uint32_t node) {
+  if (doc.node(node).kind != cbor::Kind::map) return false;
+  uint32_t k = cbor::Document::first_child(node);
+  for (uint32_t p = 0; p < doc.node(node).count; ++p) {
+    if (doc.node(k).kind != cbor::Kind::text) return false;
+    k = doc.next(doc.next(k));
+  }
+  return true;
+}
+
+// Entries of CBOR maps joined in order, the first value of a key kept.
+class JoinedMap {
+ public:
+  // Adds the entries of the map at `node` of `doc` (text keys); `says`
+  // returns what a note about a key whose value differs should call it
+  // (nothing: no note).
+  template <class Name>
+  void add(const cbor::Document& doc, uint32_t node, const std::string& path, Name says) {
+    uint32_t k = cbor::Document::first_child(node);
+    for (uint32_t p = 0; p < doc.node(node).count; ++p) {
+      const uint32_t v = doc.next(k);
+      std::string key(doc.node(k).str);
+      CborWriter value;
+      encode_value(doc, v, value);
+      if (const auto at = at_.find(key); at == at_.end()) {
+        at_.emplace(key, entries_.size());
+        entries_.emplace_back(std::move(key), value.take());
+      } else if (entries_[at->second].second != value.bytes()) {
+        if (const auto name = says(key))
+          std::fprintf(stderr, "zt: note: %s differs in %s; keeping the first value\n",
+                       name->c_str(), path.c_str());
+      }
+      k = doc.next(v);
+    }
+  }
+  std::vector<std::pair<std::string, std::vector<uint8_t>>>& entries() { return entries_; }
+  std::vector<uint8_t> encoded() const {
+    CborWriter map;
+    map.map(entries_.size());
+    for (const auto& [key, value] : entries_) {
+      map.text(key);
+      map.raw(value);
+    }
+    return map.take();
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> entries_;
+  std::unordered_map<std::string, size_t> at_;
+};
+
 // The inputs' file attributes as one map: the first input that sets a
 // key wins; conflicts are told on stderr. Values are compared and copied as
-// CBOR, exactly.
+// CBOR, exactly. A keyed attribute (GGUF's "gguf.types": a map over the
+// other keys) is joined key by key, so each file's keys keep what it says.
 Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Input*>& inputs) {
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> kept;
-  std::unordered_map<std::string, size_t> kept_at;
+  JoinedMap top;
+  std::unordered_map<std::string, JoinedMap> keyed;
   for (const auto& in : inputs) {
     if (!in->has_attributes || in->attributes_cbor.empty()) continue;
     auto doc = cbor::decode(in->attributes_cbor);
@@ -99,28 +161,29 @@ Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Inpu
     uint32_t k = cbor::Document::first_child(0);
     for (uint32_t p = 0; p < doc->root().count; ++p) {
       const uint32_t v = doc->next(k);
-      const std::string key(doc->node(k).str);
-      CborWriter value;
-      encode_value(*doc, v, value);
-      if (const auto at = kept_at.find(key); at == kept_at.end()) {
-        kept_at.emplace(key, kept.size());
-        kept.emplace_back(key, value.take());
-      } else if (kept[at->second].second != value.bytes()) {
-        std::fprintf(stderr,
-                     "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
-                     printable(key).c_str(), in->path.c_str());
-      }
+      const std::string_view key = doc->node(k).str;
+      if (foreign::is_keyed_attribute(key) && text_keyed(*doc, v))
+        keyed[std::string(key)].add(
+            *doc, v, in->path, [&](const std::string& inner) -> std::optional<std::string> {
+              return shown_key(inner) + " in file attribute " + shown_key(key);
+            });
       k = doc->next(v);
     }
+    top.add(*doc, 0, in->path, [&](const std::string& key) -> std::optional<std::string> {
+      if (keyed.count(key)) return std::nullopt;  // joined key by key, noted there
+      return std::string("file attribute ") + shown_key(key);
+    });
   }
-  CborWriter merged;
-  merged.map(kept.size());
-  for (const auto& [key, value] : kept) {
-    merged.text(key);
-    merged.raw(value);
-  }
-  return merged.take();
+  for (auto& [key, value] : top.entries())
+    if (const auto joined = keyed.find(key); joined != keyed.end())
+      value = joined->second.encoded();
+  return top.encoded();
 }
+
+// The options of convert that only a .zt output has a use for.
+constexpr const char* kZtWriterOnly[] = {"--compress",   "--planes",         "--digest",
+                                         "--threads",    "--format-version", "--no-canonical",
+                                         "--shard-size", "--keep-shards"};
 
 }  // namespace
 
@@ -132,15 +195,21 @@ int run_convert(const Args& a) {
   const std::string& out = a.pos[1];
   const bool hf = a.has("--hf");
   const foreign::FileKind out_kind = foreign::kind_from_path(out);
-  if (hf && (a.has("--shard-size") || a.has("--keep-shards") || a.has("--format-version") ||
-             a.has("--compress")))
-    return usage_error("convert",
-                       "--hf writes a safetensors checkpoint folder; --shard-size, "
-                       "--keep-shards, --format-version and --compress do not apply");
   if (!hf && out_kind != foreign::FileKind::zt && out_kind != foreign::FileKind::safetensors &&
       out_kind != foreign::FileKind::gguf)
     return usage_error(
         "convert", "OUT must end in .zt, .safetensors or .gguf (use zt export for a single .npy)");
+  if (hf || out_kind != foreign::FileKind::zt)
+    // What only the .zt writer does is refused for other outputs, not
+    // silently dropped: a user who asked for zstd or sha256 would get a
+    // file without them and no word of it.
+    for (const char* zt_only : kZtWriterOnly)
+      if (a.has(zt_only)) {
+        std::string why = zt_only;
+        why += " applies to .zt output; ";
+        why += hf ? "--hf writes a safetensors checkpoint folder" : printable(out) + " is not one";
+        return usage_error("convert", why);
+      }
   foreign::ReadOptions read;
   read.skip_unknown_types = a.has("--skip-unknown");
   auto in = Input::open(a.pos[0], read);
@@ -236,12 +305,15 @@ int run_append(const Args& a) {
   // The inputs' file attributes join the file's, as zt merge joins them
   // (they were dropped without a word); without any, the file's stay as
   // they are stored, and the file is read by the writer alone.
+  // The new objects' digests are the file's algorithm unless --digest
+  // says otherwise (a sha256 file got xxh3 digests for them).
+  auto t = Input::open(target);
+  if (!t) return report(t.error(), target);
+  keep_digest(a, **t, opt);
   std::optional<std::vector<uint8_t>> joined;
   if (std::any_of(inputs.begin(), inputs.end(), [](const auto& in) {
         return in->has_attributes && in->attributes_cbor.size() > 1;  // more than an empty map
       })) {
-    auto t = Input::open(target);
-    if (!t) return report(t.error(), target);
     std::vector<const Input*> sources{t->get()};  // the file's own values win
     for (const auto& in : inputs) sources.push_back(in.get());
     auto attrs = merged_file_attributes(sources);

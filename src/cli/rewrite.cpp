@@ -107,23 +107,25 @@ Result<void> writer_options(const Args& a, RewriteOptions& o) {
 // Without --format-version, a rewrite of one .zt file keeps its container:
 // `zt compress` of a v2 file writes v2, and of a sharded v2 model a model
 // sharded as it was (--keep-shards), unless --shard-size says otherwise.
+void keep_digest(const Args& a, const Input& in, RewriteOptions& o) {
+  // A sha256 model compressed in place came back with xxh3 digests, a
+  // weaker check, and another zt id.
+  if (a.has("--digest")) return;
+  std::optional<DigestAlgo> seen;
+  bool mixed = false;
+  for (const Item& it : in.items)
+    for (const Part& p : it.parts) {
+      if (!p.digest) continue;
+      const DigestAlgo algo = digest_algo_from_name(p.digest->substr(0, p.digest->find(':')));
+      mixed = mixed || (seen && *seen != algo);
+      seen = algo;
+    }
+  if (seen && !mixed && (*seen == DigestAlgo::sha256 || *seen == DigestAlgo::xxh3))
+    o.writer.digest = *seen;
+}
+
 void keep_container(const Args& a, const Input& in, RewriteOptions& o) {
-  // The input's digest algorithm, where all its parts agree on one, unless
-  // --digest names one: a sha256 model compressed in place came back with
-  // xxh3 digests, a weaker check, and another zt id.
-  if (!a.has("--digest")) {
-    std::optional<DigestAlgo> seen;
-    bool mixed = false;
-    for (const Item& it : in.items)
-      for (const Part& p : it.parts) {
-        if (!p.digest) continue;
-        const DigestAlgo algo = digest_algo_from_name(p.digest->substr(0, p.digest->find(':')));
-        mixed = mixed || (seen && *seen != algo);
-        seen = algo;
-      }
-    if (seen && !mixed && (*seen == DigestAlgo::sha256 || *seen == DigestAlgo::xxh3))
-      o.writer.digest = *seen;
-  }
+  keep_digest(a, in, o);
   if (a.has("--format-version") || !in.reader()) return;
   if (in.reader()->manifest().generation == Generation::v2) o.writer.file_version = 2;
   if (!in.reader()->manifest().shards.empty() && o.writer.shard_bytes == 0) keep_input_shards(o);
@@ -464,7 +466,15 @@ Error qualified(Error e, const std::string& file, const std::string& object) {
 // `attributes`: the file attributes as an encoded CBOR map (an empty map,
 // or none, writes none).
 Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
-                      const std::vector<uint8_t>* attributes, const RewriteOptions& opt, const char* label) {
+                      const std::vector<uint8_t>* attributes, RewriteOptions opt,
+                      const char* label) {
+  // --keep-shards of a model that is one file keeps it one file: the split
+  // it keeps is none (it wrote a root and one data shard).
+  if (opt.keep_shards && std::all_of(plan.begin(), plan.end(),
+                                     [](const Planned& p) { return p.in->model_files == 1; })) {
+    opt.keep_shards = false;
+    opt.writer.shard_bytes = 0;
+  }
   const WriterOptions options = writer_for(opt);
   auto w = Writer::open(out, options);
   if (!w) return qualified(std::move(w).error(), out);

@@ -45,7 +45,11 @@ struct Planned {
 // Writer options shared by the commands: --level, --compress=LEVEL,
 // --digest, --threads.
 Result<void> writer_options(const Args& a, RewriteOptions& o);
-// Without --format-version, a rewrite of one .zt file keeps its container.
+// Without --digest, the input's digest algorithm where all its parts agree
+// on one (sha256 or xxh3).
+void keep_digest(const Args& a, const Input& in, RewriteOptions& o);
+// Without --format-version, a rewrite of one .zt file keeps its container
+// (and, as keep_digest, its digest algorithm).
 void keep_container(const Args& a, const Input& in, RewriteOptions& o);
 // Bytes the items decode to, for the progress bar.
 uint64_t decoded_total(const Input& in, const std::vector<size_t>& items);
@@ -59,7 +63,7 @@ Result<void> copy_item(const Input& in, size_t i, const std::string& name, Write
 // Writes the planned objects to the .zt file `out`; `attributes`: the file
 // attributes as an encoded CBOR map (an empty map, or none, writes none).
 Result<void> write_zt(const std::string& out, const std::vector<Planned>& plan,
-                      const std::vector<uint8_t>* attributes, const RewriteOptions& opt,
+                      const std::vector<uint8_t>* attributes, RewriteOptions opt,
                       const char* label);
 // Every object of `in`, under its own name.
 std::vector<Planned> all_of(const Input& in);

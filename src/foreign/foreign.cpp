@@ -50,13 +50,14 @@ constexpr std::string_view kPytorchExt[] = {".pt", ".pth", ".bin", ".ckpt"};
 constexpr std::string_view kOnnxExt[] = {".onnx"};
 // Before every other: "x.index.json" is a sharded checkpoint whatever precedes.
 constexpr std::string_view kHfIndexExt[] = {".index.json"};
+constexpr std::string_view kGgufKeyed[] = {"gguf.types"};
 
 // One entry per foreign format; kind_from_path takes the first whose
 // extension matches.
 constexpr ForeignFormat kFormats[] = {
     {FileKind::hf_index, "hf_index", "sharded checkpoint", kHfIndexExt, read_hf_index},
     {FileKind::safetensors, "safetensors", "safetensors", kSafetensorsExt, read_safetensors_file},
-    {FileKind::gguf, "gguf", "gguf", kGgufExt, read_gguf},
+    {FileKind::gguf, "gguf", "gguf", kGgufExt, read_gguf, kGgufKeyed},
     {FileKind::npy, "npy", "npy", kNpyExt, read_npy_file},
     {FileKind::npz, "npz", "npz", kNpzExt, read_npz_file},
     {FileKind::pytorch, "pytorch", "pytorch", kPytorchExt, read_pytorch_file},
@@ -73,6 +74,14 @@ const ForeignFormat* foreign_format(FileKind k) {
   for (const ForeignFormat& f : kFormats)
     if (f.kind == k) return &f;
   return nullptr;
+}
+
+bool is_keyed_attribute(std::string_view key) {
+  for (const ForeignFormat& f : kFormats)
+    if (std::find(f.keyed_attributes.begin(), f.keyed_attributes.end(), key) !=
+        f.keyed_attributes.end())
+      return true;
+  return false;
 }
 
 FileKind kind_from_path(std::string_view path) {
@@ -105,6 +114,15 @@ Result<ForeignFile> read_by_kind(const std::string& path, FileKind kind,
 
 // What a reader returns goes straight to zt::Writer: refuse here, naming the
 // file, what the writer would refuse later.
+Result<void> refuse_wide_integer(const char* path, const JsonTextFaults& faults) {
+  if (!faults.wide_integer) return {};
+  const WideInteger& w = *faults.wide_integer;
+  return make_error(Status::invalid,
+                    "%s: \"%s\": the integer %s does not fit 64 bits (it would be rounded)", path,
+                    printable(std::string_view(w.key).substr(0, 200)).c_str(),
+                    std::string(std::string_view(w.text).substr(0, 100)).c_str());
+}
+
 Result<void> check_writable(const std::string& path, const ForeignFile& f) {
   for (const ForeignObject& o : f.objects) {
     ZT_FAIL_IF(

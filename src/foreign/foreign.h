@@ -15,6 +15,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/json_text.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "manifest/json.h"
@@ -111,7 +112,14 @@ struct ForeignFormat {
   std::string_view label;  // kind_name
   std::span<const std::string_view> extensions;
   Result<ForeignFile> (*read)(const std::string& path, const ReadOptions& options);
+  // File attributes whose value is a map over the other attributes' keys
+  // (GGUF's "gguf.types"): files merged into one join them key by key, or
+  // the second file's keys would lose what the map says of them.
+  std::span<const std::string_view> keyed_attributes = {};
 };
+
+// Whether some foreign format names `key` among its keyed_attributes.
+bool is_keyed_attribute(std::string_view key);
 
 // The descriptor of a foreign kind; nullptr for zt and unknown.
 const ForeignFormat* foreign_format(FileKind k);
@@ -128,6 +136,10 @@ Result<std::optional<std::string>> model_entry(const std::string& path);
 // names (not empty, no NUL, UTF-8, within ZT_MAX_NAME_BYTES) and bool bytes
 // of 0 or 1 where they are held. `path` names the file in messages.
 Result<void> check_writable(const std::string& path, const ForeignFile& f);
+
+// A JSON file's integer wider than 64 bits, refused (ZT_ERR_INVALID,
+// naming file, key and number): it would become a rounded double.
+Result<void> refuse_wide_integer(const char* path, const JsonTextFaults& faults);
 
 // Reads any supported foreign file by its extension.
 Result<ForeignFile> read_foreign(const std::string& path, const ReadOptions& options = {});

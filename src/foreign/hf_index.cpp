@@ -38,11 +38,12 @@ Result<nlohmann::json> parse_index_text(const char* p, std::string_view text) {
   ZT_FAIL_IF(depth > 16, invalid, "%s: the index nests %zu levels deep", p, depth);
   // A key given twice in one object (a tensor of the weight_map, a second
   // "weight_map") would silently replace the other.
-  std::optional<RepeatedKey> twice;
-  nlohmann::json j = parse_json_checking_keys<nlohmann::json>(text, twice);
+  JsonTextFaults faults;
+  nlohmann::json j = parse_json_checking_keys<nlohmann::json>(text, faults);
   ZT_FAIL_IF(j.is_discarded(), format, "%s: not valid JSON", p);
-  ZT_FAIL_IF(twice, invalid, "%s: \"%s\" appears twice", p,
-             printable(std::string_view(twice->key).substr(0, 200)).c_str());
+  ZT_FAIL_IF(faults.repeated, invalid, "%s: \"%s\" appears twice", p,
+             printable(std::string_view(faults.repeated->key).substr(0, 200)).c_str());
+  ZT_TRY(refuse_wide_integer(p, faults));
   ZT_FAIL_IF(!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object(), format,
              "%s: not a sharded checkpoint index (no \"weight_map\" object)", p);
   return j;

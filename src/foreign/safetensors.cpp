@@ -247,14 +247,16 @@ Result<Header> parse_header(const std::string& path, std::span<const uint8_t> he
   // a linear search, quadratic in the tensor count. File order comes from
   // the offsets anyway. A key given twice would silently shadow the other:
   // a tensor name, or a key of __metadata__.
-  std::optional<RepeatedKey> twice;
-  const nlohmann::json header = parse_json_checking_keys<nlohmann::json>(text, twice);
+  JsonTextFaults faults;
+  const nlohmann::json header = parse_json_checking_keys<nlohmann::json>(text, faults);
   ZT_FAIL_IF(header.is_discarded(), format, "%s: the safetensors header is not valid JSON", p);
   ZT_FAIL_IF(!header.is_object(), format, "%s: the safetensors header is not a JSON object", p);
+  const auto& twice = faults.repeated;
   ZT_FAIL_IF(twice && twice->depth == 1, invalid, "%s: tensor \"%s\" appears twice in the header",
              p, printable(std::string_view(twice->key).substr(0, 200)).c_str());
   ZT_FAIL_IF(twice, invalid, "%s: key \"%s\" appears twice in one object of the header", p,
              printable(std::string_view(twice->key).substr(0, 200)).c_str());
+  ZT_TRY(refuse_wide_integer(p, faults));
 
   Header h;
   h.data_start = 8 + n;

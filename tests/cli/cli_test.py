@@ -1237,6 +1237,12 @@ class Safetensors(Base):
         self.assertIn("--format-version 2", p.stderr)
         self.zt("convert", "model.safetensors.index.json", "x.zt", "--format-version", "2", "--keep-shards",
                 "--shard-size", "1000000", code=2)
+        # A model that is one file keeps its (absent) split: one file, no
+        # shard, and the same bytes as without the option.
+        self.zt("convert", "flat.safetensors", "lone.zt", "--format-version", "2", "--keep-shards")
+        self.zt("convert", "flat.safetensors", "plain.zt", "--format-version", "2")
+        self.assertEqual([n for n in os.listdir(self.dir) if n.startswith("lone-")], [])
+        self.assertEqual(self.slurp("lone.zt"), self.slurp("plain.zt"))
 
     def test_sharded_index_rules(self):
         one = [("a", "F32", [1], np.ones(1, "<f4").tobytes())]
@@ -1332,6 +1338,25 @@ class Safetensors(Base):
         q = (k * 7 + n * 3) % 16
         scale = np.float16(0.01 + 0.001 * (((k // 32) * 64 + n) % 8))
         self.assertAlmostEqual(float(w[n, k]), float((q - 8) * np.float32(scale)), places=6)
+
+    def test_zt_writer_options_are_refused_for_other_outputs(self):
+        """Options only the .zt writer has a use for (zstd, byte planes, a
+        digest, v2, shards, threads) are a usage error for a .safetensors,
+        .gguf or --hf output: they were dropped without a word, and a user who
+        asked for zstd got a raw file."""
+        self.demo()
+        cases = [("--compress",), ("--compress=9",), ("--planes",), ("--digest", "sha256"),
+                 ("--threads", "2"), ("--format-version", "2"), ("--no-canonical",),
+                 ("--shard-size", "1000"), ("--keep-shards",)]
+        for out, extra in (("o.safetensors", ["--densify"]), ("o.gguf", []), ("o_hf", ["--hf"])):
+            for opt in cases:
+                with self.subTest(out=out, opt=opt):
+                    p = self.zt("convert", "demo.zt", out, *extra, *opt, code=2)
+                    # (the shard options are refused earlier without --format-version 2)
+                    self.assertIn(opt[0].split('=')[0], p.stderr)
+                    self.assertFalse(os.path.exists(self.path(out)))
+        # What does apply still works: --densify to safetensors.
+        self.zt("convert", "demo.zt", "o.safetensors", "--densify")
 
 
 class Npy(Base):
@@ -1549,6 +1574,33 @@ class Gguf(Base):
         for name in ("back2.gguf", "back3.gguf"):
             with open(self.path(name), "rb") as f:
                 self.assertEqual(f.read(), blob, name)
+
+    def test_merged_gguf_files_keep_every_keys_type(self):
+        """zt merge (and append) of GGUF files join gguf.types key by key:
+        only the first file's map was kept, so the second file's keys went
+        back to GGUF with the type their value suggests (u8 200 became
+        int64)."""
+        one = build_gguf([("general.alignment", GGUF_U32, 32), ("a.u16", GGUF_U16, 7)],
+                         [("x", [2], GGML_F32, struct.pack("<2f", 1, 2))])
+        two = build_gguf([("general.alignment", GGUF_U32, 32), ("b.u8", GGUF_U8, 200),
+                          ("a.u16", GGUF_U32, 9)],
+                         [("y", [1], GGML_F32, struct.pack("<f", 3))])
+        for name, blob in (("one.gguf", one), ("two.gguf", two)):
+            with open(self.path(name), "wb") as f:
+                f.write(blob)
+        p = self.zt("merge", "one.gguf", "two.gguf", "-o", "m.zt")
+        self.assertIn('"a.u16" in file attribute "gguf.types" differs in two.gguf', p.stderr)
+        self.assertIn('file attribute "a.u16" differs in two.gguf', p.stderr)
+        self.assertNotIn('note: file attribute "gguf.types"', p.stderr)
+        types = self.info("m.zt")["attributes"]["gguf.types"]
+        self.assertEqual(types, {"general.alignment": "uint32", "a.u16": "uint16", "b.u8": "uint8"})
+        self.zt("convert", "m.zt", "m.gguf")
+        self.zt("convert", "m.gguf", "again.zt")
+        self.assertEqual(self.info("again.zt")["attributes"]["gguf.types"], types)
+        # append joins them the same way.
+        self.zt("convert", "one.gguf", "v2.zt", "--format-version", "2")
+        self.zt("append", "v2.zt", "two.gguf")
+        self.assertEqual(self.info("v2.zt")["attributes"]["gguf.types"], types)
 
     def test_other_inputs_to_gguf(self):
         a = np.arange(6, dtype="<f4").reshape(2, 3)
@@ -2198,6 +2250,13 @@ class Rewrite(Base):
         self.assertTrue(digests and all(d.startswith("sha256:") for d in digests), digests)
         self.zt("compress", "s.zt", "--in-place", "--digest", "xxh3")  # asked for: another id
         self.assertNotEqual(self.zt("id", "s.zt").stdout.split()[0], before)
+        # append: the new objects take the file's algorithm (they got xxh3).
+        self.zt("convert", "m.zt", "a.zt", "--format-version", "2", "--digest", "sha256")
+        np.save(self.path("extra.npy"), np.arange(5, dtype="<i4"))
+        self.zt("append", "a.zt", "extra.npy")
+        digests = [c["digest"] for o in self.info("a.zt")["objects"] for c in o["components"]]
+        self.assertTrue(len(digests) > 1 and all(d.startswith("sha256:") for d in digests), digests)
+        self.zt("verify", "a.zt")
 
     def test_v2_append(self):
         """zt append (v2 spec 2.5): new and replacing objects after bytes that

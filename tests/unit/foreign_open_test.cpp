@@ -183,6 +183,36 @@ TEST_F(ForeignOpen, AKeyTwiceInOneJsonObjectIsRefused) {
   EXPECT_NE(index.error.find("\"weight_map\" appears twice"), std::string::npos) << index.error;
 }
 
+// An integer wider than 64 bits became a double, rounded without a word:
+// 2^64 + 1 in metadata came back as 18446744073709551616.
+TEST_F(ForeignOpen, AnIntegerWiderThan64BitsIsRefused) {
+  const Bytes w = le(std::vector<float>{1, 2});
+  const std::string entry = R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const Opened wide = open(
+      write("wide.safetensors",
+            safetensors(R"({"__metadata__":{"step":18446744073709551617},)" + entry + "}", w)));
+  EXPECT_EQ(wide.status, ZT_ERR_INVALID);
+  EXPECT_NE(wide.error.find("\"step\": the integer 18446744073709551617 does not fit 64 bits"),
+            std::string::npos)
+      << wide.error;
+  // Doubles written as doubles, and 64-bit integers, are kept.
+  const Opened fine = open(write(
+      "fine.safetensors",
+      safetensors(R"({"__metadata__":{"a":1.5,"b":1e300,"c":18446744073709551615},)" + entry + "}",
+                  w)));
+  EXPECT_EQ(fine.status, ZT_OK) << fine.error;
+
+  write("s.safetensors", safetensors("{" + entry + "}", w));
+  write(
+      "model.safetensors.index.json",
+      bytes_of(
+          R"({"metadata":{"total_size":-99999999999999999999},"weight_map":{"w":"s.safetensors"}})"));
+  const Opened index = open(dir_ + "/model.safetensors.index.json");
+  EXPECT_EQ(index.status, ZT_ERR_INVALID);
+  EXPECT_NE(index.error.find("-99999999999999999999 does not fit"), std::string::npos)
+      << index.error;
+}
+
 TEST_F(ForeignOpen, WithoutAllowForeignTheFileIsRefusedWithAHint) {
   const std::string path = write("m.safetensors", safetensors(R"({})", {}));
   const Opened o = open(path, false);

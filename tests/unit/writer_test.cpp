@@ -807,6 +807,19 @@ TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
       zt_writer_set_file_attributes_json(w, R"({"m": {"k": 1}, "n": {"k": 2}, "k": [{"k": 3}]})"),
       ZT_OK)
       << zt_last_error();
+  // An integer wider than 64 bits would be stored as a rounded double.
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"n": {"big": 18446744073709551616}})"),
+            ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("\"big\": 18446744073709551616 does not fit 64 bits"),
+            std::string::npos)
+      << zt_last_error();
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"n": [-9223372036854775809]})"),
+            ZT_ERR_ARGUMENT);
+  ASSERT_EQ(
+      zt_writer_set_file_attributes_json(
+          w, R"({"u": 18446744073709551615, "i": -9223372036854775808, "f": 1e30, "g": 2.5})"),
+      ZT_OK)
+      << zt_last_error();
   ASSERT_EQ(zt_writer_set_file_attributes_json(w, "{}"), ZT_OK);
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   // Nothing refused left a trace: an empty, valid file of 1.2.0.
