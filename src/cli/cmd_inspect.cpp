@@ -1,6 +1,7 @@
 // zt info, zt ls, zt dump, zt verify.
 #include <cstdio>
 #include <map>
+#include <random>
 
 #include "cbor/cbor_item.h"
 #include "codec/digest.h"
@@ -138,15 +139,34 @@ Totals totals_of(const Input& in) {
 // Attribute maps are not built as JSON trees in the info document: each is
 // a placeholder string there, replaced in the printed text by the map's
 // JSON written straight from its CBOR (cbor::append_json), at the indentation
-// of the placeholder. Control characters cannot appear unescaped in dumped
-// text, so "\u0001" opens no other string.
-constexpr std::string_view kAttributesMark = "\\u0001zt-attributes-";
+// of the placeholder. A name or value of the file can hold any text, the
+// placeholder's too: so the mark holds a token drawn for this run, which no
+// file can know, and the placeholders are taken only in the order they were
+// made.
+class AttributeMaps {
+ public:
+  AttributeMaps() {
+    std::random_device random;
+    char hex[33];
+    std::snprintf(hex, sizeof hex, "%08x%08x%08x%08x", random(), random(), random(), random());
+    token_ = hex;
+  }
+  Json mark(std::span<const uint8_t> cbor) {
+    if (cbor.empty()) return Json::object();
+    maps_.push_back(cbor);
+    return "\x01zt-attributes-" + token_ + "-" + std::to_string(maps_.size() - 1);
+  }
+  // How the mark of map `k` reads in dumped JSON text, quotes included.
+  std::string printed(size_t k) const {
+    return "\"\\u0001zt-attributes-" + token_ + "-" + std::to_string(k) + "\"";
+  }
+  size_t size() const { return maps_.size(); }
+  std::span<const uint8_t> operator[](size_t k) const { return maps_[k]; }
 
-Json attributes_mark(std::vector<std::span<const uint8_t>>& maps, std::span<const uint8_t> cbor) {
-  if (cbor.empty()) return Json::object();
-  maps.push_back(cbor);
-  return "\x01zt-attributes-" + std::to_string(maps.size() - 1);
-}
+ private:
+  std::string token_;
+  std::vector<std::span<const uint8_t>> maps_;
+};
 
 void print_and_clear(std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -156,16 +176,13 @@ void print_and_clear(std::string& text) {
 // Prints `text` with each placeholder replaced, each map's text written as
 // it is made (cbor::JsonStyle::drain): what is held is a piece of 64 KiB,
 // whatever the attributes hold.
-void print_with_attributes(const std::string& text,
-                           const std::vector<std::span<const uint8_t>>& maps, int indent) {
+void print_with_attributes(const std::string& text, const AttributeMaps& maps, int indent) {
   std::string out;
   size_t from = 0;
-  for (;;) {
-    const size_t at = text.find(kAttributesMark, from);
-    if (at == std::string::npos || at == 0) break;
-    const size_t quote = at - 1;  // the opening quote
-    const size_t end = text.find('"', at);
-    const size_t k = std::stoul(text.substr(at + kAttributesMark.size(), end - at - kAttributesMark.size()));
+  for (size_t k = 0; k < maps.size(); ++k) {
+    const std::string mark = maps.printed(k);
+    const size_t quote = text.find(mark, from);
+    if (quote == std::string::npos) break;
     const size_t line = text.rfind('\n', quote);
     const size_t first = line == std::string::npos ? 0 : line + 1;
     const size_t spaces = text.find_first_not_of(' ', first) - first;
@@ -176,13 +193,13 @@ void print_with_attributes(const std::string& text,
     style.drain = print_and_clear;
     if (!cbor::append_json(maps[k], out, style)) out += "null";
     print_and_clear(out);
-    from = end + 1;
+    from = quote + mark.size();
   }
   out.append(text, from, std::string::npos);
   print_and_clear(out);
 }
 
-Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
+Json info_json(const Input& in, AttributeMaps& maps) {
   const Totals t = totals_of(in);
   Json j = Json::object();
   j["file"] = in.path;
@@ -197,14 +214,14 @@ Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
   j["component_count"] = t.components;
   j["stored_bytes"] = t.stored;
   j["decoded_bytes"] = t.decoded_known ? Json(t.decoded) : Json(nullptr);
-  j["attributes"] = attributes_mark(maps, in.attributes_cbor);
+  j["attributes"] = maps.mark(in.attributes_cbor);
   Json objects = Json::array();
   for (const Item& it : in.items) {
     Json o = Json::object();
     o["name"] = it.name;
     o["format"] = it.format;
     o["shape"] = it.shape;
-    if (it.has_attributes) o["attributes"] = attributes_mark(maps, it.attributes_cbor);
+    if (it.has_attributes) o["attributes"] = maps.mark(it.attributes_cbor);
     Json comps = Json::array();
     for (const Part& p : it.parts) {
       Json c = Json::object();
@@ -224,7 +241,11 @@ Json info_json(const Input& in, std::vector<std::span<const uint8_t>>& maps) {
   return j;
 }
 
-void print_table(const std::vector<std::vector<std::string>>& rows) {
+// Cells are a file's text (names, formats, roles): shown with control bytes
+// as \xNN, as messages show them.
+void print_table(std::vector<std::vector<std::string>> rows) {
+  for (auto& r : rows)
+    for (auto& cell : r) cell = printable(cell);
   std::vector<size_t> w;
   for (const auto& r : rows)
     for (size_t c = 0; c < r.size(); ++c) {
@@ -268,12 +289,13 @@ void print_info(const Input& in) {
   else
     std::printf("decoded     unknown (a legacy zstd component does not state its size)\n");
   bool first = true;
-  const auto shown = for_each_attribute(in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
-    std::printf("%s%.*s: %s\n", first ? "attributes  " : "            ", static_cast<int>(k.size()), k.data(),
-                clipped(attribute_text(v, 100), 100).c_str());
-    first = false;
-    return {};
-  });
+  const auto shown = for_each_attribute(
+      in.attributes_cbor, [&](std::string_view k, std::span<const uint8_t> v) -> Result<void> {
+        std::printf("%s%s: %s\n", first ? "attributes  " : "            ", printable(k).c_str(),
+                    clipped(attribute_text(v, 100), 100).c_str());
+        first = false;
+        return {};
+      });
   if (first) std::printf("attributes  %s\n", shown ? "(none)" : "(unreadable)");
   if (in.items.empty()) return;
   std::printf("\n");
@@ -305,7 +327,7 @@ void print_info(const Input& in) {
       rows.push_back({"  ." + p.role, "", "", part_dtype(p), p.encoding, human_bytes(p.stored),
                       ratio_text(p.decoded, p.stored), short_digest(p.digest)});
   }
-  print_table(rows);
+  print_table(std::move(rows));
 }
 
 Result<std::unique_ptr<Input>> open_input(const std::string& path) {
@@ -319,7 +341,7 @@ int run_info(const Args& a) {
   auto in = open_input(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
   if (a.has("--json")) {
-    std::vector<std::span<const uint8_t>> maps;
+    AttributeMaps maps;
     const std::string text = info_json(**in, maps).dump(2, ' ', false, Json::error_handler_t::replace);
     print_with_attributes(text, maps, 2);
     std::printf("\n");
@@ -333,13 +355,16 @@ int run_ls(const Args& a) {
   auto in = open_input(a.pos[0]);
   if (!in) return report(in.error(), a.pos[0]);
   if (!a.has("--long")) {
-    for (const Item& it : (*in)->items) std::printf("%s\n", it.name.c_str());
+    // Names as text for people and scripts: control bytes as \xNN (a name
+    // holding a newline would read as two; an escape sequence would move
+    // the terminal).
+    for (const Item& it : (*in)->items) std::printf("%s\n", printable(it.name).c_str());
     return kOk;
   }
   std::vector<std::vector<std::string>> rows;
   for (const Item& it : (*in)->items)
     rows.push_back({it.name, it.format, shape_text(it.shape), object_dtype(**in, it)});
-  print_table(rows);
+  print_table(std::move(rows));
   return kOk;
 }
 
@@ -476,13 +501,15 @@ int verify_zt(const std::string& path, const Reader& r, bool verbose) {
       n.failures++;
       // Core messages name the object already; others get its name.
       const std::string& msg = ok.error().message;
-      if (msg.find("\"" + o.name + "\"") != std::string::npos)
+      const std::string name = printable(o.name);  // as messages show it
+      if (msg.find("\"" + name + "\"") != std::string::npos)
         std::printf("  FAIL  %s\n", msg.c_str());
       else
-        std::printf("  FAIL  object \"%s\": %s\n", o.name.c_str(), msg.c_str());
+        std::printf("  FAIL  object \"%s\": %s\n", name.c_str(), msg.c_str());
     } else if (verbose) {
-      std::printf("  ok    %s (%s, %zu component%s)\n", o.name.c_str(), o.format.c_str(),
-                  o.components.size(), o.components.size() == 1 ? "" : "s");
+      std::printf("  ok    %s (%s, %zu component%s)\n", printable(o.name).c_str(),
+                  printable(o.format).c_str(), o.components.size(),
+                  o.components.size() == 1 ? "" : "s");
     }
   }
   progress.finish();

@@ -105,9 +105,10 @@ int run_cat(const Args& a) {
   if (!v) return report(v.error(), a.pos[0]);
   const Item& it = (*in)->items[*i];
   const auto role = a.get("--component");
-  std::printf("# %s%s: %s %s %s\n", it.name.c_str(), role ? ("." + *role).c_str() : "",
-              role ? "component" : it.format.c_str(), shape_text((*v)->shape).c_str(),
-              (*v)->what.c_str());
+  std::printf("# %s%s: %s %s %s\n", printable(it.name).c_str(),
+              role ? printable("." + *role).c_str() : "",
+              role ? "component" : printable(it.format).c_str(), shape_text((*v)->shape).c_str(),
+              printable((*v)->what).c_str());
   PrintOptions opt;
   opt.full = a.has("--full");
   opt.precision = (*v)->precision;

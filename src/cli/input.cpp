@@ -160,8 +160,8 @@ void note_skipped(const std::string& path, const Manifest& m) {
   if (!skipped.is_array()) return;
   for (const Json& s : skipped)
     std::fprintf(stderr, "zt: note: %s: tensor \"%s\" of unknown GGML type %u skipped\n",
-                 location_for_messages(path).c_str(), s.value("name", std::string()).c_str(),
-                 s.value("ggml_type", 0u));
+                 location_for_messages(path).c_str(),
+                 printable(s.value("name", std::string())).c_str(), s.value("ggml_type", 0u));
 }
 
 }  // namespace

@@ -1827,6 +1827,39 @@ class Hostile(Base):
         text = header if isinstance(header, bytes) else json.dumps(header).encode()
         return struct.pack("<Q", len(text) if length is None else length) + text + data
 
+    def test_names_are_shown_not_obeyed(self):
+        """A file's names are text to show: `zt info --json` stays valid JSON
+        whatever they hold (a name spelling the placeholder of an attribute
+        map read out of bounds, or threw), and the text outputs show control
+        bytes as \\xNN (an escape sequence moved the terminal; a newline
+        forged a line of diff)."""
+        names = ["\x01zt-attributes-100000", "\x01zt-attributes-z", "\\u0001zt-attributes-0",
+                 "x\n+ evil  dense [1] f32", "\x1b]0;owned\x07\x1b[2Jw"]
+        meta = {"format": "pt", "\x1bk": "v\x1b"}
+        tensors = [(n, "F32", [1], struct.pack("<f", i)) for i, n in enumerate(names)]
+        write_safetensors(self.path("n.safetensors"), tensors, meta)
+        write_safetensors(self.path("m.safetensors"), tensors[:2], {"format": "pt"})
+        j = self.info("n.safetensors")
+        self.assertEqual([o["name"] for o in j["objects"]], names)
+        self.assertEqual(j["attributes"], meta)
+        outputs = [self.zt("ls", "n.safetensors").stdout, self.zt("ls", "-l", "n.safetensors").stdout,
+                   self.zt("info", "n.safetensors").stdout,
+                   self.zt("diff", "n.safetensors", "m.safetensors", code=1).stdout,
+                   self.zt("diff", "m.safetensors", "n.safetensors", code=1).stdout,
+                   self.zt("cat", "n.safetensors", names[4]).stdout]
+        for out in outputs:
+            self.assertNotIn("\x1b", out)
+            self.assertNotIn("\x01", out)
+            self.assertNotIn("\n+ evil", out)
+        self.assertEqual(outputs[0].splitlines(), ["\\x01zt-attributes-100000", "\\x01zt-attributes-z",
+                                                   "\\u0001zt-attributes-0", "x\\x0a+ evil  dense [1] f32",
+                                                   "\\x1b]0;owned\\x07\\x1b[2Jw"])
+        self.assertIn("+ x\\x0a+ evil", outputs[4])
+        self.zt("convert", "n.safetensors", "n.zt")
+        verify = self.zt("verify", "-v", "n.zt").stdout
+        self.assertNotIn("\x1b", verify)
+        self.assertIn("ok    \\x1b]0;owned", verify)
+
     def test_safetensors(self):
         t = lambda dt, shape, a, b: {"dtype": dt, "shape": shape, "data_offsets": [a, b]}
         self.refuse("short.safetensors", b"\x01\x02", "too short")
