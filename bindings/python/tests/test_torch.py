@@ -235,3 +235,93 @@ def test_bool_bytes_other_than_0_and_1_are_refused_by_the_loaders(tmp_path, vers
             load()
         assert e.value.status_name == "ZT_ERR_INVALID" and "bool byte 0x02 at element 1" in str(e.value)
     assert zt.safe_open(p, "pt").get_tensor("x").tolist() == [0.0, 1.0, 2.0]
+
+
+# ---------------------------------------------------------------------------
+# what the savers refuse, and when
+
+
+class Views(torch.nn.Module):
+    """A parameter and a buffer over the same storage, read another way."""
+
+    def __init__(self, view):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor([1.5, -2.0, 3.25]))
+        self.register_buffer("v", view(self.w.data))
+
+
+@pytest.mark.parametrize("view", [lambda w: w.view(torch.int32), torch._neg_view],
+                         ids=["int32", "neg"])
+def test_save_model_refuses_views_of_another_dtype_or_sign(tmp_path, view):
+    with pytest.raises(ValueError, match="different views"):
+        zt.save_model(Views(view), tmp_path / "m.zt")
+    assert not (tmp_path / "m.zt").exists()
+
+
+def test_save_model_refuses_a_conjugate_view_as_an_alias(tmp_path):
+    m = torch.nn.Module()
+    m.z = torch.nn.Parameter(torch.tensor([1 + 2j, 3 - 1j]))
+    m.register_buffer("c", m.z.data.conj())
+    with pytest.raises(ValueError, match="different views"):
+        zt.save_model(m, tmp_path / "m.zt")
+
+
+def test_conjugate_and_negative_views_save_their_values(tmp_path):
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    t = {"conj": z.conj(), "neg": z.clone().conj().imag}  # is_conj(), is_neg(): bits, not values
+    assert t["conj"].is_conj() and t["neg"].is_neg()
+    zt.save_file(t, tmp_path / "t.zt")
+    got = zt.load_file(tmp_path / "t.zt")
+    assert torch.equal(got["conj"], torch.tensor([1 - 2j, 3 + 1j]))
+    assert torch.equal(got["neg"], torch.tensor([-2.0, 1.0]))
+
+
+def test_save_to_bytes_refuses_shards_and_append():
+    t = {"x": torch.zeros(4)}
+    with pytest.raises(ValueError, match="shard_bytes"):
+        zt.save(t, file_version=2, shard_bytes=1 << 20)
+    with pytest.raises(ValueError, match="append"):
+        zt.save(t, file_version=2, append=True)
+    assert zt.load(zt.save(t, file_version=2, shard_bytes=0))["x"].tolist() == [0.0] * 4
+
+
+def test_canonical_saves_sort_the_names(tmp_path):
+    torch.manual_seed(0)
+    m = torch.nn.Linear(2, 2)  # state_dict: weight before bias
+    zt.save_model(m, tmp_path / "m.zt", file_version=2, canonical=True)
+    m2 = torch.nn.Linear(2, 2)
+    assert zt.load_model(m2, tmp_path / "m.zt") == ([], [])
+    assert torch.equal(m2.weight, m.weight) and torch.equal(m2.bias, m.bias)
+    got = zt.load(zt.save({"b": torch.ones(2), "a": torch.zeros(3)}, file_version=2, canonical=True))
+    assert torch.equal(got["a"], torch.zeros(3)) and torch.equal(got["b"], torch.ones(2))
+    zt.save_file({"b": torch.ones(2), "a": torch.zeros(3)}, tmp_path / "o.zt")
+    with ztensor.open(tmp_path / "o.zt") as f:
+        assert list(f) == ["b", "a"]  # not canonical: the dict's order
+
+
+class NoWriter:
+    """Stands in for ztensor.Writer where a save must fail before opening one."""
+
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("the Writer was opened before the arguments were checked")
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"a": np.zeros(2)}, "'a'.*torch.Tensor"),
+    ({"s": torch.eye(2).to_sparse()}, "'s'.*to_dense"),
+    ({1: torch.zeros(2)}, "str"),
+    ({"q": torch.quantize_per_tensor(torch.zeros(2), 1.0, 0, torch.quint8)}, "'q'.*dtype"),
+], ids=["numpy", "sparse", "int-key", "dtype"])
+def test_save_file_refuses_bad_entries_with_a_type_error_first(tmp_path, monkeypatch, bad, match):
+    monkeypatch.setattr(zt, "Writer", NoWriter)
+    tensors = {"first": torch.zeros(3), **bad}  # the bad entry last
+    with pytest.raises(TypeError, match=match):
+        zt.save_file(tensors, tmp_path / "t.zt")
+
+
+def test_metadata_values_are_checked_before_any_tensor_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(zt, "Writer", NoWriter)
+    with pytest.raises(TypeError):
+        zt.save_file({"x": torch.zeros(2)}, tmp_path / "t.zt", {"k": object()})
+    with pytest.raises(TypeError):
+        zt.save_model(torch.nn.Linear(2, 2), tmp_path / "t.zt", {"k": {1, 2}})

@@ -1017,3 +1017,92 @@ def test_append_keeps_the_files_mode(tmp_path):
     assert os.stat(p).st_mode & 0o7777 == 0o600
     with ztensor.open(p) as f:
         assert sorted(f) == ["a", "b"]
+
+
+# ---------------------------------------------------------------------------
+# what the writer refuses before anything is written
+
+
+def object_arrays():
+    """Arrays whose bytes are PyObject pointers (8 bytes an element here),
+    which a dtype= or complex type= override would otherwise let through."""
+    arrays = [np.array([1, "x"], dtype=object),
+              np.zeros(2, dtype=[("a", "O")]),
+              np.zeros(2, dtype=[("a", "i4"), ("b", "O")])[["b"]]]
+    if hasattr(np.dtypes if hasattr(np, "dtypes") else None, "StringDType"):
+        arrays.append(np.array(["ab", "cd"], dtype=np.dtypes.StringDType()))
+    return arrays
+
+
+@pytest.mark.parametrize("a", object_arrays(), ids=lambda a: str(a.dtype))
+def test_object_arrays_are_refused_by_every_writer_path(path, a):
+    with ztensor.Writer(path, file_version=2) as w:
+        for dtype, ltype in ((None, None), ("u64", None), ("i64", None), ("f64", None),
+                             ("f32", "complex64"), ("f64", "complex128")):
+            with pytest.raises(TypeError, match="object"):
+                w.add("x", a, dtype=dtype, type=ltype)
+            with pytest.raises(TypeError, match="object"):
+                w.add_object("x", "dense", a.shape, {"data": (a, dtype, ltype)})
+        with pytest.raises(TypeError, match="object"):
+            w.add_csr("x", a, [0, 1], [0, 1, 2], shape=(2, 2))
+        w.begin_object("s", "dense", (2,))
+        with pytest.raises(TypeError, match="object"):
+            with w.begin_component("data", "u64", 16) as c:
+                c.write(a)
+        w["ok"] = np.zeros(1, np.uint8)  # the writer goes on; nothing of "x" or "s" stays
+    with ztensor.open(path) as f:
+        assert list(f) == ["ok"]
+
+
+def test_coo_coords_must_be_ndim_by_nnz(path):
+    with ztensor.Writer(path) as w:
+        # (nnz, ndim) = (3, 2) coords for a (2, 3) matrix: flattened, they would
+        # read as rows [0, 0, 0] and columns [2, 1, 2], another matrix.
+        with pytest.raises(ValueError, match=r"\(2, nnz\)"):
+            w.add_coo("m", [1.0, 2.0, 3.0], [[0, 0], [0, 2], [1, 2]], shape=(2, 3))
+        with pytest.raises(ValueError, match=r"\(2, nnz\)"):
+            w.add_coo("m", [1.0, 2.0, 3.0], [0, 0, 1, 0, 2, 2], shape=(2, 3))
+        w.add_coo("m", [1.0, 2.0, 3.0], [[0, 0, 1], [0, 2, 2]], shape=(2, 3))
+    with ztensor.open(path) as f:
+        np.testing.assert_array_equal(f.decode("m"), DENSE)
+
+
+def test_sparse_index_arrays_must_be_non_negative_integers(path):
+    with ztensor.Writer(path) as w:
+        with pytest.raises(TypeError, match="indices"):
+            w.add_csr("m", [1.0, 2.0], [0.0, 1.9], [0, 1, 2], shape=(2, 3))  # would be 0, 1
+        with pytest.raises(ValueError, match="indptr"):
+            w.add_csr("m", [1.0, 2.0], [0, 1], [0, 1, -2 ** 63 + 2], shape=(2, 3))
+        with pytest.raises(ValueError, match="indices"):
+            w.add_csr("m", [1.0, 2.0], np.array([0, -1], np.int8), [0, 1, 2], shape=(2, 3))
+        with pytest.raises(TypeError, match="coords"):
+            w.add_coo("m", [1.0], [[0.5], [1.0]], shape=(2, 3))
+        with pytest.raises(ValueError, match="coords"):
+            w.add_coo("m", [1.0], [[-1], [1]], shape=(2, 3))
+        # Empty index lists (numpy makes them float64) are fine.
+        w.add_csr("empty", np.zeros(0, np.float32), [], [0, 0, 0], shape=(2, 3))
+        w.add_coo("none", np.zeros(0, np.float32), np.zeros((2, 0)), shape=(2, 3))
+    with ztensor.open(path) as f:
+        assert sorted(f) == ["empty", "none"]
+        assert not f.decode("empty").any() and not f.decode("none").any()
+
+
+def test_canonical_form_takes_parts_and_names_in_any_order(tmp_path):
+    p = tmp_path / "c.zt"
+    with ztensor.Writer(p, file_version=2, canonical=True) as w:
+        w.add_csr("a", DENSE[DENSE != 0], [0, 2, 2], [0, 2, 3], shape=DENSE.shape)
+        w.add_coo("b", [1.0, 2.0, 3.0], [[0, 0, 1], [0, 2, 2]], shape=(2, 3))
+    with ztensor.open(p) as f:
+        np.testing.assert_array_equal(f.decode("a"), DENSE)
+        np.testing.assert_array_equal(f.decode("b"), DENSE)
+    # ztensor.save writes a dict in its own order, sorted where canonical
+    # form asks for it (bytewise UTF-8: "Z" < "a" < "é").
+    arrays = {"\u00e9": np.arange(2), "b": np.ones(3), "Z": np.zeros(1), "a": np.arange(4.0)}
+    ztensor.save(p, arrays, file_version=2, canonical=True)
+    with ztensor.open(p) as f:
+        assert list(f) == ["Z", "a", "b", "\u00e9"]
+        for k, v in arrays.items():
+            np.testing.assert_array_equal(f[k], v)
+    ztensor.save(p, arrays)
+    with ztensor.open(p) as f:
+        assert list(f) == list(arrays)  # otherwise the dict's order is kept

@@ -33,12 +33,43 @@ def _attributes_cbor(attributes):
     return _cbor.dumps(attributes)
 
 
+def _refuse_objects(a):
+    """Arrays of Python objects (dtype=object, structured dtypes with object
+    fields, numpy 2's StringDType) hold pointers into this process: written
+    under dtype="u64" or a complex type they would be stored as addresses."""
+    if a.dtype.hasobject or a.dtype.kind == "T":
+        raise TypeError(f"numpy dtype {a.dtype} holds Python objects, not data: "
+                        "convert the array to a numeric dtype first")
+
+
+def _indices(x, what):
+    """An index array as u64. Converting anything else would change it
+    without a word: floats truncate (1.9 -> 1), negatives wrap to 2**64 - k.
+    An empty list (numpy makes it float64) is an empty index."""
+    a = np.asarray(x)
+    _refuse_objects(a)
+    if a.size == 0:
+        return a.astype(np.uint64)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{what} must be integers, not {a.dtype}")
+    if a.dtype.kind == "i" and a.min() < 0:
+        raise ValueError(f"{what} holds a negative index ({a.min()})")
+    return a.astype(np.uint64, copy=False)
+
+
+def _canonical_order(items):
+    """(name, value) pairs in the order canonical form takes objects: the
+    bytewise order of the names as the C library gets them (cstr's UTF-8)."""
+    return sorted(items, key=lambda item: cstr(item[0]))
+
+
 def _prepare(array, dtype=None, type=None):
     """A C-contiguous little-endian array and its (dtype, type) for the file.
 
     dtype overrides the storage dtype for bit patterns numpy has no type for
     (bf16 as uint16, ...); its width must match the array's itemsize."""
     a = np.asarray(array)
+    _refuse_objects(a)
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and np.little_endian is False):
         a = a.astype(a.dtype.newbyteorder("<"))
     if not a.flags.c_contiguous:
@@ -76,8 +107,10 @@ class Writer(NotCopyable):
     file_version=2 writes zTensor v2 (the default is the 1.2.0 container);
     alignment (v2 only, a multiple of 4096) defaults to 65536. canonical=True
     writes v2 canonical form (the same tensors give the same bytes): objects
-    added in sorted name order, raw parts, identical parts sharing one blob,
-    names in Unicode NFC. shard_bytes=N (v2) splits the model into files
+    added in bytewise (UTF-8) name order, raw parts, identical parts sharing
+    one blob, names in Unicode NFC; add_object (and add_csr, add_coo) then
+    write an object's parts in the role order it asks for, ztensor.save sorts
+    the names. shard_bytes=N (v2) splits the model into files
     <stem>-00001-<12 hex of their sha256>.zt ... of at most N bytes beside
     the root file (a failed rewrite leaves the old model whole).
     append=True adds a new generation to the existing v2 file at `path` (v2
@@ -94,6 +127,7 @@ class Writer(NotCopyable):
         # One call at a time: ctypes releases the GIL, and the C writer is
         # one caller at a time. Threads may share a Writer; their calls queue.
         self._lock = threading.RLock()
+        self._canonical = bool(canonical)
         opt = _lib.new_struct(_lib.WriterOptions, lib.zt_writer_options_init_sized)
         if zstd_level is not None:
             opt.zstd_level = checked_int(zstd_level, "zstd_level", -(2 ** 31), 2 ** 31 - 1)
@@ -159,27 +193,36 @@ class Writer(NotCopyable):
 
     def add_csr(self, name: str, values: Any, indices: Any, indptr: Any, shape: Sequence[int], *,
                 encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:
-        """A sparse_csr object of shape (rows, cols); indices and indptr are stored as u64."""
+        """A sparse_csr object of shape (rows, cols); indices and indptr
+        (integers, none negative) are stored as u64."""
         self.add_object(name, "sparse_csr", shape, {
             "values": np.asarray(values),  # not a tuple: that means (array, dtype, type)
-            "indices": np.asarray(indices, dtype=np.uint64),
-            "indptr": np.asarray(indptr, dtype=np.uint64),
+            "indices": _indices(indices, "indices"),
+            "indptr": _indices(indptr, "indptr"),
         }, encoding=encoding, attributes=attributes)
 
     def add_coo(self, name: str, values: Any, coords: Any, shape: Sequence[int], *,
                 encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:
         """A sparse_coo object; coords is (ndim, nnz): all row indices, then all
-        column indices, ... (stored as u64)."""
+        column indices, ... (integers, none negative, stored as u64)."""
+        coords = _indices(coords, "coords")
+        # Flattened, (nnz, ndim) coords would be a valid-looking other matrix.
+        if coords.ndim != 2 or coords.shape[0] != len(shape):
+            raise ValueError(f"coords must be shaped (ndim, nnz) = ({len(shape)}, nnz) "
+                             f"for shape {tuple(shape)}, not {coords.shape}")
         self.add_object(name, "sparse_coo", shape, {
             "values": np.asarray(values),  # not a tuple: that means (array, dtype, type)
-            "coords": np.asarray(coords, dtype=np.uint64).reshape(-1),
+            "coords": coords.reshape(-1),
         }, encoding=encoding, attributes=attributes)
 
     def add_object(self, name: str, format: str, shape: Sequence[int], components: Dict[str, Any], *,
                    encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:
         """Any object: components maps role -> array, or -> (array, dtype, type)
-        to store bit patterns under another dtype or logical type. The library
-        checks the object against its format (ZT_ERR_INVALID drops it)."""
+        to store bit patterns under another dtype or logical type. The parts
+        are written in the dict's order, or with canonical=True in bytewise
+        role order (the only order it takes).
+        The library checks the object against its format (ZT_ERR_INVALID
+        drops it)."""
         with self._lock:
             w = self._live()
             dims, ndim = _shape_arg(shape)
@@ -188,6 +231,8 @@ class Writer(NotCopyable):
             for role, spec in components.items():
                 array, dtype, ltype = spec if isinstance(spec, tuple) else (spec, None, None)
                 parts.append((role, *_prepare(array, dtype, ltype)))
+            if self._canonical:
+                parts = _canonical_order(parts)
             attrs = None if attributes is None else _attributes_cbor(attributes)
             check(lib.zt_writer_begin_object(w, cstr(name), cstr(format), dims, ndim))
             try:
@@ -295,6 +340,7 @@ class ComponentStream:
             raise _lib.Error(_lib.ERR_STATE, "the component is already ended")
         if isinstance(data, np.ndarray):
             a = data
+            _refuse_objects(a)
             if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and not np.little_endian):
                 a = a.astype(a.dtype.newbyteorder("<"))
             a = np.ascontiguousarray(a)
@@ -336,9 +382,11 @@ class ComponentStream:
 
 def save(path: PathLike, arrays: Dict[str, Any], *, encoding: str = "raw",
          attributes: Optional[Dict[str, Any]] = None, **options: Any) -> None:
-    """Writes a dict of name -> numpy array as dense objects."""
+    """Writes a dict of name -> numpy array as dense objects, in the dict's
+    order (sorted by name with canonical=True, the only order it takes)."""
+    items = _canonical_order(arrays.items()) if options.get("canonical") else arrays.items()
     with Writer(path, **options) as w:
         if attributes:
             w.set_attributes(attributes)
-        for name, array in arrays.items():
+        for name, array in items:
             w.add(name, array, encoding=encoding)

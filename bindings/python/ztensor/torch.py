@@ -48,7 +48,7 @@ import torch
 
 from . import _reader, _staging, cpu_count
 from ._lib import Error
-from ._writer import Writer
+from ._writer import Writer, _attributes_cbor, _canonical_order
 
 PathLike = Union[str, "os.PathLike[str]"]
 Device = Union[str, torch.device]
@@ -121,18 +121,39 @@ def _shared_groups(tensors):
     return [names for names in by_storage.values() if len(names) > 1]
 
 
+def _check_tensors(tensors):
+    """Refuses (TypeError, naming the entry) what cannot be saved, in one
+    pass before anything else looks at the tensors: the storage checks would
+    otherwise fail first with torch's own errors (a sparse tensor has no
+    storage), and a bad last tensor only after all the others were written."""
+    if not isinstance(tensors, dict):
+        raise TypeError("tensors must be a dict of name -> torch.Tensor")
+    for name, t in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"tensor names must be str, not {type(name).__name__} {name!r}")
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name!r}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.layout != torch.strided:
+            raise TypeError(f"{name!r}: a {t.layout} tensor; save it dense (to_dense()) "
+                            "or through ztensor.Writer.add_csr / add_coo")
+        if t.dtype not in _TO_ZT:
+            raise TypeError(f"{name!r}: dtype {t.dtype} has no zTensor form")
+
+
+def _same_view(a, b):
+    """Whether b reads a's storage exactly as a does, so that loading b as a
+    gives b back: same place and layout, and the same dtype and conj/neg bits
+    (a float parameter's int32 view shares everything else)."""
+    return (a.shape == b.shape and a.stride() == b.stride() and a.data_ptr() == b.data_ptr()
+            and a.dtype == b.dtype and a.is_conj() == b.is_conj() and a.is_neg() == b.is_neg())
+
+
 def _numpy_of(name, t):
-    """The tensor as a C-contiguous CPU numpy array, and the (dtype, type)
-    the file stores it as."""
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name!r}: expected a torch.Tensor, got {type(t).__name__}")
-    if t.layout != torch.strided:
-        raise TypeError(f"{name!r}: a {t.layout} tensor; save it dense (to_dense()) "
-                        "or through ztensor.Writer.add_csr / add_coo")
-    if t.dtype not in _TO_ZT:
-        raise TypeError(f"{name!r}: dtype {t.dtype} has no zTensor form")
+    """The tensor (checked by _check_tensors) as a C-contiguous CPU numpy
+    array, and the (dtype, type) the file stores it as."""
     view, dtype, ztype = _TO_ZT[t.dtype]
-    t = t.detach().to("cpu").contiguous()
+    # numpy() refuses conj/neg views: their bits say how to read the values.
+    t = t.detach().resolve_conj().resolve_neg().to("cpu").contiguous()
     if view is not None:
         t = t.view(view)
     a = t.numpy()
@@ -142,10 +163,14 @@ def _numpy_of(name, t):
 
 
 def _check_metadata(metadata):
+    """A copy of metadata, its keys and values checked as the writer's
+    attributes encoding checks them (TypeError, ValueError, OverflowError):
+    before any tensor is written, not after the last."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise TypeError("metadata must be a dict with str keys")
+    _attributes_cbor(metadata)
     return dict(metadata)
 
 
@@ -160,25 +185,32 @@ def save_file(tensors: Dict[str, torch.Tensor], filename: PathLike, metadata: Op
     zstd makes 1.28x). digest: "xxh3",
     "sha256" or "none". Other options go to ztensor.Writer (zstd_level,
     threads, ...). Tensors that share storage are refused (ValueError), as
-    safetensors does: save_model stores them once."""
-    if not isinstance(tensors, dict):
-        raise TypeError("tensors must be a dict of name -> torch.Tensor")
+    safetensors does: save_model stores them once. Tensors are written in
+    the dict's order (sorted by name with canonical=True, the only order it
+    takes)."""
+    _check_tensors(tensors)
     shared = _shared_groups(tensors)
     if shared:
         raise ValueError(
             f"Some tensors share memory, this would store them twice and lose the sharing: {shared}."
             " Use save_model, which stores each once, or pass clones.")
     attributes = _check_metadata(metadata)
+    items = _canonical_order(tensors.items()) if options.get("canonical") else tensors.items()
     with Writer(filename, digest=digest, **options) as w:
-        for name, t in tensors.items():
+        if attributes:
+            w.set_attributes(attributes)  # first: what the library refuses, it refuses early
+        for name, t in items:
             a, dtype, ztype = _numpy_of(name, t)
             w.add(name, a, encoding=encoding, dtype=dtype, type=ztype)
-        if attributes:
-            w.set_attributes(attributes)
 
 
 def save(tensors: Dict[str, torch.Tensor], metadata: Optional[Dict[str, Any]] = None, **kwargs: Any) -> bytes:
-    """save_file into bytes."""
+    """save_file into bytes: one file's, so shard_bytes (the shards would be
+    deleted with the temporary folder) and append (to no file) are refused."""
+    for option in ("shard_bytes", "append"):
+        if kwargs.get(option):
+            raise ValueError(f"save() returns one file's bytes and cannot take {option}=; "
+                             "use save_file")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "tensors.zt")
         save_file(tensors, path, metadata, **kwargs)
@@ -193,17 +225,17 @@ def save_model(model: torch.nn.Module, filename: PathLike, metadata: Optional[Di
     recorded in the file attribute "ztensor.torch.aliases", so that
     load_file and load_model give them back as one shared tensor."""
     state = model.state_dict()
+    _check_tensors(state)
+    attributes = _check_metadata(metadata)
     aliases = {}
     for names in _shared_groups(state):
         # One stored name per group: the others must be views of exactly it.
         keep = names[0]
         for other in names[1:]:
-            a, b = state[keep], state[other]
-            if a.shape != b.shape or a.stride() != b.stride() or a.data_ptr() != b.data_ptr():
+            if not _same_view(state[keep], state[other]):
                 raise ValueError(f"{keep!r} and {other!r} share storage but are different views; "
                                  "save clones with save_file")
             aliases[other] = keep
-    attributes = _check_metadata(metadata)
     if aliases:
         attributes[ALIASES_KEY] = aliases
     save_file({k: v for k, v in state.items() if k not in aliases}, filename, attributes, **kwargs)
