@@ -112,7 +112,15 @@ int run_cat(const Args& a) {
   PrintOptions opt;
   opt.full = a.has("--full");
   opt.precision = (*v)->precision;
-  std::printf("%s\n", format_array((*v)->shape, (*v)->kind, (*v)->at, opt).c_str());
+  const Values& values = **v;
+  opt.failed = [&] { return values.failure.has_value(); };
+  print_array(values.shape, values.kind, values.at, opt,
+              [](std::string_view t) { std::fwrite(t.data(), 1, t.size(), stdout); });
+  if (values.failure) {
+    std::fflush(stdout);
+    return report(*values.failure, a.pos[0]);
+  }
+  std::printf("\n");
   return kOk;
 }
 

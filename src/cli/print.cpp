@@ -7,7 +7,6 @@
 #include <limits>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "views/fp_convert.h"
@@ -85,35 +84,30 @@ FloatParts split(double v, Precision prec, bool scientific) {
   return p;
 }
 
-// Chooses notation for a set of reals as numpy does: scientific when the
-// largest magnitude reaches 1e8, the smallest non-zero one is under 1e-4,
-// or they span more than three decades.
-bool wants_scientific(const std::vector<double>& values) {
-  double lo = std::numeric_limits<double>::infinity(), hi = 0;
-  for (const double v : values) {
-    if (!std::isfinite(v) || v == 0) continue;
-    lo = std::min(lo, std::fabs(v));
-    hi = std::max(hi, std::fabs(v));
-  }
-  if (hi == 0) return false;
-  return hi >= 1e8 || lo < 1e-4 || hi / lo > 1e3;
-}
-
-// Formats a column of reals to one common width.
+// Formats a column of reals to one common width, chosen from every value
+// shown, as numpy does, in two passes over them (nothing is held): see_range
+// for the notation (scientific when the largest magnitude reaches 1e8, the
+// smallest non-zero one is under 1e-4, or they span more than three
+// decades), then see_widths for the widths of the parts.
 class RealFormat {
  public:
-  RealFormat(const std::vector<double>& values, Precision prec) : prec_(prec) {
-    scientific_ = wants_scientific(values);
-    for (const double v : values) {
-      const FloatParts p = split(v, prec, scientific_);
-      if (!p.finite) {
-        special_w_ = std::max(special_w_, p.special.size());
-        continue;
-      }
-      whole_w_ = std::max(whole_w_, p.whole.size());
-      frac_w_ = std::max(frac_w_, p.frac.size());
-      exp_w_ = std::max(exp_w_, p.exp.size());
+  explicit RealFormat(Precision prec) : prec_(prec) {}
+
+  void see_range(double v) {
+    if (!std::isfinite(v) || v == 0) return;
+    lo_ = std::min(lo_, std::fabs(v));
+    hi_ = std::max(hi_, std::fabs(v));
+  }
+  void see_widths(double v) {
+    scientific_ = hi_ != 0 && (hi_ >= 1e8 || lo_ < 1e-4 || hi_ / lo_ > 1e3);
+    const FloatParts p = split(v, prec_, scientific_);
+    if (!p.finite) {
+      special_w_ = std::max(special_w_, p.special.size());
+      return;
     }
+    whole_w_ = std::max(whole_w_, p.whole.size());
+    frac_w_ = std::max(frac_w_, p.frac.size());
+    exp_w_ = std::max(exp_w_, p.exp.size());
   }
 
   // v in scientific notation with exactly `digits` fraction digits.
@@ -157,6 +151,7 @@ class RealFormat {
 
  private:
   Precision prec_ = Precision::f64;
+  double lo_ = std::numeric_limits<double>::infinity(), hi_ = 0;
   bool scientific_ = false;
   size_t whole_w_ = 0, frac_w_ = 0, exp_w_ = 0, special_w_ = 0;
 };
@@ -178,31 +173,55 @@ std::vector<uint64_t> shown_indices(uint64_t n, bool elide, uint64_t edge) {
   return v;
 }
 
+// Text written out as it is made, a piece of 64 KiB at a time.
+class Out {
+ public:
+  explicit Out(const TextSink& sink) : sink_(sink) {}
+  ~Out() { flush(); }
+  Out& operator<<(std::string_view t) {
+    text_.append(t);
+    if (text_.size() >= (size_t{64} << 10)) flush();
+    return *this;
+  }
+  void flush() {
+    if (!text_.empty()) sink_(text_);
+    text_.clear();
+  }
+
+ private:
+  const TextSink& sink_;
+  std::string text_;
+};
+
+// The nested blocks numpy prints, written as they are made: words come
+// from word(flat) one at a time, so what is held is one line.
 class ValueBlocks {
  public:
   ValueBlocks(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
-              const std::unordered_map<uint64_t, std::string>& text, size_t linewidth)
-      : shape_(shape), shown_(shown), text_(text), linewidth_(linewidth) {
+              const std::function<std::string(uint64_t)>& word, size_t linewidth, Out& out)
+      : shape_(shape), shown_(shown), word_(word), linewidth_(linewidth), out_(out) {
     stride_.assign(shape.size(), 1);
     for (size_t d = shape.size(); d-- > 1;) stride_[d - 1] = stride_[d] * shape[d];
   }
 
   // The block of dimension `dim` starting at flat index `base`. Its first
   // line follows `dim` opening brackets; later lines carry their indent.
-  std::string block(size_t dim, uint64_t base) const {
+  void block(size_t dim, uint64_t base) {
     const size_t rank = shape_.size();
     const std::string indent(dim + 1, ' ');
+    const auto& idx = shown_[dim];
     if (dim + 1 == rank) {
-      std::string out, line = "[";
+      std::string line = "[";
       size_t col = dim + 1;
-      const auto& idx = shown_[dim];
       for (size_t i = 0; i < idx.size(); ++i) {
-        const std::string word = idx[i] == kEllipsis ? "..." : text_.at(base + idx[i]);
+        const std::string word = idx[i] == kEllipsis ? "..." : word_(base + idx[i]);
         const size_t closing = i + 1 == idx.size() ? 1 : 0;
         if (i > 0 && col + 1 + word.size() + closing > linewidth_) {
           while (!line.empty() && line.back() == ' ') line.pop_back();  // as numpy does
-          out += line + '\n';
-          line = indent + word;
+          line += '\n';
+          out_ << line;
+          line = indent;
+          line += word;
           col = indent.size() + word.size();
           continue;
         }
@@ -210,37 +229,44 @@ class ValueBlocks {
         line += word;
         col += word.size();
       }
-      return out + line + ']';
+      line += ']';
+      out_ << line;
+      return;
     }
-    std::string out = "[";
+    out_ << "[";
     const std::string sep = std::string(rank - dim - 1, '\n') + indent;
-    const auto& idx = shown_[dim];
     for (size_t i = 0; i < idx.size(); ++i) {
-      if (i > 0) out += sep;
-      out += idx[i] == kEllipsis ? "..." : block(dim + 1, base + idx[i] * stride_[dim]);
+      if (i > 0) out_ << sep;
+      if (idx[i] == kEllipsis)
+        out_ << "...";
+      else
+        block(dim + 1, base + idx[i] * stride_[dim]);
     }
-    return out + ']';
+    out_ << "]";
   }
 
  private:
   std::span<const uint64_t> shape_;
   const std::vector<std::vector<uint64_t>>& shown_;
-  const std::unordered_map<uint64_t, std::string>& text_;
+  const std::function<std::string(uint64_t)>& word_;
   size_t linewidth_;
+  Out& out_;
   std::vector<uint64_t> stride_;
 };
 
-// Every flat index the layout shows, in row-major order.
-void collect(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
-             size_t dim, uint64_t base, std::vector<uint64_t>& out) {
+// Calls f with every flat index the layout shows, in row-major order.
+template <class F>
+void for_each_shown(std::span<const uint64_t> shape,
+                    const std::vector<std::vector<uint64_t>>& shown, size_t dim, uint64_t base,
+                    const F& f) {
   if (dim == shape.size()) {
-    out.push_back(base);
+    f(base);
     return;
   }
   uint64_t stride = 1;
   for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
   for (const uint64_t i : shown[dim])
-    if (i != kEllipsis) collect(shape, shown, dim + 1, base + i * stride, out);
+    if (i != kEllipsis) for_each_shown(shape, shown, dim + 1, base + i * stride, f);
 }
 
 // The imaginary part of a complex cell from the padded text of its magnitude:
@@ -275,56 +301,70 @@ std::string int128_text(__int128 v) {
   return {s.rbegin(), s.rend()};
 }
 
-std::string format_array(std::span<const uint64_t> shape, CellKind kind,
-                         const std::function<Cell(uint64_t)>& at, const PrintOptions& opt) {
+void print_array(std::span<const uint64_t> shape, CellKind kind,
+                 const std::function<Cell(uint64_t)>& at, const PrintOptions& opt,
+                 const TextSink& sink) {
+  Out out(sink);
   uint64_t total = 1;
   for (const uint64_t d : shape) total = d && total > UINT64_MAX / d ? UINT64_MAX : total * d;
   // numpy prints every empty array as "[]". Return before listing the
   // indices of the other dimensions, which may be 2^40 long.
-  if (total == 0 && !shape.empty()) return "[]";
+  if (total == 0 && !shape.empty()) {
+    out << "[]";
+    return;
+  }
   const bool elide = !opt.full && total > opt.threshold;
   std::vector<std::vector<uint64_t>> shown;
   for (const uint64_t d : shape) shown.push_back(shown_indices(d, elide, opt.edge));
-  std::vector<uint64_t> flat;
-  if (total > 0) collect(shape, shown, 0, 0, flat);
-
-  std::vector<Cell> cells;
-  cells.reserve(flat.size());
-  for (const uint64_t f : flat) cells.push_back(at(f));
-  std::vector<std::string> words(cells.size());
+  // The shown values are visited once to find the columns' form and once to
+  // print them (reals twice before: notation, then widths): memory is a
+  // line's, however many values are shown (a [2]*27 array shows them all).
+  const auto each = [&](const auto& f) { for_each_shown(shape, shown, 0, 0, f); };
+  std::function<std::string(uint64_t)> word;
+  size_t w = 0;
+  RealFormat fr(opt.precision), fi(opt.precision);
   switch (kind) {
     case CellKind::integer:
-    case CellKind::boolean: {
-      size_t w = 0;
-      for (size_t i = 0; i < cells.size(); ++i) {
-        words[i] = kind == CellKind::boolean ? (cells[i].integer ? "True" : "False")
-                                             : int128_text(cells[i].integer);
-        w = std::max(w, words[i].size());
-      }
-      for (auto& s : words) s = pad_left(s, w);
+      each([&](uint64_t f) { w = std::max(w, int128_text(at(f).integer).size()); });
+      word = [&](uint64_t f) { return pad_left(int128_text(at(f).integer), w); };
       break;
-    }
-    case CellKind::real: {
-      std::vector<double> re;
-      for (const Cell& c : cells) re.push_back(c.re);
-      const RealFormat f(re, opt.precision);
-      for (size_t i = 0; i < cells.size(); ++i) words[i] = f(cells[i].re);
+    case CellKind::boolean:
+      each([&](uint64_t f) { w = std::max<size_t>(w, at(f).integer ? 4 : 5); });
+      word = [&](uint64_t f) { return pad_left(at(f).integer ? "True" : "False", w); };
       break;
-    }
-    case CellKind::complex: {
-      std::vector<double> re, im;
-      for (const Cell& c : cells) re.push_back(c.re), im.push_back(std::fabs(c.im));
-      const RealFormat fr(re, opt.precision), fi(im, opt.precision);
-      for (size_t i = 0; i < cells.size(); ++i) {
-        words[i] = fr(cells[i].re) + imaginary_word(fi(std::fabs(cells[i].im)), std::signbit(cells[i].im));
-      }
+    case CellKind::real:
+      each([&](uint64_t f) { fr.see_range(at(f).re); });
+      each([&](uint64_t f) { fr.see_widths(at(f).re); });
+      word = [&](uint64_t f) { return fr(at(f).re); };
       break;
-    }
+    case CellKind::complex:
+      each([&](uint64_t f) {
+        const Cell c = at(f);
+        fr.see_range(c.re), fi.see_range(std::fabs(c.im));
+      });
+      each([&](uint64_t f) {
+        const Cell c = at(f);
+        fr.see_widths(c.re), fi.see_widths(std::fabs(c.im));
+      });
+      word = [&](uint64_t f) {
+        const Cell c = at(f);
+        return fr(c.re) + imaginary_word(fi(std::fabs(c.im)), std::signbit(c.im));
+      };
+      break;
   }
-  if (shape.empty()) return words.empty() ? std::string() : words[0];
-  std::unordered_map<uint64_t, std::string> text;
-  for (size_t i = 0; i < flat.size(); ++i) text.emplace(flat[i], std::move(words[i]));
-  return ValueBlocks(shape, shown, text, opt.linewidth).block(0, 0);
+  if (opt.failed && opt.failed()) return;
+  if (shape.empty()) {
+    out << word(0);
+    return;
+  }
+  ValueBlocks(shape, shown, word, opt.linewidth, out).block(0, 0);
+}
+
+std::string format_array(std::span<const uint64_t> shape, CellKind kind,
+                         const std::function<Cell(uint64_t)>& at, const PrintOptions& opt) {
+  std::string text;
+  print_array(shape, kind, at, opt, [&](std::string_view t) { text.append(t); });
+  return text;
 }
 
 std::string format_scalar(CellKind kind, const Cell& c, Precision precision) {

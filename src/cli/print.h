@@ -9,6 +9,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace zt::cli {
 
@@ -29,10 +30,22 @@ struct PrintOptions {
   uint64_t edge = 3;
   size_t linewidth = 75;
   Precision precision = Precision::f64;
+  // Asked after the passes that find the columns' form: true prints
+  // nothing (reading an element failed; the caller says why).
+  std::function<bool()> failed;
 };
 
-// at(flat) gives the element at a row-major flat index; it is called only
-// for the elements shown.
+// Where printed text goes, a piece at a time.
+using TextSink = std::function<void(std::string_view)>;
+
+// Prints an array to `sink` as it is made: at(flat) gives the element at a
+// row-major flat index; it is called only for the elements shown, in
+// row-major order, two or three times each (passes for the column form,
+// then the text), and nothing is held but a line, however many are shown.
+void print_array(std::span<const uint64_t> shape, CellKind kind,
+                 const std::function<Cell(uint64_t)>& at, const PrintOptions& opt,
+                 const TextSink& sink);
+// The same as one string.
 std::string format_array(std::span<const uint64_t> shape, CellKind kind,
                          const std::function<Cell(uint64_t)>& at, const PrintOptions& opt);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include "manifest/object_format.h"
 #include "read/content.h"
@@ -28,16 +30,82 @@ std::string dtype_text(const Part& p) {
   return s;
 }
 
+// Element f of a component: a pointer to its bytes (as many as one element
+// of the dtype times the ratio holds).
+using ElementBytes = std::function<const uint8_t*(uint64_t f)>;
+
 // Element `f` of a numeric component.
-Cell numeric_cell(std::span<const uint8_t> bytes, const NumericFormat& fmt, uint64_t f) {
-  const unsigned step = dtype_width(fmt.dtype) * fmt.ratio;
+Cell numeric_cell(const uint8_t* element, const NumericFormat& fmt) {
   double out[2] = {0, 0};
-  convert_values(bytes.data() + f * step, fmt, fmt.ratio, out);
+  convert_values(element, fmt, fmt.ratio, out);
   return Cell{0, out[0], out[1]};
 }
 
-// The type a densified object's values come out as: f64 if its values (or
-// scales) are f64, else f32.
+// A component's elements read forward through its windows, for printing:
+// an element before the current window starts the windows again (each
+// pass of the printer reads the component once, in order), so what is
+// held is a window, whatever the component decodes to. What fails is kept
+// in `failure` (the printer's element calls cannot return it).
+class ElementCursor {
+ public:
+  ElementCursor(const Input& in, size_t item, size_t part, unsigned step,
+                std::optional<Error>& failure)
+      : in_(in), item_(item), part_(part), step_(step), failure_(failure) {}
+
+  const uint8_t* element(uint64_t f) {
+    static constexpr uint8_t kZeros[16] = {};
+    if (failure_) return kZeros;
+    auto e = find(f * step_);
+    if (!e) {
+      failure_ = std::move(e).error();
+      return kZeros;
+    }
+    return *e;
+  }
+
+ private:
+  Result<const uint8_t*> find(uint64_t at) {
+    if (!windows_ || at < start_) {
+      auto w = in_.windows(item_, part_);
+      ZT_TRY(w);
+      windows_ = std::move(*w);
+      start_ = 0;
+      window_ = {};
+    }
+    while (at >= start_ + window_.size()) ZT_TRY(advance(at));
+    const uint64_t off = at - start_;
+    if (window_.size() - off >= step_) return window_.data() + off;
+    // An element across windows: its bytes gathered.
+    carry_.assign(window_.begin() + static_cast<std::ptrdiff_t>(off), window_.end());
+    while (carry_.size() < step_) {
+      ZT_TRY(advance(UINT64_MAX));
+      const size_t take = std::min<size_t>(step_ - carry_.size(), window_.size());
+      carry_.insert(carry_.end(), window_.begin(),
+                    window_.begin() + static_cast<std::ptrdiff_t>(take));
+    }
+    return carry_.data();
+  }
+  Result<void> advance(uint64_t wanted) {
+    start_ += window_.size();
+    auto w = windows_->next();
+    ZT_TRY(w);
+    ZT_FAIL_IF(w->empty(), invalid, "%s: object \"%s\": component \"%s\" ends before byte %llu",
+               in_.path.c_str(), in_.items[item_].name.c_str(),
+               in_.items[item_].parts[part_].role.c_str(), static_cast<ull>(wanted));
+    window_ = *w;
+    return {};
+  }
+
+  const Input& in_;
+  size_t item_, part_;
+  unsigned step_;
+  std::optional<Error>& failure_;
+  std::unique_ptr<Windows> windows_;
+  std::span<const uint8_t> window_;
+  uint64_t start_ = 0;  // of window_ in the component
+  std::vector<uint8_t> carry_;
+};
+
 bool wide_values(const Item& it) {
   for (const char* role : {"data", "values", "scales"})
     if (const Part* p = it.find(role)) return p->dtype == DType::f64;
@@ -50,14 +118,12 @@ bool complex_values(const Item& it) {
   return false;
 }
 
-// The values of component k held in `bytes` (all of them, or a part).
-Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t k, Buffer&& bytes_held,
-                                           bool as_object) {
+// The values of component k: `count` elements, found by element(f).
+Result<std::unique_ptr<Values>> from_elements(
+    const Input& in, size_t item, size_t k, std::unique_ptr<Values> v, uint64_t byte_count,
+    const std::function<ElementBytes(unsigned step)>& element, bool as_object) {
   const Item& it = in.items[item];
   const Part& p = it.parts[k];
-  auto v = std::make_unique<Values>();
-  v->buffer = std::move(bytes_held);
-  const std::span<const uint8_t> bytes = v->buffer.view;
   const Component c = model_component(p);
   Object model;
   model.name = it.name;
@@ -67,7 +133,8 @@ Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t 
   const bool raw_elements = (!fmt && fmt.error().status == Status::unsupported) || (fmt && fmt->f4);
   if (!fmt && !raw_elements) return std::move(fmt).error();
   const NumericFormat nf = raw_elements ? NumericFormat{p.dtype, Fp8::none, 1} : *fmt;
-  const uint64_t count = bytes.size() / (dtype_width(p.dtype) * nf.ratio);
+  const unsigned step = dtype_width(p.dtype) * nf.ratio;
+  const uint64_t count = byte_count / step;
   v->what =
       dtype_text(p) +
       (raw_elements ? ", shown as raw " + std::string(dtype_name(p.dtype)) + " elements" : "");
@@ -81,6 +148,7 @@ Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t 
                  "%s: object \"%s\": %llu elements stored, the shape needs %llu", in.path.c_str(),
                  it.name.c_str(), static_cast<ull>(count), static_cast<ull>(n.value_or(0)));
   }
+  const ElementBytes at = element(step);
   // Integers and bools (1.2's dtype, v2's type over u8) print as such.
   const bool boolean = nf.dtype == DType::boolean;
   const bool integer = boolean || ((!p.type || raw_elements) && dtype_is_integer(nf.dtype));
@@ -88,9 +156,11 @@ Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t 
     v->kind = boolean ? CellKind::boolean : CellKind::integer;
     const DType d = nf.dtype;
     if (d == DType::boolean)
-      v->at = [bytes](uint64_t f) { return Cell{bytes[f] != 0, 0, 0}; };
+      v->at = [at](uint64_t f) { return Cell{*at(f) != 0, 0, 0}; };
     else
-      v->at = [bytes, d](uint64_t f) { return Cell{load_index(bytes, d, f), 0, 0}; };
+      v->at = [at, d, step](uint64_t f) {
+        return Cell{load_index(std::span<const uint8_t>(at(f), step), d, 0), 0, 0};
+      };
     return v;
   }
   v->kind = nf.ratio == 2 ? CellKind::complex : CellKind::real;
@@ -99,11 +169,45 @@ Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t 
   v->precision = p.dtype == DType::f64                                           ? Precision::f64
                  : p.dtype == DType::f16 && nf.ratio == 1 && nf.fp8 == Fp8::none ? Precision::f16
                                                                                  : Precision::f32;
-  v->at = [bytes, nf](uint64_t f) { return numeric_cell(bytes, nf, f); };
+  v->at = [at, nf](uint64_t f) { return numeric_cell(at(f), nf); };
   return v;
 }
 
+// The values of component k held in `bytes_held`.
+Result<std::unique_ptr<Values>> from_bytes(const Input& in, size_t item, size_t k,
+                                           Buffer&& bytes_held, bool as_object) {
+  auto v = std::make_unique<Values>();
+  v->buffer = std::move(bytes_held);
+  const std::span<const uint8_t> bytes = v->buffer.view;
+  return from_elements(
+      in, item, k, std::move(v), bytes.size(),
+      [bytes](unsigned step) -> ElementBytes {
+        return [bytes, step](uint64_t f) { return bytes.data() + f * step; };
+      },
+      as_object);
+}
+
+// The values of component k: bytes viewed in the file where they lie there
+// raw; else (zstd, copy mode, a URL) read through its windows as printed,
+// never decoded whole (cat shows a few elements of a component of GiBs).
 Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, size_t k, bool as_object) {
+  const Reader* r = in.reader();
+  const Part& p = in.items[item].parts[k];
+  if (r && p.decoded) {
+    auto in_place = r->mapped_in_place(r->manifest().objects[item].components[k]);
+    ZT_TRY(in_place);
+    if (!*in_place) {
+      auto v = std::make_unique<Values>();
+      Values* held = v.get();
+      return from_elements(
+          in, item, k, std::move(v), *p.decoded,
+          [&in, item, k, held](unsigned step) -> ElementBytes {
+            auto c = std::make_shared<ElementCursor>(in, item, k, step, held->failure);
+            return [c](uint64_t f) { return c->element(f); };
+          },
+          as_object);
+    }
+  }
   auto b = in.bytes(item, k);
   ZT_TRY(b);
   return from_bytes(in, item, k, std::move(*b), as_object);

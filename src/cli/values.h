@@ -25,6 +25,9 @@ struct Values {
 
   Buffer buffer;                // dense bytes
   std::vector<double> decoded;  // densified values
+  // What reading an element failed with (a component read as it is
+  // printed): at() gives zeros after it; the caller reports it.
+  std::optional<Error> failure;
 };
 
 // The core's model of a part (role, dtype, logical type), for the numeric
