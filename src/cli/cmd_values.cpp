@@ -27,39 +27,89 @@ struct NpyExport {
   std::function<Result<void>(const ByteSink&)> write;
 };
 
+// Each window of a component, in pieces of whole elements of `width`
+// bytes (an element across two windows is joined).
+Result<void> for_each_elements(Windows& w, unsigned width,
+                               const std::function<Result<void>(std::span<const uint8_t>)>& f) {
+  std::vector<uint8_t> carry;
+  for (;;) {
+    auto window = w.next();
+    ZT_TRY(window);
+    std::span<const uint8_t> rest = *window;
+    if (rest.empty()) break;
+    if (!carry.empty()) {
+      const size_t take = std::min<size_t>(width - carry.size(), rest.size());
+      carry.insert(carry.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(take));
+      rest = rest.subspan(take);
+      if (carry.size() < width) continue;
+      ZT_TRY(f(carry));
+      carry.clear();
+    }
+    const size_t whole = rest.size() / width * width;
+    if (whole) ZT_TRY(f(rest.first(whole)));
+    carry.assign(rest.begin() + static_cast<std::ptrdiff_t>(whole), rest.end());
+  }
+  return {};
+}
+
+// One component as a 1-D array, read a window at a time. Its elements as
+// stored where numpy has their dtype; bf16 and FP8 as float32 values; packed
+// FP4 as its raw bytes (u8), as zt cat -c shows it (the values' count is
+// the object's layout's, not the part's).
+Result<NpyExport> component_export(const Input& in, size_t i, size_t k) {
+  const Item& it = in.items[i];
+  const Part& p = it.parts[k];
+  NpyExport plan;
+  Object model;
+  model.name = it.name;
+  auto fmt = numeric_format(model, model_component(p));
+  const bool packed = fmt && fmt->f4;
+  const unsigned width = dtype_width(p.dtype) * (packed ? 1 : part_ratio(p));
+  std::optional<uint64_t> size = p.decoded;
+  if (!size) {  // a legacy zstd part that does not say: decoded to be counted
+    auto b = in.bytes(i, k);
+    ZT_TRY(b);
+    size = b->view.size();
+  }
+  plan.shape = {*size / width};
+  const auto descr = foreign::npy_descr(p.dtype, packed ? std::nullopt : p.type);
+  if (descr) {
+    plan.descr = *descr;
+    plan.write = [&in, i, k, width](const ByteSink& sink) -> Result<void> {
+      auto w = in.windows(i, k);
+      ZT_TRY(w);
+      return for_each_elements(**w, width, sink);
+    };
+    return plan;
+  }
+  ZT_TRY(fmt);
+  plan.descr = fmt->ratio == 2 ? "<c8" : "<f4";
+  plan.write = [&in, i, k, f = *fmt, width](const ByteSink& sink) -> Result<void> {
+    auto w = in.windows(i, k);
+    ZT_TRY(w);
+    std::vector<float> values;
+    return for_each_elements(**w, width, [&](std::span<const uint8_t> piece) -> Result<void> {
+      const uint64_t n = piece.size() / width;
+      values.resize(std::min(n, kChunkValues) * f.ratio);
+      for (uint64_t at = 0; at < n; at += kChunkValues) {
+        const uint64_t m = std::min<uint64_t>(kChunkValues, n - at);
+        convert_values(piece.data() + at * width, f, m * f.ratio, values.data());
+        ZT_TRY(sink(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()),
+                                             m * f.ratio * 4)));
+      }
+      return {};
+    });
+  };
+  return plan;
+}
+
 Result<NpyExport> npy_export(const Input& in, size_t i, const std::optional<std::string>& role) {
   const Item& it = in.items[i];
   NpyExport plan;
   if (role) {  // one component as a 1-D array: its decoded bytes, as stored
     const auto k = it.index_of(*role);
     ZT_FAIL_IF(!k, not_found, "object \"%s\" has no component \"%s\"", it.name.c_str(), role->c_str());
-    const Part& p = it.parts[*k];
-    auto b = in.bytes(i, *k);
-    ZT_TRY(b);
-    plan.shape = {b->view.size() / (dtype_width(p.dtype) * part_ratio(p))};
-    auto held = std::make_shared<Buffer>(std::move(*b));
-    if (const auto d = foreign::npy_descr(p.dtype, p.type)) {
-      plan.descr = *d;
-      plan.write = [held](const ByteSink& sink) { return sink(held->view); };
-      return plan;
-    }
-    // bf16 and FP8 have no numpy dtype: their values go out as float32.
-    Object model;
-    model.name = it.name;
-    auto fmt = numeric_format(model, model_component(p));
-    ZT_TRY(fmt);
-    plan.descr = fmt->ratio == 2 ? "<c8" : "<f4";
-    plan.write = [held, f = *fmt, width = dtype_width(p.dtype)](const ByteSink& sink) -> Result<void> {
-      const uint64_t n = held->view.size() / width;
-      std::vector<float> values(std::min(n, kChunkValues));
-      for (uint64_t at = 0; at < n; at += values.size()) {
-        const uint64_t m = std::min<uint64_t>(values.size(), n - at);
-        convert_values(held->view.data() + at * width, f, m, values.data());
-        ZT_TRY(sink(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()), m * 4)));
-      }
-      return {};
-    };
-    return plan;
+    return component_export(in, i, *k);
   }
   plan.shape = it.shape;
   const Part* data = it.descriptor == &kDenseFormat ? it.find("data") : nullptr;

@@ -550,6 +550,12 @@ class Safetensors(Base):
         cat = self.zt("cat", "f4.safetensors", "w").stdout
         self.assertIn("f4_e2m1", cat.split("\n", 1)[0])
         self.assertEqual(cat.split("\n", 1)[1], str(values(rows, 16).reshape(2, 8)) + "\n")
+        # One packed part on its own: its bytes (u8), as cat -c shows them;
+        # export wrote the first half of the values, as many as the bytes.
+        self.zt("export", "f4.safetensors", "w", "-c", "data", "-o", "part.npy")
+        part = np.load(self.path("part.npy"))
+        self.assertEqual((part.dtype, part.tobytes()), (np.dtype("u1"), rows))
+        self.assertIn("shown as raw u8 elements", self.zt("cat", "f4.safetensors", "w", "-c", "data").stdout)
         # 1.2: pairs.
         self.zt("convert", "f4.safetensors", "old.zt")
         c = self.info("old.zt")["objects"][0]
@@ -2815,6 +2821,12 @@ class Trust(Base):
         code, peak_mib, err = self.peak_mib("cat", "zeros.zt", "w")
         self.assertEqual(code, 0, err)
         self.assertLess(peak_mib, 200, "cat of 2 GiB of zeros held %d MiB" % peak_mib)
+        # export -c (one component as it is stored) held the part whole too.
+        code, peak_mib, err = self.peak_mib("export", "zeros.zt", "w", "-c", "data", "-o", "z.npy")
+        self.assertEqual(code, 0, err)
+        self.assertLess(peak_mib, 200, "export -c of 2 GiB of zeros held %d MiB" % peak_mib)
+        self.assertEqual(os.path.getsize(self.path("z.npy")), 128 + n)
+        os.unlink(self.path("z.npy"))
         # 2^22 values, all shown: 4 MiB of data, ~600 MiB of printing before.
         dims = 16 if sanitized() else 22
         values = np.arange(2 ** dims, dtype="<u1").tobytes()
