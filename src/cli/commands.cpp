@@ -3,6 +3,7 @@
 // commands in-process exactly as the tool does.
 #include "commands.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -407,7 +408,15 @@ int run_zt(int argc, char** argv) {
                   static_cast<int>(kExitCodes.size()), kExitCodes.data());
       return kOk;
     }
-    return c.run(*args);
+    const int code = c.run(*args);
+    // What went to standard output must have arrived: `zt info > /dev/full`
+    // exited 0. (A closed pipe ends the process by SIGPIPE, as in any tool.)
+    if ((std::fflush(stdout) != 0 || std::ferror(stdout)) && code != kIo) {
+      std::fprintf(stderr, "zt %.*s: writing standard output failed: %s\n",
+                   static_cast<int>(c.name.size()), c.name.data(), std::strerror(errno));
+      return kIo;
+    }
+    return code;
   }
   std::fprintf(stderr, "zt: unknown command '%.*s'\nTry 'zt --help'.\n",
                static_cast<int>(cmd.size()), cmd.data());

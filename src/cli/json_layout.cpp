@@ -35,11 +35,12 @@ class JsonPrinter final : public nlohmann::json_sax<Json> {
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
-  // Writes what is pending; false if the stream failed.
+  // Writes what is pending; false if the stream failed (then and ever
+  // after: a failed write stops the parse, and is told as such).
   bool flush() {
-    const bool ok = std::fwrite(out_.data(), 1, out_.size(), file_) == out_.size();
+    failed_ = failed_ || std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size();
     out_.clear();
-    return ok;
+    return !failed_;
   }
 
  private:
@@ -85,6 +86,7 @@ class JsonPrinter final : public nlohmann::json_sax<Json> {
   std::string out_;
   std::vector<bool> open_;  // per open container: no item yet
   bool after_key_ = false;
+  bool failed_ = false;
 };
 
 }  // namespace
@@ -93,8 +95,8 @@ Result<void> write_indented_json(std::string_view compact, int indent, std::FILE
   JsonPrinter layout(indent < 0 ? 0 : indent, out);
   const bool ok = Json::sax_parse(compact.begin(), compact.end(), &layout, nlohmann::json::input_format_t::json, true);
   const bool written = layout.flush();
-  ZT_FAIL_IF(!ok, format, "the manifest's JSON text does not parse");
   ZT_FAIL_IF(!written, io, "writing the JSON text failed");
+  ZT_FAIL_IF(!ok, format, "the manifest's JSON text does not parse");
   return {};
 }
 

@@ -413,6 +413,20 @@ class ExitCodes(Base):
         p = self.zt("info", "missing.zt", code=3)
         self.assertIn("missing.zt: cannot open", p.stderr)
         self.zt("verify", "missing.zt", code=3)
+        # Output that cannot be written is an I/O error (exit 3), not success,
+        # and dump's is not taken for a manifest that does not parse.
+        if os.path.exists("/dev/full"):
+            self.demo()
+            big = [(f"t{i}", "F32", [1], b"\0" * 4) for i in range(5000)]
+            write_safetensors(self.path("big.safetensors"), big)
+            for args in (["info", "demo.zt"], ["ls", "demo.zt"], ["info", "--json", "demo.zt"],
+                         ["cat", "demo.zt", "embed.weight"], ["dump", "big.safetensors"]):
+                with open("/dev/full", "w") as full:
+                    p = subprocess.run([ZT] + args, cwd=self.dir, stdout=full, stderr=subprocess.PIPE,
+                                       text=True, timeout=120)
+                self.assertEqual(p.returncode, 3, (args, p.stderr))
+                self.assertIn("writing", p.stderr, args)
+                self.assertNotIn("does not parse", p.stderr, args)
 
     def test_bad_input(self):
         with open(self.path("junk.zt"), "wb") as f:
