@@ -156,9 +156,12 @@ Result<std::string> compare_values(const Input& a, size_t ia, size_t ka, const I
     return "component \"" + p.role + "\": " + std::to_string(size_a) + " bytes -> " + std::to_string(size_b) +
            " bytes";
   if (differing == 0) return std::string();
+  // Packed values (f4_e2m1, two a byte) are compared, counted and shown as
+  // their bytes, and said to be so.
+  const std::string unit = p.known_type && p.known_type->per_byte ? "byte" : "element";
   return "component \"" + p.role + "\": " + grouped(differing) + " of " + grouped(size_a / step) +
-         " elements differ (first at element " + std::to_string(first) + ": " + element_text(a, ia, ka, first_a) +
-         " -> " + element_text(b, ib, kb, first_b) + ")";
+         " " + unit + "s differ (first at " + unit + " " + std::to_string(first) + ": " +
+         element_text(a, ia, ka, first_a) + " -> " + element_text(b, ib, kb, first_b) + ")";
 }
 
 Result<std::vector<std::string>> compare_items(const Input& a, size_t ia, const Input& b,

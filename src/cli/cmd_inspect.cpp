@@ -40,8 +40,14 @@ std::string short_digest(const std::optional<std::string>& d) {
   return *d;
 }
 
+// At most `max` bytes, cut on a character boundary (a cut inside a UTF-8
+// sequence printed invalid text).
 std::string clipped(std::string s, size_t max) {
-  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  if (s.size() <= max) return s;
+  size_t end = max - 3;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  s.resize(end);
+  s += "...";
   return s;
 }
 

@@ -570,6 +570,17 @@ class Safetensors(Base):
         part = np.load(self.path("part.npy"))
         self.assertEqual((part.dtype, part.tobytes()), (np.dtype("u1"), rows))
         self.assertIn("shown as raw u8 elements", self.zt("cat", "f4.safetensors", "w", "-c", "data").stdout)
+        # diff of packed values counts (and calls) them bytes.
+        changed = bytes([rows[0] ^ 0x10]) + rows[1:]
+        write_safetensors(self.path("f4b.safetensors"), [("w", "F4", (2, 8), changed)], {"k": "v"})
+        out = self.zt("diff", "f4.safetensors", "f4b.safetensors", code=1).stdout
+        self.assertIn("1 of 8 bytes differ (first at byte 0: 33 -> 49)", out)
+        # info clips long values on a character boundary (it cut UTF-8 apart).
+        write_safetensors(self.path("utf8.safetensors"), [("w", "F4", (2, 8), rows)], {"k": "a" + "\u00e9" * 80})  # byte 97 inside a character
+        p = subprocess.run([ZT, "info", "utf8.safetensors"], cwd=self.dir, capture_output=True, timeout=120)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("\u00e9...".encode(), p.stdout)
+        p.stdout.decode("utf-8")  # strict: no sequence cut
         # 1.2: pairs.
         self.zt("convert", "f4.safetensors", "old.zt")
         c = self.info("old.zt")["objects"][0]
