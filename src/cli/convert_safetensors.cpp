@@ -24,6 +24,7 @@
 #include "foreign/ggml_quant.h"
 #include "foreign/gguf.h"
 #include "foreign/hf_index.h"
+#include "foreign/hf_quantized.h"
 #include "foreign/safetensors.h"
 #include "input.h"
 #include "manifest/object_format.h"
@@ -398,6 +399,17 @@ Result<void> write_hf(const std::string& dir, const Input& in, const RewriteOpti
   if (!config) return qualified(std::move(config).error(), in.path);
   auto shards = hf_shards(in, tensors);
   if (!shards) return qualified(std::move(shards).error(), in.path);
+  if (!*config) {
+    // The folder's config.json stays (the model's own), unless it says the
+    // weights are quantized: these are not, and would be loaded as if.
+    auto quantized = foreign::folder_config_is_quantized(dir);
+    ZT_TRY(quantized);
+    ZT_FAIL_IF(*quantized, argument,
+               "%s/config.json names a quantization_config, which the weights written here do "
+               "not have (they would be loaded as quantized): move it away or write to another "
+               "folder",
+               dir.c_str());
+  }
   struct stat there {};
   FolderMade folder{dir, ::stat(dir.c_str(), &there) != 0};
   ZT_TRY(make_folder(dir));

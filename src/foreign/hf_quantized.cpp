@@ -144,9 +144,15 @@ Result<Config> parse_config(std::string path, std::string text) {
   c.text = std::move(text);
   const size_t depth = json_nesting_depth(c.text);
   ZT_FAIL_IF(depth > 16, invalid, "%s: nests %zu levels deep", c.path.c_str(), depth);
-  c.json = nlohmann::json::parse(c.text.begin(), c.text.end(), nullptr, false);
+  // A key given twice ("quantization_config" too) would keep one value
+  // without a word.
+  JsonTextFaults faults;
+  c.json = parse_json_checking_keys<nlohmann::json>(c.text, faults);
   ZT_FAIL_IF(c.json.is_discarded() || !c.json.is_object(), format, "%s: not a JSON object",
              c.path.c_str());
+  ZT_FAIL_IF(faults.repeated, invalid, "%s: key \"%s\" appears twice in one object", c.path.c_str(),
+             printable(std::string_view(faults.repeated->key).substr(0, 200)).c_str());
+  ZT_TRY(refuse_wide_integer(c.path.c_str(), faults));
   return c;
 }
 
@@ -170,6 +176,16 @@ Result<std::optional<Config>> read_config(const std::string& model_path) {
   ZT_TRY(c);
   return std::optional(std::move(*c));
 }
+
+}  // namespace
+
+Result<bool> folder_config_is_quantized(const std::string& dir) {
+  auto c = read_config(dir + "/model.safetensors");
+  ZT_TRY(c);
+  return *c && (*c)->json.contains("quantization_config");
+}
+
+namespace {
 
 // The same beside a model read over HTTP; nullopt when the server has none
 // (404 or 410), or answers with something that is not a JSON object: some

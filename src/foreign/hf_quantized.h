@@ -42,4 +42,10 @@ Result<void> group_quantized_layers(const std::string& model_path, ForeignFile& 
 // g_idx entries are checked when decoded or written, not here.
 Result<void> group_quantized_layers_remote(const RangeSource& model, ForeignFile& f);
 
+// Whether the config.json of the checkpoint folder `dir` names a
+// quantization scheme ("quantization_config"); false without a config.json.
+// A config that breaks the reading rules (size, nesting, a key twice, an
+// integer wider than 64 bits) is refused as it is when a model is read.
+Result<bool> folder_config_is_quantized(const std::string& dir);
+
 }  // namespace zt::foreign

@@ -1264,6 +1264,25 @@ class Safetensors(Base):
         p = self.zt("convert", "flat.zt", "hf", "--hf")
         self.assertEqual(sorted(os.listdir(self.path("hf"))), ["model.safetensors", "tokenizer.json"])
         self.zt("diff", "hf/model.safetensors", "flat.safetensors")
+        # A folder whose config.json says its weights are quantized: plain
+        # weights written beside it would be loaded as quantized. Refused,
+        # nothing written; a config without it is the model's own and stays.
+        with open(self.path("hf/config.json"), "w") as f:
+            json.dump({"model_type": "llama", "quantization_config": {"quant_method": "gptq"}}, f)
+        before = self.slurp("hf/model.safetensors")
+        p = self.zt("convert", "one.zt", "hf", "--hf", code=5)
+        self.assertIn("hf/config.json names a quantization_config", p.stderr)
+        self.assertEqual(self.slurp("hf/model.safetensors"), before)
+        with open(self.path("hf/config.json"), "w") as f:
+            json.dump({"model_type": "llama"}, f)
+        self.zt("convert", "flat.zt", "hf", "--hf")
+        self.assertEqual(json.loads(self.slurp("hf/config.json")), {"model_type": "llama"})
+        # config.json is JSON from outside: a key twice is refused.
+        with open(self.path("hf/config.json"), "w") as f:
+            f.write('{"model_type": "llama", "model_type": "gpt2"}')
+        p = self.zt("info", "hf/model.safetensors", code=4)
+        self.assertIn('key "model_type" appears twice', p.stderr)
+        os.unlink(self.path("hf/config.json"))
         p = self.zt("convert", "model.safetensors.index.json", "x.zt", "--keep-shards", code=2)
         self.assertIn("--format-version 2", p.stderr)
         self.zt("convert", "model.safetensors.index.json", "x.zt", "--format-version", "2", "--keep-shards",
