@@ -45,8 +45,6 @@ struct VerifyReport {
   uint64_t decoded_bytes = 0;      // their decoded size
 };
 
-class ZstdWindows;
-
 // A component's decoded little-endian bytes pulled a window at a time, in
 // memory bounded whatever the component decodes to: mapped raw data as one
 // view of the mapping, other raw data read 1 MiB at a time, zstd data
@@ -66,14 +64,13 @@ class DecodedWindows final : public ByteWindows {
   const Source* source_ = nullptr;
   const Component* c_ = nullptr;
   std::string where_;
-  std::optional<uint64_t> expected_;  // decoded size, when the manifest implies one
   std::span<const uint8_t> mapped_;   // mapped raw data, handed out once
   bool mapped_done_ = false;
   uint64_t raw_at_ = 0;          // raw data read so far (not mapped)
-  std::vector<uint8_t> buffer_;  // raw pieces; zstd stored bytes in copy mode
-  std::unique_ptr<ZstdWindows> zstd_;
-  struct Planes;  // byte planes: the stream and its index, a frame a window
-  std::unique_ptr<Planes> planes_;
+  std::vector<uint8_t> buffer_;  // raw pieces; encoded stored bytes in copy mode
+  // zstd or byte planes (codec/decoded_windows.h) over the stored bytes
+  // (the mapping, or buffer_)
+  std::unique_ptr<ByteWindows> decoded_;
 };
 
 class Reader {

@@ -9,8 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "codec/byte_planes.h"
-#include "codec/zstd_codec.h"
+#include "codec/decoded_windows.h"
 
 namespace zt {
 
@@ -81,48 +80,18 @@ class RawWindows final : public ByteWindows {
   std::vector<uint8_t> buffer_;
 };
 
-class ZstdReadBack final : public ByteWindows {
+// Decoded windows (codec/decoded_windows.h) over a part's stored bytes,
+// which they hold.
+class StoredWindows final : public ByteWindows {
  public:
-  ZstdReadBack(StoredRange m, uint64_t decoded, std::string where)
-      : map_(std::move(m)),
-        zstd_(map_.bytes(), decoded, where),
-        decoded_(decoded),
-        where_(std::move(where)) {}
-  Result<std::span<const uint8_t>> next() override {
-    auto w = zstd_.next();
-    ZT_TRY(w);
-    ZT_FAIL_IF(w->empty() && zstd_.delivered() != decoded_, invalid,
-               "%s: zstd data decodes to %llu bytes, expected %llu", where_.c_str(),
-               static_cast<ull>(zstd_.delivered()), static_cast<ull>(decoded_));
-    return *w;
-  }
+  explicit StoredWindows(StoredRange m) : map_(std::move(m)) {}
+  std::span<const uint8_t> bytes() const { return map_.bytes(); }
+  void decode_with(std::unique_ptr<ByteWindows> w) { decoded_ = std::move(w); }
+  Result<std::span<const uint8_t>> next() override { return decoded_->next(); }
 
  private:
-  StoredRange map_;
-  ZstdWindows zstd_;
-  uint64_t decoded_;
-  std::string where_;
-};
-
-class PlanesReadBack final : public ByteWindows {
- public:
-  PlanesReadBack(StoredRange m, PlanesIndex index, std::string where)
-      : map_(std::move(m)), index_(std::move(index)), where_(std::move(where)) {}
-  Result<std::span<const uint8_t>> next() override {
-    if (next_ == index_.frames.size()) return std::span<const uint8_t>();
-    frame_.resize(index_.frames[next_].decoded);
-    ZT_TRY(byte_planes_decode_frame(byte_planes_frame(map_.bytes(), index_, next_), index_, next_,
-                                    frame_, where_));
-    ++next_;
-    return std::span<const uint8_t>(frame_);
-  }
-
- private:
-  StoredRange map_;
-  PlanesIndex index_;
-  std::string where_;
-  size_t next_ = 0;
-  std::vector<uint8_t> frame_;
+  StoredRange map_;  // before decoded_, which views it
+  std::unique_ptr<ByteWindows> decoded_;
 };
 
 }  // namespace
@@ -148,14 +117,15 @@ Result<std::unique_ptr<ByteWindows>> read_back_windows(int fd, const Component& 
   const uint64_t decoded = c.uncompressed_length.value_or(0);
   auto m = StoredRange::of(fd, c.offset, c.length, where);
   ZT_TRY(m);
+  auto w = std::make_unique<StoredWindows>(std::move(*m));
   if (c.encoding == Encoding::byte_planes) {
-    auto index = byte_planes_index(m->bytes(), decoded, where);
+    auto index = byte_planes_index(w->bytes(), decoded, where);
     ZT_TRY(index);
-    return std::unique_ptr<ByteWindows>(
-        std::make_unique<PlanesReadBack>(std::move(*m), std::move(*index), std::move(where)));
+    w->decode_with(std::make_unique<PlanesDecodedWindows>(w->bytes(), std::move(*index), where));
+  } else {
+    w->decode_with(std::make_unique<ZstdDecodedWindows>(w->bytes(), decoded, decoded, where));
   }
-  return std::unique_ptr<ByteWindows>(
-      std::make_unique<ZstdReadBack>(std::move(*m), decoded, std::move(where)));
+  return std::unique_ptr<ByteWindows>(std::move(w));
 }
 
 }  // namespace zt
