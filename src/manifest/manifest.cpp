@@ -40,7 +40,10 @@ std::optional<uint64_t> decoded_size(const Component& c) {
     case Encoding::byte_planes:
       return c.uncompressed_length;
     case Encoding::unknown:
-      return std::nullopt;
+      // v2 states decoded_length for every encoded part (v2 spec 3.4), so
+      // the size rules hold whatever the encoding, known or not (a dense
+      // part of an unknown encoding that could not fit its shape opened).
+      return c.uncompressed_length;
   }
   return std::nullopt;
 }

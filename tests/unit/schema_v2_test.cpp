@@ -466,6 +466,26 @@ TEST(SchemaV2, EncodingsShowTheir12NameAndKeepTheId) {
   EXPECT_EQ(n, 100u);
 }
 
+// decoded_length is stated for every encoded part (v2 spec 3.4), so a dense
+// part's size equation (5.1) holds whatever the encoding: a part of a
+// vendor's encoding whose decoded_length cannot fit the shape opened.
+TEST(SchemaV2, SizeRulesHoldForAPartOfAnUnknownEncoding) {
+  for (const uint64_t declared : {uint64_t{999}, uint64_t{17}, uint64_t{24}}) {
+    FileBuilderV2 b;
+    b.dense("w", "f32", {6}, pattern(16));
+    b.part("w", "data")["encoding"] = "acme.lz/1";
+    b.part("w", "data")["decoded_length"] = declared;
+    const Bytes file = b.build();
+    if (declared == 24) {
+      const Opened o = open_memory(file);
+      EXPECT_EQ(o.status, ZT_OK) << o.error;  // it fits: opens, decoding refused later
+    } else {
+      EXPECT_TRUE(OpensWith(file, ZT_ERR_INVALID, {"decoded_length", "does not match shape [6]"}))
+          << declared;
+    }
+  }
+}
+
 TEST(SchemaV2, DigestsAreAlgorithmAndLowercaseHex) {
   for (const char* bad :
        {"xxh3:ABCDEF0123456789", "xxh3:abc", "0123456789abcdef", ":00", "xxh3:"}) {
