@@ -76,44 +76,6 @@ std::string part_text(const Part& p) {
   return std::string(dtype_name(p.dtype)) + (p.type ? "/" + *p.type : "");
 }
 
-// Blocks of exactly `size` bytes cut from a stream of windows (fewer only
-// at its end): a view into the window when it holds the block, else the
-// block assembled in `carry_`.
-class Blocks {
- public:
-  explicit Blocks(std::unique_ptr<Windows> w) : w_(std::move(w)) {}
-
-  Result<std::span<const uint8_t>> take(size_t size) {
-    if (rest_.size() >= size) return cut(size);
-    carry_.assign(rest_.begin(), rest_.end());
-    rest_ = {};
-    while (carry_.size() < size) {
-      auto next = w_->next();
-      ZT_TRY(next);
-      if (next->empty()) break;
-      const size_t want = size - carry_.size();
-      if (carry_.empty() && next->size() >= want) {  // no copy needed
-        rest_ = *next;
-        return cut(size);
-      }
-      const size_t n = std::min(want, next->size());
-      carry_.insert(carry_.end(), next->begin(), next->begin() + static_cast<std::ptrdiff_t>(n));
-      rest_ = next->subspan(n);
-    }
-    return std::span<const uint8_t>(carry_);
-  }
-
- private:
-  std::span<const uint8_t> cut(size_t size) {
-    const auto b = rest_.first(size);
-    rest_ = rest_.subspan(size);
-    return b;
-  }
-  std::unique_ptr<Windows> w_;
-  std::span<const uint8_t> rest_;
-  std::vector<uint8_t> carry_;
-};
-
 // Differences between the decoded bytes of one component in A and B, read
 // side by side a block at a time: diff of two files of any size holds two
 // blocks and their decoders' windows, never a component.

@@ -27,29 +27,18 @@ struct NpyExport {
   std::function<Result<void>(const ByteSink&)> write;
 };
 
-// Each window of a component, in pieces of whole elements of `width`
-// bytes (an element across two windows is joined).
-Result<void> for_each_elements(Windows& w, unsigned width,
+// A component in pieces of whole elements of `width` bytes, whatever its
+// windows' sizes.
+Result<void> for_each_elements(std::unique_ptr<Windows> w, unsigned width,
                                const std::function<Result<void>(std::span<const uint8_t>)>& f) {
-  std::vector<uint8_t> carry;
+  Blocks blocks(std::move(w));
+  const size_t piece = size_t{width} << 16;
   for (;;) {
-    auto window = w.next();
-    ZT_TRY(window);
-    std::span<const uint8_t> rest = *window;
-    if (rest.empty()) break;
-    if (!carry.empty()) {
-      const size_t take = std::min<size_t>(width - carry.size(), rest.size());
-      carry.insert(carry.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(take));
-      rest = rest.subspan(take);
-      if (carry.size() < width) continue;
-      ZT_TRY(f(carry));
-      carry.clear();
-    }
-    const size_t whole = rest.size() / width * width;
-    if (whole) ZT_TRY(f(rest.first(whole)));
-    carry.assign(rest.begin() + static_cast<std::ptrdiff_t>(whole), rest.end());
+    auto b = blocks.take(piece);
+    ZT_TRY(b);
+    if (b->empty()) return {};
+    ZT_TRY(f(b->first(b->size() / width * width)));  // a part ends on an element
   }
-  return {};
 }
 
 // One component as a 1-D array, read a window at a time. Its elements as
@@ -78,7 +67,7 @@ Result<NpyExport> component_export(const Input& in, size_t i, size_t k) {
     plan.write = [&in, i, k, width](const ByteSink& sink) -> Result<void> {
       auto w = in.windows(i, k);
       ZT_TRY(w);
-      return for_each_elements(**w, width, sink);
+      return for_each_elements(std::move(*w), width, sink);
     };
     return plan;
   }
@@ -88,17 +77,18 @@ Result<NpyExport> component_export(const Input& in, size_t i, size_t k) {
     auto w = in.windows(i, k);
     ZT_TRY(w);
     std::vector<float> values;
-    return for_each_elements(**w, width, [&](std::span<const uint8_t> piece) -> Result<void> {
-      const uint64_t n = piece.size() / width;
-      values.resize(std::min(n, kChunkValues) * f.ratio);
-      for (uint64_t at = 0; at < n; at += kChunkValues) {
-        const uint64_t m = std::min<uint64_t>(kChunkValues, n - at);
-        convert_values(piece.data() + at * width, f, m * f.ratio, values.data());
-        ZT_TRY(sink(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()),
-                                             m * f.ratio * 4)));
-      }
-      return {};
-    });
+    return for_each_elements(
+        std::move(*w), width, [&](std::span<const uint8_t> piece) -> Result<void> {
+          const uint64_t n = piece.size() / width;
+          values.resize(std::min(n, kChunkValues) * f.ratio);
+          for (uint64_t at = 0; at < n; at += kChunkValues) {
+            const uint64_t m = std::min<uint64_t>(kChunkValues, n - at);
+            convert_values(piece.data() + at * width, f, m * f.ratio, values.data());
+            ZT_TRY(sink(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()),
+                                                 m * f.ratio * 4)));
+          }
+          return {};
+        });
   };
   return plan;
 }

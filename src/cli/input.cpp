@@ -182,6 +182,32 @@ Result<std::unique_ptr<Windows>> Input::windows(size_t item, size_t part) const 
   return std::unique_ptr<Windows>(std::make_unique<BufferWindows>(std::move(*b)));
 }
 
+Result<std::span<const uint8_t>> Blocks::take(size_t size) {
+  if (rest_.size() >= size) return cut(size);
+  carry_.assign(rest_.begin(), rest_.end());
+  rest_ = {};
+  while (carry_.size() < size) {
+    auto next = w_->next();
+    ZT_TRY(next);
+    if (next->empty()) break;
+    const size_t want = size - carry_.size();
+    if (carry_.empty() && next->size() >= want) {  // no copy needed
+      rest_ = *next;
+      return cut(size);
+    }
+    const size_t n = std::min(want, next->size());
+    carry_.insert(carry_.end(), next->begin(), next->begin() + static_cast<std::ptrdiff_t>(n));
+    rest_ = next->subspan(n);
+  }
+  return std::span<const uint8_t>(carry_);
+}
+
+std::span<const uint8_t> Blocks::cut(size_t size) {
+  const auto b = rest_.first(size);
+  rest_ = rest_.subspan(size);
+  return b;
+}
+
 const Part* Item::find(std::string_view role) const {
   for (const Part& p : parts)
     if (p.role == role) return &p;

@@ -65,6 +65,24 @@ struct Buffer {
   Buffer& operator=(Buffer&& o) noexcept;
 };
 
+// Blocks of exactly `size` bytes cut from a stream of windows (fewer only
+// at its end): a view into the window when it holds the block, else the
+// block assembled in a buffer. How a component is walked in pieces of whole
+// elements or rows, whatever its windows' sizes.
+class Blocks {
+ public:
+  explicit Blocks(std::unique_ptr<Windows> w) : w_(std::move(w)) {}
+  // The next `size` bytes (valid until the following call); fewer at the
+  // end, empty after it.
+  Result<std::span<const uint8_t>> take(size_t size);
+
+ private:
+  std::span<const uint8_t> cut(size_t size);
+  std::unique_ptr<Windows> w_;
+  std::span<const uint8_t> rest_;
+  std::vector<uint8_t> carry_;
+};
+
 class Input {
  public:
   // Opens by extension: .zt through the Reader (also any file that is not a
