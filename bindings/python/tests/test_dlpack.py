@@ -125,3 +125,87 @@ def test_torch_gets_bf16_as_bf16(tmp_path):
     w[0, 0] = 7  # the consumer's copy-on-write page
     with ztensor.open(p) as f:
         assert f["f"][0, 0] == 0
+
+
+# A garbage cycle holding a Tensor (or a consumer's tensor) that the
+# collector finalizes while this thread sweeps under the lock: the
+# finalizer's sweep (or the consumer's deleter) took the lock again and
+# waited forever. Run in a child process: a hang is a timeout, not a stuck suite.
+_FINALIZED_DURING_A_SWEEP = """
+import gc, sys, numpy as np, ztensor
+f = ztensor.open(sys.argv[1])
+t0 = f.dlpack("x")
+consume = {consume}
+
+class Holder:
+    pass
+
+for threshold in range(1, 400):
+    h = Holder(); h.self = h; h.t = consume(f.dlpack("x")); del h  # garbage, not yet collected
+    gc.set_threshold(threshold)  # a collection lands somewhere in the export below
+    c = t0.__dlpack__()
+    gc.set_threshold(700)
+    del c
+print("done")
+"""
+
+
+@pytest.mark.parametrize("consumer", ["none", "torch"])
+def test_a_collection_during_a_sweep_does_not_deadlock(tmp_path, consumer):
+    import subprocess
+    import sys
+    if consumer == "torch":
+        pytest.importorskip("torch")
+        consume = "__import__('torch').from_dlpack"
+    else:
+        consume = "lambda t: t"
+    p = tmp_path / "x.zt"
+    with ztensor.Writer(p) as w:
+        w.add("x", np.zeros(4, np.float32))
+    script = _FINALIZED_DURING_A_SWEEP.format(consume=consume)
+    try:
+        run = subprocess.run([sys.executable, "-c", script, str(p)], capture_output=True, text=True,
+                             timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("an export deadlocked when the collector finalized a Tensor during its sweep")
+    assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr
+
+
+def with_bool_byte_2(p, version, encoding):
+    """A bool object whose element 3000 is the byte 2 (no digest: the byte
+    is to meet the content rule, not a digest). The writer refuses such
+    bools, so raw data is changed in place, and zstd data is written as u8
+    whose manifest then says bool (a 1.2 file: its footer is plain)."""
+    if encoding == "raw":
+        with ztensor.Writer(p, file_version=version, digest="none") as w:
+            w.add("b", np.ones(4096, bool))
+        with ztensor.open(p) as f:
+            offset = f.manifest["objects"]["b"]["components"]["data"]["offset"]
+        data = bytearray(p.read_bytes())
+        data[offset + 3000] = 2
+        p.write_bytes(bytes(data))
+        return
+    import struct
+    from ztensor import _cbor
+    codes = np.ones(4096, np.uint8)
+    codes[3000] = 2
+    with ztensor.Writer(p, digest="none") as w:
+        w.add("b", codes, encoding="zstd")
+    data = p.read_bytes()
+    n = struct.unpack("<Q", data[-16:-8])[0]
+    manifest = _cbor.loads(data[-16 - n:-16])
+    manifest["objects"]["b"]["components"]["data"]["dtype"] = "bool"
+    body = _cbor.dumps(manifest)
+    p.write_bytes(data[:-16 - n] + body + struct.pack("<Q", len(body)) + data[-8:])
+
+
+@pytest.mark.parametrize("encoding, version", [("raw", None), ("raw", 2), ("zstd", None)])
+def test_bool_bytes_other_than_0_and_1_are_refused_as_f_name_refuses_them(tmp_path, encoding, version):
+    p = tmp_path / "b.zt"
+    with_bool_byte_2(p, version, encoding)
+    with ztensor.open(p) as f:
+        with pytest.raises(ztensor.Error) as by_name:
+            f["b"]
+        with pytest.raises(ztensor.Error) as by_dlpack:
+            f.dlpack("b")
+    assert by_name.value.status_name == by_dlpack.value.status_name == "ZT_ERR_INVALID"

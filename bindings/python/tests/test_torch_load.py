@@ -866,3 +866,196 @@ def test_requests_built_as_ctypes_structs_read_the_same_bytes(tmp_path, monkeypa
     out = np.zeros(10, np.float32)
     f._decode_ranges([(f._index("a3"), "data", 8, out.ctypes.data, 40)])
     assert np.array_equal(out, t["a3"].numpy()[2:12])
+
+
+# ---------------------------------------------------------------------------
+# what a file claims, checked before it is used
+
+
+class SyncCopies(LateCopies):
+    """The staging pipeline's CPU engine, copying at once."""
+
+    def copy(self, dst, src):
+        dst.copy_(src)
+
+    def record(self):
+        return None
+
+    def wait(self, token):
+        pass
+
+    def finish(self):
+        pass
+
+
+def claiming(p, elements):
+    """A 1.2 file whose zstd object "a" claims `elements` float32 values in a
+    few bytes (no digest), beside a plain "y"."""
+    import struct
+    from ztensor import _cbor
+    with ztensor.Writer(p, digest="none") as w:
+        w.add("a", np.arange(1000, dtype=np.float32), encoding="zstd")
+        w.add("y", np.ones(4, np.float32))
+    data = p.read_bytes()
+    n = struct.unpack("<Q", data[-16:-8])[0]
+    manifest = _cbor.loads(data[-16 - n:-16])
+    manifest["objects"]["a"]["shape"] = [elements]
+    manifest["objects"]["a"]["components"]["data"]["uncompressed_length"] = 4 * elements
+    body = _cbor.dumps(manifest)
+    p.write_bytes(data[:-16 - n] + body + struct.pack("<Q", len(body)) + data[-8:])
+    return p
+
+
+def every_torch_load(p, **options):
+    """name -> a call that loads object "a" of p, one for each way ztensor.torch has."""
+    class Y(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.y = torch.nn.Parameter(torch.zeros(4))
+
+    def get_tensor(mmap=False):
+        with zt.safe_open(p, "pt", mmap=mmap, **options) as s:
+            return s.get_tensor("a")
+
+    return {
+        "load_file": lambda: zt.load_file(p, **options),
+        "load_file mmap": lambda: zt.load_file(p, mmap=True, **options),
+        "staged": lambda: zt._load_all(zt._File(p, **options), "cpu", zt._Staging(SyncCopies(), 2, 4096)),
+        "load": lambda: zt.load(p.read_bytes(), **options),
+        "get_tensor": get_tensor,
+        "get_tensor mmap": lambda: get_tensor(True),
+        "get_slice": lambda: zt.safe_open(p, "pt", **options).get_slice("a")[0:4],
+        "load_model": lambda: zt.load_model(Y(), p, strict=False, **options),
+    }
+
+
+@pytest.mark.parametrize("elements", [2 ** 40, 2 ** 61])
+def test_a_claimed_size_over_the_cap_is_the_librarys_limit_on_every_load(tmp_path, elements):
+    # 4 TiB (or 8 EiB, which torch cannot even size) claimed by ten bytes of
+    # zstd: torch.empty / np.empty of it failed with RuntimeError or
+    # MemoryError before the library was asked.
+    p = claiming(tmp_path / "c.zt", elements)
+    loads = every_torch_load(p)
+    loads["dlpack"] = lambda: ztensor.open(p).dlpack("a")
+    for how, load in loads.items():
+        with pytest.raises(ztensor.Error) as e:
+            load()
+        assert e.value.status_name == "ZT_ERR_LIMIT", (how, str(e.value))
+
+
+def test_torchs_refusal_to_allocate_is_a_ztensor_error(tmp_path):
+    # Under a cap that lets 2 PiB through, what refuses it is torch's
+    # allocator (RuntimeError): said as the File says it, ZT_ERR_NOMEM.
+    p = claiming(tmp_path / "c.zt", 2 ** 49)
+    cap = 2 ** 60
+    with pytest.raises(ztensor.Error) as e:
+        zt.load_file(p, max_decoded_bytes=cap)
+    assert e.value.status_name == "ZT_ERR_NOMEM" and 'object "a"' in str(e.value)
+    with pytest.raises(ztensor.Error) as e:
+        zt._load_all(zt._File(p, max_decoded_bytes=cap), "cpu", zt._Staging(SyncCopies(), 2, 4096))
+    assert e.value.status_name == "ZT_ERR_NOMEM"
+
+
+def test_max_decoded_bytes_reaches_the_reader_of_every_load(tmp_path):
+    p = tmp_path / "z.zt"
+    with ztensor.Writer(p) as w:
+        w.add("a", np.arange(4096, dtype=np.float32), encoding="zstd")  # 16 KiB decoded
+        w.add("y", np.ones(4, np.float32))
+    for how, load in every_torch_load(p, max_decoded_bytes=1000).items():
+        with pytest.raises(ztensor.Error) as e:
+            load()
+        assert e.value.status_name == "ZT_ERR_LIMIT", how
+    for how, load in every_torch_load(p, max_decoded_bytes=1 << 20).items():
+        load()  # under the cap: loads
+
+
+QUANT_GROUP = {"bits": 4, "group_size": 8, "axis": 0, "scale_form": "f32_factors",
+               "packing": {"word": "u32", "order": "lsb_first", "per_word": 8},
+               "zero_point": {"form": "implied", "value": 8}}
+GOOD_RECORDS = {"data": {"name": "l.qweight", "dtype": "I32", "shape": [1, 1]},
+                "scales": {"name": "l.scales", "dtype": "F32", "shape": [1]}}
+
+
+def quantized_layer(p, records, shape_record=None):
+    attributes = dict(QUANT_GROUP, **{"hf.tensors": records})
+    if shape_record is not None:
+        attributes["hf.shape_tensor"] = shape_record
+    with ztensor.Writer(p, file_version=2) as w:
+        w.add_object("l.weight", "zt.quant_group/1", (8, 1),
+                     {"data": np.array([0x76543210], np.uint32), "scales": np.array([0.5], np.float32)},
+                     attributes=attributes)
+        w.add("other", np.zeros(2, np.float32))
+
+
+@pytest.mark.parametrize("records, shape_record", [
+    ({"data": {"name": "l.qweight", "shape": [1, 1]}, "scales": GOOD_RECORDS["scales"]}, None),  # no dtype
+    ({"data": {"name": "l.qweight", "dtype": "I32", "shape": [1000]}, "scales": GOOD_RECORDS["scales"]}, None),
+    ({"data": 5, "scales": GOOD_RECORDS["scales"]}, None),  # a record that is no map
+    ({"data": {"name": "l.qweight", "dtype": "Q9", "shape": [1]}, "scales": GOOD_RECORDS["scales"]}, None),
+    ({"data": {"name": "l.qweight", "dtype": "I32", "shape": ["1"]}, "scales": GOOD_RECORDS["scales"]}, None),
+    ({"data": {"name": 7, "dtype": "I32", "shape": [1, 1]}, "scales": GOOD_RECORDS["scales"]}, None),
+    ({"nope": {"name": "l.qweight", "dtype": "I32", "shape": [1]}}, None),  # not the object's parts
+    ([1, 2], None),  # hf.tensors that is no map
+    ({"data": {"name": "other", "dtype": "I32", "shape": [1, 1]}, "scales": GOOD_RECORDS["scales"]}, None),
+    ({"data": {"name": "l.s", "dtype": "I32", "shape": [1, 1]},
+      "scales": {"name": "l.s", "dtype": "F32", "shape": [1]}}, None),  # one name twice
+    (GOOD_RECORDS, {"name": "l.shape", "dtype": "F32", "shape": [2]}),
+    (GOOD_RECORDS, {"name": "l.shape", "dtype": "I64", "shape": [3]}),
+    (GOOD_RECORDS, "l.shape"),
+])
+def test_checkpoint_records_that_are_not_records_are_invalid(tmp_path, records, shape_record):
+    p = tmp_path / "q.zt"
+    quantized_layer(p, records, shape_record)
+
+    def get_all():
+        with zt.safe_open(p) as s:
+            return [s.get_tensor(k) for k in s.keys()]
+
+    for how, load in {"load_file": lambda: zt.load_file(p), "safe_open": get_all}.items():
+        with pytest.raises(ztensor.Error) as e:
+            load()
+        assert e.value.status_name == "ZT_ERR_INVALID", (how, str(e.value))
+    assert zt.load_file(p, quantized="dequantize")["l.weight"].shape == (8, 1)  # the values still load
+
+
+def test_good_checkpoint_records_load(tmp_path):
+    p = tmp_path / "q.zt"
+    quantized_layer(p, GOOD_RECORDS, {"name": "l.shape", "dtype": "I64", "shape": [2]})
+    got = zt.load_file(p)
+    assert sorted(got) == ["l.qweight", "l.scales", "l.shape", "other"]
+    assert got["l.qweight"].dtype == torch.int32 and got["l.qweight"].shape == (1, 1)
+    assert got["l.shape"].tolist() == [8, 1]
+
+
+@pytest.mark.parametrize("aliases", [[1, 2], {"x": [1]}, 5, {"w": "b"}, {"b2": 3}])
+def test_aliases_that_are_not_aliases_are_invalid(tmp_path, aliases):
+    # A name mapped to a stored tensor's name silently replaced that tensor.
+    p = tmp_path / "al.zt"
+    with ztensor.Writer(p) as w:
+        w.set_attributes({zt.ALIASES_KEY: aliases})
+        w.add("w", np.zeros(2, np.float32))
+        w.add("b", np.ones(2, np.float32))
+    with pytest.raises(ztensor.Error) as e:
+        zt.load_file(p)
+    assert e.value.status_name == "ZT_ERR_INVALID"
+    with ztensor.open(p) as f:
+        assert f["w"].tolist() == [0.0, 0.0]  # the objects themselves read
+    m = torch.nn.Module()
+    m.w = torch.nn.Parameter(torch.full((2,), 7.0))
+    with pytest.raises(ztensor.Error):
+        zt.load_model(m, p, strict=False)
+    assert m.w.tolist() == [7.0, 7.0]  # refused before the model was touched
+
+
+def test_the_aliases_save_model_records_load(tmp_path):
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(4, 4, bias=False)
+            self.b = torch.nn.Linear(4, 4, bias=False)
+            self.b.weight = self.a.weight
+
+    p = tmp_path / "tied.zt"
+    zt.save_model(Tied(), p)
+    got = zt.load_file(p)
+    assert got["a.weight"] is got["b.weight"]

@@ -1106,3 +1106,50 @@ def test_canonical_form_takes_parts_and_names_in_any_order(tmp_path):
     ztensor.save(p, arrays)
     with ztensor.open(p) as f:
         assert list(f) == list(arrays)  # otherwise the dict's order is kept
+
+
+def test_decode_many_gives_packed_fp4_as_f_name_does(path):
+    # names None is every dense object: an f4_e2m1 one failed the whole
+    # call. It comes as f[name] gives it, float32 values, in its place.
+    u8 = lambda *v: np.array(v, dtype=np.uint8)  # noqa: E731
+    with ztensor.Writer(path, file_version=2) as w:
+        w.add("a", np.arange(6, dtype=np.float32))
+        w.add_object("fp4", "dense", (2, 4), {"data": (u8(0x21, 0x43, 0x65, 0x07), "u8", "f4_e2m1")})
+        w.add("z", np.arange(100, dtype=np.int64), encoding="zstd")
+        w.add_object("flags", "dense", (3,), {"data": (u8(0, 1, 1), "u8", "bool")})
+    with ztensor.open(path) as f:
+        got = f.decode_many()
+        assert list(got) == list(f) and sorted(got) == ["a", "flags", "fp4", "z"]
+        for name in got:
+            assert got[name].dtype == f[name].dtype and np.array_equal(got[name], f[name]), name
+        assert got["fp4"].dtype == np.float32 and got["fp4"][0].tolist() == [0.5, 1.0, 1.5, 2.0]
+        one = f.decode_many(["fp4", "a"])
+        assert list(one) == ["fp4", "a"] and np.array_equal(one["fp4"], got["fp4"])
+
+
+def test_data_of_an_unknown_type_is_not_read_as_its_storage(path):
+    # v2 spec section 4.2: a reader must not silently reinterpret data of a
+    # type it does not know as its storage dtype. Its raw elements stay
+    # there through component(), the structural read.
+    with ztensor.Writer(path, file_version=2) as w:
+        w.add_object("x", "dense", (4,), {"data": (np.arange(4, dtype=np.uint8), "u8", "acme.f3")})
+        w.add("y", np.ones(3, np.float32))
+    with ztensor.open(path) as f:
+        reads = {"f[name]": lambda: f["x"], "array": lambda: f.array("x"),
+                 "decode_many": lambda: f.decode_many(), "decode_many name": lambda: f.decode_many(["x"]),
+                 "rows": lambda: f.rows("x", 0, 2), "slice": lambda: f.slice("x", slice(None)),
+                 "get_slice dtype": lambda: f.get_slice("x").dtype, "dlpack": lambda: f.dlpack("x")}
+        for how, read in reads.items():
+            with pytest.raises(ztensor.Error) as e:
+                read()
+            assert e.value.status_name == "ZT_ERR_UNSUPPORTED" and "acme.f3" in str(e.value), how
+        assert f.component("x", "data").tolist() == [0, 1, 2, 3]
+        assert f.decode_many(["y"])["y"].tolist() == [1.0] * 3
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    for load in (lambda: zt.load_file(path), lambda: zt.load_file(path, mmap=True),
+                 lambda: zt.safe_open(path).get_tensor("x"), lambda: zt.safe_open(path).get_slice("x")[0:2]):
+        with pytest.raises(ztensor.Error) as e:
+            load()
+        assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
+    assert torch.equal(zt.safe_open(path).get_tensor("y"), torch.ones(3))

@@ -66,7 +66,10 @@ _DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", c_void_p)
 # What each exported tensor keeps alive until its consumer lets it go:
 # manager_ctx (a number) -> (the struct, its shape array, the memory's owner).
 _alive = {}
-_alive_lock = threading.Lock()
+# Re-entrant: a garbage collection may run anywhere under it (any allocation
+# starts one) and finalize a consumer's tensor, whose deleter (_delete)
+# takes it again in this very thread: with a plain Lock that waited forever.
+_alive_lock = threading.RLock()
 _next_key = [1]
 
 
@@ -97,22 +100,31 @@ _api.PyCapsule_GetPointer.argtypes = [c_void_p, c_void_p]
 # tensor said "returned NULL without setting an exception") and the tensor
 # was never freed.
 _handed_out = []
+_sweeping = [False]  # a sweep is walking _handed_out (read and set under the lock)
 
 
 def _sweep(wait=True):
     """Lets go of the capsules that nobody else holds any more: their
     destructors run now, freeing the tensors of those never consumed. With
-    wait=False (from the garbage collector, which may run while this thread
-    holds the lock), nothing is done if the lock is taken."""
+    wait=False (from the garbage collector and finalizers, which may run
+    while another thread holds the lock), nothing is done if the lock is
+    taken. A sweep started inside a sweep (a collection during its walk
+    finalizing a Tensor) returns at once: the outer one goes on."""
     if not _alive_lock.acquire(blocking=wait):
         return
     kept, dropped = [], []
     try:
-        for c in _handed_out:
-            # Held by this list alone: 3 references here (the list's, the
-            # loop's and getrefcount's argument).
-            (dropped if sys.getrefcount(c) <= 3 else kept).append(c)
-        _handed_out[:] = kept
+        if _sweeping[0]:
+            return
+        _sweeping[0] = True
+        try:
+            for c in _handed_out:
+                # Held by this list alone: 3 references here (the list's, the
+                # loop's and getrefcount's argument).
+                (dropped if sys.getrefcount(c) <= 3 else kept).append(c)
+            _handed_out[:] = kept
+        finally:
+            _sweeping[0] = False
     finally:
         _alive_lock.release()
     c = None
@@ -187,8 +199,10 @@ class Tensor:
     def __del__(self):
         # A consumer that refused this tensor's capsule has dropped it by now
         # (its exception is set aside while __del__ runs): free it here.
+        # Without waiting: a finalizer may run inside a collection that
+        # another thread started while holding the lock.
         if _sweep is not None:  # None at interpreter shutdown
-            _sweep()
+            _sweep(wait=False)
 
     @property
     def nbytes(self) -> int:

@@ -141,6 +141,19 @@ class OpenOptions(Structure):
                 ("http_connections", c_uint32)]
 
 
+# zt_source: a file read through callbacks (zt_open_source).
+SOURCE_CONCURRENT = 1
+SourceReadAt = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_size_t, c_void_p, POINTER(c_size_t))
+SourceSize = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(c_uint64))
+SourceClose = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+class Source(Structure):
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("ctx", c_void_p),
+                ("read_at", SourceReadAt), ("size", SourceSize), ("close", SourceClose),
+                ("name", c_char_p)]
+
+
 class WriterOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("zstd_level", c_int32), ("threads", c_uint32),
                 ("digest", c_uint32), ("frame_size", c_uint64), ("auto_min_ratio", c_double),
@@ -211,6 +224,8 @@ for _name, _res, _args in [
     ("zt_open_url", _STATUS, [c_char_p, POINTER(OpenOptions), POINTER(_reader_p)]),
     ("zt_close", None, [_reader_p]),
     ("zt_open_memory", _STATUS, [c_void_p, c_size_t, POINTER(_reader_p)]),
+    ("zt_source_init_sized", None, [POINTER(Source), c_size_t]),
+    ("zt_open_source", _STATUS, [POINTER(Source), POINTER(OpenOptions), POINTER(_reader_p)]),
     ("zt_file_version", c_char_p, [_reader_p]),
     ("zt_file_format", c_char_p, [_reader_p]),
     ("zt_manifest_json", c_char_p, [_reader_p]),

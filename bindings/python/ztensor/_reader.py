@@ -1,6 +1,6 @@
 """Reading: ztensor.open(path) is a mapping of object names to numpy data."""
 
-import builtins
+import bisect
 import collections.abc
 import contextlib
 import ctypes
@@ -10,6 +10,8 @@ import math
 import mmap
 import operator
 import os
+import stat
+import threading
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
@@ -35,6 +37,16 @@ _NEEDS_CONVERSION_TYPES = {"f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz",
 # Types packed below a byte (v2's f4_e2m1, two values a byte): their bytes do
 # not take the object's shape, so they always come out as float32.
 _PACKED_TYPES = {"f4_e2m1"}
+# Byte types this project names in 1.2 files and in what its foreign readers
+# give (torch's float4_e2m1fn_x2, one byte a pair, and float8_e8m0fnu): their
+# bytes are their codes, given as uint8 as FP8 is.
+_CODE_TYPES = {"f4_e2m1fn_x2", "f8_e8m0fnu"}
+# Every logical type this binding reads: the spec's registered ones and those.
+# Data of any other type is never given as its storage dtype, which would
+# silently reinterpret it (v2 spec section 4.2): UNSUPPORTED, its raw bytes
+# left to component(name, role), the structural read.
+_KNOWN_TYPES = ({None, "complex64", "complex128", "bool"} | _NEEDS_CONVERSION_TYPES
+                | _PACKED_TYPES | _CODE_TYPES)
 # Formats whose values are computed: an object of one comes out decoded.
 _DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1", "zt.quant_group/1"}
 
@@ -123,6 +135,99 @@ class _Handle:
         ptr, self.ptr = self.ptr, None
         if ptr and lib is not None:
             lib.zt_close(ptr)
+
+
+def _open_descriptor(path):
+    """(descriptor, its stat) of the regular file at `path`, opened read-only
+    (close-on-exec; non-blocking, so a FIFO cannot hang the open), or
+    (None, None) where there is none: the library's open says why."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, TypeError, ValueError):
+        return None, None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return _close_descriptor(fd), None
+    return fd, st
+
+
+def _still_names(path, before):
+    """Whether `path` names the file `before` was taken of, unchanged: the
+    file the library opened in between is then that very file."""
+    try:
+        now = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return False
+    key = lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # noqa: E731
+    return key(now) == key(before)
+
+
+def _close_descriptor(fd):
+    """Closes fd (None: nothing); returns None, the descriptor's new value."""
+    if fd is not None and os is not None:  # os is None at interpreter teardown
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    return None
+
+
+class _MemorySource:
+    """A buffer as a zt_source (zt_open_source), for an open from memory
+    with open options, which zt_open_memory does not take. The callbacks
+    only copy bytes (ctypes.memmove lets the GIL go), so they may run on
+    the library's threads at once."""
+
+    def __init__(self, buf, size):
+        base = buf.ctypes.data
+
+        def read_at(ctx, offset, length, dst, done):
+            try:
+                n = max(0, min(length, size - offset))
+                ctypes.memmove(dst, base + offset, n)
+                done[0] = n
+                return _lib.OK
+            except Exception:  # an exception cannot cross into C: the read fails
+                return _lib.ERR_IO
+
+        def size_of(ctx, out):
+            out[0] = size
+            return _lib.OK
+
+        self.buf = buf
+        self.read_at, self.size = _lib.SourceReadAt(read_at), _lib.SourceSize(size_of)
+        self.struct = _lib.new_struct(_lib.Source, lib.zt_source_init_sized)
+        self.struct.flags = _lib.SOURCE_CONCURRENT
+        self.struct.read_at, self.struct.size = self.read_at, self.size
+        self.struct.name = b"<memory>"
+
+
+class _Extents:
+    """The byte ranges of a mapping already handed out (disjoint, sorted by
+    start): a range overlapping one of them would share its memory."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self):
+        self.starts, self.ends = [], []
+
+    def claim(self, start, end):
+        """Records [start, end) and returns True if it overlaps no range
+        handed out before; else False, recording nothing."""
+        ends = self.ends
+        if not ends or start >= ends[-1]:  # past them all: loads hand out in file order as a rule
+            self.starts.append(start)
+            ends.append(end)
+            return True
+        k = bisect.bisect_right(self.starts, start)
+        if (k and self.ends[k - 1] > start) or (k < len(self.starts) and self.starts[k] < end):
+            return False
+        self.starts.insert(k, start)
+        self.ends.insert(k, end)
+        return True
 
 
 class _Owner:
@@ -238,7 +343,9 @@ class File(NotCopyable, collections.abc.Mapping):
                        codes unless the file was opened with float32=True (then
                        float32 copies); complex64/complex128 as numpy complex;
                        v2's bool as numpy bool, its f4_e2m1 (two values a byte)
-                       always as float32.
+                       always as float32. Data of a logical type this library
+                       does not know raises ztensor.Error (ZT_ERR_UNSUPPORTED):
+                       component(name, "data") gives its stored elements.
       sparse_csr       CSR: the triple (values, indices, indptr), with .shape
       sparse_coo       COO: the pair (values, coords), with .shape
       quantized_group  the dequantised weights, float32, of the object's shape
@@ -262,30 +369,46 @@ class File(NotCopyable, collections.abc.Mapping):
         opt.max_decoded_bytes = checked_int(max_decoded_bytes, "max_decoded_bytes")
         opt.allow_foreign = 1 if allow_foreign else 0
         ptr = c_void_p()
-        check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
-        self._handle = _Handle(ptr.value)
-        self._float32 = float32
-        self.path = os.fspath(path)
-        self._manifest = None
-        self._copy, self._local, self._cow, self._cow_ok = copy, True, None, None
+        # The descriptor that copy-on-write hand-outs map (_copy_on_write) is
+        # opened first, and kept only if the path still names that file once
+        # the library has opened it: a file replaced by rename (as Writer
+        # publishes) or a chdir later then changes nothing.
+        fd, before = (None, None) if copy else _open_descriptor(path)
+        try:
+            check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
+        except BaseException:
+            _close_descriptor(fd)
+            raise
+        self._init(_Handle(ptr.value), os.fspath(path), float32, copy)
+        if fd is not None and not (_still_names(path, before) and self._mappable()):
+            fd = _close_descriptor(fd)
+        self._fd = fd
 
     @classmethod
-    def from_bytes(cls, data: Any, *, float32: bool = False) -> "File":
+    def from_bytes(cls, data: Any, *, float32: bool = False, max_decoded_bytes: int = 0) -> "File":
         """A .zt file held in memory (bytes, bytearray, memoryview, a numpy
         buffer: anything contiguous), read in place through zt_open_memory:
         zero-copy arrays view `data`, which stays referenced while the File
         or any such array lives, and must not change meanwhile. Parts in v2
-        shard files cannot be found from memory."""
+        shard files cannot be found from memory. max_decoded_bytes (0: the
+        library's cap) is an open option, which zt_open_memory does not
+        take: with one, the buffer is read through zt_open_source instead,
+        and arrays are copies (as from a URL)."""
         view = memoryview(data).cast("B")
         buf = np.frombuffer(view, dtype=np.uint8) if view.nbytes else np.zeros(1, np.uint8)
+        cap = checked_int(max_decoded_bytes, "max_decoded_bytes")
         ptr = c_void_p()
-        check(lib.zt_open_memory(c_void_p(buf.ctypes.data), view.nbytes, byref(ptr)))
+        if cap:
+            source = _MemorySource(buf, view.nbytes)
+            opt = _lib.new_struct(_lib.OpenOptions, lib.zt_open_options_init_sized)
+            opt.max_decoded_bytes = cap
+            check(lib.zt_open_source(byref(source.struct), byref(opt), byref(ptr)))
+            keep = (data, buf, source)  # the callbacks are called until zt_close
+        else:
+            check(lib.zt_open_memory(c_void_p(buf.ctypes.data), view.nbytes, byref(ptr)))
+            keep = (data, buf)
         self = cls.__new__(cls)
-        self._handle = _Handle(ptr.value, (data, buf))
-        self._float32 = float32
-        self.path = "<memory>"
-        self._manifest = None
-        self._copy, self._local, self._cow, self._cow_ok = False, False, None, None
+        self._init(_Handle(ptr.value, keep), "<memory>", float32, bool(cap))
         return self
 
     @classmethod
@@ -314,13 +437,27 @@ class File(NotCopyable, collections.abc.Mapping):
         ptr = c_void_p()
         check(lib.zt_open_url(url.encode(), byref(opt), byref(ptr)))
         self = cls.__new__(cls)
-        self._handle = _Handle(ptr.value)
-        self._float32 = float32
-        self.path = url
-        self._manifest = None
         # No mapping, as in copy mode: a "view" is a copy the reader keeps.
-        self._copy, self._local, self._cow, self._cow_ok = True, False, None, None
+        self._init(_Handle(ptr.value), url, float32, True)
         return self
+
+    def _init(self, handle, path, float32, copy):
+        """The state every way of opening sets; no descriptor (_fd) for
+        copy-on-write hand-outs unless __init__ keeps one."""
+        self._handle = handle
+        self._float32 = float32
+        self.path = path
+        self._manifest = None
+        self._copy, self._fd = copy, None
+        self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
+        self._handed = _Extents()  # what of it was handed out
+        self._cow_lock = threading.Lock()
+
+    def _mappable(self):
+        """Whether raw data of this file lies at its extents as it is read:
+        a zTensor file, not a foreign one, and not 0.1.0 (whose data may be
+        big-endian)."""
+        return self.format == "zt" and self.version != "0.1.0"
 
     # -- lifetime -----------------------------------------------------------
 
@@ -328,7 +465,13 @@ class File(NotCopyable, collections.abc.Mapping):
         """Gives up this File's hold on the reader; the file is closed once no
         zero-copy array needs it any more."""
         self._handle = None
-        self._cow = None  # Tensors from dlpack() keep their mapping alive
+        with self._cow_lock:  # not while a hand-out maps it
+            self._cow = None  # Tensors from dlpack() keep their mapping alive
+            self._fd = _close_descriptor(self._fd)
+
+    def __del__(self):
+        if _close_descriptor is not None:  # None at interpreter teardown
+            _close_descriptor(getattr(self, "_fd", None))
 
     def __enter__(self):
         return self
@@ -563,8 +706,11 @@ class File(NotCopyable, collections.abc.Mapping):
         """Dense objects decoded in parallel through zt_decode_many (work
         shared by zstd frame and raw slices across up to `threads` threads,
         0: all cores): a dict name -> fresh array of the stored type (as
-        f[name] gives it without float32=True: bf16/FP8 as their codes).
-        names None: every dense object of the file."""
+        f[name] gives it without float32=True: bf16/FP8 as their codes;
+        packed f4_e2m1, as f[name] gives it too, float32 values, converted
+        one at a time after the others). names None: every dense object of
+        the file. Data of a logical type this library does not know raises
+        ZT_ERR_UNSUPPORTED, as f[name] does."""
         with collector_paused():
             return self._decode_many(names, threads)
 
@@ -582,7 +728,7 @@ class File(NotCopyable, collections.abc.Mapping):
         # (_decode_target), which say why it cannot be decoded.
         layouts = self._dense_layouts(summaries) if names else {}
         by_name = None
-        out, objects, addresses, sizes = {}, [], [], []
+        out, objects, arrays, addresses, sizes, converted = {}, [], [], [], [], []
         for name in names:
             layout = layouts.get(name) if type(name) is str else None
             if layout is not None:
@@ -592,9 +738,14 @@ class File(NotCopyable, collections.abc.Mapping):
                 if by_name is None:
                     by_name = {s.name: s for s in summaries}
                 i, a = self._decode_target(name, by_name)
+                if a is None:  # converted after the others, in its place in `out`
+                    out[name] = None
+                    converted.append((name, i))
+                    continue
                 nbytes = a.nbytes
             out[name] = a
             objects.append(i)
+            arrays.append(a)
             addresses.append(a.ctypes.data)
             sizes.append(nbytes)
         n = len(objects)
@@ -626,22 +777,31 @@ class File(NotCopyable, collections.abc.Mapping):
             # (so open could not check it) decoded to fewer bytes than its
             # shape holds: the array would keep uninitialized memory.
             k = next(k for k in range(n) if written[k] != sizes[k])
+            a = arrays[k]
             raise Error(_lib.ERR_INVALID, f'{self._what(objects[k])}: component "data": {written[k]} '
-                        f"bytes, expected {sizes[k]} for shape {out[names[k]].shape} of {out[names[k]].dtype}")
-        # zt_decode_many gives bytes as they are; a numpy bool holds 0 or 1,
-        # so bool data is held to the rule f[name] applies (the same refusal).
-        for k, name in enumerate(names):
-            a = out[name]
-            if a.dtype == np.bool_ and a.size and bool((a.view(np.uint8) > 1).any()):
-                self._bools(objects[k], a.shape)  # the library's refusal (1.1 and later)
-                np.not_equal(a.view(np.uint8), 0, out=a)  # 0.1, 1.0: any non-zero byte is true
+                        f"bytes, expected {sizes[k]} for shape {a.shape} of {a.dtype}")
+        for i, a in zip(objects, arrays):
+            self._hold_bools(i, a)
+        for name, i in converted:  # packed types: as f[name] gives them
+            out[name] = self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
         return out
+
+    def _hold_bools(self, i, a):
+        """Bool data copied byte for byte (zt_decode_many, zt_decode_ranges,
+        a mapping) held to the rule f[name] applies, since a numpy bool holds
+        0 or 1: another byte is the library's refusal (ZT_ERR_INVALID) in 1.1
+        files and later; in 0.1 and 1.0, where any non-zero byte is true, the
+        bytes are made 0 or 1 (a in place)."""
+        if a.dtype == np.bool_ and a.size and bool((a.view(np.uint8) > 1).any()):
+            self._bools(i, a.shape)  # raises (1.1 and later)
+            np.not_equal(a.view(np.uint8), 0, out=a)
 
     def _decode_target(self, name, by_name):
         """(object index, output array) for a name decode_many has no layout
-        for, or the reason it cannot be decoded: KeyError for a name the
+        for ((index, None) for packed data, which f[name] gives as float32
+        values), or the reason it cannot be decoded: KeyError for a name the
         file lacks, TypeError for a non-str, ztensor.Error for an object
-        that is not dense data of a numpy dtype."""
+        that is not dense data of a numpy dtype or of a known type."""
         s = by_name.get(name) if isinstance(name, str) else None
         if s is None:
             self._index(name)  # raises: KeyError for a name the file lacks, TypeError for a non-str
@@ -651,9 +811,10 @@ class File(NotCopyable, collections.abc.Mapping):
         if s.dtype is None:
             self._numpy_dtype(i, "data")  # the library's refusal, as a read of it gives
         ltype = s.type
-        dt = np.dtype(_NUMPY_OF_TYPE.get((s.dtype, ltype), _NUMPY_OF_DTYPE[s.dtype]))
+        self._check_type(i, ltype, "data")
         if ltype in _PACKED_TYPES:
-            raise Error(_lib.ERR_UNSUPPORTED, f"{self._what(i)}: {ltype} data: read it with f[name]")
+            return i, None
+        dt = np.dtype(_NUMPY_OF_TYPE.get((s.dtype, ltype), _NUMPY_OF_DTYPE[s.dtype]))
         size = c_uint64()
         check(lib.zt_component_read_size(self._r(), i, b"data", byref(size)))
         shape = _check_size(size.value, dt, s.shape, "data")
@@ -697,12 +858,14 @@ class File(NotCopyable, collections.abc.Mapping):
     def _dense_layouts(self, summaries=None):
         """name -> (object index, shape, storage dtype, type, numpy dtype,
         decoded bytes) of every dense object whose data decodes to one
-        element per value of its shape (so not packed types), from the
+        element per value of its shape (so not packed types) of a known
+        type (data of another is never read as its storage), from the
         object summaries (one call for the whole file; or `summaries`, its
         result)."""
         out, dtypes = {}, {}
         for s in self._summaries() if summaries is None else summaries:
-            if s.format != "dense" or s.dtype not in _NUMPY_OF_DTYPE or s.type in _PACKED_TYPES:
+            if (s.format != "dense" or s.dtype not in _NUMPY_OF_DTYPE or s.type in _PACKED_TYPES
+                    or s.type not in _KNOWN_TYPES):
                 continue
             key = (s.dtype, s.type)
             dt = dtypes.get(key)
@@ -766,35 +929,42 @@ class File(NotCopyable, collections.abc.Mapping):
         its own dtype, bf16 and FP8 included. Raw data is not copied: it is
         a copy-on-write private mapping of the file (writes stay in this
         process); zstd data, files opened with copy=True, from memory or a
-        URL are decoded into a buffer of the Tensor's own. Either stays valid
-        after close(). Objects that need a conversion (packed f4_e2m1,
-        sparse, quantized) raise ztensor.Error (ZT_ERR_ARGUMENT): decode
-        them with array(name, numpy.float32) or decode(name)."""
+        URL are decoded into a buffer of the Tensor's own, and so is data
+        this File handed out before (another export of the object, or an
+        object sharing its bytes: each export is memory of its own). Either
+        stays valid after close(). Objects that need a conversion (packed
+        f4_e2m1, sparse, quantized) raise ztensor.Error (ZT_ERR_ARGUMENT):
+        decode them with array(name, numpy.float32) or decode(name); data
+        of a logical type this library does not know, ZT_ERR_UNSUPPORTED."""
         i = self._index(name)
-        layout = self._dense_layouts(self._summaries(i, 1)).get(name)  # this object's alone
+        summary = self._summaries(i, 1)  # this object's alone
+        layout = self._dense_layouts(summary).get(name)
         if layout is None or (layout[2], layout[3]) not in _dlpack._CODES:
+            if summary[0].format == "dense":
+                self._check_type(i, summary[0].type, "data")
             raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense data of a DLPack dtype: "
                         "decode it with array(name, numpy.float32) or decode(name)")
         _, shape, dtype, ltype, dt, nbytes = layout
         storage = self._copy_on_write(i, dt, shape, nbytes)
         if storage is None:
-            storage = np.empty(shape, dt)
+            self._read_refusal(i)  # a size over the cap, before it is allocated
+            storage = _empty(shape, dt, self._what(i))
             if nbytes:
                 self._decode_ranges([(i, "data", 0, storage.ctypes.data, nbytes)])
+        self._hold_bools(i, storage)
         return _dlpack.Tensor(name, storage, dtype, ltype, shape)
 
     def _copy_on_write(self, i, dt, shape, nbytes):
         """Object i's raw data as a writable copy-on-write mapping of the
-        file (mmap ACCESS_COPY, one per File), or None where its bytes are not
-        raw little-endian bytes at a place in this very file. Two calls into
-        the library an object (its encoding and zt_component_extent), not
-        the manifest's JSON (~10 us an object, all of them at the first)."""
-        if not nbytes:
-            return None
-        if self._cow_ok is None:  # asked once: each is a call into the library
-            self._cow_ok = (not self._copy and self._local and self.format == "zt"
-                            and self.version != "0.1.0")
-        if not self._cow_ok:
+        file (mmap ACCESS_COPY of the descriptor opened with the File, one
+        mapping per File, sliced), or None where the caller is to decode a
+        copy: bytes that are not raw little-endian bytes at a place in this
+        very file, and bytes of the mapping handed out before (a second
+        export of an object, or a v2 object sharing another's blob), which
+        would share that hand-out's memory. Two calls into the library an
+        object (its encoding and zt_component_extent), not the manifest's
+        JSON (~10 us an object, all of them at the first)."""
+        if not nbytes or self._fd is None:
             return None
         r = self._r()
         if lib.zt_component_encoding(r, i, b"data") != b"raw":
@@ -803,13 +973,24 @@ class File(NotCopyable, collections.abc.Mapping):
         if lib.zt_component_extent(r, i, b"data", byref(offset), byref(length)) != _lib.OK \
                 or length.value != nbytes:
             return None  # in another file (a shard), or not the shape's bytes
-        if self._cow is None:
-            # The mapping's bytes as one array, sliced for each object (a
-            # frombuffer of the mapping each time costs more); the mapping
-            # closes once neither this nor any slice of it is left.
-            with builtins.open(self.path, "rb") as fh:
-                self._cow = np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY), np.uint8)
-        return self._cow[offset.value:offset.value + nbytes].view(dt).reshape(shape)
+        start, end = offset.value, offset.value + nbytes
+        with self._cow_lock:
+            whole = self._cow if self._cow is not None else self._mapping()
+            if whole is None or end > whole.size or not self._handed.claim(start, end):
+                return None
+        return whole[start:end].view(dt).reshape(shape)
+
+    def _mapping(self):
+        """The file's bytes as one copy-on-write array, sliced for each
+        hand-out (a frombuffer of the mapping each time costs more); the
+        mapping closes once neither this nor any slice of it is left. None
+        where the file cannot be mapped (or the File was closed)."""
+        if self._cow is None and self._fd is not None:
+            try:
+                self._cow = np.frombuffer(mmap.mmap(self._fd, 0, access=mmap.ACCESS_COPY), np.uint8)
+            except (OSError, ValueError):  # the address space, or a file emptied meanwhile
+                self._fd = _close_descriptor(self._fd)
+        return self._cow
 
     def get_slice(self, name: str) -> "SliceView":
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that
@@ -849,7 +1030,11 @@ class File(NotCopyable, collections.abc.Mapping):
         r = self._r()
         return [text(lib.zt_component_role(r, i, k)) for k in range(lib.zt_component_count(r, i))]
 
-    def _numpy_dtype(self, i, role):
+    def _numpy_dtype(self, i, role, structural=False):
+        """(storage dtype, logical type, numpy dtype) of a component. Data
+        of a logical type this library does not know is refused
+        (UNSUPPORTED) unless the read is `structural` (component(): the
+        stored elements as they are, by the name of their storage dtype)."""
         r = self._r()
         dtype = text(lib.zt_component_dtype(r, i, cstr(role)))
         if dtype is None:  # no such component (an object the reader lists but cannot read)
@@ -857,7 +1042,18 @@ class File(NotCopyable, collections.abc.Mapping):
             check(lib.zt_component_stored_size(r, i, cstr(role), byref(n)))  # the library's refusal
             raise Error(_lib.ERR_NOT_FOUND, f"object {text(lib.zt_object_name(r, i))!r} has no component {role!r}")
         ltype = text(lib.zt_component_type(r, i, cstr(role)))
+        if not structural:
+            self._check_type(i, ltype, role)
         return dtype, ltype, np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
+
+    def _check_type(self, i, ltype, role):
+        """Refuses data of a logical type this library does not know: given
+        as its storage dtype it would be silently reinterpreted (v2 spec
+        section 4.2)."""
+        if ltype not in _KNOWN_TYPES:
+            raise Error(_lib.ERR_UNSUPPORTED, f'{self._what(i)}: component "{role}" is of logical type '
+                        f'"{ltype}", which this library cannot interpret; component(name, "{role}") '
+                        "gives its stored elements as they are")
 
     def _bytes(self, i, role, dtype, shape):
         """The component's decoded elements: a zero-copy view for raw data
@@ -880,7 +1076,7 @@ class File(NotCopyable, collections.abc.Mapping):
         return out
 
     def _component(self, i, role):
-        _, _, dt = self._numpy_dtype(i, role)
+        _, _, dt = self._numpy_dtype(i, role, structural=True)
         return self._bytes(i, role, dt, None)
 
     def _dense(self, i):

@@ -33,10 +33,15 @@ the last is copied (load_file's doc). Memory: tensors are copies by default (wri
 independent of the file). load_file(..., mmap=True) instead maps raw data
 of every dtype with a torch type (bf16 and FP8 included) copy-on-write
 (mmap ACCESS_COPY): no copy is made until a tensor is written to, and a
-write changes that process's pages only, never the file.
+write changes that process's pages only, never the file. Each tensor is
+memory of its own: a tensor whose bytes the file already handed out (a v2
+object sharing another's blob, or get_tensor of one name twice) is a copy.
+The mapping is of the file that was opened, even if its path has been
+replaced since (a checkpoint rewritten, as Writer does, by rename).
 """
 
 import ctypes
+import math
 import os
 import sys
 import tempfile
@@ -47,7 +52,7 @@ import numpy as np
 import torch
 
 from . import _reader, _staging, cpu_count
-from ._lib import Error
+from ._lib import ERR_INVALID, ERR_NOMEM, Error
 from ._writer import Writer, _attributes_cbor, _canonical_order
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -90,13 +95,15 @@ _ST_NAMES = {
 # safetensors' dtype names -> torch dtypes, where this torch has them (the
 # checkpoint tensors a quantized object records; F4 holds two values a byte,
 # torch's float4_e2m1fn_x2 one byte a pair).
-_TORCH_OF_ST = {st: getattr(torch, name) for st, name in (
+_ST_TORCH_NAMES = (
     ("F64", "float64"), ("F32", "float32"), ("F16", "float16"), ("BF16", "bfloat16"),
     ("I64", "int64"), ("I32", "int32"), ("I16", "int16"), ("I8", "int8"), ("U8", "uint8"),
     ("BOOL", "bool"), ("C64", "complex64"), ("U16", "uint16"), ("U32", "uint32"), ("U64", "uint64"),
     ("F8_E4M3", "float8_e4m3fn"), ("F8_E5M2", "float8_e5m2"), ("F8_E8M0", "float8_e8m0fnu"),
     ("F8_E4M3FNUZ", "float8_e4m3fnuz"), ("F8_E5M2FNUZ", "float8_e5m2fnuz"),
-    ("F4", "float4_e2m1fn_x2")) if hasattr(torch, name)}
+    ("F4", "float4_e2m1fn_x2"))
+_TORCH_OF_ST = {st: getattr(torch, name) for st, name in _ST_TORCH_NAMES if hasattr(torch, name)}
+_ST_DTYPES = {st for st, _ in _ST_TORCH_NAMES}  # a record naming another is not a checkpoint tensor
 
 _QUANTIZED_MODES = ("checkpoint", "dequantize")
 
@@ -313,6 +320,34 @@ def _advise_huge_pages(t):
         _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), _MADV_HUGEPAGE)
 
 
+# From this size on, a load asks the library whether it would read a tensor
+# (zt_component_read_size: ZT_ERR_LIMIT over max_decoded_bytes) before
+# allocating what the file claims, as every reading call of the File does:
+# a zstd object may claim terabytes in a few bytes. Below it the question
+# (~1 us) would cost more than the allocation it guards, and the decode
+# refuses the tensor all the same.
+_ASK_FROM = 1 << 20
+
+
+def _allocation_error(f, e, err, device=None):
+    """torch's refusal to allocate object e's tensor (a RuntimeError) as a
+    ztensor.Error, as the File's own reads say it (ZT_ERR_NOMEM)."""
+    where = f" on {device}" if device is not None else ""
+    return Error(ERR_NOMEM, f"{f._what(e.index)}: cannot allocate a tensor of shape {tuple(e.shape)} "
+                 f"and dtype {e.dtype}{where}: {err}")
+
+
+def _new_tensor(f, e, device=None):
+    """An empty tensor for object e (an _Exact) of File f, after the
+    library's refusal of its size where it has one."""
+    if e.nbytes >= _ASK_FROM:
+        f._read_refusal(e.index)
+    try:
+        return torch.empty(e.shape, dtype=e.dtype, device=device)
+    except RuntimeError as err:  # out of memory, or a size torch cannot compute
+        raise _allocation_error(f, e, err, device) from None
+
+
 # A CPU load of many tensors decodes them in chunks on a worker thread
 # while this thread allocates the next ones, where there are cores to spare
 # (cpu_count() is _OVERLAP_CORES or more): the per-tensor Python work
@@ -363,17 +398,18 @@ class _File:
     """One open file as tensors."""
 
     def __init__(self, filename, *, float8="native", mmap=False, sparse=False, allow_foreign=False,
-                 memory=None, copy=False, quantized="checkpoint"):
+                 memory=None, copy=False, quantized="checkpoint", max_decoded_bytes=0):
         if float8 not in ("native", "float32"):
             raise ValueError('float8 is "native" or "float32"')
         if quantized not in _QUANTIZED_MODES:
             raise ValueError('quantized is "checkpoint" or "dequantize"')
         self.quantized = quantized
         if memory is not None:
-            self.f = _reader.File.from_bytes(memory)
+            self.f = _reader.File.from_bytes(memory, max_decoded_bytes=max_decoded_bytes)
         else:
             # copy=True: pread, no mapping.
-            self.f = _reader.open(filename, allow_foreign=allow_foreign, copy=copy)
+            self.f = _reader.open(filename, allow_foreign=allow_foreign, copy=copy,
+                                  max_decoded_bytes=max_decoded_bytes)
         self.float8 = float8
         self.sparse = sparse
         self._layouts = None
@@ -411,12 +447,45 @@ class _File:
         """The checkpoint tensor names object `name` records, or None."""
         if summary is not None and not summary.has_attributes:
             return None
-        attributes = self.f._attributes(summary.index if summary else self.f._index(name))
+        i = summary.index if summary else self.f._index(name)
+        records = self._records(i, self.f._attributes(i))
+        return None if records is None else [r["name"] for _, r in records]
+
+    def _records(self, i, attributes):
+        """[(role, record)] of the checkpoint tensors object i records, one
+        a part (attribute hf.tensors: role -> {"name", "dtype", "shape"}),
+        then its shape's (hf.shape_tensor, role None); None where it records
+        none. Checked as the CLI's way back checks them: a record that is
+        not one raises ztensor.Error (ZT_ERR_INVALID), not a KeyError or
+        TypeError from deep inside a load."""
         records = attributes.get("hf.tensors")
-        if not isinstance(records, dict):
+        if records is None:
             return None
+        what = f"{self.f._what(i)}: attribute hf.tensors"
+        roles = self.f._roles(i)
+        if not isinstance(records, dict) or sorted(records) != sorted(roles):
+            raise Error(ERR_INVALID, f"{what} must map each of the object's parts {roles} to a record")
+        out = [(role, _checked_record(f"{what}: part {role!r}", r)) for role, r in records.items()]
         shape = attributes.get("hf.shape_tensor")
-        return [r["name"] for r in records.values()] + ([shape["name"]] if isinstance(shape, dict) else [])
+        if shape is not None:
+            r = _checked_record(f"{self.f._what(i)}: attribute hf.shape_tensor", shape)
+            ndim = len(self.f._shape(i))
+            if r["dtype"] not in ("I64", "I32") or list(r["shape"]) != [ndim]:
+                raise Error(ERR_INVALID, f"{self.f._what(i)}: attribute hf.shape_tensor is "
+                            f"{r['dtype']} {r['shape']}, which cannot hold the object's shape "
+                            f"(I64 or I32 [{ndim}])")
+            out.append((None, r))
+        self._check_record_names(i, [r["name"] for _, r in out])
+        return out
+
+    def _check_record_names(self, i, names):
+        """A recorded name stands for one tensor: not twice, and not the
+        name of another stored object, which it would silently replace."""
+        clash = sorted({n for n in names if names.count(n) > 1}
+                       | {n for n in names if n in self.f and self.f._index(n) != i})
+        if clash:
+            raise Error(ERR_INVALID, f"{self.f._what(i)}: attribute hf.tensors names {clash} more "
+                        "than once or names another stored object")
 
     def get(self, key, device):
         """One tensor by the name tensor_names() gives."""
@@ -497,7 +566,7 @@ class _File:
             items = []
             for name, e in exact.items():
                 if name not in out:
-                    out[name] = torch.empty(e.shape, dtype=e.dtype, device=device)
+                    out[name] = _new_tensor(self.f, e, device)
                 items.append(_staging.Item(e.index, e.nbytes, out[name]))
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead)
@@ -507,7 +576,7 @@ class _File:
             # the requests go out a field at a time (no tuple a tensor), and
             # torch.empty is looked up once.
             objects, addresses, lengths = [], [], []
-            empty, mapped, huge = torch.empty, self._map, 2 * _HUGE_PAGE
+            empty, mapped, huge, ask = torch.empty, self._map, 2 * _HUGE_PAGE, _ASK_FROM
             overlap = len(exact) >= 2 * _FIRST_CHUNK and cpu_count() >= _OVERLAP_CORES
             fill = _Overlapped(self.f._decode_columns) if overlap else None
             chunk = _FIRST_CHUNK
@@ -520,7 +589,12 @@ class _File:
                             if t is not None:
                                 out[name] = t
                                 continue
-                        t = out[name] = empty(e.shape, dtype=e.dtype)
+                        if e.nbytes >= ask:  # what the file claims, asked before it is allocated
+                            self.f._read_refusal(e.index)
+                        try:
+                            t = out[name] = empty(e.shape, dtype=e.dtype)
+                        except RuntimeError as err:
+                            raise _allocation_error(self.f, e, err) from None
                         if e.nbytes >= huge:
                             _advise_huge_pages(t)
                     if e.nbytes:
@@ -581,17 +655,16 @@ class _File:
         safetensors would load them from the checkpoint; None for an object
         that records none."""
         info = self.f.info(name)
-        records = info.attributes.get("hf.tensors")
-        if not isinstance(records, dict):
+        records = self._records(self.f._index(name), info.attributes)
+        if records is None:
             return None
         out = []
-        for role, r in records.items():
-            raw = np.ascontiguousarray(self.f.component(name, role)).view(np.uint8).reshape(-1)
+        for role, r in records:
+            if role is None:  # hf.shape_tensor: the object's shape as its values
+                raw = np.array(info.shape, "<i8" if r["dtype"] == "I64" else "<i4")
+            else:
+                raw = np.ascontiguousarray(self.f.component(name, role)).view(np.uint8).reshape(-1)
             out.append((r["name"], _checkpoint_tensor(name, r, raw.tobytes())))
-        shape = info.attributes.get("hf.shape_tensor")
-        if isinstance(shape, dict):
-            values = np.array(info.shape, "<i8" if shape["dtype"] == "I64" else "<i4")
-            out.append((shape["name"], _checkpoint_tensor(name, shape, values.tobytes())))
         return out
 
     def tensor(self, name):
@@ -625,12 +698,37 @@ class _File:
         return {k: v for k, v in self.f.attributes.items() if k != ALIASES_KEY}
 
     def aliases(self):
-        return self.f.attributes.get(ALIASES_KEY, {})
+        """alias -> stored name, as save_model records them; a record that
+        is not a map of names to names raises ztensor.Error (ZT_ERR_INVALID)."""
+        aliases = self.f.attributes.get(ALIASES_KEY, {})
+        if not isinstance(aliases, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()):
+            raise Error(ERR_INVALID, f"file attribute {ALIASES_KEY} must map names to names, "
+                        f"not {aliases!r:.200}")
+        return aliases
+
+
+def _checked_record(what, record):
+    """A checkpoint tensor's record ({"name": str, "dtype": a safetensors
+    dtype name, "shape": sizes}), or ztensor.Error (ZT_ERR_INVALID) saying
+    what is wrong with it."""
+    if not isinstance(record, dict):
+        raise Error(ERR_INVALID, f'{what}: a record is a map {{"name", "dtype", "shape"}}, not {record!r:.100}')
+    name, dtype, shape = record.get("name"), record.get("dtype"), record.get("shape")
+    if not isinstance(name, str) or not isinstance(dtype, str) or dtype not in _ST_DTYPES:
+        raise Error(ERR_INVALID, f"{what}: the record needs a name and a safetensors dtype, "
+                    f"not {name!r:.100} and {dtype!r:.40}")
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise Error(ERR_INVALID, f"{what}: record {name!r}: shape {shape!r:.100} is not a list of sizes")
+    if dtype == "F4" and (not shape or shape[-1] % 2):
+        raise Error(ERR_INVALID, f"{what}: record {name!r}: F4 {shape} does not fill whole bytes")
+    return record
 
 
 def _checkpoint_tensor(obj, record, raw):
-    """One recorded checkpoint tensor ({"name", "dtype", "shape"}) over its
-    bytes, as torch holds that dtype."""
+    """One recorded checkpoint tensor (a _checked_record) over its bytes,
+    as torch holds that dtype; bytes of another size than the record's
+    shape needs raise ztensor.Error (ZT_ERR_INVALID)."""
     dtype = _TORCH_OF_ST.get(record["dtype"])
     if dtype is None:
         raise TypeError(f'{obj!r}: checkpoint tensor {record["name"]!r} is {record["dtype"]}, which '
@@ -639,6 +737,10 @@ def _checkpoint_tensor(obj, record, raw):
     shape = list(record["shape"])
     if record["dtype"] == "F4":
         shape[-1] //= 2  # torch's float4_e2m1fn_x2 counts pairs
+    need = math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
+    if need != len(raw):
+        raise Error(ERR_INVALID, f'{obj!r}: checkpoint tensor {record["name"]!r}, {record["dtype"]} '
+                    f'{record["shape"]}, needs {need} bytes; its part holds {len(raw)}')
     if not raw:
         return torch.empty(shape, dtype=dtype)
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
@@ -700,9 +802,13 @@ def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
             unknown = sorted(set(slices) - set(f.keys()))
             if unknown:
                 raise KeyError(f"slices name objects the file lacks: {unknown}")
+        # Checked before anything is loaded: load_model's tensors are filled in place.
+        aliases = f.aliases()
+        if aliases:
+            _check_aliases(aliases, set(f.tensor_names()))
         with _reader.collector_paused():
             out = f.load(f.keys(), device, staging, slices, into)
-            for alias, kept in f.aliases().items():
+            for alias, kept in aliases.items():
                 if kept in out:
                     out[alias] = out[kept]
             # The plan (a tuple or two per tensor) goes before the collector
@@ -713,12 +819,22 @@ def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
         f.close()
 
 
+def _check_aliases(aliases, names):
+    """An alias that is the name of a tensor the file loads (`names`) would
+    silently replace it: ztensor.Error (ZT_ERR_INVALID), as save_model never
+    records one."""
+    taken = sorted(alias for alias in aliases if alias in names)
+    if taken:
+        raise Error(ERR_INVALID, f"file attribute {ALIASES_KEY} names stored tensors as aliases: "
+                    f"{taken[:10]}")
+
+
 def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False, float8: str = "native",
               sparse: bool = False, allow_foreign: bool = False,
               staging_buffers: int = _staging.DEFAULT_BUFFERS,
               staging_bytes: int = _staging.DEFAULT_BUFFER_BYTES,
               slices: Optional[Dict[str, Any]] = None,
-              quantized: str = "checkpoint") -> Dict[str, torch.Tensor]:
+              quantized: str = "checkpoint", max_decoded_bytes: int = 0) -> Dict[str, torch.Tensor]:
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`.
 
     CPU: the tensors are allocated first and filled by one zt_decode_ranges
@@ -753,15 +869,19 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     dtypes, shapes and bytes as safetensors loads them from the checkpoint,
     for the model's quantized modules; quantized="dequantize" loads its
     values as one float32 tensor under the object's name (<layer>.weight).
-    Other quantized and sparse objects load as their values either way."""
+    Other quantized and sparse objects load as their values either way.
+
+    max_decoded_bytes: the reader's cap on one component's decoded size
+    (0: the library's; ztensor.open's option): a tensor over it raises
+    ztensor.Error (ZT_ERR_LIMIT) before it is allocated."""
     return _load_path(filename, device, mmap=mmap, float8=float8, sparse=sparse, allow_foreign=allow_foreign,
                       staging_buffers=staging_buffers, staging_bytes=staging_bytes, slices=slices,
-                      quantized=quantized)
+                      quantized=quantized, max_decoded_bytes=max_decoded_bytes)
 
 
 def _load_path(filename, device, *, into=None, mmap=False, float8="native", sparse=False, allow_foreign=False,
                staging_buffers=_staging.DEFAULT_BUFFERS, staging_bytes=_staging.DEFAULT_BUFFER_BYTES,
-               slices=None, quantized="checkpoint"):
+               slices=None, quantized="checkpoint", max_decoded_bytes=0):
     """load_file, filling the tensors of `into` in place where they fit."""
     staging = _staging_for(device, staging_buffers, staging_bytes)
     # The file is mapped for the staging ring too. Its raw reads of 64 KiB
@@ -772,13 +892,15 @@ def _load_path(filename, device, *, into=None, mmap=False, float8="native", spar
     # whole component on one thread (H200: 1.16 GB/s to cuda, against
     # 9.3 GB/s for the CPU load). The compressed pages read stay resident
     # (the page cache's, shared) until the file is closed.
-    return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse,
-                           allow_foreign=allow_foreign, quantized=quantized), device, staging, slices, into)
+    return _load_all(_File(filename, float8=float8, mmap=mmap, sparse=sparse, allow_foreign=allow_foreign,
+                           quantized=quantized, max_decoded_bytes=max_decoded_bytes),
+                     device, staging, slices, into)
 
 
 def load(data: bytes, device: Device = "cpu", **kwargs: Any) -> Dict[str, torch.Tensor]:
     """load_file from bytes, read in place (ztensor.File.from_bytes); the
-    tensors are copies, so the bytes may go."""
+    tensors are copies, so the bytes may go. kwargs: load_file's
+    (max_decoded_bytes included) but mmap and slices."""
     kwargs.pop("mmap", None)
     staging = _staging_for(device, kwargs.pop("staging_buffers", _staging.DEFAULT_BUFFERS),
                            kwargs.pop("staging_bytes", _staging.DEFAULT_BUFFER_BYTES))
@@ -798,7 +920,15 @@ def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True, 
     device, a quantized object) is loaded apart and handed to
     load_state_dict, which also runs for the tensors filled in place (its
     copy of a tensor onto itself costs nothing), so its checks and hooks
-    see every tensor. kwargs: load_file's."""
+    see every tensor. kwargs: load_file's.
+
+    Not all or nothing: since tensors are filled in place as they are
+    decoded, a file that fails part-way (a damaged tensor, one over
+    max_decoded_bytes: ztensor.Error) leaves the model partly loaded, some
+    tensors new and one possibly half-written (safetensors' load_model
+    reads every tensor first). The file's own records (aliases) are checked
+    before anything is written. Where a failure must leave the model as it
+    was, load_file first and then model.load_state_dict (twice the memory)."""
     with torch.no_grad():  # parameters that require grad are written in place
         targets = model.state_dict(keep_vars=True)
         state = _load_path(filename, device, into=targets, **kwargs)
@@ -868,6 +998,9 @@ class safe_open:  # noqa: N801 (the name safetensors uses)
             for k in f.keys():
                 t = f.get_tensor(k)
             part = f.get_slice("w")[0:2, :, 7]
+
+    kwargs: load_file's reading options (mmap, float8, sparse, allow_foreign,
+    quantized, max_decoded_bytes), and copy=True (pread, no mapping).
     """
 
     def __init__(self, filename: PathLike, framework: str = "pt", device: Device = "cpu", **kwargs: Any):

@@ -1,0 +1,163 @@
+"""What File.dlpack and ztensor.torch's mmap=True hand out of the file's own
+bytes (copy-on-write mappings): each hand-out is memory of its own, and it
+is the file the library opened, whatever happened to its path since."""
+
+import os
+
+import numpy as np
+import pytest
+
+import ztensor
+from ztensor._lib import lib
+
+torch = pytest.importorskip("torch")
+from ztensor import torch as zt  # noqa: E402
+
+
+def shared_blob(p):
+    """A canonical v2 file whose two identical objects share one blob."""
+    a = np.arange(1024, dtype=np.float32)
+    with ztensor.Writer(p, file_version=2, canonical=True) as w:
+        w.add("a", a)
+        w.add("b", a.copy())
+    with ztensor.open(p) as f:
+        assert extent(f, "a") == extent(f, "b")  # the premise: one blob
+    return a
+
+
+def extent(f, name):
+    import ctypes
+    o, n = ctypes.c_uint64(), ctypes.c_uint64()
+    assert lib.zt_component_extent(f._r(), f._index(name), b"data", ctypes.byref(o), ctypes.byref(n)) == 0
+    return o.value, n.value
+
+
+def poke(p, offset, value):
+    """Writes a float32 into the file in place (what a mapping shows through)."""
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        os.pwrite(fd, np.float32(value).tobytes(), offset)
+    finally:
+        os.close(fd)
+
+
+def test_objects_sharing_a_blob_load_as_tensors_of_their_own(tmp_path):
+    p = tmp_path / "shared.zt"
+    a = shared_blob(p)
+    t = zt.load_file(p, mmap=True)
+    assert t["a"].data_ptr() != t["b"].data_ptr()
+    t["a"][0] = 999.0
+    assert t["b"][0].item() == 0.0 and torch.equal(t["b"], torch.from_numpy(a))
+    t["b"][1] = -5.0
+    assert t["a"][1].item() == 1.0
+
+
+def test_the_first_hand_out_of_a_blob_stays_mapped(tmp_path):
+    # Only a repeat is a copy: distinct objects are still the file's pages
+    # (bytes changed in the file show through a private mapping until written).
+    p = tmp_path / "shared.zt"
+    shared_blob(p)
+    with zt.safe_open(p, "pt", mmap=True) as s:
+        first, again = s.get_tensor("a"), s.get_tensor("b")
+        with ztensor.open(p) as f:
+            offset = extent(f, "a")[0]
+    poke(p, offset + 4 * 7, 42.0)
+    assert first[7].item() == 42.0
+    assert again[7].item() == 7.0  # its own bytes: unchanged
+
+
+def test_two_exports_of_one_object_are_independent(tmp_path):
+    p = tmp_path / "x.zt"
+    with ztensor.Writer(p) as w:
+        w.add("x", np.zeros(8, np.float32))
+    with ztensor.open(p) as f:
+        a, b = torch.from_dlpack(f.dlpack("x")), torch.from_dlpack(f.dlpack("x"))
+        c = torch.from_dlpack(f.dlpack("x"))
+    a[0] = 1.0
+    c[2] = 3.0
+    assert b.tolist() == [0.0] * 8
+    assert a[2].item() == 0.0 and c[0].item() == 0.0
+    with zt.safe_open(p, "pt", mmap=True) as s:
+        t1, t2 = s.get_tensor("x"), s.get_tensor("x")
+    t1[1] = 5.0
+    assert t2[1].item() == 0.0
+    with ztensor.open(p) as f:
+        assert f["x"].tolist() == [0.0] * 8  # and the file kept its bytes
+
+
+def test_exports_read_the_file_that_was_opened_not_its_replacement(tmp_path):
+    # Writer publishes by rename: the path then names another file, while
+    # the reader still reads the one it opened. What dlpack and mmap=True
+    # hand out must be that file's bytes too, not the new file's at the old
+    # offsets.
+    p = tmp_path / "ckpt.zt"
+    with ztensor.Writer(p) as w:
+        w.add("w", np.full(1024, 1.0, np.float32))
+    f = ztensor.open(p)
+    s = zt.safe_open(p, "pt", mmap=True)
+    with ztensor.Writer(p) as w:
+        w.add("w", np.full(1024, 2.0, np.float32))
+    assert f["w"][0] == 1.0
+    assert np.asarray(f.dlpack("w"))[0] == 1.0
+    assert s.get_tensor("w")[0].item() == 1.0
+    # A shorter replacement: the old offsets are past its end.
+    f2, s2 = ztensor.open(p), zt.safe_open(p, "pt", mmap=True)
+    with ztensor.Writer(p) as w:
+        w.add("w", np.zeros(1, np.float32))
+    assert np.asarray(f2.dlpack("w")).tolist() == [2.0] * 1024
+    assert s2.get_tensor("w").tolist() == [2.0] * 1024
+    f.close(), f2.close()
+
+
+def test_a_relative_path_and_a_later_chdir_do_not_matter(tmp_path, monkeypatch):
+    for d, v in (("one", 1.0), ("two", 2.0)):
+        (tmp_path / d).mkdir()
+        with ztensor.Writer(tmp_path / d / "m.zt") as w:
+            w.add("w", np.full(16, v, np.float32))
+    monkeypatch.chdir(tmp_path / "one")
+    f = ztensor.open("m.zt")
+    s = zt.safe_open("m.zt", "pt", mmap=True)
+    monkeypatch.chdir(tmp_path / "two")
+    assert np.asarray(f.dlpack("w"))[0] == 1.0
+    assert s.get_tensor("w")[0].item() == 1.0
+    f.close()
+
+
+def test_a_file_replaced_while_the_library_opens_it_is_not_mapped(tmp_path, monkeypatch):
+    # The descriptor is opened before zt_open_ex: if the path named another
+    # file by the time the library had opened it, the descriptor is not the
+    # library's file, and the data is read through the library instead.
+    p, new = tmp_path / "m.zt", tmp_path / "new.zt"
+    with ztensor.Writer(p) as w:
+        w.add("w", np.full(16, 1.0, np.float32))
+    with ztensor.Writer(new) as w:
+        w.add("w", np.full(16, 2.0, np.float32))
+    real = lib.zt_open_ex
+
+    def replaced_first(*args):
+        os.replace(new, p)
+        return real(*args)
+
+    monkeypatch.setattr(lib, "zt_open_ex", replaced_first)
+    f = ztensor.open(p)
+    monkeypatch.setattr(lib, "zt_open_ex", real)
+    assert f["w"][0] == 2.0  # the library's file
+    assert np.asarray(f.dlpack("w"))[0] == 2.0
+    assert f._fd is None
+    f.close()
+
+
+def test_the_descriptor_is_closed_with_the_file(tmp_path):
+    p = tmp_path / "m.zt"
+    with ztensor.Writer(p) as w:
+        w.add("w", np.arange(16, dtype=np.float32))
+    f = ztensor.open(p)
+    fd = f._fd
+    assert fd is not None and os.get_inheritable(fd) is False
+    t = f.dlpack("w")
+    f.close()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    assert np.asarray(t)[5] == 5.0  # the mapping outlives the descriptor
+    for opened in (ztensor.open(p, copy=True), ztensor.File.from_bytes(p.read_bytes())):
+        assert opened._fd is None
