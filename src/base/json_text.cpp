@@ -53,20 +53,35 @@ class WideIntegerFinder : public nlohmann::json_sax<nlohmann::json> {
   }
   bool string(string_t&) override { return true; }
   bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
+  // The key a value is named by: its own, or in an array the key of the
+  // array (kept across the containers inside it).
+  bool start_object(std::size_t) override { return enter(); }
   bool key(string_t& k) override {
     key_ = k;
     return true;
   }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override { return leave(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
     return false;
   }
 
  private:
+  bool enter() {
+    outer_.push_back(key_);
+    return true;
+  }
+  bool leave() {
+    if (!outer_.empty()) {
+      key_ = std::move(outer_.back());
+      outer_.pop_back();
+    }
+    return true;
+  }
+
   std::string key_;
+  std::vector<std::string> outer_;  // the key of each open container
 };
 
 }  // namespace

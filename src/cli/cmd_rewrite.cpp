@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -82,15 +83,6 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   return kOk;
 }
 
-// A key as notes show it: in quotes, control bytes escaped. (Appended, not
-// "\"" + s: GCC 12 warns of a memcpy overlap in that operator+ at -O3.)
-std::string shown_key(std::string_view key) {
-  std::string q = "\"";
-  q += printable(key);
-  q += '"';
-  return q;
-}
-
 // Whether the item at `node` is a map whose keys are all text.
 bool text_keyed(const cbor::Document& doc, uint32_t node) {
   if (doc.node(node).kind != cbor::Kind::map) return false;
@@ -102,54 +94,45 @@ bool text_keyed(const cbor::Document& doc, uint32_t node) {
   return true;
 }
 
-// Entries of CBOR maps joined in order, the first value of a key kept.
-class JoinedMap {
- public:
-  // Adds the entries of the map at `node` of `doc` (text keys); `says`
-  // returns what a note about a key whose value differs should call it
-  // (nothing: no note).
-  template <class Name>
-  void add(const cbor::Document& doc, uint32_t node, const std::string& path, Name says) {
-    uint32_t k = cbor::Document::first_child(node);
-    for (uint32_t p = 0; p < doc.node(node).count; ++p) {
-      const uint32_t v = doc.next(k);
-      std::string key(doc.node(k).str);
-      CborWriter value;
-      encode_value(doc, v, value);
-      if (const auto at = at_.find(key); at == at_.end()) {
-        at_.emplace(key, entries_.size());
-        entries_.emplace_back(std::move(key), value.take());
-      } else if (entries_[at->second].second != value.bytes()) {
-        if (const auto name = says(key))
-          std::fprintf(stderr, "zt: note: %s differs in %s; keeping the first value\n",
-                       name->c_str(), path.c_str());
-      }
-      k = doc.next(v);
-    }
-  }
-  std::vector<std::pair<std::string, std::vector<uint8_t>>>& entries() { return entries_; }
-  std::vector<uint8_t> encoded() const {
-    CborWriter map;
-    map.map(entries_.size());
-    for (const auto& [key, value] : entries_) {
-      map.text(key);
-      map.raw(value);
-    }
-    return map.take();
-  }
+// A key as notes show it: in quotes, control bytes escaped. (Appended, not
+// "\"" + s: GCC 12 warns of a memcpy overlap in that operator+ at -O3.)
+std::string shown_key(std::string_view key) {
+  std::string q = "\"";
+  q += printable(key);
+  q += '"';
+  return q;
+}
 
- private:
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> entries_;
-  std::unordered_map<std::string, size_t> at_;
+struct Kept {
+  std::string key;
+  std::vector<uint8_t> value;  // encoded CBOR
+  size_t from;                 // the input it was taken from
 };
+
+// The entries of a keyed attribute (a map over the other keys, as GGUF's
+// gguf.types) of one input, found by key in constant time.
+using KeyedIndex = std::unordered_map<std::string_view, uint32_t>;
+KeyedIndex keyed_index(const cbor::Document& doc, std::string_view name) {
+  KeyedIndex index;
+  const uint32_t map = doc.find(0, name);
+  if (!map || !text_keyed(doc, map)) return index;
+  uint32_t k = cbor::Document::first_child(map);
+  for (uint32_t p = 0; p < doc.node(map).count; ++p) {
+    index.emplace(doc.node(k).str, doc.next(k));
+    k = doc.next(doc.next(k));
+  }
+  return index;
+}
 
 // The inputs' file attributes as one map: the first input that sets a
 // key wins; conflicts are told on stderr. Values are compared and copied as
 // CBOR, exactly. A keyed attribute (GGUF's "gguf.types": a map over the
-// other keys) is joined key by key, so each file's keys keep what it says.
+// other keys) is made again from the inputs: each key's entry from the
+// input its value was taken from, so that a value keeps its own type.
 Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Input*>& inputs) {
-  JoinedMap top;
-  std::unordered_map<std::string, JoinedMap> keyed;
+  std::deque<cbor::Document> docs;  // a deque: Documents stay where they are
+  std::vector<Kept> kept;
+  std::unordered_map<std::string, size_t> kept_at;
   for (const auto& in : inputs) {
     if (!in->has_attributes || in->attributes_cbor.empty()) continue;
     auto doc = cbor::decode(in->attributes_cbor);
@@ -158,26 +141,49 @@ Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Inpu
       e.message = in->path + ": " + e.message;
       return e;
     }
+    docs.push_back(std::move(*doc));
+    const cbor::Document& d = docs.back();
     uint32_t k = cbor::Document::first_child(0);
-    for (uint32_t p = 0; p < doc->root().count; ++p) {
-      const uint32_t v = doc->next(k);
-      const std::string_view key = doc->node(k).str;
-      if (foreign::is_keyed_attribute(key) && text_keyed(*doc, v))
-        keyed[std::string(key)].add(
-            *doc, v, in->path, [&](const std::string& inner) -> std::optional<std::string> {
-              return shown_key(inner) + " in file attribute " + shown_key(key);
-            });
-      k = doc->next(v);
+    for (uint32_t p = 0; p < d.root().count; ++p) {
+      const uint32_t v = d.next(k);
+      std::string key(d.node(k).str);
+      CborWriter value;
+      encode_value(d, v, value);
+      if (const auto at = kept_at.find(key); at == kept_at.end()) {
+        kept_at.emplace(key, kept.size());
+        kept.push_back({std::move(key), value.take(), docs.size() - 1});
+      } else if (kept[at->second].value != value.bytes() && !foreign::is_keyed_attribute(key)) {
+        std::fprintf(stderr, "zt: note: file attribute %s differs in %s; keeping the first value\n",
+                     shown_key(key).c_str(), in->path.c_str());
+      }
+      k = d.next(v);
     }
-    top.add(*doc, 0, in->path, [&](const std::string& key) -> std::optional<std::string> {
-      if (keyed.count(key)) return std::nullopt;  // joined key by key, noted there
-      return std::string("file attribute ") + shown_key(key);
-    });
   }
-  for (auto& [key, value] : top.entries())
-    if (const auto joined = keyed.find(key); joined != keyed.end())
-      value = joined->second.encoded();
-  return top.encoded();
+  for (Kept& a : kept) {
+    if (!foreign::is_keyed_attribute(a.key) ||
+        !text_keyed(docs[a.from], docs[a.from].find(0, a.key)))
+      continue;
+    std::vector<KeyedIndex> index;
+    for (const cbor::Document& d : docs) index.push_back(keyed_index(d, a.key));
+    std::vector<std::pair<const Kept*, uint32_t>> entries;
+    for (const Kept& b : kept)
+      if (const auto e = index[b.from].find(b.key); &b != &a && e != index[b.from].end())
+        entries.emplace_back(&b, e->second);
+    CborWriter map;
+    map.map(entries.size());
+    for (const auto& [b, node] : entries) {
+      map.text(b->key);
+      encode_value(docs[b->from], node, map);
+    }
+    a.value = map.take();
+  }
+  CborWriter merged;
+  merged.map(kept.size());
+  for (const Kept& a : kept) {
+    merged.text(a.key);
+    merged.raw(a.value);
+  }
+  return merged.take();
 }
 
 // The options of convert that only a .zt output has a use for.

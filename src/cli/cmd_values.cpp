@@ -153,7 +153,10 @@ int run_cat(const Args& a) {
   opt.full = a.has("--full");
   opt.precision = (*v)->precision;
   const Values& values = **v;
-  opt.failed = [&] { return values.failure.has_value(); };
+  opt.failed = [&] {
+    if (values.finish) values.finish();
+    return values.failure.has_value();
+  };
   print_array(values.shape, values.kind, values.at, opt,
               [](std::string_view t) { std::fwrite(t.data(), 1, t.size(), stdout); });
   if (values.failure) {

@@ -411,9 +411,13 @@ int run_zt(int argc, char** argv) {
     const int code = c.run(*args);
     // What went to standard output must have arrived: `zt info > /dev/full`
     // exited 0. (A closed pipe ends the process by SIGPIPE, as in any tool.)
-    if ((std::fflush(stdout) != 0 || std::ferror(stdout)) && code != kIo) {
-      std::fprintf(stderr, "zt %.*s: writing standard output failed: %s\n",
-                   static_cast<int>(c.name.size()), c.name.data(), std::strerror(errno));
+    errno = 0;
+    const bool flushed = std::fflush(stdout) == 0;
+    const int why = errno;  // of the flush; a failure before it left no reason here
+    if ((!flushed || std::ferror(stdout)) && code != kIo) {
+      std::fprintf(stderr, "zt %.*s: writing standard output failed%s%s\n",
+                   static_cast<int>(c.name.size()), c.name.data(), why ? ": " : "",
+                   why ? std::strerror(why) : "");
       return kIo;
     }
     return code;

@@ -160,18 +160,23 @@ std::string pad_left(const std::string& s, size_t w) {
   return std::string(w - std::min(w, s.size()), ' ') + s;
 }
 
-// Indices shown along one dimension, kEllipsis where entries are left out.
-std::vector<uint64_t> shown_indices(uint64_t n, bool elide, uint64_t edge) {
-  std::vector<uint64_t> v;
-  if (elide && n > 2 * edge) {
-    for (uint64_t i = 0; i < edge; ++i) v.push_back(i);
-    v.push_back(kEllipsis);
-    for (uint64_t i = n - edge; i < n; ++i) v.push_back(i);
-  } else {
-    for (uint64_t i = 0; i < n; ++i) v.push_back(i);
+// The indices shown along one dimension, kEllipsis where entries are left
+// out: worked out as they are asked for, never listed (--full of 2^31
+// values would list 16 GiB of them).
+class ShownAxis {
+ public:
+  ShownAxis(uint64_t n, bool elide, uint64_t edge)
+      : n_(n), edge_(edge), elided_(elide && n > 2 * edge) {}
+  uint64_t size() const { return elided_ ? 2 * edge_ + 1 : n_; }
+  uint64_t operator[](uint64_t i) const {
+    if (!elided_ || i < edge_) return i;
+    return i == edge_ ? kEllipsis : n_ - (2 * edge_ + 1 - i);
   }
-  return v;
-}
+
+ private:
+  uint64_t n_, edge_;
+  bool elided_;
+};
 
 // Text written out as it is made, a piece of 64 KiB at a time.
 class Out {
@@ -197,7 +202,7 @@ class Out {
 // from word(flat) one at a time, so what is held is one line.
 class ValueBlocks {
  public:
-  ValueBlocks(std::span<const uint64_t> shape, const std::vector<std::vector<uint64_t>>& shown,
+  ValueBlocks(std::span<const uint64_t> shape, const std::vector<ShownAxis>& shown,
               const std::function<std::string(uint64_t)>& word, size_t linewidth, Out& out)
       : shape_(shape), shown_(shown), word_(word), linewidth_(linewidth), out_(out) {
     stride_.assign(shape.size(), 1);
@@ -247,7 +252,7 @@ class ValueBlocks {
 
  private:
   std::span<const uint64_t> shape_;
-  const std::vector<std::vector<uint64_t>>& shown_;
+  const std::vector<ShownAxis>& shown_;
   const std::function<std::string(uint64_t)>& word_;
   size_t linewidth_;
   Out& out_;
@@ -256,17 +261,17 @@ class ValueBlocks {
 
 // Calls f with every flat index the layout shows, in row-major order.
 template <class F>
-void for_each_shown(std::span<const uint64_t> shape,
-                    const std::vector<std::vector<uint64_t>>& shown, size_t dim, uint64_t base,
-                    const F& f) {
+void for_each_shown(std::span<const uint64_t> shape, const std::vector<ShownAxis>& shown,
+                    size_t dim, uint64_t base, const F& f) {
   if (dim == shape.size()) {
     f(base);
     return;
   }
   uint64_t stride = 1;
   for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
-  for (const uint64_t i : shown[dim])
-    if (i != kEllipsis) for_each_shown(shape, shown, dim + 1, base + i * stride, f);
+  for (uint64_t k = 0; k < shown[dim].size(); ++k)
+    if (const uint64_t i = shown[dim][k]; i != kEllipsis)
+      for_each_shown(shape, shown, dim + 1, base + i * stride, f);
 }
 
 // The imaginary part of a complex cell from the padded text of its magnitude:
@@ -314,8 +319,8 @@ void print_array(std::span<const uint64_t> shape, CellKind kind,
     return;
   }
   const bool elide = !opt.full && total > opt.threshold;
-  std::vector<std::vector<uint64_t>> shown;
-  for (const uint64_t d : shape) shown.push_back(shown_indices(d, elide, opt.edge));
+  std::vector<ShownAxis> shown;
+  for (const uint64_t d : shape) shown.emplace_back(d, elide, opt.edge);
   // The shown values are visited once to find the columns' form and once to
   // print them (reals twice before: notation, then widths): memory is a
   // line's, however many values are shown (a [2]*27 array shows them all).

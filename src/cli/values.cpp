@@ -63,6 +63,24 @@ class ElementCursor {
     return *e;
   }
 
+  // Reads on to the component's end, so that its decoders' checks of what
+  // it decodes to (no more, no fewer bytes than stated) run as they do for
+  // every whole read: elided printing stops at the last element, and the
+  // check is in the window after it. Cheap: only what follows the last
+  // element read is left.
+  void finish() {
+    if (failure_ || !windows_) return;
+    for (;;) {
+      auto w = windows_->next();
+      if (!w) {
+        failure_ = std::move(w).error();
+        return;
+      }
+      if (w->empty()) return;
+      window_ = {};
+    }
+  }
+
  private:
   Result<const uint8_t*> find(uint64_t at) {
     if (!windows_ || at < start_) {
@@ -78,7 +96,7 @@ class ElementCursor {
     // An element across windows: its bytes gathered.
     carry_.assign(window_.begin() + static_cast<std::ptrdiff_t>(off), window_.end());
     while (carry_.size() < step_) {
-      ZT_TRY(advance(UINT64_MAX));
+      ZT_TRY(advance(at + step_));
       const size_t take = std::min<size_t>(step_ - carry_.size(), window_.size());
       carry_.insert(carry_.end(), window_.begin(),
                     window_.begin() + static_cast<std::ptrdiff_t>(take));
@@ -105,6 +123,42 @@ class ElementCursor {
   uint64_t start_ = 0;  // of window_ in the component
   std::vector<uint8_t> carry_;
 };
+
+// The printer visits the shown elements two or three times, in order: the
+// first visit's cells are kept (up to kReplayCells) and the later passes
+// replay them, so a component read through its windows is read once. An
+// array that shows more (--full, or dimensions of 6 or fewer) is read again
+// each pass instead of held.
+constexpr size_t kReplayCells = size_t{1} << 20;
+
+std::function<Cell(uint64_t)> replayed(std::function<Cell(uint64_t)> at) {
+  struct Replay {
+    std::vector<std::pair<uint64_t, Cell>> cells;
+    size_t next = 0;
+    bool recording = true, held = true, started = false;
+    uint64_t last = 0;
+  };
+  auto r = std::make_shared<Replay>();
+  return [at = std::move(at), r](uint64_t f) {
+    const bool new_pass = r->started && f <= r->last;  // flat indices rise within a pass
+    r->started = true;
+    r->last = f;
+    if (new_pass) r->recording = false, r->next = 0;
+    if (r->recording) {
+      const Cell c = at(f);
+      if (r->held && r->cells.size() < kReplayCells) {
+        r->cells.emplace_back(f, c);
+      } else if (r->held) {
+        r->held = false;
+        std::vector<std::pair<uint64_t, Cell>>().swap(r->cells);
+      }
+      return c;
+    }
+    if (r->held && r->next < r->cells.size() && r->cells[r->next].first == f)
+      return r->cells[r->next++].second;
+    return at(f);
+  };
+}
 
 bool wide_values(const Item& it) {
   for (const char* role : {"data", "values", "scales"})
@@ -199,13 +253,18 @@ Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, siz
     if (!*in_place) {
       auto v = std::make_unique<Values>();
       Values* held = v.get();
-      return from_elements(
+      std::shared_ptr<ElementCursor> cursor;
+      auto made = from_elements(
           in, item, k, std::move(v), *p.decoded,
-          [&in, item, k, held](unsigned step) -> ElementBytes {
-            auto c = std::make_shared<ElementCursor>(in, item, k, step, held->failure);
-            return [c](uint64_t f) { return c->element(f); };
+          [&](unsigned step) -> ElementBytes {
+            cursor = std::make_shared<ElementCursor>(in, item, k, step, held->failure);
+            return [c = cursor](uint64_t f) { return c->element(f); };
           },
           as_object);
+      ZT_TRY(made);
+      (*made)->finish = [cursor] { cursor->finish(); };
+      (*made)->at = replayed(std::move((*made)->at));
+      return made;
     }
   }
   auto b = in.bytes(item, k);

@@ -28,6 +28,9 @@ struct Values {
   // What reading an element failed with (a component read as it is
   // printed): at() gives zeros after it; the caller reports it.
   std::optional<Error> failure;
+  // Reads a component read as it is printed on to its end (its size checks
+  // run there), after the first pass; failures go to `failure`.
+  std::function<void()> finish;
 };
 
 // The core's model of a part (role, dtype, logical type), for the numeric

@@ -113,8 +113,9 @@ struct ForeignFormat {
   std::span<const std::string_view> extensions;
   Result<ForeignFile> (*read)(const std::string& path, const ReadOptions& options);
   // File attributes whose value is a map over the other attributes' keys
-  // (GGUF's "gguf.types"): files merged into one join them key by key, or
-  // the second file's keys would lose what the map says of them.
+  // (GGUF's "gguf.types"): files merged into one make it again, each key's
+  // entry from the file its value came from, or the second file's keys
+  // would lose what the map says of them.
   std::span<const std::string_view> keyed_attributes = {};
 };
 

@@ -815,6 +815,11 @@ TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
       << zt_last_error();
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"n": [-9223372036854775809]})"),
             ZT_ERR_ARGUMENT);
+  // Named by the key it stands under, not by the last key read before it.
+  EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"a": [{"b": 1}, 99999999999999999999]})"),
+            ZT_ERR_ARGUMENT);
+  EXPECT_NE(std::string(zt_last_error()).find("\"a\": 99999999999999999999"), std::string::npos)
+      << zt_last_error();
   ASSERT_EQ(
       zt_writer_set_file_attributes_json(
           w, R"({"u": 18446744073709551615, "i": -9223372036854775808, "f": 1e30, "g": 2.5})"),
