@@ -2898,8 +2898,7 @@ class Trust(Base):
         self.assertEqual(out.count("255]"), 2 ** dims // 256)
         del out
         # A component that fails as it is read is reported, not printed.
-        bad = bytearray(z)
-        bad[len(bad) // 2] ^= 0xFF
+        bad = bytearray(z[:len(z) // 2])  # cut: a flipped byte may still decode (no checksum)
         self.write("badcube.zt", build_zt({"c": {"format": "dense", "shape": [2] * dims, "components": {
             "data": comp("u8", 64, len(bad), encoding="zstd", uncompressed_length=len(values))}}},
             bytes(bad)))

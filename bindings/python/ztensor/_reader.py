@@ -137,42 +137,36 @@ class _Handle:
             lib.zt_close(ptr)
 
 
-def _open_descriptor(path):
-    """(descriptor, its stat) of the regular file at `path`, opened read-only
-    (close-on-exec; non-blocking, so a FIFO cannot hang the open), or
-    (None, None) where there is none: the library's open says why."""
+def _identity_of(path):
+    """What tells the regular file at `path` from any other (device, inode,
+    size, modification time), or None where there is none."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        st = os.stat(path)
     except (OSError, TypeError, ValueError):
-        return None, None
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _map_copy_on_write(path, identity):
+    """The file at `path` mapped copy-on-write (mmap ACCESS_COPY) as a uint8
+    array, if it is still the file `identity` names; else None. The
+    descriptor is closed at once: the mapping holds its own."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
     try:
         st = os.fstat(fd)
-    except OSError:
-        st = None
-    if st is None or not stat.S_ISREG(st.st_mode):
-        return _close_descriptor(fd), None
-    return fd, st
-
-
-def _still_names(path, before):
-    """Whether `path` names the file `before` was taken of, unchanged: the
-    file the library opened in between is then that very file."""
-    try:
-        now = os.stat(path)
-    except (OSError, TypeError, ValueError):
-        return False
-    key = lambda st: (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # noqa: E731
-    return key(now) == key(before)
-
-
-def _close_descriptor(fd):
-    """Closes fd (None: nothing); returns None, the descriptor's new value."""
-    if fd is not None and os is not None:  # os is None at interpreter teardown
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    return None
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != identity:
+            return None
+        return np.frombuffer(mmap.mmap(fd, 0, access=mmap.ACCESS_COPY), np.uint8)
+    except (OSError, ValueError):  # the address space, or a file emptied meanwhile
+        return None
+    finally:
+        os.close(fd)
 
 
 class _MemorySource:
@@ -369,20 +363,17 @@ class File(NotCopyable, collections.abc.Mapping):
         opt.max_decoded_bytes = checked_int(max_decoded_bytes, "max_decoded_bytes")
         opt.allow_foreign = 1 if allow_foreign else 0
         ptr = c_void_p()
-        # The descriptor that copy-on-write hand-outs map (_copy_on_write) is
-        # opened first, and kept only if the path still names that file once
-        # the library has opened it: a file replaced by rename (as Writer
-        # publishes) or a chdir later then changes nothing.
-        fd, before = (None, None) if copy else _open_descriptor(path)
-        try:
-            check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
-        except BaseException:
-            _close_descriptor(fd)
-            raise
+        # Copy-on-write hand-outs (_copy_on_write) map the file the library
+        # opened: what names it is taken before and after zt_open_ex (the
+        # same both times: the library's file), and the path, made absolute,
+        # is mapped at the first hand-out only if it still names that file
+        # (a file replaced by rename, as Writer publishes, or a chdir, then
+        # changes nothing). No descriptor is held meanwhile.
+        before = None if copy else _identity_of(path)
+        check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
         self._init(_Handle(ptr.value), os.fspath(path), float32, copy)
-        if fd is not None and not (_still_names(path, before) and self._mappable()):
-            fd = _close_descriptor(fd)
-        self._fd = fd
+        if before is not None and _identity_of(path) == before and self._mappable():
+            self._identity, self._absolute = before, os.path.abspath(path)
 
     @classmethod
     def from_bytes(cls, data: Any, *, float32: bool = False, max_decoded_bytes: int = 0) -> "File":
@@ -442,13 +433,13 @@ class File(NotCopyable, collections.abc.Mapping):
         return self
 
     def _init(self, handle, path, float32, copy):
-        """The state every way of opening sets; no descriptor (_fd) for
-        copy-on-write hand-outs unless __init__ keeps one."""
+        """The state every way of opening sets; no file to map copy-on-write
+        (_identity) unless __init__ finds one."""
         self._handle = handle
         self._float32 = float32
         self.path = path
         self._manifest = None
-        self._copy, self._fd = copy, None
+        self._copy, self._identity, self._absolute = copy, None, None
         self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
         self._handed = _Extents()  # what of it was handed out
         self._cow_lock = threading.Lock()
@@ -467,11 +458,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._handle = None
         with self._cow_lock:  # not while a hand-out maps it
             self._cow = None  # Tensors from dlpack() keep their mapping alive
-            self._fd = _close_descriptor(self._fd)
-
-    def __del__(self):
-        if _close_descriptor is not None:  # None at interpreter teardown
-            _close_descriptor(getattr(self, "_fd", None))
+            self._identity = None
 
     def __enter__(self):
         return self
@@ -964,7 +951,7 @@ class File(NotCopyable, collections.abc.Mapping):
         would share that hand-out's memory. Two calls into the library an
         object (its encoding and zt_component_extent), not the manifest's
         JSON (~10 us an object, all of them at the first)."""
-        if not nbytes or self._fd is None:
+        if not nbytes or (self._cow is None and self._identity is None):
             return None
         r = self._r()
         if lib.zt_component_encoding(r, i, b"data") != b"raw":
@@ -985,11 +972,10 @@ class File(NotCopyable, collections.abc.Mapping):
         hand-out (a frombuffer of the mapping each time costs more); the
         mapping closes once neither this nor any slice of it is left. None
         where the file cannot be mapped (or the File was closed)."""
-        if self._cow is None and self._fd is not None:
-            try:
-                self._cow = np.frombuffer(mmap.mmap(self._fd, 0, access=mmap.ACCESS_COPY), np.uint8)
-            except (OSError, ValueError):  # the address space, or a file emptied meanwhile
-                self._fd = _close_descriptor(self._fd)
+        if self._cow is None and self._identity is not None:
+            self._cow = _map_copy_on_write(self._absolute, self._identity)
+            if self._cow is None:
+                self._identity = None  # another file there now: decoded copies from now on
         return self._cow
 
     def get_slice(self, name: str) -> "SliceView":
