@@ -83,26 +83,6 @@ int recode(const Args& a, const char* cmd, Encode encode) {
   return kOk;
 }
 
-// Whether the item at `node` is a map whose keys are all text.
-bool text_keyed(const cbor::Document& doc, uint32_t node) {
-  if (doc.node(node).kind != cbor::Kind::map) return false;
-  uint32_t k = cbor::Document::first_child(node);
-  for (uint32_t p = 0; p < doc.node(node).count; ++p) {
-    if (doc.node(k).kind != cbor::Kind::text) return false;
-    k = doc.next(doc.next(k));
-  }
-  return true;
-}
-
-// A key as notes show it: in quotes, control bytes escaped. (Appended, not
-// "\"" + s: GCC 12 warns of a memcpy overlap in that operator+ at -O3.)
-std::string shown_key(std::string_view key) {
-  std::string q = "\"";
-  q += printable(key);
-  q += '"';
-  return q;
-}
-
 struct Kept {
   std::string key;
   std::vector<uint8_t> value;  // encoded CBOR
@@ -110,14 +90,16 @@ struct Kept {
 };
 
 // The entries of a keyed attribute (a map over the other keys, as GGUF's
-// gguf.types) of one input, found by key in constant time.
+// gguf.types) of one input, found by key in constant time; nothing where
+// the input has no such attribute, or it is not a map of text keys.
 using KeyedIndex = std::unordered_map<std::string_view, uint32_t>;
-KeyedIndex keyed_index(const cbor::Document& doc, std::string_view name) {
-  KeyedIndex index;
+std::optional<KeyedIndex> keyed_index(const cbor::Document& doc, std::string_view name) {
   const uint32_t map = doc.find(0, name);
-  if (!map || !text_keyed(doc, map)) return index;
+  if (!map || doc.node(map).kind != cbor::Kind::map) return std::nullopt;
+  KeyedIndex index;
   uint32_t k = cbor::Document::first_child(map);
   for (uint32_t p = 0; p < doc.node(map).count; ++p) {
+    if (doc.node(k).kind != cbor::Kind::text) return std::nullopt;
     index.emplace(doc.node(k).str, doc.next(k));
     k = doc.next(doc.next(k));
   }
@@ -153,22 +135,24 @@ Result<std::vector<uint8_t>> merged_file_attributes(const std::vector<const Inpu
         kept_at.emplace(key, kept.size());
         kept.push_back({std::move(key), value.take(), docs.size() - 1});
       } else if (kept[at->second].value != value.bytes() && !foreign::is_keyed_attribute(key)) {
-        std::fprintf(stderr, "zt: note: file attribute %s differs in %s; keeping the first value\n",
-                     shown_key(key).c_str(), in->path.c_str());
+        std::fprintf(stderr,
+                     "zt: note: file attribute \"%s\" differs in %s; keeping the first value\n",
+                     printable(key).c_str(), in->path.c_str());
       }
       k = d.next(v);
     }
   }
   for (Kept& a : kept) {
-    if (!foreign::is_keyed_attribute(a.key) ||
-        !text_keyed(docs[a.from], docs[a.from].find(0, a.key)))
-      continue;
-    std::vector<KeyedIndex> index;
+    if (!foreign::is_keyed_attribute(a.key)) continue;
+    std::vector<std::optional<KeyedIndex>> index;
     for (const cbor::Document& d : docs) index.push_back(keyed_index(d, a.key));
+    if (!index[a.from]) continue;  // the value kept is no such map: kept as it is
     std::vector<std::pair<const Kept*, uint32_t>> entries;
-    for (const Kept& b : kept)
-      if (const auto e = index[b.from].find(b.key); &b != &a && e != index[b.from].end())
+    for (const Kept& b : kept) {
+      if (&b == &a || !index[b.from]) continue;
+      if (const auto e = index[b.from]->find(b.key); e != index[b.from]->end())
         entries.emplace_back(&b, e->second);
+    }
     CborWriter map;
     map.map(entries.size());
     for (const auto& [b, node] : entries) {

@@ -68,17 +68,17 @@ class ElementCursor {
   // every whole read: elided printing stops at the last element, and the
   // check is in the window after it. Cheap: only what follows the last
   // element read is left.
+  // The next element asked for starts the windows again.
   void finish() {
     if (failure_ || !windows_) return;
     for (;;) {
       auto w = windows_->next();
-      if (!w) {
-        failure_ = std::move(w).error();
-        return;
-      }
-      if (w->empty()) return;
-      window_ = {};
+      if (!w) failure_ = std::move(w).error();
+      if (!w || w->empty()) break;
     }
+    windows_.reset();
+    window_ = {};
+    start_ = 0;
   }
 
  private:
@@ -160,6 +160,8 @@ std::function<Cell(uint64_t)> replayed(std::function<Cell(uint64_t)> at) {
   };
 }
 
+// The type a densified object's values come out as: f64 if its values (or
+// scales) are f64, else f32.
 bool wide_values(const Item& it) {
   for (const char* role : {"data", "values", "scales"})
     if (const Part* p = it.find(role)) return p->dtype == DType::f64;
