@@ -58,7 +58,6 @@ void copy_out(const V& full, V* v) {
   v->struct_size = size;
 }
 
-
 }  // namespace
 
 extern "C" {
@@ -79,6 +78,19 @@ zt_status zt_object_value_count(const zt_reader* r, size_t object, uint64_t* cou
   return guard([&] {
     if (const zt_status s = to_status(check_object(r, object))) return s;
     auto n = zt::decoded_value_count(*r->impl, object);
+    if (!n) return set_error(n.error());
+    *count = *n;
+    return ZT_OK;
+  });
+}
+
+zt_status zt_object_decode_capacity(const zt_reader* r, size_t object, size_t value_bytes,
+                                    uint64_t* count) {
+  if (!count) return fail(ZT_ERR_ARGUMENT, "count is NULL");
+  if (value_bytes == 0) return fail(ZT_ERR_ARGUMENT, "value_bytes is 0");
+  return guard([&] {
+    if (const zt_status s = to_status(check_object(r, object))) return s;
+    auto n = zt::decode_capacity(*r->impl, object, value_bytes);
     if (!n) return set_error(n.error());
     *count = *n;
     return ZT_OK;
@@ -133,10 +145,18 @@ zt_status zt_object_decode_f64(const zt_reader* r, size_t object, double* dst, u
   });
 }
 
-void zt_dense_info_init_sized(zt_dense_info* v, size_t size) { init_sized(v, size, zt_dense_info{}); }
-void zt_csr_info_init_sized(zt_csr_info* v, size_t size) { init_sized(v, size, zt_csr_info{}); }
-void zt_coo_info_init_sized(zt_coo_info* v, size_t size) { init_sized(v, size, zt_coo_info{}); }
-void zt_quant_info_init_sized(zt_quant_info* v, size_t size) { init_sized(v, size, zt_quant_info{}); }
+void zt_dense_info_init_sized(zt_dense_info* v, size_t size) {
+  init_sized(v, size, zt_dense_info{});
+}
+void zt_csr_info_init_sized(zt_csr_info* v, size_t size) {
+  init_sized(v, size, zt_csr_info{});
+}
+void zt_coo_info_init_sized(zt_coo_info* v, size_t size) {
+  init_sized(v, size, zt_coo_info{});
+}
+void zt_quant_info_init_sized(zt_quant_info* v, size_t size) {
+  init_sized(v, size, zt_quant_info{});
+}
 
 zt_status zt_dense_view(const zt_reader* r, size_t object, zt_dense_info* v) {
   if (const zt_status s = check_struct(v, sizeof(zt_dense_info))) return s;

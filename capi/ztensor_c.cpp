@@ -67,7 +67,9 @@ zt_status fail(zt_status s, const char* msg) {
   return s;
 }
 
-void set_message(std::string msg) { g_last_error = std::move(msg); }
+void set_message(std::string msg) {
+  g_last_error = std::move(msg);
+}
 
 const Object* object_at(const zt_reader* r, size_t i) {
   if (!r || i >= r->impl->manifest().objects.size()) return nullptr;
@@ -161,15 +163,20 @@ const char* zt_status_name(zt_status s) {
   return "ZT_ERR_UNKNOWN";
 }
 
-const char* zt_last_error(void) { return g_last_error.c_str(); }
+const char* zt_last_error(void) {
+  return g_last_error.c_str();
+}
 
 // Built from the header's macros, the one source of the version.
 #define ZT_STRINGIFY_TEXT(x) #x
 #define ZT_STRINGIFY(x) ZT_STRINGIFY_TEXT(x)
 const char* zt_version(void) {
-  return ZT_STRINGIFY(ZT_VERSION_MAJOR) "." ZT_STRINGIFY(ZT_VERSION_MINOR) "." ZT_STRINGIFY(ZT_VERSION_PATCH);
+  return ZT_STRINGIFY(ZT_VERSION_MAJOR) "." ZT_STRINGIFY(ZT_VERSION_MINOR) "." ZT_STRINGIFY(
+      ZT_VERSION_PATCH);
 }
-unsigned zt_version_number(void) { return ZT_VERSION_NUMBER; }
+unsigned zt_version_number(void) {
+  return ZT_VERSION_NUMBER;
+}
 
 size_t zt_url_for_messages(const char* location, char* out, size_t size) {
   if (out && size > 0) out[0] = '\0';  // what a failure leaves
@@ -195,6 +202,11 @@ zt_status zt_open_ex(const char* path, const zt_open_options* opt, zt_reader** o
   return guard([&] {
     if (!path) return fail(ZT_ERR_ARGUMENT, "path is NULL");
     if (!out) return fail(ZT_ERR_ARGUMENT, "out is NULL");
+    // A URL is not a path: every message below would show it whole (user
+    // info and query included) as a file that does not exist.
+    if (zt::is_http_url(path))
+      return fail(ZT_ERR_ARGUMENT,
+                  (zt::url_for_messages(path) + ": a URL (zt_open_url reads it)").c_str());
     auto o = open_options_from(opt);
     if (!o) return set_error(o.error());
     if (allows_foreign(opt)) {
@@ -226,7 +238,9 @@ zt_status zt_open_url(const char* url, const zt_open_options* opt, zt_reader** o
   });
 }
 
-zt_status zt_open(const char* path, zt_reader** out) { return zt_open_ex(path, nullptr, out); }
+zt_status zt_open(const char* path, zt_reader** out) {
+  return zt_open_ex(path, nullptr, out);
+}
 
 zt_status zt_open_memory(const void* data, size_t size, zt_reader** out) {
   return guard([&] {
@@ -238,9 +252,13 @@ zt_status zt_open_memory(const void* data, size_t size, zt_reader** out) {
   });
 }
 
-void zt_close(zt_reader* r) { delete r; }
+void zt_close(zt_reader* r) {
+  delete r;
+}
 
-const char* zt_file_version(const zt_reader* r) { return r ? r->impl->manifest().version.c_str() : nullptr; }
+const char* zt_file_version(const zt_reader* r) {
+  return r ? r->impl->manifest().version.c_str() : nullptr;
+}
 
 const char* zt_file_format(const zt_reader* r) {
   if (!r) return nullptr;
@@ -300,7 +318,9 @@ zt_status zt_object_attributes_cbor(const zt_reader* r, size_t object, const voi
   return attributes_out(o->attributes, data, size);
 }
 
-size_t zt_object_count(const zt_reader* r) { return r ? r->impl->manifest().objects.size() : 0; }
+size_t zt_object_count(const zt_reader* r) {
+  return r ? r->impl->manifest().objects.size() : 0;
+}
 
 const char* zt_object_name(const zt_reader* r, size_t i) {
   const zt::Object* o = object_at(r, i);
@@ -400,7 +420,8 @@ const char* zt_component_shard(const zt_reader* r, size_t object, const char* ro
   return r->impl->manifest().shards[*c->shard].name.c_str();
 }
 
-zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char* role, uint64_t* nbytes) {
+zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char* role,
+                                   uint64_t* nbytes) {
   if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");
   size_t k = 0;
   if (const zt_status s = locate(r, object, role, &k)) return s;
@@ -424,7 +445,8 @@ zt_status zt_component_extent(const zt_reader* r, size_t object, const char* rol
   return ZT_OK;
 }
 
-zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role, uint64_t* nbytes) {
+zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role,
+                                    uint64_t* nbytes) {
   if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");
   size_t k = 0;
   if (const zt_status s = locate(r, object, role, &k)) return s;
@@ -448,8 +470,8 @@ zt_status zt_component_map(const zt_reader* r, size_t object, const char* role, 
   });
 }
 
-zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst, uint64_t capacity,
-                            uint64_t* written) {
+zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst,
+                            uint64_t capacity, uint64_t* written) {
   if (!dst && capacity > 0) return fail(ZT_ERR_ARGUMENT, "dst is NULL");
   if (!written) return fail(ZT_ERR_ARGUMENT, "written is NULL");
   return guard([&] {
@@ -460,7 +482,8 @@ zt_status zt_component_read(const zt_reader* r, size_t object, const char* role,
       if (!n || *n > 0) return fail(ZT_ERR_ARGUMENT, "dst is NULL");
     }
     static uint8_t empty;
-    auto n = r->impl->read(object, k, std::span<uint8_t>(dst ? static_cast<uint8_t*>(dst) : &empty, capacity));
+    auto n = r->impl->read(object, k,
+                           std::span<uint8_t>(dst ? static_cast<uint8_t*>(dst) : &empty, capacity));
     if (!n) return set_error(n.error());
     *written = *n;
     return ZT_OK;
@@ -521,6 +544,8 @@ static zt_status advise(const zt_reader* r, size_t object, const char* role, int
 zt_status zt_prefetch(const zt_reader* r, size_t object, const char* role) {
   return advise(r, object, role, MADV_WILLNEED);
 }
-zt_status zt_evict(const zt_reader* r, size_t object, const char* role) { return advise(r, object, role, MADV_DONTNEED); }
+zt_status zt_evict(const zt_reader* r, size_t object, const char* role) {
+  return advise(r, object, role, MADV_DONTNEED);
+}
 
 }  // extern "C"

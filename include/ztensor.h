@@ -193,7 +193,9 @@ ZT_API void zt_open_options_init_sized(zt_open_options* opt, size_t size);
 static inline void zt_open_options_init(zt_open_options* opt) { zt_open_options_init_sized(opt, sizeof *opt); }
 
 /* zt_open with options (NULL = defaults). ZT_ERR_ARGUMENT if
-   opt->struct_size is not one this library knows.
+   opt->struct_size is not one this library knows, or if path is an
+   http:// or https:// URL (zt_open_url reads those; the message shows the
+   URL without user info or query).
 
    Foreign files (allow_foreign set): the file is read by its format's own
    reader, which checks that format's rules (bounds, overlaps, sizes against
@@ -852,13 +854,29 @@ ZT_API zt_status zt_object_element_count(const zt_reader* r, size_t object, uint
    ZT_ERR_LIMIT on overflow. */
 ZT_API zt_status zt_object_value_count(const zt_reader* r, size_t object, uint64_t* count);
 
+/* The capacity, in values, that zt_object_decode_f32 (value_bytes 4) or
+   zt_object_decode_f64 (value_bytes 8) needs for an object, and
+   zt_object_read_f32/f64 for a dense one: its value count, checked as
+   those calls check it before decoding anything. The
+   dense array is one decoded result the caller holds whole, so value count
+   x value_bytes over zt_open_options.max_decoded_bytes is ZT_ERR_LIMIT:
+   a sparse object of a few hundred bytes may claim a shape of 2^50
+   values. A program (or binding) that allocates the output asks this
+   first, as zt_component_read_size for component reads. Reads nothing.
+   Fails with ZT_ERR_ARGUMENT (NULL reader or count, value_bytes 0),
+   ZT_ERR_NOT_FOUND (bad index), ZT_ERR_UNSUPPORTED (an object that cannot
+   be decoded), ZT_ERR_LIMIT (over the cap, or overflow). */
+ZT_API zt_status zt_object_decode_capacity(const zt_reader* r, size_t object, size_t value_bytes,
+                                           uint64_t* count);
+
 /* Converts the "data" of a dense object of any numeric type into dst
    (capacity counts values); *written gets the value count. Decodes without
    caching: a zstd component's decoded bytes are freed on return (decoded
    straight into dst when the data already is f32, resp. f64). Fails with
    ZT_ERR_ARGUMENT (NULL, not dense, capacity too small), ZT_ERR_NOT_FOUND,
    ZT_ERR_UNSUPPORTED (unknown type, encoding or 0.1.x sparse layout),
-   ZT_ERR_INVALID (corrupt data), ZT_ERR_LIMIT, ZT_ERR_NOMEM, ZT_ERR_IO. */
+   ZT_ERR_INVALID (corrupt data), ZT_ERR_LIMIT (the values' bytes over
+   max_decoded_bytes: zt_object_decode_capacity), ZT_ERR_NOMEM, ZT_ERR_IO. */
 ZT_API zt_status zt_object_read_f32(const zt_reader* r, size_t object, float* dst, uint64_t capacity,
                                     uint64_t* written);
 ZT_API zt_status zt_object_read_f64(const zt_reader* r, size_t object, double* dst, uint64_t capacity,
@@ -884,7 +902,8 @@ ZT_API zt_status zt_component_read_f64(const zt_reader* r, size_t object, const 
       zt_verify);
     - quantized_group: dequantised, see zt_quant_view.
    Fails as zt_object_read_f32, and with ZT_ERR_LIMIT when the dense size
-   overflows 64 bits. */
+   overflows 64 bits or its bytes exceed zt_open_options.max_decoded_bytes
+   (zt_object_decode_capacity tells both before anything is allocated). */
 ZT_API zt_status zt_object_decode_f32(const zt_reader* r, size_t object, float* dst, uint64_t capacity,
                                       uint64_t* written);
 ZT_API zt_status zt_object_decode_f64(const zt_reader* r, size_t object, double* dst, uint64_t capacity,

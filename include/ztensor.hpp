@@ -36,10 +36,12 @@
 #include <ztensor.h>
 
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <initializer_list>
 #include <iterator>
@@ -96,6 +98,13 @@ inline std::string c_str(std::string_view s) {
   return std::string(s);
 }
 
+/// `s.c_str()`, with the same NUL rule (a header "X: 1\0" would drop every
+/// header after it; a role "data\0x" would read "data").
+inline const char* checked_c_str(const std::string& s) {
+  if (s.find('\0') != std::string::npos) (void)c_str(s);  // throws
+  return s.c_str();
+}
+
 /// Memory for `n` elements the library is about to fill, not zeroed: a size
 /// a file claims (a zstd component's uncompressed_length) costs nothing
 /// until the library has decoded that many bytes, and a claim it refuses
@@ -120,9 +129,15 @@ std::vector<T> to_vector(const T* p, std::uint64_t n, const std::string& where) 
   }
 }
 
-/// A path for the C calls, with the same NUL rule.
+/// A path for the C calls, with the same NUL rule; UTF-8 where the
+/// system's paths are wide (Windows).
 inline std::string path_str(const std::filesystem::path& p) {
-  return c_str(p.native());
+  if constexpr (std::is_same_v<std::filesystem::path::value_type, char>) {
+    return c_str(p.native());
+  } else {
+    const std::u8string u = p.u8string();
+    return c_str(std::string(u.begin(), u.end()));
+  }
 }
 
 /// A string the reader owns; NULL (an index or role that is not there) is
@@ -198,19 +213,23 @@ concept Readable = Element<T> || ComplexElement<T>;
 /* ------------------------------------------------------------------------ */
 /* Shapes                                                                     */
 
-/// A shape argument: a span, a vector or a braced list `{2, 3}`. It only
-/// refers to the caller's numbers for the duration of the call.
+/// A shape argument: a span, a vector or a braced list `{2, 3}`. A span or
+/// vector is referred to, for the duration of the call; a braced list is
+/// copied (its array lives only as long as the expression that wrote it,
+/// and a Shape may be kept: `ztensor::Shape s{2, 3}; w.add_dense("w", v, s);`).
 class Shape {
  public:
   Shape(std::span<const std::uint64_t> dims) : dims_(dims) {}
   Shape(const std::vector<std::uint64_t>& dims) : dims_(dims) {}
-  Shape(std::initializer_list<std::uint64_t> dims) : dims_(dims.begin(), dims.size()) {}
+  Shape(std::initializer_list<std::uint64_t> dims) : owned_(dims), owns_(true) {}
 
-  const std::uint64_t* data() const { return dims_.data(); }
-  std::size_t size() const { return dims_.size(); }
+  const std::uint64_t* data() const { return owns_ ? owned_.data() : dims_.data(); }
+  std::size_t size() const { return owns_ ? owned_.size() : dims_.size(); }
 
  private:
   std::span<const std::uint64_t> dims_;
+  std::vector<std::uint64_t> owned_;
+  bool owns_ = false;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -240,8 +259,8 @@ class IndexRange {
     using reference = Item;
 
     iterator() = default;
-    iterator(const Owner* owner, std::size_t i) : owner_(owner), i_(i) {}
-    Item operator*() const { return (*owner_)[i_]; }
+    iterator(Holder owner, std::size_t i) : owner_(std::move(owner)), i_(i) {}
+    Item operator*() const { return deref(*owner_)[i_]; }
     iterator& operator++() {
       ++i_;
       return *this;
@@ -254,13 +273,16 @@ class IndexRange {
     bool operator==(const iterator& o) const { return i_ == o.i_; }
 
    private:
-    const Owner* owner_ = nullptr;
+    // The iterator holds what its range holds (a copy of an Object handle,
+    // a Reader's address), so that it stays valid after a temporary range
+    // is gone: `auto it = file["w"].components().begin();`.
+    std::optional<Holder> owner_;
     std::size_t i_ = 0;
   };
 
   explicit IndexRange(const Owner* owner) : owner_(hold(owner)) {}
-  iterator begin() const { return {&owner(), 0}; }
-  iterator end() const { return {&owner(), owner().size()}; }
+  iterator begin() const { return {owner_, 0}; }
+  iterator end() const { return {owner_, owner().size()}; }
   std::size_t size() const { return owner().size(); }
 
  private:
@@ -270,12 +292,13 @@ class IndexRange {
     else
       return *o;
   }
-  const Owner& owner() const {
+  static const Owner& deref(const Holder& h) {
     if constexpr (std::is_pointer_v<Holder>)
-      return *owner_;
+      return *h;
     else
-      return owner_;
+      return h;
   }
+  const Owner& owner() const { return deref(owner_); }
 
   Holder owner_;
 };
@@ -584,11 +607,16 @@ class Component {
            std::string(role_) + "\"";
   }
 
-  // The decoded size; for the rare component whose size is not stated
-  // (a foreign encoding), the cached decode tells it.
+  // The capacity a read needs, checked as the read checks it (the
+  // reader's max_decoded_bytes: a claim over it is refused with the read's
+  // own status, not by the allocator); for the rare component whose size is
+  // not stated (a foreign encoding), the cached decode tells it.
   std::uint64_t decoded_size_or_decode() const {
-    if (const auto n = decoded_size()) return *n;
-    return bytes().size();
+    std::uint64_t n = 0;
+    const zt_status s = zt_component_read_size(r_, object_, role_, &n);
+    if (s == ZT_ERR_UNSUPPORTED) return bytes().size();
+    detail::check(s);
+    return n;
   }
 
   const zt_reader* r_;
@@ -664,8 +692,8 @@ class Object {
   /* -- typed views -- */
 
   /// A dense object's data, any numeric type converted (no caching).
-  std::vector<float> read_f32() const { return convert<float>(&zt_object_read_f32); }
-  std::vector<double> read_f64() const { return convert<double>(&zt_object_read_f64); }
+  std::vector<float> read_f32() const { return read_dense<float>(&zt_object_read_f32); }
+  std::vector<double> read_f64() const { return read_dense<double>(&zt_object_read_f64); }
 
   /// Any object as a dense row-major array: dense converted, sparse
   /// scattered into zeros, quantized_group dequantised.
@@ -680,8 +708,8 @@ class Object {
     // (v.values), never by the shape: for a logical type the library does
     // not know, the shape is not checked against the bytes.
     return {v.zero_copy != 0, v.elements, shape(),
-            ArrayView(v.data, v.values, detail::owned_text(v.dtype, "dtype"), detail::opt_text(v.type),
-                      where("data"))};
+            ArrayView(v.data, v.values, detail::owned_text(v.dtype, "dtype"),
+                      detail::opt_text(v.type), where("data"))};
   }
 
   CsrView csr() const {
@@ -744,11 +772,11 @@ class Object {
   /// A copy of the rows, decoding only the zstd frames that cover them.
   std::vector<std::byte> read_rows(std::uint64_t begin, std::uint64_t end) const {
     const RowSize size = row_size(begin, end);
-    std::vector<std::byte> out(static_cast<std::size_t>(size.values * size.width));
+    const std::uint64_t n = size.values * size.width;
+    const auto buf = detail::uninitialized<std::byte>(n, where("data"));
     std::uint64_t written = 0;
-    detail::check(zt_dense_rows(r_, index_, begin, end, out.data(), out.size(), &written));
-    out.resize(static_cast<std::size_t>(written));
-    return out;
+    detail::check(zt_dense_rows(r_, index_, begin, end, buf.get(), n, &written));
+    return detail::to_vector(buf.get(), written, where("data"));
   }
 
   /// The rows converted to float / double.
@@ -766,12 +794,12 @@ class Object {
                                     std::span<const std::uint64_t> end) const {
     same_rank(begin, end);
     const RowSize size = box_size(begin, end);
-    std::vector<std::byte> out(static_cast<std::size_t>(size.values * size.width));
+    const std::uint64_t n = size.values * size.width;
+    const auto buf = detail::uninitialized<std::byte>(n, where("data"));
     std::uint64_t written = 0;
-    detail::check(zt_dense_slice(r_, index_, begin.size(), begin.data(), end.data(), out.data(),
-                                 out.size(), &written));
-    out.resize(static_cast<std::size_t>(written));
-    return out;
+    detail::check(
+        zt_dense_slice(r_, index_, begin.size(), begin.data(), end.data(), buf.get(), n, &written));
+    return detail::to_vector(buf.get(), written, where("data"));
   }
 
   /// The box converted to float / double.
@@ -806,12 +834,11 @@ class Object {
   std::vector<F> convert_slice(SliceFn<F> read, std::span<const std::uint64_t> begin,
                                std::span<const std::uint64_t> end) const {
     same_rank(begin, end);
-    std::vector<F> out(static_cast<std::size_t>(box_size(begin, end).values));
+    const std::uint64_t n = box_size(begin, end).values;
+    const auto buf = detail::uninitialized<F>(n, where("data"));
     std::uint64_t written = 0;
-    detail::check(
-        read(r_, index_, begin.size(), begin.data(), end.data(), out.data(), out.size(), &written));
-    out.resize(static_cast<std::size_t>(written));
-    return out;
+    detail::check(read(r_, index_, begin.size(), begin.data(), end.data(), buf.get(), n, &written));
+    return detail::to_vector(buf.get(), written, where("data"));
   }
 
   // The size of a box, 0 for what the library will refuse (as row_size).
@@ -833,9 +860,27 @@ class Object {
   using RowsFn = zt_status (*)(const zt_reader*, std::size_t, std::uint64_t, std::uint64_t, F*,
                                std::uint64_t, std::uint64_t*);
 
+  // read_f32/f64: what the library refuses (an object that is not dense,
+  // data over the reader's max_decoded_bytes) is refused with its own
+  // status before anything is sized from the shape.
+  template <typename F>
+  std::vector<F> read_dense(ReadFn<F> read) const {
+    if (format() != "dense") {
+      std::uint64_t written = 0;
+      detail::check(read(r_, index_, nullptr, 0, &written));
+      return {};
+    }
+    std::uint64_t bytes = 0;
+    if (const zt_status s = zt_component_read_size(r_, index_, "data", &bytes);
+        s != ZT_ERR_UNSUPPORTED)
+      detail::check(s);
+    return convert(read);
+  }
+
   template <typename F>
   std::vector<F> convert(ReadFn<F> read) const {
-    const std::uint64_t n = value_count();
+    std::uint64_t n = 0;  // checked against the reader's cap as the call checks it
+    detail::check(zt_object_decode_capacity(r_, index_, sizeof(F), &n));
     const std::string where = std::string("object \"") + std::string(name()) + "\"";
     const auto buf = detail::uninitialized<F>(n, where);
     std::uint64_t written = 0;
@@ -845,11 +890,11 @@ class Object {
 
   template <typename F>
   std::vector<F> convert_rows(RowsFn<F> read, std::uint64_t begin, std::uint64_t end) const {
-    std::vector<F> out(static_cast<std::size_t>(row_size(begin, end).values));
+    const std::uint64_t n = row_size(begin, end).values;
+    const auto buf = detail::uninitialized<F>(n, where("data"));
     std::uint64_t written = 0;
-    detail::check(read(r_, index_, begin, end, out.data(), out.size(), &written));
-    out.resize(static_cast<std::size_t>(written));
-    return out;
+    detail::check(read(r_, index_, begin, end, buf.get(), n, &written));
+    return detail::to_vector(buf.get(), written, where("data"));
   }
 
   // The size of rows [begin, end). What the library will refuse (a bad
@@ -946,7 +991,7 @@ class Reader {
   /// mapped: views point into buffers the Reader owns.
   static Reader from_url(const std::string& url, const HttpOptions& http = {}) {
     std::string headers;
-    for (const std::string& h : http.headers) headers.append(h).append("\n");
+    for (const std::string& h : http.headers) headers.append(detail::checked_c_str(h)).append("\n");
     zt_open_options o;
     zt_open_options_init(&o);
     o.max_decoded_bytes = http.max_decoded_bytes;
@@ -957,7 +1002,7 @@ class Reader {
     o.http_connections = http.connections;
     o.allow_foreign = http.allow_foreign ? 1 : 0;
     zt_reader* r = nullptr;
-    detail::check(zt_open_url(url.c_str(), &o, &r));
+    detail::check(zt_open_url(detail::checked_c_str(url), &o, &r));
     return Reader(r);
   }
 
@@ -1126,8 +1171,10 @@ class Reader {
   /// Decodes every range into its dst on up to `threads` threads (0 = all
   /// cores; zt_decode_ranges). `on_done(index, status)`, when given, is called
   /// as each range completes, from the worker that finished it (several at
-  /// once: it must be thread-safe and must not throw). Every range is
-  /// attempted; throws the first failure in array order.
+  /// once: it must be thread-safe). An exception from on_done is kept (the
+  /// first one) and rethrown once every range is done; after one, on_done is
+  /// not called again. Every range is attempted; otherwise throws the first
+  /// failure in array order.
   template <class OnDone = std::nullptr_t>
   void decode_ranges(std::span<const Range> ranges, unsigned threads = 0,
                      OnDone&& on_done = nullptr) const {
@@ -1135,7 +1182,7 @@ class Reader {
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       zt_decode_range_init(&c[i]);
       c[i].object = ranges[i].object;
-      c[i].role = ranges[i].role.c_str();
+      c[i].role = detail::checked_c_str(ranges[i].role);
       c[i].offset = ranges[i].offset;
       c[i].dst = ranges[i].dst.data();
       c[i].length = ranges[i].dst.size();
@@ -1143,10 +1190,27 @@ class Reader {
     if constexpr (std::is_null_pointer_v<std::remove_cvref_t<OnDone>>) {
       detail::check(zt_decode_ranges(live(), c.data(), c.size(), threads, nullptr, nullptr));
     } else {
-      auto tell = [](void* ctx, std::size_t i, zt_status s) {
-        (*static_cast<std::remove_reference_t<OnDone>*>(ctx))(i, s);
+      // No exception may unwind through the library's workers: the first
+      // is kept here and rethrown after the call.
+      struct Done {
+        std::remove_reference_t<OnDone>* on_done = nullptr;
+        std::atomic<bool> failed{false};
+        std::exception_ptr error;
+      } done;
+      done.on_done = std::addressof(on_done);
+      auto tell = [](void* ctx, std::size_t i, zt_status s) noexcept {
+        Done& d = *static_cast<Done*>(ctx);
+        if (d.failed.load(std::memory_order_acquire)) return;
+        try {
+          (*d.on_done)(i, s);
+        } catch (...) {
+          if (!d.failed.exchange(true, std::memory_order_acq_rel))
+            d.error = std::current_exception();
+        }
       };
-      detail::check(zt_decode_ranges(live(), c.data(), c.size(), threads, tell, &on_done));
+      const zt_status s = zt_decode_ranges(live(), c.data(), c.size(), threads, tell, &done);
+      if (done.error) std::rethrow_exception(done.error);
+      detail::check(s);
     }
   }
 
@@ -1360,8 +1424,21 @@ class Writer {
   Writer& add_dense(std::string_view name, std::span<const T> data, Shape shape,
                     std::string_view encoding = "raw") {
     begin_object(name, "dense", shape);
-    add_component<T>("data", data, encoding);
+    try {
+      add_component<T>("data", data, encoding);
+    } catch (...) {
+      // As the one-call add_dense: a refused component drops its object,
+      // and the writer goes on (the object would stay open otherwise, and
+      // finish() refuse to write the file).
+      (void)zt_writer_cancel_object(w_);
+      throw;
+    }
     return end_object();
+  }
+  template <ComplexElement T>
+  Writer& add_dense(std::string_view name, const std::vector<T>& data, Shape shape,
+                    std::string_view encoding = "raw") {
+    return add_dense(name, std::span<const T>(data), shape, encoding);
   }
 
   /// General objects (sparse, quantized, anything): begin, add components, end.
@@ -1402,6 +1479,15 @@ class Writer {
     return add_component(role, single ? "f32" : "f64", single ? "complex64" : "complex128",
                          std::as_bytes(data), encoding);
   }
+  template <ComplexElement T>
+  Writer& add_component(std::string_view role, const std::vector<T>& data,
+                        std::string_view encoding = "raw") {
+    return add_component(role, std::span<const T>(data), encoding);
+  }
+  /// No logical type is std::nullopt; a null pointer is refused at compile
+  /// time (it would be read as text).
+  Writer& add_component(std::string_view, std::string_view, std::nullptr_t,
+                        std::span<const std::byte>, std::string_view = "raw") = delete;
 
   /// Checks the object against its format and adds it (ZT_ERR_INVALID drops it).
   Writer& end_object() {
@@ -1426,6 +1512,8 @@ class Writer {
                                             detail::c_str(encoding).c_str(), decoded_size));
     return *this;
   }
+  Writer& begin_component(std::string_view, std::string_view, std::nullptr_t, std::string_view,
+                          std::uint64_t) = delete;  // no type is std::nullopt
   Writer& write(std::span<const std::byte> piece) {
     detail::check(zt_writer_write(live(), piece.data(), piece.size()));
     return *this;

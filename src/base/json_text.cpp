@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "base/error.h"
+
 namespace zt {
 
 std::string base64_encode(std::string_view bytes) {
@@ -90,6 +92,15 @@ std::optional<WideInteger> first_wide_integer(std::string_view text) {
   WideIntegerFinder finder;
   nlohmann::json::sax_parse(text.begin(), text.end(), &finder);
   return finder.found;
+}
+
+std::string describe_wide_integer(const WideInteger& w) {
+  std::string out = "\"";
+  out += printable(std::string_view(w.key).substr(0, 200));
+  out += "\": the integer ";
+  out += std::string_view(w.text).substr(0, 100);
+  out += " does not fit 64 bits (a double would round it)";
+  return out;
 }
 
 }  // namespace zt

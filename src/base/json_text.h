@@ -42,6 +42,11 @@ struct JsonTextFaults {
 // The first integer of `text` (valid JSON) that does not fit 64 bits.
 std::optional<WideInteger> first_wide_integer(std::string_view text);
 
+// `"key": the integer N does not fit 64 bits (a double would round it)`,
+// key and number cut to a length fit for a message: the one wording every
+// reader and writer that refuses one uses.
+std::string describe_wide_integer(const WideInteger& w);
+
 // JSON text parsed as J (Json, or nlohmann::json where key order does not
 // matter) with the keys of every object checked, at any depth, and every
 // number that became a double read again as written: faults go to

@@ -116,11 +116,8 @@ Result<ForeignFile> read_by_kind(const std::string& path, FileKind kind,
 // file, what the writer would refuse later.
 Result<void> refuse_wide_integer(const char* path, const JsonTextFaults& faults) {
   if (!faults.wide_integer) return {};
-  const WideInteger& w = *faults.wide_integer;
-  return make_error(Status::invalid,
-                    "%s: \"%s\": the integer %s does not fit 64 bits (it would be rounded)", path,
-                    printable(std::string_view(w.key).substr(0, 200)).c_str(),
-                    std::string(std::string_view(w.text).substr(0, 100)).c_str());
+  return make_error(Status::invalid, "%s: %s", path,
+                    describe_wide_integer(*faults.wide_integer).c_str());
 }
 
 Result<void> check_writable(const std::string& path, const ForeignFile& f) {

@@ -188,10 +188,13 @@ Result<bool> folder_config_is_quantized(const std::string& dir) {
 namespace {
 
 // The same beside a model read over HTTP; nullopt when the server has none
-// (404 or 410), or answers with something that is not a JSON object: some
-// servers answer any path with a page of their own (status 200), which is
-// not a config and must not stop the model from opening (its tensors then
-// stay as they are). One request: a config within the limit comes whole.
+// (404 or 410) or will not give it (401, 403: a pre-signed URL signs only
+// the file it names), or answers with a page of its own (status 200, text
+// that begins with '<': some servers answer any path so), which is not a
+// config and must not stop the model from opening (its tensors then stay
+// as they are). Any other text is read as a local config.json is, and
+// refused as it is: a config cut short does not quietly ungroup a
+// quantized checkpoint. One request: a config within the limit comes whole.
 Result<std::optional<Config>> fetch_config(const RangeSource& model) {
   auto opened = model.sibling("config.json", {Limits::hf_index_bytes + 1, OpenWindow::End::head,
                                               true, Limits::hf_index_bytes});
@@ -201,8 +204,10 @@ Result<std::optional<Config>> fetch_config(const RangeSource& model) {
   ZT_FAIL_IF(opened->source->size() > Limits::hf_index_bytes, limit,
              "%s: %llu bytes, more than the limit of %llu", name.c_str(),
              static_cast<ull>(opened->source->size()), static_cast<ull>(Limits::hf_index_bytes));
-  auto c = parse_config(name, std::string(opened->bytes.begin(), opened->bytes.end()));
-  if (!c && c.error().status == Status::format) return std::optional<Config>();
+  const std::string text(opened->bytes.begin(), opened->bytes.end());
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '<') return std::optional<Config>();
+  auto c = parse_config(name, text);
   ZT_TRY(c);
   return std::optional(std::move(*c));
 }

@@ -153,9 +153,12 @@ void take_header_line(Exchange& ex, std::string_view line) {
     ex.location.clear();
     const size_t sp = line.find(' ');
     const size_t sp2 = sp == std::string_view::npos ? sp : line.find(' ', sp + 1);
-    ex.status = sp == std::string_view::npos
-                    ? 0
-                    : static_cast<long>(parse_u64(line.substr(sp + 1, sp2 - sp - 1)).value_or(0));
+    // "HTTP/1.1 206\r\n" has no reason phrase (RFC 9112 allows it): the
+    // code then runs to the line's end.
+    ex.status =
+        sp == std::string_view::npos
+            ? 0
+            : static_cast<long>(parse_u64(trim(line.substr(sp + 1, sp2 - sp - 1))).value_or(0));
     ex.reason = sp2 == std::string_view::npos ? "" : std::string(trim(line.substr(sp2 + 1)));
   } else if (auto v = header_value(line, "content-range:")) {
     ex.range = parse_content_range(*v);

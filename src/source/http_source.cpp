@@ -265,7 +265,8 @@ class HttpSource final : public RangeSource {
     ex.window = window;
     ex.window.bytes = std::max<uint64_t>(window.bytes, 1);
     if (auto r = perform(ex); !r) {
-      if (window.missing_ok && (ex.status == 404 || ex.status == 410))
+      if (window.missing_ok &&
+          (ex.status == 404 || ex.status == 410 || ex.status == 401 || ex.status == 403))
         return std::optional<std::vector<uint8_t>>();
       return std::move(r).error();
     }
@@ -441,6 +442,16 @@ class HttpSource final : public RangeSource {
     }
     if (!ex.started && (ex.status == 206 || ex.status == 200)) {
       if (auto s = start_body(ex, name_); !s) return s;  // an empty body
+    }
+    // An open of an empty file: no range of it can be satisfied, and the
+    // server says so with its size, "bytes */0" (RFC 9110 §14.4, §15.5.17).
+    // It is a file of 0 bytes, refused (or not) by its reader as a local
+    // one is, not an HTTP error.
+    if (ex.status == 416 && ex.reads.empty() && ex.range && !ex.range->has_range &&
+        ex.range->total == uint64_t{0}) {
+      ex.size = 0;
+      ex.opened.clear();
+      return {};
     }
     if (ex.status == 412 || (ex.status == 416 && !ex.reads.empty())) {
       const std::string pinned = !etag_.empty()

@@ -41,9 +41,11 @@ struct OpenWindow {
   enum class End { tail, head };
   uint64_t bytes = 0;
   End end = End::tail;
-  // A file that is not there (HTTP 404 or 410) opens as nothing (a
-  // RangeOpened without a source) instead of failing: for files a model
-  // may or may not have beside it, such as config.json.
+  // A file that is not there (HTTP 404 or 410), or that the server will
+  // not give (401, 403: a pre-signed URL signs the one file it names, not
+  // the files beside it), opens as nothing (a RangeOpened without a
+  // source) instead of failing: for files a model may or may not have
+  // beside it, such as config.json.
   bool missing_ok = false;
   // A file larger than this is refused (Status::limit) as soon as its size
   // is known, before its bytes are read: an index or config.json the open
@@ -167,7 +169,7 @@ class RangeCache final : public RangeSource {
 
   std::shared_ptr<const RangeSource> inner_;
   std::shared_ptr<const CacheBudget> budget_;
-  std::mutex& mu_;     // the budget's: eviction reaches into any of its caches
+  std::mutex& mu_;  // the budget's: eviction reaches into any of its caches
   mutable std::map<uint64_t, Entry> entries_;  // by offset; never overlapping
 };
 

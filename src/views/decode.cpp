@@ -12,7 +12,7 @@ using namespace zt::views;
 template <typename T>
 Result<uint64_t> decode_object_as(const Reader& r, size_t object, std::span<T> dst) {
   const Object& o = r.manifest().objects[object];
-  auto n = decoded_value_count(r, object);
+  auto n = decode_capacity(r, object, sizeof(T));
   ZT_TRY(n);
   ZT_TRY(fits(object_where(o), *n, dst));
   ZT_TRY(format_of(o)->decoder<T>().whole(r, object, dst.first(*n)));

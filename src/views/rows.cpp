@@ -3,6 +3,7 @@
 // record their sizes: frame_reads.h).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "base/byte_order.h"
@@ -166,7 +167,10 @@ Result<uint64_t> dense_rows_as(const Reader& r, size_t object, uint64_t begin, u
     convert(*m);
     return n;
   }
-  std::vector<uint8_t> bytes(rows->bytes);
+  // Not zeroed: a size a file claims (zstd data's uncompressed_length)
+  // costs no memory until the read has decoded that many bytes.
+  const auto held = std::make_unique_for_overwrite<uint8_t[]>(rows->bytes);
+  const std::span<uint8_t> bytes(held.get(), rows->bytes);
   ZT_TRY(read_range(r, object, *rows, bytes));
   convert(bytes);
   return n;

@@ -8,6 +8,7 @@
 // f4_e2m1 data (two values a byte) goes through the row reader.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "base/byte_order.h"
@@ -262,9 +263,10 @@ Result<uint64_t> dense_slice_as(const Reader& r, size_t object, std::span<const 
                      dst.data() + cur.run() * b->run_values);
     return n;
   }
-  std::vector<uint8_t> bytes(n * width);
-  ZT_TRY(read_box(r, object, *b, bytes));
-  convert_values(bytes.data(), b->format, n, dst.data());
+  // Not zeroed, as dense_rows_as: a claimed size costs nothing until read.
+  const auto held = std::make_unique_for_overwrite<uint8_t[]>(n * width);
+  ZT_TRY(read_box(r, object, *b, std::span<uint8_t>(held.get(), n * width)));
+  convert_values(held.get(), b->format, n, dst.data());
   return n;
 }
 

@@ -114,6 +114,18 @@ Result<uint64_t> decoded_value_count(const Reader& r, size_t object) {
   return *total;
 }
 
+Result<uint64_t> decode_capacity(const Reader& r, size_t object, size_t value_bytes) {
+  auto n = decoded_value_count(r, object);
+  ZT_TRY(n);
+  const auto bytes = checked_mul(*n, value_bytes);
+  const Object& o = r.manifest().objects[object];
+  ZT_FAIL_IF(!bytes || *bytes > r.max_decoded_bytes(), limit,
+             "%s: decoded as a dense array, %llu values of %zu bytes exceed the decode limit %llu",
+             object_where(o).c_str(), static_cast<unsigned long long>(*n), value_bytes,
+             static_cast<unsigned long long>(r.max_decoded_bytes()));
+  return *n;
+}
+
 Result<DenseView> dense_view(const Reader& r, size_t object) {
   auto o = object_of_format(r, object, kDenseFormat, "");
   ZT_TRY(o);
@@ -191,9 +203,9 @@ Result<uint64_t> read_dense_as(const Reader& r, size_t object, std::span<T> dst)
   const size_t k = index_of(**o, &c);
   auto f = numeric_format(**o, c);
   ZT_TRY(f);
-  auto elements = element_count(**o);
-  ZT_TRY(elements);
-  const uint64_t n = *elements * f->ratio;
+  auto count = decode_capacity(r, object, sizeof(T));  // as decode_object_as refuses it
+  ZT_TRY(count);
+  const uint64_t n = *count;
   ZT_TRY(fits(component_where(**o, c), n, dst));
   const auto in_place = r.mapped_in_place(c);
   ZT_TRY(in_place);

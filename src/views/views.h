@@ -85,6 +85,13 @@ Result<uint64_t> element_count(const Object& o);
 // Status::unsupported for formats or types that cannot be decoded.
 Result<uint64_t> decoded_value_count(const Reader& r, size_t object);
 
+// The values decode_object_as<T> writes (value_bytes = sizeof(T)), checked
+// as it checks them before decoding anything: the dense output is one
+// decode that the caller holds whole, so value count x value_bytes over the
+// reader's max_decoded_bytes is Status::limit (a sparse shape that a few
+// bytes of file claim would otherwise size the caller's allocation).
+Result<uint64_t> decode_capacity(const Reader& r, size_t object, size_t value_bytes);
+
 // A component's decoded bytes as seen by a view.
 struct ComponentView {
   const Component* component = nullptr;

@@ -18,7 +18,9 @@
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -1008,7 +1010,8 @@ TEST_F(WrapperNulTest, EmbeddedNulIsAnArgumentErrorNeverAnotherName) {
   expect_argument_error([&] { (void)r["weight\0zzz"sv]; }, "operator[]");
   expect_argument_error([&] { (void)r.find("weight\0zzz"sv); }, "find");
   expect_argument_error([&] { ztensor::Reader bad(std::string("t.zt\0x", 6)); }, "Reader path");
-  expect_argument_error([&] { ztensor::Writer bad(dir_ / std::string("u.zt\0.backup", 12)); }, "Writer path");
+  expect_argument_error([&] { ztensor::Writer bad(dir_ / std::string("u.zt\0.backup", 12)); },
+                        "Writer path");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "u.zt"));
 }
 
@@ -1057,14 +1060,16 @@ struct Cbor {
 // A 1.2.0 file: `blob` (at most 64 bytes) at offset 64, the manifest at 128.
 // Built at its final size: growing a vector by insert trips GCC 12's
 // -Warray-bounds at -O3.
-void write_file(const std::filesystem::path& p, std::span<const std::uint8_t> blob, const Cbor& manifest) {
+void write_file(const std::filesystem::path& p, std::span<const std::uint8_t> blob,
+                const Cbor& manifest) {
   std::vector<std::uint8_t> file(128 + manifest.out.size() + 16, 0);
   const std::string_view magic = "ZTEN1000";
   std::copy(magic.begin(), magic.end(), file.begin());
   std::copy(blob.begin(), blob.end(), file.begin() + 64);
   std::copy(manifest.out.begin(), manifest.out.end(), file.begin() + 128);
   const std::size_t tail = 128 + manifest.out.size();
-  for (std::size_t i = 0; i < 8; ++i) file[tail + i] = static_cast<std::uint8_t>(manifest.out.size() >> (8 * i));
+  for (std::size_t i = 0; i < 8; ++i)
+    file[tail + i] = static_cast<std::uint8_t>(manifest.out.size() >> (8 * i));
   std::copy(magic.begin(), magic.end(), file.begin() + static_cast<std::ptrdiff_t>(tail + 8));
   std::ofstream f(p, std::ios::binary);
   f.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
@@ -1154,11 +1159,17 @@ TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
     try {
       ztensor::Reader r(p);
       const ztensor::Component data = r["w"].component("data");
-      for (int k = 0; k < 3; ++k) {
+      for (int k = 0; k < 7; ++k) {
         try {
           if (k == 0) (void)data.read_bytes();
           if (k == 1) (void)data.read_f32();
           if (k == 2) (void)r["w"].read_f64();
+          // Rows and boxes were zero-filled at the shape's size first.
+          if (k == 3) (void)r["w"].rows_f32(0, claim / 4);
+          if (k == 4) (void)r["w"].read_rows(0, claim / 4);
+          const std::uint64_t b[1] = {0}, e[1] = {claim / 4};
+          if (k == 5) (void)r["w"].read_slice(b, e);
+          if (k == 6) (void)r["w"].slice_f64(b, e);
           code |= 1;  // no error
         } catch (const ztensor::Error& e) {
           if (e.status() != ZT_ERR_INVALID) code |= 2;
@@ -1175,7 +1186,175 @@ TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error, 2: not ZT_ERR_INVALID, 4: other exception, 8: peak > 200 MiB";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: no error, 2: not ZT_ERR_INVALID, 4: other exception, 8: peak > 200 MiB";
+}
+
+// A claim over the reader's cap is refused with the read's own status
+// (ZT_ERR_LIMIT), not by the allocator (ZT_ERR_NOMEM), in every copy.
+TEST_F(WrapperNulTest, ClaimsOverTheCapGiveTheReadsOwnRefusal) {
+  const std::uint64_t claim = std::uint64_t{1} << 40;
+  std::vector<std::uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xE0};
+  for (int i = 0; i < 8; ++i) frame.push_back(static_cast<std::uint8_t>(claim >> (8 * i)));
+  const std::uint32_t block = (131072u << 3) | (1u << 1) | 1u;
+  for (int i = 0; i < 3; ++i) frame.push_back(static_cast<std::uint8_t>(block >> (8 * i)));
+  frame.push_back(0);
+  Cbor c;
+  c.dense_w(claim / 4, 5);
+  c.text("dtype");
+  c.text("f32");
+  c.text("offset");
+  c.head(0, 64);
+  c.text("length");
+  c.head(0, frame.size());
+  c.text("encoding");
+  c.text("zstd");
+  c.text("uncompressed_length");
+  c.head(0, claim);
+  const std::filesystem::path p = dir_ / "huge.zt";
+  write_file(p, frame, c);
+  ztensor::Reader r(p, {.max_decoded_bytes = std::uint64_t{1} << 20});
+  const ztensor::Component data = r["w"].component("data");
+  const std::vector<std::pair<const char*, std::function<void()>>> calls = {
+      {"read_bytes", [&] { (void)data.read_bytes(); }},
+      {"component read_f32", [&] { (void)data.read_f32(); }},
+      {"object read_f32", [&] { (void)r["w"].read_f32(); }},
+      {"decode_f64", [&] { (void)r["w"].decode_f64(); }},
+  };
+  for (const auto& [what, call] : calls) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": no error";
+    } catch (const ztensor::Error& e) {
+      EXPECT_EQ(e.status(), ZT_ERR_LIMIT) << what << ": " << e.what();
+    }
+  }
+}
+
+// A sparse object of a few hundred bytes claiming 2^62 values: read_f32
+// (dense only) gives the library's ZT_ERR_ARGUMENT, decode_f32 its
+// ZT_ERR_LIMIT, before anything is sized from the shape.
+TEST_F(WrapperNulTest, SparseShapesSizeNothingBeforeTheLibraryAnswers) {
+  const std::filesystem::path p = dir_ / "s.zt";
+  {
+    ztensor::Writer w(p);
+    w.begin_object("s", "sparse_coo", {std::uint64_t{1} << 31, std::uint64_t{1} << 31})
+        .add_component("values", std::vector<float>{})
+        .add_component("coords", std::vector<std::uint64_t>{})
+        .end_object();
+    w.finish();
+  }
+  ztensor::Reader r(p);
+  try {
+    (void)r["s"].read_f32();
+    ADD_FAILURE() << "read_f32 of a sparse object";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+  try {
+    (void)r["s"].decode_f32();
+    ADD_FAILURE() << "decode_f32 of 2^62 values";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_LIMIT) << e.what();
+    EXPECT_NE(e.message().find("decode limit"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A refused complex add_dense drops its object, as the one-call add_dense
+// does: the writer goes on and finish() writes what was added.
+TEST_F(WrapperTest, ARefusedComplexDenseLeavesTheWriterUsable) {
+  const fs::path p = path();
+  {
+    ztensor::Writer w(p);
+    const std::vector<std::complex<float>> z(3);
+    EXPECT_THROW(w.add_dense("z", z, {2}), ztensor::Error);  // 24 bytes for 2 elements
+    EXPECT_THROW(w.add_dense("z", std::span<const std::complex<float>>(z), {3}, "bogus"),
+                 ztensor::Error);
+    w.add_dense("x", std::vector<float>{1}, {1});
+    w.add_dense("z", z, {3});  // a vector of complex values, as of real ones
+    w.finish();
+  }
+  ztensor::Reader r(p);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r["z"].data().type(), "complex64");
+}
+
+// A Shape may be kept: a braced list is copied, not referred to.
+TEST_F(WrapperTest, AKeptShapeOwnsItsBracedList) {
+  const fs::path p = path();
+  const ztensor::Shape shape{2, 3};
+  ztensor::Shape copied = shape;
+  {
+    ztensor::Writer w(p);
+    w.add_dense("w", std::vector<float>(6, 1.0f), shape);
+    w.add_dense("v", std::vector<float>(6, 2.0f), copied);
+    w.finish();
+  }
+  ztensor::Reader r(p);
+  EXPECT_EQ(std::vector<std::uint64_t>(r["w"].shape().begin(), r["w"].shape().end()),
+            (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_EQ(std::vector<std::uint64_t>(r["v"].shape().begin(), r["v"].shape().end()),
+            (std::vector<std::uint64_t>{2, 3}));
+}
+
+// No logical type is std::nullopt; a null pointer does not compile (it was
+// read as text: strlen(nullptr)).
+template <typename W, typename Type>
+concept TakesTypeAs = requires(W& w, Type type, std::span<const std::byte> b) {
+  w.add_component("data", "u8", type, b);
+};
+static_assert(!TakesTypeAs<ztensor::Writer, std::nullptr_t>);
+static_assert(TakesTypeAs<ztensor::Writer, std::nullopt_t>);
+static_assert(TakesTypeAs<ztensor::Writer, const char*>);
+
+// An iterator of a temporary range holds what the range held (ASan:
+// stack-use-after-scope before).
+TEST_F(WrapperTest, IteratorsOutliveTheirTemporaryRange) {
+  ztensor::Reader r(write_sample());
+  auto it = r["w"].components().begin();
+  EXPECT_EQ((*it).role(), "data");
+  std::size_t n = 0;
+  for (auto i = r["w"].components().begin(); i != r["w"].components().end(); ++i) ++n;
+  EXPECT_EQ(n, 1u);
+}
+
+void told_nothing(std::size_t, zt_status) {}
+
+// on_done may be a const callable or a function; an exception it throws is
+// rethrown after every range is done, never through the library's workers.
+TEST_F(WrapperTest, DecodeRangesCallbacksOfEveryKind) {
+  ztensor::Reader r(write_sample());
+  std::vector<std::byte> a(8), b(8);
+  const std::vector<ztensor::Reader::Range> ranges{{r["ramp"].index(), "data", 0, a},
+                                                   {r["ramp"].index(), "data", 8, b}};
+  const auto quiet = [](std::size_t, zt_status) {};
+  r.decode_ranges(ranges, 0, quiet);
+  r.decode_ranges(ranges, 0, told_nothing);
+  r.decode_ranges(ranges, 0, &told_nothing);
+  EXPECT_THROW(
+      r.decode_ranges(ranges, 2, [](std::size_t, zt_status) { throw std::runtime_error("x"); }),
+      std::runtime_error);
+}
+
+// The NUL rule holds for ranges' roles and for URLs and headers: a header
+// "X: 1\0" would drop every header after it.
+TEST_F(WrapperTest, NulInRolesUrlsAndHeadersIsRefused) {
+  ztensor::Reader r(write_sample());
+  std::vector<std::byte> a(4);
+  const std::vector<ztensor::Reader::Range> ranges{
+      {r["w"].index(), std::string("data\0x", 6), 0, a}};
+  expect_argument_error([&] { r.decode_ranges(ranges); }, "range role");
+  ztensor::HttpOptions h;
+  h.headers = {std::string("X-A: 1\0", 7), "Authorization: Bearer t"};
+  expect_argument_error([&] { (void)ztensor::Reader::from_url("http://127.0.0.1:1/x.zt", h); },
+                        "header");
+  expect_argument_error(
+      [&] { (void)ztensor::Reader::from_url(std::string("http://127.0.0.1:1/x.zt\0y", 25)); },
+      "url");
 }
 
 }  // namespace

@@ -166,6 +166,8 @@ class FaultServer:
     asked for: no Accept-Encoding is sent);
     trickle: seconds between the body's bytes, sent one at a time;
     redirect_to: every answer a 302 to this URL prefix and the path asked;
+    refuse: {path: status}, answered to every request for that path;
+    no_reason: status lines without a reason phrase ("HTTP/1.1 206");
     endless_redirect: the next answer is a 302 to the same path whose
     chunked body never ends (libcurl reads a followed redirect's body
     itself: it never reaches the library's own body cap)."""
@@ -179,6 +181,8 @@ class FaultServer:
         self.trickle = 0.0
         self.endless_redirect = False
         self.redirect_to = None
+        self.refuse = {}
+        self.no_reason = False
         self.requests = []
         self.headers_seen = []  # each request's headers, lower-cased names
         server = self
@@ -189,6 +193,13 @@ class FaultServer:
             def log_message(self, *args):
                 pass
 
+            def send_response_only(self, code, message=None):
+                if not server.no_reason:
+                    return super().send_response_only(code, message)
+                if not hasattr(self, "_headers_buffer"):
+                    self._headers_buffer = []
+                self._headers_buffer.append(b"%s %d\r\n" % (self.protocol_version.encode(), code))
+
             def do_GET(self):
                 rng = self.headers.get("Range", "")
                 server.requests.append((self.path, rng))
@@ -196,6 +207,11 @@ class FaultServer:
                 if server.redirect_to:
                     self.send_response(302)
                     self.send_header("Location", server.redirect_to + self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path.split("?")[0] in server.refuse:
+                    self.send_response(server.refuse[self.path.split("?")[0]])
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
@@ -219,11 +235,22 @@ class FaultServer:
                         pass
                     self.close_connection = True
                     return
-                path = os.path.join(server.root, self.path.lstrip("/"))
+                path = os.path.join(server.root, self.path.split("?")[0].lstrip("/"))
+                if not os.path.isfile(path):
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 with open(path, "rb") as f:
                     data = f.read()
                 size = len(data)
                 m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng)
+                if m and size == 0:  # no range of an empty file can be satisfied
+                    self.send_response(416)
+                    self.send_header("Content-Range", "bytes */0")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if not m:
                     self.send_response(416)
                     self.send_header("Content-Length", "0")

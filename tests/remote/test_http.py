@@ -213,9 +213,14 @@ def test_no_secret_is_shown_of_odd_urls_headers_or_urls_given_as_paths(nginx, tm
         assert e.value.status_name == "ZT_ERR_ARGUMENT"
         assert "TOK" not in e.value.message and "EN456" not in e.value.message, e.value.message
     url = f"{scheme}://user:PASS@{rest}/secret.zt?X-Amz-Signature=SIG"
-    with pytest.raises(ztensor.Error) as e:
-        ztensor.File(url)  # a local path's call
-    assert "PASS" not in e.value.message and "SIG" not in e.value.message, e.value.message
+    # A local path's call (zt_open_ex), a model's config.json by URL too:
+    # refused as a URL, before any reader names it as a missing file.
+    for local in (url, f"{scheme}://user:PASS@{rest}/m/config.json?sig=SIG"):
+        for foreign in (False, True):
+            with pytest.raises(ztensor.Error) as e:
+                ztensor.File(local, allow_foreign=foreign)
+            assert "PASS" not in e.value.message and "SIG" not in e.value.message, e.value.message
+            assert e.value.status_name == "ZT_ERR_ARGUMENT", e.value.message
     for args in (("compress", str(tmp_path / "none.zt"), "-o", url), ("append", url, str(tmp_path / "n.zt"))):
         r = zt(*args)
         assert r.returncode != 0
@@ -885,3 +890,80 @@ def test_body_cut_short(faults, tmp_path):
     faults.cut = 0
     assert np.array_equal(f["x"], rng(12, (300, 300)))  # the reader is still good
     f.close()
+
+
+def plain_safetensors(path, tensors):
+    header, offset, blobs = {}, 0, []
+    for name, a in tensors.items():
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+        blobs.append(a.tobytes())
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def test_a_signed_file_opens_though_its_config_is_refused(faults, tmp_path):
+    """A pre-signed URL signs one file: config.json beside it, asked for
+    without the query, is refused (403). That is no config, as a missing
+    one is, not a failed open; and the file's own requests keep the query."""
+    a = np.arange(6, dtype="<f4")
+    plain_safetensors(tmp_path / "m.safetensors", {"a": a})
+    (tmp_path / "config.json").write_text('{"model_type": "x"}')
+    for status in (401, 403):
+        faults.refuse = {"/config.json": status}
+        faults.requests.clear()
+        with ztensor.open(faults.url + "/m.safetensors?sig=SECRET", allow_foreign=True) as f:
+            assert list(f) == ["a"]
+            np.testing.assert_array_equal(f["a"], a)
+        asked = [p for p, _ in faults.requests]
+        assert "/config.json" in asked, asked
+        assert all(p == "/m.safetensors?sig=SECRET" for p in asked if p.startswith("/m."))
+    # Any other refusal still fails the open, naming config.json, not the query.
+    faults.refuse = {"/config.json": 500}
+    with pytest.raises(ztensor.Error) as e:
+        ztensor.File.from_url(faults.url + "/m.safetensors?sig=SECRET", allow_foreign=True, retries=0)
+    assert "config.json" in e.value.message and "SECRET" not in e.value.message, e.value.message
+
+
+def test_a_status_line_without_a_reason_phrase_is_read(faults, tmp_path):
+    """"HTTP/1.1 206" with no reason phrase is valid HTTP: it was read as
+    status 0, and every request to such a server failed."""
+    with ztensor.Writer(str(tmp_path / "n.zt")) as w:
+        w.add("x", np.arange(100, dtype=np.float32))
+    faults.no_reason = True
+    with ztensor.File.from_url(faults.url + "/n.zt", retries=0) as f:
+        assert f["x"][99] == 99
+
+
+def test_a_bad_config_or_empty_file_is_refused_remotely_as_locally(faults, tmp_path):
+    """The same refusal locally and over HTTP: a config.json cut short (a
+    quantized checkpoint would open ungrouped), an empty config.json, an
+    empty safetensors file (the server answers 416 "bytes */0"); a server's
+    own page at config.json's address is no config."""
+    a = np.arange(6, dtype="<f4")
+    plain_safetensors(tmp_path / "m.safetensors", {"a": a})
+
+    def outcome(open_it):
+        try:
+            with open_it() as f:
+                return ("ok", sorted(f))
+        except ztensor.Error as e:
+            return ("error", e.status_name)
+
+    for config in ('{"quantization_config": {', "", "x"):
+        (tmp_path / "config.json").write_text(config)
+        local = outcome(lambda: ztensor.open(str(tmp_path / "m.safetensors"), allow_foreign=True))
+        remote = outcome(lambda: ztensor.File.from_url(faults.url + "/m.safetensors", allow_foreign=True,
+                                                       retries=0))
+        assert local == remote == ("error", "ZT_ERR_FORMAT"), (config, local, remote)
+    (tmp_path / "config.json").write_text("<html><body>Not here</body></html>")
+    remote = outcome(lambda: ztensor.File.from_url(faults.url + "/m.safetensors", allow_foreign=True))
+    assert remote == ("ok", ["a"]), remote
+    os.unlink(tmp_path / "config.json")
+    (tmp_path / "e.safetensors").write_bytes(b"")
+    local = outcome(lambda: ztensor.open(str(tmp_path / "e.safetensors"), allow_foreign=True))
+    remote = outcome(lambda: ztensor.File.from_url(faults.url + "/e.safetensors", allow_foreign=True,
+                                                   retries=0))
+    assert local == remote == ("error", "ZT_ERR_FORMAT"), (local, remote)

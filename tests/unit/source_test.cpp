@@ -803,6 +803,21 @@ std::string part(uint64_t first, const std::string& bytes) {
          std::to_string(first + bytes.size() - 1) + "/1000\r\n\r\n" + bytes + "\r\n";
 }
 
+// A status line may have no reason phrase: "HTTP/1.1 206\r\n" is 206
+// (it was read as status 0, and every request to such a server failed).
+TEST(HttpResponse, AStatusLineWithoutAReasonPhraseKeepsItsCode) {
+  for (const auto& [line, code] :
+       std::vector<std::pair<const char*, long>>{{"HTTP/1.1 206\r\n", 206},
+                                                 {"HTTP/1.1 206 \r\n", 206},
+                                                 {"HTTP/2 200\r\n", 200},
+                                                 {"HTTP/1.1 404 Not Found\r\n", 404},
+                                                 {"HTTP/1.1 2x6\r\n", 0}}) {
+    http::Exchange ex;
+    http::take_header_line(ex, line);
+    EXPECT_EQ(ex.status, code) << line;
+  }
+}
+
 // A server may coalesce the ranges asked for, never send others.
 TEST(HttpResponse, AMultipartPartOutsideTheRangesAskedIsRefused) {
   Bytes a(10), b(10);

@@ -38,7 +38,8 @@ class WriterTest : public ::testing::Test {
 
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir_))
+      names.push_back(e.path().filename().string());
     return names;
   }
 
@@ -74,22 +75,27 @@ Bytes mapped(zt_reader* r, const char* name, const char* role) {
   return Bytes(b, b + n);
 }
 
-nlohmann::json manifest(zt_reader* r) { return nlohmann::json::parse(zt_manifest_json(r)); }
+nlohmann::json manifest(zt_reader* r) {
+  return nlohmann::json::parse(zt_manifest_json(r));
+}
 
 TEST_F(WriterTest, EveryDtypeRoundTripsRawAndZstd) {
-  const char* dtypes[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "bool"};
+  const char* dtypes[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16",
+                          "i8",  "u64", "u32", "u16",  "u8",  "bool"};
   const unsigned widths[] = {8, 4, 2, 2, 8, 4, 2, 1, 8, 4, 2, 1, 1};
   std::vector<Bytes> data;
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
   for (size_t i = 0; i < std::size(dtypes); ++i) {
     Bytes b(widths[i] * 12);
-    for (size_t k = 0; k < b.size(); ++k) b[k] = std::string(dtypes[i]) == "bool" ? k % 2 : static_cast<uint8_t>(k * 7 + i);
+    for (size_t k = 0; k < b.size(); ++k)
+      b[k] = std::string(dtypes[i]) == "bool" ? k % 2 : static_cast<uint8_t>(k * 7 + i);
     data.push_back(b);
     const uint64_t shape[2] = {3, 4};
     for (const char* enc : {"raw", "zstd"}) {
       const std::string name = std::string(dtypes[i]) + "." + enc;
-      ASSERT_EQ(zt_writer_add_dense(w, name.c_str(), dtypes[i], shape, 2, b.data(), b.size(), enc), ZT_OK)
+      ASSERT_EQ(zt_writer_add_dense(w, name.c_str(), dtypes[i], shape, 2, b.data(), b.size(), enc),
+                ZT_OK)
           << zt_last_error();
     }
   }
@@ -236,10 +242,13 @@ TEST_F(WriterTest, ScalarAndZeroSizeTensors) {
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
   const double scalar = 2.5;
-  ASSERT_EQ(zt_writer_add_dense(w, "scalar", "f64", nullptr, 0, &scalar, 8, nullptr), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "scalar", "f64", nullptr, 0, &scalar, 8, nullptr), ZT_OK)
+      << zt_last_error();
   const uint64_t zero_shape[3] = {3, 0, 2};
-  ASSERT_EQ(zt_writer_add_dense(w, "empty.raw", "f32", zero_shape, 3, nullptr, 0, "raw"), ZT_OK) << zt_last_error();
-  ASSERT_EQ(zt_writer_add_dense(w, "empty.zstd", "f32", zero_shape, 3, nullptr, 0, "zstd"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "empty.raw", "f32", zero_shape, 3, nullptr, 0, "raw"), ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(zt_writer_add_dense(w, "empty.zstd", "f32", zero_shape, 3, nullptr, 0, "zstd"), ZT_OK)
+      << zt_last_error();
   ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
   zt_reader* r = open_verified(path());
   ASSERT_NE(r, nullptr);
@@ -248,7 +257,8 @@ TEST_F(WriterTest, ScalarAndZeroSizeTensors) {
   ASSERT_EQ(zt_object_find(r, "scalar", &i), ZT_OK);
   zt_object_shape(r, i, &nd);
   EXPECT_EQ(nd, 0u);
-  EXPECT_EQ(mapped(r, "scalar", "data"), Bytes(reinterpret_cast<const uint8_t*>(&scalar), reinterpret_cast<const uint8_t*>(&scalar) + 8));
+  EXPECT_EQ(mapped(r, "scalar", "data"), Bytes(reinterpret_cast<const uint8_t*>(&scalar),
+                                               reinterpret_cast<const uint8_t*>(&scalar) + 8));
   EXPECT_TRUE(mapped(r, "empty.raw", "data").empty());
   EXPECT_TRUE(mapped(r, "empty.zstd", "data").empty());
   zt_close(r);
@@ -269,16 +279,22 @@ TEST_F(WriterTest, SparseQuantizedFp8AndComplexObjects) {
   const std::vector<uint64_t> coords = {0, 2, 1, 3};  // rows 0,2; cols 1,3
   ASSERT_EQ(zt_writer_begin_object(w, "coo", "sparse_coo", shape34, 2), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, v.data(), 8, nullptr), ZT_OK);
-  ASSERT_EQ(zt_writer_add_component(w, "coords", "u64", nullptr, coords.data(), 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "coords", "u64", nullptr, coords.data(), 32, nullptr),
+            ZT_OK);
   ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
 
   const uint64_t qshape[2] = {8, 64};  // [N, K]: 8 output rows, 64 inputs, groups of 32
   const std::vector<int32_t> packed(64, 0x12345678);
   const std::vector<uint16_t> scales(16, 0x3C00), zeros(16, 0x4800);
   ASSERT_EQ(zt_writer_begin_object(w, "q", "quantized_group", qshape, 2), ZT_OK);
-  ASSERT_EQ(zt_writer_set_object_attributes_json(w, R"({"bits": 4, "group_size": 32, "packing": "8_per_i32"})"), ZT_OK);
-  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed.data(), 256, nullptr), ZT_OK);
-  ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, scales.data(), 32, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_set_object_attributes_json(
+                w, R"({"bits": 4, "group_size": 32, "packing": "8_per_i32"})"),
+            ZT_OK);
+  ASSERT_EQ(
+      zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed.data(), 256, nullptr),
+      ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, scales.data(), 32, nullptr),
+            ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, zeros.data(), 32, "zstd"), ZT_OK);
   ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
 
@@ -457,12 +473,14 @@ TEST_F(WriterTest, AttributeNestingStaysWithinTheReadersLimit) {
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(128).c_str()), ZT_ERR_LIMIT);
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(100000).c_str()), ZT_ERR_LIMIT);
-  ASSERT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(127).c_str()), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_set_file_attributes_json(w, object_of_depth(127).c_str()), ZT_OK)
+      << zt_last_error();
   const uint64_t s1[1] = {1};
   const uint8_t one = 1;
   ASSERT_EQ(zt_writer_begin_object(w, "x", "dense", s1, 1), ZT_OK);
   EXPECT_EQ(zt_writer_set_object_attributes_json(w, object_of_depth(126).c_str()), ZT_ERR_LIMIT);
-  ASSERT_EQ(zt_writer_set_object_attributes_json(w, object_of_depth(125).c_str()), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_set_object_attributes_json(w, object_of_depth(125).c_str()), ZT_OK)
+      << zt_last_error();
   ASSERT_EQ(zt_writer_add_component(w, "data", "u8", nullptr, &one, 1, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_end_object(w), ZT_OK);
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
@@ -483,8 +501,10 @@ TEST_F(WriterTest, SameCallsGiveIdenticalBytes) {
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 97) * 0.5f;
     const uint64_t shape[1] = {big.size()};
     ASSERT_EQ(zt_writer_set_file_attributes_json(w, R"({"b": 1, "a": [true]})"), ZT_OK);
-    ASSERT_EQ(zt_writer_add_dense(w, "z", "f32", shape, 1, big.data(), big.size() * 4, "zstd"), ZT_OK);
-    ASSERT_EQ(zt_writer_add_dense(w, "r", "f32", shape, 1, big.data(), big.size() * 4, "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "z", "f32", shape, 1, big.data(), big.size() * 4, "zstd"),
+              ZT_OK);
+    ASSERT_EQ(zt_writer_add_dense(w, "r", "f32", shape, 1, big.data(), big.size() * 4, "raw"),
+              ZT_OK);
     ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   };
   write(path("a.zt"));
@@ -511,7 +531,8 @@ TEST_F(WriterTest, StreamingComponentInPieces) {
   const uint64_t shape[1] = {n};
   for (const char* enc : {"zstd", "raw", "auto"}) {
     ASSERT_EQ(zt_writer_begin_object(w, enc, "dense", shape, 1), ZT_OK);
-    ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, enc, n), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, enc, n), ZT_OK)
+        << zt_last_error();
     for (uint64_t at = 0; at < n;) {
       const uint64_t piece = std::min<uint64_t>(n - at, 1 + (at * 31) % 5000);
       ASSERT_EQ(zt_writer_write(w, all.data() + at, piece), ZT_OK) << zt_last_error();
@@ -560,7 +581,8 @@ TEST_F(WriterTest, ZstdBytesDoNotDependOnThreadsOrPieces) {
   EXPECT_EQ(mapped(r, "x", "data"), all);
   zt_close(r);
   for (const unsigned threads : {1u, 2u, 7u}) {
-    for (const uint64_t piece : {n, uint64_t{0}, uint64_t{4096}, uint64_t{4095}, uint64_t{4097}, uint64_t{3 * 4096}}) {
+    for (const uint64_t piece :
+         {n, uint64_t{0}, uint64_t{4096}, uint64_t{4095}, uint64_t{4097}, uint64_t{3 * 4096}}) {
       write(path("t.zt"), threads, piece);
       EXPECT_EQ(slurp(path("t.zt")), ref) << threads << " threads, pieces of " << piece;
     }
@@ -646,16 +668,19 @@ TEST_F(WriterTest, FramesInFlightAreDroppedByCancelAndRefusal) {
   // 1. Cancelled halfway through a streamed component.
   ASSERT_EQ(zt_writer_begin_object(w, "cancelled", "dense", shape, 1), ZT_OK);
   ASSERT_EQ(zt_writer_begin_component(w, "data", "bool", nullptr, "zstd", n), ZT_OK);
-  for (uint64_t at = 0; at < n / 2; at += 100) ASSERT_EQ(zt_writer_write(w, bits.data() + at, 100), ZT_OK);
+  for (uint64_t at = 0; at < n / 2; at += 100)
+    ASSERT_EQ(zt_writer_write(w, bits.data() + at, 100), ZT_OK);
   ASSERT_EQ(zt_writer_cancel_object(w), ZT_OK);
   // 2. A piece refused (a bool byte of 2) after many frames went out.
   ASSERT_EQ(zt_writer_begin_object(w, "kept", "dense", shape, 1), ZT_OK);
   ASSERT_EQ(zt_writer_begin_component(w, "data", "bool", nullptr, "zstd", n), ZT_OK);
-  for (uint64_t at = 0; at < n / 2; at += 100) ASSERT_EQ(zt_writer_write(w, bits.data() + at, 100), ZT_OK);
+  for (uint64_t at = 0; at < n / 2; at += 100)
+    ASSERT_EQ(zt_writer_write(w, bits.data() + at, 100), ZT_OK);
   const uint8_t bad[3] = {0, 2, 1};
   EXPECT_EQ(zt_writer_write(w, bad, sizeof bad), ZT_ERR_ARGUMENT);
   // The component is gone; the object goes on with a good one.
-  ASSERT_EQ(zt_writer_add_component(w, "data", "bool", nullptr, bits.data(), n, "zstd"), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_add_component(w, "data", "bool", nullptr, bits.data(), n, "zstd"), ZT_OK)
+      << zt_last_error();
   ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   EXPECT_EQ(slurp(path("got.zt")), slurp(path("want.zt")));
@@ -691,8 +716,10 @@ TEST_F(WriterTest, AutoKeepsIncompressibleDataRaw) {
   }
   const Bytes zeros(65536, 0);
   const uint64_t shape[1] = {65536};
-  ASSERT_EQ(zt_writer_add_dense(w, "noise", "u8", shape, 1, noise.data(), noise.size(), "auto"), ZT_OK);
-  ASSERT_EQ(zt_writer_add_dense(w, "zeros", "u8", shape, 1, zeros.data(), zeros.size(), "auto"), ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "noise", "u8", shape, 1, noise.data(), noise.size(), "auto"),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "zeros", "u8", shape, 1, zeros.data(), zeros.size(), "auto"),
+            ZT_OK);
   ASSERT_EQ(zt_writer_finish(w), ZT_OK);
   zt_reader* r = open_verified(path());
   ASSERT_NE(r, nullptr);
@@ -733,7 +760,8 @@ TEST_F(WriterTest, AutoDecidesTheSameWhateverThePieces) {
 }
 
 TEST_F(WriterTest, DigestOptions) {
-  for (const auto& [algo, prefix] : {std::pair{ZT_DIGEST_SHA256, "sha256:"}, std::pair{ZT_DIGEST_NONE, ""}}) {
+  for (const auto& [algo, prefix] :
+       {std::pair{ZT_DIGEST_SHA256, "sha256:"}, std::pair{ZT_DIGEST_NONE, ""}}) {
     zt_writer_options o;
     zt_writer_options_init(&o);
     o.digest = algo;
@@ -794,7 +822,8 @@ TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
   EXPECT_EQ(zt_writer_add_dense(w, "b", "bool", s2, 1, notbool, 2, nullptr), ZT_ERR_ARGUMENT);
   ASSERT_EQ(zt_writer_begin_object(w, "t", "dense", s2, 1), ZT_OK);
   EXPECT_EQ(zt_writer_add_component(w, "data", "f32", "f8_e4m3fn", f, 2, nullptr), ZT_ERR_ARGUMENT);
-  EXPECT_EQ(zt_writer_add_component(w, "data", "f32", "complex128", f, 16, nullptr), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_component(w, "data", "f32", "complex128", f, 16, nullptr),
+            ZT_ERR_ARGUMENT);
   EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);  // no "data" component
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, "[1]"), ZT_ERR_ARGUMENT);
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, "{oops"), ZT_ERR_ARGUMENT);
@@ -810,7 +839,8 @@ TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
   // An integer wider than 64 bits would be stored as a rounded double.
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"n": {"big": 18446744073709551616}})"),
             ZT_ERR_ARGUMENT);
-  EXPECT_NE(std::string(zt_last_error()).find("\"big\": 18446744073709551616 does not fit 64 bits"),
+  EXPECT_NE(std::string(zt_last_error())
+                .find("\"big\": the integer 18446744073709551616 does not fit 64 bits"),
             std::string::npos)
       << zt_last_error();
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"n": [-9223372036854775809]})"),
@@ -818,7 +848,8 @@ TEST_F(WriterTest, RefusesBadArgumentsBeforeWriting) {
   // Named by the key it stands under, not by the last key read before it.
   EXPECT_EQ(zt_writer_set_file_attributes_json(w, R"({"a": [{"b": 1}, 99999999999999999999]})"),
             ZT_ERR_ARGUMENT);
-  EXPECT_NE(std::string(zt_last_error()).find("\"a\": 99999999999999999999"), std::string::npos)
+  EXPECT_NE(std::string(zt_last_error()).find("\"a\": the integer 99999999999999999999"),
+            std::string::npos)
       << zt_last_error();
   ASSERT_EQ(
       zt_writer_set_file_attributes_json(
@@ -846,7 +877,8 @@ TEST_F(WriterTest, InvalidObjectsAreCutOffTheFile) {
   ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, bad_idx, 16, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, ptr, 32, nullptr), ZT_OK);
   EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_INVALID);
-  EXPECT_NE(std::string(zt_last_error()).find("column index 4"), std::string::npos) << zt_last_error();
+  EXPECT_NE(std::string(zt_last_error()).find("column index 4"), std::string::npos)
+      << zt_last_error();
   const uint32_t idx32[2] = {0, 1};
   ASSERT_EQ(zt_writer_begin_object(w, "csr32", "sparse_csr", shape34, 2), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, v, 8, nullptr), ZT_OK);
@@ -857,7 +889,8 @@ TEST_F(WriterTest, InvalidObjectsAreCutOffTheFile) {
   const int32_t packed[64] = {};
   const uint16_t sc[16] = {};
   ASSERT_EQ(zt_writer_begin_object(w, "q", "quantized_group", qshape, 2), ZT_OK);
-  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "packed_weight", "i32", nullptr, packed, 256, nullptr),
+            ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "scales", "f16", nullptr, sc, 32, nullptr), ZT_OK);
   ASSERT_EQ(zt_writer_add_component(w, "zeros", "f16", nullptr, sc, 32, nullptr), ZT_OK);
   // No bits/group_size/packing: stored as readers list it, not dequantisable.
@@ -922,7 +955,8 @@ TEST_F(WriterTest, StateErrors) {
   EXPECT_EQ(zt_writer_begin_object(w, "b", "dense", s1, 1), ZT_ERR_STATE);
   ASSERT_EQ(zt_writer_begin_component(w, "data", "u8", nullptr, "raw", 1), ZT_OK);
   EXPECT_EQ(zt_writer_end_object(w), ZT_ERR_STATE);
-  EXPECT_EQ(zt_writer_write(w, "xy", 2), ZT_ERR_ARGUMENT);  // more than announced: component dropped
+  EXPECT_EQ(zt_writer_write(w, "xy", 2),
+            ZT_ERR_ARGUMENT);  // more than announced: component dropped
   EXPECT_EQ(zt_writer_end_component(w), ZT_ERR_STATE);
   EXPECT_EQ(zt_writer_finish(w), ZT_ERR_STATE);  // an object is still open: nothing published
   EXPECT_TRUE(entries().empty());
@@ -958,7 +992,8 @@ TEST_F(WriterTest, DiskFullLeavesTargetIntact) {
       if (zt_writer_open(path().c_str(), &w) != ZT_OK) return 10;
       std::vector<uint8_t> big(300000, 7);
       const uint64_t shape[1] = {big.size()};
-      const zt_status a = zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), nullptr);
+      const zt_status a =
+          zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), nullptr);
       if (a == ZT_OK) return 11;
       if (a != ZT_ERR_IO) return 12;
       return zt_writer_finish(w) == ZT_ERR_STATE ? 0 : 13;

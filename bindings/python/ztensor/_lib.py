@@ -278,6 +278,7 @@ for _name, _res, _args in [
     ("zt_writer_abort", None, [_writer_p]),
     # typed views
     ("zt_object_value_count", _STATUS, [_reader_p, c_size_t, _u64_p]),
+    ("zt_object_decode_capacity", _STATUS, [_reader_p, c_size_t, c_size_t, _u64_p]),
     ("zt_object_read_f32", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
     ("zt_object_read_f64", _STATUS, [_reader_p, c_size_t, c_void_p, c_uint64, _u64_p]),
     ("zt_component_read_f32", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),

@@ -1123,7 +1123,9 @@ class File(NotCopyable, collections.abc.Mapping):
         """A fresh float32/float64 array of the object's shape from a converting call."""
         r = self._r()
         count = c_uint64()
-        check(lib.zt_object_value_count(r, i, byref(count)))
+        # Checked against max_decoded_bytes as the call checks it: a sparse
+        # shape of 2^50 values is refused before anything is allocated.
+        check(lib.zt_object_decode_capacity(r, i, np.dtype(ft).itemsize, byref(count)))
         out = _empty(count.value, ft, self._what(i), lambda: self._read_refusal(i))
         written = c_uint64()
         fn = read_f32 if ft == np.float32 else read_f64
