@@ -288,7 +288,8 @@ ZT_API zt_status zt_open_source(const zt_source* src, const zt_open_options* opt
    - 5xx answers, 429 and connection failures are retried
      opt->http_retries times, waiting 100 ms, 200 ms, 400 ms, ...; other
      statuses fail at once: ZT_ERR_IO with the HTTP status and reason.
-   - Redirects are followed (at most 5, http and https only). TLS
+   - Redirects are followed (at most 5, http and https only, never from
+     https down to plain http). TLS
      certificates are verified. opt->http_headers are sent with every
      request to the URL's own origin (scheme, host, port), never to a host
      a redirect leads to; the environment variable ZT_HTTP_BEARER_TOKEN adds

@@ -86,6 +86,15 @@ std::optional<std::string> http_origin(const std::string& url) {
 
 }  // namespace
 
+std::optional<std::string> redirect_refused(const std::string& from, const std::string& to) {
+  const auto origin = http_origin(to);
+  if (!origin) return "to a URL that is not http or https";
+  const auto home = http_origin(from);
+  if (home && home->starts_with("https://") && origin->starts_with("http://"))
+    return "from https to plain http, refused";
+  return std::nullopt;
+}
+
 bool is_http_url(std::string_view path) {
   return iequals_prefix(path, "http://") || iequals_prefix(path, "https://");
 }
@@ -347,7 +356,9 @@ class HttpSource final : public RangeSource {
   // libcurl, so that the caller's headers (an API key, a token) go to the
   // URL's own origin only: libcurl drops Authorization and Cookie at
   // another host, but sent every other header of the caller's along.
-  // Five redirects at most, to http or https only.
+  // Five redirects at most, to http or https only, and never from https
+  // down to plain http: the bytes (and what they are taken for) would
+  // travel where anyone on the way may change them.
   Result<void> perform_once(Exchange& ex, const std::string& range, bool& retry) const {
     const auto home = http_origin(url_);
     std::string url = url_;
@@ -358,8 +369,9 @@ class HttpSource final : public RangeSource {
       if (next.empty()) return {};
       ZT_FAIL_IF(hop == 5, io, "%s: more than 5 redirects", name_.c_str());
       const auto origin = http_origin(next);
-      ZT_FAIL_IF(!origin, io, "%s: redirected (HTTP %ld) to a URL that is not http or https",
-                 name_.c_str(), ex.status);
+      if (auto why = redirect_refused(url_, next))
+        return make_error(Status::io, "%s: redirected (HTTP %ld) %s", name_.c_str(), ex.status,
+                          why->c_str());
       at_home = at_home && origin == home;
       url = std::move(next);
       ex = ex.asked_again();

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ std::string percent_decoded_segment(std::string_view segment);
 // the CLI, every binding through zt_url_for_messages): an http(s) URL as
 // url_for_messages gives it, any other text (a local path) as it is.
 std::string location_for_messages(std::string_view path_or_url);
+
+// Why a redirect from `from` (the URL opened) to `to` is not followed, or
+// nullopt when it is: `to` is not http or https, or it leads from https
+// down to plain http (where anyone on the way may change the bytes).
+std::optional<std::string> redirect_refused(const std::string& from, const std::string& to);
 
 // Whether the token in ZT_HTTP_BEARER_TOKEN may be sent to `url`: over
 // https, or over plain http only to this machine (localhost, 127.0.0.0/8,

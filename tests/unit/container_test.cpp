@@ -192,5 +192,19 @@ TEST(Http, TheEnvironmentTokenGoesOverHttpsOrToThisMachineOnly) {
     EXPECT_FALSE(may_send_environment_token(url)) << url;
 }
 
+// A redirect is followed to http or https only, and never from https down
+// to plain http (the bytes would travel where anyone may change them).
+TEST(HttpRedirect, NeverFromHttpsDownToPlainHttp) {
+  EXPECT_EQ(redirect_refused("https://hub.example/m.zt", "https://cdn.example/x"), std::nullopt);
+  EXPECT_EQ(redirect_refused("http://hub.example/m.zt", "https://cdn.example/x"), std::nullopt);
+  EXPECT_EQ(redirect_refused("http://hub.example/m.zt", "http://cdn.example/x"), std::nullopt);
+  EXPECT_EQ(redirect_refused("HTTPS://hub.example/m.zt", "HTTP://cdn.example/x"),
+            "from https to plain http, refused");
+  EXPECT_EQ(redirect_refused("https://hub.example/m.zt", "http://hub.example/m.zt"),
+            "from https to plain http, refused");
+  EXPECT_EQ(redirect_refused("https://hub.example/m.zt", "ftp://hub.example/m.zt"),
+            "to a URL that is not http or https");
+}
+
 }  // namespace
 }  // namespace zt::test
