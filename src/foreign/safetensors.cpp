@@ -329,9 +329,13 @@ Result<ForeignFile> read_safetensors_remote(std::shared_ptr<const RangeCache> sr
   ZT_TRY(src->read(0, head));
   auto n = header_length(name, head, size);
   ZT_TRY(n);
-  if (8 + *n > head.size()) {
+  // The rest grows with what arrives, doubling (1 MiB at least): a length
+  // field is a claim, and a server that states a 99 MB header and then
+  // stalls must not cost 99 MB before a byte of it came.
+  const size_t want = static_cast<size_t>(8 + *n);
+  while (head.size() < want) {
     const size_t had = head.size();
-    head.resize(static_cast<size_t>(8 + *n));
+    head.resize(std::min(want, had + std::max<size_t>(had, size_t{1} << 20)));
     ZT_TRY(src->read(had, std::span<uint8_t>(head).subspan(had)));
   }
   auto h = parse_header(name, head, size);

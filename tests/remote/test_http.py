@@ -467,6 +467,22 @@ def test_safetensors_header_longer_than_the_open_costs_one_more_request(nginx):
         assert n == 3, entries  # the open's first 64 KiB, the rest of the header, config.json
         assert len(f) == 1500
         np.testing.assert_array_equal(f["t1499_" + "x" * 40], [1499, 1499])
+    # A header of megabytes comes in requests that double from 1 MiB: the
+    # memory follows what arrived, never only what the length field claims.
+    tensors = {"t%05d_%s" % (i, "x" * 40): np.full((1,), i, np.int64) for i in range(30000)}
+    write_safetensors(os.path.join(nginx.www, "longer.safetensors"), tensors)
+    with open(os.path.join(nginx.www, "longer.safetensors"), "rb") as fh:
+        want = 8 + struct.unpack("<Q", fh.read(8))[0]
+    held, header_requests = 64 << 10, 1
+    while held < want:
+        held = min(want, held + max(held, 1 << 20))
+        header_requests += 1
+    assert header_requests >= 3, want
+    mark = nginx.mark()
+    with ztensor.open(nginx.url + "/longer.safetensors", allow_foreign=True) as f:
+        n, sent, entries = requests_since(nginx, mark)
+        assert n == header_requests + 1, (want, entries)  # and config.json
+        assert len(f) == 30000
 
 
 def test_sharded_safetensors_index_as_one_reader(nginx):
