@@ -36,6 +36,15 @@ struct EasyDeleter {
   void operator()(CURL* c) const { curl_easy_cleanup(c); }
 };
 using Easy = std::unique_ptr<CURL, EasyDeleter>;
+
+// Connections kept open between requests, counted over every HttpSource of
+// the process: each holds a socket, and a sharded checkpoint's index is one
+// source per shard (1,100 shards kept 3,300 descriptors, a TCP socket and
+// libcurl's socket pair each, and a process under `ulimit -n 1024` could
+// not open them). Over the budget, a connection
+// is closed when its request is done; the next request opens a new one.
+constexpr int kMaxIdleConnections = 64;
+std::atomic<int> g_idle_connections{0};
 struct SlistDeleter {
   void operator()(curl_slist* s) const { curl_slist_free_all(s); }
 };
@@ -194,6 +203,11 @@ class HttpSource final : public RangeSource {
       : url_(std::move(url)), name_(url_for_messages(url_)), opt_(std::move(opt)) {
     if (opt_.connections == 0) opt_.connections = 4;
   }
+  ~HttpSource() override {
+    g_idle_connections.fetch_sub(static_cast<int>(idle_.size()), std::memory_order_relaxed);
+  }
+  HttpSource(const HttpSource&) = delete;
+  HttpSource& operator=(const HttpSource&) = delete;
 
   uint64_t size() const override { return size_; }
   const std::string& name() const override { return name_; }
@@ -503,13 +517,17 @@ class HttpSource final : public RangeSource {
       if (!s.idle_.empty()) {
         easy = std::move(s.idle_.back());
         s.idle_.pop_back();
+        g_idle_connections.fetch_sub(1, std::memory_order_relaxed);
       }
       lock.unlock();
       if (!easy) easy.reset(curl_easy_init());
     }
     ~Connection() {
       std::lock_guard lock(src.mu_);
-      if (easy) src.idle_.push_back(std::move(easy));
+      if (easy && g_idle_connections.fetch_add(1, std::memory_order_relaxed) < kMaxIdleConnections)
+        src.idle_.push_back(std::move(easy));
+      else if (easy)
+        g_idle_connections.fetch_sub(1, std::memory_order_relaxed);  // closed with `easy`
       --src.busy_;
       src.cv_.notify_one();
     }

@@ -485,6 +485,41 @@ def test_safetensors_header_longer_than_the_open_costs_one_more_request(nginx):
         assert len(f) == 30000
 
 
+def sockets_open():
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass
+    return n
+
+
+def test_an_index_of_many_shards_keeps_a_bounded_number_of_connections(nginx):
+    """One source per shard, each keeping its connection for the next
+    request: an index of 1,100 shards held 1,100 sockets (a process under
+    ulimit -n 1024 failed to open it). The connections kept open are
+    counted over the process (64 at most); every tensor still reads."""
+    d = os.path.join(nginx.www, "many")
+    os.makedirs(d, exist_ok=True)
+    count = 150
+    weight_map = {}
+    for i in range(count):
+        name = "model-%05d-of-%05d.safetensors" % (i + 1, count)
+        write_safetensors(os.path.join(d, name), {f"w{i}": np.full((2,), i, np.int64)})
+        weight_map[f"w{i}"] = name
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f)
+    before = sockets_open()
+    with ztensor.open(nginx.url + "/many/model.safetensors.index.json", allow_foreign=True) as f:
+        for i in range(count):
+            assert f[f"w{i}"][1] == i
+        # Each connection kept is a TCP socket and the socket pair of
+        # libcurl's handle: 3 descriptors (450 here before).
+        held = sockets_open() - before
+        assert held <= 3 * (64 + 4), held  # the budget, and one source's requests in flight
+
+
 def test_sharded_safetensors_index_as_one_reader(nginx):
     d = os.path.join(nginx.www, "hub")
     os.makedirs(d, exist_ok=True)
