@@ -32,7 +32,11 @@ type DecodeRequest struct {
 //
 // Go 1.19 cannot pin Go memory for C threads to fill, so each request is
 // decoded into C memory and then copied into Dst: it costs a copy and,
-// for a moment, twice the memory of the batch.
+// for a moment, twice the memory of the batch. A request with a nil Dst
+// for a component whose decoded size is known only by decoding it (a zstd
+// stream that does not declare it; Component.DecodedSizeKnown false) is
+// decoded on its own into the reader's decode cache, as Component.Bytes
+// does, and copied from there: those bytes stay in the cache until Close.
 func (r *Reader) DecodeMany(reqs []DecodeRequest, threads int) error {
 	if threads < 0 {
 		return errorf(StatusArgument, "negative thread count %d", threads)
@@ -46,6 +50,8 @@ func (r *Reader) DecodeMany(reqs []DecodeRequest, threads int) error {
 		// Capacities: the caller's, else the decoded size.
 		caps := make([]uint64, len(reqs))
 		roles := make([]*C.char, len(reqs))
+		cached := make([][]byte, len(reqs)) // decoded into the reader's cache
+		batch := make([]int, 0, len(reqs))  // the requests zt_decode_many decodes
 		var total uint64
 		count := C.size_t(C.zt_object_count(p))
 		for i := range reqs {
@@ -66,78 +72,108 @@ func (r *Reader) DecodeMany(reqs []DecodeRequest, threads int) error {
 				if st := C.zt_component_read_size(p, C.size_t(q.Object), role, &n); st == C.ZT_OK {
 					caps[i] = uint64(n)
 				} else if st == C.ZT_ERR_UNSUPPORTED {
-					// Known only by decoding: into the reader's cache.
-					var data unsafe.Pointer
-					if C.zt_component_map(p, C.size_t(q.Object), role, &data, &n) == C.ZT_OK {
-						caps[i] = uint64(n)
+					// Known only by decoding (or not readable at all, which
+					// zt_component_map says): decoded once, into the cache.
+					what := "object \"" + goString(C.zt_object_name(p, C.size_t(q.Object))) + "\": component \"" + q.Role + "\""
+					b, err := mapComponent(p, q.Object, role, what)
+					if err != nil {
+						q.Err = err
+					} else {
+						cached[i] = b
 					}
+					continue
 				}
 			}
 			if caps[i] > maxLen-total {
 				return errorf(StatusLimit, "DecodeMany: the requests add up to more bytes than fit in memory")
 			}
 			total += caps[i]
+			batch = append(batch, i)
 		}
-		buf, err := cAlloc(total, "DecodeMany")
-		if err != nil {
+		if err := r.decodeBatch(p, reqs, batch, roles, caps, total, threads); err != nil {
 			return err
 		}
-		defer cFree(buf)
-		creqs, err := cAlloc(uint64(len(reqs))*uint64(C.sizeof_zt_decode_request), "DecodeMany")
-		if err != nil {
-			return err
-		}
-		defer cFree(creqs)
-		arr := unsafe.Slice((*C.zt_decode_request)(creqs), len(reqs))
-		var off uint64
-		for i := range reqs {
-			C.zt_decode_request_init(&arr[i])
-			if reqs[i].Object < 0 {
-				arr[i].object = C.size_t(^uint(0)) // out of range: the library says so
-			} else {
-				arr[i].object = C.size_t(reqs[i].Object)
-			}
-			arr[i].role = roles[i]
-			arr[i].dst = unsafe.Add(buf, off)
-			arr[i].capacity = C.uint64_t(caps[i])
-			off += caps[i]
-		}
-		err = call(func() C.zt_status {
-			return C.zt_decode_many(p, &arr[0], C.size_t(len(arr)), C.uint(threads))
-		})
-		if err != nil && refused(arr) {
-			// Refused before any request was attempted (a bad argument).
-			for i := range reqs {
-				reqs[i].Err = err
-			}
-			return err
-		}
-		mem := unsafe.Slice((*byte)(buf), int(total))
-		off = 0
 		var first error
 		for i := range reqs {
 			q := &reqs[i]
-			if st := Status(arr[i].status); st != StatusOK {
-				if first == nil && err != nil {
-					q.Err = err // zt_decode_many's message is the first failure's
-				} else {
-					q.Err = errorf(st, "object %q: component %q failed to decode",
-						goString(C.zt_object_name(p, C.size_t(q.Object))), q.Role)
-				}
-				if first == nil {
-					first = q.Err
-				}
-			} else {
-				n := int(arr[i].written)
+			if b := cached[i]; b != nil {
 				if q.Dst == nil {
-					q.Dst = make([]byte, n)
+					q.Dst = make([]byte, len(b))
 				}
-				q.N = copy(q.Dst, mem[off:off+uint64(n)])
+				q.N = copy(q.Dst, b)
 			}
-			off += caps[i]
+			if first == nil {
+				first = q.Err
+			}
 		}
 		return first
 	})
+}
+
+// decodeBatch runs zt_decode_many for the requests reqs[batch[k]] and sets
+// their N, Dst and Err. It returns an error only for a batch refused as a
+// whole, which every request in it gets.
+func (r *Reader) decodeBatch(p *C.zt_reader, reqs []DecodeRequest, batch []int, roles []*C.char, caps []uint64, total uint64, threads int) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	buf, err := cAlloc(total, "DecodeMany")
+	if err != nil {
+		return err
+	}
+	defer cFree(buf)
+	creqs, err := cAlloc(uint64(len(batch))*uint64(C.sizeof_zt_decode_request), "DecodeMany")
+	if err != nil {
+		return err
+	}
+	defer cFree(creqs)
+	arr := unsafe.Slice((*C.zt_decode_request)(creqs), len(batch))
+	var off uint64
+	for k, i := range batch {
+		C.zt_decode_request_init(&arr[k])
+		if reqs[i].Object < 0 {
+			arr[k].object = C.size_t(^uint(0)) // out of range: the library says so
+		} else {
+			arr[k].object = C.size_t(reqs[i].Object)
+		}
+		arr[k].role = roles[i]
+		arr[k].dst = unsafe.Add(buf, off)
+		arr[k].capacity = C.uint64_t(caps[i])
+		off += caps[i]
+	}
+	err = call(func() C.zt_status {
+		return C.zt_decode_many(p, &arr[0], C.size_t(len(arr)), C.uint(threads))
+	})
+	if err != nil && refused(arr) {
+		// Refused before any request was attempted (a bad argument).
+		for _, i := range batch {
+			reqs[i].Err = err
+		}
+		return err
+	}
+	mem := unsafe.Slice((*byte)(buf), int(total))
+	off = 0
+	told := false // zt_decode_many's message is its first failed request's
+	for k, i := range batch {
+		q := &reqs[i]
+		if st := Status(arr[k].status); st != StatusOK {
+			if !told && err != nil {
+				q.Err = err
+			} else {
+				q.Err = errorf(st, "object %q: component %q failed to decode",
+					goString(C.zt_object_name(p, C.size_t(q.Object))), q.Role)
+			}
+			told = true
+		} else {
+			n := int(arr[k].written)
+			if q.Dst == nil {
+				q.Dst = make([]byte, n)
+			}
+			q.N = copy(q.Dst, mem[off:off+uint64(n)])
+		}
+		off += caps[i]
+	}
+	return nil
 }
 
 // refused tells a batch that zt_decode_many refused as a whole (no request

@@ -92,10 +92,27 @@ func cBytes(p unsafe.Pointer, n uint64, what string) ([]byte, error) {
 	if n > maxLen {
 		return nil, errorf(StatusLimit, "%s: %d bytes do not fit in a Go slice", what, n)
 	}
-	if n == 0 || p == nil {
+	if n == 0 {
 		return []byte{}, nil
 	}
+	if p == nil {
+		return nil, errorf(StatusInvalid, "%s: the library gave no memory for %d bytes", what, n)
+	}
 	return unsafe.Slice((*byte)(p), int(n)), nil
+}
+
+// copyBytes copies n bytes of C memory at p into a new Go slice; nil for
+// n == 0. (C.GoBytes takes a C int, which would cut sizes of 2 GiB and
+// more.)
+func copyBytes(p unsafe.Pointer, n uint64, what string) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	b, err := cBytes(p, n, what)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), b...), nil
 }
 
 // shapeArg passes a []uint64 to C for the duration of a call.

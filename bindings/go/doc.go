@@ -49,7 +49,8 @@
 // (strings, shapes, copies) is ordinary Go memory.
 //
 // A Reader is safe for concurrent use by several goroutines. Close waits
-// for calls in progress; calls after Close fail with StatusState.
+// for calls in progress; calls after Close that return an error fail with
+// StatusState (NumObjects gives 0, Objects nil).
 //
 // # Writing
 //

@@ -102,19 +102,22 @@ func (o Object) Attributes() ([]byte, error) {
 		}); err != nil {
 			return err
 		}
-		if n > 0 {
-			out = C.GoBytes(data, C.int(n))
-		}
-		return nil
+		var err error
+		out, err = copyBytes(data, uint64(n), "object "+o.Name+": attributes")
+		return err
 	})
 	return out, err
 }
 
 // AttributesJSON are the object's attributes as a JSON object ("{}"
-// without attributes), taken from the manifest JSON.
+// without attributes), taken from the manifest JSON. StatusState after
+// Close.
 func (o Object) AttributesJSON() (json.RawMessage, error) {
 	if o.r == nil {
 		return nil, errorf(StatusState, "no reader (a zero Object?)")
+	}
+	if err := o.r.checkOpen(); err != nil {
+		return nil, err
 	}
 	a, err := o.r.jsonAttributes()
 	if err != nil {
@@ -174,10 +177,32 @@ func (o Object) readRefusal(p *C.zt_reader) error {
 	return nil
 }
 
+// decodeCapacity is the value count the converting object calls need for
+// values of F (zt_object_decode_capacity): StatusLimit, with the library's
+// message and before anything is allocated, when the values' bytes exceed
+// the reader's MaxDecodedBytes. A sparse object of a few hundred bytes may
+// claim a shape of 2^50 values; Go cannot recover from an allocation the
+// system refuses (make panics or the process dies), so the size is asked
+// first.
+func decodeCapacity[F float32 | float64](o Object, p *C.zt_reader) (uint64, error) {
+	var zero F
+	var n C.uint64_t
+	err := call(func() C.zt_status {
+		return C.zt_object_decode_capacity(p, C.size_t(o.Index), C.size_t(unsafe.Sizeof(zero)), &n)
+	})
+	return uint64(n), err
+}
+
 // objectValues runs one of the converting object calls (capacity: the
-// value count) into a new slice.
-func objectValues[F float32 | float64](o Object, read func(p *C.zt_reader, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
-	return fillValues[F](o, o.valueCount, read)
+// decode capacity) into a new slice. denseOnly: the call reads dense objects
+// only, so another object gets no buffer and the call's own refusal.
+func objectValues[F float32 | float64](o Object, denseOnly bool, read func(p *C.zt_reader, dst unsafe.Pointer, capacity C.uint64_t, written *C.uint64_t) C.zt_status) ([]F, error) {
+	return fillValues[F](o, func(p *C.zt_reader) (uint64, error) {
+		if denseOnly && o.Format != "dense" {
+			return 0, nil
+		}
+		return decodeCapacity[F](o, p)
+	}, read)
 }
 
 // fillValues runs a converting call into a new slice of float32 or float64
@@ -209,32 +234,36 @@ func fillValues[F float32 | float64](o Object, count func(p *C.zt_reader) (uint6
 // ReadFloat32 converts the data of a dense object of any numeric type
 // (integers, bool, f16, bf16, FP8, complex as (real, imag) pairs) to
 // float32 (zt_object_read_f32). StatusArgument for an object that is not
-// dense; DecodeFloat32 reads any object.
+// dense; DecodeFloat32 reads any object. StatusLimit, before anything is
+// allocated, when the float32s would exceed the reader's MaxDecodedBytes.
 func (o Object) ReadFloat32() ([]float32, error) {
-	return objectValues[float32](o, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
+	return objectValues[float32](o, true, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
 		return C.zt_object_read_f32(p, C.size_t(o.Index), (*C.float)(dst), c, w)
 	})
 }
 
 // ReadFloat64 is ReadFloat32 to float64 (zt_object_read_f64).
 func (o Object) ReadFloat64() ([]float64, error) {
-	return objectValues[float64](o, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
+	return objectValues[float64](o, true, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
 		return C.zt_object_read_f64(p, C.size_t(o.Index), (*C.double)(dst), c, w)
 	})
 }
 
 // DecodeFloat32 gives any object as a dense row-major array of float32
 // (zt_object_decode_f32): dense data converted, sparse CSR/COO scattered
-// into zeros (duplicates summed), quantized_group dequantised.
+// into zeros (duplicates summed), quantized_group dequantised. The result
+// is one array of ValueCount float32s: StatusLimit, before anything is
+// allocated, when its bytes would exceed the reader's MaxDecodedBytes (a
+// sparse object's shape may claim far more than its file holds).
 func (o Object) DecodeFloat32() ([]float32, error) {
-	return objectValues[float32](o, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
+	return objectValues[float32](o, false, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
 		return C.zt_object_decode_f32(p, C.size_t(o.Index), (*C.float)(dst), c, w)
 	})
 }
 
 // DecodeFloat64 is DecodeFloat32 to float64 (zt_object_decode_f64).
 func (o Object) DecodeFloat64() ([]float64, error) {
-	return objectValues[float64](o, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
+	return objectValues[float64](o, false, func(p *C.zt_reader, dst unsafe.Pointer, c C.uint64_t, w *C.uint64_t) C.zt_status {
 		return C.zt_object_decode_f64(p, C.size_t(o.Index), (*C.double)(dst), c, w)
 	})
 }
@@ -274,13 +303,27 @@ func (c Component) withRole(f func(p *C.zt_reader, role *C.char) error) error {
 	})
 }
 
+// mapped is the component's decoded bytes in the reader's memory
+// (zt_component_map), for use under the reader's lock only: the copying
+// calls read them there. Bytes lends them out.
 func (c Component) mapped(p *C.zt_reader, role *C.char) ([]byte, error) {
+	return mapComponent(p, c.object, role, c.what())
+}
+
+// mapComponent is zt_component_map as a slice of the reader's memory,
+// valid under the reader's lock (until Close). Not lent: a caller that hands
+// it out goes through Reader.lend.
+func mapComponent(p *C.zt_reader, object int, role *C.char, what string) ([]byte, error) {
 	var data unsafe.Pointer
 	var n C.uint64_t
-	if err := call(func() C.zt_status { return C.zt_component_map(p, C.size_t(c.object), role, &data, &n) }); err != nil {
+	if err := call(func() C.zt_status { return C.zt_component_map(p, C.size_t(object), role, &data, &n) }); err != nil {
 		return nil, err
 	}
-	return c.r.lend(data, uint64(n), "object "+c.objectName+": component "+c.Role)
+	return cBytes(data, uint64(n), what)
+}
+
+func (c Component) what() string {
+	return "object \"" + c.objectName + "\": component \"" + c.Role + "\""
 }
 
 // Bytes are the component's decoded bytes, little-endian elements of
@@ -296,15 +339,20 @@ func (c Component) mapped(p *C.zt_reader, role *C.char) ([]byte, error) {
 // Elements reinterprets it as numbers without a copy.
 func (c Component) Bytes() ([]byte, error) {
 	var out []byte
-	err := c.withRole(func(p *C.zt_reader, role *C.char) (err error) {
-		out, err = c.mapped(p, role)
-		return err
+	err := c.withRole(func(p *C.zt_reader, role *C.char) error {
+		b, err := c.mapped(p, role)
+		if err != nil {
+			return err
+		}
+		out = c.r.handOut(b)
+		return nil
 	})
 	return out, err
 }
 
 // Size is the decoded byte count: DecodedSize when known, else the
-// length of Bytes (which decodes the component into the reader's cache).
+// length of Bytes (which decodes the component into the reader's cache,
+// where it stays until Close; nothing is handed out).
 func (c Component) Size() (int64, error) {
 	if c.DecodedSizeKnown {
 		if c.DecodedSize > maxLen {
@@ -312,8 +360,13 @@ func (c Component) Size() (int64, error) {
 		}
 		return int64(c.DecodedSize), nil
 	}
-	b, err := c.Bytes()
-	return int64(len(b)), err
+	var n int64
+	err := c.withRole(func(p *C.zt_reader, role *C.char) error {
+		b, err := c.mapped(p, role)
+		n = int64(len(b))
+		return err
+	})
+	return n, err
 }
 
 // ReadAt copies decoded bytes from offset off into p, with the semantics of

@@ -69,6 +69,12 @@ func rangeError(q *DecodeRange, st Status) error {
 // decode one buffer while the previous one is copied to the device
 // (docs/bindings.md, "Loading to a device").
 //
+// done must not call methods of r (nor of its Objects and Components):
+// DecodeRanges holds r's read lock while done runs, and a Close waiting in
+// another goroutine makes every new read lock wait for it, so such a call
+// would deadlock. Hand the work to another goroutine, or do it after
+// DecodeRanges returns.
+//
 // Every range is attempted and gets its own Err. The error returned is nil
 // if all succeeded, else the first failed range's, in order.
 func (r *Reader) DecodeRanges(ranges []DecodeRange, threads int, done func(i int, err error)) error {

@@ -20,7 +20,10 @@ import (
 //
 // A Reader is safe for concurrent use by several goroutines, as the C
 // reader is. Close waits for calls in progress in other goroutines; calls
-// after Close fail with StatusState instead of touching freed memory.
+// after Close that return an error fail with StatusState instead of touching
+// freed memory, NumObjects gives 0 and Objects nil, and FileVersion,
+// FileFormat and the descriptions already returned (Object, Component
+// values) stay usable.
 //
 // Memory handed out without a copy (Component.Bytes, the views, DenseRowsMap)
 // belongs to the C library and stays valid, unchanged, until Close. Keep
@@ -56,8 +59,11 @@ type Options struct {
 	// build limit, 64 GiB by default); reads over it fail with StatusLimit.
 	MaxDecodedBytes uint64
 	// AllowForeign lets a path ending in .safetensors, .gguf, .npy, .npz,
-	// .pt, .pth, .bin, .ckpt or .index.json be read by that format's reader,
-	// as a read-only zTensor file (FileFormat names the format).
+	// .pt, .pth, .bin, .ckpt, .onnx or .index.json (a sharded Hugging Face
+	// checkpoint) be read by that format's reader, as a read-only zTensor
+	// file (FileFormat names the format); and a Hugging Face model's folder,
+	// or its config.json, by the reader of model.safetensors.index.json,
+	// else model.safetensors, in it (StatusNotFound when it holds neither).
 	AllowForeign bool
 }
 
@@ -149,13 +155,25 @@ func (r *Reader) finalize() {
 }
 
 // lend wraps n bytes of the reader's memory at p as a slice, without a
-// copy, and marks the reader as having lent memory.
+// copy, to hand out: see handOut.
 func (r *Reader) lend(p unsafe.Pointer, n uint64, what string) ([]byte, error) {
 	b, err := cBytes(p, n, what)
-	if err == nil && len(b) > 0 {
+	if err != nil {
+		return nil, err
+	}
+	return r.handOut(b), nil
+}
+
+// handOut marks the reader as having lent memory, b being the reader's
+// memory that a call returns to its caller, and gives b. Only such calls
+// (Component.Bytes, the views, DenseRowsMap) mark it: those that read the
+// reader's memory under the lock and copy (ReadAt, Size, Float32s,
+// DecodeMany) leave the finalizer free to close the reader.
+func (r *Reader) handOut(b []byte) []byte {
+	if len(b) > 0 {
 		r.lent.Store(true)
 	}
-	return b, err
+	return b
 }
 
 // Close releases the reader and everything it handed out without a copy
@@ -185,8 +203,9 @@ func errClosed() error {
 
 // with runs f with the C reader, holding the read lock so that Close waits
 // for it. f must not call another method of r (the lock is not reentrant
-// once Close waits).
-func (r *Reader) with(f func(p *C.zt_reader) error) error {
+// once Close waits). For an OpenSource reader, f is one call of the
+// source's error attribution (sourceState.begin, end).
+func (r *Reader) with(f func(p *C.zt_reader) error) (err error) {
 	if r == nil {
 		return errorf(StatusState, "no reader (a zero Object or Component?)")
 	}
@@ -195,12 +214,19 @@ func (r *Reader) with(f func(p *C.zt_reader) error) error {
 	if r.ptr == nil {
 		return errClosed()
 	}
-	err := f(r.ptr)
-	if err != nil && r.src != nil {
-		err = r.src.explain(err)
+	if r.src != nil {
+		start := r.src.begin()
+		defer func() { err = r.src.end(start, err) }()
 	}
+	err = f(r.ptr)
 	runtime.KeepAlive(r)
 	return err
+}
+
+// checkOpen is StatusState after Close, for calls that answer from Go
+// copies.
+func (r *Reader) checkOpen() error {
+	return r.with(func(*C.zt_reader) error { return nil })
 }
 
 // Version is the version of the linked library, "MAJOR.MINOR.PATCH".
@@ -258,10 +284,9 @@ func (r *Reader) Attributes() ([]byte, error) {
 		if err := call(func() C.zt_status { return C.zt_file_attributes_cbor(p, &data, &n) }); err != nil {
 			return err
 		}
-		if n > 0 {
-			out = C.GoBytes(data, C.int(n))
-		}
-		return nil
+		var err error
+		out, err = copyBytes(data, uint64(n), "the file's attributes")
+		return err
 	})
 	return out, err
 }
@@ -299,8 +324,11 @@ func orEmptyObject(m json.RawMessage) json.RawMessage {
 }
 
 // AttributesJSON are the file's attributes as a JSON object ("{}" without
-// attributes), taken from ManifestJSON.
+// attributes), taken from ManifestJSON. StatusState after Close.
 func (r *Reader) AttributesJSON() (json.RawMessage, error) {
+	if err := r.checkOpen(); err != nil {
+		return nil, err
+	}
 	a, err := r.jsonAttributes()
 	if err != nil {
 		return nil, err

@@ -284,9 +284,9 @@ func TestOpenURL(t *testing.T) {
 }
 
 // A .safetensors URL with AllowForeign: the open's first request brings the
-// header, a second asks for config.json beside it (this server answers any
-// path with the file: not a config, so the tensors stay as they are); a
-// tensor costs its own bytes.
+// header, a second asks for config.json beside it (this server has none:
+// 404, so the tensors stay as they are; a text that is not a config would
+// be refused as a local one is); a tensor costs its own bytes.
 func TestOpenURLSafetensors(t *testing.T) {
 	values := []float32{1.5, -2, 3.25, 4, 5, 6}
 	header, err := json.Marshal(map[string]any{
@@ -304,6 +304,10 @@ func TestOpenURLSafetensors(t *testing.T) {
 	var requests int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		atomic.AddInt32(&requests, 1)
+		if strings.HasSuffix(req.URL.Path, "/config.json") {
+			http.NotFound(w, req)
+			return
+		}
 		w.Header().Set("ETag", `"v1"`)
 		http.ServeContent(w, req, "m.safetensors", time.Unix(1700000000, 0), bytes.NewReader(file.Bytes()))
 	}))

@@ -60,39 +60,68 @@ type SourceOptions struct {
 }
 
 // sourceState is what the C callbacks reach through their handle.
+//
+// The library learns only a status from a failed ReadAt; its error is kept
+// here to be added to the message of the call that failed through it. The
+// callbacks run on the library's threads and carry no call context, so a
+// ReadAt error is attributed only where that is certain: to the one call of
+// the reader that was in progress when it happened, at that call's end, if
+// it failed with the status the callback gave. With calls overlapping, the
+// messages go without it (the statuses are still right).
 type sourceState struct {
 	src  io.ReaderAt
 	size int64
 
-	mu         sync.Mutex
-	lastErr    error  // the last error of src.ReadAt, for the failing call
-	lastStatus Status // the status the callback gave the library for it
+	mu    sync.Mutex
+	calls int         // calls of the reader in progress (begin .. end)
+	fails uint64      // ReadAt failures so far
+	last  readFailure // the last of them, until its call takes it
+}
+
+// readFailure is one failed ReadAt.
+type readFailure struct {
+	err    error
+	status Status // what the callback gave the library for it
+	seq    uint64 // its number among sourceState.fails
+	alone  bool   // one call was in progress: it is that call's
 }
 
 func (s *sourceState) fail(err error, st Status) {
 	s.mu.Lock()
-	s.lastErr, s.lastStatus = err, st
+	s.fails++
+	s.last = readFailure{err: err, status: st, seq: s.fails, alone: s.calls == 1}
 	s.mu.Unlock()
 }
 
-// explain adds the last error of the ReaderAt to the message of a call that
-// failed with the status it caused: the library only learns a status from
-// the callback.
-func (s *sourceState) explain(err error) error {
-	var e *Error
-	if !errors.As(err, &e) {
-		return err
-	}
+// begin starts a call of the reader (the open, or Reader.with); end(start,
+// err) ends it.
+func (s *sourceState) begin() (start uint64) {
 	s.mu.Lock()
-	last, st := s.lastErr, s.lastStatus
-	if last != nil && st == e.Status {
-		s.lastErr = nil
+	s.calls++
+	start = s.fails
+	s.mu.Unlock()
+	return start
+}
+
+// end ends the call begun at start and gives its error, with the ReadAt
+// error that caused it added to the message: one that happened during this
+// call while it was the only one in progress, of the call's status. That
+// ReadAt error is then spent.
+func (s *sourceState) end(start uint64, err error) error {
+	var e *Error
+	isError := errors.As(err, &e)
+	s.mu.Lock()
+	s.calls--
+	last := s.last
+	ours := isError && last.err != nil && last.seq > start && last.alone && last.status == e.Status
+	if ours || (last.err != nil && s.calls == 0) {
+		s.last = readFailure{} // spent, or no call left that it could belong to
 	}
 	s.mu.Unlock()
-	if last == nil || st != e.Status {
+	if !ours {
 		return err
 	}
-	return &Error{Status: e.Status, Message: e.Message + " (ReadAt: " + readAtText(last) + ")"}
+	return &Error{Status: e.Status, Message: e.Message + " (ReadAt: " + readAtText(last.err) + ")"}
 }
 
 // readAtText is what a message shows of a ReadAt error: an HTTP client's
@@ -144,11 +173,12 @@ func OpenSource(src io.ReaderAt, size int64, opt SourceOptions) (*Reader, error)
 	// open returns: that deletes the handle.
 	h := cgo.NewHandle(state)
 	var p *C.zt_reader
+	start := state.begin()
 	err := call(func() C.zt_status {
 		return C.ztgo_open_source(C.uintptr_t(h), cname, flags, &o, &p)
 	})
-	if err != nil {
-		return nil, state.explain(err)
+	if err = state.end(start, err); err != nil {
+		return nil, err
 	}
 	return newReader(p, nil, state), nil
 }

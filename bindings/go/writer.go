@@ -6,6 +6,7 @@ package ztensor
 import "C"
 
 import (
+	"math"
 	"runtime"
 	"sync"
 )
@@ -47,12 +48,17 @@ var (
 // WriterOptions for CreateWithOptions and Append (zt_writer_options). The
 // zero value gives the library's defaults.
 type WriterOptions struct {
-	ZstdLevel int    // zstd compression level (0: the default, 3; negative: fast modes)
+	// ZstdLevel is the zstd compression level (0: the default, 3; negative:
+	// fast modes). A level outside int32 is refused with StatusArgument.
+	ZstdLevel int
 	Threads   int    // compression threads (0: all cores)
 	Digest    Digest // DigestXXH3 (default), DigestSHA256 or DigestNone
 	FrameSize uint64 // bytes of input per zstd frame (0: 1 MiB; 1 KiB .. 256 MiB)
-	// AutoMinRatio: encoding "auto" keeps zstd only if stored <= ratio x raw
-	// (0: 0.9).
+	// AutoMinRatio: encoding "auto" keeps zstd (or byte planes) only if
+	// stored <= ratio x raw, from 0 to 1e6. The zero value means the
+	// library's default, 0.9; AutoMinRatioZero asks for a ratio of 0 ("auto"
+	// then writes raw). Other negative values are refused with
+	// StatusArgument.
 	AutoMinRatio float64
 	// FileVersion of the container: 0 = spec 1.2.0 (default), 2 = zTensor v2.
 	FileVersion int
@@ -67,11 +73,19 @@ type WriterOptions struct {
 	ShardBytes uint64
 }
 
+// AutoMinRatioZero is the WriterOptions.AutoMinRatio that asks for a
+// ratio of 0, which the field's zero value cannot (it means the default):
+// encoding "auto" then never keeps zstd or byte planes.
+const AutoMinRatioZero = -1.0
+
 func (o WriterOptions) c() (C.zt_writer_options, error) {
 	var c C.zt_writer_options
 	C.zt_writer_options_init_sized(&c, C.sizeof_zt_writer_options)
-	if o.Threads < 0 || o.FileVersion < 0 || o.AutoMinRatio < 0 {
-		return c, errorf(StatusArgument, "negative Threads, FileVersion or AutoMinRatio")
+	if o.Threads < 0 || o.FileVersion < 0 || (o.AutoMinRatio < 0 && o.AutoMinRatio != AutoMinRatioZero) {
+		return c, errorf(StatusArgument, "negative Threads, FileVersion or AutoMinRatio (AutoMinRatioZero asks for 0)")
+	}
+	if int64(o.ZstdLevel) < math.MinInt32 || int64(o.ZstdLevel) > math.MaxInt32 {
+		return c, errorf(StatusArgument, "ZstdLevel %d is outside int32", o.ZstdLevel)
 	}
 	if o.ZstdLevel != 0 {
 		c.zstd_level = C.int32_t(o.ZstdLevel)
@@ -81,7 +95,11 @@ func (o WriterOptions) c() (C.zt_writer_options, error) {
 	if o.FrameSize != 0 {
 		c.frame_size = C.uint64_t(o.FrameSize)
 	}
-	if o.AutoMinRatio != 0 {
+	switch o.AutoMinRatio {
+	case 0: // the default
+	case AutoMinRatioZero:
+		c.auto_min_ratio = 0
+	default:
 		c.auto_min_ratio = C.double(o.AutoMinRatio)
 	}
 	c.file_version = clampU32(int64(o.FileVersion))
@@ -370,6 +388,9 @@ func (w *Writer) BeginComponent(role, dtype, typ string, decodedSize uint64, enc
 		}); err != nil {
 			return err
 		}
+		if w.cw != nil {
+			w.cw.end() // the library allows one component at a time: that one is over
+		}
 		cw = &ComponentWriter{w: w}
 		w.cw = cw
 		return nil
@@ -378,7 +399,10 @@ func (w *Writer) BeginComponent(role, dtype, typ string, decodedSize uint64, enc
 }
 
 // Write adds the next bytes of the component (zt_writer_write). It writes
-// all of p or fails, returning 0.
+// all of p or fails, returning 0. A refused Write ends the component: the
+// library drops it (its object stays open) or the writer has failed, so
+// every later Write and End of this ComponentWriter gives StatusState, and
+// none lands in a component begun after it.
 func (cw *ComponentWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -388,7 +412,11 @@ func (cw *ComponentWriter) Write(p []byte) (int, error) {
 			return errorf(StatusState, "the component is ended")
 		}
 		ptr, n := bytesArg(p)
-		return call(func() C.zt_status { return C.zt_writer_write(wp, ptr, n) })
+		err := call(func() C.zt_status { return C.zt_writer_write(wp, ptr, n) })
+		if err != nil {
+			cw.end()
+		}
+		return err
 	})
 	if err != nil {
 		return 0, err
@@ -403,10 +431,15 @@ func (cw *ComponentWriter) End() error {
 		if cw.done {
 			return errorf(StatusState, "the component is ended")
 		}
-		cw.done = true
-		if cw.w.cw == cw {
-			cw.w.cw = nil
-		}
+		cw.end()
 		return call(func() C.zt_status { return C.zt_writer_end_component(wp) })
 	})
+}
+
+// end marks the component as over, under the writer's lock.
+func (cw *ComponentWriter) end() {
+	cw.done = true
+	if cw.w.cw == cw {
+		cw.w.cw = nil
+	}
 }
