@@ -1130,8 +1130,9 @@ namespace {
 // Issue 25, item 8: a 17-byte zstd component claiming 256 MiB. The wrapper's
 // copies give the library's refusal as ztensor::Error, and the claim costs
 // no memory (it was zero-filled before the library was asked).
-TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
-  const std::uint64_t claim = std::uint64_t{256} << 20;
+// f32 object "w" of claim / 4 elements: one 17-byte zstd frame that states
+// `claim` decoded bytes and holds 128 KiB (one RLE block).
+void write_zstd_claim(const std::filesystem::path& p, std::uint64_t claim) {
   std::vector<std::uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xE0};
   for (int i = 0; i < 8; ++i) frame.push_back(static_cast<std::uint8_t>(claim >> (8 * i)));
   const std::uint32_t block = (131072u << 3) | (1u << 1) | 1u;  // last block, RLE, 128 KiB
@@ -1149,8 +1150,13 @@ TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
   c.text("zstd");
   c.text("uncompressed_length");
   c.head(0, claim);
-  const std::filesystem::path p = dir_ / "claim.zt";
   write_file(p, frame, c);
+}
+
+TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
+  const std::uint64_t claim = std::uint64_t{256} << 20;
+  const std::filesystem::path p = dir_ / "claim.zt";
+  write_zstd_claim(p, claim);
   // In a child, so that its peak resident memory is this test's alone.
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -1193,26 +1199,8 @@ TEST_F(WrapperNulTest, ClaimedSizesCostNothingUntilTheLibraryProvesThem) {
 // A claim over the reader's cap is refused with the read's own status
 // (ZT_ERR_LIMIT), not by the allocator (ZT_ERR_NOMEM), in every copy.
 TEST_F(WrapperNulTest, ClaimsOverTheCapGiveTheReadsOwnRefusal) {
-  const std::uint64_t claim = std::uint64_t{1} << 40;
-  std::vector<std::uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0xE0};
-  for (int i = 0; i < 8; ++i) frame.push_back(static_cast<std::uint8_t>(claim >> (8 * i)));
-  const std::uint32_t block = (131072u << 3) | (1u << 1) | 1u;
-  for (int i = 0; i < 3; ++i) frame.push_back(static_cast<std::uint8_t>(block >> (8 * i)));
-  frame.push_back(0);
-  Cbor c;
-  c.dense_w(claim / 4, 5);
-  c.text("dtype");
-  c.text("f32");
-  c.text("offset");
-  c.head(0, 64);
-  c.text("length");
-  c.head(0, frame.size());
-  c.text("encoding");
-  c.text("zstd");
-  c.text("uncompressed_length");
-  c.head(0, claim);
   const std::filesystem::path p = dir_ / "huge.zt";
-  write_file(p, frame, c);
+  write_zstd_claim(p, std::uint64_t{1} << 40);
   ztensor::Reader r(p, {.max_decoded_bytes = std::uint64_t{1} << 20});
   const ztensor::Component data = r["w"].component("data");
   const std::vector<std::pair<const char*, std::function<void()>>> calls = {

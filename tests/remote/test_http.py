@@ -943,24 +943,12 @@ def test_body_cut_short(faults, tmp_path):
     f.close()
 
 
-def plain_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, a in tensors.items():
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
-        offset += a.nbytes
-        blobs.append(a.tobytes())
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
 def test_a_signed_file_opens_though_its_config_is_refused(faults, tmp_path):
     """A pre-signed URL signs one file: config.json beside it, asked for
     without the query, is refused (403). That is no config, as a missing
     one is, not a failed open; and the file's own requests keep the query."""
     a = np.arange(6, dtype="<f4")
-    plain_safetensors(tmp_path / "m.safetensors", {"a": a})
+    write_safetensors(tmp_path / "m.safetensors", {"a": a})
     (tmp_path / "config.json").write_text('{"model_type": "x"}')
     for status in (401, 403):
         faults.refuse = {"/config.json": status}
@@ -994,7 +982,7 @@ def test_a_bad_config_or_empty_file_is_refused_remotely_as_locally(faults, tmp_p
     empty safetensors file (the server answers 416 "bytes */0"); a server's
     own page at config.json's address is no config."""
     a = np.arange(6, dtype="<f4")
-    plain_safetensors(tmp_path / "m.safetensors", {"a": a})
+    write_safetensors(tmp_path / "m.safetensors", {"a": a})
 
     def outcome(open_it):
         try:
