@@ -269,6 +269,7 @@ extern "C" {
     pub fn zt_cpu_count() -> c_uint;
     pub fn zt_object_element_count(r: *const zt_reader, object: usize, count: *mut u64) -> zt_status;
     pub fn zt_object_value_count(r: *const zt_reader, object: usize, count: *mut u64) -> zt_status;
+    pub fn zt_object_decode_capacity(r: *const zt_reader, object: usize, value_bytes: usize, count: *mut u64) -> zt_status;
     pub fn zt_object_read_f32(r: *const zt_reader, object: usize, dst: *mut f32, capacity: u64, written: *mut u64) -> zt_status;
     pub fn zt_object_read_f64(r: *const zt_reader, object: usize, dst: *mut f64, capacity: u64, written: *mut u64) -> zt_status;
     pub fn zt_component_read_f32(r: *const zt_reader, object: usize, role: *const c_char, dst: *mut f32, capacity: u64, written: *mut u64) -> zt_status;

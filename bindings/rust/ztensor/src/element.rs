@@ -1,9 +1,25 @@
 //! Rust element types and the dtypes that store them.
 
-/// A plain number type that a component's bytes can be viewed as.
+// Components hold little-endian bytes, which `Component::as_slice` views
+// in place as `&[T]` and `Writer::add_dense` writes from `&[T]` as they lie
+// in memory: only right on a little-endian target.
+#[cfg(target_endian = "big")]
+compile_error!(
+    "ztensor views and writes numbers in place as little-endian bytes: big-endian targets are not supported"
+);
+
+/// A plain number type that a component's bytes can be viewed as (and
+/// that [`crate::Writer::add_dense`] writes from memory as they lie).
 ///
 /// # Safety
-/// Every bit pattern of the type's size is a valid value.
+/// An implementing type must be plain old data, exactly:
+/// - every bit pattern of `size_of::<Self>()` bytes is a valid value
+///   (bytes of a file are read as `&[Self]`);
+/// - it has no padding bytes, nor any other uninitialised byte (its values
+///   are read back as `&[u8]` to be written);
+/// - its size is not zero, and its layout is that of the little-endian
+///   element of every dtype in [`Element::DTYPES`] (the same size; no
+///   pointers, references or interior mutability).
 pub unsafe trait Element: Copy + 'static {
     /// The dtypes stored as this type; the first is the one written.
     const DTYPES: &'static [&'static str];

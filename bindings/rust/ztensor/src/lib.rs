@@ -22,6 +22,11 @@
 //! byte slices, views), so the compiler rejects any use after the file is
 //! closed. A Reader is `Send + Sync`; a [`Writer`] is `Send`. Errors are
 //! [`Error`]: the C status and the library's message.
+//!
+//! [`Reader::open`] maps the file: its zero-copy slices change, or the
+//! process dies of SIGBUS, if another process truncates or rewrites the
+//! file in place while it is open. Open such files in copy mode
+//! ([`OpenOptions`]`::copy`).
 
 mod element;
 mod error;

@@ -8,15 +8,17 @@ use std::time::Duration;
 use ztensor_sys as sys;
 
 use crate::element::Element;
-use crate::error::{argument, buffer, check, Result, Status};
+use crate::error::{argument, buffer, check, Error, Result, Status};
 use crate::views::{CooView, CsrView, DenseView, QuantView};
 
 /// Options of [`Reader::open_with`].
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {
     /// Read with `pread` into owned buffers instead of mapping the file (for
-    /// files that may change while open). Views then point into the
-    /// reader's buffers.
+    /// files that may change while open: another process truncating or
+    /// rewriting a mapped file changes the slices a mapping reader handed
+    /// out, or raises SIGBUS; in copy mode it is `Status::Io`). Views then
+    /// point into the reader's buffers.
     pub copy: bool,
     /// Cap on one component's decoded size; 0 = the library's default.
     pub max_decoded_bytes: u64,
@@ -30,7 +32,9 @@ pub struct OpenOptions {
 pub struct HttpOptions {
     /// "Name: value" headers sent with every request.
     pub headers: Vec<String>,
-    /// Connect timeout, and the longest a transfer may stall.
+    /// Connect timeout, and the longest a transfer may stall;
+    /// `Duration::ZERO` = the library's default (30 s). A non-zero timeout
+    /// under 1 ms is 1 ms.
     pub timeout: Duration,
     /// Retries after a 5xx, 429 or a dropped connection.
     pub retries: u32,
@@ -134,13 +138,37 @@ pub(crate) fn opened(
     Ok(Reader { raw, _memory: memory })
 }
 
+/// `HttpOptions::timeout` as `zt_open_options.http_timeout_ms`: zero is 0
+/// (the library's default, 30 s), any other duration at least 1 ms.
+pub(crate) fn timeout_ms(timeout: Duration) -> u32 {
+    if timeout.is_zero() {
+        0
+    } else {
+        timeout.as_millis().clamp(1, u32::MAX as u128) as u32
+    }
+}
+
 impl Reader {
     /// Opens and validates a .zt file of any generation (`zt_open`).
+    ///
+    /// The file is memory-mapped (`ZT_IO_MAP`): raw components are handed
+    /// out as `&[u8]` / `&[T]` slices of the mapping, zero-copy. The
+    /// mapping is shared with the file, so those slices are only as stable
+    /// as the file: if another process truncates, rewrites or appends to
+    /// it in place while it is open, the bytes behind a slice the Reader
+    /// handed out may change under it, and touching a page past a new end
+    /// of the file raises SIGBUS (the process dies). Open a file that may
+    /// change while it is open with [`OpenOptions`]`{ copy: true, .. }`
+    /// ([`Reader::open_with`]): data is then read into buffers the Reader
+    /// owns, and a changed file is `Status::Io` instead. (Files written by
+    /// [`crate::Writer`] are replaced by a rename, which never disturbs an
+    /// open mapping.)
     pub fn open(path: impl AsRef<Path>) -> Result<Reader> {
         Reader::open_with(path, &OpenOptions::default())
     }
 
-    /// `zt_open_ex` with options.
+    /// `zt_open_ex` with options. Without `copy`, the file is mapped, with
+    /// the caveat of [`Reader::open`] about files changed while open.
     pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Reader> {
         let path = path_cstring(path.as_ref())?;
         let mut opt: sys::zt_open_options = unsafe { std::mem::zeroed() };
@@ -202,7 +230,7 @@ impl Reader {
         } else {
             headers.as_ptr()
         };
-        opt.http_timeout_ms = options.timeout.as_millis().clamp(1, u32::MAX as u128) as u32;
+        opt.http_timeout_ms = timeout_ms(options.timeout);
         opt.http_retries = options.retries;
         opt.http_connections = options.connections;
         opt.allow_foreign = options.allow_foreign as u32;
@@ -227,9 +255,18 @@ impl Reader {
         unsafe { text(sys::zt_file_format(self.raw())) }
     }
 
-    /// The whole manifest as JSON (`zt_manifest_json`).
-    pub fn manifest_json(&self) -> &str {
-        unsafe { text(sys::zt_manifest_json(self.raw())) }
+    /// The whole manifest as JSON (`zt_manifest_json`), built on the first
+    /// call. `Status::NoMemory` when the library could not build it.
+    pub fn manifest_json(&self) -> Result<&str> {
+        // SAFETY: NULL or a NUL-terminated string owned by the reader until it closes.
+        let p = unsafe { sys::zt_manifest_json(self.raw()) };
+        if p.is_null() {
+            return Err(Error {
+                status: Status::NoMemory,
+                message: "zt_manifest_json: out of memory building the manifest's JSON".into(),
+            });
+        }
+        Ok(unsafe { text(p) })
     }
 
     /// The file's attributes as one encoded CBOR map (empty if none).
@@ -368,34 +405,42 @@ impl<'r> Object<'r> {
     }
 
     /// A dense object's data as numbers converted to f32 (`zt_object_read_f32`).
-    /// A data component whose decoded size is over the reader's
-    /// `max_decoded_bytes` is `Status::Limit` before anything is allocated;
-    /// a buffer the process cannot have is `Status::NoMemory`.
+    /// Sized by `zt_object_decode_capacity`: a data component whose decoded
+    /// size is over the reader's `max_decoded_bytes`, or values whose f32
+    /// bytes are, is `Status::Limit` before anything is allocated; a buffer
+    /// the process cannot have is `Status::NoMemory`. An object that is not
+    /// dense is the library's refusal (`Status::Argument`), with nothing
+    /// allocated.
     pub fn read_f32(&self) -> Result<Vec<f32>> {
-        filled(self.converted_values(Some("data"))?, |out, cap, written| unsafe {
+        filled(self.dense_values::<f32>()?, |out, cap, written| unsafe {
             sys::zt_object_read_f32(self.raw(), self.index, out, cap, written)
         })
     }
 
     /// The same converted to f64 (`zt_object_read_f64`).
     pub fn read_f64(&self) -> Result<Vec<f64>> {
-        filled(self.converted_values(Some("data"))?, |out, cap, written| unsafe {
+        filled(self.dense_values::<f64>()?, |out, cap, written| unsafe {
             sys::zt_object_read_f64(self.raw(), self.index, out, cap, written)
         })
     }
 
     /// Any object (dense, sparse, quantized) as dense row-major f32 values
-    /// (`zt_object_decode_f32`). Every component it reads is checked first
-    /// as [`Object::read_f32`] checks the data.
+    /// (`zt_object_decode_f32`). The output is sized by
+    /// `zt_object_decode_capacity`: product(shape) values whose bytes are
+    /// over the reader's `max_decoded_bytes` (a sparse object of a few
+    /// bytes may claim a shape of 2^40) are `Status::Limit` before anything
+    /// is allocated, and so is any component it reads whose decoded size
+    /// is over the cap.
     pub fn decode_f32(&self) -> Result<Vec<f32>> {
-        filled(self.converted_values(None)?, |out, cap, written| unsafe {
+        filled(self.converted_values::<f32>(None)?, |out, cap, written| unsafe {
             sys::zt_object_decode_f32(self.raw(), self.index, out, cap, written)
         })
     }
 
-    /// Any object as dense row-major f64 values (`zt_object_decode_f64`).
+    /// Any object as dense row-major f64 values (`zt_object_decode_f64`),
+    /// sized and refused as [`Object::decode_f32`].
     pub fn decode_f64(&self) -> Result<Vec<f64>> {
-        filled(self.converted_values(None)?, |out, cap, written| unsafe {
+        filled(self.converted_values::<f64>(None)?, |out, cap, written| unsafe {
             sys::zt_object_decode_f64(self.raw(), self.index, out, cap, written)
         })
     }
@@ -407,25 +452,45 @@ impl<'r> Object<'r> {
         Ok(n)
     }
 
-    /// The values a conversion writes (`zt_object_value_count`), after the
-    /// component `role` (None: every component) has passed
-    /// `zt_component_read_size` if the object has it: a decoded size the
-    /// file claims beyond the reader's cap is refused with the read's own
-    /// status and message before the buffer is allocated.
-    fn converted_values(&self, role: Option<&str>) -> Result<usize> {
-        let mut n = 0u64;
-        check(unsafe { sys::zt_object_value_count(self.raw(), self.index, &mut n) })?;
+    /// The values of `T` a conversion writes (`zt_object_decode_capacity`:
+    /// the value count, refused with `Status::Limit` when its bytes are over
+    /// the reader's cap), after the component `role` (None: every
+    /// component) has passed `zt_component_read_size` if the object has it:
+    /// a decoded size the file claims beyond the reader's cap is refused
+    /// with the read's own status and message. Nothing is allocated before.
+    fn converted_values<T>(&self, role: Option<&str>) -> Result<usize> {
         for c in self.components().filter(|c| role.is_none_or(|r| c.role() == r)) {
             c.checked_read_size()?;
         }
+        let mut n = 0u64;
+        check(unsafe {
+            sys::zt_object_decode_capacity(self.raw(), self.index, std::mem::size_of::<T>(), &mut n)
+        })?;
         usize::try_from(n).map_err(|_| argument(format!("{} values do not fit in memory", n)))
+    }
+
+    /// [`Object::converted_values`] of the data for `zt_object_read_f32/f64`;
+    /// 0 for an object that is not dense, whose refusal (`Status::Argument`)
+    /// is then the read call's own, with nothing allocated.
+    fn dense_values<T>(&self) -> Result<usize> {
+        if !self.is_dense() {
+            return Ok(0);
+        }
+        self.converted_values::<T>(Some("data"))
+    }
+
+    fn is_dense(&self) -> bool {
+        self.format() == "dense"
     }
 
     /// The box [begin, end) of a dense object, little-endian bytes of its
     /// dtype (`zt_dense_slice`): only the box's bytes are read (the element
-    /// width comes from the manifest, not from decoding the data).
+    /// width comes from the manifest, not from decoding the data). An
+    /// object that is not dense is the library's refusal
+    /// (`Status::Argument`), whatever shape it claims: nothing is allocated
+    /// for it.
     pub fn slice(&self, begin: &[u64], end: &[u64]) -> Result<Vec<u8>> {
-        let values = box_values(self.shape(), begin, end)?;
+        let values = self.dense_box_values(begin, end)?;
         let bytes = values
             .checked_mul(self.data_element_bytes())
             .ok_or_else(|| argument("box too large"))?;
@@ -478,7 +543,7 @@ impl<'r> Object<'r> {
 
     /// The converted values of a box: its elements, x2 for complex data.
     fn slice_values(&self, begin: &[u64], end: &[u64]) -> Result<usize> {
-        let values = box_values(self.shape(), begin, end)?;
+        let values = self.dense_box_values(begin, end)?;
         self.slice_fits(values)?;
         Ok(if self.data_is_complex() {
             values.checked_mul(2).ok_or_else(|| argument("box too large"))?
@@ -517,6 +582,15 @@ impl<'r> Object<'r> {
         } else {
             w
         }
+    }
+
+    /// The elements of the box [begin, end) ([`box_values`]); 0 for an
+    /// object that is not dense, which the slice call then refuses.
+    fn dense_box_values(&self, begin: &[u64], end: &[u64]) -> Result<usize> {
+        if !self.is_dense() {
+            return Ok(0);
+        }
+        box_values(self.shape(), begin, end)
     }
 
     /// Before a slice's buffer of a non-empty box is allocated: data whose
@@ -573,7 +647,8 @@ impl<'r> Object<'r> {
 /// A Vec of `n` values filled by a C call given the buffer, its capacity
 /// and where to say how many it wrote; that many long. The buffer is
 /// allocated fallibly (`Status::NoMemory`) and not zeroed first: the call
-/// writes the values it counts.
+/// writes the values it counts, and nothing of it is read before (the
+/// uninitialised capacity is only ever a raw pointer to the C call).
 fn filled<T: Element>(
     n: usize,
     call: impl FnOnce(*mut T, u64, *mut u64) -> sys::zt_status,
@@ -597,7 +672,11 @@ fn box_values(shape: &[u64], begin: &[u64], end: &[u64]) -> Result<usize> {
         return Err(argument("begin and end have different lengths"));
     }
     let within = begin.len() == shape.len()
-        && begin.iter().zip(end).zip(shape).all(|((b, e), s)| b <= e && e <= s);
+        && begin
+            .iter()
+            .zip(end)
+            .zip(shape)
+            .all(|((b, e), s)| b <= e && e <= s);
     if !within {
         return Ok(0);
     }
@@ -747,6 +826,11 @@ impl<'r> Component<'r> {
             )));
         }
         let bytes = self.bytes()?;
+        if bytes.is_empty() {
+            // The library's pointer for no bytes need not be aligned for T;
+            // an empty slice needs none.
+            return Ok(&[]);
+        }
         if !bytes.len().is_multiple_of(std::mem::size_of::<T>())
             || !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>())
         {
@@ -849,5 +933,20 @@ impl<'r> Component<'r> {
             .checked_mul(per_byte)
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| argument(format!("{decoded} decoded bytes do not fit in memory")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_timeout_is_the_librarys_default() {
+        // Duration::ZERO became 1 ms; the header's 0 is the default, 30 s.
+        assert_eq!(timeout_ms(Duration::ZERO), 0);
+        assert_eq!(timeout_ms(Duration::from_micros(1)), 1);
+        assert_eq!(timeout_ms(Duration::from_millis(2500)), 2500);
+        assert_eq!(timeout_ms(Duration::from_secs(u64::MAX)), u32::MAX);
+        assert_eq!(timeout_ms(HttpOptions::default().timeout), 30_000);
     }
 }

@@ -4,6 +4,8 @@ use std::ffi::CString;
 use std::os::raw::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use ztensor_sys as sys;
 
@@ -19,7 +21,8 @@ pub trait ByteSource: Send + Sync + 'static {
     /// Reads up to `buf.len()` bytes at `offset`; fewer is a short read
     /// (asked again from there), 0 means the data ended early. An error (or
     /// a panic, which is caught) fails the call that needed the bytes with
-    /// `Status::Io`.
+    /// `Status::Io`. `buf` is zeroed before the call (the library's buffer
+    /// may be fresh memory: it is never handed out uninitialised).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize>;
     /// What messages call the source (`zt_source.name`): a key, a path, a
     /// URL. The library shows an http:// or https:// URL without its user
@@ -37,6 +40,9 @@ pub trait ByteSource: Send + Sync + 'static {
 struct Held<S> {
     source: S,
     _name: CString,
+    // Set by `close` (the library is done with ctx): after a failed open it
+    // tells whether the library released `Held` or left it to the caller.
+    closed: Arc<AtomicBool>,
 }
 
 unsafe extern "C" fn read_at<S: ByteSource>(
@@ -47,8 +53,16 @@ unsafe extern "C" fn read_at<S: ByteSource>(
     done: *mut usize,
 ) -> sys::zt_status {
     let held = &*(ctx as *const Held<S>);
-    // SAFETY: the library hands a writable buffer of `length` bytes.
-    let out = std::slice::from_raw_parts_mut(buf as *mut u8, length);
+    let out: &mut [u8] = if length == 0 {
+        &mut []
+    } else {
+        // SAFETY: the library hands a writable buffer of `length` bytes,
+        // which may be uninitialised (fresh capacity of its own): zeroed
+        // here before a `&mut [u8]` over it exists, so safe code never sees
+        // uninitialised memory.
+        ptr::write_bytes(buf as *mut u8, 0, length);
+        std::slice::from_raw_parts_mut(buf as *mut u8, length)
+    };
     match catch_unwind(AssertUnwindSafe(|| held.source.read_at(offset, out))) {
         Ok(Ok(n)) => {
             *done = n;
@@ -71,7 +85,9 @@ unsafe extern "C" fn size_of<S: ByteSource>(ctx: *mut c_void, out: *mut u64) -> 
 
 unsafe extern "C" fn close<S: ByteSource>(ctx: *mut c_void) {
     // SAFETY: ctx is the Box made in open_source, released here once.
-    drop(Box::from_raw(ctx as *mut Held<S>));
+    let held = Box::from_raw(ctx as *mut Held<S>);
+    held.closed.store(true, Ordering::Release);
+    drop(held);
 }
 
 /// Options of [`Reader::open_source_with`] (the fields of `zt_open_options`
@@ -113,7 +129,12 @@ impl Reader {
             .map(|n| for_messages(&n))
             .unwrap_or_else(|_| c"source".into());
         let name_ptr: *const c_char = name.as_ptr();
-        let held = Box::into_raw(Box::new(Held { source, _name: name }));
+        let closed = Arc::new(AtomicBool::new(false));
+        let held = Box::into_raw(Box::new(Held {
+            source,
+            _name: name,
+            closed: closed.clone(),
+        }));
         let mut s: sys::zt_source = unsafe { std::mem::zeroed() };
         unsafe { sys::zt_source_init(&mut s) };
         s.flags = sys::ZT_SOURCE_CONCURRENT;
@@ -127,9 +148,18 @@ impl Reader {
         o.cache_bytes = options.cache_bytes;
         o.max_decoded_bytes = options.max_decoded_bytes;
         let mut raw = ptr::null_mut();
-        // From here the library owns `held`: close runs on every outcome.
+        // From here the library owns `held`: close runs on every outcome but
+        // a refusal of the struct itself (an unknown struct_size, from a
+        // library older than this header), which leaves `held` to us.
         let st = unsafe { sys::zt_open_source(&s, &o, &mut raw) };
-        opened(st, raw, None)
+        let failed_unclosed = st != sys::ZT_OK && !closed.load(Ordering::Acquire);
+        let reader = opened(st, raw, None); // reads the message first
+        if failed_unclosed {
+            // SAFETY: the open failed without calling close: the library
+            // keeps no pointer to `held`, released here once.
+            drop(unsafe { Box::from_raw(held) });
+        }
+        reader
     }
 
     /// Decodes several components into caller buffers on up to `threads`
@@ -245,23 +275,92 @@ impl Reader {
             .collect();
         let which: Vec<usize> = (0..roles.len()).filter(|&i| out[i].is_none()).collect();
         let (first, done) = run(&ptrs);
-        let first_error = check(first).err();
-        let mut first_seen = false;
-        for ((status, written), &i) in done.into_iter().zip(&which) {
-            out[i] = Some(if status == sys::ZT_OK as u32 {
-                Ok(written as usize)
-            } else if !first_seen {
+        item_results(check(first), done, &which, out)
+    }
+}
+
+/// One result per item of a batch call: `out` holds the items refused
+/// before the call (None for those submitted), `which` the item index of
+/// each submitted request, `done` each request's (status, written). The
+/// first failed request gets the call's error (the library's message);
+/// later ones their own status. A call that failed while no request says
+/// so (refused before attempting any: a NULL reader, an unknown
+/// struct_size) fails every submitted item with its error, never Ok.
+fn item_results(
+    call: Result<()>,
+    done: Vec<(u32, u64)>,
+    which: &[usize],
+    mut out: Vec<Option<Result<usize>>>,
+) -> Vec<Result<usize>> {
+    let first_error = call.err();
+    let none_failed = done.iter().all(|&(status, _)| status == sys::ZT_OK as u32);
+    let mut first_seen = false;
+    for ((status, written), &i) in done.into_iter().zip(which) {
+        out[i] = Some(match &first_error {
+            Some(e) if none_failed => Err(e.clone()),
+            _ if status == sys::ZT_OK as u32 => Ok(written as usize),
+            _ if !first_seen => {
                 first_seen = true;
                 Err(first_error
                     .clone()
-                    .unwrap_or_else(|| crate::error::argument("decode failed")))
-            } else {
-                Err(Error {
-                    status: Status::from_raw(status as i32),
-                    message: format!("item {i} failed (the library explains only the first failure)"),
-                })
-            });
+                    .unwrap_or_else(|| crate::error::argument(format!("item {i}: decode failed"))))
+            }
+            _ => Err(Error {
+                status: Status::from_raw(status as i32),
+                message: format!("item {i} failed (the library explains only the first failure)"),
+            }),
+        });
+    }
+    out.into_iter().map(|r| r.unwrap()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(status: Status) -> Error {
+        Error {
+            status,
+            message: "the call's message".into(),
         }
-        out.into_iter().map(|r| r.unwrap()).collect()
+    }
+
+    #[test]
+    fn a_call_refused_before_any_request_fails_every_item() {
+        // zt_decode_many / zt_decode_ranges refused the call (NULL reader,
+        // unknown struct_size) without writing a request's status: the
+        // requests still say ZT_OK (zt_decode_request_init), written 0.
+        let out = item_results(
+            Err(err(Status::Argument)),
+            vec![(sys::ZT_OK as u32, 0), (sys::ZT_OK as u32, 0)],
+            &[0, 2],
+            vec![None, Some(Err(err(Status::NotFound))), None],
+        );
+        assert_eq!(out.len(), 3);
+        for r in &out {
+            assert!(r.is_err(), "{r:?}");
+        }
+        assert_eq!(out[0].as_ref().unwrap_err().status, Status::Argument);
+        assert_eq!(out[1].as_ref().unwrap_err().status, Status::NotFound);
+        assert_eq!(out[2].as_ref().unwrap_err().status, Status::Argument);
+    }
+
+    #[test]
+    fn failed_requests_fail_alone() {
+        let out = item_results(
+            Err(err(Status::Invalid)),
+            vec![
+                (sys::ZT_OK as u32, 4),
+                (sys::ZT_ERR_INVALID as u32, 0),
+                (sys::ZT_ERR_ARGUMENT as u32, 0),
+            ],
+            &[0, 1, 2],
+            vec![None, None, None],
+        );
+        assert_eq!(out[0], Ok(4));
+        assert_eq!(out[1].as_ref().unwrap_err(), &err(Status::Invalid));
+        assert_eq!(out[2].as_ref().unwrap_err().status, Status::Argument);
+        let ok = item_results(Ok(()), vec![(sys::ZT_OK as u32, 7)], &[0], vec![None]);
+        assert_eq!(ok, vec![Ok(7)]);
     }
 }

@@ -67,8 +67,8 @@ impl<'r> DenseView<'r> {
     }
 }
 
-/// A sparse_csr object (`zt_csr_view`): row i holds values[indptr[i] ..
-/// indptr[i+1]) at columns indices[...].
+/// A sparse_csr object (`zt_csr_view`): row i holds `values[indptr[i] ..
+/// indptr[i+1])` at columns `indices[...]`.
 #[derive(Clone, Copy, Debug)]
 pub struct CsrView<'r> {
     pub zero_copy: bool,

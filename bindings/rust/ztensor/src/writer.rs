@@ -7,7 +7,7 @@ use std::ptr::{self, NonNull};
 use ztensor_sys as sys;
 
 use crate::element::Element;
-use crate::error::{argument, check, Result};
+use crate::error::{argument, check, Error, Result, Status};
 use crate::reader::{cstring, path_cstring};
 
 /// How a component is stored.
@@ -166,8 +166,9 @@ impl Writer {
     }
 
     /// Begins an object of any format; add its components to the returned
-    /// ObjectWriter, then call its `end()`. Dropped without `end()`, the
-    /// object is cancelled.
+    /// ObjectWriter, then call its `end()`. Dropped without `end()`, or
+    /// when `end()` fails, the object is cancelled: the writer stays usable
+    /// for the next object.
     pub fn begin_object(&mut self, name: &str, format: &str, shape: &[u64]) -> Result<ObjectWriter<'_>> {
         let (name, format) = (cstring("name", name)?, cstring("format", format)?);
         check(unsafe {
@@ -182,6 +183,7 @@ impl Writer {
         Ok(ObjectWriter {
             writer: self,
             open: true,
+            abandoned: None,
         })
     }
 
@@ -212,17 +214,26 @@ impl Writer {
     pub fn abort(self) {}
 }
 
-/// An object being written (from [`Writer::begin_object`]).
+/// An object being written (from [`Writer::begin_object`]). Dropped
+/// without a successful [`ObjectWriter::end`], its object is cancelled
+/// (`zt_writer_cancel_object`: its bytes are cut off the file).
 pub struct ObjectWriter<'w> {
     writer: &'w mut Writer,
+    // The object is begun and not yet kept: cancelled on drop.
     open: bool,
+    // The role of a ComponentWriter dropped without end(): the object can
+    // then only be cancelled.
+    abandoned: Option<String>,
 }
 
 impl Drop for ObjectWriter<'_> {
     fn drop(&mut self) {
         if self.open {
             if let Ok(w) = self.writer.raw() {
-                // SAFETY: an object is open on this writer.
+                // SAFETY: a live writer. With its object open (a component
+                // too, perhaps) this drops it; where the library already
+                // dropped it (a refused end) or the writer failed, it is a
+                // harmless ZT_ERR_STATE.
                 unsafe { sys::zt_writer_cancel_object(w) };
             }
         }
@@ -255,7 +266,9 @@ impl ObjectWriter<'_> {
     }
 
     /// A component written in pieces (`std::io::Write`), `decoded_size`
-    /// bytes in all; call its `end()`.
+    /// bytes in all; call its `end()`. A ComponentWriter dropped without
+    /// `end()` abandons the object: this ObjectWriter's `end()` then fails
+    /// (`Status::State`) and cancels the object.
     pub fn begin_component(
         &mut self,
         role: &str,
@@ -278,7 +291,9 @@ impl ObjectWriter<'_> {
         })?;
         Ok(ComponentWriter {
             writer: self.writer.raw()?,
-            _marker: std::marker::PhantomData,
+            role: role.to_string_lossy().into_owned(),
+            abandoned: &mut self.abandoned,
+            ended: false,
         })
     }
 
@@ -299,26 +314,58 @@ impl ObjectWriter<'_> {
         })
     }
 
-    /// Checks the object against its format's rules and keeps it.
+    /// Checks the object against its format's rules and keeps it. On any
+    /// failure (a broken rule, a component still open because its
+    /// ComponentWriter was dropped without `end()`) the object is dropped,
+    /// and the writer stays usable for other objects and `finish()`
+    /// (unless the file itself failed, `Status::Io` or `Status::NoMemory`).
     pub fn end(mut self) -> Result<()> {
-        self.open = false;
-        check(unsafe { sys::zt_writer_end_object(self.writer.raw()?) })
+        let w = self.writer.raw()?;
+        if let Some(role) = self.abandoned.take() {
+            // Drop cancels the object, open component and all.
+            return Err(Error {
+                status: Status::State,
+                message: format!("component \"{role}\" was dropped without end(): the object is cancelled"),
+            });
+        }
+        // SAFETY: an object is open on this live writer.
+        let ended = check(unsafe { sys::zt_writer_end_object(w) });
+        // Kept: nothing to cancel. Refused: the library dropped the object
+        // (a broken rule) or left it open (ZT_ERR_STATE); Drop cancels it
+        // (a no-op in the first case).
+        self.open = ended.is_err();
+        ended
     }
 
     /// Drops the object.
     pub fn cancel(self) {}
 }
 
-/// A component being written in pieces; `end()` checks its size.
+/// A component being written in pieces; `end()` checks its size (a
+/// refused end drops the component, its object stays open). Dropped
+/// without `end()`, it abandons its object: the ObjectWriter's `end()`
+/// fails with `Status::State` and cancels the object (nothing half-written
+/// is kept), and the writer stays usable.
 pub struct ComponentWriter<'o> {
     writer: *mut sys::zt_writer,
-    // Borrows the ObjectWriter mutably: nothing else writes meanwhile.
-    #[allow(dead_code)]
-    _marker: std::marker::PhantomData<&'o mut ()>,
+    role: String,
+    // The ObjectWriter's, borrowed mutably (nothing else writes meanwhile):
+    // set to the role when dropped without end().
+    abandoned: &'o mut Option<String>,
+    ended: bool,
+}
+
+impl Drop for ComponentWriter<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            *self.abandoned = Some(std::mem::take(&mut self.role));
+        }
+    }
 }
 
 impl ComponentWriter<'_> {
-    pub fn end(self) -> Result<()> {
+    pub fn end(mut self) -> Result<()> {
+        self.ended = true;
         check(unsafe { sys::zt_writer_end_component(self.writer) })
     }
 }
