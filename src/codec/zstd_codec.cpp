@@ -29,11 +29,36 @@ ZSTD_DCtx* thread_dctx() {
 
 using ull = unsigned long long;
 
+// Streaming decoders refuse a frame whose window is over 2^27 bytes unless
+// told otherwise ("Frame requires too much memory"), where the one-shot
+// decoder takes any: the same bytes read whole and read as a stream gave
+// different answers (zstd --long=28 and above, for a tensor over 128 MiB).
+// The window a frame may ask for is bounded by what it may decode (the
+// known size, or the caller's cap: what the data is entitled to), so
+// memory stays bounded as every decode's is.
+void allow_window_for(ZSTD_DCtx* d, uint64_t most_decoded) {
+  constexpr int kDefaultLog = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT (not in the stable API)
+  const int most_log = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound;
+  int log = kDefaultLog;
+  while (log < most_log && (uint64_t{1} << log) < most_decoded) ++log;
+  ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, log);
+}
+
+// The next piece of a buffer grown to hold a decode of at most `limit`
+// bytes: doubling (from one stream block), never past limit + 1, the byte
+// that tells a decode over the limit.
+size_t growth_step(size_t held, uint64_t limit) {
+  const size_t step = std::max<size_t>(ZSTD_DStreamOutSize(), held);
+  const uint64_t room = limit - std::min<uint64_t>(limit, held);
+  return room >= step ? step : static_cast<size_t>(room + 1);
+}
+
 // Streams one frame whose header gives no content size into dst; the frame
 // must end exactly where the input does and fit in dst.
 Result<uint64_t> stream_frame(ZSTD_DCtx* d, std::span<const uint8_t> frame, std::span<uint8_t> dst,
                               const std::string& where) {
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  allow_window_for(d, dst.size());
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
   ZSTD_outBuffer out{dst.data(), dst.size(), 0};
   size_t ret = 1;
@@ -199,7 +224,9 @@ struct ZstdWindows::Decoder {
 };
 
 ZstdWindows::ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where)
-    : d_(std::make_unique<Decoder>()), src_(src), limit_(limit), where_(std::move(where)) {}
+    : d_(std::make_unique<Decoder>()), src_(src), limit_(limit), where_(std::move(where)) {
+  if (d_->ctx) allow_window_for(d_->ctx.get(), limit_);
+}
 
 ZstdWindows::~ZstdWindows() = default;
 
@@ -261,11 +288,14 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   ZSTD_DCtx* d = thread_dctx();
   ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  allow_window_for(d, limit);
+  // Grown as it decodes, never past limit + 1 bytes: a decode over the limit
+  // is refused having held the limit, not twice it.
   std::vector<uint8_t> out;
   ZSTD_inBuffer in{src.data(), src.size(), 0};
   size_t ret = 0;
   while (in.pos < in.size) {
-    const size_t step = std::max<size_t>(ZSTD_DStreamOutSize(), out.size());
+    const size_t step = growth_step(out.size(), limit);
     const size_t at = out.size();
     out.resize(at + step);
     ZSTD_outBuffer o{out.data() + at, step, 0};
@@ -281,8 +311,9 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   // Flush what the decoder still holds.
   while (ret != 0) {
     const size_t at = out.size();
-    out.resize(at + ZSTD_DStreamOutSize());
-    ZSTD_outBuffer o{out.data() + at, ZSTD_DStreamOutSize(), 0};
+    const size_t step = std::min<size_t>(ZSTD_DStreamOutSize(), growth_step(at, limit));
+    out.resize(at + step);
+    ZSTD_outBuffer o{out.data() + at, step, 0};
     ret = ZSTD_decompressStream(d, &o, &in);
     out.resize(at + o.pos);
     ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),

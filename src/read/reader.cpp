@@ -395,15 +395,18 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
     auto r = fill_slot(o, c, s);
-    if (!r && r.error().status == Status::io) {
-      // A failed read (a dropped connection, a server's 5xx) says nothing
-      // about the file: the next call tries again.
+    if (!r) {
+      // A failed decode holds no memory (a corrupt last frame of 512 MiB
+      // kept its buffer until the reader closed).
       s.data.reset();
       s.vec = {};
       s.size = 0;
-      return std::move(r).error();
+      // A failed read (a dropped connection, a server's 5xx) or a lack of
+      // memory says nothing about the file: the next call tries again.
+      if (r.error().status == Status::io || r.error().status == Status::nomem)
+        return std::move(r).error();
+      s.error = std::move(r).error();
     }
-    if (!r) s.error = std::move(r).error();
     s.done = true;
   }
   if (s.error.status != Status::ok) return s.error;

@@ -1,12 +1,9 @@
 #include "source/http_source.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -49,117 +46,6 @@ struct SlistDeleter {
   void operator()(curl_slist* s) const { curl_slist_free_all(s); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
-struct UrlDeleter {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
-};
-using Url = std::unique_ptr<CURLU, UrlDeleter>;
-
-// `text` as libcurl's own URL parser reads it (the parser requests are
-// made with), any scheme allowed; nullptr where it does not parse.
-Url parsed_url(const std::string& text) {
-  Url u(curl_url());
-  if (u &&
-      curl_url_set(u.get(), CURLUPART_URL, text.c_str(), CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK)
-    u.reset();
-  return u;
-}
-
-// The whole URL `u` holds now; "" if libcurl cannot give it.
-std::string whole_url(const Url& u) {
-  char* s = nullptr;
-  if (curl_url_get(u.get(), CURLUPART_URL, &s, 0) != CURLUE_OK) return {};
-  std::string out(s);
-  curl_free(s);
-  return out;
-}
-
-// A URL's origin (scheme, host, port: default ports filled in) as
-// "scheme://host:port", lower case; nullopt for one that does not parse
-// or is not http or https.
-std::optional<std::string> http_origin(const std::string& url) {
-  const Url u = parsed_url(url);
-  if (!u) return std::nullopt;
-  std::string out;
-  for (const CURLUPart part : {CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT}) {
-    char* v = nullptr;
-    if (curl_url_get(u.get(), part, &v, CURLU_DEFAULT_PORT) != CURLUE_OK) return std::nullopt;
-    std::string piece(v);
-    curl_free(v);
-    for (char& c : piece) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (part == CURLUPART_SCHEME && piece != "http" && piece != "https") return std::nullopt;
-    out += piece;
-    out += part == CURLUPART_SCHEME ? "://" : part == CURLUPART_HOST ? ":" : "";
-  }
-  return out;
-}
-
-}  // namespace
-
-std::optional<std::string> redirect_refused(const std::string& from, const std::string& to) {
-  const auto origin = http_origin(to);
-  if (!origin) return "to a URL that is not http or https";
-  const auto home = http_origin(from);
-  if (home && home->starts_with("https://") && origin->starts_with("http://"))
-    return "from https to plain http, refused";
-  return std::nullopt;
-}
-
-bool is_http_url(std::string_view path) {
-  return iequals_prefix(path, "http://") || iequals_prefix(path, "https://");
-}
-
-std::string url_for_messages(std::string_view url) {
-  // Taken apart by libcurl rather than by searching for '@' and '/': a
-  // password may hold '/', '@', '?' or '#' unencoded, and "http:///u:p@h"
-  // is a URL libcurl fetches.
-  const std::string text(url);
-  if (const Url u = parsed_url(text)) {
-    for (const CURLUPart part : {CURLUPART_USER, CURLUPART_PASSWORD, CURLUPART_OPTIONS,
-                                 CURLUPART_QUERY, CURLUPART_FRAGMENT})
-      curl_url_set(u.get(), part, nullptr, 0);
-    if (std::string shown = whole_url(u); !shown.empty()) return shown;
-  }
-  const size_t scheme = text.find("://");
-  if (scheme == std::string::npos && !is_http_url(text)) return text;  // a path, not a URL
-  // Which part is a secret cannot be told: none of it is shown.
-  return text.substr(0, scheme == std::string::npos ? 0 : scheme + 3) +
-         "(a URL that does not parse)";
-}
-
-std::string percent_encoded_segment(std::string_view name) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(name.size());
-  for (const char ch : name) {
-    const auto c = static_cast<unsigned char>(ch);
-    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-std::string percent_decoded_segment(std::string_view segment) {
-  int n = 0;
-  char* d = curl_easy_unescape(nullptr, segment.data(), static_cast<int>(segment.size()), &n);
-  if (!d) return std::string(segment);
-  std::string out(d, static_cast<size_t>(n));
-  curl_free(d);
-  return out;
-}
-
-std::string location_for_messages(std::string_view path_or_url) {
-  return is_http_url(path_or_url) ? url_for_messages(path_or_url) : std::string(path_or_url);
-}
-
-namespace {
-
 // libcurl's callbacks: the response's headers and body go to http_response.h.
 size_t on_header(char* data, size_t size, size_t n, void* user) {
   take_header_line(*static_cast<Exchange*>(user), std::string_view(data, size * n));
@@ -272,11 +158,11 @@ class HttpSource final : public RangeSource {
   // Resolved as a relative reference by libcurl (RFC 3986 §5): beside the
   // file in its path, also where the URL has no path ("http://host").
   Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const override {
-    const Url u = parsed_url(url_);
     const std::string relative = percent_encoded_segment(file_name);
-    ZT_FAIL_IF(!u || curl_url_set(u.get(), CURLUPART_URL, relative.c_str(), 0) != CURLUE_OK, io,
-               "%s: the URL of \"%s\" beside it cannot be made", name_.c_str(), relative.c_str());
-    return open_http(whole_url(u), opt_, window);
+    const std::string beside = resolved_reference(url_, relative);
+    ZT_FAIL_IF(beside.empty(), io, "%s: the URL of \"%s\" beside it cannot be made", name_.c_str(),
+               relative.c_str());
+    return open_http(beside, opt_, window);
   }
 
   // The open: the bytes of `window` (at least one), with the size and the
@@ -442,10 +328,7 @@ class HttpSource final : public RangeSource {
          ex.status == 308)) {
       // The Location resolved against `url` (RFC 3986 §5), by libcurl's
       // parser; its body was not read (on_body declines a redirect's).
-      const Url u = parsed_url(url);
-      if (u && curl_url_set(u.get(), CURLUPART_URL, ex.location.c_str(),
-                            CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK)
-        redirect = whole_url(u);
+      redirect = resolved_reference(url, ex.location);
       ZT_FAIL_IF(redirect.empty(), io,
                  "%s: redirected (HTTP %ld) to a Location that does not parse", name_.c_str(),
                  ex.status);
@@ -550,27 +433,6 @@ class HttpSource final : public RangeSource {
 };
 
 }  // namespace
-
-bool may_send_environment_token(const std::string& url) {
-  CURLU* u = curl_url();
-  if (!u) return false;
-  bool ok = false;
-  char* scheme = nullptr;
-  char* host = nullptr;
-  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
-      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-      curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-    const std::string_view s(scheme), h(host);
-    in_addr v4{};
-    const bool loopback = h == "localhost" || h == "[::1]" ||
-                          (inet_pton(AF_INET, host, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127);
-    ok = s == "https" || (s == "http" && loopback);
-  }
-  curl_free(scheme);
-  curl_free(host);
-  curl_url_cleanup(u);
-  return ok;
-}
 
 Result<RangeOpened> open_http(const std::string& url, const HttpOptions& opt, OpenWindow window) {
   ZT_FAIL_IF(!is_http_url(url), argument, "%s: not an http:// or https:// URL",

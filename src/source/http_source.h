@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "source/http_url.h"
 #include "source/range_source.h"
 
 namespace zt {
@@ -31,35 +32,6 @@ struct HttpOptions {
   uint32_t retries = 3;              // after a 5xx or a connection failure
   uint32_t connections = 4;          // requests in flight at once
 };
-
-// Whether `path` is an http:// or https:// URL (what zt_open_url and the
-// CLI read over HTTP).
-bool is_http_url(std::string_view path);
-
-// The URL without user info, query and fragment: what messages show.
-std::string url_for_messages(std::string_view url);
-// `name` as one URL path segment: every byte but RFC 3986's unreserved
-// characters (letters, digits, - . _ ~) percent-encoded ("a/b" -> "a%2Fb").
-std::string percent_encoded_segment(std::string_view name);
-// A URL path segment with its %XX escapes decoded (by libcurl): the file
-// name a server knows it by ("my%20model.zt" is "my model.zt").
-std::string percent_decoded_segment(std::string_view segment);
-
-// What anything that names an input shows of it (the library's messages,
-// the CLI, every binding through zt_url_for_messages): an http(s) URL as
-// url_for_messages gives it, any other text (a local path) as it is.
-std::string location_for_messages(std::string_view path_or_url);
-
-// Why a redirect from `from` (the URL opened) to `to` is not followed, or
-// nullopt when it is: `to` is not http or https, or it leads from https
-// down to plain http (where anyone on the way may change the bytes).
-std::optional<std::string> redirect_refused(const std::string& from, const std::string& to);
-
-// Whether the token in ZT_HTTP_BEARER_TOKEN may be sent to `url`: over
-// https, or over plain http only to this machine (localhost, 127.0.0.0/8,
-// ::1). A token sent in clear text to another host is a token given away;
-// headers the caller passes are sent as asked.
-bool may_send_environment_token(const std::string& url);
 
 // Opens `url`, fetching the bytes of `window` (fewer for a smaller file).
 // The environment variable ZT_HTTP_BEARER_TOKEN adds "Authorization:

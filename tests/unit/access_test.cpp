@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <latch>
 #include <string>
 #include <thread>
@@ -372,6 +374,92 @@ TEST(Access, UnsizedZstdIn11IsBoundedByTheCap) {
   uint64_t n = 0;
   EXPECT_TRUE(FailsWith(zt_component_map(o.get(), 0, "blob", &p, &n), ZT_ERR_LIMIT,
                         {"limit of 100000 bytes"}));
+}
+
+// A frame whose window is over 128 MiB (zstd --long=28 and above, on a
+// tensor over 128 MiB) decodes on every path: the streaming ones (ranges,
+// verify) refused it where the whole reads took it.
+TEST(Access, ZstdWindowsOver128MiBDecodeOnEveryPath) {
+  const size_t n = (size_t{129} << 20) + 4096;
+  Bytes data(n, 0);
+  for (size_t i = 0; i < n; i += 4093) data[i] = static_cast<uint8_t>(i >> 12);
+  Bytes stored(ZSTD_compressBound(n));
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ASSERT_NE(c, nullptr);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 28);
+  const size_t got = ZSTD_compress2(c, stored.data(), stored.size(), data.data(), n);
+  ZSTD_freeCCtx(c);
+  ASSERT_FALSE(ZSTD_isError(got));
+  stored.resize(got);
+  FileBuilder b;
+  Json data_component = b.raw("u8", stored);
+  data_component["encoding"] = "zstd";
+  data_component["uncompressed_length"] = n;
+  b.object("z", "dense", {n}, Json{{"data", data_component}});
+  const Bytes file = b.build();  // zt_open_memory's bytes live as long as the reader
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  uint8_t part[16] = {};
+  zt_decode_range r;
+  zt_decode_range_init(&r);
+  r.object = 0;
+  r.role = "data";
+  r.offset = n - 4096 - 16;
+  r.dst = part;
+  r.length = sizeof part;
+  EXPECT_EQ(zt_decode_ranges(o.get(), &r, 1, 1, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_TRUE(std::equal(part, part + 16, data.begin() + static_cast<ptrdiff_t>(r.offset)));
+  uint64_t checked = 0, unchecked = 0;
+  EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+  const Mapped m = map_component(o.get(), "z", "data");
+  ASSERT_EQ(m.status, ZT_OK) << zt_last_error();
+  EXPECT_TRUE(m.bytes == data);
+}
+
+namespace {
+size_t resident_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long size = 0, resident = 0;
+  if (f) {
+    if (std::fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+}  // namespace
+
+// A decode that fails keeps its error, not its buffer: 64 MiB decoded
+// before a corrupt last frame (its checksum) stayed allocated until close.
+TEST(Access, AFailedDecodeHoldsNoMemory) {
+  const size_t n = size_t{64} << 20;
+  const Bytes zeros(n, 0);
+  Bytes stored = zstd_compress(zeros);
+  Bytes tail(ZSTD_compressBound(16));
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ASSERT_NE(c, nullptr);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  const Bytes sixteen = pattern(16, 9);
+  const size_t got = ZSTD_compress2(c, tail.data(), tail.size(), sixteen.data(), sixteen.size());
+  ZSTD_freeCCtx(c);
+  ASSERT_FALSE(ZSTD_isError(got));
+  tail.resize(got);
+  tail.back() ^= 0xff;  // the checksum: the frame parses, its decode fails
+  stored.insert(stored.end(), tail.begin(), tail.end());
+  FileBuilder b;
+  Json data_component = b.raw("u8", stored);
+  data_component["encoding"] = "zstd";
+  data_component["uncompressed_length"] = n + 16;
+  b.object("z", "dense", {n + 16}, Json{{"data", data_component}});
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const size_t before = resident_bytes();
+  for (int i = 0; i < 2; ++i) {  // the second answer is the cached error
+    const Mapped m = map_component(o.get(), "z", "data");
+    EXPECT_EQ(m.status, ZT_ERR_INVALID);
+  }
+  EXPECT_LT(resident_bytes(), before + (size_t{16} << 20)) << "the failed decode's buffer is held";
 }
 
 TEST(Access, ReadNeedsEnoughCapacityAndWritesNothingOtherwise) {
