@@ -745,9 +745,13 @@ typedef void (*zt_decode_done_fn)(void* ctx, size_t index, zt_status status);
    part of is decoded whole into a scratch buffer of one frame), found from
    the seek table or index, or a 1.x stream's frame headers up to the
    range's end; not mapped (copy mode, a remote file), only those frames
-   are fetched. A range checks what it reads, as zt_dense_rows does: a
-   stream damaged only in frames the range does not reach gives its bytes,
-   in every mode (a whole read and zt_verify refuse it). A component that
+   are fetched. A range checks the decoding of what it reads (frames,
+   their sizes and checksums): a stream damaged only in frames the range
+   does not reach gives its bytes, in every mode (a whole read and
+   zt_verify refuse it). It hands out bytes as zt_component_read does: bool
+   bytes other than 0 or 1 and an f4_e2m1 part's padding nibble are not
+   checked (zt_dense_rows and the converting calls check them), and no
+   digest is (a part of a component cannot be: zt_verify checks digests). A component that
    is one zstd frame, frames that do not record their sizes, or big-endian
    data is decoded as a stream to its end (checked whole), in memory of one
    window. A range not within the decoded bytes fails ZT_ERR_ARGUMENT. `done` (may be NULL) is
@@ -822,11 +826,10 @@ ZT_API unsigned zt_cpu_count(void);
  * "sparsecsr", ...; "sparse" when the file says "sparse_csr"/"sparse_coo",
  * whose 1.x components it lacks), every key other than name, offset,
  * size, shape, encoding and checksum in the attributes, and their blob as
- * one u8 component "data": zt_component_map returns its bytes (decoded
- * when the entry says "zstd") uninterpreted, and zt_verify checks them
- * against the entry's checksum. An encoding that names the layout
- * ("sparse") is an unknown encoding: mapping that blob, and zt_verify,
- * give ZT_ERR_UNSUPPORTED.
+ * one u8 component "data", listed but never handed out: no spec says what
+ * its bytes are, so every call that reads them (zt_component_map, reads,
+ * views, zt_verify) gives ZT_ERR_UNSUPPORTED naming the 0.1.0 sparse
+ * layout.
  *
  * Calling a view of one format on an object of another (zt_csr_view on a
  * dense object, zt_object_read_f32 on a sparse one) gives ZT_ERR_ARGUMENT.
