@@ -518,7 +518,10 @@ typedef struct zt_writer zt_writer;
    A symbolic link at path is followed (the file it names is replaced, the
    link stays); a directory, device, FIFO or socket at path, or a link
    that leads nowhere, fails ZT_ERR_IO before anything is written. A file
-   replaced keeps its mode, and its owner and group where permitted. */
+   replaced keeps its mode, and its owner and group where permitted. A v2
+   model of shard files replaced by a file written here loses them: the
+   shard files its root names by the positional convention
+   (<stem>-<name>.zt beside it) are removed once the new file is in place. */
 ZT_API zt_status zt_writer_open(const char* path, zt_writer** out);
 
 typedef enum zt_digest_algo {
@@ -563,12 +566,15 @@ typedef struct zt_writer_options {
                                beside the target as <stem>-<name>.zt (root <stem>.zt; the
                                positional convention zt_open resolves), each at most shard_bytes long
                                unless one part is larger (it gets a shard of its own; zstd parts
-                               count by their decoded size). The target becomes the root: the
+                               count by their decoded size, so incompressible ones may take a
+                               shard past it by their framing). The target becomes the root: the
                                manifest with a shard table of sizes and sha256 digests. Shards
                                are published before the root, whose rename switches models; an
                                older model's shards are removed only after, and a failed write
                                leaves that model whole. At least two alignments; not
-                               with canonical (ZT_ERR_ARGUMENT). */
+                               with canonical, nor through a symbolic link at the target
+                               (shards are found beside the name a model is opened by)
+                               (ZT_ERR_ARGUMENT). */
 } zt_writer_options;
 
 /* Fills *opt with the defaults. */

@@ -1,5 +1,6 @@
 // Opening a writer: its options checked, the target created (or, to
 // append, the existing v2 file taken over as the new file's start).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "container/container.h"
 #include "manifest/object_format.h"
 #include "read/reader.h"
+#include "source/http_url.h"
 #include "write/writer_impl.h"
 
 namespace zt {
@@ -64,8 +66,16 @@ Result<void> check_options(const WriterOptions& opt) {
 Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
   ZT_FAIL_IF(path.empty(), argument, "the target path is empty");
   ZT_TRY(check_options(opt));
-  // A link at the target is followed once, here: a sharded model's shards
-  // go beside the file its root replaces.
+  // A sharded model's shards are found beside the name it is opened by,
+  // and would be written beside the file a link leads to: a model written
+  // through a link could not be read through it.
+  struct stat link {};
+  ZT_FAIL_IF(opt.shard_bytes && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode),
+             argument,
+             "%s: a symbolic link; a model split into shards (shard_bytes) is written at the "
+             "file's own path, beside which its shards are found",
+             location_for_messages(path).c_str());
+  // A link at the target is followed once, here.
   auto target = output_target(path);
   ZT_TRY(target);
   std::unique_ptr<Writer> w(new Writer());

@@ -410,6 +410,25 @@ TEST_F(Shards, ALinkAtAShardsFirstNameIsNotFollowed) {
   EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
 }
 
+// A split model written through a link put its shards beside the file the
+// link leads to, where a reader of the link does not look: refused.
+TEST_F(Shards, ASplitModelIsNotWrittenThroughALink) {
+  fs::create_directories(dir_ / "store");
+  write_split_model((dir_ / "store" / "real.zt").string(), 0);
+  fs::create_symlink(dir_ / "store" / "real.zt", dir_ / "model.zt");
+  const zt_writer_options o = sharded_options(3 * 65536);
+  zt_writer* w = nullptr;
+  EXPECT_TRUE(FailsWith(zt_writer_open_ex(path("model.zt").c_str(), &o, &w), ZT_ERR_ARGUMENT,
+                        {"model.zt: a symbolic link", "shard_bytes"}));
+  EXPECT_EQ(w, nullptr);
+  // One file through the link is written as before: the link stays.
+  write_split_model(path("model.zt"), 0);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "model.zt"));
+  const ReaderPtr r = open("model.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
 // One file written over a sharded model: the old root goes in the rename,
 // its shards after it; nothing unreferenced is left in the folder.
 TEST_F(Shards, OneFileWrittenOverAShardedModelTakesItsShards) {
