@@ -2,6 +2,7 @@
 // as an aligned blob and its 40-byte footer), then publication: one file
 // renamed over the target, or a sharded model under fresh shard names whose
 // root's rename switches models (old shards removed after it).
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -67,27 +68,39 @@ namespace {
 
 // The shard names of the sharded v2 root at `path`, if one is there (else
 // none: a missing, foreign or unreadable file names no shards).
-std::vector<std::string> shards_named_at(const std::string& path) {
-  std::vector<std::string> names;
+std::vector<Shard> shards_named_at(const std::string& path) {
   OpenOptions o;
   o.mode = Source::Mode::copy;
-  if (auto r = Reader::open_file(path, o); r)
-    for (const Shard& s : (*r)->manifest().shards) names.push_back(s.name);
-  return names;
+  if (auto r = Reader::open_file(path, o); r) return (*r)->manifest().shards;
+  return {};
+}
+
+// Whether the old root's shard file for `now` is already in place, as its
+// table names it: same name, size and digest, a file of that size there.
+// It then stays as it is rather than be renamed over: a reader of the old
+// model in copy mode keeps its shard, a link stays a link, mode and owner
+// stay the file's.
+bool already_in_place(const std::string& path, const std::vector<Shard>& old, const Shard& now) {
+  const bool named = std::any_of(old.begin(), old.end(), [&](const Shard& s) {
+    return s.name == now.name && s.size == now.size && s.digest == now.digest;
+  });
+  struct stat st {};
+  return named && ::stat(shard_file_path(path, now.name).c_str(), &st) == 0 &&
+         S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == now.size;
 }
 
 void remove_files(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) ::unlink(p.c_str());
 }
 
-// The shard files of the old root at `path` (named `old_names`) that the
+// The shard files of the old root at `path` (its table `old`) that the
 // model just published there does not name: nothing reads them any more.
-void remove_stale_shards(const std::string& path, const std::vector<std::string>& old_names,
+void remove_stale_shards(const std::string& path, const std::vector<Shard>& old,
                          const std::vector<Shard>& now) {
   std::vector<std::string> stale;
-  for (const std::string& n : old_names)
-    if (std::none_of(now.begin(), now.end(), [&](const Shard& s) { return s.name == n; }))
-      stale.push_back(shard_file_path(path, n));
+  for (const Shard& o : old)
+    if (std::none_of(now.begin(), now.end(), [&](const Shard& s) { return s.name == o.name; }))
+      stale.push_back(shard_file_path(path, o.name));
   remove_files(stale);
 }
 
@@ -97,7 +110,7 @@ void remove_stale_shards(const std::string& path, const std::vector<std::string>
 // root in that rename, and its shards after it (as finish_sharded removes
 // the old model's): none is left behind, unreferenced.
 Result<void> Writer::Impl::finish_whole() {
-  const std::vector<std::string> old_names = shards_named_at(path);
+  const std::vector<Shard> old_names = shards_named_at(path);
   ZT_TRY(write_manifest());
   ZT_TRY(publish());
   remove_stale_shards(path, old_names, shards);
@@ -134,9 +147,9 @@ Result<void> Writer::Impl::finish_sharded() {
     std::snprintf(name, sizeof name, "%05zu-%.12s", k + 1, hex.c_str());
     table.push_back(Shard{name, shard_sizes[k], "sha256:" + hex});
   }
-  const std::vector<std::string> old_names = shards_named_at(path);
+  const std::vector<Shard> old = shards_named_at(path);
   const auto is_old = [&](const std::string& n) {
-    return std::find(old_names.begin(), old_names.end(), n) != old_names.end();
+    return std::any_of(old.begin(), old.end(), [&](const Shard& s) { return s.name == n; });
   };
   // New shard files, removed again unless the root is published: on a
   // failure returned and on an exception (bad_alloc) alike, so that no
@@ -155,6 +168,10 @@ Result<void> Writer::Impl::finish_sharded() {
   };
   for (size_t k = 0; k < earlier_shards.size(); ++k) {
     const std::string target = shard_file_path(path, table[k].name);
+    if (already_in_place(path, old, table[k])) {
+      earlier_shards[k].discard();
+      continue;
+    }
     earlier_shards[k].retarget(target);
     // New names: each takes the mode of the model it replaces (its root),
     // not the default (a 0600 model's shards were published 0644).
@@ -174,7 +191,7 @@ Result<void> Writer::Impl::finish_sharded() {
   if (root) root = publish();
   if (!root) return fail(std::move(root).error());
   cleanup.kept = true;
-  remove_stale_shards(path, old_names, shards);
+  remove_stale_shards(path, old, shards);
   return {};
 }
 

@@ -4,6 +4,7 @@
 // size at open of the shard, whole-file digest in zt_verify).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -407,6 +408,34 @@ TEST_F(Shards, ALinkAtAShardsFirstNameIsNotFollowed) {
   const ReaderPtr r = open("model.zt");
   ASSERT_TRUE(r);
   EXPECT_EQ(shard_names(r.get()).size(), 5u);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
+}
+
+// The same model written again: its shard files, the same bytes under the
+// same names, stay the files they are (a reader of the old model in copy
+// mode reopens them by inode; a link stays a link, a mode stays).
+TEST_F(Shards, ARewriteLeavesItsUnchangedShardFilesInPlace) {
+  write_split_model(path("model.zt"), 3 * 65536);
+  std::vector<std::pair<std::string, ino_t>> before;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    if (name == "model.zt") continue;
+    struct stat st {};
+    ASSERT_EQ(::stat(e.path().c_str(), &st), 0);
+    before.emplace_back(name, st.st_ino);
+  }
+  ASSERT_EQ(before.size(), 5u);
+  fs::permissions(dir_ / before[0].first, fs::perms::owner_read | fs::perms::owner_write);
+  write_split_model(path("model.zt"), 3 * 65536);
+  for (const auto& [name, ino] : before) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ / name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_ino, ino) << name << " was replaced";
+  }
+  EXPECT_EQ(fs::status(dir_ / before[0].first).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  const ReaderPtr r = open("model.zt");
+  ASSERT_TRUE(r);
   EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
 }
 
