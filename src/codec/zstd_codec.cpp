@@ -1,6 +1,7 @@
 #include "codec/zstd_codec.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <memory>
@@ -210,7 +211,11 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::v
   const size_t n = ZSTD_compress2(cctx.get(), out.data() + at, bound, src.data(), src.size());
   if (ZSTD_isError(n)) {
     out.resize(at);
-    return make_error(Status::invalid, "zstd compression failed: %s", ZSTD_getErrorName(n));
+    // zstd's own allocation failing is a lack of memory, not a refusal of
+    // the caller's bytes (ZT_ERR_INVALID drops the component and goes on).
+    return make_error(ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? Status::nomem
+                                                                           : Status::invalid,
+                      "zstd compression failed: %s", ZSTD_getErrorName(n));
   }
   out.resize(at + n);
   return {};
