@@ -700,7 +700,9 @@ typedef struct zt_decode_request {
 ZT_API void zt_decode_request_init(zt_decode_request* req);
 
 /* Decodes many components into caller buffers on up to `threads` threads
-   (0 = all cores), each as zt_component_read would (same rules, same
+   (0 = all cores; a component decoded whole inside the call, byte planes
+   or a multi-frame stream, shares its frames out no wider than `threads`
+   either), each as zt_component_read would (same rules, same
    statuses, no cache). The work is shared out by zstd frame and by slices of
    raw data, so a whole file, a list of names, or one large multi-frame
    component all use every thread; where a zstd stream's frames lie is found

@@ -230,4 +230,20 @@ unsigned core_count() {
   return n;
 }
 
+namespace {
+thread_local unsigned t_budget = 0;  // 0: none set
+}  // namespace
+
+unsigned threads_for_all_cores() {
+  return t_budget ? t_budget : core_count();
+}
+
+ThreadBudget::ThreadBudget(unsigned n) : before_(t_budget) {
+  t_budget = n == 0 ? 0 : std::min(n, core_count());
+}
+
+ThreadBudget::~ThreadBudget() {
+  t_budget = before_;
+}
+
 }  // namespace zt

@@ -21,6 +21,27 @@ namespace zt {
 // seen. At least 1.
 unsigned core_count();
 
+// "All cores" for work started on this thread (threads = 0 in
+// for_each_index and the parallel decoders): core_count(), or fewer while
+// a ThreadBudget of this thread says so. A batch given `threads` sets one
+// on each of its threads, so that decoding one large component inside it
+// does not spread over every core (zt_decode_many(threads = 1) runs on
+// one thread).
+unsigned threads_for_all_cores();
+
+// Sets threads_for_all_cores() of the calling thread to min(n, core_count())
+// (n = 0: core_count()) for the scope of the object.
+class ThreadBudget {
+ public:
+  explicit ThreadBudget(unsigned n);
+  ~ThreadBudget();
+  ThreadBudget(const ThreadBudget&) = delete;
+  ThreadBudget& operator=(const ThreadBudget&) = delete;
+
+ private:
+  unsigned before_;
+};
+
 // What core_count() is made of (tests call them directly).
 namespace cpus {
 

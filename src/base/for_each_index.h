@@ -11,14 +11,14 @@
 namespace zt {
 
 // Calls work(i) once for every i in [0, n), on up to `threads` threads (the
-// caller's among them; 0 means one a core), handing indices out in order so
+// caller's among them; 0 means threads_for_all_cores()), handing indices out in order so
 // that the first items start first. Returns when every call has returned.
 // work must not throw. The other threads are the process's parked helpers
 // (helper_threads.h); one that cannot be started is not an error: the
 // threads running share its items.
 template <class Work>
 void for_each_index(size_t n, unsigned threads, Work&& work) {
-  if (threads == 0) threads = core_count();
+  if (threads == 0) threads = threads_for_all_cores();
   std::atomic<size_t> next{0};
   auto drain = [&] {
     for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;

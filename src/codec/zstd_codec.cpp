@@ -213,9 +213,9 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::v
     out.resize(at);
     // zstd's own allocation failing is a lack of memory, not a refusal of
     // the caller's bytes (ZT_ERR_INVALID drops the component and goes on).
-    return make_error(ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? Status::nomem
-                                                                           : Status::invalid,
-                      "zstd compression failed: %s", ZSTD_getErrorName(n));
+    return make_error(
+        ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? Status::nomem : Status::invalid,
+        "zstd compression failed: %s", ZSTD_getErrorName(n));
   }
   out.resize(at + n);
   return {};
@@ -333,7 +333,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
 
 Result<void> zstd_decode_parallel(std::span<const uint8_t> src, std::span<uint8_t> dst,
                                   const std::string& where, unsigned threads) {
-  if (threads == 0) threads = core_count();
+  if (threads == 0) threads = threads_for_all_cores();
   if (threads < 2 || dst.size() < kMinParallelDecodeBytes)
     return zstd_decode_exact(src, dst, where);
   const std::vector<ZstdFrame> frames = zstd_frame_index(src, dst.size());

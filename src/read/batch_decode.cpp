@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/core_count.h"
 #include "base/for_each_index.h"
 #include "base/helper_threads.h"
 #include "base/work_queue.h"
@@ -128,8 +129,13 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
     std::optional<Task> t;
     const uint64_t lo = std::max(out, w.first), hi = std::min(out + f.content_size, w.end);
     if (lo < hi)
-      t = Task{Task::Kind::zstd_frame, walk.request, f.src_offset, f.src_size,
-               q.dst.subspan(lo - w.first, hi - lo), f.content_size, lo - out};
+      t = Task{Task::Kind::zstd_frame,
+               walk.request,
+               f.src_offset,
+               f.src_size,
+               q.dst.subspan(lo - w.first, hi - lo),
+               f.content_size,
+               lo - out};
     out += f.content_size;
     if (++frames == 1) {
       first = t;
@@ -278,7 +284,12 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
   // One drain a thread. Walks queue tasks as they go: with walks, every
   // thread may find work.
   const size_t threads = p.walks.empty() ? std::min<size_t>(p.threads, p.tasks.size()) : p.threads;
-  for_each_index(threads, p.threads, [&](size_t) { drain(); });
+  // Each thread's own decodes (a large component read whole) share out no
+  // wider than the batch was given.
+  for_each_index(threads, p.threads, [&](size_t) {
+    const ThreadBudget budget(p.threads);
+    drain();
+  });
 }
 
 }  // namespace

@@ -11,11 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
+#include "base/for_each_index.h"
 #include "test_files.h"
 
 namespace {
@@ -261,3 +264,31 @@ TEST(CoreCount, ARealCgroupQuota) {
 }
 
 }  // namespace
+
+namespace zt::test {
+namespace {
+
+// A batch given `threads` keeps the decodes inside it to that many: work
+// asked for "all cores" under a budget of 1 runs on the calling thread.
+TEST(CoreCount, AThreadBudgetBoundsAllCoresWhileItLasts) {
+  EXPECT_EQ(threads_for_all_cores(), core_count());
+  {
+    const ThreadBudget one(1);
+    EXPECT_EQ(threads_for_all_cores(), 1u);
+    std::atomic<bool> elsewhere{false};
+    const auto me = std::this_thread::get_id();
+    for_each_index(64, 0, [&](size_t) {
+      if (std::this_thread::get_id() != me) elsewhere = true;
+    });
+    EXPECT_FALSE(elsewhere) << "work of a budget of one thread ran on another";
+    {
+      const ThreadBudget wide(100000);  // never more than the cores
+      EXPECT_EQ(threads_for_all_cores(), core_count());
+    }
+    EXPECT_EQ(threads_for_all_cores(), 1u);
+  }
+  EXPECT_EQ(threads_for_all_cores(), core_count());
+}
+
+}  // namespace
+}  // namespace zt::test
