@@ -78,7 +78,7 @@ const _FUNCTIONS = (
     :zt_open_options_init_sized, :zt_open_ex, :zt_open_url, :zt_close,
     :zt_file_version, :zt_file_format, :zt_manifest_json,
     :zt_object_count, :zt_object_name, :zt_object_find, :zt_object_format, :zt_object_shape,
-    :zt_object_element_count, :zt_object_value_count,
+    :zt_object_element_count, :zt_object_value_count, :zt_object_decode_capacity,
     :zt_component_count, :zt_component_role, :zt_component_dtype, :zt_component_type,
     :zt_component_decoded_size, :zt_component_map, :zt_component_read,
     :zt_object_decode_f32, :zt_object_decode_f64, :zt_verify,
@@ -732,8 +732,10 @@ function _decode(r::Reader, name::AbstractString, ::Type{F}) where {F<:Union{Flo
         dims = _shape(p, i)
         n = _element_count(p, i)
         count = Ref{UInt64}(0)
-        _check(ccall(_fp_zt_object_value_count[], Cint, (Ptr{Cvoid}, Csize_t, Ref{UInt64}),
-                     p, i, count))
+        # Checked against max_decoded_bytes as the decode checks it: a sparse
+        # shape of 2^50 values is refused before anything is allocated.
+        _check(ccall(_fp_zt_object_decode_capacity[], Cint,
+                     (Ptr{Cvoid}, Csize_t, Csize_t, Ref{UInt64}), p, i, sizeof(F), count))
         if count[] == n
             _decode_into(p, i, Vector{F}(undef, n), dims, name)
         elseif count[] == 2 * UInt64(n)       # complex: (real, imag) pairs
