@@ -672,7 +672,10 @@ ZT_API zt_status zt_writer_set_file_attributes_cbor(zt_writer* w, const void* cb
 ZT_API zt_status zt_writer_set_object_attributes_cbor(zt_writer* w, const void* cbor, size_t size);
 
 /* Manifest, footer, fsync, rename, fsync of the directory; frees w. On
-   failure the temporary file is removed and the target left as it was. */
+   failure the temporary file is removed and the target left as it was.
+   The directory's fsync is asked for, its failure not reported: the file
+   is in place by then (some file systems refuse fsync on a directory),
+   and only a crash of the machine in that moment could lose the rename. */
 ZT_API zt_status zt_writer_finish(zt_writer* w);
 /* Removes the temporary file; frees w. NULL is a no-op. */
 ZT_API void zt_writer_abort(zt_writer* w);

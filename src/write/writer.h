@@ -57,8 +57,8 @@ class Writer {
   // failure leaves the previous generation in place. Its objects stay; an
   // object begun under an existing name replaces that object at
   // end_object. file_version is taken as 2; canonical is refused (an
-  // appended file holds superseded blobs). UNSUPPORTED for 1.x files and
-  // sharded models.
+  // appended file holds superseded blobs). UNSUPPORTED for 1.x files; a
+  // sharded model's root keeps its shard table, its shards untouched.
   static Result<std::unique_ptr<Writer>> open_append(const std::string& path,
                                                      const WriterOptions& opt = {});
   ~Writer();  // aborts an unfinished file
