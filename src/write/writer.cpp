@@ -75,7 +75,9 @@ Result<void> Writer::Impl::publish() {
 
 namespace {
 
-bool valid_name(std::string_view s) { return name_fault(s) == NameFault::none; }
+bool valid_name(std::string_view s) {
+  return name_fault(s) == NameFault::none;
+}
 
 }  // namespace
 
@@ -123,6 +125,22 @@ Result<void> Writer::Impl::drop_object() {
     shard_sizes.pop_back();
   }
   return truncate_to(object_start);
+}
+
+Result<void> Writer::Impl::drop_component() {
+  ZT_TRY(truncate_to(pending.rollback_to));
+  if (pending.opened_shard && !earlier_shards.empty()) {
+    // The shard it began holds nothing else: back to the one before, its
+    // footer cut off again.
+    file->discard();
+    file = std::move(earlier_shards.back());
+    earlier_shards.pop_back();
+    const uint64_t before_footer = shard_sizes.back() - kFooterBytesV2;
+    shard_sizes.pop_back();
+    ZT_TRY(truncate_to(before_footer));
+  }
+  state = State::object;
+  return {};
 }
 
 Result<void> Writer::Impl::next_shard() {
@@ -181,8 +199,8 @@ Result<void> Writer::Impl::share_identical_blob(Component& c) {
 // attributes were checked when they were set), then by what its format
 // asks of written objects.
 Result<void> Writer::Impl::check_object_rules() {
-  current.attributes = current_attributes.empty() ? Attributes{}
-                                                  : Attributes{true, current_attributes};
+  current.attributes =
+      current_attributes.empty() ? Attributes{} : Attributes{true, current_attributes};
   ZT_TRY(gen().check_object(current));
   ZT_TRY(validate_object(current));
   const ObjectFormat* f = format_of(current);
@@ -316,11 +334,16 @@ Result<void> Writer::begin_component(std::string_view role, std::string_view dty
     }
     // A part that would take the shard past its size starts the next one
     // (a part larger than a whole shard gets one of its own).
+    bool opened_shard = false;
     if (s.sharded() && (decoded_size > 0 || mode == Mode::zstd) && s.pos > sizeof kMagicV2) {
       const uint64_t start = (s.pos + s.alignment() - 1) / s.alignment() * s.alignment();
-      if (start + decoded_size + kFooterBytesV2 > s.opt.shard_bytes) ZT_TRY(s.next_shard());
+      if (start + decoded_size + kFooterBytesV2 > s.opt.shard_bytes) {
+        ZT_TRY(s.next_shard());
+        opened_shard = true;
+      }
     }
     Pending p;
+    p.opened_shard = opened_shard;
     p.out.role = std::string(role);
     if (s.sharded()) p.out.shard = static_cast<uint32_t>(s.current_shard());
     p.out.dtype = *dt;
@@ -355,8 +378,7 @@ Result<void> Writer::write(std::span<const uint8_t> data) {
     auto r = s.accept(data);
     if (!r && s.state != Impl::State::failed) {
       // A refused piece drops the whole component: nothing half-written stays.
-      ZT_TRY(s.truncate_to(s.pending.rollback_to));
-      s.state = Impl::State::object;
+      ZT_TRY(s.drop_component());
     }
     return r;
   });
@@ -393,8 +415,7 @@ Result<void> Writer::end_component() {
     ZT_FAIL_IF(s.state != Impl::State::component, state, "no component is begun");
     Pending& p = s.pending;
     if (p.received != p.declared) {
-      ZT_TRY(s.truncate_to(p.rollback_to));
-      s.state = Impl::State::object;
+      ZT_TRY(s.drop_component());
       return make_error(Status::invalid,
                         "object \"%s\": component \"%s\": %llu bytes written, %llu announced",
                         s.current.name.c_str(), p.out.role.c_str(), static_cast<ull>(p.received),
@@ -406,17 +427,13 @@ Result<void> Writer::end_component() {
     // memory, say) drops the component as a refused write does: a retried
     // end_component must not keep frames that never all came.
     if (auto ended = s.end_stream(); !ended) {
-      if (s.state != Impl::State::failed) {
-        ZT_TRY(s.truncate_to(p.rollback_to));
-        s.state = Impl::State::object;
-      }
+      if (s.state != Impl::State::failed) ZT_TRY(s.drop_component());
       return ended;
     }
     // After the frames are drained: nothing is in flight when it rolls back.
     if (const auto n = packed_value_count(s.current, p.out); n && p.declared > 0) {
       if (auto tail = check_f4_tail(s.current, p.out, *n, p.last); !tail) {
-        ZT_TRY(s.truncate_to(p.rollback_to));
-        s.state = Impl::State::object;
+        ZT_TRY(s.drop_component());
         return make_error(Status::argument, "%s", tail.error().message.c_str());
       }
     }

@@ -55,12 +55,13 @@ struct Pending {
   Mode mode = Mode::raw;
   uint64_t declared = 0;  // decoded bytes announced
   uint64_t received = 0;
-  uint64_t rollback_to = 0;  // file size before this component
+  uint64_t rollback_to = 0;   // file size before this component
+  bool opened_shard = false;  // it began a new shard file (sharded writers)
   std::optional<Hasher> hasher;
   std::vector<uint8_t> frame;  // zstd input short of a whole frame
   bool check_bool = false;
-  uint8_t last = 0;             // the last byte received (f4_e2m1's odd-count rule)
-  std::vector<SeekEntry> seek;  // v2: the frames written, for the seek table
+  uint8_t last = 0;                     // the last byte received (f4_e2m1's odd-count rule)
+  std::vector<SeekEntry> seek;          // v2: the frames written, for the seek table
   std::optional<PlanesEncoder> planes;  // Mode::planes: frames of `frame` as they fill
   // "auto": the component's first frame (at most frame_size bytes),
   // gathered from pieces until the encoding is decided on all of it.
@@ -116,6 +117,10 @@ struct Writer::Impl {
   int fd_of(const Component& c) const;
   // Ends the current shard with its footer and starts the next one.
   Result<void> next_shard();
+  // Drops the component begun (a refused piece or end): its bytes, and the
+  // shard it began, so that what was written is what the same calls without
+  // it would have written. The object stays open.
+  Result<void> drop_component();
   // With shards: the root's table (sizes and sha256 of the files), the
   // shards published, then the root.
   Result<void> finish_sharded();

@@ -439,6 +439,45 @@ TEST_F(Shards, ARewriteLeavesItsUnchangedShardFilesInPlace) {
   EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
 }
 
+// A refused component that had begun a new shard takes it back: the same
+// successful calls give the same bytes, whatever was refused among them.
+TEST_F(Shards, ARefusedComponentTakesItsShardBack) {
+  const auto write = [&](const std::string& name, bool with_refusal) {
+    zt_writer_options o = sharded_options(2 * 65536);
+    o.alignment = 4096;  // "small" fits in the first shard, beside "a"
+    zt_writer* w = nullptr;
+    ASSERT_EQ(zt_writer_open_ex(path(name).c_str(), &o, &w), ZT_OK) << zt_last_error();
+    const Bytes a = pattern(100, 1), small = pattern(16, 2), big = pattern(50000, 3);
+    const uint64_t s1[] = {100}, one[] = {1};
+    ASSERT_EQ(zt_writer_add_dense(w, "a", "u8", s1, 1, a.data(), a.size(), "raw"), ZT_OK);
+    ASSERT_EQ(zt_writer_begin_object(w, "b", "ex.blob/1", one, 1), ZT_OK) << zt_last_error();
+    if (with_refusal) {
+      // Larger than a shard: it begins a shard of its own.
+      ASSERT_EQ(zt_writer_begin_component(w, "big", "u8", nullptr, "raw", 150000), ZT_OK)
+          << zt_last_error();
+      ASSERT_EQ(zt_writer_write(w, big.data(), big.size()), ZT_OK) << zt_last_error();
+      EXPECT_EQ(zt_writer_end_component(w), ZT_ERR_INVALID);  // 50000 of 150000 bytes
+    }
+    ASSERT_EQ(zt_writer_add_component(w, "small", "u8", nullptr, small.data(), small.size(), "raw"),
+              ZT_OK)
+        << zt_last_error();
+    ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+    ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  };
+  fs::create_directories(dir_ / "plain");
+  fs::create_directories(dir_ / "refused");
+  write("plain/m.zt", false);
+  write("refused/m.zt", true);
+  std::vector<std::string> plain, refused;
+  for (const auto& e : fs::directory_iterator(dir_ / "plain")) plain.push_back(e.path().filename());
+  for (const auto& e : fs::directory_iterator(dir_ / "refused"))
+    refused.push_back(e.path().filename());
+  std::sort(plain.begin(), plain.end());
+  std::sort(refused.begin(), refused.end());
+  EXPECT_EQ(refused, plain);
+  for (const std::string& n : plain) EXPECT_EQ(get("refused/" + n), get("plain/" + n)) << n;
+}
+
 // A split model written through a link put its shards beside the file the
 // link leads to, where a reader of the link does not look: refused.
 TEST_F(Shards, ASplitModelIsNotWrittenThroughALink) {
