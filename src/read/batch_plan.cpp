@@ -265,7 +265,7 @@ void split_the_tail(Plan& p) {
 
 Plan plan_batch(const Reader& r, std::span<DecodeRequest> requests, unsigned threads) {
   Plan plan;
-  plan.threads = threads ? threads : core_count();
+  plan.threads = threads ? threads : threads_for_all_cores();
   plan.split_size.assign(requests.size(), 0);
   for (const DecodeRequest& q : requests) plan.bytes += q.dst.size();
   for (size_t i = 0; i < requests.size(); ++i) {

@@ -74,7 +74,7 @@ std::optional<std::string> redirect_refused(const std::string& from, const std::
 }
 
 bool is_http_url(std::string_view path) {
-  return iequals_prefix(path, "http://") || iequals_prefix(path, "https://");
+  return http::iequals_prefix(path, "http://") || http::iequals_prefix(path, "https://");
 }
 
 std::string url_for_messages(std::string_view url) {

@@ -75,18 +75,27 @@ std::vector<Shard> shards_named_at(const std::string& path) {
   return {};
 }
 
-// Whether the old root's shard file for `now` is already in place, as its
-// table names it: same name, size and digest, a file of that size there.
-// It then stays as it is rather than be renamed over: a reader of the old
-// model in copy mode keeps its shard, a link stays a link, mode and owner
-// stay the file's.
+// Whether the old root's shard file for `now` is already in place: named
+// in its table with the same size and digest, and the file there holds
+// those bytes (hashed: a damaged shard is replaced by the rewrite, as
+// before). It then stays as it is rather than be renamed over: a reader of
+// the old model in copy mode keeps its shard, a link stays a link, mode
+// and owner stay the file's.
 bool already_in_place(const std::string& path, const std::vector<Shard>& old, const Shard& now) {
   const bool named = std::any_of(old.begin(), old.end(), [&](const Shard& s) {
     return s.name == now.name && s.size == now.size && s.digest == now.digest;
   });
-  struct stat st {};
-  return named && ::stat(shard_file_path(path, now.name).c_str(), &st) == 0 &&
-         S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == now.size;
+  if (!named) return false;
+  auto file = Source::open_file(shard_file_path(path, now.name), Source::Mode::copy);
+  if (!file || file->size() != now.size) return false;
+  Hasher h(DigestAlgo::sha256);
+  std::vector<uint8_t> piece(size_t{4} << 20);
+  for (uint64_t at = 0; at < now.size; at += piece.size()) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), now.size - at));
+    if (!file->read_into(at, std::span(piece).first(n))) return false;
+    h.update(std::span(piece).first(n));
+  }
+  return "sha256:" + h.finish_hex() == now.digest;
 }
 
 void remove_files(const std::vector<std::string>& paths) {
