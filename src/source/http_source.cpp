@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -34,14 +35,48 @@ struct EasyDeleter {
 };
 using Easy = std::unique_ptr<CURL, EasyDeleter>;
 
-// Connections kept open between requests, counted over every HttpSource of
-// the process: each holds a socket, and a sharded checkpoint's index is one
-// source per shard (1,100 shards kept 3,300 descriptors, a TCP socket and
-// libcurl's socket pair each, and a process under `ulimit -n 1024` could
-// not open them). Over the budget, a connection
-// is closed when its request is done; the next request opens a new one.
-constexpr int kMaxIdleConnections = 64;
-std::atomic<int> g_idle_connections{0};
+// Easy handles between requests, with the connections they keep alive:
+// one pool for every HttpSource of the process, the most recently used
+// handed out first, the least recently used closed beyond kMaxIdle. A
+// sharded checkpoint's index is one source per shard, mostly on one host:
+// each kept its own (1,100 shards held 3,300 descriptors, a TCP socket and
+// libcurl's socket pair each, past `ulimit -n 1024`), and a budget kept by
+// the first sources left every later one a new connection a request. A
+// handle carries no request's options (each request resets them: the
+// caller's headers go with the request, never with the connection).
+class IdleHandles {
+ public:
+  static constexpr size_t kMaxIdle = 64;
+
+  Easy take() {
+    std::lock_guard lock(mu_);
+    if (handles_.empty()) return {};
+    Easy e = std::move(handles_.back());
+    handles_.pop_back();
+    return e;
+  }
+  void give(Easy e) {
+    Easy closed;  // closed outside the lock
+    std::lock_guard lock(mu_);
+    handles_.push_back(std::move(e));
+    if (handles_.size() > kMaxIdle) {
+      closed = std::move(handles_.front());
+      handles_.pop_front();
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<Easy> handles_;
+};
+
+// Never destroyed: a request still running on another thread while the
+// process exits (a Python daemon thread, say) must not find it gone. The
+// system closes its sockets with the process.
+IdleHandles& idle_handles() {
+  static IdleHandles& pool = *new IdleHandles();  // NOLINT: immortal on purpose
+  return pool;
+}
 struct SlistDeleter {
   void operator()(curl_slist* s) const { curl_slist_free_all(s); }
 };
@@ -88,9 +123,6 @@ class HttpSource final : public RangeSource {
   HttpSource(std::string url, HttpOptions opt)
       : url_(std::move(url)), name_(url_for_messages(url_)), opt_(std::move(opt)) {
     if (opt_.connections == 0) opt_.connections = 4;
-  }
-  ~HttpSource() override {
-    g_idle_connections.fetch_sub(static_cast<int>(idle_.size()), std::memory_order_relaxed);
   }
   HttpSource(const HttpSource&) = delete;
   HttpSource& operator=(const HttpSource&) = delete;
@@ -390,27 +422,21 @@ class HttpSource final : public RangeSource {
     return {};
   }
 
-  // A connection of the pool: at most opt_.connections at once; handles
-  // (and the connections they keep alive) are reused.
+  // A connection of this source: at most opt_.connections at once; handles
+  // (and the connections they keep alive) come from the process's pool.
   struct Connection {
     explicit Connection(const HttpSource& s) : src(s) {
-      std::unique_lock lock(s.mu_);
-      s.cv_.wait(lock, [&] { return s.busy_ < s.opt_.connections; });
-      ++s.busy_;
-      if (!s.idle_.empty()) {
-        easy = std::move(s.idle_.back());
-        s.idle_.pop_back();
-        g_idle_connections.fetch_sub(1, std::memory_order_relaxed);
+      {
+        std::unique_lock lock(s.mu_);
+        s.cv_.wait(lock, [&] { return s.busy_ < s.opt_.connections; });
+        ++s.busy_;
       }
-      lock.unlock();
+      easy = idle_handles().take();
       if (!easy) easy.reset(curl_easy_init());
     }
     ~Connection() {
+      if (easy) idle_handles().give(std::move(easy));
       std::lock_guard lock(src.mu_);
-      if (easy && g_idle_connections.fetch_add(1, std::memory_order_relaxed) < kMaxIdleConnections)
-        src.idle_.push_back(std::move(easy));
-      else if (easy)
-        g_idle_connections.fetch_sub(1, std::memory_order_relaxed);  // closed with `easy`
       --src.busy_;
       src.cv_.notify_one();
     }
@@ -429,7 +455,6 @@ class HttpSource final : public RangeSource {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable unsigned busy_ = 0;
-  mutable std::vector<Easy> idle_;
 };
 
 }  // namespace
