@@ -963,6 +963,10 @@ class ByteSource {
   virtual std::size_t read_at(std::uint64_t offset, std::span<std::byte> out) = 0;
   /// What messages call the source.
   virtual std::string name() const { return "source"; }
+  /// Whether read_at may run on several threads at once (the default);
+  /// false: the library calls it from one thread at a time
+  /// (ZT_SOURCE_CONCURRENT unset), for a source that is not thread-safe.
+  virtual bool concurrent() const { return true; }
 };
 
 /// An open .zt file (move-only; closes the file on destruction).
@@ -1018,7 +1022,7 @@ class Reader {
     held->name = held->source->name();
     zt_source s;
     zt_source_init(&s);
-    s.flags = ZT_SOURCE_CONCURRENT;
+    s.flags = held->source->concurrent() ? std::uint32_t{ZT_SOURCE_CONCURRENT} : 0u;
     s.ctx = held.get();
     s.name = held->name.c_str();
     s.read_at = [](void* ctx, std::uint64_t off, std::size_t len, void* buf,

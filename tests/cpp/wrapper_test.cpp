@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 #include <ztensor.hpp>
 
@@ -320,6 +323,56 @@ TEST_F(WrapperTest, ByteSourceReadsThroughShortReadsAndExceptions) {
       ztensor::Reader::from_source(std::make_unique<ChoppyBytes>(file, &destroyed, &broken)),
       ztensor::Error);
   EXPECT_EQ(destroyed, 2);
+}
+
+// A source that is not thread-safe says so, and is called from one thread
+// at a time even by a batch on every core.
+class OneAtATime final : public ztensor::ByteSource {
+ public:
+  OneAtATime(std::vector<std::byte> bytes, std::atomic<int>* most)
+      : b_(std::move(bytes)), most_(most) {}
+  std::uint64_t size() override { return b_.size(); }
+  std::size_t read_at(std::uint64_t offset, std::span<std::byte> out) override {
+    const int now = ++inside_;
+    int seen = most_->load();
+    while (now > seen && !most_->compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // room to overlap
+    const std::size_t n = std::min<std::size_t>(out.size(), b_.size() - offset);
+    std::memcpy(out.data(), b_.data() + offset, n);
+    --inside_;
+    return n;
+  }
+  bool concurrent() const override { return false; }
+
+ private:
+  std::vector<std::byte> b_;
+  std::atomic<int>* most_;
+  std::atomic<int> inside_{0};
+};
+
+TEST_F(WrapperTest, ASourceThatIsNotThreadSafeIsCalledOneAtATime) {
+  const fs::path p = path();
+  {
+    ztensor::Writer w(p);
+    // 2 MiB each: read one by one (small ones go together, in one read).
+    for (int i = 0; i < 8; ++i)
+      w.add_dense("t" + std::to_string(i), std::vector<float>(524288, static_cast<float>(i)),
+                  {524288});
+    w.finish();
+  }
+  std::atomic<int> most{0};
+  ztensor::Reader r =
+      ztensor::Reader::from_source(std::make_unique<OneAtATime>(slurp(p), &most), 64);
+  std::vector<std::vector<std::byte>> out(8, std::vector<std::byte>(size_t{2} << 20));
+  std::vector<ztensor::Reader::Range> ranges;
+  for (std::size_t i = 0; i < 8; ++i)
+    ranges.push_back({r["t" + std::to_string(i)].index(), "data", 0, out[i]});
+  r.decode_ranges(ranges, 4);
+  EXPECT_EQ(most.load(), 1);
+  float last = 0;
+  std::memcpy(&last, out[7].data() + (size_t{2} << 20) - 4, 4);
+  EXPECT_EQ(last, 7.0f);
 }
 
 TEST_F(WrapperTest, PackedF4SparseValuesSpanTheirBytesNotTheirCount) {
