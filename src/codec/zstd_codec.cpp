@@ -35,9 +35,13 @@ using ull = unsigned long long;
 // decoder takes any: the same bytes read whole and read as a stream gave
 // different answers (zstd --long=28 and above, for a tensor over 128 MiB).
 // The window a frame may ask for is bounded by what it may decode (the
-// known size, or the caller's cap: what the data is entitled to), so
-// memory stays bounded as every decode's is.
-void allow_window_for(ZSTD_DCtx* d, uint64_t most_decoded) {
+// known size, or the caller's cap) and by what its stored bytes can
+// decode at most (zstd_most_decoded: 17 bytes that claim 2 GiB would have
+// a 2 GiB window allocated), so memory stays bounded by what the data
+// shows, as every decode's is.
+
+void allow_window_for(ZSTD_DCtx* d, uint64_t most_decoded, size_t stored_bytes) {
+  most_decoded = std::min(most_decoded, zstd_most_decoded(stored_bytes));
   constexpr int kDefaultLog = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT (not in the stable API)
   const int most_log = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound;
   int log = kDefaultLog;
@@ -59,7 +63,7 @@ size_t growth_step(size_t held, uint64_t limit) {
 Result<uint64_t> stream_frame(ZSTD_DCtx* d, std::span<const uint8_t> frame, std::span<uint8_t> dst,
                               const std::string& where) {
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-  allow_window_for(d, dst.size());
+  allow_window_for(d, dst.size(), frame.size());
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
   ZSTD_outBuffer out{dst.data(), dst.size(), 0};
   size_t ret = 1;
@@ -230,7 +234,7 @@ struct ZstdWindows::Decoder {
 
 ZstdWindows::ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where)
     : d_(std::make_unique<Decoder>()), src_(src), limit_(limit), where_(std::move(where)) {
-  if (d_->ctx) allow_window_for(d_->ctx.get(), limit_);
+  if (d_->ctx) allow_window_for(d_->ctx.get(), limit_, src_.size());
 }
 
 ZstdWindows::~ZstdWindows() = default;
@@ -293,7 +297,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   ZSTD_DCtx* d = thread_dctx();
   ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-  allow_window_for(d, limit);
+  allow_window_for(d, limit, src.size());
   // Grown as it decodes, never past limit + 1 bytes: a decode over the limit
   // is refused having held the limit, not twice it.
   std::vector<uint8_t> out;
