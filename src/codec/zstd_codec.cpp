@@ -39,7 +39,6 @@ using ull = unsigned long long;
 // decode at most (zstd_most_decoded: 17 bytes that claim 2 GiB would have
 // a 2 GiB window allocated), so memory stays bounded by what the data
 // shows, as every decode's is.
-
 void allow_window_for(ZSTD_DCtx* d, uint64_t most_decoded, size_t stored_bytes) {
   most_decoded = std::min(most_decoded, zstd_most_decoded(stored_bytes));
   constexpr int kDefaultLog = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT (not in the stable API)
