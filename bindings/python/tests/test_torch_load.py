@@ -366,6 +366,62 @@ def test_slices_load_a_ranks_share(tmp_path, encoding):
         zt.load_file(p, slices={"nope": 0})
 
 
+def test_one_run_tells_a_run_of_row_major_order_from_a_box():
+    shape = (4, 6, 5)
+    run = zt._one_run
+    assert run((slice(1, 3),), shape) == ((2, 6, 5), 30, 60)  # whole rows
+    assert run(2, shape) == ((6, 5), 60, 30)  # an int drops its dimension
+    assert run((1, slice(2, 4)), shape) == ((2, 5), 40, 10)  # one index, then a partial dimension
+    assert run((1, 3, slice(1, 4)), shape) == ((3,), 46, 3)
+    assert run((Ellipsis, 4), (3, 1, 7)) is None  # last dimension partial after a whole one
+    assert run((slice(0, 3), slice(0, 1)), (3, 1, 7)) == ((3, 1, 7), 0, 21)  # size-1 dims are whole
+    assert run((), ()) == ((), 0, 1)  # a scalar
+    assert run((slice(3, 3),), shape) == ((0, 6, 5), 0, 0)  # nothing selected
+    assert run((slice(None), slice(0, 3)), shape) is None  # columns: a box of runs
+    assert run((slice(0, 4, 2),), shape) is None  # steps
+    assert run((slice(2, 0, -1),), shape) is None
+
+
+# Selections as tensor-parallel loaders ask for them: whole rows (one run
+# of the bytes: loaded with the whole tensors, on every core or through the
+# ring) and the others (zt_dense_slice), each compared with torch's indexing.
+_KEYS = {"big.0": (slice(75, 150),), "big.1": 299, "big.2": (slice(None), slice(64, 128)),
+         "ids": slice(250, 500), "mask": slice(1, 32, 3), "scalar": (), "empty": slice(0, 0),
+         "small.3": slice(9, 3, -2), "c": (Ellipsis, slice(1, 4))}
+
+
+@pytest.mark.parametrize("version", [None, 2])
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("how", ["copy", "mmap", "late", "overlapped"])
+def test_slices_load_as_torch_indexes(tmp_path, monkeypatch, encoding, version, how):
+    t = model(5)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096, file_version=version)
+    sliced = []  # what went through zt_dense_slice: selections that are not one run
+    through_slice = zt._File.slice
+    monkeypatch.setattr(zt._File, "slice", lambda f, name, key: sliced.append(name) or through_slice(f, name, key))
+    if how == "late":  # the staging ring, runs split across 3,000-byte buffers
+        engine = LateCopies()
+        got = zt._load_all(zt._File(p), "cpu", zt._Staging(engine, 2, 3000, 1), _KEYS)
+        assert engine.copies > len(t)
+    else:
+        if how == "overlapped":  # chunks decoded on a worker thread, 4 tensors a chunk
+            monkeypatch.setattr(zt, "cpu_count", lambda: zt._OVERLAP_CORES)
+            monkeypatch.setattr(zt, "_FIRST_CHUNK", 4)
+        got = zt.load_file(p, mmap=how == "mmap", slices=_KEYS)
+    assert sorted(got) == sorted(t)
+    assert sorted(sliced) == ["big.2", "mask", "small.3"]
+    for name, want in t.items():
+        if name in _KEYS:
+            key = _KEYS[name]  # torch takes no negative steps: numpy's indexing (float32)
+            want = want[key] if name != "small.3" else torch.from_numpy(want.numpy()[key].copy())
+        assert same(got[name], want.contiguous()), name
+        assert got[name].is_contiguous()
+    # A run's tensor is its own memory, not a view of the whole one.
+    storage = getattr(got["big.0"], "untyped_storage", got["big.0"].storage)()  # torch < 2: storage()
+    assert storage.nbytes() == 75 * 257 * 2
+
+
 class LateCopies:
     """A copy engine that copies only when waited on (a slow device): a
     buffer refilled before its copies were waited for gives wrong bytes.

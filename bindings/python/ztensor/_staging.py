@@ -31,11 +31,13 @@ _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 
 class Item(NamedTuple):
-    """One tensor to load: which object, how many decoded bytes, and the
-    destination tensor (contiguous, on the device)."""
+    """One tensor to load: which object, how many decoded bytes from which
+    decoded byte `first` (a rank's share of a tensor: one run of it), and
+    the destination tensor (contiguous, on the device)."""
     index: int
     nbytes: int
     dst: torch.Tensor
+    first: int = 0
 
 
 class Piece(NamedTuple):
@@ -185,7 +187,8 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
 
     def fill(k: int) -> None:
         base = buffer(k % len(ring)).data_ptr()
-        decode([(items[p.item].index, "data", p.offset, base + p.at, p.nbytes) for p in batches[k]])
+        decode([(items[p.item].index, "data", items[p.item].first + p.offset, base + p.at, p.nbytes)
+                for p in batches[k]])
 
     worker = ThreadPoolExecutor(depth, thread_name_prefix="zt-staging") if depth else None
     decoding: Dict[int, Future] = {}  # batch -> the worker decoding it

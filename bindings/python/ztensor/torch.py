@@ -374,9 +374,10 @@ class _Overlapped:
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="zt-load")
         self._calls = []
 
-    def submit(self, objects, addresses, lengths):
+    def submit(self, objects, offsets, addresses, lengths):
         if objects:
-            self._calls.append(self._worker.submit(self._decode, objects, "data", 0, addresses, lengths))
+            self._calls.append(self._worker.submit(self._decode, objects, "data", offsets, addresses,
+                                                   lengths))
 
     def finish(self):
         for call in self._calls:
@@ -387,11 +388,41 @@ class _Overlapped:
 
 
 class _Exact(NamedTuple):
-    """A dense object that loads byte for byte into a torch tensor."""
+    """A dense object that loads byte for byte into a torch tensor: its
+    decoded bytes [first, first + nbytes) (all of them, or the one run a
+    selection of it is: _one_run)."""
     index: int
     shape: Tuple[int, ...]
     dtype: torch.dtype
     nbytes: int
+    first: int = 0
+
+
+def _one_run(key, shape):
+    """(shape, first element, element count) of the selection `key` of a
+    tensor of `shape` where it is one run of the tensor's elements in
+    row-major order (a tensor-parallel rank's share along the first
+    dimension it splits, or any selection of whole rows, steps of 1), else
+    None (columns, steps: zt_dense_slice reads those)."""
+    begin, end, post = _reader._box_of(key, shape)
+    if any(isinstance(p, slice) and p.step not in (None, 1) for p in post):
+        return None
+    extents = [e - b for b, e in zip(begin, end)]
+    selected = tuple(x for x, p in zip(extents, post) if isinstance(p, slice))
+    count = math.prod(extents)
+    if count == 0:
+        return selected, 0, 0
+    # Whole trailing dimensions, at most one partial one before them, and
+    # a single index in each dimension before that.
+    partial = len(shape)
+    while partial > 0 and extents[partial - 1] == shape[partial - 1]:
+        partial -= 1
+    if any(x != 1 for x in extents[:max(partial - 1, 0)]):
+        return None
+    first = 0
+    for b, n in zip(begin, shape):
+        first = first * n + b
+    return selected, first, count
 
 
 class _File:
@@ -530,6 +561,21 @@ class _File:
             a = a.view(a.dtype.str.replace("u", "i"))
         return torch.from_numpy(a).view(exact.dtype)
 
+    def _runs(self, slices):
+        """name -> _Exact of each object of `slices` that loads byte for
+        byte and whose selection is one run of its bytes (_one_run): those
+        load with the whole tensors, in the same decode calls (every core,
+        the staging ring to a device; over HTTP only the run's bytes are
+        fetched). The others go through slice()."""
+        out = {}
+        for name, e in self._exacts(list(slices)).items():
+            run = _one_run(slices[name], e.shape)
+            if run is not None:
+                shape, first, count = run
+                size = e.nbytes // math.prod(e.shape) if count else 0
+                out[name] = _Exact(e.index, shape, e.dtype, count * size, first * size)
+        return out
+
     def slice(self, name, key):
         """The selection `key` (numpy basic indexing) of a dense object as a
         CPU tensor, reading only the box that holds it (zt_dense_slice)."""
@@ -551,14 +597,17 @@ class _File:
         with cores to spare, in chunks decoded on a worker while the next
         are allocated: _Overlapped; or mapped, with mmap=True), on a CUDA
         device through the staging ring (_staging.load); the others one
-        at a time through tensor(), and those named in `slices` (name ->
-        index) through slice().
+        at a time through tensor(). Those named in `slices` (name -> index)
+        whose selection is one run of their bytes load with the first ones
+        (_runs), the others through slice().
         into={name: tensor}: a tensor there of the object's shape and torch
         dtype, contiguous and on `device`, is filled in place and returned
         instead of a new one (load_model's parameters)."""
         device = torch.device("cpu" if device is None else device)
         slices = slices or {}
         exact = self._exacts([name for name in names if name not in slices] if slices else names)
+        if slices:
+            exact.update(self._runs({name: slices[name] for name in names if name in slices}))
         out = _fillable(exact, into, device) if into else {}
         if staging is None:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
@@ -567,7 +616,7 @@ class _File:
             for name, e in exact.items():
                 if name not in out:
                     out[name] = _new_tensor(self.f, e, device)
-                items.append(_staging.Item(e.index, e.nbytes, out[name]))
+                items.append(_staging.Item(e.index, e.nbytes, out[name], e.first))
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead)
         else:
@@ -575,7 +624,7 @@ class _File:
             # (on many cores, beside the decoding of the chunks before it):
             # the requests go out a field at a time (no tuple a tensor), and
             # torch.empty is looked up once.
-            objects, addresses, lengths = [], [], []
+            objects, offsets, addresses, lengths = [], [], [], []
             empty, mapped, huge, ask = torch.empty, self._map, 2 * _HUGE_PAGE, _ASK_FROM
             overlap = len(exact) >= 2 * _FIRST_CHUNK and cpu_count() >= _OVERLAP_CORES
             fill = _Overlapped(self.f._decode_columns) if overlap else None
@@ -584,7 +633,7 @@ class _File:
                 for name, e in exact.items():
                     t = out.get(name)  # a tensor of into= (each name comes once: none other is there yet)
                     if t is None:
-                        if mapped:
+                        if mapped and name not in slices:
                             t = self._mapped(name, e)
                             if t is not None:
                                 out[name] = t
@@ -599,16 +648,17 @@ class _File:
                             _advise_huge_pages(t)
                     if e.nbytes:
                         objects.append(e.index)
+                        offsets.append(e.first)
                         addresses.append(t.data_ptr())
                         lengths.append(e.nbytes)
                         if fill is not None and len(objects) == chunk:
-                            fill.submit(objects, addresses, lengths)
-                            objects, addresses, lengths = [], [], []
+                            fill.submit(objects, offsets, addresses, lengths)
+                            objects, offsets, addresses, lengths = [], [], [], []
                             chunk = min(2 * chunk, _MOST_CHUNK)
                 if fill is None:
-                    self.f._decode_columns(objects, "data", 0, addresses, lengths)
+                    self.f._decode_columns(objects, "data", offsets, addresses, lengths)
                 else:
-                    fill.submit(objects, addresses, lengths)
+                    fill.submit(objects, offsets, addresses, lengths)
                     fill.finish()
             finally:
                 if fill is not None:
@@ -620,10 +670,10 @@ class _File:
             return out  # every name loaded byte for byte, in the order asked
         result = {}
         for name in names:
-            if name in slices:
-                result[name] = _to(self.slice(name, slices[name]), device)
-            elif name in out:
+            if name in out:
                 result[name] = out[name]
+            elif name in slices:
+                result[name] = _to(self.slice(name, slices[name]), device)
             else:
                 recorded = self.checkpoint_tensors(name) if self.quantized == "checkpoint" else None
                 if recorded is None:
@@ -645,7 +695,7 @@ class _File:
                 continue
             codes = t.view(torch.uint8)
             if bool((codes > 1).any()):
-                self.f._bools(e.index, tuple(e.shape))  # raises in 1.1 and later
+                self.f._bools(e.index, tuple(self.f._shape(e.index)))  # raises in 1.1 and later
                 codes.clamp_(max=1)
 
     def checkpoint_tensors(self, name):
@@ -854,7 +904,10 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     tensor[key] selects: ints, slices with steps, ...; a tensor-parallel
     rank's share, say (slice(None), slice(r * n, (r + 1) * n))), reading only
     the box that holds it, locally and over HTTP (get_slice's rule); a name
-    the file lacks is a KeyError.
+    the file lacks is a KeyError. A selection that is one run of the
+    tensor's bytes (whole rows: slice(r * n, (r + 1) * n) of the first
+    dimension) loads with the whole tensors, on every core or through the
+    staging ring; others (columns, steps) one at a time.
 
     filename may be an http(s) URL (ztensor.File.from_url, the default
     options). Names save_model recorded as aliases come back as the same
