@@ -422,6 +422,24 @@ def test_slices_load_as_torch_indexes(tmp_path, monkeypatch, encoding, version, 
     assert storage.nbytes() == 75 * 257 * 2
 
 
+def test_slices_read_side_by_side_raise_the_first_error(tmp_path):
+    # Boxes that are not one run (columns; a packed FP4 object, which loads
+    # as values) are read on threads of their own; the first one's error
+    # (in the order of the names) is raised.
+    t = model(6)
+    p = tmp_path / "m.zt"
+    with ztensor.Writer(p, file_version=2) as w:
+        for k in ("big.0", "big.1", "big.2"):
+            w.add(k, t[k].view(torch.int16).numpy().view(np.uint16), dtype="bf16")
+        w.add_object("fp4", "dense", (4,), {"data": (np.array([0x21, 0x43], np.uint8), "u8", "f4_e2m1")})
+    columns = {f"big.{i}": (slice(None), slice(3, 9)) for i in range(3)}
+    got = zt.load_file(p, slices={**columns, "fp4": slice(1, 4)})
+    assert all(same(got[k], t[k][key].contiguous()) for k, key in columns.items())
+    assert got["fp4"].tolist() == [1.0, 1.5, 2.0]
+    with pytest.raises(IndexError, match="too many indices"):
+        zt.load_file(p, slices={**columns, "fp4": (0, 0)})
+
+
 class LateCopies:
     """A copy engine that copies only when waited on (a slow device): a
     buffer refilled before its copies were waited for gives wrong bytes.

@@ -576,6 +576,19 @@ class _File:
                 out[name] = _Exact(e.index, shape, e.dtype, count * size, first * size)
         return out
 
+    def _boxes(self, names, slices):
+        """name -> a Future of slice(name, slices[name]) for each of `names`,
+        read side by side on every core (the library's calls release the
+        GIL; a reader serves many threads at once; zt_dense_slice reads one
+        box on one thread); all have ended when this returns, and result()
+        raises a slice's error. {} where there is one core or one name:
+        load() reads them one at a time."""
+        workers = min(len(names), cpu_count())
+        if workers <= 1:
+            return {}
+        with ThreadPoolExecutor(workers, thread_name_prefix="zt-slice") as pool:
+            return {name: pool.submit(self.slice, name, slices[name]) for name in names}
+
     def slice(self, name, key):
         """The selection `key` (numpy basic indexing) of a dense object as a
         CPU tensor, reading only the box that holds it (zt_dense_slice)."""
@@ -668,12 +681,14 @@ class _File:
         self._hold_bools(exact, out)
         if not slices and len(out) == len(names) and list(out) == list(names):
             return out  # every name loaded byte for byte, in the order asked
+        boxes = self._boxes([name for name in names if name in slices and name not in out], slices)
         result = {}
         for name in names:
             if name in out:
                 result[name] = out[name]
             elif name in slices:
-                result[name] = _to(self.slice(name, slices[name]), device)
+                box = boxes[name].result() if name in boxes else self.slice(name, slices[name])
+                result[name] = _to(box, device)
             else:
                 recorded = self.checkpoint_tensors(name) if self.quantized == "checkpoint" else None
                 if recorded is None:
@@ -907,7 +922,7 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     the file lacks is a KeyError. A selection that is one run of the
     tensor's bytes (whole rows: slice(r * n, (r + 1) * n) of the first
     dimension) loads with the whole tensors, on every core or through the
-    staging ring; others (columns, steps) one at a time.
+    staging ring; others (columns, steps) a box a thread, side by side.
 
     filename may be an http(s) URL (ztensor.File.from_url, the default
     options). Names save_model recorded as aliases come back as the same
