@@ -36,7 +36,7 @@ Result<void> decode_frame_part(std::span<const uint8_t> frame, const Task& t,
 }
 
 // A range of a component that was not split into slices or frames (big-
-// endian raw data, a single zstd frame, a part in a shard, copy mode):
+// endian raw data, a single zstd frame, zstd in copy mode or remotely):
 // its decoded bytes streamed a window at a time up to the range's end,
 // the range copied out; memory stays one window.
 Result<void> read_range(const Reader& r, const DecodeRequest& q) {
@@ -135,7 +135,8 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
                f.src_size,
                q.dst.subspan(lo - w.first, hi - lo),
                f.content_size,
-               lo - out};
+               lo - out,
+               walk.src};
     out += f.content_size;
     if (++frames == 1) {
       first = t;
@@ -144,13 +145,14 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
     if (first) queue(*std::exchange(first, std::nullopt));
     if (t) queue(*t);
   };
-  const std::span<const uint8_t> stored(r.source().base() + c.offset, c.length);
+  const Source& src = *walk.src;
+  const std::span<const uint8_t> stored(src.base() + c.offset, c.length);
   if (c.encoding_id) {
     const std::string where = component_where(o, c);
     const auto index = read_seekable_index(
         c.length, total,
         [&](uint64_t at, std::span<uint8_t> dst) {
-          return r.source().read_into(c.offset + at, dst);
+          return src.read_into(c.offset + at, dst);
         },
         where);
     if (!index) return false;
@@ -177,11 +179,11 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
 Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
   switch (t.kind) {
     case Task::Kind::raw_slice:
-      return r.source().read_into(t.src_offset, t.dst);
+      return t.src->read_into(t.src_offset, t.dst);
     case Task::Kind::zstd_frame: {
       const Object& o = r.manifest().objects[q.object];
       const Component& c = o.components[q.component];
-      const std::span<const uint8_t> frame(r.source().base() + c.offset + t.src_offset, t.src_size);
+      const std::span<const uint8_t> frame(t.src->base() + c.offset + t.src_offset, t.src_size);
       if (t.dst.size() != t.frame_size) return decode_frame_part(frame, t, component_where(o, c));
       return zstd_decode_exact(frame, t.dst, component_where(o, c));
     }
@@ -210,13 +212,13 @@ Result<void> run_task(const Reader& r, const Task& t, DecodeRequest& q) {
 // mapping, which raises SIGBUS past the end of a file cut short), so that
 // every request gets its own outcome: the tensors past the cut fail, the
 // others are read.
-void run_gather(const Reader& r, const Plan& p, const Task& t, std::span<DecodeRequest> requests,
+void run_gather(const Plan& p, const Task& t, std::span<DecodeRequest> requests,
                 Progress& progress) {
   const auto reads = std::span(p.reads).subspan(t.src_offset, t.src_size);
-  if (r.source().read_many(reads)) return;
+  if (t.src->read_many(reads)) return;
   for (size_t i = 0; i < reads.size(); ++i) {
     const size_t k = group_request(p, t, i);
-    auto res = r.source().read_many(reads.subspan(i, 1));
+    auto res = t.src->read_many(reads.subspan(i, 1));
     if (!res && !progress.failed[k].exchange(true)) requests[k].error = std::move(res).error();
   }
 }
@@ -250,7 +252,7 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
       const size_t k = t->request;
       DecodeRequest& q = requests[k];
       if (t->kind == Task::Kind::raw_gather) {
-        run_gather(r, p, *t, requests, progress);
+        run_gather(p, *t, requests, progress);
         for (size_t i = 0; i < t->src_size; ++i) ended(group_request(p, *t, i));
         continue;
       }
@@ -258,7 +260,7 @@ void run_all(const Reader& r, Plan& p, std::span<DecodeRequest> requests, Progre
         // Into the cache at once, then each component read whole as a task
         // of its own (any thread may take it); a failed fetch shows again,
         // with its own message, in the read of each component it held.
-        (void)r.source().ranges()->prefetch(
+        (void)t->src->ranges()->prefetch(
             std::span(p.fetch_ranges).subspan(t->src_offset, t->src_size));
         for (size_t i = 0; i < t->src_size; ++i) {
           const size_t j = group_request(p, *t, i);

@@ -50,13 +50,15 @@ Error index_problem(const Reader& r, const DecodeRequest& q) {
   return {};
 }
 
-void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, Plan& p) {
+void plan_raw_slices(const Source& src, const Component& c, const DecodeRequest& q, size_t index,
+                     Plan& p) {
   const Wanted w = wanted(q, c.length);
   if (w.end - w.first < kGatherBelow) {
     // dst may be larger than the component (a whole-component request's
     // capacity): the read is the component's bytes only.
     if (w.end > w.first)
-      p.pieces.push_back(Piece{index, RangeRead{c.offset + w.first, q.dst.first(w.end - w.first)}});
+      p.pieces.push_back(
+          Piece{index, &src, RangeRead{c.offset + w.first, q.dst.first(w.end - w.first)}});
     p.split_size[index] = w.end - w.first;
     return;
   }
@@ -66,8 +68,8 @@ void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, P
   const uint64_t slice = std::max(least, share);
   for (uint64_t at = w.first; at < w.end; at += slice) {
     const uint64_t n = std::min(slice, w.end - at);
-    p.tasks.push_back(
-        Task{Task::Kind::raw_slice, index, c.offset + at, n, q.dst.subspan(at - w.first, n)});
+    p.tasks.push_back(Task{Task::Kind::raw_slice, index, c.offset + at, n,
+                           q.dst.subspan(at - w.first, n), 0, 0, &src});
   }
   p.split_size[index] = w.end - w.first;
 }
@@ -82,63 +84,71 @@ void plan_raw_slices(const Component& c, const DecodeRequest& q, size_t index, P
 // the first frame was decoded). A v2 seekable stream's walk reads its seek
 // table, then checks each frame against it as it goes: checking them all
 // first read the whole component the same way.
-bool plan_zstd_frames(const Reader& r, const DecodeRequest& q, size_t index, Plan& p) {
-  if (!r.source().base()) return false;  // copy mode: Reader::read loads the stored bytes
+bool plan_zstd_frames(const Reader& r, const Source& src, const DecodeRequest& q, size_t index,
+                      Plan& p) {
+  if (!src.base()) return false;  // copy mode, remote: Reader::read loads the stored bytes
   const auto n = r.known_decoded_size(q.object, q.component);
   if (!n || *n > r.max_decoded_bytes() || !request_fits(q, *n)) return false;
   // A stream whose first frame declares all of its bytes is one frame (or
   // breaks a rule): read whole, as its header alone says, with no walk.
   const Component& c = component_of(r, q);
-  const auto first = zstd_declared_content_size({r.source().base() + c.offset, c.length});
+  const auto first = zstd_declared_content_size({src.base() + c.offset, c.length});
   if (!first || *first >= *n) return false;
-  p.walks.push_back(Task{Task::Kind::zstd_walk, index, 0, 0, q.dst, *n});
+  p.walks.push_back(Task{Task::Kind::zstd_walk, index, 0, 0, q.dst, *n, 0, &src});
   const Wanted w = wanted(q, *n);
   p.split_size[index] = w.end - w.first;
   return true;
 }
 
 // Plain little-endian raw data becomes slices, multi-frame zstd becomes
-// frames; everything else, and every request that breaks a rule, stays one
-// task for Reader::read, whose checks and messages then apply unchanged.
-void plan_request(const Reader& r, const DecodeRequest& q, size_t index, Plan& p) {
+// frames, in whichever file holds them: this one, a v2 part's shard, or a
+// buffer a foreign reader holds (a sharded checkpoint's other files,
+// local or remote). Everything else, and every request that breaks a rule,
+// stays one task for Reader::read, whose checks and messages then apply
+// unchanged.
+void plan_request(const Reader& r, DecodeRequest& q, size_t index, Plan& p) {
   const Component& c = component_of(r, q);
-  // The tasks below read this file's source; a part in a shard (or a held
-  // buffer) is read whole by Reader::read, which opens its file.
-  if (c.shard || c.held) {
-    p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
+  // A shard opens here, on the caller's thread; one that cannot be opened
+  // fails the request with the open's error (asked once a call: the next
+  // call asks again).
+  const auto found = r.source_of(c);
+  if (!found) {
+    q.error = std::move(found).error();
     return;
   }
+  const Source& src = **found;
   const bool raw_slices = c.encoding == Encoding::raw && !c.big_endian && request_fits(q, c.length);
   // Raw slices read only the wanted bytes; anything else may read all.
   const Wanted w = raw_slices ? wanted(q, c.length) : Wanted{0, c.length};
-  if (r.source().base() && w.end > w.first)
-    p.stored.push_back(Range{c.offset + w.first, c.offset + w.end});
-  if (raw_slices) return plan_raw_slices(c, q, index, p);
-  if (c.encoding == Encoding::zstd && plan_zstd_frames(r, q, index, p)) return;
+  if (src.base() && w.end > w.first)
+    p.stored.push_back(Range{&src, c.offset + w.first, c.offset + w.end});
+  if (raw_slices) return plan_raw_slices(src, c, q, index, p);
+  if (c.encoding == Encoding::zstd && plan_zstd_frames(r, src, q, index, p)) return;
   // Remotely each whole read fetches its stored bytes: small ones are
   // fetched together first (fetch_group), as small raw reads are gathered.
-  if (r.source().ranges() && c.length > 0 && c.length < kGatherBelow) {
-    p.fetches.push_back(Fetch{index, c.offset, c.length});
+  if (src.ranges() && c.length > 0 && c.length < kGatherBelow) {
+    p.fetches.push_back(Fetch{index, &src, c.offset, c.length});
     return;
   }
   p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
 }
 
-// Cuts items [begin, n), in file order, into `kind` tasks of at most
-// kGatherPieces items and `most_bytes` bytes, appended; an item that
-// overlaps the one before (two requests for the same bytes) starts a new
-// task, as read_many and prefetch take ranges that do not overlap.
-// extent(i): item i's (offset, length); request(i): its request.
-template <class Extent, class RequestOf>
+// Cuts items [begin, n), in file order (by file, then offset), into `kind`
+// tasks of at most kGatherPieces items and `most_bytes` bytes of one file,
+// appended; an item that overlaps the one before (two requests for the
+// same bytes) starts a new task, as read_many and prefetch take ranges
+// that do not overlap. extent(i): item i's (offset, length); request(i):
+// its request; source(i): its file.
+template <class Extent, class RequestOf, class SourceOf>
 void cut_into_tasks(Task::Kind kind, size_t begin, size_t n, uint64_t most_bytes, Extent extent,
-                    RequestOf request, Plan& p) {
+                    RequestOf request, SourceOf source, Plan& p) {
   size_t first = begin;
   uint64_t bytes = 0, end = 0;
   for (size_t i = begin; i <= n; ++i) {
     const auto [offset, length] = i < n ? extent(i) : std::pair<uint64_t, uint64_t>{0, 0};
-    if (i > first &&
-        (i == n || i - first == kGatherPieces || bytes + length > most_bytes || offset < end)) {
-      p.tasks.push_back(Task{kind, request(first), first, i - first, {}, bytes});
+    if (i > first && (i == n || i - first == kGatherPieces || bytes + length > most_bytes ||
+                      offset < end || source(i) != source(first))) {
+      p.tasks.push_back(Task{kind, request(first), first, i - first, {}, bytes, 0, source(first)});
       first = i;
       bytes = 0;
     }
@@ -155,13 +165,20 @@ void cut_gathers(Plan& p, size_t begin, size_t end, uint64_t most_bytes) {
       [&](size_t i) {
         return std::pair<uint64_t, uint64_t>{p.pieces[i].read.offset, p.pieces[i].read.dst.size()};
       },
-      [&](size_t i) { return p.pieces[i].request; }, p);
+      [&](size_t i) { return p.pieces[i].request; }, [&](size_t i) { return p.pieces[i].src; }, p);
+}
+
+// Whether a lies before b: by file, then by offset in it.
+bool before(const Source* a_src, uint64_t a, const Source* b_src, uint64_t b) {
+  if (a_src != b_src) return std::less<const Source*>()(a_src, b_src);
+  return a < b;
 }
 
 // The small raw reads in file order, cut into raw_gather tasks.
 void plan_gathers(Plan& p) {
-  std::stable_sort(p.pieces.begin(), p.pieces.end(),
-                   [](const Piece& a, const Piece& b) { return a.read.offset < b.read.offset; });
+  std::stable_sort(p.pieces.begin(), p.pieces.end(), [](const Piece& a, const Piece& b) {
+    return before(a.src, a.read.offset, b.src, b.read.offset);
+  });
   cut_gathers(p, 0, p.pieces.size(), kGatherBytes);
   p.reads.reserve(p.pieces.size());
   for (const Piece& piece : p.pieces) p.reads.push_back(piece.read);
@@ -170,14 +187,16 @@ void plan_gathers(Plan& p) {
 // The small encoded components of a remote file in file order, cut into
 // fetch_group tasks.
 void plan_fetch_groups(Plan& p) {
-  std::stable_sort(p.fetches.begin(), p.fetches.end(),
-                   [](const Fetch& a, const Fetch& b) { return a.offset < b.offset; });
+  std::stable_sort(p.fetches.begin(), p.fetches.end(), [](const Fetch& a, const Fetch& b) {
+    return before(a.src, a.offset, b.src, b.offset);
+  });
   cut_into_tasks(
       Task::Kind::fetch_group, 0, p.fetches.size(), kGatherBytes,
       [&](size_t i) {
         return std::pair<uint64_t, uint64_t>{p.fetches[i].offset, p.fetches[i].length};
       },
-      [&](size_t i) { return p.fetches[i].request; }, p);
+      [&](size_t i) { return p.fetches[i].request; }, [&](size_t i) { return p.fetches[i].src; },
+      p);
   p.fetch_ranges.reserve(p.fetches.size());
   for (const Fetch& f : p.fetches) p.fetch_ranges.emplace_back(f.offset, f.length);
 }
@@ -199,17 +218,18 @@ void sort_largest_first(std::vector<Task>& tasks) {
 // 1 GiB file window by window, up front or from a thread, made a cold load
 // slower there (1.37 s and 1.18 s against 0.85 s). Neighbouring ranges are
 // merged to keep the system calls few.
-void announce(const Reader& r, std::vector<Range>& stored) {
+void announce(std::vector<Range>& stored) {
   if (stored.empty()) return;
-  std::sort(stored.begin(), stored.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::sort(stored.begin(), stored.end(), [](const Range& a, const Range& b) {
+    return before(a.src, a.begin, b.src, b.begin);
+  });
   const auto advise = [&](const Range& run) {
     if (run.end - run.begin >= kAdviseLeast)
-      r.source().advise(run.begin, run.end - run.begin, MADV_WILLNEED);
+      run.src->advise(run.begin, run.end - run.begin, MADV_WILLNEED);
   };
   Range run = stored.front();
   for (const Range& s : stored) {
-    if (s.begin <= run.end + kAdviseGap) {
+    if (s.src == run.src && s.begin <= run.end + kAdviseGap) {
       run.end = std::max(run.end, s.end);
       continue;
     }
@@ -229,10 +249,13 @@ uint64_t cut_small(Plan& p, size_t i, uint64_t need) {
   if (t.kind == Task::Kind::raw_slice) {
     cut = std::min<uint64_t>(t.dst.size(), ceil_div(need, kLeastRawTaskBytes) * kLeastRawTaskBytes);
     const uint64_t head = t.dst.size() - cut;
-    if (head) p.tasks.push_back(Task{t.kind, t.request, t.src_offset, head, t.dst.first(head)});
+    if (head)
+      p.tasks.push_back(
+          Task{t.kind, t.request, t.src_offset, head, t.dst.first(head), 0, 0, t.src});
     for (uint64_t at = head; at < t.dst.size(); at += kLeastRawTaskBytes) {
       const uint64_t n = std::min(kLeastRawTaskBytes, t.dst.size() - at);
-      p.tasks.push_back(Task{t.kind, t.request, t.src_offset + at, n, t.dst.subspan(at, n)});
+      p.tasks.push_back(
+          Task{t.kind, t.request, t.src_offset + at, n, t.dst.subspan(at, n), 0, 0, t.src});
     }
   } else {  // raw_gather: Plan::pieces [src_offset, src_offset + src_size)
     cut_gathers(p, t.src_offset, t.src_offset + t.src_size, kLeastRawTaskBytes);
@@ -245,17 +268,19 @@ uint64_t cut_small(Plan& p, size_t i, uint64_t need) {
 
 // Cuts the ends of the smallest raw slices and gathers larger than
 // kLeastRawTaskBytes until the call ends on small_tail_bytes of small
-// tasks (task_sizes.h); the tasks stay largest first.
+// tasks (task_sizes.h); the tasks stay largest first. A remote file's
+// reads are not cut: each is a request.
 void split_the_tail(Plan& p) {
   const uint64_t want = small_tail_bytes(p.threads);
   const size_t n = p.tasks.size();
   uint64_t small = 0;
   for (size_t i = n; i > 0 && small < want; --i) {
-    const Task::Kind kind = p.tasks[i - 1].kind;
-    const uint64_t bytes = task_bytes(p.tasks[i - 1]);
+    const Task& t = p.tasks[i - 1];
+    const uint64_t bytes = task_bytes(t);
     if (bytes <= kLeastRawTaskBytes)
       small += bytes;
-    else if (kind == Task::Kind::raw_slice || kind == Task::Kind::raw_gather)
+    else if ((t.kind == Task::Kind::raw_slice || t.kind == Task::Kind::raw_gather) &&
+             !t.src->ranges())
       small += cut_small(p, i - 1, want - small);
   }
   if (p.tasks.size() > n) sort_largest_first(p.tasks);
@@ -276,9 +301,9 @@ Plan plan_batch(const Reader& r, std::span<DecodeRequest> requests, unsigned thr
   }
   plan_gathers(plan);
   plan_fetch_groups(plan);
-  announce(r, plan.stored);
+  announce(plan.stored);
   sort_largest_first(plan.tasks);
-  if (!r.source().ranges()) split_the_tail(plan);
+  split_the_tail(plan);
   return plan;
 }
 

@@ -34,22 +34,31 @@ struct Task {
   // frame lies inside the range).
   uint64_t frame_size = 0;
   uint64_t skip = 0;
+  // The file the task reads (raw_slice, zstd_frame, zstd_walk, and the
+  // items of a group task): the reader's own, a shard's, or a buffer a
+  // foreign reader holds (a sharded checkpoint's other files); null for
+  // whole, which Reader::read finds.
+  const Source* src = nullptr;
 };
 
+// Stored bytes [begin, end) of `src`.
 struct Range {
+  const Source* src;
   uint64_t begin, end;
 };
 
-// One small raw read of a gather: request `request`'s bytes.
+// One small raw read of a gather: request `request`'s bytes in `src`.
 struct Piece {
   size_t request;
+  const Source* src;
   RangeRead read;
 };
 
-// One small encoded component of a remote file: request `request`'s
+// One small encoded component of a remote file `src`: request `request`'s
 // stored bytes [offset, offset + length).
 struct Fetch {
   size_t request;
+  const Source* src;
   uint64_t offset, length;
 };
 
@@ -65,7 +74,7 @@ struct Plan {
   std::vector<std::pair<uint64_t, uint64_t>> fetch_ranges;
   std::vector<Task> walks;           // zstd_walk tasks, one a component
   std::vector<uint64_t> split_size;  // decoded size of each request split into slices or frames
-  std::vector<Range> stored;  // stored bytes the tasks will read (announced through the mapping)
+  std::vector<Range> stored;  // stored bytes the tasks will read (announced through the mappings)
 };
 
 inline const Component& component_of(const Reader& r, const DecodeRequest& q) {

@@ -553,6 +553,38 @@ def test_sharded_safetensors_index_as_one_reader(nginx):
         ztensor.open(nginx.url + "/hub/model.safetensors.index.json", allow_foreign=True)
 
 
+def test_sharded_index_gathers_small_tensors_and_fetches_only_a_share(nginx):
+    """The tensors of an index's shards are read as the root file's are: a
+    shard's small tensors fetched together (one request a tensor before:
+    200 here), a range of a large one fetched alone (before: the tensor
+    from its first byte to the range's end)."""
+    d = os.path.join(nginx.www, "hubshare")
+    os.makedirs(d, exist_ok=True)
+    small = {f"t{i}": np.full((1024,), i, np.int64) for i in range(200)}  # 8 KiB each
+    big = rng(41, (512, 256))  # 512 KiB
+    write_safetensors(os.path.join(d, "model-00001-of-00002.safetensors"), small)
+    write_safetensors(os.path.join(d, "model-00002-of-00002.safetensors"), {"big": big})
+    weight_map = {k: "model-00001-of-00002.safetensors" for k in small}
+    weight_map["big"] = "model-00002-of-00002.safetensors"
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f)
+    url = nginx.url + "/hubshare/model.safetensors.index.json"
+    with ztensor.open(url, allow_foreign=True) as f:
+        mark = nginx.mark()
+        got = f.decode_many(list(small))
+        n, _, entries = requests_since(nginx, mark)
+        assert all(np.array_equal(got[k], a) for k, a in small.items())
+        assert n <= 4, entries
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt_torch
+    mark = nginx.mark()
+    part = zt_torch.load_file(url, allow_foreign=True, slices={"big": (slice(384, 512),)})
+    assert torch.equal(part["big"], torch.from_numpy(big[384:]))
+    _, _, entries = requests_since(nginx, mark)
+    of_big = [e for e in entries if "model-00002" in e[0]]
+    assert sum(e[2] for e in of_big) < big.nbytes / 2, of_big  # its open and the share (128 KiB)
+
+
 def test_an_index_over_the_limit_is_refused_at_its_headers(nginx):
     # An .index.json is taken whole by the open: one over the limit (100 MB)
     # was downloaded (100 MB) and then refused; its size is in the answer's

@@ -123,6 +123,24 @@ TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
     q.capacity = got.size();
     ASSERT_EQ(zt_decode_many(r.get(), &q, 1, 2), ZT_OK) << zt_last_error();
     EXPECT_EQ(got, w_);
+    // Ranges of parts in the shard, read where they lie (slices of the
+    // shard's file, as of the root's), beside one of the root.
+    Bytes part_w(13), part_v(8), part_local(2);
+    zt_decode_range ranges[3];
+    const std::pair<const char*, Bytes*> wanted[3] = {{"w", &part_w}, {"v", &part_v},
+                                                      {"local", &part_local}};
+    for (size_t k = 0; k < 3; ++k) {
+      zt_decode_range_init(&ranges[k]);
+      ranges[k].object = object_index(r.get(), wanted[k].first);
+      ranges[k].role = "data";
+      ranges[k].offset = 1;
+      ranges[k].dst = wanted[k].second->data();
+      ranges[k].length = wanted[k].second->size();
+    }
+    ASSERT_EQ(zt_decode_ranges(r.get(), ranges, 3, 2, nullptr, nullptr), ZT_OK) << zt_last_error();
+    EXPECT_EQ(part_w, Bytes(w_.begin() + 1, w_.begin() + 14));
+    EXPECT_EQ(part_v, Bytes(v_.begin() + 1, v_.begin() + 9));
+    EXPECT_EQ(part_local, (Bytes{2, 3}));
     uint64_t checked = 0;
     ASSERT_EQ(zt_verify(r.get(), &checked, nullptr), ZT_OK) << zt_last_error();
   }
