@@ -28,6 +28,16 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
   Load_Pread_many, Load_LoadFile_many   the same for "many" (its tensors
                          lie back to back: the floor reads them as one range)
+  Load_PreadRank         floor: N threads pread rank 1 of 4's share of "llm"
+                         (a quarter of every tensor's rows) into fresh memory
+  Load_RankRows          load_file(slices=) of that share (whole rows: one
+                         range of each tensor)
+  Load_RankColumns       load_file(slices=) of a quarter of every tensor's
+                         columns (as many bytes, a run a row)
+  Load_LoadFileShards    "llm" as a v2 model in 4 shard files, load_file
+  Load_LoadFileIndex     "llm" as a safetensors index of 4 files (what
+                         checkpoints on the Hugging Face hub are), load_file
+                         with allow_foreign=True
   Load_TorchLoad_many    torch.load of the "many" tensors (torch.save'd)
   Load_Safetensors_many  safetensors.torch.load_file of them + touch
   Load_DecodeMany        File.decode_many (numpy, the same bytes)
@@ -79,6 +89,7 @@ Needs ZTENSOR_LIBRARY (or an installed library) and PYTHONPATH=bindings/python.
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -168,6 +179,53 @@ def touch(tensors):
         if b.numel():
             s += int(b[::4096].sum())
     return s
+
+
+def write_safetensors_index(state, folder, files):
+    """`state` as a Hugging Face sharded checkpoint in `folder`: `files`
+    safetensors files (every files-th tensor in each) and
+    model.safetensors.index.json; returns the index's path."""
+    os.makedirs(folder, exist_ok=True)
+    names, weight_map = list(state), {}
+    for k in range(files):
+        file = f"model-{k + 1:05d}-of-{files:05d}.safetensors"
+        chosen, header, at = names[k::files], {}, 0
+        for name in chosen:
+            t = state[name]
+            n = t.numel() * t.element_size()
+            header[name] = {"dtype": "BF16", "shape": list(t.shape), "data_offsets": [at, at + n]}
+            weight_map[name] = file
+            at += n
+        text = json.dumps(header).encode()
+        text += b" " * (-len(text) % 8)
+        with open(os.path.join(folder, file), "wb") as f:
+            f.write(len(text).to_bytes(8, "little") + text)
+            for name in chosen:
+                f.write(memoryview(state[name].contiguous().view(torch.uint8).reshape(-1).numpy()))
+    index = os.path.join(folder, "model.safetensors.index.json")
+    with open(index, "w") as f:
+        json.dump({"metadata": {}, "weight_map": weight_map}, f)
+    return index
+
+
+def rank_share(state, path, world, rank):
+    """Rank `rank` of `world`'s share of every tensor's rows: the slices for
+    load_file, and the file extents they are (the floor's reads)."""
+    with ztensor.open(path) as f:
+        objects = f.manifest["objects"]
+        at = {n: objects[n]["components"]["data"] for n in objects}
+    slices, extents = {}, []
+    for name, t in state.items():
+        rows = t.shape[0] // world
+        slices[name] = (slice(rank * rows, (rank + 1) * rows),)
+        row_bytes = at[name]["length"] // t.shape[0]
+        extents.append((at[name]["offset"] + rank * rows * row_bytes, rows * row_bytes))
+    return slices, extents
+
+
+def warm_folder(folder):
+    for name in sorted(os.listdir(folder)):
+        warm(os.path.join(folder, name))
 
 
 def places(path):
@@ -489,6 +547,21 @@ def main():
         if st:
             hot["Load_Safetensors_many"] = (lambda: touch(st.load_file(paths["many_st"])), paths["many_st"])
         hot["Load_CopyFromMap_llm"] = (lambda: mmap_floor(paths["llm"], extents["llm"], threads), paths["llm"])
+        # A tensor-parallel rank's share (rank 1 of 4), and the same model as
+        # the sharded checkpoints models come as.
+        rows, rank_extents = rank_share(models["llm"], paths["llm"], 4, 1)
+        columns = {name: (slice(None), slice(t.shape[1] // 4, t.shape[1] // 2)) for name, t in models["llm"].items()}
+        hot["Load_PreadRank"] = (lambda: pread_floor(paths["llm"], rank_extents, threads), paths["llm"])
+        hot["Load_RankRows"] = (lambda: zt.load_file(paths["llm"], slices=rows), paths["llm"])
+        hot["Load_RankColumns"] = (lambda: zt.load_file(paths["llm"], slices=columns), paths["llm"])
+        shards = base + "-shards"
+        os.makedirs(os.path.join(shards, "v2"))
+        paths["shards_v2"] = os.path.join(shards, "v2", "model.zt")
+        zt.save_file(models["llm"], paths["shards_v2"], file_version=2, shard_bytes=total // 4 + 1)
+        paths["index"] = write_safetensors_index(models["llm"], os.path.join(shards, "hub"), 4)
+        hot["Load_LoadFileShards"] = (lambda: zt.load_file(paths["shards_v2"]), os.path.dirname(paths["shards_v2"]))
+        hot["Load_LoadFileIndex"] = (lambda: zt.load_file(paths["index"], allow_foreign=True),
+                                     os.path.dirname(paths["index"]))
         # Does reading with pread instead of through the mapping pay on the CPU?
         hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
                                      paths["llm"])
@@ -568,7 +641,8 @@ def main():
         for rep in range(reps):
             # Interleaved, so that a disturbance hits every case alike.
             for name, (fn, path) in {**hot, **gpus}.items():
-                record(name, fn, rep, (lambda p=path: warm(p)) if path else None)
+                record(name, fn, rep, (lambda p=path: (warm_folder if os.path.isdir(p) else warm)(p))
+                       if path else None)
             # Writes are at the mercy of the previous write's writeback:
             # the order alternates so that neither side always goes second.
             for name, fn in (list(saves.items()) if rep % 2 == 0 else list(saves.items())[::-1]):
@@ -606,6 +680,7 @@ def main():
         for p in list(paths.values()) + [base + s for s in ("-out.bin", "-out.zt", "-out.safetensors")]:
             if os.path.exists(p):
                 os.remove(p)
+        shutil.rmtree(base + "-shards", ignore_errors=True)
 
 
 def summarize(runs, facts):

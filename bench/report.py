@@ -344,6 +344,14 @@ def main():
             f"{cores} into huge-page memory (numpy's arrays are)")
     t.ratio("load", "File.decode_many, file opened copy=True (pread)", ld, "Load_PreadHuge_llm", "Load_DecodeManyCopy",
             None, f"{cores} into huge-page memory")
+    t.ratio("load", "load_file of a rank's share: a quarter of every tensor's rows (rank 1 of 4)", ld,
+            "Load_PreadRank", "Load_RankRows", None, f"{cores} of the share's bytes into fresh torch memory")
+    t.ratio("load", "load_file of a rank's share: a quarter of every tensor's columns", ld, "Load_PreadRank",
+            "Load_RankColumns", None, f"{cores} of as many bytes (the rows' share: one range a tensor)")
+    t.ratio("load", "load_file of the model as a v2 model in 4 shard files", ld, "Load_LoadFile_llm",
+            "Load_LoadFileShards", None, "load_file of the one-file model")
+    t.ratio("load", "load_file of the model as a safetensors index of 4 files (allow_foreign)", ld,
+            "Load_LoadFile_llm", "Load_LoadFileIndex", None, "load_file of the one-file model")
     t.ratio("load", "load_file, the file read by pread instead of mapped", ld, "Load_LoadFile_llm",
             "Load_LoadFilePread", None, "load_file (through the mapping)")
     t.ratio("load", "load_file against safetensors' load_file (+ touch)", ld, "Load_Safetensors", "Load_LoadFile_llm", None,

@@ -422,6 +422,22 @@ def test_slices_load_as_torch_indexes(tmp_path, monkeypatch, encoding, version, 
     assert storage.nbytes() == 75 * 257 * 2
 
 
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_get_slice_reads_rows_as_load_file_does(tmp_path, monkeypatch, encoding):
+    t = model(7)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096)
+    sliced = []
+    through_slice = zt._File.slice
+    monkeypatch.setattr(zt._File, "slice", lambda f, name, key: sliced.append(name) or through_slice(f, name, key))
+    with zt.safe_open(p, framework="pt") as f:
+        assert same(f.get_slice("big.1")[100:200], t["big.1"][100:200])  # one run: zt_decode_ranges
+        assert same(f.get_slice("big.1")[7], t["big.1"][7])
+        assert sliced == []
+        assert same(f.get_slice("big.1")[:, 5:9], t["big.1"][:, 5:9].contiguous())  # a box of runs
+        assert sliced == ["big.1"]
+
+
 def test_slices_read_side_by_side_raise_the_first_error(tmp_path):
     # Boxes that are not one run (columns; a packed FP4 object, which loads
     # as values) are read on threads of their own; the first one's error

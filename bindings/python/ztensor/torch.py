@@ -1038,7 +1038,7 @@ def _plain_loading(model: torch.nn.Module) -> bool:
 
 
 class _Slice:
-    """get_slice's result: slicing reads only the box (zt_dense_slice)."""
+    """get_slice's result: slicing reads only the box."""
 
     def __init__(self, handle, name):
         self._h = handle
@@ -1056,7 +1056,10 @@ class _Slice:
         return _ST_NAMES.get((c.dtype, c.type), c.type or c.dtype)
 
     def __getitem__(self, key: Any) -> torch.Tensor:
-        return _to(self._h._file.slice(self._name, key), self._h._device)
+        # As load_file(slices=) reads it: a selection that is one run of
+        # the tensor's bytes (whole rows) on every core, or through the
+        # staging ring to a CUDA device; others through zt_dense_slice.
+        return self._h._file.load([self._name], self._h._device, slices={self._name: key})[self._name]
 
 
 class safe_open:  # noqa: N801 (the name safetensors uses)
