@@ -477,7 +477,10 @@ zt_status zt_component_read(const zt_reader* r, size_t object, const char* role,
   return guard([&] {
     size_t k = 0;
     if (const zt_status s = locate(r, object, role, &k)) return s;
-    if (!dst) {
+    // NULL with capacity 0 reads an empty component; for any other the
+    // buffer is missing, unless the object is one the reader cannot hand
+    // out, whose refusal (as zt_decode_many's) comes first.
+    if (!dst && r->impl->manifest().objects[object].unsupported.empty()) {
       const auto n = r->impl->known_decoded_size(object, k);
       if (!n || *n > 0) return fail(ZT_ERR_ARGUMENT, "dst is NULL");
     }

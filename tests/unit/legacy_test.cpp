@@ -274,6 +274,15 @@ TEST(Legacy, V010SparseLayoutsAreRefusedOnAccess) {
       FailsWith(zt_component_read_f32(o.get(), csr, "data", out, 64, &n), ZT_ERR_UNSUPPORTED, why));
   EXPECT_TRUE(
       FailsWith(zt_dense_rows(o.get(), csr, 0, 1, out, sizeof out, &n), ZT_ERR_UNSUPPORTED, why));
+  // Without a buffer too, as the batch decoder refuses it (the missing
+  // buffer was ARGUMENT here).
+  EXPECT_TRUE(FailsWith(zt_component_read(o.get(), csr, "data", nullptr, 0, &n),
+                        ZT_ERR_UNSUPPORTED, why));
+  zt_decode_request q;
+  zt_decode_request_init(&q);
+  q.object = csr;
+  q.role = "data";
+  EXPECT_TRUE(FailsWith(zt_decode_many(o.get(), &q, 1, 1), ZT_ERR_UNSUPPORTED, why));
   zt_csr_info v;
   zt_csr_info_init(&v);
   EXPECT_TRUE(FailsWith(zt_csr_view(o.get(), csr, &v), ZT_ERR_UNSUPPORTED, why));
