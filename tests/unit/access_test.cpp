@@ -3,11 +3,14 @@
 // buffer rules, copy mode, and many threads at once.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <latch>
 #include <string>
@@ -481,6 +484,52 @@ TEST(Access, AFailedDecodeHoldsNoMemory) {
     EXPECT_LT(resident_bytes(), before + (size_t{16} << 20))
         << "the failed decode's buffer is held";
   }
+}
+
+// A decode whose size only decoding tells grows its buffer to the cap and
+// one byte, then is refused: it holds about the cap, not a multiple of it
+// (the buffer grew to ~3x the cap before). Measured in a child process as
+// its peak resident size, which /proc/self/clear_refs resets.
+TEST(Access, AnUnsizedDecodeOverTheCapHoldsAboutTheCap) {
+  if (freed_memory_is_kept()) GTEST_SKIP() << "resident sizes say nothing under valgrind or ASan";
+  const size_t cap = size_t{64} << 20;
+  const Bytes f = v11_unsized_zstd(Bytes(2 * cap, 0));
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.max_decoded_bytes = cap;
+  const TempFile t(f);
+  const Opened o = open_file(t, &opt);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const auto status_kib = [](const char* field) {
+      std::ifstream in("/proc/self/status");
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind(field, 0) == 0) return std::stoull(line.substr(std::strlen(field)));
+      return 0ull;
+    };
+    std::ofstream("/proc/self/clear_refs") << "5";  // the peak starts again from here
+    const unsigned long long before = status_kib("VmRSS:");
+    const void* p = nullptr;
+    uint64_t n = 0;
+    const zt_status s = zt_component_map(o.get(), 0, "blob", &p, &n);
+    const unsigned long long grew = (status_kib("VmHWM:") - before) << 10;
+    if (s != ZT_ERR_LIMIT) {
+      std::fprintf(stderr, "status %d: %s\n", static_cast<int>(s), zt_last_error());
+      std::_Exit(2);
+    }
+    if (grew >= 3 * cap / 2) {  // about the cap, and the zstd decoder's window
+      std::fprintf(stderr, "peak resident size grew by %llu bytes (cap %zu)\n", grew, cap);
+      std::_Exit(1);
+    }
+    std::_Exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
 }
 
 TEST(Access, ReadNeedsEnoughCapacityAndWritesNothingOtherwise) {
