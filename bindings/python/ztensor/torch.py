@@ -445,6 +445,7 @@ class _File:
         self.sparse = sparse
         self._layouts = None
         self._summary = None
+        self._summary_by_name = None
         # mmap=True: raw data from the File's copy-on-write mapping
         # (File._copy_on_write, as dlpack() uses), which knows where there is
         # none (memory, URLs, zstd, shards).
@@ -465,6 +466,16 @@ class _File:
 
     def keys(self):
         return [s.name for s in self._summaries()]  # in index order, one call for all
+
+    def summary(self, name):
+        """The object summary of `name` (KeyError for a name the file lacks)."""
+        if self._summary_by_name is None:
+            self._summary_by_name = {s.name: s for s in self._summaries()}
+        s = self._summary_by_name.get(name)
+        if s is None:
+            self.f._index(name)  # the reader's own error for the name
+            raise KeyError(name)
+        return s
 
     def tensor_names(self):
         """The names a reader sees: the objects', but with
@@ -1043,17 +1054,19 @@ class _Slice:
     def __init__(self, handle, name):
         self._h = handle
         self._name = name
-        info = handle._file.f.info(name)
-        if info.format != "dense":
-            raise Error(8, f'object "{name}" is {info.format}: get_slice reads dense objects')
-        self._info = info
+        # From the file's object summaries (one call for all of them): what
+        # a loader that slices every weight pays per tensor.
+        s = handle._file.summary(name)
+        if s.format != "dense":
+            raise Error(8, f'object "{name}" is {s.format}: get_slice reads dense objects')
+        self._summary = s
 
     def get_shape(self) -> List[int]:
-        return list(self._info.shape)
+        return list(self._summary.shape)
 
     def get_dtype(self) -> str:
-        c = self._info.components["data"]
-        return _ST_NAMES.get((c.dtype, c.type), c.type or c.dtype)
+        s = self._summary
+        return _ST_NAMES.get((s.dtype, s.type), s.type or s.dtype)
 
     def __getitem__(self, key: Any) -> torch.Tensor:
         # As load_file(slices=) reads it: a selection that is one run of
