@@ -68,6 +68,7 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          memory already allocated (the host side's ceiling)
   Gpu_LoadFile           load_file(device="cuda")
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
+  Gpu_RankRows           load_file(device="cuda", slices=) of rank 1 of 4's rows
   Gpu_LoadFilePread      the same ring with the file opened copy=True (no
                          mapping: raw reads are pread either way; zstd
                          frames could not be shared out without one)
@@ -82,7 +83,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   the first load in a fresh process (ztensor, safetensors), twice each.
 
 usage: bench_load.py OUT.json [REPETITIONS]   (ZT_BENCH_DIR: where files go;
-ZT_LOAD_SKIP: comma-separated row-name prefixes not to run, e.g. Save)
+ZT_LOAD_SKIP: comma-separated row-name prefixes not to run, e.g. Save;
+ZT_LOAD_ONLY: the prefixes of the only rows to run)
 A row that raises is recorded under facts["failed"] and the others go on.
 Needs ZTENSOR_LIBRARY (or an installed library) and PYTHONPATH=bindings/python.
 """
@@ -459,9 +461,10 @@ def main():
     runs, facts = [], {}
 
     skip = tuple(x for x in os.environ.get("ZT_LOAD_SKIP", "").split(",") if x)
+    only = tuple(x for x in os.environ.get("ZT_LOAD_ONLY", "").split(",") if x)
 
     def record(name, fn, rep, before=None):
-        if skip and name.startswith(skip):
+        if (skip and name.startswith(skip)) or (only and not name.startswith(only)):
             return
         if before:
             before()
@@ -634,6 +637,8 @@ def main():
                 paths["llm"], device="cuda", staging_buffers=8, staging_bytes=16 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing2x1G"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=2, staging_bytes=1024 * MiB), paths["llm"])
+            # A tensor-parallel rank's share straight to its GPU, through the ring.
+            gpus["Gpu_RankRows"] = (lambda: zt.load_file(paths["llm"], device="cuda", slices=rows), paths["llm"])
             gpu_model = module_of(models["llm"], "cuda")
             gpus["Gpu_LoadModel"] = (lambda: zt.load_model(gpu_model, paths["llm"], device="cuda"), paths["llm"])
             if st:

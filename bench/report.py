@@ -384,6 +384,8 @@ def main():
             "one pinned host->device copy of the same bytes")
     t.ratio("load", "load_file(device='cuda') against the host side's ceiling", ld, "Gpu_PreadPinned", "Gpu_LoadFile",
             None, f"{cores} into pinned memory already allocated")
+    t.ratio("load", "a rank's share (a quarter of every tensor's rows) to cuda, against the whole model's",
+            ld, "Gpu_LoadFile", "Gpu_RankRows", None, "load_file(device='cuda') of the whole model (ideal: 4)")
     t.ratio("load", "load_file of the zstd twin to cuda", ld, "Gpu_Pinned", "Gpu_LoadFileZstd", None,
             "one pinned host->device copy")
     t.ratio("load", "load_file(device='cuda') against safetensors", ld, "Gpu_Safetensors", "Gpu_LoadFile", 7.0,
