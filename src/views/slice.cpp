@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/byte_order.h"
+#include "base/for_each_index.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/frame_reads.h"
@@ -88,8 +89,14 @@ Result<Box> box_of(const Reader& r, size_t object, std::span<const uint64_t> beg
 // storage value in the data.
 class RunCursor {
  public:
-  explicit RunCursor(const Box& b) : b_(&b), idx_(b.split, 0) {
-    for (size_t d = 0; d < b.begin.size(); ++d) value_ += b.begin[d] * b.stride[d];
+  // From run `first` on (0: the box's first).
+  explicit RunCursor(const Box& b, uint64_t first = 0) : b_(&b), idx_(b.split, 0), run_(first) {
+    for (size_t d = b.split; d-- > 0;) {
+      idx_[d] = first % b.extent[d];
+      first /= b.extent[d];
+    }
+    for (size_t d = 0; d < b.begin.size(); ++d)
+      value_ += (b.begin[d] + (d < b.split ? idx_[d] : 0)) * b.stride[d];
   }
   bool valid() const { return run_ < b_->runs; }
   uint64_t run() const { return run_; }
@@ -157,6 +164,29 @@ Result<void> check_box_bools(const Reader& r, const Box& b, RunBytes run_bytes) 
   return {};
 }
 
+// A thread's least share of a box copied from memory: smaller boxes are
+// copied on one thread (starting helpers costs more than the copy).
+constexpr uint64_t kLeastShareBytes = uint64_t{4} << 20;
+
+// The box's runs copied out of `from` (the whole data) into dst, on every
+// core for a large box: each thread takes an equal span of dst, its runs
+// (or part of one) in order. A tensor-parallel share of columns is
+// thousands of runs; one of rows, one long run.
+void copy_runs(const Box& b, std::span<const uint8_t> from, std::span<uint8_t> dst) {
+  const uint64_t width = b.width(), run_bytes = b.run_values * width, total = b.runs * run_bytes;
+  const unsigned threads = threads_for_all_cores();
+  const uint64_t shares = std::clamp<uint64_t>(total / kLeastShareBytes, 1, threads);
+  for_each_index(shares, threads, [&](size_t k) {
+    uint64_t at = total * k / shares;
+    const uint64_t end = total * (k + 1) / shares;
+    for (RunCursor cur(b, at / run_bytes); at < end; cur.advance()) {
+      const uint64_t within = at % run_bytes, n = std::min(run_bytes - within, end - at);
+      std::memcpy(dst.data() + at, from.data() + cur.first_value() * width + within, n);
+      at += n;
+    }
+  });
+}
+
 // The box's bytes into dst (exactly values() x width bytes), not f4.
 Result<void> copy_box(const Reader& r, size_t object, const Box& b, std::span<uint8_t> dst) {
   const Component& c = *b.data;
@@ -191,9 +221,7 @@ Result<void> copy_box(const Reader& r, size_t object, const Box& b, std::span<ui
   // Mapped raw data, or zstd decoded whole once into the reader's cache.
   auto m = mapped(r, object, b);
   ZT_TRY(m);
-  for (RunCursor cur(b); cur.valid(); cur.advance())
-    std::memcpy(dst.data() + cur.run() * run_bytes, m->data() + cur.first_value() * width,
-                run_bytes);
+  copy_runs(b, *m, dst);
   return {};
 }
 

@@ -833,6 +833,24 @@ def test_slices_index_like_numpy(path, encoding, dtype):
                                       a[1:3, 2].astype(np.complex128 if a.dtype.kind == "c" else np.float64))
 
 
+def test_large_boxes_are_copied_on_every_core_in_order(path):
+    # Boxes of 4 MiB and more are cut into equal spans of the output, one a
+    # thread: the cuts fall inside runs, and a box of one run is cut too.
+    a = np.random.default_rng(8).integers(0, 255, size=(4099, 3001), dtype=np.uint8)
+    b = np.random.default_rng(9).integers(0, 1 << 15, size=(3, 1500, 2001), dtype=np.int16)
+    with ztensor.Writer(path) as w:
+        w.add("a", a)
+        w.add("b", b)
+    with ztensor.open(path) as f:
+        for key in [(slice(1, 4098), slice(7, 2990)), (slice(5, 4000),), (Ellipsis, slice(100, 101)),
+                    (slice(None), slice(1, None))]:
+            np.testing.assert_array_equal(f.slice("a", key), a[key], err_msg=repr(key))
+        for key in [(slice(0, 3), slice(1, 1499), slice(3, 2000)), (1,), (slice(1, 3), slice(10, 1400)),
+                    (2, slice(None), slice(0, 1000, 3))]:
+            np.testing.assert_array_equal(f.slice("b", key), b[key], err_msg=repr(key))
+            np.testing.assert_array_equal(f.slice("b", key, dtype=np.float32), b[key].astype(np.float32))
+
+
 def test_slices_of_bf16_follow_the_file_mode_and_refuse_fancy_indexes(path):
     bits = np.array([[0x3F80, 0x4000], [0x4040, 0x4080]], dtype=np.uint16)  # 1 2 / 3 4
     with ztensor.Writer(path) as w:
