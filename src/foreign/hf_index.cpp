@@ -187,7 +187,9 @@ Result<ForeignFile> read_hf_index(const std::string& path, const ReadOptions& op
                           ReadOptions shard_options = options;
                           shard_options.group_quantized = false;  // the index groups the model
                           // Read as the kind its name says (checked: safetensors or
-                          // PyTorch), whatever its link leads to.
+                          // PyTorch), whatever its link leads to; every open of its
+                          // reader follows no link put in its real path since.
+                          const LinksRefused as_checked;
                           auto part = read_foreign_as(*real, kind_from_path(shard), shard_options);
                           if (!part && real->find(shard) == std::string::npos) {
                             // Named as the index names it: a link's target alone

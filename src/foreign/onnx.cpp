@@ -300,6 +300,7 @@ class OnnxReader {
       return &f_.input_files[it->second];
     auto real = resolve_beside_model(path_, location, "external data location");
     ZT_TRY(real);
+    const LinksRefused as_checked;  // no link put in its path since is followed
     auto part = ForeignFile::mapped(*real, FileKind::onnx);
     ZT_TRY(part);
     f_.input_files.push_back(std::move(*part));

@@ -196,6 +196,7 @@ Result<Source> open_shard_file(const Source& root, const std::string& root_path,
     auto real = resolve_beside_model(
         root_path, slash == std::string::npos ? path : path.substr(slash + 1), "shard file");
     ZT_TRY(real);
+    const LinksRefused as_checked;  // no link put in its path since is followed
     return Source::open_file(*real, mode);
   }
   constexpr uint64_t kShardTail = 4096;

@@ -84,6 +84,25 @@ class Source {
   std::shared_ptr<const RangeCache> ranges_;
 };
 
+// While one lives on a thread, Source::open_file on that thread follows
+// no symbolic link in any component of the path (openat2 with
+// RESOLVE_NO_SYMLINKS; on kernels before 5.6, O_NOFOLLOW: the last
+// component only). For the files a model names beside itself: their real
+// path was checked to lie in the model's folder (resolve_beside_model), and
+// a link put in that path since the check must not lead the open outside.
+// The readers that open such a file (a shard's, however many times its
+// format's reader opens it) run on the thread that made the guard.
+class LinksRefused {
+ public:
+  LinksRefused();
+  ~LinksRefused();
+  LinksRefused(const LinksRefused&) = delete;
+  LinksRefused& operator=(const LinksRefused&) = delete;
+
+ private:
+  bool was_;
+};
+
 // How many mapped files one reader keeps descriptors for besides its own
 // (a sharded model's shards): an eighth of the process's soft limit on
 // open files (RLIMIT_NOFILE), between 16 and 256.

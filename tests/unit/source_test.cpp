@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "source/http_response.h"
+#include "source/io.h"
 #include "source/range_source.h"
 #include "test_files.h"
 
@@ -855,6 +856,45 @@ TEST(HttpResponse, AnOpenOverItsMaxSizeIsRefusedAtTheHeaders) {
               "http://host/model.safetensors.index.json: 5000 bytes, more than the limit of 1000");
     EXPECT_EQ(ex.body, 0u);
   }
+}
+
+}  // namespace
+}  // namespace zt::test
+
+namespace zt::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file a model names is opened by the real path resolve_beside_model
+// checked; while a LinksRefused lives, a link put into that path since is
+// not followed, wherever it sits in the path.
+TEST(LinksRefused, NoLinkInThePathIsFollowedWhileOneLives) {
+  const TempDir tmp("zt-links-");
+  const fs::path dir = tmp.path();
+  fs::create_directory(dir / "real");
+  std::ofstream(dir / "real" / "f.bin") << "bytes";
+  fs::create_directory_symlink(dir / "real", dir / "link");
+  fs::create_symlink(dir / "real" / "f.bin", dir / "real" / "g.bin");
+  const auto opens = [](const fs::path& p) { return zt::Source::open_file(p, zt::Source::Mode::copy); };
+  EXPECT_TRUE(opens(dir / "link" / "f.bin"));
+  {
+    const zt::LinksRefused refused;
+    EXPECT_TRUE(opens(dir / "real" / "f.bin"));
+    for (const fs::path& p : {dir / "link" / "f.bin", dir / "real" / "g.bin"}) {
+      auto s = opens(p);
+      ASSERT_FALSE(s) << p;
+      EXPECT_EQ(s.error().status, zt::Status::io);
+      EXPECT_NE(s.error().message.find("a symbolic link is in its path"), std::string::npos)
+          << s.error().message;
+    }
+    {
+      const zt::LinksRefused nested;
+    }
+    EXPECT_FALSE(opens(dir / "link" / "f.bin"));  // still refused: the outer guard lives
+  }
+  EXPECT_TRUE(opens(dir / "link" / "f.bin"));
+  EXPECT_TRUE(opens(dir / "real" / "g.bin"));
 }
 
 }  // namespace
