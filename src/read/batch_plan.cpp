@@ -6,6 +6,7 @@
 
 #include "base/arithmetic.h"
 #include "base/core_count.h"
+#include "base/for_each_index.h"
 #include "codec/zstd_codec.h"
 #include "read/task_sizes.h"
 
@@ -106,14 +107,39 @@ bool plan_zstd_frames(const Reader& r, const Source& src, const DecodeRequest& q
 // local or remote). Everything else, and every request that breaks a rule,
 // stays one task for Reader::read, whose checks and messages then apply
 // unchanged.
-void plan_request(const Reader& r, DecodeRequest& q, size_t index, Plan& p) {
+// By shard index, the outcome of opening each shard the requests read
+// (open_shards); the others are empty.
+using ShardSources = std::vector<std::optional<Result<const Source*>>>;
+
+// The shards the valid requests read, opened side by side: a remote
+// shard's open is a request (its footer), and a hundred asked one after
+// another on the caller's thread cost a hundred round trips. Each is asked
+// once a call; a failed open is the answer of every request of its shard
+// (the next call asks again).
+ShardSources open_shards(const Reader& r, std::span<const DecodeRequest> requests,
+                         unsigned threads) {
+  ShardSources out(r.manifest().shards.size());
+  std::vector<bool> seen(out.size());
+  std::vector<uint32_t> wanted;
+  for (const DecodeRequest& q : requests) {
+    if (q.error.status != Status::ok) continue;
+    const std::optional<uint32_t> shard = component_of(r, q).shard;
+    if (shard && !seen[*shard]) {
+      seen[*shard] = true;
+      wanted.push_back(*shard);
+    }
+  }
+  for_each_index(wanted.size(), threads,
+                 [&](size_t i) { out[wanted[i]].emplace(r.shard_source(wanted[i])); });
+  return out;
+}
+
+void plan_request(const Reader& r, DecodeRequest& q, size_t index, const ShardSources& shards,
+                  Plan& p) {
   const Component& c = component_of(r, q);
-  // A shard opens here, on the caller's thread; one that cannot be opened
-  // fails the request with the open's error (asked once a call: the next
-  // call asks again).
-  const auto found = r.source_of(c);
+  const Result<const Source*> found = c.shard ? *shards[*c.shard] : r.source_of(c);
   if (!found) {
-    q.error = std::move(found).error();
+    q.error = found.error();
     return;
   }
   const Source& src = **found;
@@ -293,12 +319,13 @@ Plan plan_batch(const Reader& r, std::span<DecodeRequest> requests, unsigned thr
   plan.threads = threads ? threads : threads_for_all_cores();
   plan.split_size.assign(requests.size(), 0);
   for (const DecodeRequest& q : requests) plan.bytes += q.dst.size();
-  for (size_t i = 0; i < requests.size(); ++i) {
-    DecodeRequest& q = requests[i];
+  for (DecodeRequest& q : requests) {
     q.written = 0;
     q.error = index_problem(r, q);
-    if (q.error.status == Status::ok) plan_request(r, q, i, plan);
   }
+  const ShardSources shards = open_shards(r, requests, plan.threads);
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (requests[i].error.status == Status::ok) plan_request(r, requests[i], i, shards, plan);
   plan_gathers(plan);
   plan_fetch_groups(plan);
   announce(plan.stored);

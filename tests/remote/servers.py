@@ -170,7 +170,10 @@ class FaultServer:
     no_reason: status lines without a reason phrase ("HTTP/1.1 206");
     endless_redirect: the next answer is a 302 to the same path whose
     chunked body never ends (libcurl reads a followed redirect's body
-    itself: it never reaches the library's own body cap)."""
+    itself: it never reaches the library's own body cap);
+    delay: seconds each request waits before it is answered;
+    most_in_flight: the most requests ever being answered at once, by kind:
+    "tail" (a suffix range, bytes=-N: an open's) and "other"."""
 
     def __init__(self, root):
         self.root = root
@@ -183,6 +186,10 @@ class FaultServer:
         self.redirect_to = None
         self.refuse = {}
         self.no_reason = False
+        self.delay = 0.0
+        self.in_flight = {"tail": 0, "other": 0}
+        self.most_in_flight = {"tail": 0, "other": 0}
+        self.counting = threading.Lock()
         self.requests = []
         self.headers_seen = []  # each request's headers, lower-cased names
         server = self
@@ -201,6 +208,20 @@ class FaultServer:
                 self._headers_buffer.append(b"%s %d\r\n" % (self.protocol_version.encode(), code))
 
             def do_GET(self):
+                kind = "tail" if self.headers.get("Range", "").startswith("bytes=-") else "other"
+                with server.counting:
+                    server.in_flight[kind] += 1
+                    server.most_in_flight[kind] = max(server.most_in_flight[kind], server.in_flight[kind])
+                try:
+                    if server.delay:
+                        import time
+                        time.sleep(server.delay)
+                    self.answer()
+                finally:
+                    with server.counting:
+                        server.in_flight[kind] -= 1
+
+            def answer(self):
                 rng = self.headers.get("Range", "")
                 server.requests.append((self.path, rng))
                 server.headers_seen.append({k.lower(): v for k, v in self.headers.items()})

@@ -849,6 +849,23 @@ def test_a_failed_shard_open_is_tried_again(faults, tmp_path):
         assert all(np.array_equal(f[k], v) for k, v in parts.items())
 
 
+def test_the_shards_a_batch_reads_are_opened_side_by_side(faults, tmp_path):
+    """A remote v2 model's shards open at their first read, each with a
+    request for its footer: the shards one zt_decode_many call reads are
+    opened at once (one after another, eight shards on a link of 100 ms
+    would take 0.8 s before the first byte)."""
+    parts = {f"w{i}": rng(60 + i, (64, 256)) for i in range(8)}  # 64 KiB each, two a shard at most
+    with ztensor.Writer(str(tmp_path / "m.zt"), file_version=2, shard_bytes=150 << 10) as w:
+        for name, a in parts.items():
+            w.add(name, a)
+    assert len(os.listdir(tmp_path)) >= 5
+    with ztensor.File.from_url(faults.url + "/m.zt") as f:
+        faults.delay = 0.1
+        got = f.decode_many(list(parts), threads=4)
+        assert all(np.array_equal(got[k], a) for k, a in parts.items())
+        assert faults.most_in_flight["tail"] >= 2, faults.requests
+
+
 def test_a_short_answer_to_the_open_is_retried_or_reported(faults, tmp_path):
     """#42 item 10: an open whose answer carries fewer bytes than its
     Content-Range (Content-Length agreeing with the short body) is retried,
