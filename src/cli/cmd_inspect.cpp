@@ -247,11 +247,11 @@ Json info_json(const Input& in, AttributeMaps& maps) {
   return j;
 }
 
-// Cells are a file's text (names, formats, roles): shown with control bytes
-// as \xNN, as messages show them.
+// Cells are a file's text (names, formats, roles): shown as listed() shows
+// them (control bytes as \xNN, backslashes doubled).
 void print_table(std::vector<std::vector<std::string>> rows) {
   for (auto& r : rows)
-    for (auto& cell : r) cell = printable(cell);
+    for (auto& cell : r) cell = listed(cell);
   std::vector<size_t> w;
   for (const auto& r : rows)
     for (size_t c = 0; c < r.size(); ++c) {
@@ -363,8 +363,8 @@ int run_ls(const Args& a) {
   if (!a.has("--long")) {
     // Names as text for people and scripts: control bytes as \xNN (a name
     // holding a newline would read as two; an escape sequence would move
-    // the terminal).
-    for (const Item& it : (*in)->items) std::printf("%s\n", printable(it.name).c_str());
+    // the terminal), backslashes doubled (listed()).
+    for (const Item& it : (*in)->items) std::printf("%s\n", listed(it.name).c_str());
     return kOk;
   }
   std::vector<std::vector<std::string>> rows;

@@ -118,6 +118,16 @@ std::string human_bytes(uint64_t n) {
   return buf;
 }
 
+std::string listed(std::string_view text) {
+  std::string doubled;
+  doubled.reserve(text.size());
+  for (const char ch : text) {
+    if (ch == '\\') doubled += '\\';
+    doubled += ch;
+  }
+  return printable(doubled);
+}
+
 std::string grouped(uint64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {

@@ -62,5 +62,10 @@ Result<int> parse_int(std::string_view option, std::string_view text);
 std::string human_bytes(uint64_t n);
 // "12,345,678"
 std::string grouped(uint64_t n);
+// A file's text (a name) as a listing shows it: backslashes doubled, then
+// control bytes as \xNN (printable), so that no two names print alike (a
+// name holding a newline and one holding the four characters \x0a), as
+// GNU ls -b prints them.
+std::string listed(std::string_view text);
 
 }  // namespace zt::cli

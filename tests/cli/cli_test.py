@@ -1912,9 +1912,12 @@ class Hostile(Base):
             self.assertNotIn("\x1b", out)
             self.assertNotIn("\x01", out)
             self.assertNotIn("\n+ evil", out)
+        # ls doubles backslashes (as GNU ls -b): the name holding the six
+        # characters \u0001 does not print as one holding a control byte.
         self.assertEqual(outputs[0].splitlines(), ["\\x01zt-attributes-100000", "\\x01zt-attributes-z",
-                                                   "\\u0001zt-attributes-0", "x\\x0a+ evil  dense [1] f32",
+                                                   "\\\\u0001zt-attributes-0", "x\\x0a+ evil  dense [1] f32",
                                                    "\\x1b]0;owned\\x07\\x1b[2Jw"])
+        self.assertIn("\\\\u0001zt-attributes-0", outputs[1])
         self.assertIn("+ x\\x0a+ evil", outputs[4])
         self.zt("convert", "n.safetensors", "n.zt")
         verify = self.zt("verify", "-v", "n.zt").stdout
