@@ -150,7 +150,45 @@ Result<void> OutputFile::write(std::span<const uint8_t> bytes) {
   return {};
 }
 
+Result<void> OutputFile::name_temporary() {
+  char proc[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_);
+  for (int attempt = 0; attempt < 100 && tmp_.empty(); ++attempt) {
+    std::string name = temporary_name(
+        path_, ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
+    if (::linkat(AT_FDCWD, proc, AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
+      tmp_ = std::move(name);
+    else if (errno != EEXIST)
+      return io_error("linking the temporary file");
+  }
+  if (tmp_.empty()) return io_error("naming the temporary file");
+  anonymous_ = false;
+  return {};
+}
+
+Result<void> OutputFile::settle() {
+  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  if (anonymous_) {
+    if (auto named = name_temporary(); !named) {
+      discard();
+      return named;
+    }
+  }
+  ::close(fd_);
+  fd_ = -1;
+  return {};
+}
+
 Result<void> OutputFile::publish() {
+  // A settled file is opened again by its temporary name (no link followed).
+  if (fd_ < 0 && !tmp_.empty()) {
+    fd_ = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd_ < 0) {
+      const Error e = io_error("opening the temporary file again");
+      discard();
+      return e;
+    }
+  }
   ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
   auto failed = [this](const char* step) {
     const Error e = io_error(step);
@@ -161,17 +199,10 @@ Result<void> OutputFile::publish() {
   if (::fsync(fd_) != 0) return failed("fsync");
   if (anonymous_) {
     // Give the unnamed file a temporary name, then rename it over the target.
-    char proc[64];
-    std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_);
-    for (int attempt = 0; attempt < 100 && tmp_.empty(); ++attempt) {
-      std::string name = temporary_name(
-          path_, ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
-      if (::linkat(AT_FDCWD, proc, AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
-        tmp_ = std::move(name);
-      else if (errno != EEXIST)
-        return failed("linking the temporary file");
+    if (auto named = name_temporary(); !named) {
+      discard();
+      return named;
     }
-    if (tmp_.empty()) return failed("naming the temporary file");
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) return failed("rename onto the target");
   tmp_.clear();

@@ -58,6 +58,12 @@ class OutputFile {
   // replaces one keeps its mode (and owner and group, where permitted).
   // The file is closed afterwards, whatever the outcome.
   Result<void> publish();
+  // Gives the file its temporary name beside the target and closes it, for
+  // a writer of more files than it may hold open (a model of thousands of
+  // shards): publish() opens it again by that name, discard() removes it.
+  // Unlike an unnamed file, a named one outlives a crash. Written bytes are
+  // not read or written again through this object.
+  Result<void> settle();
   // Closes the file and removes its temporary name, if any.
   void discard();
 
@@ -65,6 +71,9 @@ class OutputFile {
   OutputFile() = default;
   Error io_error(const char* step) const;
   Result<void> keep_what_it_replaces();
+  // Links the unnamed (O_TMPFILE) file to a temporary name beside the
+  // target; Status::io naming the step.
+  Result<void> name_temporary();
 
   std::string path_, dir_;
   std::string like_;  // keep_like's file, if any

@@ -23,6 +23,7 @@
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/reader.h"
+#include "source/io.h"  // shard_descriptor_budget
 #include "read/validate.h"
 #include "write/read_back.h"
 #include "write/writer_impl.h"
@@ -143,11 +144,41 @@ Result<void> Writer::Impl::drop_component() {
   return {};
 }
 
+Result<std::string> Writer::Impl::shard_sha256(size_t k) const {
+  Hasher h(DigestAlgo::sha256);
+  std::vector<uint8_t> piece(size_t{4} << 20);
+  for (uint64_t at = 0; at < shard_sizes[k]; at += piece.size()) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), shard_sizes[k] - at));
+    ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
+    h.update(std::span(piece).first(n));
+  }
+  return h.finish_hex();
+}
+
+// Shards before object_shard are final: no later call reads or cuts them
+// (drop_object and drop_component go back to object_shard at most).
+Result<void> Writer::Impl::settle_final_shards() {
+  const size_t budget = shard_descriptor_budget();
+  while (earlier_shards.size() - settled_hex.size() > budget &&
+         settled_hex.size() < object_shard) {
+    const size_t k = settled_hex.size();
+    auto hex = shard_sha256(k);
+    ZT_TRY(hex);
+    ZT_TRY(earlier_shards[k].settle());
+    settled_hex.push_back(std::move(*hex));
+  }
+  return {};
+}
+
 Result<void> Writer::Impl::next_shard() {
   ZT_TRY(write_all(footer_v2(0, 0, 0)));  // a data shard: no manifest (§7.2)
   shard_sizes.push_back(pos);
   earlier_shards.push_back(std::move(*file));
   file.reset();
+  if (auto settled = settle_final_shards(); !settled) {
+    state = State::failed;
+    return settled;
+  }
   char name[24];
   std::snprintf(name, sizeof name, "%05zu", earlier_shards.size() + 1);
   auto f = OutputFile::create_here(shard_file_path(path, name));

@@ -79,6 +79,10 @@ struct Writer::Impl {
   // each ended with its footer, and where the object being written began.
   std::vector<OutputFile> earlier_shards;
   std::vector<uint64_t> shard_sizes;  // of earlier_shards
+  // The sha256 (hex) of earlier_shards' first settled_hex.size(), which are
+  // settled (OutputFile::settle: named, their descriptors closed): shards
+  // before the object being written, past the descriptor budget.
+  std::vector<std::string> settled_hex;
   std::vector<Shard> shards;  // the root's shard table: made at finish, or an appended root's
   size_t object_shard = 0;
   State state = State::idle;
@@ -117,6 +121,12 @@ struct Writer::Impl {
   int fd_of(const Component& c) const;
   // Ends the current shard with its footer and starts the next one.
   Result<void> next_shard();
+  // The sha256 (hex) of earlier shard k, read back.
+  Result<std::string> shard_sha256(size_t k) const;
+  // Settles the oldest shards before the object being written while more
+  // than shard_descriptor_budget() hold descriptors: a model of thousands
+  // of shards would otherwise hold one each until finish.
+  Result<void> settle_final_shards();
   // Drops the component begun (a refused piece or end): its bytes, and the
   // shard it began, so that what was written is what the same calls without
   // it would have written. The object stays open.

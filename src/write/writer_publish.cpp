@@ -142,16 +142,17 @@ Result<void> Writer::Impl::finish_sharded() {
   file.reset();
   // Each shard's identity: its size and a sha256 over its bytes, read back
   // (what was written, whatever was cut off again on the way).
+  // (Settled shards were hashed as they were settled.)
   std::vector<Shard> table;
-  std::vector<uint8_t> piece(size_t{4} << 20);
   for (size_t k = 0; k < earlier_shards.size(); ++k) {
-    Hasher h(DigestAlgo::sha256);
-    for (uint64_t at = 0; at < shard_sizes[k]; at += piece.size()) {
-      const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), shard_sizes[k] - at));
-      ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
-      h.update(std::span(piece).first(n));
+    std::string hex;
+    if (k < settled_hex.size()) {
+      hex = settled_hex[k];
+    } else {
+      auto read = shard_sha256(k);
+      ZT_TRY(read);
+      hex = std::move(*read);
     }
-    const std::string hex = h.finish_hex();
     char name[48];
     std::snprintf(name, sizeof name, "%05zu-%.12s", k + 1, hex.c_str());
     table.push_back(Shard{name, shard_sizes[k], "sha256:" + hex});
@@ -190,6 +191,7 @@ Result<void> Writer::Impl::finish_sharded() {
     if (!is_old(table[k].name)) published.push_back(target);
   }
   earlier_shards.clear();
+  settled_hex.clear();
   auto f = OutputFile::create(path);
   if (!f) return fail(std::move(f).error());
   file = std::move(*f);

@@ -374,6 +374,51 @@ TEST_F(Shards, AModelOfMoreShardsThanOpenFilesReads) {
   }
 }
 
+// The writer too: shards before the object being written are hashed, named
+// and closed past the budget (each held a descriptor until finish: 1,100
+// shards failed under a limit of 1024), then published by name.
+TEST_F(Shards, AWriterOfMoreShardsThanOpenFilesFinishes) {
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit lim = old;
+  lim.rlim_cur = std::min<rlim_t>(128, old.rlim_cur);
+  constexpr size_t kObjects = 200;
+  const size_t before = open_descriptors();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
+  zt_writer_options o = sharded_options(8192);
+  o.alignment = 4096;
+  zt_writer* w = nullptr;
+  zt_status s = zt_writer_open_ex(path("many.zt").c_str(), &o, &w);
+  size_t most = 0;
+  for (size_t i = 0; s == ZT_OK && i < kObjects; ++i) {
+    const Bytes b = pattern(4096, static_cast<uint8_t>(i));
+    const uint64_t shape[] = {4096};
+    s = zt_writer_add_dense(w, numbered("t", i).c_str(), "u8", shape, 1, b.data(), b.size(), "raw");
+    most = std::max(most, open_descriptors());
+  }
+  if (s == ZT_OK) s = zt_writer_finish(w);
+  const std::string error = s == ZT_OK ? "" : zt_last_error();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_EQ(s, ZT_OK) << error;
+  EXPECT_LE(most, before + 16 + 4);  // the budget, the current shard, the object's
+  // Every shard published under its name, no temporary left beside them.
+  size_t shards = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
+    shards += name.starts_with("many-");
+  }
+  const ReaderPtr r = open("many.zt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(shard_names(r.get()).size(), shards);
+  EXPECT_GE(shards, kObjects / 2);
+  for (size_t i = 0; i < kObjects; ++i)
+    ASSERT_EQ(map_component(r.get(), numbered("t", i).c_str(), "data").bytes,
+              pattern(4096, static_cast<uint8_t>(i)))
+        << numbered("t", i);
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();  // every shard's sha256
+}
+
 TEST_F(Shards, TheWriterSplitsAModelThatReadsBackWhole) {
   const uint64_t limit = 3 * 65536;
   write_split_model(path("model.zt"), limit);
