@@ -463,8 +463,11 @@ def main():
     skip = tuple(x for x in os.environ.get("ZT_LOAD_SKIP", "").split(",") if x)
     only = tuple(x for x in os.environ.get("ZT_LOAD_ONLY", "").split(",") if x)
 
+    def row_runs(name):
+        return not (skip and name.startswith(skip)) and not (only and not name.startswith(only))
+
     def record(name, fn, rep, before=None):
-        if (skip and name.startswith(skip)) or (only and not name.startswith(only)):
+        if not row_runs(name):
             return
         if before:
             before()
@@ -557,14 +560,17 @@ def main():
         hot["Load_PreadRank"] = (lambda: pread_floor(paths["llm"], rank_extents, threads), paths["llm"])
         hot["Load_RankRows"] = (lambda: zt.load_file(paths["llm"], slices=rows), paths["llm"])
         hot["Load_RankColumns"] = (lambda: zt.load_file(paths["llm"], slices=columns), paths["llm"])
-        shards = base + "-shards"
-        os.makedirs(os.path.join(shards, "v2"))
-        paths["shards_v2"] = os.path.join(shards, "v2", "model.zt")
-        zt.save_file(models["llm"], paths["shards_v2"], file_version=2, shard_bytes=total // 4 + 1)
-        paths["index"] = write_safetensors_index(models["llm"], os.path.join(shards, "hub"), 4)
-        hot["Load_LoadFileShards"] = (lambda: zt.load_file(paths["shards_v2"]), os.path.dirname(paths["shards_v2"]))
-        hot["Load_LoadFileIndex"] = (lambda: zt.load_file(paths["index"], allow_foreign=True),
-                                     os.path.dirname(paths["index"]))
+        shards = base + "-shards"  # the copies written only where their rows run
+        if row_runs("Load_LoadFileShards"):
+            os.makedirs(os.path.join(shards, "v2"))
+            paths["shards_v2"] = os.path.join(shards, "v2", "model.zt")
+            zt.save_file(models["llm"], paths["shards_v2"], file_version=2, shard_bytes=total // 4 + 1)
+            hot["Load_LoadFileShards"] = (lambda: zt.load_file(paths["shards_v2"]),
+                                          os.path.dirname(paths["shards_v2"]))
+        if row_runs("Load_LoadFileIndex"):
+            paths["index"] = write_safetensors_index(models["llm"], os.path.join(shards, "hub"), 4)
+            hot["Load_LoadFileIndex"] = (lambda: zt.load_file(paths["index"], allow_foreign=True),
+                                         os.path.dirname(paths["index"]))
         # Does reading with pread instead of through the mapping pay on the CPU?
         hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
                                      paths["llm"])
