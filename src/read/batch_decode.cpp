@@ -151,9 +151,7 @@ bool walk_frames(const Reader& r, const Task& walk, const DecodeRequest& q,
     const std::string where = component_where(o, c);
     const auto index = read_seekable_index(
         c.length, total,
-        [&](uint64_t at, std::span<uint8_t> dst) {
-          return src.read_into(c.offset + at, dst);
-        },
+        [&](uint64_t at, std::span<uint8_t> dst) { return src.read_into(c.offset + at, dst); },
         where);
     if (!index) return false;
     for (size_t i = 0; i < index->size(); ++i) {

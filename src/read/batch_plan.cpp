@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "base/arithmetic.h"
 #include "base/core_count.h"
@@ -101,15 +102,16 @@ bool plan_zstd_frames(const Reader& r, const Source& src, const DecodeRequest& q
   return true;
 }
 
-// Plain little-endian raw data becomes slices, multi-frame zstd becomes
-// frames, in whichever file holds them: this one, a v2 part's shard, or a
-// buffer a foreign reader holds (a sharded checkpoint's other files,
-// local or remote). Everything else, and every request that breaks a rule,
-// stays one task for Reader::read, whose checks and messages then apply
-// unchanged.
-// By shard index, the outcome of opening each shard the requests read
-// (open_shards); the others are empty.
-using ShardSources = std::vector<std::optional<Result<const Source*>>>;
+// The shards a call's requests read, and the outcome of opening each
+// (open_shards): as many as the requests name, not as the model has.
+struct ShardSources {
+  std::vector<uint32_t> shards;                             // sorted, distinct
+  std::vector<std::optional<Result<const Source*>>> found;  // in the same order
+  const Result<const Source*>& of(uint32_t shard) const {
+    const auto at = std::lower_bound(shards.begin(), shards.end(), shard) - shards.begin();
+    return *found[static_cast<size_t>(at)];
+  }
+};
 
 // The shards the valid requests read, opened side by side: a remote
 // shard's open is a request (its footer), and a hundred asked one after
@@ -118,26 +120,29 @@ using ShardSources = std::vector<std::optional<Result<const Source*>>>;
 // (the next call asks again).
 ShardSources open_shards(const Reader& r, std::span<const DecodeRequest> requests,
                          unsigned threads) {
-  ShardSources out(r.manifest().shards.size());
-  std::vector<bool> seen(out.size());
-  std::vector<uint32_t> wanted;
-  for (const DecodeRequest& q : requests) {
-    if (q.error.status != Status::ok) continue;
-    const std::optional<uint32_t> shard = component_of(r, q).shard;
-    if (shard && !seen[*shard]) {
-      seen[*shard] = true;
-      wanted.push_back(*shard);
-    }
-  }
-  for_each_index(wanted.size(), threads,
-                 [&](size_t i) { out[wanted[i]].emplace(r.shard_source(wanted[i])); });
+  ShardSources out;
+  for (const DecodeRequest& q : requests)
+    if (q.error.status == Status::ok)
+      if (const std::optional<uint32_t> shard = component_of(r, q).shard)
+        out.shards.push_back(*shard);
+  std::sort(out.shards.begin(), out.shards.end());
+  out.shards.erase(std::unique(out.shards.begin(), out.shards.end()), out.shards.end());
+  out.found.resize(out.shards.size());
+  for_each_index(out.shards.size(), threads,
+                 [&](size_t i) { out.found[i].emplace(r.shard_source(out.shards[i])); });
   return out;
 }
 
+// Plain little-endian raw data becomes slices, multi-frame zstd becomes
+// frames, in whichever file holds them: this one, a v2 part's shard, or a
+// buffer a foreign reader holds (a sharded checkpoint's other files,
+// local or remote). Everything else, and every request that breaks a rule,
+// stays one task for Reader::read, whose checks and messages then apply
+// unchanged.
 void plan_request(const Reader& r, DecodeRequest& q, size_t index, const ShardSources& shards,
                   Plan& p) {
   const Component& c = component_of(r, q);
-  const Result<const Source*> found = c.shard ? *shards[*c.shard] : r.source_of(c);
+  const Result<const Source*> found = c.shard ? shards.of(*c.shard) : r.source_of(c);
   if (!found) {
     q.error = found.error();
     return;
@@ -246,9 +251,8 @@ void sort_largest_first(std::vector<Task>& tasks) {
 // merged to keep the system calls few.
 void announce(std::vector<Range>& stored) {
   if (stored.empty()) return;
-  std::sort(stored.begin(), stored.end(), [](const Range& a, const Range& b) {
-    return before(a.src, a.begin, b.src, b.begin);
-  });
+  std::sort(stored.begin(), stored.end(),
+            [](const Range& a, const Range& b) { return before(a.src, a.begin, b.src, b.begin); });
   const auto advise = [&](const Range& run) {
     if (run.end - run.begin >= kAdviseLeast)
       run.src->advise(run.begin, run.end - run.begin, MADV_WILLNEED);

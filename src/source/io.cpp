@@ -42,8 +42,12 @@ int open_without_links(const char* path, int flags) {
 
 }  // namespace
 
-LinksRefused::LinksRefused() : was_(links_refused) { links_refused = true; }
-LinksRefused::~LinksRefused() { links_refused = was_; }
+LinksRefused::LinksRefused() : was_(links_refused) {
+  links_refused = true;
+}
+LinksRefused::~LinksRefused() {
+  links_refused = was_;
+}
 
 Result<Source> Source::open_file(const std::string& path, Mode mode) {
   Source s;

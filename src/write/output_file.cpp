@@ -154,8 +154,8 @@ Result<void> OutputFile::name_temporary() {
   char proc[64];
   std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_);
   for (int attempt = 0; attempt < 100 && tmp_.empty(); ++attempt) {
-    std::string name = temporary_name(
-        path_, ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
+    std::string name =
+        temporary_name(path_, ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt));
     if (::linkat(AT_FDCWD, proc, AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
       tmp_ = std::move(name);
     else if (errno != EEXIST)

@@ -23,8 +23,8 @@
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "read/reader.h"
-#include "source/io.h"  // shard_descriptor_budget
 #include "read/validate.h"
+#include "source/io.h"  // shard_descriptor_budget
 #include "write/read_back.h"
 #include "write/writer_impl.h"
 
@@ -159,8 +159,7 @@ Result<std::string> Writer::Impl::shard_sha256(size_t k) const {
 // (drop_object and drop_component go back to object_shard at most).
 Result<void> Writer::Impl::settle_final_shards() {
   const size_t budget = shard_descriptor_budget();
-  while (earlier_shards.size() - settled_hex.size() > budget &&
-         settled_hex.size() < object_shard) {
+  while (earlier_shards.size() - settled_hex.size() > budget && settled_hex.size() < object_shard) {
     const size_t k = settled_hex.size();
     auto hex = shard_sha256(k);
     ZT_TRY(hex);

@@ -276,8 +276,8 @@ TEST(Legacy, V010SparseLayoutsAreRefusedOnAccess) {
       FailsWith(zt_dense_rows(o.get(), csr, 0, 1, out, sizeof out, &n), ZT_ERR_UNSUPPORTED, why));
   // Without a buffer too, as the batch decoder refuses it (the missing
   // buffer was ARGUMENT here).
-  EXPECT_TRUE(FailsWith(zt_component_read(o.get(), csr, "data", nullptr, 0, &n),
-                        ZT_ERR_UNSUPPORTED, why));
+  EXPECT_TRUE(
+      FailsWith(zt_component_read(o.get(), csr, "data", nullptr, 0, &n), ZT_ERR_UNSUPPORTED, why));
   zt_decode_request q;
   zt_decode_request_init(&q);
   q.object = csr;

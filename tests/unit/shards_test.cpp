@@ -127,8 +127,8 @@ TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
     // shard's file, as of the root's), beside one of the root.
     Bytes part_w(13), part_v(8), part_local(2);
     zt_decode_range ranges[3];
-    const std::pair<const char*, Bytes*> wanted[3] = {{"w", &part_w}, {"v", &part_v},
-                                                      {"local", &part_local}};
+    const std::pair<const char*, Bytes*> wanted[3] = {
+        {"w", &part_w}, {"v", &part_v}, {"local", &part_local}};
     for (size_t k = 0; k < 3; ++k) {
       zt_decode_range_init(&ranges[k]);
       ranges[k].object = object_index(r.get(), wanted[k].first);
@@ -416,7 +416,8 @@ TEST_F(Shards, AWriterOfMoreShardsThanOpenFilesFinishes) {
     ASSERT_EQ(map_component(r.get(), numbered("t", i).c_str(), "data").bytes,
               pattern(4096, static_cast<uint8_t>(i)))
         << numbered("t", i);
-  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();  // every shard's sha256
+  EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK)
+      << zt_last_error();  // every shard's sha256
 }
 
 TEST_F(Shards, TheWriterSplitsAModelThatReadsBackWhole) {

@@ -876,7 +876,9 @@ TEST(LinksRefused, NoLinkInThePathIsFollowedWhileOneLives) {
   std::ofstream(dir / "real" / "f.bin") << "bytes";
   fs::create_directory_symlink(dir / "real", dir / "link");
   fs::create_symlink(dir / "real" / "f.bin", dir / "real" / "g.bin");
-  const auto opens = [](const fs::path& p) { return zt::Source::open_file(p, zt::Source::Mode::copy); };
+  const auto opens = [](const fs::path& p) {
+    return zt::Source::open_file(p, zt::Source::Mode::copy);
+  };
   EXPECT_TRUE(opens(dir / "link" / "f.bin"));
   {
     const zt::LinksRefused refused;
@@ -888,9 +890,7 @@ TEST(LinksRefused, NoLinkInThePathIsFollowedWhileOneLives) {
       EXPECT_NE(s.error().message.find("a symbolic link is in its path"), std::string::npos)
           << s.error().message;
     }
-    {
-      const zt::LinksRefused nested;
-    }
+    { const zt::LinksRefused nested; }
     EXPECT_FALSE(opens(dir / "link" / "f.bin"));  // still refused: the outer guard lives
   }
   EXPECT_TRUE(opens(dir / "link" / "f.bin"));
