@@ -125,8 +125,8 @@ def main():
     # ---- open ----
     per_object = {}
     for n in (1000, 10000, 100000):
-        r = t.ratio("open", f"open + enumerate, {n // 1000}k objects", op, f"BM_CborLoadWalk/{n}",
-                    f"BM_ZtOpenEnumerate/{n}", 0.5, "pread + cbor_load + walk of the same manifest", cpu=True)
+        t.ratio("open", f"open + enumerate, {n // 1000}k objects", op, f"BM_CborLoadWalk/{n}",
+                f"BM_ZtOpenEnumerate/{n}", 0.5, "pread + cbor_load + walk of the same manifest", cpu=True)
         if op.get(f"BM_ZtOpenEnumerate/{n}") and op.get(f"BM_CborLoadWalk/{n}"):
             per_object[n] = (op[f"BM_ZtOpenEnumerate/{n}"]["real"] / n * 1e9,
                              op[f"BM_CborLoadWalk/{n}"]["real"] / n * 1e9)
@@ -143,8 +143,8 @@ def main():
         t.fact("open", "ns per object at 1k / 10k / 100k", f"{ours} (floor {floor})", "linear",
                "met" if g_ours <= max(1.5, 1.25 * g_floor) else "missed",
                f"per-object cost grows ×{g_ours:.2f} from 1k to 100k (floor ×{g_floor:.2f})")
-    stages = [op.get(f"BM_Stage_CborTape/100000"), op.get(f"BM_Stage_TapeAndModel/100000"),
-              op.get(f"BM_Stage_TapeModelValidate/100000"), op.get(f"BM_ZtOpenEnumerate/100000")]
+    stages = [op.get("BM_Stage_CborTape/100000"), op.get("BM_Stage_TapeAndModel/100000"),
+              op.get("BM_Stage_TapeModelValidate/100000"), op.get("BM_ZtOpenEnumerate/100000")]
     if all(stages):
         tape, model, valid, total = (s["real"] * 1e3 for s in stages)
         t.fact("open", "where the time goes, 100k objects (ms)",
