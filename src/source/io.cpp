@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,18 +28,32 @@ namespace {
 
 thread_local bool links_refused = false;
 
-// open(2) of `path` following no symbolic link in it, where the kernel
-// can (openat2, Linux 5.6; a seccomp filter may answer ENOSYS or EPERM),
-// else none in its last component.
+// open(2) of `path` (a real path: resolve_beside_model's) following no
+// symbolic link in it: openat2 where the kernel has it (Linux 5.6; a
+// seccomp filter or valgrind may answer ENOSYS or EPERM), else O_NOFOLLOW
+// for the last component and, for the others, the path the descriptor was
+// opened by as /proc tells it, which must be the path asked (where /proc
+// has no answer, the last component only). ELOOP when a link was in it.
 int open_without_links(const char* path, int flags) {
 #ifdef SYS_openat2
   open_how how{};
   how.flags = static_cast<uint64_t>(flags);
   how.resolve = RESOLVE_NO_SYMLINKS;
-  const long fd = ::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);
+  const long got = ::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (got >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(got);
 #endif
-  return ::open(path, flags | O_NOFOLLOW);
+  const int fd = ::open(path, flags | O_NOFOLLOW);
+  if (fd < 0 || path[0] != '/') return fd;
+  char proc[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  std::string opened(PATH_MAX, '\0');
+  const ssize_t n = ::readlink(proc, opened.data(), opened.size());
+  if (n <= 0 || static_cast<size_t>(n) >= opened.size()) return fd;
+  opened.resize(static_cast<size_t>(n));
+  if (opened == path) return fd;
+  ::close(fd);
+  errno = ELOOP;
+  return -1;
 }
 
 }  // namespace

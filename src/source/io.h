@@ -86,8 +86,8 @@ class Source {
 
 // While one lives on a thread, Source::open_file on that thread follows
 // no symbolic link in any component of the path (openat2 with
-// RESOLVE_NO_SYMLINKS; on kernels before 5.6, O_NOFOLLOW: the last
-// component only). For the files a model names beside itself: their real
+// RESOLVE_NO_SYMLINKS; without openat2, O_NOFOLLOW and the descriptor's
+// path as /proc tells it). For the files a model names beside itself: their real
 // path was checked to lie in the model's folder (resolve_beside_model), and
 // a link put in that path since the check must not lead the open outside.
 // The readers that open such a file (a shard's, however many times its
