@@ -1,6 +1,7 @@
 package ztensor_test
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -26,6 +27,30 @@ func wantStatus(t testing.TB, err error, s ztensor.Status, what string) *ztensor
 		t.Errorf("%s: %v has no message", what, err)
 	}
 	return e
+}
+
+// staleThenFresh checks a ComponentWriter the writer ended (stale): its
+// Write and End are StatusState, while fresh, begun after it, takes the 4
+// bytes 1, 2, 3, 4. It then ends the object, finishes the writer and opens
+// path, whose object `name` must hold those bytes; the caller closes the
+// Reader.
+func staleThenFresh(t testing.TB, w *ztensor.Writer, stale, fresh *ztensor.ComponentWriter,
+	path, name, what string) *ztensor.Reader {
+	t.Helper()
+	_, err := stale.Write([]byte{9, 9, 9, 9})
+	wantStatus(t, err, ztensor.StatusState, what+": Write")
+	wantStatus(t, stale.End(), ztensor.StatusState, what+": End")
+	_, err = fresh.Write([]byte{1, 2, 3, 4})
+	must(t, err)
+	must(t, fresh.End())
+	must(t, w.EndObject())
+	must(t, w.Finish())
+	r, err := ztensor.Open(path)
+	must(t, err)
+	if b := bytesOf(t, component(t, find(t, r, name), "data")); !bytes.Equal(b, []byte{1, 2, 3, 4}) {
+		t.Errorf("%s: %q holds %v", what, name, b)
+	}
+	return r
 }
 
 func elements[T ztensor.Number](t testing.TB, b []byte) []T {
