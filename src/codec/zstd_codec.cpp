@@ -48,6 +48,50 @@ void allow_window_for(ZSTD_DCtx* d, uint64_t most_decoded, size_t stored_bytes) 
   ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, log);
 }
 
+// A frame allow_window_for refused to stream: its window is larger than
+// all it may decode and than 128 MiB (zstd --long=31 reading a pipe: a
+// 2 GiB window, no content size, a few MiB of content). Such a frame
+// decodes to fewer bytes than its window, so it is decoded whole by the
+// one-shot decoder, which needs no window: held, it costs what it decodes
+// to, less than the window a stream would allocate for it.
+bool window_too_large(size_t ret) {
+  return ZSTD_isError(ret) && ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge;
+}
+
+struct WholeFrame {
+  size_t stored = 0;   // the frame's stored bytes
+  size_t decoded = 0;  // what it decoded to
+  bool fits = true;    // false: it decodes to more than the room it was given
+};
+
+// The frame at the start of `rest` decoded by the one-shot decoder into
+// `room`; the decoder is left ready for a new frame.
+Result<WholeFrame> decode_frame_whole(ZSTD_DCtx* d, std::span<const uint8_t> rest,
+                                      std::span<uint8_t> room, const std::string& where) {
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  const size_t stored = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+  ZT_FAIL_IF(ZSTD_isError(stored), invalid, "%s: corrupt or truncated zstd frame: %s",
+             where.c_str(), ZSTD_getErrorName(stored));
+  const size_t got = ZSTD_decompressDCtx(d, room.data(), room.size(), rest.data(), stored);
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
+    return WholeFrame{stored, 0, false};
+  ZT_FAIL_IF(ZSTD_isError(got), invalid, "%s: corrupt zstd data: %s", where.c_str(),
+             ZSTD_getErrorName(got));
+  return WholeFrame{stored, got, true};
+}
+
+// Room for a frame decoded whole: at most `left` bytes (what the caller
+// allows), and never more than its stored bytes can decode to; pages are
+// only touched as the decoder writes them.
+std::unique_ptr<uint8_t[]> room_for_frame(std::span<const uint8_t> rest, uint64_t left,
+                                          size_t& size) {
+  const size_t stored = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
+  const uint64_t most = ZSTD_isError(stored) ? 0 : zstd_most_decoded(stored);
+  size = static_cast<size_t>(std::min(left, most));
+  return std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(size, 1));
+}
+
 // The next piece of a buffer of `held` < `limit` bytes grown to hold a
 // decode of at most `limit`: doubling (from one stream block), never past
 // the limit.
@@ -67,6 +111,13 @@ Result<uint64_t> stream_frame(ZSTD_DCtx* d, std::span<const uint8_t> frame, std:
   size_t ret = 1;
   while (ret != 0) {
     ret = ZSTD_decompressStream(d, &out, &in);
+    if (window_too_large(ret) && out.pos == 0) {
+      auto whole = decode_frame_whole(d, frame, dst, where);
+      ZT_TRY(whole);
+      ZT_FAIL_IF(!whole->fits, invalid, "%s: zstd data decodes to more than %llu bytes",
+                 where.c_str(), static_cast<ull>(dst.size()));
+      return static_cast<uint64_t>(whole->decoded);
+    }
     ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
                ZSTD_getErrorName(ret));
     if (ret == 0) break;
@@ -241,12 +292,21 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
   ZT_FAIL_IF(src_.empty(), invalid, "%s: empty zstd stream", where_.c_str());
   ZT_FAIL_IF(!d_->ctx, nomem, "%s: cannot create a zstd decoder", where_.c_str());
   if (window_.empty()) window_.resize(ZSTD_DStreamOutSize());
+  whole_.reset();
   ZSTD_inBuffer in{src_.data(), src_.size(), in_pos_};
   // Until every input byte is consumed and the decoder holds nothing more.
   while (in.pos < in.size || ret_ != 0) {
     ZSTD_outBuffer o{window_.data(), window_.size(), 0};
     const size_t before = in.pos;
+    const bool frame_start = ret_ == 0 || before == 0;
     ret_ = ZSTD_decompressStream(d_->ctx.get(), &o, &in);
+    if (window_too_large(ret_) && frame_start && o.pos == 0) {
+      auto decoded = whole_frame(before);
+      ZT_TRY(decoded);
+      in.pos = in_pos_;
+      if (*decoded) return std::span<const uint8_t>(whole_.get(), *decoded);
+      continue;
+    }
     in_pos_ = in.pos;
     ZT_FAIL_IF(ZSTD_isError(ret_), invalid, "%s: corrupt zstd data: %s", where_.c_str(),
                ZSTD_getErrorName(ret_));
@@ -259,6 +319,21 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
     if (o.pos) return std::span<const uint8_t>(window_.data(), o.pos);
   }
   return std::span<const uint8_t>();
+}
+
+Result<uint64_t> ZstdWindows::whole_frame(size_t at) {
+  const auto rest = src_.subspan(at);
+  size_t room = 0;
+  whole_ = room_for_frame(rest, limit_ - total_, room);
+  auto w = decode_frame_whole(d_->ctx.get(), rest, std::span(whole_.get(), room), where_);
+  ZT_TRY(w);
+  ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),
+             static_cast<ull>(limit_));
+  in_pos_ = at + w->stored;
+  ret_ = 0;
+  total_ += w->decoded;
+  if (!expected_.empty()) ZT_TRY(count_frame(w->decoded, true));
+  return static_cast<uint64_t>(w->decoded);
 }
 
 Result<void> ZstdWindows::count_frame(uint64_t bytes, bool ended) {
@@ -302,6 +377,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   // held, one more byte of output, decoded into `probe`, refuses it.
   std::vector<uint8_t> out;
   ZSTD_inBuffer in{src.data(), src.size(), 0};
+  bool frame_start = true;
   for (;;) {
     const size_t at = out.size(), in_before = in.pos;
     uint8_t probe = 0;
@@ -314,6 +390,21 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
     }
     const size_t ret = ZSTD_decompressStream(d, &o, &in);
     if (at < limit) out.resize(at + o.pos);
+    if (window_too_large(ret) && frame_start && o.pos == 0) {
+      const auto rest = src.subspan(in_before);
+      size_t room = 0;
+      const auto scratch = room_for_frame(rest, limit - at, room);
+      auto w = decode_frame_whole(d, rest, std::span(scratch.get(), room), where);
+      ZT_TRY(w);
+      ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than the limit of %llu bytes",
+                 where.c_str(), static_cast<ull>(limit));
+      out.reserve(at + w->decoded);
+      out.insert(out.end(), scratch.get(), scratch.get() + w->decoded);
+      in.pos = in_before + w->stored;
+      if (in.pos == in.size) break;
+      continue;
+    }
+    frame_start = ret == 0;
     ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
                ZSTD_getErrorName(ret));
     ZT_FAIL_IF(at >= limit && o.pos > 0, limit,

@@ -55,18 +55,25 @@ class ZstdWindows {
   uint64_t limit_;
   std::string where_;
   std::vector<uint8_t> window_;
+  // A frame whose window the stream refuses (larger than all it may
+  // decode, over 128 MiB), decoded whole: next() hands it out as one window.
+  std::unique_ptr<uint8_t[]> whole_;
   uint64_t total_ = 0;
   size_t ret_ = 1;                  // what the decoder still expects (0: between frames)
   std::vector<uint64_t> expected_;  // expect_frames
   size_t frame_ = 0;                // the frame being decoded
   uint64_t in_frame_ = 0;           // its bytes so far
   Result<void> count_frame(uint64_t bytes, bool ended);
+  // Decodes the frame at src_[at] whole into whole_; its decoded size.
+  Result<uint64_t> whole_frame(size_t at);
 };
 
 // Decodes `src` (one or more frames) a window at a time, handing each window
 // of decoded bytes to `visit`; at most `limit` bytes in all. Returns the
 // decoded size. Memory: one window (ZSTD_DStreamOutSize(), 128 KiB), whatever
-// the data decodes to, so a verify of any component stays bounded.
+// the data decodes to, so a verify of any component stays bounded; a frame
+// whose window is larger than all it may decode and than 128 MiB is held
+// whole, as what it decodes to (less than its window).
 Result<uint64_t> zstd_decode_visit(
     std::span<const uint8_t> src, uint64_t limit, const std::string& where,
     const std::function<Result<void>(std::span<const uint8_t>)>& visit);

@@ -421,6 +421,120 @@ TEST(Access, ZstdWindowsOver128MiBDecodeOnEveryPath) {
   EXPECT_TRUE(m.bytes == data);
 }
 
+// A frame whose window is larger than all it decodes and than 128 MiB:
+// what `zstd --long=31` writes reading a pipe (no content size, a 2 GiB
+// window for a few MiB).
+Bytes wide_window_frame(const Bytes& data) {
+  Bytes stored(ZSTD_compressBound(data.size()) + 1024);
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  EXPECT_NE(c, nullptr);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 31);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+  ZSTD_outBuffer out{stored.data(), stored.size(), 0};
+  // Fed a piece at a time, as from a pipe: the size is never known.
+  constexpr size_t kPiece = 65536;
+  for (size_t at = 0; at < data.size(); at += kPiece) {
+    ZSTD_inBuffer in{data.data() + at, std::min(kPiece, data.size() - at), 0};
+    const ZSTD_EndDirective how = at + kPiece >= data.size() ? ZSTD_e_end : ZSTD_e_continue;
+    size_t left = 1;
+    while (in.pos < in.size || (how == ZSTD_e_end && left != 0)) {
+      left = ZSTD_compressStream2(c, &out, &in, how);
+      EXPECT_FALSE(ZSTD_isError(left));
+      if (ZSTD_isError(left)) break;
+    }
+  }
+  ZSTD_freeCCtx(c);
+  stored.resize(out.pos);
+  EXPECT_EQ(ZSTD_getFrameContentSize(stored.data(), stored.size()), ZSTD_CONTENTSIZE_UNKNOWN);
+  // RFC 8878 3.1.1.1: no single-segment flag, so a window descriptor
+  // follows, whose exponent is the window's log less 10.
+  EXPECT_EQ(stored[4] & 0x20, 0);
+  EXPECT_EQ(10 + (stored[5] >> 3), 31);
+  return stored;
+}
+
+// Such frames, between ordinary ones, as a component's stream.
+Bytes wide_and_narrow_frames(const Bytes& data) {
+  const size_t third = data.size() / 3;
+  Bytes stored = wide_window_frame(Bytes(data.begin(), data.begin() + third));
+  const Bytes narrow = zstd_compress(Bytes(data.begin() + third, data.begin() + 2 * third));
+  const Bytes wide = wide_window_frame(Bytes(data.begin() + 2 * third, data.end()));
+  stored.insert(stored.end(), narrow.begin(), narrow.end());
+  stored.insert(stored.end(), wide.begin(), wide.end());
+  return stored;
+}
+
+// The whole read took them (the one-shot decoder needs no window) where
+// the content size was known; the streaming ones (ranges, rows, slices,
+// verify, and whole reads of frames without a size) refused them ("Frame
+// requires too much memory"). They decode on every path, a frame held as
+// what it decodes to, never as its window.
+TEST(Access, AZstdWindowLargerThanItsContentDecodesOnEveryPath) {
+  const size_t n = size_t{3} << 20;
+  Bytes data(n, 0);
+  for (size_t i = 0; i < n; ++i) data[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+  const Bytes stored = wide_and_narrow_frames(data);
+  FileBuilder b;
+  Json data_component = b.raw("u8", stored);
+  data_component["encoding"] = "zstd";
+  data_component["uncompressed_length"] = n;
+  b.object("z", "dense", {n / 1024, 1024}, Json{{"data", data_component}});
+  const TempFile t(b.build());
+  const Opened o = open_file(t);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  uint8_t part[16] = {};
+  zt_decode_range r;
+  zt_decode_range_init(&r);
+  r.object = 0;
+  r.role = "data";
+  r.offset = n - 4096 - 16;
+  r.dst = part;
+  r.length = sizeof part;
+  EXPECT_EQ(zt_decode_ranges(o.get(), &r, 1, 1, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_TRUE(std::equal(part, part + 16, data.begin() + static_cast<ptrdiff_t>(r.offset)));
+  Bytes rows(2048);
+  uint64_t written = 0;
+  EXPECT_EQ(zt_dense_rows(o.get(), 0, 5, 7, rows.data(), rows.size(), &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_TRUE(std::equal(rows.begin(), rows.end(), data.begin() + 5 * 1024));
+  const uint64_t begin[2] = {1, 16}, end[2] = {3, 48};
+  Bytes box(64);
+  EXPECT_EQ(zt_dense_slice(o.get(), 0, 2, begin, end, box.data(), box.size(), &written), ZT_OK)
+      << zt_last_error();
+  EXPECT_TRUE(std::equal(box.begin(), box.begin() + 32, data.begin() + 1024 + 16));
+  EXPECT_TRUE(std::equal(box.begin() + 32, box.end(), data.begin() + 2048 + 16));
+  uint64_t checked = 0, unchecked = 0;
+  EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+  const Mapped m = map_component(o.get(), "z", "data");
+  ASSERT_EQ(m.status, ZT_OK) << zt_last_error();
+  EXPECT_TRUE(m.bytes == data);
+}
+
+// A 1.1 component of no stated size (decoded as it grows, to the cap) made
+// of such frames: read whole, and refused past the cap as ever.
+TEST(Access, AnUnsizedZstdWindowLargerThanItsContentDecodes) {
+  const Bytes data = pattern(size_t{1} << 20, 7);
+  FileBuilder b("1.1.0");
+  Json blob = b.raw("u8", wide_and_narrow_frames(data));
+  blob["encoding"] = "zstd";
+  b.object("o", "my_format", {1}, Json{{"blob", blob}});
+  const TempFile t(b.build());
+  const Opened o = open_file(t);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_EQ(map_component(o.get(), "o", "blob").bytes, data);
+  uint64_t checked = 0, unchecked = 0;
+  EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.max_decoded_bytes = data.size() - 1;
+  const Opened capped = open_file(t, &opt);
+  ASSERT_EQ(capped.status, ZT_OK) << capped.error;
+  const void* p = nullptr;
+  uint64_t size = 0;
+  EXPECT_TRUE(
+      FailsWith(zt_component_map(capped.get(), 0, "blob", &p, &size), ZT_ERR_LIMIT, {"limit of"}));
+}
+
 namespace {
 size_t resident_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
