@@ -4,6 +4,7 @@
 #include <zstd_errors.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "base/core_count.h"
@@ -373,41 +374,48 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
   allow_window_for(d, limit, src.size());
   // Grown as it decodes, to the limit at most: each growth reserves exactly
   // what it needs (a vector's own growth doubles its capacity: a decode
-  // over a 64 MiB limit peaked at 136 MiB resident). Once the limit is
-  // held, one more byte of output, decoded into `probe`, refuses it.
+  // over a 64 MiB limit peaked at 136 MiB resident). `out` holds `used`
+  // decoded bytes and the room after them, zero-filled once, as it grows:
+  // the decoder returns at each frame's end, and a stream of a million
+  // tiny frames made each return grow and fill a fresh step (128 GiB of
+  // memset for 8 MiB of frames). Once the limit is held, one more byte of
+  // output, decoded into `probe`, refuses it.
   std::vector<uint8_t> out;
+  size_t used = 0;
+  const auto grow_to = [&](size_t size) {
+    out.reserve(size);
+    out.resize(size);
+  };
   ZSTD_inBuffer in{src.data(), src.size(), 0};
   bool frame_start = true;
   for (;;) {
-    const size_t at = out.size(), in_before = in.pos;
+    const size_t in_before = in.pos;
+    if (used == out.size() && used < limit) grow_to(used + growth_step(used, limit));
     uint8_t probe = 0;
     ZSTD_outBuffer o{&probe, 1, 0};
-    if (at < limit) {
-      const size_t step = growth_step(at, limit);
-      out.reserve(at + step);
-      out.resize(at + step);
-      o = ZSTD_outBuffer{out.data() + at, step, 0};
-    }
+    if (used < limit) o = ZSTD_outBuffer{out.data() + used, out.size() - used, 0};
     const size_t ret = ZSTD_decompressStream(d, &o, &in);
-    if (at < limit) out.resize(at + o.pos);
     if (window_too_large(ret) && frame_start && o.pos == 0) {
       const auto rest = src.subspan(in_before);
       size_t room = 0;
-      const auto scratch = room_for_frame(rest, limit - at, room);
+      const auto scratch = room_for_frame(rest, limit - used, room);
       auto w = decode_frame_whole(d, rest, std::span(scratch.get(), room), where);
       ZT_TRY(w);
       ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than the limit of %llu bytes",
                  where.c_str(), static_cast<ull>(limit));
-      out.reserve(at + w->decoded);
-      out.insert(out.end(), scratch.get(), scratch.get() + w->decoded);
+      if (out.size() - used < w->decoded)
+        grow_to(used + std::max<size_t>(w->decoded, growth_step(used, limit)));
+      std::memcpy(out.data() + used, scratch.get(), w->decoded);
+      used += w->decoded;
       in.pos = in_before + w->stored;
       if (in.pos == in.size) break;
       continue;
     }
+    if (used < limit) used += o.pos;
     frame_start = ret == 0;
     ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
                ZSTD_getErrorName(ret));
-    ZT_FAIL_IF(at >= limit && o.pos > 0, limit,
+    ZT_FAIL_IF(o.dst == &probe && o.pos > 0, limit,
                "%s: zstd data decodes to more than the limit of %llu bytes", where.c_str(),
                static_cast<ull>(limit));
     if (ret == 0 && in.pos == in.size) break;  // every frame ended with the input
@@ -416,6 +424,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
     ZT_FAIL_IF(o.pos == 0 && in.pos == in_before, invalid, "%s: zstd frame is truncated",
                where.c_str());
   }
+  out.resize(used);
   return out;
 }
 

@@ -535,6 +535,30 @@ TEST(Access, AnUnsizedZstdWindowLargerThanItsContentDecodes) {
       FailsWith(zt_component_map(capped.get(), 0, "blob", &p, &size), ZT_ERR_LIMIT, {"limit of"}));
 }
 
+// A stream of no stated size made of many small frames: the decoder
+// returns at each frame's end, and each return grew and zero-filled a
+// fresh step as large as all decoded so far (at least 128 KiB): quadratic
+// (20,000 frames of 64 bytes: 6.9 s, now 0.15; 8 MiB of them, hours). The
+// buffer now grows as the bytes need.
+TEST(Access, AnUnsizedStreamOfSmallFramesDecodes) {
+  constexpr size_t kFrames = 20000, kFrame = 64;
+  const Bytes data = pattern(kFrames * kFrame, 3);
+  Bytes stored;
+  for (size_t i = 0; i < kFrames; ++i) {
+    const auto first = data.begin() + static_cast<ptrdiff_t>(i * kFrame);
+    const Bytes one = zstd_compress(Bytes(first, first + kFrame), false);
+    stored.insert(stored.end(), one.begin(), one.end());
+  }
+  FileBuilder b("1.1.0");
+  Json blob = b.raw("u8", stored);
+  blob["encoding"] = "zstd";
+  b.object("o", "my_format", {1}, Json{{"blob", blob}});
+  const TempFile t(b.build());
+  const Opened o = open_file(t);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  EXPECT_EQ(map_component(o.get(), "o", "blob").bytes, data);
+}
+
 namespace {
 size_t resident_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
