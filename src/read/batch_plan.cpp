@@ -133,6 +133,17 @@ ShardSources open_shards(const Reader& r, std::span<const DecodeRequest> request
   return out;
 }
 
+// Whether Reader::read (a whole read, or a range's) refuses the request
+// before it opens the component's file: an unknown encoding, a decoded
+// size over the decode cap, a buffer too small or a range outside.
+bool refused_before_opening(const Reader& r, const DecodeRequest& q) {
+  const Component& c = component_of(r, q);
+  if (c.encoding == Encoding::unknown) return true;
+  const auto n = r.known_decoded_size(q.object, q.component);
+  if (!n) return false;  // known only by decoding it
+  return (c.encoding != Encoding::raw && *n > r.max_decoded_bytes()) || !request_fits(q, *n);
+}
+
 // Plain little-endian raw data becomes slices, multi-frame zstd becomes
 // frames, in whichever file holds them: this one, a v2 part's shard, or a
 // buffer a foreign reader holds (a sharded checkpoint's other files,
@@ -144,7 +155,13 @@ void plan_request(const Reader& r, DecodeRequest& q, size_t index, const ShardSo
   const Component& c = component_of(r, q);
   const Result<const Source*> found = c.shard ? shards.of(*c.shard) : r.source_of(c);
   if (!found) {
-    q.error = found.error();
+    // A request Reader::read refuses before it opens the file gets that
+    // refusal, as from zt_component_read; the others, the file's failure
+    // (not asked again).
+    if (refused_before_opening(r, q))
+      p.tasks.push_back(Task{Task::Kind::whole, index, 0, 0, q.dst});
+    else
+      q.error = found.error();
     return;
   }
   const Source& src = **found;

@@ -179,6 +179,46 @@ TEST_F(Shards, AMissingShardFailsOnlyWhatNeedsIt) {
   EXPECT_TRUE(FailsWith(zt_verify(r.get(), nullptr, nullptr), ZT_ERR_IO, {"model-00001.zt"}));
 }
 
+// A request the read refuses whatever the file holds (a buffer too small,
+// a range outside) gets that refusal from every call, not the missing
+// shard's: zt_decode_many answered IO where zt_component_read answered
+// ARGUMENT.
+TEST_F(Shards, AMissingShardDoesNotHideARefusalOfTheRequest) {
+  write_model();
+  fs::remove(path("model-00001.zt"));
+  const ReaderPtr r = open();
+  ASSERT_TRUE(r);
+  size_t w = 0;
+  ASSERT_EQ(zt_object_find(r.get(), "w", &w), ZT_OK);
+  uint8_t small[8];
+  uint64_t written = 0;
+  EXPECT_TRUE(FailsWith(zt_component_read(r.get(), w, "data", small, sizeof small, &written),
+                        ZT_ERR_ARGUMENT, {"do not fit"}));
+  zt_decode_request q[2];
+  for (auto& one : q) zt_decode_request_init(&one);
+  q[0].object = q[1].object = w;
+  q[0].role = q[1].role = "data";
+  q[0].dst = small;
+  q[0].capacity = sizeof small;
+  uint8_t room[64];
+  q[1].dst = room;
+  q[1].capacity = sizeof room;
+  EXPECT_TRUE(FailsWith(zt_decode_many(r.get(), q, 1, 2), ZT_ERR_ARGUMENT, {"do not fit"}));
+  EXPECT_EQ(q[0].status, ZT_ERR_ARGUMENT);
+  zt_decode_many(r.get(), q, 2, 2);
+  EXPECT_EQ(q[0].status, ZT_ERR_ARGUMENT);
+  EXPECT_EQ(q[1].status, ZT_ERR_IO);
+  zt_decode_range range;
+  zt_decode_range_init(&range);
+  range.object = w;
+  range.role = "data";
+  range.offset = 20;
+  range.dst = small;
+  range.length = sizeof small;  // [20, 28) of 24 bytes
+  EXPECT_TRUE(FailsWith(zt_decode_ranges(r.get(), &range, 1, 2, nullptr, nullptr), ZT_ERR_ARGUMENT,
+                        {"not within"}));
+}
+
 TEST_F(Shards, TheLadderRefusesAWrongFile) {
   write_model();
   Bytes longer = shard_;
