@@ -1,7 +1,9 @@
 #include "source/io.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>  // Linux 5.6 headers; older ones: the fallback below
+#endif
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -35,7 +37,7 @@ thread_local bool links_refused = false;
 // opened by as /proc tells it, which must be the path asked (where /proc
 // has no answer, the last component only). ELOOP when a link was in it.
 int open_without_links(const char* path, int flags) {
-#ifdef SYS_openat2
+#if defined(SYS_openat2) && defined(RESOLVE_NO_SYMLINKS)
   open_how how{};
   how.flags = static_cast<uint64_t>(flags);
   how.resolve = RESOLVE_NO_SYMLINKS;
@@ -74,6 +76,7 @@ Result<Source> Source::open_file(const std::string& path, Mode mode) {
   // block the open until a writer came; it is refused below instead. Reads
   // of a regular file ignore the flag, which is cleared all the same.
   constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  s.no_links_ = links_refused;
   s.fd_ = links_refused ? open_without_links(path.c_str(), kFlags) : ::open(path.c_str(), kFlags);
   ZT_FAIL_IF(s.fd_ < 0 && links_refused && errno == ELOOP, io,
              "%s: cannot open: a symbolic link is in its path, put there after the path was "
@@ -126,6 +129,7 @@ Source& Source::operator=(Source&& o) noexcept {
     owns_mapping_ = std::exchange(o.owns_mapping_, false);
     fd_ = std::exchange(o.fd_, -1);
     reopens_ = std::exchange(o.reopens_, false);
+    no_links_ = o.no_links_;
     dev_ = o.dev_;
     ino_ = o.ino_;
     path_ = std::move(o.path_);
@@ -176,8 +180,16 @@ Result<Source::ReadFd> Source::read_fd() const {
   if (!reopens_) return ReadFd(fd_, false);
   // Opened again, checked to be the file first opened: a shard replaced
   // under a model (or removed) is not read as if it were the same.
-  ReadFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK), true);
+  // Opened as at first: no link followed where the path was checked to lie
+  // in its model's folder (a link put there since is not, even for the
+  // moment before the identity check refuses the file it leads to).
+  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  ReadFd fd(no_links_ ? open_without_links(path_.c_str(), kFlags) : ::open(path_.c_str(), kFlags),
+            true);
   const std::string shown = location_for_messages(path_);
+  ZT_FAIL_IF(fd.get() < 0 && no_links_ && errno == ELOOP, io,
+             "%s: cannot open again: a symbolic link is in its path (it is not followed)",
+             shown.c_str());
   ZT_FAIL_IF(fd.get() < 0, io, "%s: cannot open again: %s", shown.c_str(), std::strerror(errno));
   struct stat st {};
   ZT_FAIL_IF(::fstat(fd.get(), &st) != 0, io, "%s: cannot stat: %s", shown.c_str(),

@@ -79,6 +79,7 @@ class Source {
   bool owns_mapping_ = false;
   int fd_ = -1;
   bool reopens_ = false;        // copy mode, descriptor released: opened per read
+  bool no_links_ = false;       // opened under LinksRefused: so is each reopen
   uint64_t dev_ = 0, ino_ = 0;  // the file opened, which a reopen must find again
   std::string path_;
   std::shared_ptr<const RangeCache> ranges_;

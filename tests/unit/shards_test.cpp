@@ -398,14 +398,27 @@ TEST_F(Shards, AModelOfMoreShardsThanOpenFilesReads) {
     EXPECT_EQ(zt_verify(r.get(), nullptr, nullptr), ZT_OK) << zt_last_error();
     EXPECT_LE(open_descriptors(), before + 16);
     if (mode == ZT_IO_COPY) {
+      // Opened again as at first, following no link: a link put at a
+      // shard's path is refused even where it leads to the very file (a
+      // shard opened past the budget, held by no descriptor).
+      const size_t first = object_index(r.get(), numbered("t", kObjects - 5).c_str());
+      const std::string linked = path("many-" + shard_of(r.get(), first, "data") + ".zt");
+      fs::rename(linked, linked + ".moved");
+      fs::create_symlink(linked + ".moved", linked);
+      Bytes got(4096);
+      uint64_t n = 0;
+      EXPECT_EQ(zt_component_read(r.get(), first, "data", got.data(), got.size(), &n), ZT_ERR_IO);
+      EXPECT_NE(std::strstr(zt_last_error(), "symbolic link"), nullptr) << zt_last_error();
+      fs::remove(linked);
+      fs::rename(linked + ".moved", linked);
+      EXPECT_EQ(zt_component_read(r.get(), first, "data", got.data(), got.size(), &n), ZT_OK)
+          << zt_last_error();
       // A shard opened again must be the file first opened: one replaced
       // under the model (same bytes, another inode) is refused.
       const size_t last = object_index(r.get(), numbered("t", kObjects - 1).c_str());
       const std::string shard = path("many-" + shard_of(r.get(), last, "data") + ".zt");
       fs::copy_file(shard, shard + ".new");
       fs::rename(shard + ".new", shard);
-      Bytes got(4096);
-      uint64_t n = 0;
       EXPECT_EQ(zt_component_read(r.get(), last, "data", got.data(), got.size(), &n), ZT_ERR_IO);
       EXPECT_NE(std::strstr(zt_last_error(), "replaced since it was opened"), nullptr)
           << zt_last_error();
