@@ -128,6 +128,8 @@ OutputFile& OutputFile::operator=(OutputFile&& o) noexcept {
     dir_ = std::move(o.dir_);
     like_ = std::move(o.like_);
     tmp_ = std::exchange(o.tmp_, std::string());
+    settled_dev_ = o.settled_dev_;
+    settled_ino_ = o.settled_ino_;
     fd_ = std::exchange(o.fd_, -1);
     anonymous_ = o.anonymous_;
   }
@@ -174,6 +176,14 @@ Result<void> OutputFile::settle() {
       return named;
     }
   }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const Error e = io_error("fstat of the file");
+    discard();
+    return e;
+  }
+  settled_dev_ = static_cast<uint64_t>(st.st_dev);
+  settled_ino_ = static_cast<uint64_t>(st.st_ino);
   ::close(fd_);
   fd_ = -1;
   return {};
@@ -186,6 +196,20 @@ Result<void> OutputFile::publish() {
     if (fd_ < 0) {
       const Error e = io_error("opening the temporary file again");
       discard();
+      return e;
+    }
+    // The file closed, not one put under its name since (its bytes were
+    // hashed as it was settled: another file would be published under a
+    // digest that is not its own).
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_dev) != settled_dev_ ||
+        static_cast<uint64_t>(st.st_ino) != settled_ino_) {
+      const Error e =
+          make_error(Status::io, "%s: the temporary file %s was replaced since it was written",
+                     location_for_messages(path_).c_str(), location_for_messages(tmp_).c_str());
+      ::close(fd_);
+      fd_ = -1;
+      tmp_.clear();  // not ours to remove
       return e;
     }
   }

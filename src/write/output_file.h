@@ -60,7 +60,8 @@ class OutputFile {
   Result<void> publish();
   // Gives the file its temporary name beside the target and closes it, for
   // a writer of more files than it may hold open (a model of thousands of
-  // shards): publish() opens it again by that name, discard() removes it.
+  // shards): publish() opens it again by that name, and refuses (Status::io)
+  // a file that is not the one closed; discard() removes it.
   // Unlike an unnamed file, a named one outlives a crash. Written bytes are
   // not read or written again through this object.
   Result<void> settle();
@@ -76,8 +77,9 @@ class OutputFile {
   Result<void> name_temporary();
 
   std::string path_, dir_;
-  std::string like_;  // keep_like's file, if any
-  std::string tmp_;  // the temporary name, once the file has one
+  std::string like_;                            // keep_like's file, if any
+  std::string tmp_;                             // the temporary name, once the file has one
+  uint64_t settled_dev_ = 0, settled_ino_ = 0;  // the file settle() closed
   int fd_ = -1;
   bool anonymous_ = false;  // O_TMPFILE: no name until publish()
 };

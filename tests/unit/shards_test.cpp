@@ -430,6 +430,43 @@ TEST_F(Shards, AModelOfMoreShardsThanOpenFilesReads) {
 // The writer too: shards before the object being written are hashed, named
 // and closed past the budget (each held a descriptor until finish: 1,100
 // shards failed under a limit of 1024), then published by name.
+// A settled shard (named beside the target, closed) is published only if
+// the file under its name is still the one closed: its sha256 was taken as
+// it was settled, and another file put there would be published under it.
+TEST_F(Shards, ASettledShardReplacedBeforeFinishIsRefused) {
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit lim = old;
+  lim.rlim_cur = std::min<rlim_t>(128, old.rlim_cur);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
+  zt_writer_options o = sharded_options(8192);
+  o.alignment = 4096;
+  zt_writer* w = nullptr;
+  zt_status s = zt_writer_open_ex(path("many.zt").c_str(), &o, &w);
+  for (size_t i = 0; s == ZT_OK && i < 100; ++i) {
+    const Bytes b = pattern(4096, static_cast<uint8_t>(i));
+    const uint64_t shape[] = {4096};
+    s = zt_writer_add_dense(w, numbered("t", i).c_str(), "u8", shape, 1, b.data(), b.size(), "raw");
+  }
+  std::string settled;
+  for (const auto& e : fs::directory_iterator(dir_))
+    if (e.path().filename().string().find(".tmp-") != std::string::npos) settled = e.path();
+  if (!settled.empty()) {
+    fs::copy_file(settled, settled + ".copy");  // the same bytes, another file
+    fs::rename(settled + ".copy", settled);
+  }
+  if (s == ZT_OK)
+    s = zt_writer_finish(w);  // spends the writer, whatever it returns
+  else
+    zt_writer_abort(w);
+  const std::string error = s == ZT_OK ? "" : zt_last_error();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_FALSE(settled.empty()) << "no shard was settled";
+  EXPECT_EQ(s, ZT_ERR_IO);
+  EXPECT_NE(error.find("replaced since it was written"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(path("many.zt")));
+}
+
 TEST_F(Shards, AWriterOfMoreShardsThanOpenFilesFinishes) {
   struct rlimit old {};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
