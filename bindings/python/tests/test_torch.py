@@ -182,6 +182,22 @@ def test_foreign_files_load_as_tensors(tmp_path):
     assert zt.load_file(tmp_path / "c.pt", allow_foreign=True)["w"].tolist() == [0, 1, 2, 3]
 
 
+def test_a_tensor_as_an_index_is_refused_not_read_as_an_int(tmp_path):
+    # torch reads t[torch.tensor([1])] as advanced indexing (the dimension
+    # stays) and a bool tensor as a mask: read as ints they gave other data.
+    t = torch.arange(12.0).reshape(3, 4)
+    zt.save_file({"w": t}, tmp_path / "k.zt")
+    for key in (torch.tensor([1]), torch.tensor(True), torch.tensor(False)):
+        with pytest.raises(IndexError, match="array or tensor"):
+            zt.load_file(tmp_path / "k.zt", slices={"w": key})
+        with zt.safe_open(tmp_path / "k.zt", framework="pt") as f:
+            with pytest.raises(IndexError):
+                f.get_slice("w")[key]
+    # A 0-d integer tensor is an int to torch too.
+    got = zt.load_file(tmp_path / "k.zt", slices={"w": torch.tensor(2)})["w"]
+    assert torch.equal(got, t[torch.tensor(2)])
+
+
 def test_get_slice_gives_numpys_result_for_every_key(tmp_path):
     # Random basic-indexing keys (ints, slices with any step, Ellipsis) on a
     # 3-d tensor: numpy's result as a tensor, or numpy's exception type.

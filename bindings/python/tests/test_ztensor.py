@@ -862,13 +862,32 @@ def test_slices_of_bf16_follow_the_file_mode_and_refuse_fancy_indexes(path):
     with ztensor.open(path, float32=True) as f:
         assert f.get_slice("h").dtype == np.float32
         np.testing.assert_array_equal(f.get_slice("h")[1], [3, 4])
-        for key in ([0, 1], None, 1.5, True, (0, 0, 0), (Ellipsis, Ellipsis)):
+        for key in ([0, 1], None, 1.5, True, (0, 0, 0), (Ellipsis, Ellipsis), np.array([1]),
+                    np.array(True), (np.array([0]), 1)):
             with pytest.raises(IndexError):
                 f.get_slice("h")[key]
+        # An array of one dimension has __index__, but numpy reads it as
+        # advanced indexing: it is refused, not read as an int.
+        with pytest.raises(IndexError, match="array or tensor"):
+            f.slice("h", np.array([1]))
+        assert f.slice("h", np.int64(1)).tolist() == [3, 4]  # a numpy scalar is an int
         with pytest.raises(IndexError, match="out of bounds"):
             f.get_slice("h")[2]
         with pytest.raises(KeyError):
             f.get_slice("nope")
+
+
+def test_slices_with_a_reversed_dimension_of_one_are_plain_arrays(path):
+    # A reversed or stepped slice that leaves one element kept a negative
+    # stride numpy calls contiguous: torch.from_numpy refused the array.
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    with ztensor.Writer(path) as w:
+        w["w"] = a
+    with ztensor.open(path) as f:
+        for key in (slice(None, None, -5), (slice(None), slice(2, 1, -1)), (1, slice(None, None, -9))):
+            got = f.slice("w", key)
+            np.testing.assert_array_equal(got, a[key])
+            assert all(stride >= 0 for stride in got.strides), key
 
 
 # ---------------------------------------------------------------------------

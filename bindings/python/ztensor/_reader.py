@@ -684,7 +684,10 @@ class File(NotCopyable, collections.abc.Mapping):
             check(lib.zt_dense_slice(r, i, ndim, b_arr, e_arr, out.ctypes.data_as(c_void_p),
                                      out.nbytes, byref(written)))
         picked = out[post]  # a view of out, or a numpy scalar when every index is an int
-        if isinstance(picked, np.ndarray) and picked.flags.c_contiguous:
+        # A reversed dimension of one element leaves a negative stride in a
+        # view numpy calls contiguous, which torch.from_numpy refuses.
+        if (isinstance(picked, np.ndarray) and picked.flags.c_contiguous
+                and all(stride >= 0 for stride in picked.strides)):
             return picked
         return np.array(picked)
 
@@ -1203,6 +1206,13 @@ def _box_of(key, shape):
                                                   not hasattr(k, "__index__")):
             raise IndexError("only integers, slices and one Ellipsis index a ztensor slice, "
                              f"not {type(k).__name__}")
+        # An array or tensor of one element has __index__ too, but torch and
+        # numpy read it as advanced indexing (t[torch.tensor([1])] keeps the
+        # dimension; a bool one is a mask): refused, not read as an int.
+        if not isinstance(k, (int, slice)) and k is not Ellipsis and (
+                getattr(k, "ndim", 0) != 0 or str(getattr(k, "dtype", "")) in ("bool", "torch.bool")):
+            raise IndexError("only integers, slices and one Ellipsis index a ztensor slice, not "
+                             f"an array or tensor used as an index ({type(k).__name__})")
     ellipses = sum(k is Ellipsis for k in key)
     if ellipses > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
