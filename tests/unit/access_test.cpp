@@ -390,6 +390,32 @@ TEST(Access, UnsizedZstdIn11IsBoundedByTheCap) {
                         {"limit of 100000 bytes"}));
 }
 
+// A file of one dense u8 object "z" of `shape` whose data is the zstd
+// frames `stored`, which decode to `n` bytes.
+Bytes dense_over_frames(const Bytes& stored, uint64_t n, const std::vector<uint64_t>& shape) {
+  FileBuilder b;
+  Json data_component = b.raw("u8", stored);
+  data_component["encoding"] = "zstd";
+  data_component["uncompressed_length"] = n;
+  b.object("z", "dense", shape, Json{{"data", data_component}});
+  return b.build();
+}
+
+// zt_decode_ranges of the 16 bytes that end 4 KiB before the end of
+// object 0's data gives those of `data`.
+void expect_range_near_the_end(const zt_reader* r, const Bytes& data) {
+  uint8_t part[16] = {};
+  zt_decode_range q;
+  zt_decode_range_init(&q);
+  q.object = 0;
+  q.role = "data";
+  q.offset = data.size() - 4096 - 16;
+  q.dst = part;
+  q.length = sizeof part;
+  EXPECT_EQ(zt_decode_ranges(r, &q, 1, 1, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_TRUE(std::equal(part, part + 16, data.begin() + static_cast<ptrdiff_t>(q.offset)));
+}
+
 // A frame whose window is over 128 MiB (zstd --long=28 and above, on a
 // tensor over 128 MiB) decodes on every path: the streaming ones (ranges,
 // verify) refused it where the whole reads took it.
@@ -406,24 +432,11 @@ TEST(Access, ZstdWindowsOver128MiBDecodeOnEveryPath) {
   ZSTD_freeCCtx(c);
   ASSERT_FALSE(ZSTD_isError(got));
   stored.resize(got);
-  FileBuilder b;
-  Json data_component = b.raw("u8", stored);
-  data_component["encoding"] = "zstd";
-  data_component["uncompressed_length"] = n;
-  b.object("z", "dense", {n}, Json{{"data", data_component}});
-  const Bytes file = b.build();  // zt_open_memory's bytes live as long as the reader
+  // zt_open_memory's bytes live as long as the reader.
+  const Bytes file = dense_over_frames(stored, n, {n});
   const Opened o = open_memory(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
-  uint8_t part[16] = {};
-  zt_decode_range r;
-  zt_decode_range_init(&r);
-  r.object = 0;
-  r.role = "data";
-  r.offset = n - 4096 - 16;
-  r.dst = part;
-  r.length = sizeof part;
-  EXPECT_EQ(zt_decode_ranges(o.get(), &r, 1, 1, nullptr, nullptr), ZT_OK) << zt_last_error();
-  EXPECT_TRUE(std::equal(part, part + 16, data.begin() + static_cast<ptrdiff_t>(r.offset)));
+  expect_range_near_the_end(o.get(), data);
   uint64_t checked = 0, unchecked = 0;
   EXPECT_EQ(zt_verify(o.get(), &checked, &unchecked), ZT_OK) << zt_last_error();
   const Mapped m = map_component(o.get(), "z", "data");
@@ -484,24 +497,10 @@ TEST(Access, AZstdWindowLargerThanItsContentDecodesOnEveryPath) {
   Bytes data(n, 0);
   for (size_t i = 0; i < n; ++i) data[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
   const Bytes stored = wide_and_narrow_frames(data);
-  FileBuilder b;
-  Json data_component = b.raw("u8", stored);
-  data_component["encoding"] = "zstd";
-  data_component["uncompressed_length"] = n;
-  b.object("z", "dense", {n / 1024, 1024}, Json{{"data", data_component}});
-  const TempFile t(b.build());
+  const TempFile t(dense_over_frames(stored, n, {n / 1024, 1024}));
   const Opened o = open_file(t);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
-  uint8_t part[16] = {};
-  zt_decode_range r;
-  zt_decode_range_init(&r);
-  r.object = 0;
-  r.role = "data";
-  r.offset = n - 4096 - 16;
-  r.dst = part;
-  r.length = sizeof part;
-  EXPECT_EQ(zt_decode_ranges(o.get(), &r, 1, 1, nullptr, nullptr), ZT_OK) << zt_last_error();
-  EXPECT_TRUE(std::equal(part, part + 16, data.begin() + static_cast<ptrdiff_t>(r.offset)));
+  expect_range_near_the_end(o.get(), data);
   Bytes rows(2048);
   uint64_t written = 0;
   EXPECT_EQ(zt_dense_rows(o.get(), 0, 5, 7, rows.data(), rows.size(), &written), ZT_OK)
