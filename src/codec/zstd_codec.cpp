@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "base/core_count.h"
 #include "base/for_each_index.h"
@@ -83,14 +84,21 @@ Result<WholeFrame> decode_frame_whole(ZSTD_DCtx* d, std::span<const uint8_t> res
 }
 
 // Room for a frame decoded whole: at most `left` bytes (what the caller
-// allows), and never more than its stored bytes can decode to; pages are
-// only touched as the decoder writes them.
-std::unique_ptr<uint8_t[]> room_for_frame(std::span<const uint8_t> rest, uint64_t left,
-                                          size_t& size) {
+// allows), and never more than its stored bytes can decode to (below the
+// frame's window, so under 2 GiB); pages are only touched as the decoder
+// writes them. Status::nomem where it cannot be had (this may run on a
+// helper thread, which an exception must not leave).
+Result<std::unique_ptr<uint8_t[]>> room_for_frame(std::span<const uint8_t> rest, uint64_t left,
+                                                  size_t& size, const std::string& where) {
   const size_t stored = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
   const uint64_t most = ZSTD_isError(stored) ? 0 : zstd_most_decoded(stored);
   size = static_cast<size_t>(std::min(left, most));
-  return std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(size, 1));
+  try {
+    return std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(size, 1));
+  } catch (const std::bad_alloc&) {
+    return make_error(Status::nomem, "%s: cannot allocate %zu bytes to decode a zstd frame",
+                      where.c_str(), size);
+  }
 }
 
 // The next piece of a buffer of `held` < `limit` bytes grown to hold a
@@ -325,7 +333,9 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
 Result<uint64_t> ZstdWindows::whole_frame(size_t at) {
   const auto rest = src_.subspan(at);
   size_t room = 0;
-  whole_ = room_for_frame(rest, limit_ - total_, room);
+  auto got = room_for_frame(rest, limit_ - total_, room, where_);
+  ZT_TRY(got);
+  whole_ = std::move(*got);
   auto w = decode_frame_whole(d_->ctx.get(), rest, std::span(whole_.get(), room), where_);
   ZT_TRY(w);
   ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),
@@ -398,14 +408,15 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
     if (window_too_large(ret) && frame_start && o.pos == 0) {
       const auto rest = src.subspan(in_before);
       size_t room = 0;
-      const auto scratch = room_for_frame(rest, limit - used, room);
-      auto w = decode_frame_whole(d, rest, std::span(scratch.get(), room), where);
+      auto scratch = room_for_frame(rest, limit - used, room, where);
+      ZT_TRY(scratch);
+      auto w = decode_frame_whole(d, rest, std::span(scratch->get(), room), where);
       ZT_TRY(w);
       ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than the limit of %llu bytes",
                  where.c_str(), static_cast<ull>(limit));
       if (out.size() - used < w->decoded)
         grow_to(used + std::max<size_t>(w->decoded, growth_step(used, limit)));
-      std::memcpy(out.data() + used, scratch.get(), w->decoded);
+      std::memcpy(out.data() + used, scratch->get(), w->decoded);
       used += w->decoded;
       in.pos = in_before + w->stored;
       if (in.pos == in.size) break;
