@@ -1,15 +1,21 @@
 #include "write/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -57,7 +63,73 @@ std::string temporary_name(const std::string& path, const std::string& suffix) {
   return path.substr(0, base + std::min(room, path.size() - base)) + suffix;
 }
 
+// Seconds since the epoch at which process `pid` started, from
+// /proc/<pid>/stat (its 22nd field, clock ticks after boot) and /proc/stat's
+// btime; nullopt where /proc does not say.
+std::optional<double> started_at(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const size_t name_end = line.rfind(')');  // the command name may hold spaces and parens
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(name_end + 1));
+  std::string field;
+  for (int k = 3; k < 22 && fields >> field; ++k) {
+  }
+  unsigned long long ticks = 0;
+  if (!(fields >> ticks)) return std::nullopt;
+  std::ifstream all("/proc/stat");
+  unsigned long long boot = 0;
+  while (std::getline(all, line))
+    if (std::sscanf(line.c_str(), "btime %llu", &boot) == 1) break;
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  if (boot == 0 || hz <= 0) return std::nullopt;
+  return static_cast<double>(boot) + static_cast<double>(ticks) / static_cast<double>(hz);
+}
+
+// Whether process `pid` may still be writing a file last changed at
+// `mtime`: it runs, and it started before then (else the pid was reused).
+bool may_be_writing(pid_t pid, time_t mtime) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  const std::optional<double> start = started_at(pid);
+  return !start || *start <= static_cast<double>(mtime) + 1;
+}
+
+// The pid in a name ending ".tmp-<pid>-<n>", and where that suffix starts.
+std::optional<std::pair<pid_t, size_t>> temporary_of(std::string_view name) {
+  const size_t at = name.rfind(".tmp-");
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view rest = name.substr(at + 5);
+  const size_t dash = rest.find('-');
+  const auto digits = [](std::string_view d) {
+    return !d.empty() && d.size() < 10 &&
+           std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (dash == std::string_view::npos || !digits(rest.substr(0, dash)) ||
+      !digits(rest.substr(dash + 1)))
+    return std::nullopt;
+  return std::pair{static_cast<pid_t>(std::stol(std::string(rest.substr(0, dash)))), at};
+}
+
 }  // namespace
+
+void remove_dead_writers_temporaries(const std::string& dir,
+                                     const std::function<bool(std::string_view)>& ours) {
+  struct Close {
+    void operator()(DIR* d) const { ::closedir(d); }
+  };
+  const std::unique_ptr<DIR, Close> d(::opendir(dir.c_str()));
+  if (!d) return;
+  const int dfd = ::dirfd(d.get());
+  while (const dirent* e = ::readdir(d.get())) {
+    const std::string_view name = e->d_name;
+    const auto temporary = temporary_of(name);
+    if (!temporary || temporary->first <= 0 || !ours(name.substr(0, temporary->second))) continue;
+    struct stat st {};
+    if (::fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (!may_be_writing(temporary->first, st.st_mtime)) ::unlinkat(dfd, e->d_name, 0);
+  }
+}
 
 Result<std::string> output_target(const std::string& path) {
   const std::string shown = location_for_messages(path);

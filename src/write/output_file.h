@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 
@@ -83,6 +85,17 @@ class OutputFile {
   int fd_ = -1;
   bool anonymous_ = false;  // O_TMPFILE: no name until publish()
 };
+
+// Removes the named temporaries in `dir` that a writer left when it died
+// (settle()'s "<name>.tmp-<pid>-<n>", for which `ours(name)` holds): those
+// of a process that no longer runs, or whose pid now belongs to a process
+// started after the file last changed. A writer's own (this process's) and
+// those of writers still running stay. Pids are this machine's: a folder
+// shared with other machines or pid namespaces may hold the temporaries of
+// a live writer there (two writers of one model race anyway). Failures are
+// ignored: nothing depends on it.
+void remove_dead_writers_temporaries(const std::string& dir,
+                                     const std::function<bool(std::string_view)>& ours);
 
 // Puts several files in place as one step as far as failures go (a
 // checkpoint folder's weights, index and config): each target that exists

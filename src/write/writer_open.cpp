@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "base/zt_limits.h"
@@ -61,6 +62,26 @@ Result<void> check_options(const WriterOptions& opt) {
   return {};
 }
 
+// A writer that died past the shard descriptor budget left its settled
+// shards named beside the model ("<stem>-00002.zt.tmp-<pid>-<n>", up to a
+// shard's size each: hundreds of GB for a model of hundreds of shards):
+// the next sharded write of the model removes those of dead writers.
+void remove_dead_shard_temporaries(const std::string& root) {
+  const std::string first = shard_file_path(root, "00001");
+  const size_t slash = first.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : first.substr(0, slash));
+  const std::string name = first.substr(slash == std::string::npos ? 0 : slash + 1);
+  const std::string_view stem = std::string_view(name).substr(0, name.size() - 8);  // "00001.zt"
+  remove_dead_writers_temporaries(dir, [&](std::string_view base) {
+    // <stem><5 digits>.zt, the name of a shard before its digest is known.
+    if (base.size() != stem.size() + 8 || !base.starts_with(stem) || !base.ends_with(".zt"))
+      return false;
+    const std::string_view number = base.substr(stem.size(), 5);
+    return std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+  });
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const WriterOptions& opt) {
@@ -78,6 +99,7 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path, const Writ
   // A link at the target is followed once, here.
   auto target = output_target(path);
   ZT_TRY(target);
+  if (opt.shard_bytes) remove_dead_shard_temporaries(*target);
   std::unique_ptr<Writer> w(new Writer());
   w->impl_->opt = opt;
   w->impl_->path = std::move(*target);

@@ -2,9 +2,12 @@
 // in a shard are read from <stem>-<name>.zt beside the root, opened on
 // first use and checked by the ladder of §7.3 (magic and footer version,
 // size at open of the shard, whole-file digest in zt_verify).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -430,6 +433,67 @@ TEST_F(Shards, AModelOfMoreShardsThanOpenFilesReads) {
 // The writer too: shards before the object being written are hashed, named
 // and closed past the budget (each held a descriptor until finish: 1,100
 // shards failed under a limit of 1024), then published by name.
+// A writer that died past the shard budget left its settled shards named
+// beside the model, a shard's size each; the next sharded write of the
+// model removes those of writers no longer running (or whose pid another
+// process took since), and leaves those of live writers and other models.
+TEST_F(Shards, TheNextWriteRemovesTheShardsADeadWriterSettled) {
+  // A writer of 100 shards under a limit of 128 open files, killed before
+  // its finish: it settled some.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    struct rlimit lim {};
+    getrlimit(RLIMIT_NOFILE, &lim);
+    lim.rlim_cur = std::min<rlim_t>(128, lim.rlim_cur);
+    setrlimit(RLIMIT_NOFILE, &lim);
+    zt_writer_options o = sharded_options(8192);
+    o.alignment = 4096;
+    zt_writer* w = nullptr;
+    if (zt_writer_open_ex(path("many.zt").c_str(), &o, &w) != ZT_OK) _exit(1);
+    for (size_t i = 0; i < 100; ++i) {
+      const Bytes b = pattern(4096, static_cast<uint8_t>(i));
+      const uint64_t shape[] = {4096};
+      if (zt_writer_add_dense(w, numbered("t", i).c_str(), "u8", shape, 1, b.data(), b.size(),
+                              "raw") != ZT_OK)
+        _exit(1);
+    }
+    _exit(0);  // as a crash: no finish, no abort
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);  // a pid that no longer runs
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  size_t left = 0;
+  for (const auto& e : fs::directory_iterator(dir_))
+    left += e.path().filename().string().find(".tmp-") != std::string::npos;
+  ASSERT_GT(left, 0u);
+  const std::string dead = std::to_string(child), alive = std::to_string(getpid());
+  const std::vector<std::string> stale = {"many-00002.zt.tmp-" + dead + "-0",
+                                          "many-00003.zt.tmp-" + dead + "-1",
+                                          "many-00004.zt.tmp-" + alive + "-0"};
+  const std::vector<std::string> kept = {
+      "many-00005.zt.tmp-" + alive + "-0", "other-00002.zt.tmp-" + dead + "-0",
+      "many-00002.zt.tmp-" + dead, "many-0002.zt.tmp-" + dead + "-0", "notes.txt"};
+  for (const auto& name : stale) put(name, pattern(100));
+  for (const auto& name : kept) put(name, pattern(100));
+  // Last changed before this process started: its pid is a reuse.
+  const struct timespec long_ago[2] = {{1000, 0}, {1000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, path(stale[2]).c_str(), long_ago, 0), 0);
+  zt_writer_options o = sharded_options(8192);
+  o.alignment = 4096;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path("many.zt").c_str(), &o, &w), ZT_OK) << zt_last_error();
+  for (const auto& name : stale) EXPECT_FALSE(fs::exists(path(name))) << name;
+  for (const auto& name : kept) EXPECT_TRUE(fs::exists(path(name))) << name;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name.find(".tmp-" + dead + "-") == std::string::npos ||
+                std::find(kept.begin(), kept.end(), name) != kept.end())
+        << name;
+  }
+  zt_writer_abort(w);
+}
+
 // A settled shard (named beside the target, closed) is published only if
 // the file under its name is still the one closed: its sha256 was taken as
 // it was settled, and another file put there would be published under it.
