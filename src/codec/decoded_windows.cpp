@@ -7,7 +7,9 @@ using ull = unsigned long long;
 ZstdDecodedWindows::ZstdDecodedWindows(std::span<const uint8_t> src,
                                        std::optional<uint64_t> expected, uint64_t limit,
                                        std::string where)
-    : where_(std::move(where)), expected_(expected), zstd_(src, expected.value_or(limit), where_) {}
+    : where_(std::move(where)),
+      expected_(expected),
+      zstd_(src, expected.value_or(limit), expected ? ZstdLimit::size : ZstdLimit::cap, where_) {}
 
 Result<std::span<const uint8_t>> ZstdDecodedWindows::next() {
   auto w = zstd_.next();

@@ -36,26 +36,38 @@ using ull = unsigned long long;
 // told otherwise ("Frame requires too much memory"), where the one-shot
 // decoder takes any: the same bytes read whole and read as a stream gave
 // different answers (zstd --long=28 and above, for a tensor over 128 MiB).
-// The window a frame may ask for is bounded by what it may decode (the
-// known size, or the caller's cap) and by what its stored bytes can
-// decode at most (zstd_most_decoded: 17 bytes that claim 2 GiB would have
-// a 2 GiB window allocated), so memory stays bounded by what the data
-// shows, as every decode's is.
-void allow_window_for(ZSTD_DCtx* d, uint64_t most_decoded, size_t stored_bytes) {
-  most_decoded = std::min(most_decoded, zstd_most_decoded(stored_bytes));
+// A stream allocates the window its frame asks for, so a larger window is
+// allowed only up to a size the decode is known to reach (the size the
+// manifest states, checked against what the stored bytes can decode to,
+// zstd_most_decoded): memory stays bounded by what the data shows. A
+// decode that only has a cap (a component of no stated size) keeps 2^27,
+// since a frame may ask for 2 GiB to decode a few MiB (a 2 GiB window was
+// allocated for each such frame of a 1 MiB blob); larger windows are
+// decoded whole (decode_frame_held).
+void allow_window_for(ZSTD_DCtx* d, uint64_t limit, ZstdLimit kind, size_t stored_bytes) {
+  const uint64_t known =
+      kind == ZstdLimit::size ? std::min(limit, zstd_most_decoded(stored_bytes)) : 0;
   constexpr int kDefaultLog = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT (not in the stable API)
   const int most_log = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound;
   int log = kDefaultLog;
-  while (log < most_log && (uint64_t{1} << log) < most_decoded) ++log;
+  while (log < most_log && (uint64_t{1} << log) < known) ++log;
   ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, log);
 }
 
+// A decoder's failure: memory it could not allocate (a window) is
+// Status::nomem, anything else corrupt data.
+Error decode_error(size_t ret, const std::string& where) {
+  if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+    return make_error(Status::nomem, "%s: zstd decoder: %s", where.c_str(), ZSTD_getErrorName(ret));
+  return make_error(Status::invalid, "%s: corrupt zstd data: %s", where.c_str(),
+                    ZSTD_getErrorName(ret));
+}
+
 // A frame allow_window_for refused to stream: its window is larger than
-// all it may decode and than 128 MiB (zstd --long=31 reading a pipe: a
-// 2 GiB window, no content size, a few MiB of content). Such a frame
-// decodes to fewer bytes than its window, so it is decoded whole by the
-// one-shot decoder, which needs no window: held, it costs what it decodes
-// to, less than the window a stream would allocate for it.
+// 128 MiB and than the size its decode is known to reach (zstd --long=31
+// reading a pipe: a 2 GiB window, no content size, a few MiB of content).
+// It is decoded whole by the one-shot decoder, which needs no window: held,
+// it costs what it decodes to.
 bool window_too_large(size_t ret) {
   return ZSTD_isError(ret) && ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge;
 }
@@ -78,26 +90,48 @@ Result<WholeFrame> decode_frame_whole(ZSTD_DCtx* d, std::span<const uint8_t> res
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
     return WholeFrame{stored, 0, false};
-  ZT_FAIL_IF(ZSTD_isError(got), invalid, "%s: corrupt zstd data: %s", where.c_str(),
-             ZSTD_getErrorName(got));
+  if (ZSTD_isError(got)) return decode_error(got, where);
   return WholeFrame{stored, got, true};
 }
 
-// Room for a frame decoded whole: at most `left` bytes (what the caller
-// allows), and never more than its stored bytes can decode to (below the
-// frame's window, so under 2 GiB); pages are only touched as the decoder
-// writes them. Status::nomem where it cannot be had (this may run on a
-// helper thread, which an exception must not leave).
-Result<std::unique_ptr<uint8_t[]>> room_for_frame(std::span<const uint8_t> rest, uint64_t left,
-                                                  size_t& size, const std::string& where) {
+// A frame decoded whole into room of its own.
+struct HeldFrame {
+  std::unique_ptr<uint8_t[]> bytes;
+  WholeFrame frame;
+};
+
+// The frame at the start of `rest` decoded whole into room of at most
+// `left` bytes (what the caller allows). Its decoded size is not known
+// (such frames have no content size), and the most its stored bytes could
+// decode to is thousands of times their size (15 GiB for a 350 KiB frame,
+// which the kernel refuses to reserve on a smaller machine): the room
+// starts at four times the stored bytes and doubles while the frame does
+// not fit, so it stays within twice what the frame decodes to, and the
+// decodes that did not fit cost as much again. Status::nomem where room
+// cannot be had (this may run on a helper thread, which an exception must
+// not leave). `frame.fits` is false where it decodes to more than `left`.
+Result<HeldFrame> decode_frame_held(ZSTD_DCtx* d, std::span<const uint8_t> rest, uint64_t left,
+                                    const std::string& where) {
   const size_t stored = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
-  const uint64_t most = ZSTD_isError(stored) ? 0 : zstd_most_decoded(stored);
-  size = static_cast<size_t>(std::min(left, most));
-  try {
-    return std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(size, 1));
-  } catch (const std::bad_alloc&) {
-    return make_error(Status::nomem, "%s: cannot allocate %zu bytes to decode a zstd frame",
-                      where.c_str(), size);
+  ZT_FAIL_IF(ZSTD_isError(stored), invalid, "%s: corrupt or truncated zstd frame: %s",
+             where.c_str(), ZSTD_getErrorName(stored));
+  const uint64_t most = std::min(left, zstd_most_decoded(stored));
+  uint64_t room = std::min<uint64_t>(most, std::max<uint64_t>(uint64_t{4} * stored, 1u << 20));
+  for (;;) {
+    HeldFrame held;
+    try {
+      held.bytes = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(room, 1));
+    } catch (const std::bad_alloc&) {
+      return make_error(Status::nomem, "%s: cannot allocate %llu bytes to decode a zstd frame",
+                        where.c_str(), static_cast<ull>(room));
+    }
+    auto w = decode_frame_whole(d, rest, std::span(held.bytes.get(), room), where);
+    ZT_TRY(w);
+    if (w->fits || room == most) {
+      held.frame = *w;
+      return held;
+    }
+    room = std::min(most, room * 2);
   }
 }
 
@@ -114,7 +148,7 @@ size_t growth_step(size_t held, uint64_t limit) {
 Result<uint64_t> stream_frame(ZSTD_DCtx* d, std::span<const uint8_t> frame, std::span<uint8_t> dst,
                               const std::string& where) {
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-  allow_window_for(d, dst.size(), frame.size());
+  allow_window_for(d, dst.size(), ZstdLimit::size, frame.size());
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
   ZSTD_outBuffer out{dst.data(), dst.size(), 0};
   size_t ret = 1;
@@ -127,16 +161,14 @@ Result<uint64_t> stream_frame(ZSTD_DCtx* d, std::span<const uint8_t> frame, std:
                  where.c_str(), static_cast<ull>(dst.size()));
       return static_cast<uint64_t>(whole->decoded);
     }
-    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
-               ZSTD_getErrorName(ret));
+    if (ZSTD_isError(ret)) return decode_error(ret, where);
     if (ret == 0) break;
     if (out.pos == out.size) {
       // Output is full: any further byte means the data is longer than declared.
       uint8_t probe = 0;
       ZSTD_outBuffer extra{&probe, 1, 0};
       const size_t r2 = ZSTD_decompressStream(d, &extra, &in);
-      ZT_FAIL_IF(ZSTD_isError(r2), invalid, "%s: corrupt zstd data: %s", where.c_str(),
-                 ZSTD_getErrorName(r2));
+      if (ZSTD_isError(r2)) return decode_error(r2, where);
       ZT_FAIL_IF(extra.pos > 0, invalid, "%s: zstd data decodes to more than %llu bytes",
                  where.c_str(), static_cast<ull>(dst.size()));
       ret = r2;
@@ -171,8 +203,7 @@ Result<void> zstd_decode_exact(std::span<const uint8_t> src, std::span<uint8_t> 
       ZT_FAIL_IF(csize > room.size(), invalid, "%s: zstd data decodes to more than %llu bytes",
                  where.c_str(), static_cast<ull>(dst.size()));
       const size_t got = ZSTD_decompressDCtx(d, room.data(), csize, frame.data(), frame.size());
-      ZT_FAIL_IF(ZSTD_isError(got), invalid, "%s: corrupt zstd data: %s", where.c_str(),
-                 ZSTD_getErrorName(got));
+      if (ZSTD_isError(got)) return decode_error(got, where);
       ZT_FAIL_IF(got != csize, invalid, "%s: zstd frame decodes to %zu bytes, its header says %llu",
                  where.c_str(), got, csize);
       out += got;
@@ -290,9 +321,10 @@ struct ZstdWindows::Decoder {
   std::unique_ptr<ZSTD_DCtx, Free> ctx{ZSTD_createDCtx()};
 };
 
-ZstdWindows::ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where)
+ZstdWindows::ZstdWindows(std::span<const uint8_t> src, uint64_t limit, ZstdLimit kind,
+                         std::string where)
     : d_(std::make_unique<Decoder>()), src_(src), limit_(limit), where_(std::move(where)) {
-  if (d_->ctx) allow_window_for(d_->ctx.get(), limit_, src_.size());
+  if (d_->ctx) allow_window_for(d_->ctx.get(), limit_, kind, src_.size());
 }
 
 ZstdWindows::~ZstdWindows() = default;
@@ -317,8 +349,7 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
       continue;
     }
     in_pos_ = in.pos;
-    ZT_FAIL_IF(ZSTD_isError(ret_), invalid, "%s: corrupt zstd data: %s", where_.c_str(),
-               ZSTD_getErrorName(ret_));
+    if (ZSTD_isError(ret_)) return decode_error(ret_, where_);
     total_ += o.pos;
     ZT_FAIL_IF(total_ > limit_, limit, "%s: zstd data decodes to more than %llu bytes",
                where_.c_str(), static_cast<ull>(limit_));
@@ -332,12 +363,10 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
 
 Result<uint64_t> ZstdWindows::whole_frame(size_t at) {
   const auto rest = src_.subspan(at);
-  size_t room = 0;
-  auto got = room_for_frame(rest, limit_ - total_, room, where_);
-  ZT_TRY(got);
-  whole_ = std::move(*got);
-  auto w = decode_frame_whole(d_->ctx.get(), rest, std::span(whole_.get(), room), where_);
-  ZT_TRY(w);
+  auto held = decode_frame_held(d_->ctx.get(), rest, limit_ - total_, where_);
+  ZT_TRY(held);
+  whole_ = std::move(held->bytes);
+  const WholeFrame* w = &held->frame;
   ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),
              static_cast<ull>(limit_));
   in_pos_ = at + w->stored;
@@ -363,25 +392,13 @@ Result<void> ZstdWindows::count_frame(uint64_t bytes, bool ended) {
   return {};
 }
 
-Result<uint64_t> zstd_decode_visit(
-    std::span<const uint8_t> src, uint64_t limit, const std::string& where,
-    const std::function<Result<void>(std::span<const uint8_t>)>& visit) {
-  ZstdWindows windows(src, limit, where);
-  for (;;) {
-    auto w = windows.next();
-    ZT_TRY(w);
-    if (w->empty()) return windows.delivered();
-    ZT_TRY(visit(*w));
-  }
-}
-
 Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
-                                                 const std::string& where) {
+                                                 ZstdLimit kind, const std::string& where) {
   ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());
   ZSTD_DCtx* d = thread_dctx();
   ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-  allow_window_for(d, limit, src.size());
+  allow_window_for(d, limit, kind, src.size());
   // Grown as it decodes, to the limit at most: each growth reserves exactly
   // what it needs (a vector's own growth doubles its capacity: a decode
   // over a 64 MiB limit peaked at 136 MiB resident). `out` holds `used`
@@ -407,16 +424,14 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
     const size_t ret = ZSTD_decompressStream(d, &o, &in);
     if (window_too_large(ret) && frame_start && o.pos == 0) {
       const auto rest = src.subspan(in_before);
-      size_t room = 0;
-      auto scratch = room_for_frame(rest, limit - used, room, where);
-      ZT_TRY(scratch);
-      auto w = decode_frame_whole(d, rest, std::span(scratch->get(), room), where);
-      ZT_TRY(w);
+      auto held = decode_frame_held(d, rest, limit - used, where);
+      ZT_TRY(held);
+      const WholeFrame* w = &held->frame;
       ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than the limit of %llu bytes",
                  where.c_str(), static_cast<ull>(limit));
       if (out.size() - used < w->decoded)
         grow_to(used + std::max<size_t>(w->decoded, growth_step(used, limit)));
-      std::memcpy(out.data() + used, scratch->get(), w->decoded);
+      std::memcpy(out.data() + used, held->bytes.get(), w->decoded);
       used += w->decoded;
       in.pos = in_before + w->stored;
       if (in.pos == in.size) break;
@@ -424,8 +439,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
     }
     if (used < limit) used += o.pos;
     frame_start = ret == 0;
-    ZT_FAIL_IF(ZSTD_isError(ret), invalid, "%s: corrupt zstd data: %s", where.c_str(),
-               ZSTD_getErrorName(ret));
+    if (ZSTD_isError(ret)) return decode_error(ret, where);
     ZT_FAIL_IF(o.dst == &probe && o.pos > 0, limit,
                "%s: zstd data decodes to more than the limit of %llu bytes", where.c_str(),
                static_cast<ull>(limit));

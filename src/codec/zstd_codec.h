@@ -27,15 +27,22 @@ struct ZstdFrame {
   uint64_t content_size = 0;  // from the frame header
 };
 
+// What a decode's limit is: the size its bytes are stated to decode to (a
+// frame's window may be as large: a stream allocates it), or only a cap on
+// a size nothing states (windows up to 128 MiB stream; a frame asking for
+// more is decoded whole, held as what it decodes to).
+enum class ZstdLimit { size, cap };
+
 // Decoded bytes of `src` (one or more frames) pulled a window at a time:
 // next() returns the next window (valid until the following call), empty
 // at the end. At most `limit` bytes in all (Status::limit beyond). Owns its
 // decoder, so several can be read side by side (diff reads two). Memory:
 // one window (ZSTD_DStreamOutSize(), 128 KiB) and the decoder, whatever the
-// data decodes to.
+// data decodes to; a frame whose window the stream refuses (see ZstdLimit)
+// is held whole, as what it decodes to.
 class ZstdWindows {
  public:
-  ZstdWindows(std::span<const uint8_t> src, uint64_t limit, std::string where);
+  ZstdWindows(std::span<const uint8_t> src, uint64_t limit, ZstdLimit kind, std::string where);
   ~ZstdWindows();
   ZstdWindows(const ZstdWindows&) = delete;
   ZstdWindows& operator=(const ZstdWindows&) = delete;
@@ -67,16 +74,6 @@ class ZstdWindows {
   // Decodes the frame at src_[at] whole into whole_; its decoded size.
   Result<uint64_t> whole_frame(size_t at);
 };
-
-// Decodes `src` (one or more frames) a window at a time, handing each window
-// of decoded bytes to `visit`; at most `limit` bytes in all. Returns the
-// decoded size. Memory: one window (ZSTD_DStreamOutSize(), 128 KiB), whatever
-// the data decodes to, so a verify of any component stays bounded; a frame
-// whose window is larger than all it may decode and than 128 MiB is held
-// whole, as what it decodes to (less than its window).
-Result<uint64_t> zstd_decode_visit(
-    std::span<const uint8_t> src, uint64_t limit, const std::string& where,
-    const std::function<Result<void>(std::span<const uint8_t>)>& visit);
 
 // The most bytes `stored_bytes` of zstd frames can regenerate (each block
 // has a 3-byte header and regenerates at most 128 KiB): a declared size
@@ -128,9 +125,9 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::v
 
 namespace zt {
 
-// Decodes a stream of unknown decoded size, refusing more than `limit` bytes.
+// Decodes a stream, refusing more than `limit` bytes (Status::limit).
 Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
-                                                 const std::string& where);
+                                                 ZstdLimit kind, const std::string& where);
 
 // Below this many decoded bytes, a component decodes on one thread: starting
 // threads costs more than they save (zstd frames and byte planes alike).

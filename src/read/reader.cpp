@@ -382,7 +382,7 @@ Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o,
   std::vector<uint8_t> scratch;
   auto src = stored(o, c, scratch);
   ZT_TRY(src);
-  return zstd_decode_bounded(*src, max_decoded_, component_where(o, c));
+  return zstd_decode_bounded(*src, max_decoded_, ZstdLimit::cap, component_where(o, c));
 }
 
 Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) const {
@@ -439,7 +439,7 @@ Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_
                w.c_str(), static_cast<ull>(*declared), static_cast<ull>(n));
     return {};
   }
-  auto bytes = zstd_decode_bounded(*src, n, w);
+  auto bytes = zstd_decode_bounded(*src, n, ZstdLimit::size, w);
   if (!bytes && bytes.error().status == Status::limit)
     return make_error(Status::invalid, "%s: zstd data decodes to more than %llu bytes", w.c_str(),
                       static_cast<ull>(n));
