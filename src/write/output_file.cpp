@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/path_parts.h"
 #include "source/http_source.h"
 
 namespace zt {
@@ -101,10 +102,7 @@ std::optional<std::pair<pid_t, size_t>> temporary_of(std::string_view name) {
   if (at == std::string_view::npos) return std::nullopt;
   const std::string_view rest = name.substr(at + 5);
   const size_t dash = rest.find('-');
-  const auto digits = [](std::string_view d) {
-    return !d.empty() && d.size() < 10 &&
-           std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
+  const auto digits = [](std::string_view d) { return d.size() < 10 && all_decimal_digits(d); };
   if (dash == std::string_view::npos || !digits(rest.substr(0, dash)) ||
       !digits(rest.substr(dash + 1)))
     return std::nullopt;
@@ -166,8 +164,7 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
 Result<OutputFile> OutputFile::create_here(const std::string& path) {
   OutputFile f;
   f.path_ = path;
-  const size_t slash = f.path_.rfind('/');
-  f.dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : f.path_.substr(0, slash));
+  f.dir_ = directory_of(f.path_);
 #ifdef O_TMPFILE
   // An unnamed file is named at publish() through /proc/self/fd (linkat
   // with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH): without /proc, as in

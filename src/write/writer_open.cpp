@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/path_parts.h"
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_item.h"
@@ -68,17 +69,15 @@ Result<void> check_options(const WriterOptions& opt) {
 // the next sharded write of the model removes those of dead writers.
 void remove_dead_shard_temporaries(const std::string& root) {
   const std::string first = shard_file_path(root, "00001");
+  const std::string dir = directory_of(first);
   const size_t slash = first.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : first.substr(0, slash));
   const std::string name = first.substr(slash == std::string::npos ? 0 : slash + 1);
   const std::string_view stem = std::string_view(name).substr(0, name.size() - 8);  // "00001.zt"
   remove_dead_writers_temporaries(dir, [&](std::string_view base) {
     // <stem><5 digits>.zt, the name of a shard before its digest is known.
     if (base.size() != stem.size() + 8 || !base.starts_with(stem) || !base.ends_with(".zt"))
       return false;
-    const std::string_view number = base.substr(stem.size(), 5);
-    return std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return all_decimal_digits(base.substr(stem.size(), 5));
   });
 }
 
