@@ -78,20 +78,18 @@ struct WholeFrame {
   bool fits = true;    // false: it decodes to more than the room it was given
 };
 
-// The frame at the start of `rest` decoded by the one-shot decoder into
-// `room`; the decoder is left ready for a new frame.
-Result<WholeFrame> decode_frame_whole(ZSTD_DCtx* d, std::span<const uint8_t> rest,
+// One frame (its stored bytes exactly, as ZSTD_findFrameCompressedSize
+// found them) decoded by the one-shot decoder into `room`; the decoder is
+// left ready for a new frame.
+Result<WholeFrame> decode_frame_whole(ZSTD_DCtx* d, std::span<const uint8_t> frame,
                                       std::span<uint8_t> room, const std::string& where) {
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-  const size_t stored = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
-  ZT_FAIL_IF(ZSTD_isError(stored), invalid, "%s: corrupt or truncated zstd frame: %s",
-             where.c_str(), ZSTD_getErrorName(stored));
-  const size_t got = ZSTD_decompressDCtx(d, room.data(), room.size(), rest.data(), stored);
+  const size_t got = ZSTD_decompressDCtx(d, room.data(), room.size(), frame.data(), frame.size());
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
-    return WholeFrame{stored, 0, false};
+    return WholeFrame{frame.size(), 0, false};
   if (ZSTD_isError(got)) return decode_error(got, where);
-  return WholeFrame{stored, got, true};
+  return WholeFrame{frame.size(), got, true};
 }
 
 // A frame decoded whole into room of its own.
@@ -125,7 +123,7 @@ Result<HeldFrame> decode_frame_held(ZSTD_DCtx* d, std::span<const uint8_t> rest,
       return make_error(Status::nomem, "%s: cannot allocate %llu bytes to decode a zstd frame",
                         where.c_str(), static_cast<ull>(room));
     }
-    auto w = decode_frame_whole(d, rest, std::span(held.bytes.get(), room), where);
+    auto w = decode_frame_whole(d, rest.first(stored), std::span(held.bytes.get(), room), where);
     ZT_TRY(w);
     if (w->fits || room == most) {
       held.frame = *w;

@@ -395,13 +395,23 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
   Slot& s = slot(object, component);
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.done) {
+    // A failed decode holds no memory (a corrupt last frame of 512 MiB kept
+    // its buffer until the reader closed), whether it returned its error or
+    // threw on the way (std::bad_alloc from a helper, turned into
+    // ZT_ERR_NOMEM at the C barrier).
+    struct SlotEmptiedUnlessFilled {
+      Slot& slot;
+      bool filled = false;
+      ~SlotEmptiedUnlessFilled() {
+        if (filled) return;
+        slot.data.reset();
+        slot.vec = {};
+        slot.size = 0;
+      }
+    } emptied{s};
     auto r = fill_slot(o, c, s);
+    if (r) emptied.filled = true;
     if (!r) {
-      // A failed decode holds no memory (a corrupt last frame of 512 MiB
-      // kept its buffer until the reader closed).
-      s.data.reset();
-      s.vec = {};
-      s.size = 0;
       // A failed read (a dropped connection, a server's 5xx) or a lack of
       // memory says nothing about the file: the next call tries again.
       if (r.error().status == Status::io || r.error().status == Status::nomem)

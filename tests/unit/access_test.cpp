@@ -451,8 +451,9 @@ TEST(Access, ZstdWindowsOver128MiBDecodeOnEveryPath) {
 // window for a few MiB). Its header is written as such a compressor
 // writes it; its blocks come from an ordinary window (offsets within 2 MiB
 // are valid in one of 2 GiB), since a compressor given a 2 GiB window
-// sets up tables that took minutes under valgrind.
-Bytes wide_window_frame(const Bytes& data) {
+// sets up tables that took minutes under valgrind. `window_log` 27 gives
+// a frame a stream takes, with the largest window it takes by default.
+Bytes wide_window_frame(const Bytes& data, int window_log = 31) {
   Bytes stored(ZSTD_compressBound(data.size()) + 1024);
   ZSTD_CCtx* c = ZSTD_createCCtx();
   EXPECT_NE(c, nullptr);
@@ -478,7 +479,8 @@ Bytes wide_window_frame(const Bytes& data) {
   // follows, whose exponent is the window's log less 10 (mantissa 0).
   EXPECT_EQ(stored[4] & 0x20, 0);
   EXPECT_EQ(10 + (stored[5] >> 3), 21);
-  stored[5] = static_cast<uint8_t>((31 - 10) << 3);
+  stored[5] = static_cast<uint8_t>((window_log - 10) << 3);
+  if (window_log <= 27) return stored;
   // A stream refuses it as it refuses what zstd --long=31 writes.
   ZSTD_DCtx* d = ZSTD_createDCtx();
   EXPECT_NE(d, nullptr);
@@ -721,6 +723,48 @@ TEST(Access, AFrameDecodedWholeReservesWhatItDecodesNotWhatItCould) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
+}
+
+// A decoder that cannot allocate its window (128 MiB, all a stream takes
+// by default) is short of memory: ZT_ERR_NOMEM, not "corrupt zstd data"
+// (ZT_ERR_INVALID, which a caller takes as a verdict on the file), and the
+// same call succeeds once memory is there. Shown in a child whose address
+// space is limited to what it holds and 64 MiB more.
+TEST(Access, AZstdWindowThatCannotBeAllocatedIsNomemNotCorrupt) {
+  if (freed_memory_is_kept())
+    GTEST_SKIP() << "valgrind and ASan reserve address space of their own";
+  const Bytes data = pattern(size_t{1} << 18, 12);
+  const TempFile t(v11_unsized_frames(wide_window_frame(data, 27)));
+  const Opened o = open_file(t);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    unsigned long pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    const rlim_t limit = pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{64} << 20);
+    const rlimit as{limit, limit};
+    if (pages == 0 || ::setrlimit(RLIMIT_AS, &as) != 0) std::_Exit(3);
+    const void* p = nullptr;
+    uint64_t n = 0;
+    const zt_status s = zt_component_map(o.get(), 0, "blob", &p, &n);
+    const std::string message = zt_last_error();
+    if (s != ZT_ERR_NOMEM || message.find("zstd decoder: ") == std::string::npos ||
+        message.find("\"blob\"") == std::string::npos) {
+      std::fprintf(stderr, "status %d: %s\n", static_cast<int>(s), message.c_str());
+      std::_Exit(2);
+    }
+    std::_Exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
+  // Not kept as the component's verdict: with the memory, it decodes.
+  EXPECT_EQ(map_component(o.get(), "o", "blob").bytes, data);
 }
 
 TEST(Access, ReadNeedsEnoughCapacityAndWritesNothingOtherwise) {
