@@ -49,8 +49,10 @@
 // (strings, shapes, copies) is ordinary Go memory.
 //
 // A Reader is safe for concurrent use by several goroutines. Close waits
-// for calls in progress; calls after Close that return an error fail with
-// StatusState (NumObjects gives 0, Objects nil).
+// for calls in progress and refuses calls made once it has begun (so a call
+// nested in another, as in a DecodeRanges callback, never waits for it);
+// calls after Close that return an error fail with StatusState
+// (NumObjects gives 0, Objects nil).
 //
 // # Writing
 //

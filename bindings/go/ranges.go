@@ -69,11 +69,10 @@ func rangeError(q *DecodeRange, st Status) error {
 // decode one buffer while the previous one is copied to the device
 // (docs/bindings.md, "Loading to a device").
 //
-// done must not call methods of r (nor of its Objects and Components):
-// DecodeRanges holds r's read lock while done runs, and a Close waiting in
-// another goroutine makes every new read lock wait for it, so such a call
-// would deadlock. Hand the work to another goroutine, or do it after
-// DecodeRanges returns.
+// done may call methods of r (and of its Objects and Components); once a
+// Close has begun in another goroutine they return StatusState, and the
+// Close waits for DecodeRanges to return. done must not call r.Close
+// itself: the Close would wait for the call done runs inside.
 //
 // Every range is attempted and gets its own Err. The error returned is nil
 // if all succeeded, else the first failed range's, in order.

@@ -33,10 +33,18 @@ import (
 // slice of it is still in use, so that Reader is never freed (its memory
 // and descriptors leak) rather than freed under a slice being read.
 type Reader struct {
-	mu  sync.RWMutex
-	ptr *C.zt_reader   // nil once closed
-	mem unsafe.Pointer // OpenMemory's copy of the caller's bytes, freed at Close
-	src *sourceState   // OpenSource's callback state (for error messages)
+	// mu guards ptr, inUse and closing; idle is signalled when inUse drops
+	// to 0. Not a sync.RWMutex: a waiting writer (Close) blocks new read
+	// locks, so a call made from inside another (a DecodeRanges callback)
+	// deadlocked while a Close waited. Once Close begins, new calls are
+	// refused (StatusState) and the ones in progress finish.
+	mu      sync.Mutex
+	idle    sync.Cond
+	inUse   int
+	closing bool
+	ptr     *C.zt_reader   // nil once closed
+	mem     unsafe.Pointer // OpenMemory's copy of the caller's bytes, freed at Close
+	src     *sourceState   // OpenSource's callback state (for error messages)
 	// lent: memory was handed out without a copy, so the finalizer must
 	// not free it (only Close may).
 	lent atomic.Bool
@@ -185,6 +193,11 @@ func (r *Reader) Close() error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closing = true
+	r.idle.L = &r.mu
+	for r.inUse > 0 {
+		r.idle.Wait()
+	}
 	if r.ptr != nil {
 		C.zt_close(r.ptr)
 		r.ptr = nil
@@ -201,24 +214,36 @@ func errClosed() error {
 	return errorf(StatusState, "the reader is closed")
 }
 
-// with runs f with the C reader, holding the read lock so that Close waits
-// for it. f must not call another method of r (the lock is not reentrant
-// once Close waits). For an OpenSource reader, f is one call of the
-// source's error attribution (sourceState.begin, end).
+// with runs f with the C reader, counted as in use so that Close waits for
+// it. Calls may nest (f, or a callback f causes, may call methods of r):
+// once Close has begun, a new call is refused instead of waiting. For an
+// OpenSource reader, f is one call of the source's error attribution
+// (sourceState.begin, end).
 func (r *Reader) with(f func(p *C.zt_reader) error) (err error) {
 	if r == nil {
 		return errorf(StatusState, "no reader (a zero Object or Component?)")
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.ptr == nil {
+	r.mu.Lock()
+	if r.ptr == nil || r.closing {
+		r.mu.Unlock()
 		return errClosed()
 	}
+	r.inUse++
+	p := r.ptr
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.inUse--
+		if r.inUse == 0 && r.closing {
+			r.idle.Broadcast()
+		}
+		r.mu.Unlock()
+	}()
 	if r.src != nil {
 		start := r.src.begin()
 		defer func() { err = r.src.end(start, err) }()
 	}
-	err = f(r.ptr)
+	err = f(p)
 	runtime.KeepAlive(r)
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	ztensor "github.com/libztensor/libztensor/bindings/go"
@@ -255,6 +256,56 @@ func TestDecodeRanges(t *testing.T) {
 	wantStatus(t, r.DecodeRanges([]ztensor.DecodeRange{{Object: i.Index, Role: "data", Length: 8}}, 0, nil),
 		ztensor.StatusArgument, "a nil Dst")
 	must(t, r.DecodeRanges(nil, 0, nil))
+}
+
+// A DecodeRanges callback that calls the reader while a Close waits in
+// another goroutine: the call is refused (StatusState) instead of waiting
+// for the Close, which waits for DecodeRanges (a sync.RWMutex deadlocked
+// here: a waiting writer blocks new read locks). The Close then completes.
+func TestDecodeRangesCallbackCallsTheReaderWhileCloseWaits(t *testing.T) {
+	r, err := ztensor.Open(writeSample(t, t.TempDir(), "ranges_close.zt"))
+	must(t, err)
+	i := find(t, r, "ids")
+	dst, err := syscall.Mmap(-1, 0, 16, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	must(t, err)
+	defer syscall.Munmap(dst)
+	ranges := []ztensor.DecodeRange{{Object: i.Index, Role: "data", Length: 16, Dst: unsafe.Pointer(&dst[0])}}
+	closed := make(chan error, 1)
+	var inCallback error
+	decoded := make(chan error, 1)
+	go func() {
+		decoded <- r.DecodeRanges(ranges, 1, func(int, error) {
+			if _, err := r.ManifestJSON(); err != nil { // before the Close: served
+				inCallback = err
+				return
+			}
+			go func() { closed <- r.Close() }()
+			// Until the Close has begun, calls are served; then refused.
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, inCallback = r.Find("ids"); inCallback != nil {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}()
+	select {
+	case err := <-decoded:
+		must(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("DecodeRanges did not return: its callback and Close deadlocked")
+	}
+	wantStatus(t, inCallback, ztensor.StatusState, "a call in the callback once Close began")
+	select {
+	case err := <-closed:
+		must(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("Close did not return after DecodeRanges did")
+	}
+	if _, err := r.Find("ids"); err == nil {
+		t.Error("a closed reader answered")
+	}
 }
 
 // npy writes a version 1.0 .npy file of little-endian float32.
