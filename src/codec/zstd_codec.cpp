@@ -390,32 +390,31 @@ Result<void> ZstdWindows::count_frame(uint64_t bytes, bool ended) {
   return {};
 }
 
-Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
-                                                 ZstdLimit kind, const std::string& where) {
+Result<GrowingBytes> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
+                                         ZstdLimit kind, const std::string& where) {
   ZT_FAIL_IF(src.empty(), invalid, "%s: empty zstd stream", where.c_str());
   ZSTD_DCtx* d = thread_dctx();
   ZT_FAIL_IF(!d, nomem, "%s: cannot create a zstd decoder", where.c_str());
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   allow_window_for(d, limit, kind, src.size());
-  // Grown as it decodes, to the limit at most: each growth reserves exactly
-  // what it needs (a vector's own growth doubles its capacity: a decode
-  // over a 64 MiB limit peaked at 136 MiB resident). `out` holds `used`
-  // decoded bytes and the room after them, zero-filled once, as it grows:
-  // the decoder returns at each frame's end, and a stream of a million
-  // tiny frames made each return grow and fill a fresh step (128 GiB of
-  // memset for 8 MiB of frames). Once the limit is held, one more byte of
-  // output, decoded into `probe`, refuses it.
-  std::vector<uint8_t> out;
+  // Grown as it decodes, to the limit at most, in place (GrowingBytes): a
+  // std::vector's growth peaked at 3x what was decoded and kept twice it.
+  // `out` holds `used` decoded bytes and the room after them: the decoder
+  // returns at each frame's end, and a stream of a million tiny frames
+  // must not grow the buffer at each return. Once the limit is held, one
+  // more byte of output, decoded into `probe`, refuses it.
+  GrowingBytes out;
   size_t used = 0;
-  const auto grow_to = [&](size_t size) {
-    out.reserve(size);
-    out.resize(size);
+  const auto grow_to = [&](size_t size) -> Result<void> {
+    ZT_FAIL_IF(!out.resize(size), nomem, "%s: cannot allocate %zu bytes to decode into",
+               where.c_str(), size);
+    return {};
   };
   ZSTD_inBuffer in{src.data(), src.size(), 0};
   bool frame_start = true;
   for (;;) {
     const size_t in_before = in.pos;
-    if (used == out.size() && used < limit) grow_to(used + growth_step(used, limit));
+    if (used == out.size() && used < limit) ZT_TRY(grow_to(used + growth_step(used, limit)));
     uint8_t probe = 0;
     ZSTD_outBuffer o{&probe, 1, 0};
     if (used < limit) o = ZSTD_outBuffer{out.data() + used, out.size() - used, 0};
@@ -428,8 +427,8 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
       ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than the limit of %llu bytes",
                  where.c_str(), static_cast<ull>(limit));
       if (out.size() - used < w->decoded)
-        grow_to(used + std::max<size_t>(w->decoded, growth_step(used, limit)));
-      std::memcpy(out.data() + used, held->bytes.get(), w->decoded);
+        ZT_TRY(grow_to(used + std::max<size_t>(w->decoded, growth_step(used, limit))));
+      if (w->decoded) std::memcpy(out.data() + used, held->bytes.get(), w->decoded);
       used += w->decoded;
       in.pos = in_before + w->stored;
       if (in.pos == in.size) break;
@@ -447,7 +446,7 @@ Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, u
     ZT_FAIL_IF(o.pos == 0 && in.pos == in_before, invalid, "%s: zstd frame is truncated",
                where.c_str());
   }
-  out.resize(used);
+  ZT_TRY(grow_to(used));  // gives back the room not used
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/growing_bytes.h"
 
 namespace zt {
 
@@ -125,9 +126,11 @@ Result<void> zstd_compress_frame(std::span<const uint8_t> src, int level, std::v
 
 namespace zt {
 
-// Decodes a stream, refusing more than `limit` bytes (Status::limit).
-Result<std::vector<uint8_t>> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
-                                                 ZstdLimit kind, const std::string& where);
+// Decodes a stream, refusing more than `limit` bytes (Status::limit), into
+// a buffer grown in place as it decodes (it ends holding exactly what was
+// decoded).
+Result<GrowingBytes> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t limit,
+                                         ZstdLimit kind, const std::string& where);
 
 // Below this many decoded bytes, a component decodes on one thread: starting
 // threads costs more than they save (zstd frames and byte planes alike).

@@ -31,7 +31,7 @@ struct Reader::Slot {
   bool done = false;
   std::unique_ptr<uint8_t[]> data;  // decoded bytes of a known size
   uint64_t size = 0;
-  std::vector<uint8_t> vec;  // decoded bytes of a size known only after decoding
+  GrowingBytes grown;  // decoded bytes of a size known only after decoding
   Error error;
 };
 
@@ -377,8 +377,7 @@ Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<
   return {};
 }
 
-Result<std::vector<uint8_t>> Reader::decode_unknown_size(const Object& o,
-                                                         const Component& c) const {
+Result<GrowingBytes> Reader::decode_unknown_size(const Object& o, const Component& c) const {
   std::vector<uint8_t> scratch;
   auto src = stored(o, c, scratch);
   ZT_TRY(src);
@@ -405,7 +404,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
       ~SlotEmptiedUnlessFilled() {
         if (filled) return;
         slot.data.reset();
-        slot.vec = {};
+        slot.grown = {};
         slot.size = 0;
       }
     } emptied{s};
@@ -421,7 +420,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
     s.done = true;
   }
   if (s.error.status != Status::ok) return s.error;
-  if (!s.vec.empty()) return std::span<const uint8_t>(s.vec);
+  if (!s.grown.empty()) return s.grown.bytes();
   return std::span<const uint8_t>(s.data.get(), s.size);
 }
 
@@ -456,7 +455,7 @@ Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_
   ZT_TRY(bytes);
   ZT_FAIL_IF(bytes->size() != n, invalid, "%s: zstd data decodes to %zu bytes, expected %llu",
              w.c_str(), bytes->size(), static_cast<ull>(n));
-  if (c.big_endian) swap_elements(*bytes, c.width());
+  if (c.big_endian) swap_elements(std::span(bytes->data(), bytes->size()), c.width());
   p.grown = std::move(*bytes);
   return {};
 }
@@ -467,14 +466,14 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
   if (!n && n.error().status == Status::not_found) {
     auto bytes = decode_unknown_size(o, c);
     ZT_TRY(bytes);
-    s.vec = std::move(*bytes);
+    s.grown = std::move(*bytes);
     return {};
   }
   ZT_TRY(n);
   PreparedDecode p;
   ZT_TRY(prepare_decode(o, c, *n, p));
   if (p.grown) {
-    s.vec = std::move(*p.grown);
+    s.grown = std::move(*p.grown);
     return {};
   }
   try {
@@ -491,12 +490,21 @@ Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) con
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  // A decode grown in place is copied out (the vector cannot adopt it):
+  // a passing peak of twice what it decoded, in these rare streams only.
+  const auto copied = [](const GrowingBytes& b) {
+    return std::vector<uint8_t>(b.bytes().begin(), b.bytes().end());
+  };
   auto n = decoded_length_for(o, c);
-  if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
+  if (!n && n.error().status == Status::not_found) {
+    auto bytes = decode_unknown_size(o, c);
+    ZT_TRY(bytes);
+    return copied(*bytes);
+  }
   ZT_TRY(n);
   PreparedDecode p;
   ZT_TRY(prepare_decode(o, c, *n, p));
-  if (p.grown) return std::move(*p.grown);
+  if (p.grown) return copied(*p.grown);
   std::vector<uint8_t> out;
   try {
     out.resize(*n);
@@ -519,7 +527,7 @@ Result<uint64_t> Reader::read(size_t object, size_t component, std::span<uint8_t
     ZT_FAIL_IF(bytes->size() > dst.size(), argument,
                "%s: %llu decoded bytes do not fit in a buffer of %zu",
                component_where(o, c).c_str(), static_cast<ull>(bytes->size()), dst.size());
-    std::copy(bytes->begin(), bytes->end(), dst.begin());
+    std::copy(bytes->bytes().begin(), bytes->bytes().end(), dst.begin());
     return bytes->size();
   }
   ZT_TRY(n);

@@ -24,7 +24,7 @@ namespace zt {
 
 struct OpenOptions {
   Source::Mode mode = Source::Mode::map;
-  uint64_t max_decoded_bytes = 0;  // 0: the build's ZT_MAX_DECODED_BYTES
+  uint64_t max_decoded_bytes = 0;                       // 0: the build's ZT_MAX_DECODED_BYTES
   uint64_t cache_bytes = RangeCache::kDefaultCapacity;  // remote sources' cache
   HttpOptions http;                                     // open_url
 };
@@ -64,7 +64,7 @@ class DecodedWindows final : public ByteWindows {
   const Source* source_ = nullptr;
   const Component* c_ = nullptr;
   std::string where_;
-  std::span<const uint8_t> mapped_;   // mapped raw data, handed out once
+  std::span<const uint8_t> mapped_;  // mapped raw data, handed out once
   bool mapped_done_ = false;
   uint64_t raw_at_ = 0;          // raw data read so far (not mapped)
   std::vector<uint8_t> buffer_;  // raw pieces; encoded stored bytes in copy mode
@@ -202,13 +202,13 @@ class Reader {
     std::vector<uint8_t> scratch;
     std::optional<std::span<const uint8_t>> stored;  // a zstd component's, fetched once
     std::vector<ZstdFrame> table;                    // a seekable stream's frames (stored())
-    std::optional<std::vector<uint8_t>> grown;       // decoded already (no declared sizes)
+    std::optional<GrowingBytes> grown;               // decoded already (no declared sizes)
   };
   // Decodes into dst, from the stored bytes `prepared` fetched already (a
   // zstd component's, with a seekable stream's table) or from the source.
   Result<void> decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
                            const PreparedDecode* prepared = nullptr) const;
-  Result<std::vector<uint8_t>> decode_unknown_size(const Object& o, const Component& c) const;
+  Result<GrowingBytes> decode_unknown_size(const Object& o, const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
   Slot& slot(size_t object, size_t component) const;
   Result<void> prepare_decode(const Object& o, const Component& c, uint64_t n,
@@ -220,10 +220,10 @@ class Reader {
   mutable std::atomic<size_t> shard_descriptors_{0};  // shards mapped with their descriptor
   struct ShardFile;
   std::unique_ptr<ShardFile[]> shard_files_;  // one per shard table entry
-  std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
-  std::vector<Source> held_;               // open_held: the buffers of Component::held
-  std::shared_ptr<const void> keep_;       // open_held: what they view
-  OtherFiles other_files_;                 // open_held: files beyond the root
+  std::vector<uint8_t> manifest_storage_;     // copy mode: the manifest bytes
+  std::vector<Source> held_;                  // open_held: the buffers of Component::held
+  std::shared_ptr<const void> keep_;          // open_held: what they view
+  OtherFiles other_files_;                    // open_held: files beyond the root
   Manifest manifest_;
   uint64_t max_decoded_ = 0;
   std::vector<size_t> slot_base_;  // first slot of each object
