@@ -92,43 +92,32 @@ Result<WholeFrame> decode_frame_whole(ZSTD_DCtx* d, std::span<const uint8_t> fra
   return WholeFrame{frame.size(), got, true};
 }
 
-// A frame decoded whole into room of its own.
-struct HeldFrame {
-  std::unique_ptr<uint8_t[]> bytes;
-  WholeFrame frame;
-};
-
-// The frame at the start of `rest` decoded whole into room of at most
-// `left` bytes (what the caller allows). Its decoded size is not known
-// (such frames have no content size), and the most its stored bytes could
-// decode to is thousands of times their size (15 GiB for a 350 KiB frame,
-// which the kernel refuses to reserve on a smaller machine): the room
-// starts at four times the stored bytes and doubles while the frame does
-// not fit, so it stays within twice what the frame decodes to, and the
-// decodes that did not fit cost as much again. Status::nomem where room
-// cannot be had (this may run on a helper thread, which an exception must
-// not leave). `frame.fits` is false where it decodes to more than `left`.
-Result<HeldFrame> decode_frame_held(ZSTD_DCtx* d, std::span<const uint8_t> rest, uint64_t left,
-                                    const std::string& where) {
+// The frame at the start of `rest` decoded whole into `out` from byte `at`
+// on, with room for at most `left` bytes (what the caller allows). Its
+// decoded size is not known (such frames have no content size), and the
+// most its stored bytes could decode to is thousands of times their size
+// (15 GiB for a 350 KiB frame, which the kernel refuses to reserve on a
+// smaller machine): the room starts at four times the stored bytes and
+// doubles while the frame does not fit, grown in place (GrowingBytes), so
+// it stays within twice what the frame decodes to and no second buffer is
+// held; the decodes that did not fit cost as much again. Status::nomem
+// where room cannot be had (this may run on a helper thread, which an
+// exception must not leave). `fits` is false where it decodes to more than
+// `left`; `out` may end larger than what was decoded into it.
+Result<WholeFrame> decode_frame_grown(ZSTD_DCtx* d, std::span<const uint8_t> rest, uint64_t left,
+                                      GrowingBytes& out, size_t at, const std::string& where) {
   const size_t stored = ZSTD_findFrameCompressedSize(rest.data(), rest.size());
   ZT_FAIL_IF(ZSTD_isError(stored), invalid, "%s: corrupt or truncated zstd frame: %s",
              where.c_str(), ZSTD_getErrorName(stored));
   const uint64_t most = std::min(left, zstd_most_decoded(stored));
   uint64_t room = std::min<uint64_t>(most, std::max<uint64_t>(uint64_t{4} * stored, 1u << 20));
   for (;;) {
-    HeldFrame held;
-    try {
-      held.bytes = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(room, 1));
-    } catch (const std::bad_alloc&) {
-      return make_error(Status::nomem, "%s: cannot allocate %llu bytes to decode a zstd frame",
-                        where.c_str(), static_cast<ull>(room));
-    }
-    auto w = decode_frame_whole(d, rest.first(stored), std::span(held.bytes.get(), room), where);
+    ZT_FAIL_IF(out.size() < at + room && !out.resize(at + room), nomem,
+               "%s: cannot allocate %llu bytes to decode a zstd frame", where.c_str(),
+               static_cast<ull>(room));
+    auto w = decode_frame_whole(d, rest.first(stored), std::span(out.data() + at, room), where);
     ZT_TRY(w);
-    if (w->fits || room == most) {
-      held.frame = *w;
-      return held;
-    }
+    if (w->fits || room == most) return w;
     room = std::min(most, room * 2);
   }
 }
@@ -331,7 +320,7 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
   ZT_FAIL_IF(src_.empty(), invalid, "%s: empty zstd stream", where_.c_str());
   ZT_FAIL_IF(!d_->ctx, nomem, "%s: cannot create a zstd decoder", where_.c_str());
   if (window_.empty()) window_.resize(ZSTD_DStreamOutSize());
-  whole_.reset();
+  whole_ = {};
   ZSTD_inBuffer in{src_.data(), src_.size(), in_pos_};
   // Until every input byte is consumed and the decoder holds nothing more.
   while (in.pos < in.size || ret_ != 0) {
@@ -343,7 +332,7 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
       auto decoded = whole_frame(before);
       ZT_TRY(decoded);
       in.pos = in_pos_;
-      if (*decoded) return std::span<const uint8_t>(whole_.get(), *decoded);
+      if (*decoded) return std::span<const uint8_t>(whole_.data(), *decoded);
       continue;
     }
     in_pos_ = in.pos;
@@ -361,10 +350,9 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
 
 Result<uint64_t> ZstdWindows::whole_frame(size_t at) {
   const auto rest = src_.subspan(at);
-  auto held = decode_frame_held(d_->ctx.get(), rest, limit_ - total_, where_);
-  ZT_TRY(held);
-  whole_ = std::move(held->bytes);
-  const WholeFrame* w = &held->frame;
+  whole_ = {};
+  auto w = decode_frame_grown(d_->ctx.get(), rest, limit_ - total_, whole_, 0, where_);
+  ZT_TRY(w);
   ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),
              static_cast<ull>(limit_));
   in_pos_ = at + w->stored;
@@ -420,15 +408,11 @@ Result<GrowingBytes> zstd_decode_bounded(std::span<const uint8_t> src, uint64_t 
     if (used < limit) o = ZSTD_outBuffer{out.data() + used, out.size() - used, 0};
     const size_t ret = ZSTD_decompressStream(d, &o, &in);
     if (window_too_large(ret) && frame_start && o.pos == 0) {
-      const auto rest = src.subspan(in_before);
-      auto held = decode_frame_held(d, rest, limit - used, where);
-      ZT_TRY(held);
-      const WholeFrame* w = &held->frame;
+      // Decoded whole straight into `out` after what it holds.
+      auto w = decode_frame_grown(d, src.subspan(in_before), limit - used, out, used, where);
+      ZT_TRY(w);
       ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than the limit of %llu bytes",
                  where.c_str(), static_cast<ull>(limit));
-      if (out.size() - used < w->decoded)
-        ZT_TRY(grow_to(used + std::max<size_t>(w->decoded, growth_step(used, limit))));
-      if (w->decoded) std::memcpy(out.data() + used, held->bytes.get(), w->decoded);
       used += w->decoded;
       in.pos = in_before + w->stored;
       if (in.pos == in.size) break;

@@ -65,7 +65,7 @@ class ZstdWindows {
   std::vector<uint8_t> window_;
   // A frame whose window the stream refuses (larger than all it may
   // decode, over 128 MiB), decoded whole: next() hands it out as one window.
-  std::unique_ptr<uint8_t[]> whole_;
+  GrowingBytes whole_;
   uint64_t total_ = 0;
   size_t ret_ = 1;                  // what the decoder still expects (0: between frames)
   std::vector<uint64_t> expected_;  // expect_frames
