@@ -48,18 +48,31 @@ Reader::Reader() = default;
 Reader::~Reader() {
   for (size_t i = 0; i < slot_count_; ++i)
     std::unique_ptr<Slot>(slots_[i].load(std::memory_order_relaxed)).reset();
+  for (size_t i = 0; shard_files_ && i < manifest_.shards.size(); ++i)
+    std::unique_ptr<ShardFile>(shard_files_[i].load(std::memory_order_relaxed)).reset();
 }
 
-Reader::Slot& Reader::slot(size_t object, size_t component) const {
-  std::atomic<Slot*>& p = slots_[slot_base_[object] + component];
-  Slot* s = p.load(std::memory_order_acquire);
+namespace {
+
+// What `p` points to, made by the first thread that asks (the others use
+// it and drop theirs): a reader's per-component and per-shard state is made
+// when first used, so a table of a million entries costs a pointer each at
+// open, not a mutex and a Source each.
+template <typename T>
+T& made_at_first_use(std::atomic<T*>& p) {
+  T* s = p.load(std::memory_order_acquire);
   if (s) return *s;
-  auto fresh = std::make_unique<Slot>();
-  // The first thread's slot wins; the others use it and drop theirs.
+  auto fresh = std::make_unique<T>();
   if (p.compare_exchange_strong(s, fresh.get(), std::memory_order_acq_rel,
                                 std::memory_order_acquire))
     return *fresh.release();
   return *s;
+}
+
+}  // namespace
+
+Reader::Slot& Reader::slot(size_t object, size_t component) const {
+  return made_at_first_use(slots_[slot_base_[object] + component]);
 }
 
 Result<std::unique_ptr<Reader>> Reader::open_file(const std::string& path, const OpenOptions& opt) {
@@ -132,7 +145,7 @@ void Reader::make_slots() {
   }
   slots_ = std::make_unique<std::atomic<Slot*>[]>(total);
   slot_count_ = total;
-  shard_files_ = std::make_unique<ShardFile[]>(manifest_.shards.size());
+  shard_files_ = std::make_unique<std::atomic<ShardFile*>[]>(manifest_.shards.size());
 }
 
 size_t Reader::model_files() const {
@@ -239,7 +252,7 @@ Result<const Source*> Reader::shard_source(size_t index) const {
              "shard \"%s\": a model opened from memory cannot find its shard files (open the "
              "root file by path)",
              shard.name.c_str());
-  ShardFile& f = shard_files_[index];
+  ShardFile& f = made_at_first_use(shard_files_[index]);
   if (f.ok.load(std::memory_order_acquire)) return &f.source;
   std::lock_guard<std::mutex> lock(f.mu);  // one open at a time; others wait for it
   if (!f.ok.load(std::memory_order_relaxed)) {

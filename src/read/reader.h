@@ -219,11 +219,12 @@ class Reader {
   Source::Mode mode_ = Source::Mode::map;
   mutable std::atomic<size_t> shard_descriptors_{0};  // shards mapped with their descriptor
   struct ShardFile;
-  std::unique_ptr<ShardFile[]> shard_files_;  // one per shard table entry
-  std::vector<uint8_t> manifest_storage_;     // copy mode: the manifest bytes
-  std::vector<Source> held_;                  // open_held: the buffers of Component::held
-  std::shared_ptr<const void> keep_;          // open_held: what they view
-  OtherFiles other_files_;                    // open_held: files beyond the root
+  std::unique_ptr<std::atomic<ShardFile*>[]>
+      shard_files_;                        // one per shard entry, made at first use
+  std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
+  std::vector<Source> held_;               // open_held: the buffers of Component::held
+  std::shared_ptr<const void> keep_;       // open_held: what they view
+  OtherFiles other_files_;                 // open_held: files beyond the root
   Manifest manifest_;
   uint64_t max_decoded_ = 0;
   std::vector<size_t> slot_base_;  // first slot of each object
