@@ -350,7 +350,6 @@ Result<std::span<const uint8_t>> ZstdWindows::next() {
 
 Result<uint64_t> ZstdWindows::whole_frame(size_t at) {
   const auto rest = src_.subspan(at);
-  whole_ = {};
   auto w = decode_frame_grown(d_->ctx.get(), rest, limit_ - total_, whole_, 0, where_);
   ZT_TRY(w);
   ZT_FAIL_IF(!w->fits, limit, "%s: zstd data decodes to more than %llu bytes", where_.c_str(),

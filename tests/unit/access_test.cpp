@@ -781,6 +781,35 @@ TEST(Access, AFrameDecodedWholeReservesWhatItDecodesNotWhatItCould) {
   });
 }
 
+// A frame decoded whole (a window over 128 MiB, no content size) in a
+// component of no stated size: its room grew as fresh buffers, the last
+// one then copied into the result (~50 MiB resident for 24 MiB decoded).
+// It is decoded straight into the result, grown in place.
+TEST(Access, AFrameDecodedWholeIntoAnUnsizedResultPeaksAtWhatItDecodes) {
+  if (freed_memory_is_kept()) GTEST_SKIP() << "resident sizes say nothing under valgrind or ASan";
+  const Bytes data = pattern(size_t{24} << 20, 13);
+  const TempFile t(v11_unsized_frames(wide_window_frame(data)));
+  const Opened o = open_file(t);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  expect_child_passes([&] {
+    const MappedMeasured m = map_measured(o.get(), "blob");
+    if (m.status != ZT_OK || m.size != data.size()) {
+      std::fprintf(stderr, "status %d, %llu bytes: %s\n", static_cast<int>(m.status),
+                   static_cast<unsigned long long>(m.size), zt_last_error());
+      std::_Exit(2);
+    }
+    // Beyond what was decoded: the decoder's tables and code (no window:
+    // the one-shot decoder writes into the result).
+    const size_t more = size_t{8} << 20;
+    if (m.peak >= data.size() + more || m.held >= data.size() + more) {
+      std::fprintf(stderr, "decoded %zu bytes: peak resident size grew by %llu, held %llu\n",
+                   data.size(), m.peak, m.held);
+      std::_Exit(1);
+    }
+    std::_Exit(0);
+  });
+}
+
 // A decoder that cannot allocate its window (128 MiB, all a stream takes
 // by default) is short of memory: ZT_ERR_NOMEM, not "corrupt zstd data"
 // (ZT_ERR_INVALID, which a caller takes as a verdict on the file), and the
