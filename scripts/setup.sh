@@ -6,8 +6,8 @@
 #   bash scripts/setup.sh          what building the library and the zt tool
 #                                  needs (the README's first command)
 #   bash scripts/setup.sh --test   that and what the test suite uses (torch,
-#                                  ONNX, nginx, Go, clang, valgrind, abigail;
-#                                  scripts/test.sh and CI)
+#                                  ONNX, nginx, Go, clang, valgrind, abigail,
+#                                  ccache; scripts/test.sh and CI)
 set -euo pipefail
 
 build=(
@@ -30,6 +30,7 @@ tests=(
   valgrind clang libclang-rt-14-dev                            # memory checks, sanitizers, fuzzing
   abigail-tools                                                # the ABI check (abi/, docs/abi.md)
   man-db                                                       # `man zt` after an install (install.man_page)
+  ccache                                                       # scripts/test.sh's compiler cache
 )
 
 packages=("${build[@]}")
