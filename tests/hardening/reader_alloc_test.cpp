@@ -1,0 +1,303 @@
+// The reader under allocation failures: each allocation of a sequence of
+// reading calls (open, verify, map, read, decode_many, slice, rows, a
+// conversion, a sparse view) fails in turn, on the test's own thread. Every
+// call returns ZT_OK with the right bytes or ZT_ERR_NOMEM (never a crash,
+// another status or wrong bytes); once memory is back, the same reader gives
+// every call's bytes (a failed call leaves nothing half made behind); and a
+// map that failed holds none of the memory its decode had taken.
+//
+// This binary replaces the global operator new (the core is linked in
+// statically, so its allocations land here) and counts the bytes it has
+// handed out and not yet had back.
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ztensor.h"
+
+namespace {
+
+thread_local bool t_armed = false;   // set only inside the library's calls (in_library)
+thread_local long t_countdown = -1;  // the allocation that fails, counted from 0
+thread_local long t_failed = 0;      // allocations failed on purpose
+std::atomic<long> g_live_bytes{0};   // operator new's bytes not yet deleted, all threads
+
+void* allocate(std::size_t n) {
+  if (t_armed && t_countdown >= 0 && t_countdown-- == 0) {
+    ++t_failed;
+    throw std::bad_alloc();
+  }
+  void* p = std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  g_live_bytes += static_cast<long>(malloc_usable_size(p));
+  return p;
+}
+
+void release(void* p) noexcept {
+  if (!p) return;
+  g_live_bytes -= static_cast<long>(malloc_usable_size(p));
+  std::free(p);
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) {
+  return allocate(n);
+}
+void* operator new[](std::size_t n) {
+  return allocate(n);
+}
+void operator delete(void* p) noexcept {
+  release(p);
+}
+void operator delete[](void* p) noexcept {
+  release(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  release(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  release(p);
+}
+
+namespace {
+
+constexpr uint64_t kRawRows = 256, kRawCols = 64;  // f32, raw: 64 KiB
+constexpr uint64_t kZRows = 1024, kZCols = 256;    // f32, zstd in 64 KiB frames: 1 MiB
+constexpr uint64_t kHRows = 64, kHCols = 32;       // bf16, raw
+
+std::vector<float> floats(size_t n, float seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>((i * 7 + static_cast<size_t>(seed)) % 97) + seed;
+  return v;
+}
+
+std::vector<uint16_t> bf16_of(const std::vector<float>& v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &v[i], 4);
+    out[i] = static_cast<uint16_t>(bits >> 16);  // the values are small integers: exact in bf16
+  }
+  return out;
+}
+
+struct Data {
+  std::vector<float> raw = floats(kRawRows * kRawCols, 1), z = floats(kZRows * kZCols, 2),
+                     h = floats(kHRows * kHCols, 3);
+  std::vector<float> csr_values = {1, 2, 3, 4};
+  std::vector<uint64_t> csr_indices = {0, 2, 1, 3}, csr_indptr = {0, 2, 3, 4};
+};
+
+void write_file(const std::string& path, uint32_t version, const Data& d) {
+  zt_writer_options opt;
+  zt_writer_options_init(&opt);
+  opt.file_version = version;
+  opt.frame_size = 64 << 10;
+  opt.threads = 1;
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open_ex(path.c_str(), &opt, &w), ZT_OK) << zt_last_error();
+  const uint64_t raw_shape[2] = {kRawRows, kRawCols}, z_shape[2] = {kZRows, kZCols},
+                 h_shape[2] = {kHRows, kHCols}, csr_shape[2] = {3, 4};
+  ASSERT_EQ(
+      zt_writer_add_dense(w, "raw", "f32", raw_shape, 2, d.raw.data(), d.raw.size() * 4, nullptr),
+      ZT_OK);
+  ASSERT_EQ(zt_writer_add_dense(w, "z", "f32", z_shape, 2, d.z.data(), d.z.size() * 4, "zstd"),
+            ZT_OK);
+  const std::vector<uint16_t> h = bf16_of(d.h);
+  ASSERT_EQ(zt_writer_add_dense(w, "h", "bf16", h_shape, 2, h.data(), h.size() * 2, nullptr),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_begin_object(w, "csr", "sparse_csr", csr_shape, 2), ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "values", "f32", nullptr, d.csr_values.data(), 16, nullptr),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indices", "u64", nullptr, d.csr_indices.data(), 32, "zstd"),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_add_component(w, "indptr", "u64", nullptr, d.csr_indptr.data(), 32, nullptr),
+            ZT_OK);
+  ASSERT_EQ(zt_writer_end_object(w), ZT_OK) << zt_last_error();
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+}
+
+bool same(const void* got, uint64_t n, const void* want, uint64_t want_n) {
+  return n == want_n && std::memcmp(got, want, n) == 0;
+}
+
+// A call's outcome: ZT_OK with the right bytes, or ZT_ERR_NOMEM where
+// memory may fail (`may_fail`); anything else is a failure of the test.
+void expect_outcome(const char* call, zt_status s, bool right, bool may_fail) {
+  if (s == ZT_OK) {
+    EXPECT_TRUE(right) << call << " returned ZT_OK with wrong bytes";
+  } else {
+    EXPECT_TRUE(may_fail && s == ZT_ERR_NOMEM)
+        << call << " returned " << zt_status_name(s) << ": " << zt_last_error();
+  }
+}
+
+size_t index_of(zt_reader* r, const char* name) {
+  size_t i = 0;
+  EXPECT_EQ(zt_object_find(r, name, &i), ZT_OK) << name;
+  return i;
+}
+
+// Runs one library call with failures armed where `inject` is set: the
+// test's own allocations (its buffers, its messages) never fail.
+thread_local bool t_inject = false;
+template <typename Call>
+zt_status in_library(Call call) {
+  t_armed = t_inject;
+  const zt_status s = call();
+  t_armed = false;
+  return s;
+}
+
+// Every reading call of the sequence after open, each made whatever the
+// ones before it returned. `map_held` gets, for a zt_component_map of the
+// zstd object that failed, the bytes it left allocated.
+void read_everything(zt_reader* r, const Data& d, bool may_fail, long* map_held) {
+  const size_t raw = index_of(r, "raw"), z = index_of(r, "z"), h = index_of(r, "h"),
+               csr = index_of(r, "csr");
+  expect_outcome("zt_verify", in_library([&] { return zt_verify(r, nullptr, nullptr); }), true,
+                 may_fail);
+
+  const void* data = nullptr;
+  uint64_t n = 0;
+  const long before = g_live_bytes.load();
+  const zt_status mapped = in_library([&] { return zt_component_map(r, z, "data", &data, &n); });
+  if (mapped != ZT_OK && map_held) *map_held = g_live_bytes.load() - before;
+  expect_outcome("zt_component_map", mapped,
+                 mapped == ZT_OK && same(data, n, d.z.data(), d.z.size() * 4), may_fail);
+
+  std::vector<float> raw_out(d.raw.size());
+  zt_status s = in_library(
+      [&] { return zt_component_read(r, raw, "data", raw_out.data(), raw_out.size() * 4, &n); });
+  expect_outcome("zt_component_read", s, s == ZT_OK && raw_out == d.raw, may_fail);
+
+  std::vector<float> all_raw(d.raw.size()), all_z(d.z.size());
+  zt_decode_request reqs[2];
+  for (auto& q : reqs) zt_decode_request_init(&q);
+  reqs[0].object = raw, reqs[0].role = "data", reqs[0].dst = all_raw.data(),
+  reqs[0].capacity = d.raw.size() * 4;
+  reqs[1].object = z, reqs[1].role = "data", reqs[1].dst = all_z.data(),
+  reqs[1].capacity = d.z.size() * 4;
+  s = in_library([&] { return zt_decode_many(r, reqs, 2, 1); });
+  expect_outcome("zt_decode_many", s, s == ZT_OK && all_raw == d.raw && all_z == d.z, may_fail);
+
+  const uint64_t begin[2] = {3, 5}, end[2] = {700, 200};
+  std::vector<float> box((end[0] - begin[0]) * (end[1] - begin[1])), want_box;
+  for (uint64_t i = begin[0]; i < end[0]; ++i)
+    for (uint64_t j = begin[1]; j < end[1]; ++j) want_box.push_back(d.z[i * kZCols + j]);
+  s = in_library(
+      [&] { return zt_dense_slice(r, z, 2, begin, end, box.data(), box.size() * 4, &n); });
+  expect_outcome("zt_dense_slice", s, s == ZT_OK && box == want_box, may_fail);
+
+  s = in_library([&] { return zt_dense_rows_map(r, raw, 10, 20, &data, &n); });
+  expect_outcome("zt_dense_rows_map", s,
+                 s == ZT_OK && same(data, n, d.raw.data() + 10 * kRawCols, 10 * kRawCols * 4),
+                 may_fail);
+
+  std::vector<float> h_out(d.h.size());
+  s = in_library([&] { return zt_object_read_f32(r, h, h_out.data(), h_out.size(), &n); });
+  expect_outcome("zt_object_read_f32", s, s == ZT_OK && h_out == d.h, may_fail);
+
+  zt_csr_info v;
+  zt_csr_info_init(&v);
+  s = in_library([&] { return zt_csr_view(r, csr, &v); });
+  expect_outcome("zt_csr_view", s,
+                 s == ZT_OK && v.nnz == 4 && same(v.values, 16, d.csr_values.data(), 16) &&
+                     same(v.indices, 32, d.csr_indices.data(), 32) &&
+                     same(v.indptr, 32, d.csr_indptr.data(), 32),
+                 may_fail);
+}
+
+std::string temp_path(uint32_t version) {
+  return (std::filesystem::path(::testing::TempDir()) /
+          ("zt_reader_alloc_" + std::to_string(::getpid()) + "_v" + std::to_string(version) +
+           ".zt"))
+      .string();
+}
+
+struct Points {
+  long failed = 0;            // sequences with an allocation failed on purpose
+  long failed_maps = 0;       // of those, the ones whose map of the zstd object failed
+  long most_held_by_map = 0;  // the most bytes such a map left allocated
+};
+
+constexpr long kNoFailedMap = std::numeric_limits<long>::min();
+
+// Fails the sequence's allocations one at a time, from the first to past
+// the last (the run in which none failed ends it).
+Points fail_each_allocation(uint32_t version, bool copy_mode) {
+  const Data d;
+  const std::string path = temp_path(version);
+  write_file(path, version, d);
+  Points p;
+  for (long fail_at = 0;; ++fail_at) {
+    SCOPED_TRACE("allocation " + std::to_string(fail_at) + " failed");
+    zt_open_options opt;
+    zt_open_options_init(&opt);
+    opt.io_mode = copy_mode ? ZT_IO_COPY : ZT_IO_MAP;
+    t_failed = 0;
+    t_countdown = fail_at;
+    t_inject = true;
+    zt_reader* r = nullptr;
+    const zt_status opened = in_library([&] { return zt_open_ex(path.c_str(), &opt, &r); });
+    long held = kNoFailedMap;
+    if (opened == ZT_OK) read_everything(r, d, true, &held);
+    t_inject = false;
+    t_countdown = -1;
+    if (t_failed == 0) {  // past the sequence's last allocation
+      EXPECT_EQ(opened, ZT_OK) << zt_last_error();
+      if (r) zt_close(r);
+      break;
+    }
+    ++p.failed;
+    if (held != kNoFailedMap) {
+      ++p.failed_maps;
+      p.most_held_by_map = std::max(p.most_held_by_map, held);
+    }
+    if (opened != ZT_OK) {
+      EXPECT_EQ(opened, ZT_ERR_NOMEM) << zt_last_error();
+      EXPECT_EQ(r, nullptr);
+      continue;
+    }
+    read_everything(r, d, false, nullptr);  // memory is back: everything as it should be
+    zt_close(r);
+  }
+  std::filesystem::remove(path);
+  std::fprintf(
+      stderr,
+      "  v%u%s: %ld allocations failed in turn, %ld maps failed, the most one held %ld bytes\n",
+      version, copy_mode ? " (copy mode)" : "", p.failed, p.failed_maps, p.most_held_by_map);
+  return p;
+}
+
+// The zstd object decodes to 1 MiB: a failed map may keep the decoder's
+// bookkeeping for the next call, never the object's bytes.
+constexpr long kMostHeldByAFailedMap = 64 << 10;
+
+TEST(ReaderAlloc, EveryFailedAllocationIsNomemAndLeavesTheReaderWhole) {
+  const Points p = fail_each_allocation(0, false);
+  EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
+  EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
+}
+
+TEST(ReaderAlloc, V2FileInCopyModeToo) {
+  const Points p = fail_each_allocation(2, true);
+  EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
+  EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
+}
+
+}  // namespace
