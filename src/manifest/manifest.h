@@ -50,7 +50,7 @@ struct Component {
   std::optional<std::string> encoding_text;
   std::optional<std::string> encoding_id;  // v2: the encoding id as written
   Encoding encoding = Encoding::raw;
-  std::optional<uint32_t> shard;      // v2: index into Manifest::shards; absent: this file
+  std::optional<uint32_t> shard;  // v2: index into Manifest::shards; absent: this file
   // A foreign file read as a model (foreign/foreign_reader.h): which of the
   // Reader's held buffers has the bytes, at `offset`; absent: the file.
   std::optional<uint32_t> held;
@@ -117,14 +117,16 @@ struct Manifest {
   // Empty for a zTensor file; a foreign file read as a model names its
   // format ("safetensors", "gguf", "npy", "npz", "pytorch", "hf_index").
   std::string foreign;
-  bool v11 = false;     // a 1.x file older than 1.2.0
+  bool v11 = false;  // a 1.x file older than 1.2.0
   // Digests cover decoded bytes (v2) rather than stored bytes (1.x).
   bool digests_cover_decoded = false;
   Attributes attributes;
   std::vector<Shard> shards;
   std::vector<Object> objects;
   NameIndex by_name;
-  cbor::Document doc;  // views the manifest bytes
+  // CBOR nodes the decoder kept of the manifest to parse it (manifest_policy;
+  // objects streamed, 1.x and v2): its memory while opening, not after.
+  uint32_t decoded_nodes = 0;
   // Attribute maps the reader made (a 1.0.x generator, 0.1.0 custom keys):
   // a deque, so that growing it never moves what Attributes view.
   std::deque<std::vector<uint8_t>> made;

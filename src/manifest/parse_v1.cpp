@@ -170,8 +170,9 @@ Result<Manifest> Parser::run_streaming(std::span<const uint8_t> bytes) {
                              }};
   auto doc = cbor::decode(bytes, &sink, manifest_policy(m_.generation));
   ZT_TRY(doc);
-  m_.doc = std::move(*doc);
-  doc_ = &m_.doc;
+  held_doc_ = std::move(*doc);
+  doc_ = &held_doc_;
+  m_.decoded_nodes = held_doc_.size();
   ZT_TRY(parse_header());
   if (m_.generation == Generation::v2) ZT_TRY(resolve_shards_v2());
   if (streamed_error_) {

@@ -586,22 +586,6 @@ size_t resident_bytes() {
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-// Under valgrind or AddressSanitizer, memory freed is not given back (their
-// allocators keep it, quarantined): resident sizes say nothing there.
-bool freed_memory_is_kept() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("vgpreload") != std::string::npos) return true;
-  return false;
-}
 }  // namespace
 
 // A decode that fails keeps its error, not its buffer: 64 MiB decoded
@@ -638,31 +622,6 @@ TEST(Access, AFailedDecodeHoldsNoMemory) {
     EXPECT_LT(resident_bytes(), before + (size_t{16} << 20))
         << "the failed decode's buffer is held";
   }
-}
-
-// A field of /proc/self/status in KiB (VmRSS, VmHWM), 0 if absent.
-unsigned long long status_kib(const char* field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(std::strlen(field)));
-  return 0ull;
-}
-
-// Runs `body` in a forked child, which ends with std::_Exit (0: passed;
-// its stderr says why not), and expects it to pass.
-template <typename Body>
-void expect_child_passes(Body body) {
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    body();
-    std::_Exit(4);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
 }
 
 // In a child: limits its address space to what it holds and `more` bytes

@@ -1,6 +1,7 @@
 #include "test_files.h"
 
 #include <openssl/evp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
@@ -8,6 +9,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -474,6 +476,42 @@ zt_decode_request decode_one(const zt_reader* r, size_t object, const char* role
   q.capacity = dst.size();
   zt_decode_many(r, &q, 1, 2);
   return q;
+}
+
+bool freed_memory_is_kept() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#endif
+#endif
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("vgpreload") != std::string::npos) return true;
+  return false;
+}
+
+unsigned long long status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(std::strlen(field)));
+  return 0ull;
+}
+
+void expect_child_passes(const std::function<void()>& body) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    body();
+    std::_Exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
 }
 
 }  // namespace zt::test

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -227,5 +228,16 @@ Mapped map_component(const zt_reader* r, const char* object, const char* role);
 // dst (on 2 threads); the request as it came back (status, written).
 zt_decode_request decode_one(const zt_reader* r, size_t object, const char* role,
                              std::span<uint8_t> dst);
+
+// Under valgrind or AddressSanitizer, memory freed is not given back (their
+// allocators keep it, quarantined): resident sizes say nothing there.
+bool freed_memory_is_kept();
+
+// A field of /proc/self/status in KiB (VmRSS, VmHWM), 0 if absent.
+unsigned long long status_kib(const char* field);
+
+// Runs `body` in a forked child, which ends with std::_Exit (0: passed;
+// its stderr says why not), and expects it to pass.
+void expect_child_passes(const std::function<void()>& body);
 
 }  // namespace zt::test
