@@ -76,8 +76,8 @@ class ZtInput final : public Input {
     auto d = reader_->decode(item, part);
     ZT_TRY(d);
     b.owned = std::move(*d);
-    if (legacy) normalise_bools(b.owned);
-    b.view = b.owned;
+    if (legacy) normalise_bools(std::span<uint8_t>(b.owned.data(), b.owned.size()));
+    b.view = b.owned.bytes();
     return b;
   }
   const Reader* reader() const override { return reader_.get(); }
@@ -170,7 +170,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     const bool viewing_owned = !o.owned.empty() && o.view.data() == o.owned.data();
     owned = std::move(o.owned);
-    view = viewing_owned ? std::span<const uint8_t>(owned) : o.view;
+    view = viewing_owned ? owned.bytes() : o.view;
     o.view = {};
   }
   return *this;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/byte_windows.h"
+#include "base/growing_bytes.h"
 #include "foreign/foreign.h"
 #include "manifest/json.h"
 #include "manifest/object_format.h"
@@ -58,7 +59,7 @@ struct Item {
 // Decoded bytes: a view into a mapping, or an owned buffer.
 struct Buffer {
   std::span<const uint8_t> view;
-  std::vector<uint8_t> owned;
+  GrowingBytes owned;  // Reader::decode's bytes as they come (no copy)
 
   Buffer() = default;
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }

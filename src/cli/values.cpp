@@ -278,8 +278,9 @@ Result<std::unique_ptr<Values>> from_component(const Input& in, size_t item, siz
 
 std::string element_text(const Input& in, size_t item, size_t k, std::span<const uint8_t> element) {
   Buffer b;
-  b.owned.assign(element.begin(), element.end());
-  b.view = b.owned;
+  if (!b.owned.resize(element.size())) return "?";
+  if (!element.empty()) std::memcpy(b.owned.data(), element.data(), element.size());
+  b.view = b.owned.bytes();
   auto v = from_bytes(in, item, k, std::move(b), false);
   if (!v || (*v)->shape[0] == 0) return "?";
   return format_scalar((*v)->kind, (*v)->at(0), (*v)->precision);

@@ -499,33 +499,24 @@ Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) con
   return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), &p);
 }
 
-Result<std::vector<uint8_t>> Reader::decode(size_t object, size_t component) const {
+// The bytes are GrowingBytes whichever way they come: a decode grown in
+// place is handed over as it is (a std::vector copied it: twice what it
+// decoded at its peak), and a sized one gets fresh pages that the decode
+// is the first to write (a vector zero-filled them first).
+Result<GrowingBytes> Reader::decode(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
-  // A decode grown in place is copied out (the vector cannot adopt it):
-  // a passing peak of twice what it decoded, in these rare streams only.
-  const auto copied = [](const GrowingBytes& b) {
-    return std::vector<uint8_t>(b.bytes().begin(), b.bytes().end());
-  };
   auto n = decoded_length_for(o, c);
-  if (!n && n.error().status == Status::not_found) {
-    auto bytes = decode_unknown_size(o, c);
-    ZT_TRY(bytes);
-    return copied(*bytes);
-  }
+  if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
   ZT_TRY(n);
   PreparedDecode p;
   ZT_TRY(prepare_decode(o, c, *n, p));
-  if (p.grown) return copied(*p.grown);
-  std::vector<uint8_t> out;
-  try {
-    out.resize(*n);
-  } catch (const std::bad_alloc&) {
-    return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
-                      component_where(o, c).c_str(), static_cast<ull>(*n));
-  }
-  ZT_TRY(decode_into(o, c, out, &p));
+  if (p.grown) return std::move(*p.grown);
+  GrowingBytes out;
+  ZT_FAIL_IF(*n > SIZE_MAX || !out.resize(static_cast<size_t>(*n)), nomem,
+             "%s: cannot allocate %llu bytes", component_where(o, c).c_str(), static_cast<ull>(*n));
+  ZT_TRY(decode_into(o, c, std::span<uint8_t>(out.data(), out.size()), &p));
   return out;
 }
 

@@ -131,7 +131,7 @@ class Reader {
   // known without decoding is unsupported here.
   Result<uint64_t> read_size(size_t object, size_t component) const;
   // Decodes into a fresh buffer (no cache).
-  Result<std::vector<uint8_t>> decode(size_t object, size_t component) const;
+  Result<GrowingBytes> decode(size_t object, size_t component) const;
   // The decoded bytes a window at a time (no cache, bounded memory).
   Result<std::unique_ptr<DecodedWindows>> windows(size_t object, size_t component) const;
   // The stored (possibly compressed) bytes; for v2 seekable zstd, checked

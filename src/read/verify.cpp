@@ -81,7 +81,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
   // are decoded whole; every other object is checked a window at a time.
   const bool whole = content_needs_whole_components(o);
   std::vector<uint8_t> scratch;
-  std::vector<std::vector<uint8_t>> owned(o.components.size());
+  std::vector<GrowingBytes> owned(o.components.size());
   std::vector<std::span<const uint8_t>> decoded(o.components.size());
   for (size_t k = 0; k < o.components.size(); ++k) {
     const Component& c = o.components[k];
@@ -116,7 +116,7 @@ Result<void> Reader::verify_object(size_t object, VerifyReport& rep) const {
       auto bytes = decode(object, k);
       ZT_TRY(bytes);
       owned[k] = std::move(*bytes);
-      decoded[k] = owned[k];
+      decoded[k] = owned[k].bytes();
       ZT_TRY(check_whole_elements(o, c, decoded[k].size()));
       ++rep.components, rep.decoded_bytes += decoded[k].size();
       if (over_decoded) over_decoded->update(decoded[k]);

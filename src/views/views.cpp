@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "base/growing_bytes.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
 #include "views/kernels.h"
@@ -20,10 +21,10 @@ namespace {
 // second decoded copy alive until zt_close).
 struct Fetched {
   std::span<const uint8_t> mapped;
-  std::vector<uint8_t> owned;
+  GrowingBytes owned;
   bool is_owned = false;
   std::span<const uint8_t> bytes() const {
-    return is_owned ? std::span<const uint8_t>(owned) : mapped;
+    return is_owned ? owned.bytes() : mapped;
   }
 };
 
