@@ -23,9 +23,7 @@ struct Fetched {
   std::span<const uint8_t> mapped;
   GrowingBytes owned;
   bool is_owned = false;
-  std::span<const uint8_t> bytes() const {
-    return is_owned ? owned.bytes() : mapped;
-  }
+  std::span<const uint8_t> bytes() const { return is_owned ? owned.bytes() : mapped; }
 };
 
 Result<Fetched> fetch(const Reader& r, size_t object, size_t k) {
