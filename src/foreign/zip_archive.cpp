@@ -218,11 +218,12 @@ Result<ZipMemberStream> ZipArchive::stream(const ZipMember& m, const std::string
   ZT_FAIL_IF(!deflate_could_make(st.size, st.comp_size), invalid,
              "%s: claims %llu bytes from %llu compressed, beyond what deflate can produce", w,
              static_cast<ull>(st.size), static_cast<ull>(st.comp_size));
-  zip_file_t* zf = zip_fopen_index(raw, m.index, 0);
-  ZT_FAIL_IF(!zf, format, "%s: cannot open: %s", w, zip_strerror(raw));
+  // The owner is made first: an allocation failing after zip_fopen_index
+  // left its zip_file_t unclosed (tests/hardening/reader_alloc_test).
   ZipMemberStream s;
   s.file_ = std::make_unique<ZipMemberStream::File>();
-  s.file_->zf.reset(zf);
+  s.file_->zf.reset(zip_fopen_index(raw, m.index, 0));
+  ZT_FAIL_IF(!s.file_->zf, format, "%s: cannot open: %s", w, zip_strerror(raw));
   s.size_ = st.size;
   s.where_ = where;
   return s;
