@@ -186,6 +186,7 @@ def test_object_summaries_say_what_the_manifest_says(tmp_path, monkeypatch, ctyp
             w.add(name, v.numpy() if v.dtype != torch.bfloat16 else v.view(torch.int16).numpy().view(np.uint16),
                   dtype="bf16" if v.dtype == torch.bfloat16 else None)
         w.add("f8", np.arange(6, dtype=np.uint8), type="f8_e4m3fn", attributes={"scale": 0.5})
+        w.add("ünïcode.3d", np.zeros((2, 3, 4), np.float32))
         w.add_csr("sparse", np.ones(3, np.float32), np.arange(3, dtype=np.uint64),
                   np.arange(4, dtype=np.uint64), (3, 3))
     with ztensor.open(p) as f:
@@ -199,7 +200,25 @@ def test_object_summaries_say_what_the_manifest_says(tmp_path, monkeypatch, ctyp
         assert {s.type for s in summaries} == {"complex64", "f8_e4m3fn", None}
         assert [s.name for s in summaries if s.has_attributes] == ["f8"]
         assert {s.format for s in summaries} == {"dense", "sparse_csr"}
-        assert f._dense_layouts(summaries) == f._dense_layouts()
+        assert f._dense_layouts(f._columns()) == f._dense_layouts()
+
+
+def test_shapes_are_gathered_from_the_readers_arrays():
+    # _shapes_at reads ndims[i] uint64 at addresses[i] (the reader's shape
+    # arrays) by numpy gathers: shapes of mixed ranks, of one rank, and
+    # arrays at unaligned addresses (read one at a time) give the same.
+    from ztensor._reader import _shapes_at
+    values = np.arange(1, 21, dtype=np.uint64)
+    at = values.ctypes.data
+    addresses = np.array([0, at, at + 8 * 3, at + 8 * 10, at + 8 * 19], dtype=np.uint64)
+    assert _shapes_at(addresses, np.array([0, 2, 3, 1, 1], np.uint32)) == [(), (1, 2), (4, 5, 6), (11,), (20,)]
+    assert _shapes_at(addresses[1:], np.array([2, 2, 2, 1], np.uint32)) == [(1, 2), (4, 5), (11, 12), (20,)]
+    assert _shapes_at(addresses[1:4], np.array([3, 3, 3], np.uint32)) == [(1, 2, 3), (4, 5, 6), (11, 12, 13)]
+    assert _shapes_at(addresses[:1], np.array([0], np.uint32)) == [()]
+    raw = np.zeros(8 * 4 + 1, dtype=np.uint8)
+    raw[1:].view(np.uint64)[:] = [7, 8, 9, 10]  # a copy through an aligned view
+    odd = raw.ctypes.data + 1
+    assert _shapes_at(np.array([odd, odd + 16], np.uint64), np.array([2, 2], np.uint32)) == [(7, 8), (9, 10)]
 
 
 def test_loads_plan_without_the_manifests_json(tmp_path, monkeypatch):

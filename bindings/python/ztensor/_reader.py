@@ -77,6 +77,7 @@ _REQUEST_DTYPE = _records_of(_lib.DecodeRequest, [
     ("dst", "<u8"), ("capacity", "<u8"), ("written", "<u8")])
 _DATA_ROLE = ctypes.c_char_p(b"data")  # lives as long as the module: requests point at it
 _SUMMARY_SIZE = ctypes.sizeof(_lib.ObjectSummary)
+_SummaryPointer = ctypes.POINTER(_lib.ObjectSummary)
 _SUMMARY_DTYPE = _records_of(_lib.ObjectSummary, [
     ("struct_size", "<u4"), ("ndim", "<u4"), ("name", "<u8"), ("format", "<u8"), ("layout", "<u8"),
     ("shape", "<u8"), ("dtype", "<u8"), ("type", "<u8"), ("components", "<u8"),
@@ -92,6 +93,113 @@ class _Summary(NamedTuple):
     dtype: Optional[str]  # of the "data" component; None without one
     type: Optional[str]
     has_attributes: bool
+
+
+class _Columns(NamedTuple):
+    """Objects at a glance (zt_object_summaries), a list per field, in
+    index order: what a load plans from without a tuple an object."""
+    names: List[str]
+    formats: List[str]
+    shapes: List[Tuple[int, ...]]
+    dtypes: List[Optional[str]]  # of the "data" component; None without one
+    types: List[Optional[str]]
+    attributed: List[bool]  # whether the object has attributes
+
+
+def _c_strings(addresses):
+    """The NUL-terminated strings at `addresses` (a numpy column of
+    pointers, none NULL) as bytes, read in C through arrays of char
+    pointers (string_at costs ~1 us a string). Blocks of one size: ctypes
+    keeps every array type it makes."""
+    n = len(addresses)
+    column = np.zeros(-(-n // _STRINGS_AT_ONCE) * _STRINGS_AT_ONCE, dtype=np.uint64)
+    column[:n] = addresses
+    out = []
+    for at in range(0, n, _STRINGS_AT_ONCE):
+        out += _StringBlock.from_buffer(column, at * 8)[:min(_STRINGS_AT_ONCE, n - at)]
+    return out
+
+
+_STRINGS_AT_ONCE = 1024
+_StringBlock = ctypes.c_char_p * _STRINGS_AT_ONCE
+
+
+class _Memory:
+    """Memory of the library's, read-only, as numpy sees it (no ctypes
+    array type made for its size)."""
+
+    def __init__(self, address, count, typestr):
+        self.__array_interface__ = {"data": (address, True), "shape": (count,), "typestr": typestr,
+                                    "version": 3}
+
+
+def _texts(strings):
+    """str of each bytes of `strings` (few distinct values), each decoded
+    once, mapped in C."""
+    seen = {b: b.decode() for b in set(strings)}
+    return list(map(seen.__getitem__, strings))
+
+
+def _texts_at(addresses):
+    """str (or None for 0) of the string at each address, each read once:
+    dtype and type names are few."""
+    seen = {a: string_at(a).decode() if a else None for a in set(addresses)}
+    return list(map(seen.__getitem__, addresses))
+
+
+def _names(strings):
+    """str of each bytes of `strings` (C strings: no NUL inside), decoded
+    in one call."""
+    return b"\0".join(strings).decode().split("\0") if strings else []
+
+
+def _shapes_at(addresses, ndims):
+    """The shape tuple of each object: ndims[i] uint64 values at
+    addresses[i] (numpy columns), the reader's arrays. Read by numpy
+    gathers, one per rank, through a view of the memory from the lowest
+    array to the end of the highest (only the values named are read: the
+    reader's arrays, valid while it is open): a tuple an object is the only
+    Python work. Unaligned arrays (no allocator gives them) are read one
+    at a time."""
+    ndims = ndims.astype(np.int64)
+    n = len(ndims)
+    held = ndims > 0
+    if not held.any():
+        return [()] * n
+    starts = addresses.astype(np.uint64)
+    low = int(starts[held].min())
+    high = int((starts + ndims.astype(np.uint64) * np.uint64(8))[held].max())
+    if (starts[held] % np.uint64(8)).any():
+        return [tuple((c_uint64 * d).from_address(a)) if d else ()
+                for a, d in zip(addresses.tolist(), ndims.tolist())]
+    memory = np.asarray(_Memory(low, (high - low) // 8, "<u8"))
+    first = np.zeros(n, dtype=np.int64)
+    first[held] = ((starts[held] - np.uint64(low)) // np.uint64(8)).astype(np.int64)
+    ranks = np.unique(ndims).tolist()
+    if len(ranks) == 1:  # the usual model: every shape of one rank
+        return _tuples(memory, first, ranks[0])
+    out = [()] * n
+    for d in ranks:
+        if d:
+            which = np.flatnonzero(ndims == d)
+            for k, shape in zip(which.tolist(), _tuples(memory, first[which], d)):
+                out[k] = shape
+    return out
+
+
+def _tuples(memory, first, d):
+    """[(memory[f], ..., memory[f + d - 1]) for f in first], the tuples
+    made by zip in C from a list a dimension."""
+    return list(zip(*(memory[first + k].tolist() for k in range(d))))
+
+
+def _dense_kind(fmt, dtype, ltype):
+    """The numpy dtype a dense object's data decodes to, one element per
+    value of its shape, or None: another format, a storage dtype numpy
+    lacks, a packed type, or a type this binding does not know."""
+    if fmt != "dense" or dtype not in _NUMPY_OF_DTYPE or ltype in _PACKED_TYPES or ltype not in _KNOWN_TYPES:
+        return None
+    return np.dtype(_NUMPY_OF_TYPE.get((dtype, ltype), _NUMPY_OF_DTYPE[dtype]))
 
 
 @contextlib.contextmanager
@@ -706,9 +814,9 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _decode_many(self, names, threads):
         r = self._r()
-        summaries = self._summaries()
+        columns = self._columns()
         if names is None:
-            names = [s.name for s in summaries if s.format == "dense"]
+            names = [name for name, fmt in zip(columns.names, columns.formats) if fmt == "dense"]
         names = list(names)
         threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
         # Per-name work is what a file of many small tensors decodes at: the
@@ -716,7 +824,7 @@ class File(NotCopyable, collections.abc.Mapping):
         # against the shapes at open), the requests go out a field at a
         # time; only a name without a layout takes the checks one by one
         # (_decode_target), which say why it cannot be decoded.
-        layouts = self._dense_layouts(summaries) if names else {}
+        layouts = self._dense_layouts(columns) if names else {}
         by_name = None
         out, objects, arrays, addresses, sizes, converted = {}, [], [], [], [], []
         for name in names:
@@ -726,7 +834,7 @@ class File(NotCopyable, collections.abc.Mapping):
                 a = _empty(shape, dt, f'object "{name}"', lambda: self._read_refusal(i))
             else:
                 if by_name is None:
-                    by_name = {s.name: s for s in summaries}
+                    by_name = {s.name: s for s in self._summaries()}
                 i, a = self._decode_target(name, by_name)
                 if a is None:  # converted after the others, in its place in `out`
                     out[name] = None
@@ -812,56 +920,71 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _summaries(self, first=0, count=None):
         """[_Summary] of every object in index order (or of `count` from
+        object `first` on): _columns' lists, an object a tuple."""
+        c = self._columns(first, count)
+        return list(map(_Summary, range(first, first + len(c.names)), c.names, c.formats, c.shapes,
+                        c.dtypes, c.types, c.attributed))
+
+    def _columns(self, first=0, count=None):
+        """_Columns of every object in index order (or of `count` from
         object `first` on), from one zt_object_summaries call: asking object
         by object costs some 25 us each through ctypes, and the manifest's
         JSON ~7 us an object, which is what a model of many small tensors
-        loads at."""
+        loads at. Read a field at a time, not a struct at a time (a struct
+        element and its fields through ctypes cost ~1.6 us an object)."""
         r = self._r()
         n = lib.zt_object_count(r) if count is None else count
-        if _SUMMARY_DTYPE is not None:
-            # Zeroed rows with struct_size set: what zt_object_summary_init
-            # does, for all of them in one numpy call.
-            rows = np.zeros(max(n, 1), dtype=_SUMMARY_DTYPE)
-            rows["struct_size"] = _SUMMARY_SIZE
-            array = (_lib.ObjectSummary * max(n, 1)).from_buffer(rows)
-        else:
-            array = (_lib.ObjectSummary * max(n, 1))()
-            for q in array:
-                lib.zt_object_summary_init(byref(q))
-        check(lib.zt_object_summaries(r, first, array, n))
-        # The strings are the reader's, read while r is held. dtype names are
-        # few: read once per address; formats are few: decoded once each.
-        dtypes, formats, out = {None: None}, {}, []
-        for i in range(n):
-            q = array[i]
-            d, fmt, ltype = q.dtype, q.format, q.type
-            dtype = dtypes.get(d)
-            if dtype is None and d:
-                dtype = dtypes[d] = string_at(d).decode()
-            f = formats.get(fmt)
-            if f is None:
-                f = formats[fmt] = fmt.decode()
-            out.append(_Summary(first + i, q.name.decode(), f, tuple(q.shape[:q.ndim]), dtype,
-                                string_at(ltype).decode() if ltype else None, q.attributes_size > 0))
-        return out
+        if _SUMMARY_DTYPE is None:
+            return self._columns_of_structs(r, first, n)
+        # Zeroed rows with struct_size set: what zt_object_summary_init
+        # does, for all of them in one numpy call.
+        rows = np.zeros(max(n, 1), dtype=_SUMMARY_DTYPE)
+        rows["struct_size"] = _SUMMARY_SIZE
+        check(lib.zt_object_summaries(r, first, rows.ctypes.data_as(_SummaryPointer), n))
+        rows = rows[:n]
+        # The strings are the reader's, read while r is held: names and
+        # formats through arrays of char pointers (ctypes reads each in C),
+        # dtype and type names (few, often at one address) once an address.
+        names = _names(_c_strings(rows["name"]))
+        formats = _texts(_c_strings(rows["format"]))
+        dtypes = _texts_at(rows["dtype"].tolist())
+        types = _texts_at(rows["type"].tolist())
+        ndims = rows["ndim"]
+        shapes = _shapes_at(rows["shape"], ndims)
+        return _Columns(names, formats, shapes, dtypes, types, (rows["attributes_size"] > 0).tolist())
 
-    def _dense_layouts(self, summaries=None):
+    def _columns_of_structs(self, r, first, n):
+        """_columns where zt_object_summary has no numpy record layout: the
+        rows as ctypes structs, read one at a time."""
+        array = (_lib.ObjectSummary * max(n, 1))()
+        for q in array:
+            lib.zt_object_summary_init(byref(q))
+        check(lib.zt_object_summaries(r, first, array, n))
+        rows = [array[i] for i in range(n)]
+        return _Columns([q.name.decode() for q in rows], _texts([q.format for q in rows]),
+                        [tuple(q.shape[:q.ndim]) for q in rows], _texts_at([q.dtype for q in rows]),
+                        _texts_at([q.type for q in rows]), [q.attributes_size > 0 for q in rows])
+
+    def _dense_layouts(self, columns=None, first=0):
         """name -> (object index, shape, storage dtype, type, numpy dtype,
         decoded bytes) of every dense object whose data decodes to one
         element per value of its shape (so not packed types) of a known
         type (data of another is never read as its storage), from the
-        object summaries (one call for the whole file; or `summaries`, its
-        result)."""
-        out, dtypes = {}, {}
-        for s in self._summaries() if summaries is None else summaries:
-            if (s.format != "dense" or s.dtype not in _NUMPY_OF_DTYPE or s.type in _PACKED_TYPES
-                    or s.type not in _KNOWN_TYPES):
-                continue
-            key = (s.dtype, s.type)
-            dt = dtypes.get(key)
-            if dt is None:
-                dt = dtypes[key] = np.dtype(_NUMPY_OF_TYPE.get(key, _NUMPY_OF_DTYPE[key[0]]))
-            out[s.name] = (s.index, s.shape, *key, dt, math.prod(s.shape) * dt.itemsize)
+        object summaries (one call for the whole file; or `columns`, a
+        _columns result for the objects from `first` on). Whether a
+        (format, dtype, type) loads, and as what, is decided once per
+        combination: per-object work is what many small tensors load at."""
+        c = self._columns() if columns is None else columns
+        out, kinds = {}, {}
+        prod = math.prod
+        for i, name, fmt, shape, dtype, ltype in zip(range(first, first + len(c.names)), c.names, c.formats,
+                                                     c.shapes, c.dtypes, c.types):
+            key = (fmt, dtype, ltype)
+            kind = kinds.get(key, False)
+            if kind is False:
+                kind = kinds[key] = _dense_kind(fmt, dtype, ltype)
+            if kind is not None:
+                out[name] = (i, shape, dtype, ltype, kind, prod(shape) * kind.itemsize)
         return out
 
     def _decode_ranges(self, parts, threads=0):
@@ -927,11 +1050,11 @@ class File(NotCopyable, collections.abc.Mapping):
         decode them with array(name, numpy.float32) or decode(name); data
         of a logical type this library does not know, ZT_ERR_UNSUPPORTED."""
         i = self._index(name)
-        summary = self._summaries(i, 1)  # this object's alone
-        layout = self._dense_layouts(summary).get(name)
+        summary = self._columns(i, 1)  # this object's alone
+        layout = self._dense_layouts(summary, i).get(name)
         if layout is None or (layout[2], layout[3]) not in _dlpack._CODES:
-            if summary[0].format == "dense":
-                self._check_type(i, summary[0].type, "data")
+            if summary.formats[0] == "dense":
+                self._check_type(i, summary.types[0], "data")
             raise Error(_lib.ERR_ARGUMENT, f"{self._what(i)} is not dense data of a DLPack dtype: "
                         "decode it with array(name, numpy.float32) or decode(name)")
         _, shape, dtype, ltype, dt, nbytes = layout

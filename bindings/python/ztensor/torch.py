@@ -444,7 +444,7 @@ class _File:
         self.float8 = float8
         self.sparse = sparse
         self._layouts = None
-        self._summary = None
+        self._column = self._summary = None
         self._summary_by_name = None
         # mmap=True: raw data from the File's copy-on-write mapping
         # (File._copy_on_write, as dlpack() uses), which knows where there is
@@ -454,10 +454,15 @@ class _File:
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        self._summary = self._layouts = None
+        self._column = self._summary = self._layouts = None
 
     def attributes(self):
         return self.f.attributes
+
+    def _columns(self):
+        if self._column is None:
+            self._column = self.f._columns()
+        return self._column
 
     def _summaries(self):
         if self._summary is None:
@@ -465,7 +470,7 @@ class _File:
         return self._summary
 
     def keys(self):
-        return [s.name for s in self._summaries()]  # in index order, one call for all
+        return list(self._columns().names)  # in index order, one call for all
 
     def summary(self, name):
         """The object summary of `name` (KeyError for a name the file lacks)."""
@@ -483,6 +488,9 @@ class _File:
         tensors gives their names instead (in the order recorded)."""
         if self.quantized != "checkpoint":
             return self.keys()
+        c = self._columns()
+        if not any(c.attributed):
+            return list(c.names)
         return [t for s in self._summaries() for t in self._recorded_names(s.name, s) or [s.name]]
 
     def _recorded_names(self, name, summary=None):
@@ -544,8 +552,8 @@ class _File:
         the torch dtype decided once per (dtype, type): per-tensor Python
         work is what a model of many small tensors loads at (BENCHMARKS.md)."""
         if self._layouts is None:
-            self._layouts = self.f._dense_layouts(self._summaries())
-        layouts, torch_of, out = self._layouts, {}, {}
+            self._layouts = self.f._dense_layouts(self._columns())
+        layouts, torch_of, out, new = self._layouts, {}, {}, tuple.__new__
         for name in names:
             layout = layouts.get(name)
             if layout is None:
@@ -556,7 +564,7 @@ class _File:
                 torch_of[key] = _exact_dtype(dtype, ltype, np_dtype, self.float8)
             torch_dtype = torch_of[key]
             if torch_dtype is not None:
-                out[name] = _Exact(index, shape, torch_dtype, nbytes)
+                out[name] = new(_Exact, (index, shape, torch_dtype, nbytes, 0))  # no __new__ call
         return out
 
     def _mapped(self, name, exact):
@@ -655,26 +663,27 @@ class _File:
             chunk = _FIRST_CHUNK
             try:
                 for name, e in exact.items():
-                    t = out.get(name)  # a tensor of into= (each name comes once: none other is there yet)
+                    index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
+                    t = out.get(name) if into else None  # a tensor of into= (each name comes once)
                     if t is None:
                         if mapped and name not in slices:
                             t = self._mapped(name, e)
                             if t is not None:
                                 out[name] = t
                                 continue
-                        if e.nbytes >= ask:  # what the file claims, asked before it is allocated
-                            self.f._read_refusal(e.index)
+                        if nbytes >= ask:  # what the file claims, asked before it is allocated
+                            self.f._read_refusal(index)
                         try:
-                            t = out[name] = empty(e.shape, dtype=e.dtype)
+                            t = out[name] = empty(shape, dtype=dtype)
                         except RuntimeError as err:
                             raise _allocation_error(self.f, e, err) from None
-                        if e.nbytes >= huge:
+                        if nbytes >= huge:
                             _advise_huge_pages(t)
-                    if e.nbytes:
-                        objects.append(e.index)
-                        offsets.append(e.first)
+                    if nbytes:
+                        objects.append(index)
+                        offsets.append(first)
                         addresses.append(t.data_ptr())
-                        lengths.append(e.nbytes)
+                        lengths.append(nbytes)
                         if fill is not None and len(objects) == chunk:
                             fill.submit(objects, offsets, addresses, lengths)
                             objects, offsets, addresses, lengths = [], [], [], []
@@ -715,6 +724,8 @@ class _File:
         library's refusal in 1.1 files and later; in 0.1 and 1.0, where any
         non-zero byte is true, the bytes made 0 or 1. A reduction over bool
         tensors only."""
+        if not any(e[2] is torch.bool for e in exact.values()):
+            return
         for name, e in exact.items():
             t = out.get(name)
             if e.dtype is not torch.bool or t is None or not t.numel():
