@@ -443,7 +443,7 @@ class _File:
                                   max_decoded_bytes=max_decoded_bytes)
         self.float8 = float8
         self.sparse = sparse
-        self._layouts = None
+        self._layouts = self._exact = None
         self._column = self._summary = None
         self._summary_by_name = None
         # mmap=True: raw data from the File's copy-on-write mapping
@@ -454,7 +454,7 @@ class _File:
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        self._column = self._summary = self._layouts = None
+        self._column = self._summary = self._layouts = self._exact = None
 
     def attributes(self):
         return self.f.attributes
@@ -548,30 +548,44 @@ class _File:
 
     def _exacts(self, names):
         """name -> _Exact for those of `names` that load byte for byte (the
-        others need a conversion). One pass over the manifest's layouts,
-        the torch dtype decided once per (dtype, type): per-tensor Python
-        work is what a model of many small tensors loads at (BENCHMARKS.md)."""
-        if self._layouts is None:
-            self._layouts = self.f._dense_layouts(self._columns())
-        layouts, torch_of, out, new = self._layouts, {}, {}, tuple.__new__
-        for name in names:
-            layout = layouts.get(name)
-            if layout is None:
-                continue
-            index, shape, dtype, ltype, np_dtype, nbytes = layout
-            key = (dtype, ltype)
-            if key not in torch_of:
-                torch_of[key] = _exact_dtype(dtype, ltype, np_dtype, self.float8)
-            torch_dtype = torch_of[key]
-            if torch_dtype is not None:
-                out[name] = new(_Exact, (index, shape, torch_dtype, nbytes, 0))  # no __new__ call
-        return out
+        others need a conversion). Every object's comes from one pass over
+        the object summaries' columns, made once; whether a (format, dtype,
+        type) loads, and as what, is decided once per combination:
+        per-tensor Python work is what a model of many small tensors loads
+        at (BENCHMARKS.md)."""
+        if self._exact is None:
+            c = self._columns()
+            kinds, table, new, prod = {}, {}, tuple.__new__, math.prod
+            for i, name, fmt, shape, dtype, ltype in zip(range(len(c.names)), c.names, c.formats, c.shapes,
+                                                         c.dtypes, c.types):
+                key = (fmt, dtype, ltype)
+                kind = kinds.get(key, False)
+                if kind is False:
+                    kind = kinds[key] = self._exact_kind(fmt, dtype, ltype)
+                if kind is not None:
+                    table[name] = new(_Exact, (i, shape, kind[0], prod(shape) * kind[1], 0))  # no __new__ call
+            self._exact = table
+        table = self._exact
+        if names == self._columns().names:  # every object, in index order: the usual load
+            return dict(table)
+        return {name: table[name] for name in names if name in table}
+
+    def _exact_kind(self, fmt, dtype, ltype):
+        """(torch dtype, element bytes) of dense data that loads byte for
+        byte as it is stored, or None."""
+        np_dtype = _reader._dense_kind(fmt, dtype, ltype)
+        if np_dtype is None:
+            return None
+        torch_dtype = _exact_dtype(dtype, ltype, np_dtype, self.float8)
+        return None if torch_dtype is None else (torch_dtype, np_dtype.itemsize)
 
     def _mapped(self, name, exact):
         """A copy-on-write tensor over the file's bytes, or None where the
         data is not raw little-endian bytes at a place in this very file."""
         if not self._map:
             return None
+        if self._layouts is None:
+            self._layouts = self.f._dense_layouts(self._columns())
         np_dtype = self._layouts[name][4]
         a = self.f._copy_on_write(exact.index, np_dtype, exact.shape, exact.nbytes)
         if a is None:
