@@ -26,6 +26,11 @@ bool is_valid_utf8(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* e = p + s.size();
   while (p < e) {
+    // ASCII eight bytes at a time: names and keys mostly are (a byte at a
+    // time this was 6% of opening a manifest of many objects).
+    uint64_t eight = 0;
+    while (e - p >= 8 && (std::memcpy(&eight, p, 8), (eight & 0x8080808080808080ULL) == 0)) p += 8;
+    if (p == e) break;
     const unsigned c = *p;
     if (c < 0x80) {
       ++p;

@@ -56,20 +56,21 @@ std::string normalize_legacy_checksum(std::string_view cs) {
 
 std::optional<std::string> digest_text_problem(std::string_view digest) {
   const size_t colon = digest.find(':');
-  const std::string shown(digest.substr(0, 120));
+  // Made for a message only: every digest of a manifest passes here at open.
+  const auto shown = [&] { return std::string(digest.substr(0, 120)); };
   if (colon == std::string_view::npos)
-    return "malformed digest \"" + shown + "\" (want \"algorithm:hex\")";
+    return "malformed digest \"" + shown() + "\" (want \"algorithm:hex\")";
   const std::string_view algo = digest.substr(0, colon);
   std::string_view hex = digest.substr(colon + 1);
   // 1.2-era writers emitted crc32c as "crc32c:0x%08X".
   if (algo == "crc32c" && hex.size() > 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X'))
     hex.remove_prefix(2);
   if (!is_algorithm_name(algo) || !is_hex(hex))
-    return "malformed digest \"" + shown + "\" (want \"algorithm:hex\")";
+    return "malformed digest \"" + shown() + "\" (want \"algorithm:hex\")";
   const size_t want = known_hex_length(algo);
   if (want && hex.size() != want)
     return std::string(algo) + " digest must have " + std::to_string(want) + " hex digits, \"" +
-           shown + "\" has " + std::to_string(hex.size());
+           shown() + "\" has " + std::to_string(hex.size());
   return std::nullopt;
 }
 

@@ -8,15 +8,29 @@
 
 namespace zt {
 
-Result<Component> Parser::parse_component_v1(const std::string& obj, std::string_view role,
+Result<Component> Parser::parse_component_v1(std::string_view obj, std::string_view role,
                                              uint32_t cd) {
-  const std::string w = where_of(obj, role);
+  const ItemName w("object", obj, role);
   ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
   Component c;
   c.role = std::string(role);
-  for (const char* key : {"dtype", "offset", "length"})
-    ZT_FAIL_IF(!get(cd, key), invalid, "%s: required field \"%s\" is missing", w.c_str(), key);
-  const uint32_t off = get(cd, "offset"), len = get(cd, "length"), dt = get(cd, "dtype");
+  // The fields found in one pass over the map's entries (a lookup a field
+  // scanned them ten times; keys are unique, the decoder refused repeats).
+  uint32_t dt = 0, ty = 0, off = 0, len = 0, ucl = 0, enc = 0, dg = 0;
+  (void)for_each_entry(cd, [&](std::string_view k, uint32_t v) -> Result<void> {
+    uint32_t* field = k == "dtype"                 ? &dt
+                      : k == "offset"              ? &off
+                      : k == "length"              ? &len
+                      : k == "digest"              ? &dg
+                      : k == "type"                ? &ty
+                      : k == "encoding"            ? &enc
+                      : k == "uncompressed_length" ? &ucl
+                                                   : nullptr;
+    if (field) *field = v;
+    return {};
+  });
+  for (const auto& [key, at] : {std::pair{"dtype", dt}, {"offset", off}, {"length", len}})
+    ZT_FAIL_IF(!at, invalid, "%s: required field \"%s\" is missing", w.c_str(), key);
   ZT_FAIL_IF(!is_uint(off), invalid, "%s: \"offset\" is not an unsigned integer", w.c_str());
   ZT_FAIL_IF(!is_uint(len), invalid, "%s: \"length\" is not an unsigned integer", w.c_str());
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is not a string", w.c_str());
@@ -32,7 +46,6 @@ Result<Component> Parser::parse_component_v1(const std::string& obj, std::string
     ZT_FAIL_IF(!d, unsupported, "%s: unknown dtype \"%s\"", w.c_str(), std::string(dts).c_str());
     c.dtype = *d;
   }
-  const uint32_t ty = get(cd, "type");
   if (!c.type && !is_null_or_absent(ty)) {
     ZT_FAIL_IF(!is_text(ty), invalid, "%s: \"type\" is not a string", w.c_str());
     ZT_TRY(check_c_text(w, "type", ty));
@@ -45,8 +58,7 @@ Result<Component> Parser::parse_component_v1(const std::string& obj, std::string
                std::string(dtype_name(c.known_type->storage)).c_str(),
                std::string(dtype_name(c.dtype)).c_str());
   }
-  ZT_TRY(set_encoding(c, w, get(cd, "encoding")));
-  const uint32_t ucl = get(cd, "uncompressed_length");
+  ZT_TRY(set_encoding(c, w, enc));
   if (!is_null_or_absent(ucl)) {
     ZT_FAIL_IF(!is_uint(ucl), invalid, "%s: \"uncompressed_length\" is not an unsigned integer",
                w.c_str());
@@ -54,7 +66,6 @@ Result<Component> Parser::parse_component_v1(const std::string& obj, std::string
   }
   ZT_FAIL_IF(c.encoding == Encoding::zstd && !c.uncompressed_length && !m_.v11, invalid,
              "%s: encoding \"zstd\" requires \"uncompressed_length\"", w.c_str());
-  const uint32_t dg = get(cd, "digest");
   if (!is_null_or_absent(dg)) {
     ZT_FAIL_IF(!is_text(dg), invalid, "%s: \"digest\" is not a string", w.c_str());
     c.digest = std::string(node(dg).str);
@@ -66,7 +77,7 @@ Result<Component> Parser::parse_component_v1(const std::string& obj, std::string
 
 Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   ZT_TRY(check_name("object", name));
-  const std::string what = "object \"" + std::string(name) + "\"";
+  const ItemName what("object", name);
   auto head = parse_object_head(what, name, od);
   ZT_TRY(head);
   Object o = std::move(*head);

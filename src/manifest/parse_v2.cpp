@@ -47,12 +47,12 @@ std::optional<std::string> digest_problem_v2(std::string_view d) {
 
 }  // namespace
 
-Result<void> Parser::check_attributes_v2(const std::string& what, uint32_t map, Attributes& out) {
+Result<void> Parser::check_attributes_v2(const ItemName& what, uint32_t map, Attributes& out) {
   ZT_FAIL_IF(!is_any_map(map), invalid, "%s: \"attributes\" is not a map", what.c_str());
   out = attributes_of(map);
   return cbor::for_each_entry(
       out.encoded, [&](std::string_view key, std::span<const uint8_t> value) -> Result<void> {
-        ZT_TRY(check_name(what + ": attribute", key));
+        ZT_TRY(check_name(std::string(what.c_str()) + ": attribute", key));
         auto plain = cbor::check_plain_values(value);
         ZT_FAIL_IF(!plain, invalid,
                    "%s: attribute \"%s\": %s (v2 attributes hold no tags, "
@@ -63,9 +63,9 @@ Result<void> Parser::check_attributes_v2(const std::string& what, uint32_t map, 
       });
 }
 
-Result<Component> Parser::parse_part_v2(const std::string& obj, std::string_view role, uint32_t pd,
+Result<Component> Parser::parse_part_v2(std::string_view obj, std::string_view role, uint32_t pd,
                                         PendingShard at) {
-  const std::string w = where_of(obj, role);
+  const ItemName w("object", obj, role);
   ZT_FAIL_IF(!is_map(pd), invalid, "%s is not a map", w.c_str());
   Component c;
   c.role = std::string(role);
@@ -132,7 +132,7 @@ Result<Component> Parser::parse_part_v2(const std::string& obj, std::string_view
 
 Result<void> Parser::parse_object_v2(std::string_view name, uint32_t od) {
   ZT_TRY(check_name("object", name));
-  const std::string what = "object \"" + std::string(name) + "\"";
+  const ItemName what("object", name);
   auto head = parse_object_shape(what, name, od);
   ZT_TRY(head);
   Object o = std::move(*head);

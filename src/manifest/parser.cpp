@@ -46,7 +46,7 @@ Attributes Parser::made_attributes(std::vector<uint8_t> map) {
 }
 
 // A components map too large to decode is kept encoded by the policy.
-Result<void> Parser::check_components_count(const std::string& what, uint32_t comps) const {
+Result<void> Parser::check_components_count(const ItemName& what, uint32_t comps) const {
   uint64_t n = 0;
   if (node(comps).kind == Kind::encoded) {
     auto c = cbor::container_count(encoded_bytes(comps));
@@ -65,8 +65,7 @@ Result<void> Parser::check_components_count(const std::string& what, uint32_t co
 // would be cut short there ("dense\0x" read as "dense"). Nor may it be
 // empty: the writer refuses empty text, so what the reader accepts can
 // always be copied.
-Result<void> Parser::check_c_text(const std::string& where, const char* field,
-                                  uint32_t text) const {
+Result<void> Parser::check_c_text(const ItemName& where, const char* field, uint32_t text) const {
   ZT_FAIL_IF(node(text).str.empty(), invalid, "%s: \"%s\" is empty", where.c_str(), field);
   ZT_FAIL_IF(node(text).str.find('\0') != std::string_view::npos, invalid,
              "%s: \"%s\" contains a NUL byte", where.c_str(), field);
@@ -108,7 +107,7 @@ Result<void> Parser::add_object(Object o) {
   return {};
 }
 
-Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint32_t shape) const {
+Result<std::vector<uint64_t>> Parser::parse_shape(const ItemName& what, uint32_t shape) const {
   ZT_FAIL_IF(!shape, invalid, "%s has no \"shape\"", what.c_str());
   ZT_FAIL_IF(kind_of(shape) != Kind::array, invalid, "%s: \"shape\" is not an array", what.c_str());
   uint64_t n = node(shape).count;
@@ -133,7 +132,7 @@ Result<std::vector<uint64_t>> Parser::parse_shape(const std::string& what, uint3
   return out;
 }
 
-Result<void> Parser::set_encoding(Component& c, const std::string& where, uint32_t enc) {
+Result<void> Parser::set_encoding(Component& c, const ItemName& where, uint32_t enc) {
   if (is_null_or_absent(enc)) return {};
   ZT_FAIL_IF(!is_text(enc), invalid, "%s: \"encoding\" is not a string", where.c_str());
   ZT_TRY(check_c_text(where, "encoding", enc));
@@ -144,7 +143,7 @@ Result<void> Parser::set_encoding(Component& c, const std::string& where, uint32
   return {};
 }
 
-Result<Object> Parser::parse_object_shape(const std::string& what, std::string_view name,
+Result<Object> Parser::parse_object_shape(const ItemName& what, std::string_view name,
                                           uint32_t map) const {
   ZT_FAIL_IF(!is_map(map), invalid, "%s is not a map", what.c_str());
   Object o;
@@ -155,7 +154,7 @@ Result<Object> Parser::parse_object_shape(const std::string& what, std::string_v
   return o;
 }
 
-Result<Object> Parser::parse_object_head(const std::string& what, std::string_view name,
+Result<Object> Parser::parse_object_head(const ItemName& what, std::string_view name,
                                          uint32_t map) const {
   auto head = parse_object_shape(what, name, map);
   ZT_TRY(head);
@@ -167,13 +166,12 @@ Result<Object> Parser::parse_object_head(const std::string& what, std::string_vi
   return o;
 }
 
-std::string where_of(std::string_view obj, std::string_view role) {
-  std::string w = "object \"";
-  w += obj;
-  w += "\": component \"";
-  w += role;
-  w += '"';
-  return w;
+const char* ItemName::c_str() const {
+  if (text_.empty()) {  // made once, at a message
+    text_.append(kind_).append(" \"").append(name_).append("\"");
+    if (has_role_) text_.append(": component \"").append(role_).append("\"");
+  }
+  return text_.c_str();
 }
 
 Result<Manifest> Parser::run() {

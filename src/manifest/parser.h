@@ -28,6 +28,25 @@ struct Version {
 // "1.2.0", "1.2.0-rc1"; with patch_optional also "1.0".
 std::optional<Version> parse_version(std::string_view s, bool patch_optional);
 
+// How a message names a manifest item: object "w", tensor "w", object
+// "w": component "r", or a text as it is ("manifest"). Spelled out only
+// when a message uses it (c_str): building it for every object and
+// component of a manifest cost two allocations an object on each open.
+// The views are the parser's input, alive while it parses.
+class ItemName {
+ public:
+  ItemName(const char* text) : text_(text) {}  // NOLINT: a literal names the item as it is
+  ItemName(std::string_view kind, std::string_view name) : kind_(kind), name_(name) {}
+  ItemName(std::string_view kind, std::string_view name, std::string_view role)
+      : kind_(kind), name_(name), role_(role), has_role_(true) {}
+  const char* c_str() const;
+
+ private:
+  std::string_view kind_, name_, role_;
+  bool has_role_ = false;
+  mutable std::string text_;
+};
+
 class Parser {
  public:
   Parser(Generation gen, Document doc) {
@@ -73,23 +92,22 @@ class Parser {
 
   Attributes attributes_of(uint32_t map);
   Attributes made_attributes(std::vector<uint8_t> map);
-  Result<void> check_components_count(const std::string& what, uint32_t comps) const;
+  Result<void> check_components_count(const ItemName& what, uint32_t comps) const;
   Result<uint32_t> parse_v1_header();
   Result<void> parse_v1();
   bool take_streamed_object(const Document& d, uint32_t map, uint32_t key, uint32_t value);
   Result<void> parse_v100();
   Result<void> add_generator(std::string_view generator);
   Result<void> parse_v010();
-  Result<std::vector<uint64_t>> parse_shape(const std::string& what, uint32_t shape) const;
+  Result<std::vector<uint64_t>> parse_shape(const ItemName& what, uint32_t shape) const;
   // What every generation's object shares: a map with a name and a shape.
-  Result<Object> parse_object_shape(const std::string& what, std::string_view name,
+  Result<Object> parse_object_shape(const ItemName& what, std::string_view name,
                                     uint32_t map) const;
   // What a 1.x object and a 1.0.x tensor share: that, and a format text. `what` names it in
   // messages ("object \"w\"").
-  Result<Object> parse_object_head(const std::string& what, std::string_view name,
-                                   uint32_t map) const;
+  Result<Object> parse_object_head(const ItemName& what, std::string_view name, uint32_t map) const;
   Result<void> parse_object_v1(std::string_view name, uint32_t od);
-  Result<Component> parse_component_v1(const std::string& obj, std::string_view role, uint32_t cd);
+  Result<Component> parse_component_v1(std::string_view obj, std::string_view role, uint32_t cd);
   Result<void> parse_tensor_v100(std::string_view name, uint32_t td);
   Result<void> parse_entry_v010(size_t i, uint32_t e);
   // A part's shard name, resolved once the whole table is known.
@@ -100,17 +118,17 @@ class Parser {
   Result<uint32_t> parse_v2_header();
   Result<void> parse_v2();
   Result<void> parse_object_v2(std::string_view name, uint32_t od);
-  Result<Component> parse_part_v2(const std::string& obj, std::string_view role, uint32_t pd,
+  Result<Component> parse_part_v2(std::string_view obj, std::string_view role, uint32_t pd,
                                   PendingShard at);
   Result<void> parse_shards_v2(uint32_t table);
   Result<void> resolve_shards_v2();
-  Result<void> check_attributes_v2(const std::string& what, uint32_t map, Attributes& out);
+  Result<void> check_attributes_v2(const ItemName& what, uint32_t map, Attributes& out);
   Result<uint32_t> parse_header();
   Result<void> parse_object(std::string_view name, uint32_t od);
-  Result<void> set_encoding(Component& c, const std::string& where, uint32_t enc);
+  Result<void> set_encoding(Component& c, const ItemName& where, uint32_t enc);
   Result<void> add_object(Object o);
   Result<void> check_name(std::string_view what, std::string_view name) const;
-  Result<void> check_c_text(const std::string& where, const char* field, uint32_t text) const;
+  Result<void> check_c_text(const ItemName& where, const char* field, uint32_t text) const;
 
   Manifest m_;
   // The decoded manifest, while it is parsed: what the model needs is copied
@@ -122,8 +140,5 @@ class Parser {
   std::optional<Error> streamed_error_;  // the first streamed object refused
   std::vector<PendingShard> pending_shards_;
 };
-
-// object "o": component "r", for a component not yet in the model.
-std::string where_of(std::string_view obj, std::string_view role);
 
 }  // namespace zt

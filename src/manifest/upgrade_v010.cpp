@@ -63,13 +63,13 @@ Result<void> Parser::parse_entry_v010(size_t i, uint32_t e) {
   Object o;
   o.name = std::string(node(nm).str);
   o.format = kDenseFormat.name;
-  const std::string what = "object \"" + o.name + "\"";
+  const ItemName what("object", o.name);
   auto shape = parse_shape(what, get(e, "shape"));
   ZT_TRY(shape);
   o.shape = std::move(*shape);
   Component c;
   c.role = "data";
-  const std::string w = where_of(o.name, "data");
+  const ItemName w("object", o.name, "data");
   ZT_FAIL_IF(!is_uint(get(e, "offset")), invalid, "%s: \"offset\" is not an unsigned integer",
              w.c_str());
   ZT_FAIL_IF(!is_uint(get(e, "size")), invalid, "%s: \"size\" is not an unsigned integer",

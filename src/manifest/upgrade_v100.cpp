@@ -12,7 +12,7 @@ namespace zt {
 // format, components: {role: {offset, length, encoding?, digest?}}}}}.
 Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   ZT_TRY(check_name("tensor", name));
-  const std::string what = "tensor \"" + std::string(name) + "\"";
+  const ItemName what("tensor", name);
   auto head = parse_object_head(what, name, td);
   ZT_TRY(head);
   Object o = std::move(*head);
@@ -28,7 +28,7 @@ Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   ZT_TRY(check_components_count(what, comps));
   ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
     ZT_TRY(check_name("component", role));
-    const std::string w = where_of(o.name, role);
+    const ItemName w("object", o.name, role);
     ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
     Component c;
     c.role = std::string(role);

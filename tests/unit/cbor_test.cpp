@@ -3,9 +3,10 @@
 // refuses although RFC 8949 allows them (tags 6..20, unassigned simple values).
 #include <gtest/gtest.h>
 
-#include "cbor/cbor_encode.h"
-#include "test_files.h"
 #include "base/zt_limits.h"
+#include "cbor/cbor_encode.h"
+#include "cbor/cbor_value.h"
+#include "test_files.h"
 
 namespace zt::test {
 namespace {
@@ -185,21 +186,24 @@ TEST(Cbor, KeysWithEqualHashesAreComparedByText) {
   }
   d.text(numbered("k", 123456));
   d.uint(2);
-  EXPECT_TRUE(OpensWith(with_raw_attributes(b, d.bytes()), ZT_ERR_FORMAT, {"duplicate map key \"k123456\""}));
+  EXPECT_TRUE(OpensWith(with_raw_attributes(b, d.bytes()), ZT_ERR_FORMAT,
+                        {"duplicate map key \"k123456\""}));
 }
 
 TEST(Cbor, TaggedIndefiniteStringsOpen) {
   const FileBuilder b = one_object();
   // tag 1 and tag 6 (which libcbor 0.8 does not decode) on "ab" in chunks.
-  const Bytes attrs = cat({Bytes{0xA2}, cbor_text("t1"), Bytes{0xC1, 0x7F}, cbor_text("a"), cbor_text("b"),
-                           Bytes{0xFF}, cbor_text("t6"), Bytes{0xC6, 0x7F}, cbor_text("ab"), Bytes{0xFF}});
+  const Bytes attrs =
+      cat({Bytes{0xA2}, cbor_text("t1"), Bytes{0xC1, 0x7F}, cbor_text("a"), cbor_text("b"),
+           Bytes{0xFF}, cbor_text("t6"), Bytes{0xC6, 0x7F}, cbor_text("ab"), Bytes{0xFF}});
   const Bytes file = with_raw_attributes(b, attrs);  // read in place: must outlive the reader
   const Opened o = open_memory(file);
   ASSERT_EQ(o.status, ZT_OK) << o.error;
   EXPECT_EQ(attributes_json(o.get()).dump(), R"({"t1":"ab","t6":"ab"})");
   // A tag on a chunk is not well-formed.
   const Bytes chunk_tag = map_of("t", cat({Bytes{0x7F, 0xC6}, cbor_text("a"), Bytes{0xFF}}));
-  EXPECT_TRUE(OpensWith(with_raw_attributes(b, chunk_tag), ZT_ERR_FORMAT, {"tag inside an indefinite-length string"}));
+  EXPECT_TRUE(OpensWith(with_raw_attributes(b, chunk_tag), ZT_ERR_FORMAT,
+                        {"tag inside an indefinite-length string"}));
 }
 
 TEST(Cbor, SameKeyInDifferentMapsIsFine) {
@@ -309,6 +313,26 @@ TEST(Cbor, BadUtf8IsFormat) {
   EXPECT_TRUE(
       OpensWith(with_raw_attributes(b, map_of("t", Bytes{0x7F, 0x61, 'a', 0x61, 0xFF, 0xFF})),
                 ZT_ERR_FORMAT, {"UTF-8"}));
+}
+
+// The validator reads ASCII eight bytes at a time: every sequence, good
+// or bad, is judged the same at each place in a longer ASCII text.
+TEST(Cbor, Utf8IsJudgedTheSameAtEveryPlaceInALongText) {
+  const std::vector<std::string> bad = {"\xFF",     "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                                        "\xE2\x82", "\x80"};
+  const std::vector<std::string> good = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\x7F"};
+  for (size_t before = 0; before < 20; ++before) {
+    for (size_t after = 0; after < 10; after += 3) {
+      const std::string a(before, 'a'), z(after, 'z');
+      for (const std::string& s : bad) {
+        SCOPED_TRACE(before);
+        EXPECT_FALSE(cbor::is_valid_utf8(a + s + z));
+      }
+      for (const std::string& s : good) EXPECT_TRUE(cbor::is_valid_utf8(a + s + z + s));
+    }
+  }
+  EXPECT_TRUE(cbor::is_valid_utf8(std::string(64, 'x')));
+  EXPECT_TRUE(cbor::is_valid_utf8(""));
 }
 
 TEST(Cbor, ValidUtf8Opens) {
