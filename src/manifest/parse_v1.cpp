@@ -8,11 +8,10 @@
 
 namespace zt {
 
-Result<Component> Parser::parse_component_v1(std::string_view obj, std::string_view role,
-                                             uint32_t cd) {
+Result<void> Parser::parse_component_v1(std::string_view obj, std::string_view role, uint32_t cd,
+                                        Component& c) {
   const ItemName w("object", obj, role);
   ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
-  Component c;
   c.role = std::string(role);
   // The fields found in one pass over the map's entries (a lookup a field
   // scanned them ten times; keys are unique, the decoder refused repeats).
@@ -72,15 +71,14 @@ Result<Component> Parser::parse_component_v1(std::string_view obj, std::string_v
     const auto problem = digest_text_problem(*c.digest);
     ZT_FAIL_IF(problem, invalid, "%s: %s", w.c_str(), problem->c_str());
   }
-  return c;
+  return {};
 }
 
 Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   ZT_TRY(check_name("object", name));
   const ItemName what("object", name);
-  auto head = parse_object_head(what, name, od);
-  ZT_TRY(head);
-  Object o = std::move(*head);
+  Object o;
+  ZT_TRY(parse_object_head(what, name, od, o));
   const uint32_t at = get(od, "attributes");
   if (at) {
     ZT_FAIL_IF(!is_any_map(at), invalid, "%s: \"attributes\" is not a map", what.c_str());
@@ -93,10 +91,7 @@ Result<void> Parser::parse_object_v1(std::string_view name, uint32_t od) {
   o.components.reserve(node(comps).count);
   ZT_TRY(for_each_entry(comps, [&](std::string_view role, uint32_t cd) -> Result<void> {
     ZT_TRY(check_name("component", role));
-    auto c = parse_component_v1(o.name, role, cd);
-    ZT_TRY(c);
-    o.components.push_back(std::move(*c));
-    return {};
+    return parse_component_v1(o.name, role, cd, o.components.emplace_back());
   }));
   return add_object(std::move(o));
 }

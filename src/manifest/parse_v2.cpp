@@ -133,9 +133,8 @@ Result<Component> Parser::parse_part_v2(std::string_view obj, std::string_view r
 Result<void> Parser::parse_object_v2(std::string_view name, uint32_t od) {
   ZT_TRY(check_name("object", name));
   const ItemName what("object", name);
-  auto head = parse_object_shape(what, name, od);
-  ZT_TRY(head);
-  Object o = std::move(*head);
+  Object o;
+  ZT_TRY(parse_object_shape(what, name, od, o));
   ZT_FAIL_IF(!shape_product(o.shape), invalid, "%s: the product of shape %s overflows 64 bits",
              what.c_str(), shape_text(o.shape).c_str());
   const uint32_t lay = get(od, "layout");

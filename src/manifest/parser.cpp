@@ -95,7 +95,7 @@ Result<void> Parser::check_name(std::string_view what, std::string_view name) co
   return {};
 }
 
-Result<void> Parser::add_object(Object o) {
+Result<void> Parser::add_object(Object&& o) {
   ZT_FAIL_IF(m_.objects.size() >= Limits::objects, limit, "more than %llu objects",
              static_cast<unsigned long long>(Limits::objects));
   m_.objects.push_back(std::move(o));
@@ -143,27 +143,24 @@ Result<void> Parser::set_encoding(Component& c, const ItemName& where, uint32_t 
   return {};
 }
 
-Result<Object> Parser::parse_object_shape(const ItemName& what, std::string_view name,
-                                          uint32_t map) const {
+Result<void> Parser::parse_object_shape(const ItemName& what, std::string_view name, uint32_t map,
+                                        Object& o) const {
   ZT_FAIL_IF(!is_map(map), invalid, "%s is not a map", what.c_str());
-  Object o;
   o.name = std::string(name);
   auto shape = parse_shape(what, get(map, "shape"));
   ZT_TRY(shape);
   o.shape = std::move(*shape);
-  return o;
+  return {};
 }
 
-Result<Object> Parser::parse_object_head(const ItemName& what, std::string_view name,
-                                         uint32_t map) const {
-  auto head = parse_object_shape(what, name, map);
-  ZT_TRY(head);
-  Object o = std::move(*head);
+Result<void> Parser::parse_object_head(const ItemName& what, std::string_view name, uint32_t map,
+                                       Object& o) const {
+  ZT_TRY(parse_object_shape(what, name, map, o));
   const uint32_t fmt = get(map, "format");
   ZT_FAIL_IF(!is_text(fmt), invalid, "%s: \"format\" is missing or not a string", what.c_str());
   ZT_TRY(check_c_text(what, "format", fmt));
   o.format = std::string(node(fmt).str);
-  return o;
+  return {};
 }
 
 const char* ItemName::c_str() const {

@@ -100,14 +100,19 @@ class Parser {
   Result<void> add_generator(std::string_view generator);
   Result<void> parse_v010();
   Result<std::vector<uint64_t>> parse_shape(const ItemName& what, uint32_t shape) const;
-  // What every generation's object shares: a map with a name and a shape.
-  Result<Object> parse_object_shape(const ItemName& what, std::string_view name,
-                                    uint32_t map) const;
+  // What every generation's object shares: a map with a name and a shape,
+  // set in `o` (filled in place: an Object moved from call to call cost
+  // five moves an object).
+  Result<void> parse_object_shape(const ItemName& what, std::string_view name, uint32_t map,
+                                  Object& o) const;
   // What a 1.x object and a 1.0.x tensor share: that, and a format text. `what` names it in
   // messages ("object \"w\"").
-  Result<Object> parse_object_head(const ItemName& what, std::string_view name, uint32_t map) const;
+  Result<void> parse_object_head(const ItemName& what, std::string_view name, uint32_t map,
+                                 Object& o) const;
   Result<void> parse_object_v1(std::string_view name, uint32_t od);
-  Result<Component> parse_component_v1(std::string_view obj, std::string_view role, uint32_t cd);
+  // Fills `c`, a new component of the object being parsed (dropped with it on a refusal).
+  Result<void> parse_component_v1(std::string_view obj, std::string_view role, uint32_t cd,
+                                  Component& c);
   Result<void> parse_tensor_v100(std::string_view name, uint32_t td);
   Result<void> parse_entry_v010(size_t i, uint32_t e);
   // A part's shard name, resolved once the whole table is known.
@@ -126,7 +131,7 @@ class Parser {
   Result<uint32_t> parse_header();
   Result<void> parse_object(std::string_view name, uint32_t od);
   Result<void> set_encoding(Component& c, const ItemName& where, uint32_t enc);
-  Result<void> add_object(Object o);
+  Result<void> add_object(Object&& o);
   Result<void> check_name(std::string_view what, std::string_view name) const;
   Result<void> check_c_text(const ItemName& where, const char* field, uint32_t text) const;
 

@@ -13,9 +13,8 @@ namespace zt {
 Result<void> Parser::parse_tensor_v100(std::string_view name, uint32_t td) {
   ZT_TRY(check_name("tensor", name));
   const ItemName what("tensor", name);
-  auto head = parse_object_head(what, name, td);
-  ZT_TRY(head);
-  Object o = std::move(*head);
+  Object o;
+  ZT_TRY(parse_object_head(what, name, td, o));
   const ObjectFormat* format = format_of(o);
   const uint32_t dt = get(td, "dtype");
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is missing or not a string", what.c_str());
