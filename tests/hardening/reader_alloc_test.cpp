@@ -207,10 +207,13 @@ struct Data {
   std::vector<uint64_t> csr_indices = {0, 2, 1, 3}, csr_indptr = {0, 2, 3, 4};
 };
 
-void write_file(const std::string& path, uint32_t version, const Data& d) {
+// shard_bytes (v2): the model split into shard files beside `path`.
+void write_file(const std::string& path, uint32_t version, const Data& d,
+                uint64_t shard_bytes = 0) {
   zt_writer_options opt;
   zt_writer_options_init(&opt);
   opt.file_version = version;
+  opt.shard_bytes = shard_bytes;
   opt.frame_size = 64 << 10;
   opt.threads = 1;
   zt_writer* w = nullptr;
@@ -327,29 +330,43 @@ void read_everything(zt_reader* r, const Data& d, bool may_fail, long* map_held)
                  may_fail);
 }
 
+std::string temp_stem(uint32_t version) {
+  return "zt_reader_alloc_" + std::to_string(::getpid()) + "_v" + std::to_string(version);
+}
+
 std::string temp_path(uint32_t version) {
-  return (std::filesystem::path(::testing::TempDir()) /
-          ("zt_reader_alloc_" + std::to_string(::getpid()) + "_v" + std::to_string(version) +
-           ".zt"))
-      .string();
+  return (std::filesystem::path(::testing::TempDir()) / (temp_stem(version) + ".zt")).string();
+}
+
+// The file and any shard files of it (<stem>-<name>.zt).
+size_t remove_model(uint32_t version) {
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(::testing::TempDir())) {
+    if (e.path().filename().string().rfind(temp_stem(version), 0) == 0) {
+      std::filesystem::remove(e.path());
+      ++files;
+    }
+  }
+  return files;
 }
 
 struct Points {
   long failed = 0;            // sequences with an allocation failed on purpose
   long failed_maps = 0;       // of those, the ones whose map of the zstd object failed
   long most_held_by_map = 0;  // the most bytes such a map left allocated
+  size_t files = 0;           // the model's files (the root and its shards)
 };
 
 constexpr long kNoFailedMap = std::numeric_limits<long>::min();
 
 // Fails the sequence's allocations one at a time, from the first to past
 // the last (the run in which none failed ends it).
-Points fail_each_allocation(uint32_t version, bool copy_mode) {
+Points fail_each_allocation(uint32_t version, bool copy_mode, uint64_t shard_bytes = 0) {
   EXPECT_FALSE(json_destroy_ranges().empty())
       << "no json_value::destroy in this executable's symbols";
   const Data d;
   const std::string path = temp_path(version);
-  write_file(path, version, d);
+  write_file(path, version, d, shard_bytes);
   Points p;
   for (long fail_at = 0;; ++fail_at) {
     SCOPED_TRACE("allocation " + std::to_string(fail_at) + " failed");
@@ -383,11 +400,12 @@ Points fail_each_allocation(uint32_t version, bool copy_mode) {
     read_everything(r, d, false, nullptr);  // memory is back: everything as it should be
     zt_close(r);
   }
-  std::filesystem::remove(path);
-  std::fprintf(
-      stderr,
-      "  v%u%s: %ld allocations failed in turn, %ld maps failed, the most one held %ld bytes\n",
-      version, copy_mode ? " (copy mode)" : "", p.failed, p.failed_maps, p.most_held_by_map);
+  p.files = remove_model(version);
+  std::fprintf(stderr,
+               "  v%u%s, %zu file(s): %ld allocations failed in turn, %ld maps failed, the most "
+               "one held %ld bytes\n",
+               version, copy_mode ? " (copy mode)" : "", p.files, p.failed, p.failed_maps,
+               p.most_held_by_map);
   return p;
 }
 
@@ -405,6 +423,17 @@ TEST(ReaderAlloc, V2FileInCopyModeToo) {
   const Points p = fail_each_allocation(2, true);
   EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
   EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
+}
+
+// A v2 model in shard files: a part's shard is opened when it is first
+// read (its file state made then), so allocations fail there too.
+TEST(ReaderAlloc, ShardedV2ModelMappedAndCopied) {
+  for (const bool copy_mode : {false, true}) {
+    const Points p = fail_each_allocation(2, copy_mode, 128 << 10);
+    EXPECT_GE(p.files, 3u) << "the model was not split into shards";
+    EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
+    EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
+  }
 }
 
 // Every component of every object of a file, read one at a time: the
