@@ -359,25 +359,70 @@ struct Points {
 
 constexpr long kNoFailedMap = std::numeric_limits<long>::min();
 
+// How the file is opened: zt_open_ex mapped or with pread, or zt_open_source
+// over the file's bytes in memory (callbacks, as a URL is read: no mapping,
+// reads kept in the reader's cache).
+enum class Way { map, copy, source };
+
+const char* way_name(Way way) {
+  return way == Way::map ? "" : way == Way::copy ? " (copy mode)" : " (a callback source)";
+}
+
+zt_status read_at(void* ctx, uint64_t offset, size_t length, void* buf, size_t* done) {
+  const auto& bytes = *static_cast<const std::vector<uint8_t>*>(ctx);
+  *done = std::min<uint64_t>(length, bytes.size() - offset);
+  std::memcpy(buf, bytes.data() + offset, *done);
+  return ZT_OK;
+}
+
+zt_status size_of(void* ctx, uint64_t* size) {
+  *size = static_cast<const std::vector<uint8_t>*>(ctx)->size();
+  return ZT_OK;
+}
+
+zt_status open_the_way(const std::string& path, Way way, const std::vector<uint8_t>& bytes,
+                       zt_reader** r) {
+  zt_open_options opt;
+  zt_open_options_init(&opt);
+  opt.io_mode = way == Way::map ? ZT_IO_MAP : ZT_IO_COPY;
+  if (way != Way::source) return zt_open_ex(path.c_str(), &opt, r);
+  opt.cache_bytes = 4 << 20;
+  zt_source src;
+  zt_source_init(&src);
+  src.ctx = const_cast<std::vector<uint8_t>*>(&bytes);
+  src.read_at = read_at;
+  src.size = size_of;
+  return zt_open_source(&src, &opt, r);
+}
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::vector<uint8_t> out(std::filesystem::file_size(path));
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  EXPECT_NE(f, nullptr);
+  if (f) {
+    EXPECT_EQ(std::fread(out.data(), 1, out.size(), f), out.size());
+    std::fclose(f);
+  }
+  return out;
+}
+
 // Fails the sequence's allocations one at a time, from the first to past
 // the last (the run in which none failed ends it).
-Points fail_each_allocation(uint32_t version, bool copy_mode, uint64_t shard_bytes = 0) {
+Points fail_each_allocation(uint32_t version, Way way, uint64_t shard_bytes = 0) {
   EXPECT_FALSE(json_destroy_ranges().empty())
       << "no json_value::destroy in this executable's symbols";
   const Data d;
   const std::string path = temp_path(version);
   write_file(path, version, d, shard_bytes);
+  const std::vector<uint8_t> bytes = way == Way::source ? file_bytes(path) : std::vector<uint8_t>();
   Points p;
   for (long fail_at = 0;; ++fail_at) {
     SCOPED_TRACE("allocation " + std::to_string(fail_at) + " failed");
-    zt_open_options opt;
-    zt_open_options_init(&opt);
-    opt.io_mode = copy_mode ? ZT_IO_COPY : ZT_IO_MAP;
     t_failed = 0;
     t_countdown = fail_at;
     t_inject = true;
     zt_reader* r = nullptr;
-    const zt_status opened = in_library([&] { return zt_open_ex(path.c_str(), &opt, &r); });
+    const zt_status opened = in_library([&] { return open_the_way(path, way, bytes, &r); });
     long held = kNoFailedMap;
     if (opened == ZT_OK) read_everything(r, d, true, &held);
     t_inject = false;
@@ -404,8 +449,7 @@ Points fail_each_allocation(uint32_t version, bool copy_mode, uint64_t shard_byt
   std::fprintf(stderr,
                "  v%u%s, %zu file(s): %ld allocations failed in turn, %ld maps failed, the most "
                "one held %ld bytes\n",
-               version, copy_mode ? " (copy mode)" : "", p.files, p.failed, p.failed_maps,
-               p.most_held_by_map);
+               version, way_name(way), p.files, p.failed, p.failed_maps, p.most_held_by_map);
   return p;
 }
 
@@ -414,22 +458,32 @@ Points fail_each_allocation(uint32_t version, bool copy_mode, uint64_t shard_byt
 constexpr long kMostHeldByAFailedMap = 64 << 10;
 
 TEST(ReaderAlloc, EveryFailedAllocationIsNomemAndLeavesTheReaderWhole) {
-  const Points p = fail_each_allocation(0, false);
+  const Points p = fail_each_allocation(0, Way::map);
   EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
   EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
 }
 
 TEST(ReaderAlloc, V2FileInCopyModeToo) {
-  const Points p = fail_each_allocation(2, true);
+  const Points p = fail_each_allocation(2, Way::copy);
   EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
   EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
+}
+
+// Through zt_open_source's callbacks (what a URL's reader is made of, less
+// HTTP), with the reader's cache of small reads on: 1.2 and v2.
+TEST(ReaderAlloc, CallbackSourceToo) {
+  for (const uint32_t version : {0u, 2u}) {
+    const Points p = fail_each_allocation(version, Way::source);
+    EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
+    EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
+  }
 }
 
 // A v2 model in shard files: a part's shard is opened when it is first
 // read (its file state made then), so allocations fail there too.
 TEST(ReaderAlloc, ShardedV2ModelMappedAndCopied) {
-  for (const bool copy_mode : {false, true}) {
-    const Points p = fail_each_allocation(2, copy_mode, 128 << 10);
+  for (const Way way : {Way::map, Way::copy}) {
+    const Points p = fail_each_allocation(2, way, 128 << 10);
     EXPECT_GE(p.files, 3u) << "the model was not split into shards";
     EXPECT_GT(p.failed, 50) << "the sequence made fewer allocations than expected";
     EXPECT_LE(p.most_held_by_map, kMostHeldByAFailedMap);
