@@ -757,8 +757,9 @@ def test_empty_objects_with_huge_other_dimensions(path):
     with ztensor.open(path) as f:
         for got in (f["ok"], f.array("ok", np.float32), f.decode("ok"), f.rows("ok", 0, 0)):
             assert got.shape[1:] == (2 ** 40,) and got.size == 0
+        assert f.decode_many(["ok"])["ok"].shape == (0, 2 ** 40)
         for call in (lambda: f["huge"], lambda: f.array("huge", np.float32), lambda: f.decode("huge"),
-                     lambda: f.rows("huge", 0, 0)):
+                     lambda: f.rows("huge", 0, 0), lambda: f.decode_many(["ok", "huge"])):
             with pytest.raises(ztensor.Error, match='object "huge"'):
                 call()
 

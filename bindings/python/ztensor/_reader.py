@@ -825,13 +825,16 @@ class File(NotCopyable, collections.abc.Mapping):
         # time; only a name without a layout takes the checks one by one
         # (_decode_target), which say why it cannot be decoded.
         layouts = self._dense_layouts(columns) if names else {}
-        by_name = None
+        by_name, empty = None, np.empty
         out, objects, arrays, addresses, sizes, converted = {}, [], [], [], [], []
         for name in names:
             layout = layouts.get(name) if type(name) is str else None
             if layout is not None:
                 i, shape, _, _, dt, nbytes = layout
-                a = _empty(shape, dt, f'object "{name}"', lambda: self._read_refusal(i))
+                try:
+                    a = empty(shape, dt)
+                except (MemoryError, ValueError):  # _empty says why (no message made per array)
+                    a = _empty(shape, dt, f'object "{name}"', lambda: self._read_refusal(i))
             else:
                 if by_name is None:
                     by_name = {s.name: s for s in self._summaries()}
