@@ -292,6 +292,24 @@ def test_conjugate_and_negative_views_save_their_values(tmp_path):
     assert torch.equal(got["neg"], torch.tensor([-2.0, 1.0]))
 
 
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_a_tensors_own_memory_is_written_as_numpy_would_write_it(tmp_path, monkeypatch, encoding):
+    # save_file writes a contiguous CPU tensor of a plain dtype from its own
+    # memory (_raw_tensor); the file is byte for byte the one numpy's way
+    # makes, for every dtype, views, scalars, empty, strided, conj and neg
+    # tensors, and tensors that require grad.
+    t = {f"{d}".replace("torch.", ""): sample(d) for d in DTYPES}
+    t.update({"scalar": sample(torch.float32, ()), "empty": sample(torch.bfloat16, (0, 3)),
+              "strided": sample(torch.int16).transpose(0, 2), "offset": sample(torch.float64)[1],
+              "conj": torch.tensor([1 + 2j]).conj(), "neg": torch.tensor([1 + 2j]).conj().imag,
+              "grad": torch.ones(3, requires_grad=True), "view": sample(torch.float32).view(torch.int32)})
+    zt.save_file(t, tmp_path / "fast.zt", encoding=encoding)
+    assert zt._raw_tensor(t["float32"]) is not None and zt._raw_tensor(t["strided"]) is None
+    monkeypatch.setattr(zt, "_raw_tensor", lambda x: None)
+    zt.save_file(t, tmp_path / "numpy.zt", encoding=encoding)
+    assert (tmp_path / "fast.zt").read_bytes() == (tmp_path / "numpy.zt").read_bytes()
+
+
 def test_save_to_bytes_refuses_shards_and_append():
     t = {"x": torch.zeros(4)}
     with pytest.raises(ValueError, match="shard_bytes"):

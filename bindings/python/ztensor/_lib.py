@@ -10,6 +10,7 @@ PKG_CONFIG_PATH). ztensor.library_path() says which file was loaded.
 """
 
 import ctypes
+import numbers
 import os
 import shutil
 import subprocess
@@ -350,7 +351,10 @@ def cstr(s):
 def checked_int(v, what, lo=0, hi=2 ** 64 - 1):
     """An integer for a C integer argument, range-checked: ctypes would wrap
     2**64 + 3 to 3 and truncate 2.9 to 2 without a word."""
-    import numbers
+    if type(v) is int:  # the usual argument: no ABC check
+        if not lo <= v <= hi:
+            raise ValueError(f"{what} {v} is out of range [{lo}, {hi}]")
+        return v
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{what} must be an integer, not {type(v).__name__} {v!r}")
     v = int(v)
