@@ -481,7 +481,7 @@ class _File:
                                   max_decoded_bytes=max_decoded_bytes)
         self.float8 = float8
         self.sparse = sparse
-        self._layouts = self._exact = None
+        self._layouts = self._exact = self._names = None
         self._column = self._summary = None
         self._summary_by_name = None
         # mmap=True: raw data from the File's copy-on-write mapping
@@ -492,7 +492,7 @@ class _File:
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        self._column = self._summary = self._layouts = self._exact = None
+        self._column = self._summary = self._layouts = self._exact = self._names = None
 
     def attributes(self):
         return self.f.attributes
@@ -577,12 +577,22 @@ class _File:
 
     def get(self, key, device):
         """One tensor by the name tensor_names() gives."""
-        if self.quantized == "checkpoint" and key not in self.f:
+        if self.quantized == "checkpoint" and not self._has(key):
             for name in self.keys():
                 if key in (self._recorded_names(name) or ()):
                     return _to(dict(self.checkpoint_tensors(name))[key], device)
             raise KeyError(key)
         return self.load([key], device)[key]
+
+    def _has(self, key):
+        """Whether the file has an object named `key`: a str from the set of
+        the summaries' names, made once (the reader's lookup through ctypes
+        cost ~2.7 us, a get_tensor loop pays it a tensor)."""
+        if type(key) is not str:
+            return key in self.f  # the reader's answer for anything else
+        if self._names is None:
+            self._names = frozenset(self._columns().names)
+        return key in self._names
 
     def _exacts(self, names):
         """name -> _Exact for those of `names` that load byte for byte (the
@@ -925,7 +935,9 @@ def _to(t, device):
 
 def _staging_for(device, buffers, buffer_bytes):
     """The staging ring for a CUDA device, None for any other."""
-    device = torch.device("cpu" if device is None else device)
+    if device is None or device == "cpu":
+        return None
+    device = torch.device(device)
     if device.type != "cuda":
         return None
     return _Staging(_staging.CudaCopies(device), buffers, buffer_bytes)
