@@ -310,6 +310,19 @@ def test_a_tensors_own_memory_is_written_as_numpy_would_write_it(tmp_path, monke
     assert (tmp_path / "fast.zt").read_bytes() == (tmp_path / "numpy.zt").read_bytes()
 
 
+def test_get_tensor_finds_names_as_the_file_has_them(tmp_path):
+    # get_tensor checks a str name against the summaries' names (a set made
+    # once), anything else against the reader: a name the file lacks, in any
+    # form, is a KeyError naming it.
+    t = {"a": torch.ones(2), "ünï": torch.zeros(3)}
+    zt.save_file(t, tmp_path / "t.zt")
+    with zt.safe_open(tmp_path / "t.zt", "pt") as f:
+        assert torch.equal(f.get_tensor("ünï"), t["ünï"]) and torch.equal(f.get_tensor("a"), t["a"])
+        for missing in ("b", "A", "a ", 3, b"a"):
+            with pytest.raises(KeyError):
+                f.get_tensor(missing)
+
+
 def test_save_to_bytes_refuses_shards_and_append():
     t = {"x": torch.zeros(4)}
     with pytest.raises(ValueError, match="shard_bytes"):
