@@ -193,6 +193,23 @@ def _tuples(memory, first, d):
     return list(zip(*(memory[first + k].tolist() for k in range(d))))
 
 
+def _objects_of_kind(columns, first, kind_of):
+    """(object index, name, shape, dtype, type, kind) of each object of
+    `columns` (a _columns result for the objects from `first` on) for which
+    kind_of(format, dtype, type) is not None, that being its kind: asked
+    once per (format, dtype, type), since per-object work is what a model
+    of many small tensors loads at."""
+    c, kinds = columns, {}
+    for i, name, fmt, shape, dtype, ltype in zip(range(first, first + len(c.names)), c.names, c.formats,
+                                                 c.shapes, c.dtypes, c.types):
+        key = (fmt, dtype, ltype)
+        kind = kinds.get(key, False)
+        if kind is False:
+            kind = kinds[key] = kind_of(fmt, dtype, ltype)
+        if kind is not None:
+            yield i, name, shape, dtype, ltype, kind
+
+
 def _dense_kind(fmt, dtype, ltype):
     """The numpy dtype a dense object's data decodes to, one element per
     value of its shape, or None: another format, a storage dtype numpy
@@ -977,17 +994,10 @@ class File(NotCopyable, collections.abc.Mapping):
         _columns result for the objects from `first` on). Whether a
         (format, dtype, type) loads, and as what, is decided once per
         combination: per-object work is what many small tensors load at."""
-        c = self._columns() if columns is None else columns
-        out, kinds = {}, {}
-        prod = math.prod
-        for i, name, fmt, shape, dtype, ltype in zip(range(first, first + len(c.names)), c.names, c.formats,
-                                                     c.shapes, c.dtypes, c.types):
-            key = (fmt, dtype, ltype)
-            kind = kinds.get(key, False)
-            if kind is False:
-                kind = kinds[key] = _dense_kind(fmt, dtype, ltype)
-            if kind is not None:
-                out[name] = (i, shape, dtype, ltype, kind, prod(shape) * kind.itemsize)
+        out, prod = {}, math.prod
+        for i, name, shape, dtype, ltype, kind in _objects_of_kind(
+                self._columns() if columns is None else columns, first, _dense_kind):
+            out[name] = (i, shape, dtype, ltype, kind, prod(shape) * kind.itemsize)
         return out
 
     def _decode_ranges(self, parts, threads=0):

@@ -602,16 +602,10 @@ class _File:
         per-tensor Python work is what a model of many small tensors loads
         at (BENCHMARKS.md)."""
         if self._exact is None:
-            c = self._columns()
-            kinds, table, new, prod = {}, {}, tuple.__new__, math.prod
-            for i, name, fmt, shape, dtype, ltype in zip(range(len(c.names)), c.names, c.formats, c.shapes,
-                                                         c.dtypes, c.types):
-                key = (fmt, dtype, ltype)
-                kind = kinds.get(key, False)
-                if kind is False:
-                    kind = kinds[key] = self._exact_kind(fmt, dtype, ltype)
-                if kind is not None:
-                    table[name] = new(_Exact, (i, shape, kind[0], prod(shape) * kind[1], 0))  # no __new__ call
+            table, new, prod = {}, tuple.__new__, math.prod
+            for i, name, shape, _, _, (torch_dtype, size) in _reader._objects_of_kind(
+                    self._columns(), 0, self._exact_kind):
+                table[name] = new(_Exact, (i, shape, torch_dtype, prod(shape) * size, 0))  # no __new__ call
             self._exact = table
         table = self._exact
         if names == self._columns().names:  # every object, in index order: the usual load
