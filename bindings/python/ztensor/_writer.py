@@ -88,16 +88,12 @@ def _prepare(array, dtype=None, type=None):
 
 
 def _shape_arg(shape):
-    """(ctypes uint64 array, rank) of a shape, each dimension checked (a
-    torch.Size or a tuple of ints: one pass, no call a dimension)."""
-    dims = list(shape)
-    if not all(type(d) is int and 0 <= d <= _U64_MAX for d in dims):
-        dims = [checked_int(d, "dimension") for d in dims]
+    """(ctypes uint64 array, rank) of a shape, each dimension checked."""
+    dims = [checked_int(d, "dimension") for d in shape]
     n = len(dims)
     return (_DIMS[n] if n < len(_DIMS) else c_uint64 * n)(*dims), n
 
 
-_U64_MAX = 2 ** 64 - 1
 _DIMS = [c_uint64 * max(n, 1) for n in range(9)]  # the array types of the usual ranks, made once
 
 
@@ -190,9 +186,7 @@ class Writer(NotCopyable):
         with self._lock:
             a, zdtype, ztype = _prepare(array, dtype, type)
             if ztype is None and attributes is None:
-                shape, ndim = _shape_arg(a.shape)
-                check(lib.zt_writer_add_dense(self._live(), cstr(name), cstr(zdtype), shape, ndim,
-                                              a.ctypes.data, a.nbytes, cstr(encoding)))
+                self._add_dense_at(name, zdtype, a.shape, a.ctypes.data, a.nbytes, encoding)
                 return
             self.add_object(name, "dense", a.shape, {"data": (a, zdtype, ztype)},
                             encoding=encoding, attributes=attributes)
@@ -200,10 +194,11 @@ class Writer(NotCopyable):
     __setitem__ = add
 
     def _add_dense_at(self, name, dtype, shape, address, nbytes, encoding):
-        """add() of the `nbytes` little-endian bytes at `address`, stored as
-        `dtype` with no type or attributes: save_file's way for a tensor's
-        own memory, which the caller keeps alive and unchanged through the
-        call (no numpy array made: ~4 us a tensor)."""
+        """The `nbytes` little-endian bytes at `address` as a dense object
+        stored as `dtype`, with no type or attributes: add()'s last step,
+        and save_file's way for a tensor's own memory (no numpy array made:
+        ~4 us a tensor). The caller keeps the memory alive and unchanged
+        through the call."""
         with self._lock:
             dims, ndim = _shape_arg(shape)
             check(lib.zt_writer_add_dense(self._live(), cstr(name), cstr(dtype), dims, ndim, address,
