@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 #include <link.h>
 #include <malloc.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,13 +21,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hardening_support.h"
 #include "ztensor.h"
 
 namespace {
@@ -330,26 +329,6 @@ void read_everything(zt_reader* r, const Data& d, bool may_fail, long* map_held)
                  may_fail);
 }
 
-std::string temp_stem(uint32_t version) {
-  return "zt_reader_alloc_" + std::to_string(::getpid()) + "_v" + std::to_string(version);
-}
-
-std::string temp_path(uint32_t version) {
-  return (std::filesystem::path(::testing::TempDir()) / (temp_stem(version) + ".zt")).string();
-}
-
-// The file and any shard files of it (<stem>-<name>.zt).
-size_t remove_model(uint32_t version) {
-  size_t files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(::testing::TempDir())) {
-    if (e.path().filename().string().rfind(temp_stem(version), 0) == 0) {
-      std::filesystem::remove(e.path());
-      ++files;
-    }
-  }
-  return files;
-}
-
 struct Points {
   long failed = 0;            // sequences with an allocation failed on purpose
   long failed_maps = 0;       // of those, the ones whose map of the zstd object failed
@@ -395,26 +374,18 @@ zt_status open_the_way(const std::string& path, Way way, const std::vector<uint8
   return zt_open_source(&src, &opt, r);
 }
 
-std::vector<uint8_t> file_bytes(const std::string& path) {
-  std::vector<uint8_t> out(std::filesystem::file_size(path));
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  EXPECT_NE(f, nullptr);
-  if (f) {
-    EXPECT_EQ(std::fread(out.data(), 1, out.size(), f), out.size());
-    std::fclose(f);
-  }
-  return out;
-}
-
 // Fails the sequence's allocations one at a time, from the first to past
 // the last (the run in which none failed ends it).
 Points fail_each_allocation(uint32_t version, Way way, uint64_t shard_bytes = 0) {
   EXPECT_FALSE(json_destroy_ranges().empty())
       << "no json_value::destroy in this executable's symbols";
   const Data d;
-  const std::string path = temp_path(version);
+  // The model's files (the root and any shards beside it), removed with the directory.
+  const zt::hardening::ScratchDir dir;
+  const std::string path = dir.file("model.zt");
   write_file(path, version, d, shard_bytes);
-  const std::vector<uint8_t> bytes = way == Way::source ? file_bytes(path) : std::vector<uint8_t>();
+  const std::vector<uint8_t> bytes =
+      way == Way::source ? zt::hardening::read_file(path) : std::vector<uint8_t>();
   Points p;
   for (long fail_at = 0;; ++fail_at) {
     SCOPED_TRACE("allocation " + std::to_string(fail_at) + " failed");
@@ -445,7 +416,7 @@ Points fail_each_allocation(uint32_t version, Way way, uint64_t shard_bytes = 0)
     read_everything(r, d, false, nullptr);  // memory is back: everything as it should be
     zt_close(r);
   }
-  p.files = remove_model(version);
+  p.files = dir.list().size();
   std::fprintf(stderr,
                "  v%u%s, %zu file(s): %ld allocations failed in turn, %ld maps failed, the most "
                "one held %ld bytes\n",
