@@ -13,21 +13,9 @@ Result<void> Parser::parse_component_v1(std::string_view obj, std::string_view r
   const ItemName w("object", obj, role);
   ZT_FAIL_IF(!is_map(cd), invalid, "%s is not a map", w.c_str());
   c.role = std::string(role);
-  // The fields found in one pass over the map's entries (a lookup a field
-  // scanned them ten times; keys are unique, the decoder refused repeats).
-  uint32_t dt = 0, ty = 0, off = 0, len = 0, ucl = 0, enc = 0, dg = 0;
-  (void)for_each_entry(cd, [&](std::string_view k, uint32_t v) -> Result<void> {
-    uint32_t* field = k == "dtype"                 ? &dt
-                      : k == "offset"              ? &off
-                      : k == "length"              ? &len
-                      : k == "digest"              ? &dg
-                      : k == "type"                ? &ty
-                      : k == "encoding"            ? &enc
-                      : k == "uncompressed_length" ? &ucl
-                                                   : nullptr;
-    if (field) *field = v;
-    return {};
-  });
+  static constexpr std::array<std::string_view, 7> kFields = {
+      "dtype", "offset", "length", "digest", "type", "encoding", "uncompressed_length"};
+  const auto [dt, off, len, dg, ty, enc, ucl] = fields(cd, kFields);
   for (const auto& [key, at] : {std::pair{"dtype", dt}, {"offset", off}, {"length", len}})
     ZT_FAIL_IF(!at, invalid, "%s: required field \"%s\" is missing", w.c_str(), key);
   ZT_FAIL_IF(!is_uint(off), invalid, "%s: \"offset\" is not an unsigned integer", w.c_str());

@@ -69,14 +69,16 @@ Result<Component> Parser::parse_part_v2(std::string_view obj, std::string_view r
   ZT_FAIL_IF(!is_map(pd), invalid, "%s is not a map", w.c_str());
   Component c;
   c.role = std::string(role);
-  const uint32_t dt = get(pd, "dtype");
+  static constexpr std::array<std::string_view, 7> kFields = {
+      "dtype", "type", "blob", "shard", "encoding", "decoded_length", "digest"};
+  const auto [dt, ty, blob, sh, enc, dl, dg] = fields(pd, kFields);
   ZT_FAIL_IF(!is_text(dt), invalid, "%s: \"dtype\" is missing or not a string", w.c_str());
   const auto d = dtype_from_name(node(dt).str);
   ZT_FAIL_IF(!d || *d == DType::boolean, invalid,
              "%s: dtype \"%s\" is not one of the 12 storage types (bool is a type over u8)",
              w.c_str(), std::string(node(dt).str.substr(0, 100)).c_str());
   c.dtype = *d;
-  if (const uint32_t ty = get(pd, "type")) {
+  if (ty) {
     ZT_FAIL_IF(!is_text(ty), invalid, "%s: \"type\" is not a string", w.c_str());
     ZT_TRY(check_c_text(w, "type", ty));
     c.type = std::string(node(ty).str);
@@ -86,7 +88,6 @@ Result<Component> Parser::parse_part_v2(std::string_view obj, std::string_view r
                std::string(dtype_name(c.known_type->storage)).c_str(),
                std::string(dtype_name(c.dtype)).c_str());
   }
-  const uint32_t blob = get(pd, "blob");
   ZT_FAIL_IF(!blob || kind_of(blob) != Kind::array, invalid,
              "%s: \"blob\" is missing or not an array", w.c_str());
   ZT_FAIL_IF(node(blob).kind != Kind::array, invalid,
@@ -97,13 +98,11 @@ Result<Component> Parser::parse_part_v2(std::string_view obj, std::string_view r
              "%s: \"blob\" elements are not unsigned integers", w.c_str());
   c.offset = node(off).u;
   c.length = node(len).u;
-  if (const uint32_t sh = get(pd, "shard")) {
+  if (sh) {
     ZT_FAIL_IF(!is_text(sh), invalid, "%s: \"shard\" is not a string", w.c_str());
     at.name = std::string(node(sh).str);
     pending_shards_.push_back(std::move(at));
   }
-  const uint32_t enc = get(pd, "encoding");
-  const uint32_t dl = get(pd, "decoded_length");
   ZT_FAIL_IF(!enc != !dl, invalid, "%s: \"decoded_length\" must be present iff \"encoding\" is",
              w.c_str());
   if (enc) {
@@ -121,7 +120,7 @@ Result<Component> Parser::parse_part_v2(std::string_view obj, std::string_view r
                w.c_str());
     c.uncompressed_length = node(dl).u;
   }
-  if (const uint32_t dg = get(pd, "digest")) {
+  if (dg) {
     ZT_FAIL_IF(!is_text(dg), invalid, "%s: \"digest\" is not a string", w.c_str());
     c.digest = std::string(node(dg).str);
     const auto problem = digest_problem_v2(*c.digest);

@@ -5,6 +5,7 @@
 // rules in parser.cpp. Internal to src/manifest.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -77,6 +78,23 @@ class Parser {
   }
   bool is_null_or_absent(uint32_t i) const { return !i || node(i).kind == Kind::null; }
   uint32_t get(uint32_t map, std::string_view key) const { return doc_->find(map, key); }
+  // The values of `keys` in `map` (0 where absent), found in one pass over
+  // its entries: a get() a key scans them all, and a component's ten
+  // lookups showed in an open's profile. The decoder refused repeated
+  // keys, so each is found once.
+  template <size_t N>
+  std::array<uint32_t, N> fields(uint32_t map, const std::array<std::string_view, N>& keys) const {
+    std::array<uint32_t, N> out{};
+    (void)for_each_entry(map, [&](std::string_view k, uint32_t v) -> Result<void> {
+      for (size_t i = 0; i < N; ++i)
+        if (k == keys[i]) {
+          out[i] = v;
+          break;
+        }
+      return {};
+    });
+    return out;
+  }
 
   template <typename F>
   Result<void> for_each_entry(uint32_t map, F&& f) const {
