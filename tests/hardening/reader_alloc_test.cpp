@@ -35,6 +35,7 @@ namespace {
 thread_local bool t_armed = false;   // set only inside the library's calls (in_library)
 thread_local long t_countdown = -1;  // the allocation that fails, counted from 0
 thread_local long t_failed = 0;      // allocations failed on purpose
+thread_local long t_made = 0;        // allocations made inside the library's calls
 std::atomic<long> g_live_bytes{0};   // operator new's bytes not yet deleted, all threads
 long g_let_through = 0;  // json destructors' allocations not failed (made_by_json_destructor)
 
@@ -116,6 +117,7 @@ bool made_by_json_destructor() {
 }
 
 void* allocate(std::size_t n) {
+  if (t_armed) ++t_made;
   if (t_armed && t_countdown >= 0 && t_countdown-- == 0) {
     if (made_by_json_destructor()) {
       t_countdown = 0;
@@ -563,6 +565,42 @@ TEST(ReaderAlloc, ForeignFilesOfTodaysToolsToo) {
     EXPECT_GT(fail_each_allocation_of(dir + "/" + file), 10)
         << file << ": fewer allocations than expected";
   }
+}
+
+// 4.03 measured (2026-12-03): an object's name, shape, component list and
+// digest. A message's text made ahead (object "w", object "w": component
+// "data") and a digest's copy for one were three more (7 an object).
+constexpr double kMostAllocationsAnObject = 4.5;
+
+// What opening a file of many objects allocates an object: its name, shape,
+// components and digest, not a message's text made in case one is needed
+// (two strings an object until session 56's ItemName) nor copies of what
+// parsing moved (an Object moved five times on its way into the manifest).
+TEST(ReaderAlloc, AnOpenAllocatesAFewTimesAnObject) {
+  constexpr size_t kObjects = 2000;
+  const zt::hardening::ScratchDir dir;
+  const std::string path = dir.file("many.zt");
+  zt_writer* w = nullptr;
+  ASSERT_EQ(zt_writer_open(path.c_str(), &w), ZT_OK) << zt_last_error();
+  const float values[4] = {1, 2, 3, 4};
+  const uint64_t shape[1] = {4};
+  for (size_t i = 0; i < kObjects; ++i) {
+    const std::string name = "model.layers." + std::to_string(i) + ".mlp.up_proj.weight";
+    ASSERT_EQ(zt_writer_add_dense(w, name.c_str(), "f32", shape, 1, values, sizeof values, nullptr),
+              ZT_OK);
+  }
+  ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+  zt_reader* r = nullptr;
+  t_made = 0;
+  t_inject = true;  // counted, none failed (t_countdown is -1)
+  const zt_status opened = in_library([&] { return zt_open(path.c_str(), &r); });
+  t_inject = false;
+  ASSERT_EQ(opened, ZT_OK) << zt_last_error();
+  zt_close(r);
+  const double each = static_cast<double>(t_made) / kObjects;
+  std::fprintf(stderr, "  zt_open of %zu objects: %ld allocations, %.2f an object\n", kObjects,
+               t_made, each);
+  EXPECT_LE(each, kMostAllocationsAnObject);
 }
 
 }  // namespace
