@@ -232,6 +232,9 @@ def test_loads_plan_without_the_manifests_json(tmp_path, monkeypatch):
         raise AssertionError("a load read the manifest's JSON")
 
     monkeypatch.setattr(ztensor.File, "manifest", property(refused))
+    from ztensor import _reader
+    if _reader._SUMMARY_DTYPE is not None:  # and a field at a time, not a ctypes struct an object
+        monkeypatch.setattr(ztensor.File, "_columns_of_structs", lambda *a: pytest.fail("struct rows"))
     assert all(same(v, t[k]) for k, v in zt.load_file(p).items())
     with ztensor.open(p) as f:
         assert sorted(f.decode_many()) == sorted(t)
