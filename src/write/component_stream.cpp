@@ -44,8 +44,13 @@ Result<void> Writer::Impl::pad_to_alignment() {
 
 Result<void> Writer::Impl::truncate_to(uint64_t size) {
   if (frames) frames->cancel();
-  if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0 ||
-      ::lseek(file->fd(), static_cast<off_t>(size), SEEK_SET) < 0) {
+  auto fd = file->fd();
+  if (!fd) {
+    state = State::failed;
+    return std::move(fd).error();
+  }
+  if (::ftruncate(*fd, static_cast<off_t>(size)) != 0 ||
+      ::lseek(*fd, static_cast<off_t>(size), SEEK_SET) < 0) {
     state = State::failed;
     return make_error(Status::io, "%s: truncate failed: %s", path.c_str(), std::strerror(errno));
   }

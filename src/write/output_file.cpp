@@ -199,6 +199,8 @@ OutputFile& OutputFile::operator=(OutputFile&& o) noexcept {
     tmp_ = std::exchange(o.tmp_, std::string());
     settled_dev_ = o.settled_dev_;
     settled_ino_ = o.settled_ino_;
+    gathered_ = std::exchange(o.gathered_, {});
+    broken_ = std::exchange(o.broken_, std::nullopt);
     fd_ = std::exchange(o.fd_, -1);
     anonymous_ = o.anonymous_;
   }
@@ -211,14 +213,38 @@ OutputFile::~OutputFile() {
 
 Result<void> OutputFile::write(std::span<const uint8_t> bytes) {
   ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  if (broken_) return *broken_;
+  if (gathered_.size() + bytes.size() > kGatherBytes) ZT_TRY(flush());
+  if (bytes.size() >= kGatherBytes) return write_out(bytes);
+  if (gathered_.capacity() == 0) gathered_.reserve(kGatherBytes);
+  gathered_.insert(gathered_.end(), bytes.begin(), bytes.end());
+  return {};
+}
+
+Result<void> OutputFile::write_out(std::span<const uint8_t> bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error("write");
+    if (n < 0) {
+      broken_ = io_error("write");
+      return *broken_;
+    }
     done += static_cast<size_t>(n);
   }
   return {};
+}
+
+Result<void> OutputFile::flush() {
+  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  if (broken_) return *broken_;
+  const std::vector<uint8_t> gathered = std::exchange(gathered_, {});
+  return write_out(gathered);
+}
+
+Result<int> OutputFile::fd() {
+  ZT_TRY(flush());
+  return fd_;
 }
 
 Result<void> OutputFile::name_temporary() {
@@ -238,7 +264,10 @@ Result<void> OutputFile::name_temporary() {
 }
 
 Result<void> OutputFile::settle() {
-  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  if (auto flushed = flush(); !flushed) {
+    discard();
+    return flushed;
+  }
   if (anonymous_) {
     if (auto named = name_temporary(); !named) {
       discard();
@@ -282,7 +311,10 @@ Result<void> OutputFile::publish() {
       return e;
     }
   }
-  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
+  if (auto flushed = flush(); !flushed) {
+    discard();
+    return flushed;
+  }
   auto failed = [this](const char* step) {
     const Error e = io_error(step);
     discard();
@@ -396,6 +428,7 @@ Result<void> OutputFile::keep_what_it_replaces() {
 }
 
 void OutputFile::discard() {
+  gathered_ = {};
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!tmp_.empty()) ::unlink(tmp_.c_str());

@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/error.h"
 
@@ -43,8 +45,9 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile();
 
-  // The open descriptor, for pread, ftruncate and lseek; -1 once closed.
-  int fd() const { return fd_; }
+  // The open descriptor, for pread, ftruncate and lseek, with every byte
+  // written so far flushed to it (flush()'s errors).
+  Result<int> fd();
   const std::string& path() const { return path_; }
 
   // Names another target in the same directory, for a file whose name is
@@ -54,8 +57,20 @@ class OutputFile {
   // if there is one, instead of those of the file it replaces: a model's new
   // shards, whose names are new, take those of the root they come with.
   void keep_like(std::string path) { like_ = std::move(path); }
-  // Writes all of `bytes` at the current position (EINTR retried).
+  // Writes all of `bytes` after those written before (EINTR retried).
+  // Writes of less than kGatherBytes are gathered and go out together, at
+  // flush() or when the gathered bytes would pass it (a model of many small
+  // tensors made two write(2) calls a tensor: its data and the next one's
+  // padding); larger ones go out at once, after what was gathered. So a
+  // failed write(2) fails this call or a later one (write, flush, fd,
+  // settle, publish); the file no longer holds the bytes written and every
+  // later call fails with the same error: it can never be published.
   Result<void> write(std::span<const uint8_t> bytes);
+  // Writes out the gathered bytes and frees their buffer (a writer that
+  // holds many files open, a model's shards, holds none for each).
+  Result<void> flush();
+
+  static constexpr size_t kGatherBytes = size_t{64} << 10;
   // fsync, name, rename over the target, fsync the directory. A file that
   // replaces one keeps its mode (and owner and group, where permitted).
   // The file is closed afterwards, whatever the outcome.
@@ -78,10 +93,15 @@ class OutputFile {
   // target; Status::io naming the step.
   Result<void> name_temporary();
 
+  // Writes all of `bytes` now; a failure breaks the file (broken_).
+  Result<void> write_out(std::span<const uint8_t> bytes);
+
   std::string path_, dir_;
   std::string like_;                            // keep_like's file, if any
   std::string tmp_;                             // the temporary name, once the file has one
   uint64_t settled_dev_ = 0, settled_ino_ = 0;  // the file settle() closed
+  std::vector<uint8_t> gathered_;  // small writes not yet written out
+  std::optional<Error> broken_;    // the write(2) failure that lost bytes, if one did
   int fd_ = -1;
   bool anonymous_ = false;  // O_TMPFILE: no name until publish()
 };

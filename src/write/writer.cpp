@@ -99,7 +99,7 @@ Result<void> check_name(std::string_view what, std::string_view name, bool v2, b
 }
 
 // The file that holds a written component (sparse checks read indices back).
-int Writer::Impl::fd_of(const Component& c) const {
+Result<int> Writer::Impl::fd_of(const Component& c) {
   if (c.shard && *c.shard < earlier_shards.size()) return earlier_shards[*c.shard].fd();
   return file->fd();
 }
@@ -144,12 +144,14 @@ Result<void> Writer::Impl::drop_component() {
   return {};
 }
 
-Result<std::string> Writer::Impl::shard_sha256(size_t k) const {
+Result<std::string> Writer::Impl::shard_sha256(size_t k) {
+  auto fd = earlier_shards[k].fd();
+  ZT_TRY(fd);
   Hasher h(DigestAlgo::sha256);
   std::vector<uint8_t> piece(size_t{4} << 20);
   for (uint64_t at = 0; at < shard_sizes[k]; at += piece.size()) {
     const auto n = static_cast<size_t>(std::min<uint64_t>(piece.size(), shard_sizes[k] - at));
-    ZT_TRY(read_at(earlier_shards[k].fd(), at, std::span(piece).first(n)));
+    ZT_TRY(read_at(*fd, at, std::span(piece).first(n)));
     h.update(std::span(piece).first(n));
   }
   return h.finish_hex();
@@ -190,13 +192,15 @@ Result<void> Writer::Impl::next_shard() {
   return write_all(std::span<const uint8_t>(kMagicV2, 8));
 }
 
-Result<bool> Writer::Impl::same_bytes(uint64_t a, uint64_t b, uint64_t n) const {
+Result<bool> Writer::Impl::same_bytes(uint64_t a, uint64_t b, uint64_t n) {
+  auto fd = file->fd();
+  ZT_TRY(fd);
   constexpr uint64_t kChunk = uint64_t{1} << 20;
   std::vector<uint8_t> x(static_cast<size_t>(std::min(n, kChunk))), y(x.size());
   for (uint64_t at = 0; at < n; at += kChunk) {
     const auto len = static_cast<size_t>(std::min(kChunk, n - at));
-    ZT_TRY(read_at(file->fd(), a + at, std::span(x).first(len)));
-    ZT_TRY(read_at(file->fd(), b + at, std::span(y).first(len)));
+    ZT_TRY(read_at(*fd, a + at, std::span(x).first(len)));
+    ZT_TRY(read_at(*fd, b + at, std::span(y).first(len)));
     if (std::memcmp(x.data(), y.data(), len) != 0) return false;
   }
   return true;
@@ -235,9 +239,11 @@ Result<void> Writer::Impl::check_object_rules() {
   ZT_TRY(validate_object(current));
   const ObjectFormat* f = format_of(current);
   if (!f || !f->check_written) return {};
-  return f->check_written(current, [this](size_t k) {
+  return f->check_written(current, [this](size_t k) -> Result<std::unique_ptr<ByteWindows>> {
     const Component& c = current.components[k];
-    return read_back_windows(fd_of(c), c, component_where(current, c));
+    auto fd = fd_of(c);
+    ZT_TRY(fd);
+    return read_back_windows(*fd, c, component_where(current, c));
   });
 }
 

@@ -118,11 +118,11 @@ struct Writer::Impl {
   bool sharded() const { return opt.shard_bytes != 0; }
   size_t current_shard() const { return earlier_shards.size(); }
   // The descriptor of the file holding a written component.
-  int fd_of(const Component& c) const;
+  Result<int> fd_of(const Component& c);
   // Ends the current shard with its footer and starts the next one.
   Result<void> next_shard();
   // The sha256 (hex) of earlier shard k, read back.
-  Result<std::string> shard_sha256(size_t k) const;
+  Result<std::string> shard_sha256(size_t k);
   // Settles the oldest shards before the object being written while more
   // than shard_descriptor_budget() hold descriptors: a model of thousands
   // of shards would otherwise hold one each until finish.
@@ -140,7 +140,7 @@ struct Writer::Impl {
   // Cuts the current object's bytes off the file again (and forgets its blobs).
   Result<void> drop_object();
   // Canonical form: whether [a, a+n) and [b, b+n) of the file hold the same bytes.
-  Result<bool> same_bytes(uint64_t a, uint64_t b, uint64_t n) const;
+  Result<bool> same_bytes(uint64_t a, uint64_t b, uint64_t n);
   // Canonical form: the ended part `c` references an earlier blob of the
   // same bytes, if there is one, and its own copy is cut off the file.
   Result<void> share_identical_blob(Component& c);

@@ -109,7 +109,7 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 namespace {
 
 struct Outcome {
-  bool dense_ok = false, streamed_ok = false, small_ok = false, finish_ok = false;
+  bool dense_ok = false, streamed_ok = false, small_ok = false, large_ok = false, finish_ok = false;
 };
 
 std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
@@ -119,8 +119,10 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
 }
 
 // The sequence: a zstd dense object in one call, an object streamed in
-// pieces through begin/write/end, a small raw object, finish. Every call is
-// made whatever the earlier ones returned.
+// pieces through begin/write/end, a small raw object, a raw object larger
+// than OutputFile gathers (whose call writes out the others' gathered bytes:
+// a write that fails there fails a call after the one that gave the
+// bytes), finish. Every call is made whatever the earlier ones returned.
 enum class Fault { allocation, io };
 
 Outcome run_sequence(const std::string& path, long fail_at, Fault fault = Fault::allocation) {
@@ -132,7 +134,8 @@ Outcome run_sequence(const std::string& path, long fail_at, Fault fault = Fault:
   zt_writer* w = nullptr;
   if (zt_writer_open_ex(path.c_str(), &opt, &w) != ZT_OK) return o;
   const std::vector<uint8_t> a = pattern(20000, 1), b = pattern(30000, 2), c = pattern(64, 3);
-  const uint64_t sa[1] = {a.size() / 4}, sb[1] = {b.size()}, sc[1] = {c.size()};
+  const std::vector<uint8_t> d = pattern(zt::OutputFile::kGatherBytes + 4000, 4);
+  const uint64_t sa[1] = {a.size() / 4}, sb[1] = {b.size()}, sc[1] = {c.size()}, sd[1] = {d.size()};
   (fault == Fault::allocation ? t_countdown : t_io_countdown) = fail_at;
   t_armed = true;
   o.dense_ok = zt_writer_add_dense(w, "a", "f32", sa, 1, a.data(), a.size(), "zstd") == ZT_OK;
@@ -147,6 +150,7 @@ Outcome run_sequence(const std::string& path, long fail_at, Fault fault = Fault:
   streamed = ended == ZT_OK && streamed;
   o.streamed_ok = zt_writer_end_object(w) == ZT_OK && streamed;
   o.small_ok = zt_writer_add_dense(w, "c", "u8", sc, 1, c.data(), c.size(), nullptr) == ZT_OK;
+  o.large_ok = zt_writer_add_dense(w, "d", "u8", sd, 1, d.data(), d.size(), nullptr) == ZT_OK;
   o.finish_ok = zt_writer_finish(w) == ZT_OK;
   t_armed = false;
   t_countdown = t_io_countdown = -1;
@@ -178,7 +182,7 @@ long fail_each_call(Fault fault) {
     const Outcome o = run_sequence(path, fail_at, fault);
     if ((fault == Fault::allocation ? t_failed : t_io_failed) == 0) {
       // Past the last such call of the sequence: everything succeeded.
-      EXPECT_TRUE(o.dense_ok && o.streamed_ok && o.small_ok && o.finish_ok);
+      EXPECT_TRUE(o.dense_ok && o.streamed_ok && o.small_ok && o.large_ok && o.finish_ok);
       break;
     }
     ++points;
@@ -197,7 +201,9 @@ long fail_each_call(Fault fault) {
     size_t expected = 0;
     for (const auto& [ok, name, bytes] : {std::tuple{o.dense_ok, "a", pattern(20000, 1)},
                                           std::tuple{o.streamed_ok, "b", pattern(30000, 2)},
-                                          std::tuple{o.small_ok, "c", pattern(64, 3)}}) {
+                                          std::tuple{o.small_ok, "c", pattern(64, 3)},
+                                          std::tuple{o.large_ok, "d",
+                                                     pattern(zt::OutputFile::kGatherBytes + 4000, 4)}}) {
       size_t i = 0;
       const bool present = zt_object_find(r, name, &i) == ZT_OK;
       EXPECT_EQ(present, ok) << "object " << name << (ok ? " was added but is missing" : " failed but is there");
@@ -243,8 +249,8 @@ TEST(WriterAlloc, MemoryThatStaysExhaustedEndsNoProcess) {
 }
 
 TEST(WriterIo, EveryFailedSystemCallLeavesNoContradictingFile) {
-  // Writes of the three objects and the manifest, the read-back of "b" for
-  // its content check, fsync, linkat or rename: at least 6.
+  // The gathered bytes of the first three objects, the fourth's, the
+  // manifest's, fsync, linkat or rename: at least 6.
   EXPECT_GE(fail_each_call(Fault::io), 6) << "the sequence made fewer system calls than expected";
 }
 
