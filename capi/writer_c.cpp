@@ -113,6 +113,40 @@ zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char* dtype,
   });
 }
 
+void zt_dense_item_init(zt_dense_item* item) {
+  if (!item) return;
+  std::memset(item, 0, sizeof *item);
+  item->struct_size = sizeof *item;
+}
+
+zt_status zt_writer_add_dense_many(zt_writer* w, const zt_dense_item* items, size_t count,
+                                   const char* encoding, size_t* added) {
+  if (added) *added = 0;
+  if (zt_status s = check_writer(w)) return s;
+  if (!items && count > 0) return fail(ZT_ERR_ARGUMENT, "items is NULL");
+  return guard([&] {
+    for (size_t i = 0; i < count; ++i)
+      if (items[i].struct_size != sizeof(zt_dense_item))
+        return set_error(zt::make_error(zt::Status::argument,
+                                        "items[%zu].struct_size %u is not one this library knows",
+                                        i, items[i].struct_size));
+    const std::string_view enc = encoding_or_raw(encoding);
+    for (size_t i = 0; i < count; ++i) {
+      const zt_dense_item& item = items[i];
+      if (!item.name || !item.dtype)
+        return set_error(zt::make_error(zt::Status::argument, "items[%zu]: name or dtype is NULL", i));
+      if (zt_status s = check_shape(item.shape, item.ndim)) return s;
+      if (zt_status s = check_data(item.data, item.nbytes)) return s;
+      if (zt_status s = to_status(w->impl->add_dense(
+              item.name, item.dtype, std::span<const uint64_t>(item.shape, item.ndim),
+              bytes_of(item.data, item.nbytes), enc)))
+        return s;
+      if (added) *added = i + 1;
+    }
+    return ZT_OK;
+  });
+}
+
 zt_status zt_writer_begin_object(zt_writer* w, const char* name, const char* format, const uint64_t* shape,
                                  size_t ndim) {
   if (zt_status s = check_writer(w)) return s;

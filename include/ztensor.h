@@ -619,6 +619,37 @@ ZT_API zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char*
                                      const uint64_t* shape, size_t ndim, const void* data,
                                      uint64_t nbytes, const char* encoding);
 
+/* One dense object for zt_writer_add_dense_many: zt_writer_add_dense's
+   arguments as an array element. Fill it with zt_dense_item_init. Like
+   zt_decode_request, it comes as an array, so its layout is frozen and
+   struct_size must be sizeof(zt_dense_item). */
+typedef struct zt_dense_item {
+  uint32_t struct_size;  /* sizeof(zt_dense_item), set by zt_dense_item_init */
+  uint32_t ndim;         /* rank (at most ZT_MAX_RANK) */
+  const char* name;      /* NUL-terminated, as zt_writer_add_dense's name */
+  const char* dtype;     /* e.g. "bf16" */
+  const uint64_t* shape; /* ndim dimensions (NULL only if ndim is 0) */
+  const void* data;      /* nbytes little-endian elements (NULL only if nbytes is 0) */
+  uint64_t nbytes;       /* product(shape) x the dtype's width */
+} zt_dense_item;
+
+/* Fills *item with the defaults (a rank-0 object with no name). */
+ZT_API void zt_dense_item_init(zt_dense_item* item);
+
+/* Adds items[0], items[1], ... in order, each as zt_writer_add_dense(w,
+   name, dtype, shape, ndim, data, nbytes, encoding) would (same rules,
+   same bytes in the file), in one call: a model of many small tensors
+   costs a binding one foreign call, not one a tensor. Stops at the first
+   item that fails and returns its status (zt_last_error() names the
+   object); the items before it stay added, as separate calls would have
+   left them, and *added (NULL: not told) says how many those are (count
+   on success). Fails with ZT_ERR_ARGUMENT, adding nothing, for a NULL
+   writer, NULL items with count > 0, or a struct_size this library does
+   not know; otherwise as zt_writer_add_dense. The writer copies nothing
+   it keeps: the buffers need to live only through the call. */
+ZT_API zt_status zt_writer_add_dense_many(zt_writer* w, const zt_dense_item* items, size_t count,
+                                          const char* encoding, size_t* added);
+
 /* General objects (sparse, quantized, anything): begin, add components, end.
    zt_writer_end_object checks the object against its format (dense size,
    CSR/COO structure, quantized_group sizes and attributes) and fails with

@@ -323,6 +323,48 @@ def test_plain_tensors_are_saved_without_numpy(tmp_path, monkeypatch):
     assert all(torch.equal(v, t[k]) for k, v in zt.load_file(tmp_path / "t.zt").items())
 
 
+def test_a_run_of_plain_tensors_is_saved_in_one_call(tmp_path, monkeypatch):
+    # A foreign call a tensor (~8 us through ctypes) was most of what saving
+    # a model of many small tensors cost: each run of plain tensors goes to
+    # the writer in one zt_writer_add_dense_many call, in the dict's order,
+    # the others one by one between the runs.
+    from ztensor import _lib
+    calls = []
+    for fn in ("zt_writer_add_dense", "zt_writer_add_dense_many", "zt_writer_begin_object"):
+        real = getattr(_lib.lib, fn)
+        monkeypatch.setattr(_lib.lib, fn, lambda *a, fn=fn, real=real: calls.append((fn, a[2])) or real(*a))
+    t = {"a": sample(torch.bfloat16), "b": sample(torch.int8), "c": torch.tensor([1 + 2j]),
+         "d": sample(torch.float32), "e": sample(torch.float16, ()), "f": sample(torch.int64),
+         "g": sample(torch.int16).transpose(0, 2)}
+    zt.save_file(t, tmp_path / "t.zt")
+    # c (complex: a typed component) and g (strided: through numpy) one by one.
+    assert [fn for fn, _ in calls] == ["zt_writer_add_dense_many", "zt_writer_begin_object",
+                                       "zt_writer_add_dense_many", "zt_writer_add_dense"]
+    assert [n for fn, n in calls if fn.endswith("many")] == [2, 3]
+    with zt.safe_open(tmp_path / "t.zt", "pt") as f:
+        assert list(f.keys()) == list(t)
+        assert all(torch.equal(f.get_tensor(k), v) for k, v in t.items())
+
+
+def test_many_dense_objects_are_refused_as_one_would_be(tmp_path):
+    # Writer._add_dense_many: a NUL inside a name is refused before anything
+    # is written (ValueError, as cstr refuses it), a name given twice with
+    # the library's message naming it; the names go to the file as they are.
+    import ztensor
+    data = np.arange(6, dtype=np.float32)
+    p = data.ctypes.data
+    with ztensor.Writer(tmp_path / "nul.zt") as w:
+        with pytest.raises(ValueError, match="embedded NUL"):
+            w._add_dense_many(["a", "b\0c"], ["f32", "f32"], [(6,), (2, 3)], [p, p], [24, 24], "raw")
+        w._add_dense_many(["ünï", "b"], ["f32", "i32"], [(6,), (2, 3)], [p, p], [24, 24], "raw")
+        with pytest.raises(ztensor.Error, match="ünï"):
+            w._add_dense_many(["c", "ünï"], ["f32", "f32"], [(), (6,)], [p, p], [4, 24], "raw")
+    with ztensor.File(tmp_path / "nul.zt") as f:
+        assert list(f.keys()) == ["ünï", "b", "c"]
+        assert f.array("b").tolist() == data.view(np.int32).reshape(2, 3).tolist()
+        assert f.array("c").shape == ()
+
+
 def test_get_tensor_finds_names_as_the_file_has_them(tmp_path, monkeypatch):
     # get_tensor checks a str name against the summaries' names (a set made
     # once), anything else against the reader: a name the file lacks, in any

@@ -176,6 +176,12 @@ class DecodeRange(Structure):
                 ("written", c_uint64)]
 
 
+class DenseItem(Structure):
+    """zt_dense_item: an array element, its layout frozen (ztensor.h)."""
+    _fields_ = [("struct_size", c_uint32), ("ndim", c_uint32), ("name", c_char_p), ("dtype", c_char_p),
+                ("shape", c_void_p), ("data", c_void_p), ("nbytes", c_uint64)]
+
+
 class ObjectSummary(Structure):
     """zt_object_summary: an array element, its layout frozen (ztensor.h).
     The strings read as bytes and the shape as a pointer to index: each
@@ -256,6 +262,7 @@ for _name, _res, _args in [
     ("zt_writer_open_append", _STATUS, [c_char_p, POINTER(WriterOptions), POINTER(_writer_p)]),
     ("zt_writer_add_dense", _STATUS,
      [_writer_p, c_char_p, c_char_p, _u64_p, c_size_t, c_void_p, c_uint64, c_char_p]),
+    ("zt_writer_add_dense_many", _STATUS, [_writer_p, c_void_p, c_size_t, c_char_p, POINTER(c_size_t)]),
     ("zt_writer_begin_object", _STATUS, [_writer_p, c_char_p, c_char_p, _u64_p, c_size_t]),
     ("zt_writer_add_component", _STATUS,
      [_writer_p, c_char_p, c_char_p, c_char_p, c_void_p, c_uint64, c_char_p]),

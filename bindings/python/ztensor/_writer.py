@@ -1,5 +1,6 @@
 """Writing: ztensor.Writer takes numpy arrays."""
 
+import ctypes
 import os
 import threading
 from typing import Any, Dict, Optional, Sequence, Union
@@ -95,6 +96,15 @@ def _shape_arg(shape):
 
 
 _DIMS = [c_uint64 * max(n, 1) for n in range(9)]  # the array types of the usual ranks, made once
+
+# zt_dense_item as a numpy record (None where its layout differs: 32-bit,
+# big-endian), so that many items are filled a column at a time.
+_ITEM_SIZE = ctypes.sizeof(_lib.DenseItem)
+_ITEM_DTYPE = np.dtype([("struct_size", "<u4"), ("ndim", "<u4"), ("name", "<u8"), ("dtype", "<u8"),
+                        ("shape", "<u8"), ("data", "<u8"), ("nbytes", "<u8")])
+if not (np.little_endian and _ITEM_DTYPE.itemsize == _ITEM_SIZE and all(
+        _ITEM_DTYPE.fields[f][1] == getattr(_lib.DenseItem, f).offset for f in _ITEM_DTYPE.names)):
+    _ITEM_DTYPE = None
 
 
 class Writer(NotCopyable):
@@ -203,6 +213,45 @@ class Writer(NotCopyable):
             dims, ndim = _shape_arg(shape)
             check(lib.zt_writer_add_dense(self._live(), cstr(name), cstr(dtype), dims, ndim, address,
                                           nbytes, cstr(encoding)))
+
+    def _add_dense_many(self, names, dtypes, shapes, addresses, sizes, encoding):
+        """_add_dense_at for many objects, given a field at a time (lists
+        of equal length; shapes are tuples of non-negative ints, such as
+        torch.Size), in one zt_writer_add_dense_many call: a ctypes call an
+        object cost ~8 us of a small tensor's save. The file is byte for
+        byte the one the same _add_dense_at calls make (tested)."""
+        n = len(names)
+        if _ITEM_DTYPE is None or n < 2:
+            for k in range(n):
+                self._add_dense_at(names[k], dtypes[k], shapes[k], addresses[k], sizes[k], encoding)
+            return
+        encoded = [x.encode() for x in names]
+        # The names back to back, each ending in its NUL; a NUL inside one
+        # would cut it short in C, so it is refused as cstr() refuses it.
+        text = b"\0".join(encoded) + b"\0"
+        if text.count(0) != n:
+            for x in names:
+                cstr(x)
+        name_at = np.zeros(n, np.uint64)
+        np.cumsum(np.fromiter(map(len, encoded), np.uint64, n)[:-1] + 1, out=name_at[1:])
+        ranks = np.fromiter(map(len, shapes), np.uint64, n)
+        dims = np.array([d for shape in shapes for d in shape] or [0], np.uint64)
+        dim_at = np.zeros(n, np.uint64)
+        np.cumsum(ranks[:-1] * 8, out=dim_at[1:])
+        dtype_of = {d: ctypes.c_char_p(cstr(d)) for d in set(dtypes)}  # alive until the call ends
+        at = {d: ctypes.cast(p, c_void_p).value for d, p in dtype_of.items()}
+        text_p = ctypes.c_char_p(text)
+        items = np.zeros(n, _ITEM_DTYPE)
+        items["struct_size"] = _ITEM_SIZE
+        items["ndim"] = ranks
+        items["name"] = name_at + ctypes.cast(text_p, c_void_p).value
+        items["dtype"] = [at[d] for d in dtypes]
+        items["shape"] = dim_at + dims.ctypes.data
+        items["data"] = addresses
+        items["nbytes"] = sizes
+        with self._lock:
+            check(lib.zt_writer_add_dense_many(self._live(), items.ctypes.data, n, cstr(encoding), None))
+        del text_p, dtype_of, dims, items  # alive until here: the items point into them
 
     def add_csr(self, name: str, values: Any, indices: Any, indptr: Any, shape: Sequence[int], *,
                 encoding: str = "raw", attributes: Optional[Dict[str, Any]] = None) -> None:

@@ -122,7 +122,7 @@ def _shared_groups(tensors):
     """Lists of names whose tensors share storage (only groups of 2 or more)."""
     by_storage = {}
     for name, t in tensors.items():
-        if t.numel() == 0 or t.device.type == "meta":
+        if t.is_meta or t.numel() == 0:  # t.is_meta: t.device.type costs ~0.5-1 us a tensor
             continue
         by_storage.setdefault((t.device, _storage_ptr(t)), []).append(name)
     return [names for names in by_storage.values() if len(names) > 1]
@@ -183,7 +183,7 @@ def _raw_tensor(t):
     written as it is (contiguous, no conj or neg bit, a _RAW_DTYPES dtype,
     not empty), or None where _numpy_of makes the bytes."""
     dtype = _RAW_DTYPES.get(t.dtype)
-    if (dtype is None or t.device.type != "cpu" or not t.is_contiguous() or t.is_conj() or t.is_neg()
+    if (dtype is None or not t.is_cpu or not t.is_contiguous() or t.is_conj() or t.is_neg()
             or not t.numel()):
         return None
     return dtype, t.data_ptr(), t.numel() * t.element_size()
@@ -240,13 +240,23 @@ def save_file(tensors: Dict[str, torch.Tensor], filename: PathLike, metadata: Op
     with Writer(filename, digest=digest, **options) as w:
         if attributes:
             w.set_attributes(attributes)  # first: what the library refuses, it refuses early
+        # Tensors written from their own memory (no numpy array: ~15 us a
+        # tensor) go to the writer a run at a time, in one call each run.
+        names, dtypes, shapes, addresses, sizes = [], [], [], [], []
         for name, t in items:
             raw = _raw_tensor(t)
-            if raw is not None:  # the tensor's own bytes: no numpy array (~15 us a tensor)
-                w._add_dense_at(name, raw[0], t.shape, raw[1], raw[2], encoding)
+            if raw is not None:
+                names.append(name)
+                dtypes.append(raw[0])
+                shapes.append(t.shape)
+                addresses.append(raw[1])
+                sizes.append(raw[2])
                 continue
+            w._add_dense_many(names, dtypes, shapes, addresses, sizes, encoding)
+            names, dtypes, shapes, addresses, sizes = [], [], [], [], []
             a, dtype, ztype = _numpy_of(name, t)
             w.add(name, a, encoding=encoding, dtype=dtype, type=ztype)
+        w._add_dense_many(names, dtypes, shapes, addresses, sizes, encoding)
 
 
 def save(tensors: Dict[str, torch.Tensor], metadata: Optional[Dict[str, Any]] = None, **kwargs: Any) -> bytes:
