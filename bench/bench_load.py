@@ -48,9 +48,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_Safetensors       safetensors.torch.load_file + touch (it maps the
                          file: untouched, nothing would be read)
   Saving
-  Save_Floor             write + fsync + rename of the same bytes
+  Save_Floor             writev + fsync + rename of the same bytes
   Save_SaveFile          ztensor.torch.save_file (raw, xxh3, durable)
   Save_Safetensors       safetensors.torch.save_file, where importable
+  Save_Floor_many, Save_SaveFile_many, Save_TorchSave_many, Save_Safetensors_many
+                         the same for "many" (torch.save: not durable)
   Cold (page cache dropped before each: /proc/sys/vm/drop_caches as root,
   else posix_fadvise DONTNEED on the file)
   Cold_Read              floor: one plain sequential read of the file
@@ -406,13 +408,29 @@ def plain_read(path):
             pass
 
 
-def durable_write(state, path):
+def tensor_bytes(state):
+    """The tensors' bytes as byte memoryviews of their own memory."""
+    return [memoryview(t.reshape(-1).view(torch.uint8).numpy()) for t in state.values()]
+
+
+def durable_write(buffers, path):
+    """The floor of a save: the bytes from where they lie to the disk, durably
+    (writev, up to 1,024 buffers a call, a short write resumed; fsync,
+    rename): no Python work a tensor, which a model of many small tensors
+    would otherwise measure."""
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
-        for t in state.values():
-            f.write(memoryview(t.reshape(-1).view(torch.uint8).numpy()))
-        f.flush()
-        os.fsync(f.fileno())
+        fd = f.fileno()
+        for k in range(0, len(buffers), 1024):
+            chunk = buffers[k:k + 1024]
+            while chunk:
+                n = os.writev(fd, chunk)
+                while chunk and n >= len(chunk[0]):
+                    n -= len(chunk[0])
+                    chunk = chunk[1:]
+                if chunk and n:
+                    chunk = [chunk[0][n:]] + chunk[1:]
+        os.fsync(fd)
     os.rename(tmp, path)
 
 
@@ -586,10 +604,18 @@ def main():
         hot["Load_TorchLoad"] = (torch_load, paths["pt"])
         if st:
             hot["Load_Safetensors"] = (lambda: touch(st.load_file(paths["st"])), paths["st"])
-        saves = {"Save_Floor": lambda: durable_write(models["llm"], base + "-out.bin"),
+        llm_bytes, many_bytes = tensor_bytes(models["llm"]), tensor_bytes(models["many"])
+        saves = {"Save_Floor": lambda: durable_write(llm_bytes, base + "-out.bin"),
                  "Save_SaveFile": lambda: zt.save_file(models["llm"], base + "-out.zt")}
         if st:
             saves["Save_Safetensors"] = lambda: st.save_file(models["llm"], base + "-out.safetensors")
+        # Many tiny tensors: the per-tensor work of a save (a model's norms
+        # and biases; here all of it), against the same durable write.
+        saves["Save_Floor_many"] = lambda: durable_write(many_bytes, base + "-many-out.bin")
+        saves["Save_SaveFile_many"] = lambda: zt.save_file(models["many"], base + "-many-out.zt")
+        saves["Save_TorchSave_many"] = lambda: torch.save(models["many"], base + "-many-out.pt")
+        if st:
+            saves["Save_Safetensors_many"] = lambda: st.save_file(models["many"], base + "-many-out.safetensors")
         cold = {"Cold_Read": (lambda: plain_read(paths["llm"]), paths["llm"]),
                 "Cold_LoadFile": (lambda: zt.load_file(paths["llm"]), paths["llm"]),
                 "Cold_LoadFileZstd": (lambda: zt.load_file(paths["zstd"]), paths["zstd"]),
@@ -688,7 +714,8 @@ def main():
     finally:
         if slow_disk is not None:
             slow_disk.close()
-        for p in list(paths.values()) + [base + s for s in ("-out.bin", "-out.zt", "-out.safetensors")]:
+        for p in list(paths.values()) + [base + s for s in ("-out.bin", "-out.zt", "-out.safetensors", "-many-out.bin",
+                                                            "-many-out.zt", "-many-out.pt", "-many-out.safetensors")]:
             if os.path.exists(p):
                 os.remove(p)
         shutil.rmtree(base + "-shards", ignore_errors=True)
@@ -717,7 +744,8 @@ def summarize(runs, facts):
             if f"Load_PreadHuge_{m}" in med:
                 show(name, f"Load_PreadHuge_{m}")
             continue
-        floor = "Save_Floor" if name.startswith("Save") else "Cold_Read" if name.startswith("Cold") \
+        floor = ("Save_Floor_many" if name.endswith("_many") else "Save_Floor") if name.startswith("Save") \
+            else "Cold_Read" if name.startswith("Cold") \
             else "Slow_Read" if name.startswith("Slow") else "Gpu_Pinned"
         show(name, floor)
     for k in ("gpu_peak_rss_above_start", "gpu_first_load_s_zt", "gpu_first_load_s_zt_4x32M", "gpu_first_load_s_st",

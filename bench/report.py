@@ -360,6 +360,18 @@ def main():
             "write + fsync + rename of the same bytes")
     t.ratio("load", "save_file against safetensors' save_file", ld, "Save_Safetensors", "Save_SaveFile", None,
             "safetensors.torch.save_file (where importable)")
+    if many and "Save_SaveFile_many" in ld:
+        per = {k: ld[k]["real"] / many * 1e6 for k in ("Save_SaveFile_many", "Save_TorchSave_many",
+                                                          "Save_Safetensors_many", "Save_Floor_many") if k in ld}
+        peers = ", ".join(f"{who} {per[k]:.1f} us" for who, k in (
+            ("the durable write of the bytes", "Save_Floor_many"), ("torch.save", "Save_TorchSave_many"),
+            ("safetensors", "Save_Safetensors_many")) if k in per)
+        t.fact("load", f"save_file, {tiny}: time a tensor", f"{per['Save_SaveFile_many']:.1f} us",
+               "", "", f"in the same run: {peers}")
+    t.ratio("load", f"save_file, {tiny}, against torch.save", ld, "Save_TorchSave_many", "Save_SaveFile_many", None,
+            "torch.save of the same tensors (not durable: no fsync)")
+    t.ratio("load", f"save_file, {tiny}, against safetensors' save_file", ld, "Save_Safetensors_many",
+            "Save_SaveFile_many", None, "safetensors.torch.save_file (where importable)")
     cold = f"page cache dropped ({ld_facts.get('cold_by', '?')})"
     t.ratio("load", f"load_file, {cold}", ld, "Cold_Read", "Cold_LoadFile", 0.9, "one plain read of the file, cold")
     t.ratio("load", f"zstd twin against raw, {cold}", ld, "Cold_LoadFile", "Cold_LoadFileZstd", None,
