@@ -12,8 +12,6 @@ PKG_CONFIG_PATH). ztensor.library_path() says which file was loaded.
 import ctypes
 import numbers
 import os
-import shutil
-import subprocess
 
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32,
                     c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
@@ -58,6 +56,8 @@ SONAME = "libztensor.so.1"
 
 def _pkg_config_libdir():
     """The libdir of `pkg-config zt`, or None."""
+    import shutil  # here: the last way tried, and subprocess costs ~3 ms of every import
+    import subprocess
     if not shutil.which("pkg-config"):
         return None
     try:
