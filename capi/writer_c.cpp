@@ -134,7 +134,8 @@ zt_status zt_writer_add_dense_many(zt_writer* w, const zt_dense_item* items, siz
     for (size_t i = 0; i < count; ++i) {
       const zt_dense_item& item = items[i];
       if (!item.name || !item.dtype)
-        return set_error(zt::make_error(zt::Status::argument, "items[%zu]: name or dtype is NULL", i));
+        return set_error(
+            zt::make_error(zt::Status::argument, "items[%zu]: name or dtype is NULL", i));
       if (zt_status s = check_shape(item.shape, item.ndim)) return s;
       if (zt_status s = check_data(item.data, item.nbytes)) return s;
       if (zt_status s = to_status(w->impl->add_dense(

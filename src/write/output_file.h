@@ -100,8 +100,8 @@ class OutputFile {
   std::string like_;                            // keep_like's file, if any
   std::string tmp_;                             // the temporary name, once the file has one
   uint64_t settled_dev_ = 0, settled_ino_ = 0;  // the file settle() closed
-  std::vector<uint8_t> gathered_;  // small writes not yet written out
-  std::optional<Error> broken_;    // the write(2) failure that lost bytes, if one did
+  std::vector<uint8_t> gathered_;               // small writes not yet written out
+  std::optional<Error> broken_;                 // the write(2) failure that lost bytes, if one did
   int fd_ = -1;
   bool anonymous_ = false;  // O_TMPFILE: no name until publish()
 };

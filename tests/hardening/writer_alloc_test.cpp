@@ -199,11 +199,11 @@ long fail_each_call(Fault fault) {
     }
     EXPECT_EQ(zt_verify(r, nullptr, nullptr), ZT_OK) << zt_last_error();
     size_t expected = 0;
-    for (const auto& [ok, name, bytes] : {std::tuple{o.dense_ok, "a", pattern(20000, 1)},
-                                          std::tuple{o.streamed_ok, "b", pattern(30000, 2)},
-                                          std::tuple{o.small_ok, "c", pattern(64, 3)},
-                                          std::tuple{o.large_ok, "d",
-                                                     pattern(zt::OutputFile::kGatherBytes + 4000, 4)}}) {
+    for (const auto& [ok, name, bytes] :
+         {std::tuple{o.dense_ok, "a", pattern(20000, 1)},
+          std::tuple{o.streamed_ok, "b", pattern(30000, 2)},
+          std::tuple{o.small_ok, "c", pattern(64, 3)},
+          std::tuple{o.large_ok, "d", pattern(zt::OutputFile::kGatherBytes + 4000, 4)}}) {
       size_t i = 0;
       const bool present = zt_object_find(r, name, &i) == ZT_OK;
       EXPECT_EQ(present, ok) << "object " << name << (ok ? " was added but is missing" : " failed but is there");
@@ -402,7 +402,8 @@ TEST(WriterAlloc, AFileWrittenOverAnotherReadsNotItsObjects) {
     const uint64_t shape[1] = {4};
     for (size_t i = 0; i < count; ++i) {
       const std::string name = "model.layers." + std::to_string(i) + ".weight";
-      if (zt_writer_add_dense(w, name.c_str(), "f32", shape, 1, values, sizeof values, nullptr) != ZT_OK)
+      if (zt_writer_add_dense(w, name.c_str(), "f32", shape, 1, values, sizeof values, nullptr) !=
+          ZT_OK)
         return -1L;
     }
     t_made = 0;

@@ -529,24 +529,22 @@ TEST_F(WriterTest, ManyDenseObjectsInOneCallAreTheSameCallsOneByOne) {
   const std::vector<int32_t> small = {1, -2, 3, 4, 5, 6};
   const uint8_t one = 7;
   const uint64_t big_shape[2] = {200, 200}, small_shape[2] = {2, 3};
-  std::vector<zt_dense_item> items(3);
-  for (zt_dense_item& item : items) zt_dense_item_init(&item);
-  items[0].name = "model.embed.weight";
-  items[0].dtype = "bf16";
-  items[0].shape = big_shape;
-  items[0].ndim = 2;
-  items[0].data = big.data();
-  items[0].nbytes = big.size() * 2;
-  items[1].name = "model.norm.bias";
-  items[1].dtype = "i32";
-  items[1].shape = small_shape;
-  items[1].ndim = 2;
-  items[1].data = small.data();
-  items[1].nbytes = small.size() * 4;
-  items[2].name = "scalar";  // rank 0: no shape
-  items[2].dtype = "u8";
-  items[2].data = &one;
-  items[2].nbytes = 1;
+  const auto dense = [](const char* name, const char* dtype, const uint64_t* shape, uint32_t ndim,
+                        const void* data, uint64_t nbytes) {
+    zt_dense_item it;
+    zt_dense_item_init(&it);
+    it.name = name;
+    it.dtype = dtype;
+    it.shape = shape;
+    it.ndim = ndim;
+    it.data = data;
+    it.nbytes = nbytes;
+    return it;
+  };
+  const std::vector<zt_dense_item> items = {
+      dense("model.embed.weight", "bf16", big_shape, 2, big.data(), big.size() * 2),
+      dense("model.norm.bias", "i32", small_shape, 2, small.data(), small.size() * 4),
+      dense("scalar", "u8", nullptr, 0, &one, 1)};  // rank 0: no shape
   for (const uint32_t version : {0u, 2u})
     for (const char* encoding : {"raw", "zstd"}) {
       SCOPED_TRACE(std::string(encoding) + ", file_version " + std::to_string(version));
@@ -575,15 +573,19 @@ TEST_F(WriterTest, ManyDenseObjectsInOneCallAreTheSameCallsOneByOne) {
   ASSERT_EQ(zt_writer_open(path("refused.zt").c_str(), &w), ZT_OK);
   std::vector<zt_dense_item> twice = {items[1], items[1], items[2]};
   size_t added = 99;
-  EXPECT_EQ(zt_writer_add_dense_many(w, twice.data(), twice.size(), nullptr, &added), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense_many(w, twice.data(), twice.size(), nullptr, &added),
+            ZT_ERR_ARGUMENT);
   EXPECT_EQ(added, 1u);
-  EXPECT_NE(std::string(zt_last_error()).find("model.norm.bias"), std::string::npos) << zt_last_error();
+  EXPECT_NE(std::string(zt_last_error()).find("model.norm.bias"), std::string::npos)
+      << zt_last_error();
   // An unknown struct_size, last of two: nothing is added.
   std::vector<zt_dense_item> unknown = {items[0], items[2]};
   unknown[1].struct_size = sizeof(zt_dense_item) + 8;
-  EXPECT_EQ(zt_writer_add_dense_many(w, unknown.data(), unknown.size(), nullptr, &added), ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_writer_add_dense_many(w, unknown.data(), unknown.size(), nullptr, &added),
+            ZT_ERR_ARGUMENT);
   EXPECT_EQ(added, 0u);
-  EXPECT_NE(std::string(zt_last_error()).find("items[1].struct_size"), std::string::npos) << zt_last_error();
+  EXPECT_NE(std::string(zt_last_error()).find("items[1].struct_size"), std::string::npos)
+      << zt_last_error();
   // A NULL name: refused as zt_writer_add_dense refuses it.
   std::vector<zt_dense_item> nameless = {items[2]};
   nameless[0].name = nullptr;
