@@ -106,6 +106,18 @@ pub struct zt_writer_options {
 
 #[repr(C)]
 #[derive(Clone, Copy)]
+pub struct zt_dense_item {
+    pub struct_size: u32,
+    pub ndim: u32,
+    pub name: *const c_char,
+    pub dtype: *const c_char,
+    pub shape: *const u64,
+    pub data: *const c_void,
+    pub nbytes: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
 pub struct zt_decode_request {
     pub struct_size: u32,
     pub status: u32,
@@ -249,6 +261,8 @@ extern "C" {
     pub fn zt_writer_open_ex(path: *const c_char, opt: *const zt_writer_options, out: *mut *mut zt_writer) -> zt_status;
     pub fn zt_writer_open_append(path: *const c_char, opt: *const zt_writer_options, out: *mut *mut zt_writer) -> zt_status;
     pub fn zt_writer_add_dense(w: *mut zt_writer, name: *const c_char, dtype: *const c_char, shape: *const u64, ndim: usize, data: *const c_void, nbytes: u64, encoding: *const c_char) -> zt_status;
+    pub fn zt_dense_item_init(item: *mut zt_dense_item);
+    pub fn zt_writer_add_dense_many(w: *mut zt_writer, items: *const zt_dense_item, count: usize, encoding: *const c_char, added: *mut usize) -> zt_status;
     pub fn zt_writer_begin_object(w: *mut zt_writer, name: *const c_char, format: *const c_char, shape: *const u64, ndim: usize) -> zt_status;
     pub fn zt_writer_add_component(w: *mut zt_writer, role: *const c_char, dtype: *const c_char, r#type: *const c_char, data: *const c_void, nbytes: u64, encoding: *const c_char) -> zt_status;
     pub fn zt_writer_end_object(w: *mut zt_writer) -> zt_status;

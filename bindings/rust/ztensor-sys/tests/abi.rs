@@ -249,6 +249,15 @@ fn every_struct_has_the_c_layout() {
             capacity,
             written
         },
+        zt_dense_item {
+            struct_size,
+            ndim,
+            name,
+            dtype,
+            shape,
+            data,
+            nbytes
+        },
         zt_dense_info {
             struct_size,
             zero_copy,
