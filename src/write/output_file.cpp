@@ -264,6 +264,7 @@ Result<void> OutputFile::name_temporary() {
 }
 
 Result<void> OutputFile::settle() {
+  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
   if (auto flushed = flush(); !flushed) {
     discard();
     return flushed;
@@ -311,6 +312,7 @@ Result<void> OutputFile::publish() {
       return e;
     }
   }
+  ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
   if (auto flushed = flush(); !flushed) {
     discard();
     return flushed;
