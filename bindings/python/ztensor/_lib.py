@@ -16,6 +16,8 @@ import os
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int32,
                     c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
 
+import numpy as np
+
 # zt_status values (the enum in ztensor.h).
 OK = 0
 ERR_IO = 1
@@ -180,6 +182,17 @@ class DenseItem(Structure):
     """zt_dense_item: an array element, its layout frozen (ztensor.h)."""
     _fields_ = [("struct_size", c_uint32), ("ndim", c_uint32), ("name", c_char_p), ("dtype", c_char_p),
                 ("shape", c_void_p), ("data", c_void_p), ("nbytes", c_uint64)]
+
+
+def records_of(struct, fields):
+    """A numpy record dtype of `fields` (name, numpy type) laid out exactly
+    as the ctypes `struct` (64-bit little-endian size_t and pointers), or
+    None elsewhere, where arrays of it are built as ctypes structs."""
+    dtype = np.dtype(fields)
+    if np.little_endian and dtype.itemsize == ctypes.sizeof(struct) and all(
+            dtype.fields[n][1] == getattr(struct, n).offset for n in dtype.names):
+        return dtype
+    return None
 
 
 class ObjectSummary(Structure):

@@ -54,31 +54,20 @@ _DEQUANTIZED_FORMATS = {"quantized_group", "zt.mx/1", "zt.quant_group/1"}
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _records_of(struct, fields):
-    """A numpy record dtype of `fields` (name, numpy type) laid out exactly
-    as the ctypes `struct` (64-bit little-endian size_t and pointers), or
-    None elsewhere, where arrays of it are built as ctypes structs."""
-    dtype = np.dtype(fields)
-    if np.little_endian and dtype.itemsize == ctypes.sizeof(struct) and all(
-            dtype.fields[n][1] == getattr(struct, n).offset for n in dtype.names):
-        return dtype
-    return None
-
-
 # Arrays the library reads or fills, built as numpy records in one call
 # where their layout allows (a ctypes struct set field by field costs ~4 us).
 _RANGE_SIZE = ctypes.sizeof(_lib.DecodeRange)
-_RANGE_DTYPE = _records_of(_lib.DecodeRange, [
+_RANGE_DTYPE = _lib.records_of(_lib.DecodeRange, [
     ("struct_size", "<u4"), ("status", "<u4"), ("object", "<u8"), ("role", "<u8"),
     ("offset", "<u8"), ("dst", "<u8"), ("length", "<u8"), ("written", "<u8")])
 _REQUEST_SIZE = ctypes.sizeof(_lib.DecodeRequest)
-_REQUEST_DTYPE = _records_of(_lib.DecodeRequest, [
+_REQUEST_DTYPE = _lib.records_of(_lib.DecodeRequest, [
     ("struct_size", "<u4"), ("status", "<u4"), ("object", "<u8"), ("role", "<u8"),
     ("dst", "<u8"), ("capacity", "<u8"), ("written", "<u8")])
 _DATA_ROLE = ctypes.c_char_p(b"data")  # lives as long as the module: requests point at it
 _SUMMARY_SIZE = ctypes.sizeof(_lib.ObjectSummary)
 _SummaryPointer = ctypes.POINTER(_lib.ObjectSummary)
-_SUMMARY_DTYPE = _records_of(_lib.ObjectSummary, [
+_SUMMARY_DTYPE = _lib.records_of(_lib.ObjectSummary, [
     ("struct_size", "<u4"), ("ndim", "<u4"), ("name", "<u8"), ("format", "<u8"), ("layout", "<u8"),
     ("shape", "<u8"), ("dtype", "<u8"), ("type", "<u8"), ("components", "<u8"),
     ("attributes_size", "<u8")])

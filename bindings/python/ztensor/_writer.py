@@ -100,11 +100,9 @@ _DIMS = [c_uint64 * max(n, 1) for n in range(9)]  # the array types of the usual
 # zt_dense_item as a numpy record (None where its layout differs: 32-bit,
 # big-endian), so that many items are filled a column at a time.
 _ITEM_SIZE = ctypes.sizeof(_lib.DenseItem)
-_ITEM_DTYPE = np.dtype([("struct_size", "<u4"), ("ndim", "<u4"), ("name", "<u8"), ("dtype", "<u8"),
-                        ("shape", "<u8"), ("data", "<u8"), ("nbytes", "<u8")])
-if not (np.little_endian and _ITEM_DTYPE.itemsize == _ITEM_SIZE and all(
-        _ITEM_DTYPE.fields[f][1] == getattr(_lib.DenseItem, f).offset for f in _ITEM_DTYPE.names)):
-    _ITEM_DTYPE = None
+_ITEM_DTYPE = _lib.records_of(_lib.DenseItem, [
+    ("struct_size", "<u4"), ("ndim", "<u4"), ("name", "<u8"), ("dtype", "<u8"), ("shape", "<u8"),
+    ("data", "<u8"), ("nbytes", "<u8")])
 
 
 class Writer(NotCopyable):
