@@ -59,11 +59,7 @@ zt_status decode_all(const zt_reader* r, Request* reqs, size_t count, unsigned t
   if (!r) return fail(ZT_ERR_ARGUMENT, "reader is NULL");
   if (!reqs && count > 0) return fail(ZT_ERR_ARGUMENT, "the request array is NULL");
   return guard([&] {
-    for (size_t i = 0; i < count; ++i)
-      if (reqs[i].struct_size != sizeof(Request))
-        return set_error(zt::make_error(zt::Status::argument,
-                                        "%s[%zu].struct_size %u is not one this library knows",
-                                        struct_name(reqs), i, reqs[i].struct_size));
+    if (zt_status s = check_struct_sizes(reqs, count, struct_name(reqs))) return s;
     std::vector<zt::Error> refused(count);
     std::vector<zt::DecodeRequest> core;
     std::vector<size_t> origin;

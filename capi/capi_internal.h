@@ -64,6 +64,20 @@ Result<OpenOptions> open_options_from(const zt_open_options* opt);
 
 inline zt_status to_status(const Result<void>& r) { return r ? ZT_OK : set_error(r.error()); }
 
+// An array of frozen-layout structs (zt_decode_request, zt_decode_range,
+// zt_dense_item): ZT_ERR_ARGUMENT naming the first element whose
+// struct_size is not this library's ("<what>[i].struct_size N ..."), before
+// any element is acted on; ZT_OK otherwise.
+template <class Item>
+zt_status check_struct_sizes(const Item* items, size_t count, const char* what) {
+  for (size_t i = 0; i < count; ++i)
+    if (items[i].struct_size != sizeof(Item))
+      return set_error(make_error(Status::argument,
+                                  "%s[%zu].struct_size %u is not one this library knows", what, i,
+                                  items[i].struct_size));
+  return ZT_OK;
+}
+
 // What every zt_open_* call ends with: the reader handed to the caller in
 // *out, or the error set.
 inline zt_status hand_out(Result<std::unique_ptr<Reader>> r, zt_reader** out) {

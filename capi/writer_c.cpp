@@ -125,11 +125,7 @@ zt_status zt_writer_add_dense_many(zt_writer* w, const zt_dense_item* items, siz
   if (zt_status s = check_writer(w)) return s;
   if (!items && count > 0) return fail(ZT_ERR_ARGUMENT, "items is NULL");
   return guard([&] {
-    for (size_t i = 0; i < count; ++i)
-      if (items[i].struct_size != sizeof(zt_dense_item))
-        return set_error(zt::make_error(zt::Status::argument,
-                                        "items[%zu].struct_size %u is not one this library knows",
-                                        i, items[i].struct_size));
+    if (zt_status s = check_struct_sizes(items, count, "items")) return s;
     const std::string_view enc = encoding_or_raw(encoding);
     for (size_t i = 0; i < count; ++i) {
       const zt_dense_item& item = items[i];
