@@ -271,8 +271,9 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     ZT_FAIL_IF(shape.size() > Limits::rank, argument,
                "object \"%s\": %zu dimensions, more than the limit %u", shown(name).c_str(),
                shape.size(), Limits::rank);
-    ZT_FAIL_IF(s.names.count(std::string(name)) && !s.replaceable.count(std::string(name)),
-               argument, "duplicate object name \"%s\"", shown(name).c_str());
+    const auto same_name = s.by_name.find(name, s.objects);
+    ZT_FAIL_IF(same_name && !s.may_replace(*same_name), argument, "duplicate object name \"%s\"",
+               shown(name).c_str());
     ZT_FAIL_IF(s.objects.size() >= Limits::objects, limit, "more than %llu objects",
                static_cast<ull>(Limits::objects));
     s.current = Object{};
@@ -280,6 +281,7 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     s.current.format = std::string(format);
     s.current.shape.assign(shape.begin(), shape.end());
     ZT_TRY(s.gen().begin_object(s.current, format));
+    s.replaces = same_name;
     s.current_attributes.clear();
     s.object_start = s.pos;
     s.object_shard = s.current_shard();
@@ -528,17 +530,20 @@ Result<void> Writer::end_object() {
       s.state = Impl::State::idle;
       return rules;
     }
-    if (s.replaceable.erase(s.current.name)) {
-      // Append: the new object supersedes the file's own of that name,
-      // whose blobs stay in the file, unreferenced (v2 spec §2.5).
-      std::erase_if(s.objects, [&](const Object& o) { return o.name == s.current.name; });
-    }
-    s.names.insert(s.current.name);
     if (s.current.attributes.present) {
       s.kept_attributes.push_back(std::move(s.current_attributes));
       s.current.attributes.encoded = s.kept_attributes.back();
     }
-    s.objects.push_back(std::move(s.current));
+    if (const auto old = s.replaces) {
+      // Append: the new object supersedes the file's own of that name, in
+      // its place (a v2 manifest lists objects by name, not by position);
+      // the old blobs stay in the file, unreferenced (v2 spec §2.5).
+      s.replaceable[*old] = false;
+      s.objects[*old] = std::move(s.current);
+    } else {
+      s.objects.push_back(std::move(s.current));
+      s.by_name.insert(static_cast<uint32_t>(s.objects.size() - 1), s.objects);
+    }
     s.object_blobs.clear();
     s.current = Object{};
     s.current_attributes.clear();

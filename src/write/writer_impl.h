@@ -14,7 +14,6 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "codec/byte_planes.h"
@@ -91,11 +90,15 @@ struct Writer::Impl {
   // kept_attributes (a deque: growing it never moves what they view).
   std::vector<Object> objects;
   std::deque<std::vector<uint8_t>> kept_attributes;
-  std::unordered_set<std::string> names;
-  // Append: the names of the file's own objects that a new object of the
-  // same name may still replace.
-  std::unordered_set<std::string> replaceable;
+  // The objects by name: an index into `objects`, not a copy of each name
+  // (a set of names cost two allocations an object, and a string made for
+  // each lookup: a tenth of writing many small tensors).
+  NameIndex by_name;
+  // Append: objects[i] for i < replaceable.size() is one of the file's own,
+  // which a new object of its name may replace (once: true until then).
+  std::vector<bool> replaceable;
   Object current;
+  std::optional<size_t> replaces;           // append: the file's own object `current` replaces
   std::vector<uint8_t> current_attributes;  // of `current`, or empty
   uint64_t object_start = 0;
   Pending pending;
@@ -116,6 +119,8 @@ struct Writer::Impl {
   Result<void> check_object_rules();
   Result<void> read_at(int fd, uint64_t offset, std::span<uint8_t> out) const;
   bool sharded() const { return opt.shard_bytes != 0; }
+  // Append: whether a new object may take objects[i]'s name.
+  bool may_replace(size_t i) const { return i < replaceable.size() && replaceable[i]; }
   size_t current_shard() const { return earlier_shards.size(); }
   // The descriptor of the file holding a written component.
   Result<int> fd_of(const Component& c);

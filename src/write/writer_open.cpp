@@ -160,16 +160,18 @@ Result<void> Writer::Impl::take_over(const std::string& source_path) {
   }
   if (m.attributes.present)
     file_attributes.assign(m.attributes.encoded.begin(), m.attributes.encoded.end());
+  objects.reserve(m.objects.size());
+  by_name.reserve(m.objects.size(), objects);
   for (const Object& old : m.objects) {
     Object o = old;
     if (o.attributes.present) {
       kept_attributes.emplace_back(old.attributes.encoded.begin(), old.attributes.encoded.end());
       o.attributes.encoded = kept_attributes.back();
     }
-    names.insert(o.name);
-    replaceable.insert(o.name);
     objects.push_back(std::move(o));
+    by_name.insert(static_cast<uint32_t>(objects.size() - 1), objects);
   }
+  replaceable.assign(objects.size(), true);
   return {};
 }
 

@@ -566,6 +566,8 @@ TEST_F(WriterV2, AppendAddsAndReplacesObjectsAfterTheUnchangedBytes) {
   const uint8_t b2[] = {7, 7, 7, 7};
   const uint64_t sb2[] = {4};
   ASSERT_EQ(zt_writer_add_dense(w, "b", "u8", sb2, 1, b2, 4, "raw"), ZT_OK) << zt_last_error();
+  // A file's own object is replaced once: the new one is the writer's own.
+  EXPECT_EQ(zt_writer_add_dense(w, "b", "u8", sb2, 1, b2, 4, "raw"), ZT_ERR_ARGUMENT);
   ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
 
   const Bytes after = slurp(path());
