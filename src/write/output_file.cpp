@@ -214,7 +214,16 @@ OutputFile::~OutputFile() {
 Result<void> OutputFile::write(std::span<const uint8_t> bytes) {
   ZT_FAIL_IF(fd_ < 0, state, "%s: the file is already closed", path_.c_str());
   if (broken_) return *broken_;
-  if (gathered_.size() + bytes.size() > kGatherBytes) ZT_TRY(flush());
+  if (gathered_.size() + bytes.size() > kGatherBytes) {
+    // The buffer keeps its memory for the small writes after (it was freed
+    // and made again at each large object).
+    ZT_TRY(write_out(gathered_));
+    gathered_.clear();
+  }
+  // A large write goes out on its own, not in one writev(2) with the bytes
+  // gathered before it: the file's first page would then share the first
+  // tensor's large page-cache folio, which Linux maps whole (up to 2 MiB)
+  // at a reader's first touch of the header.
   if (bytes.size() >= kGatherBytes) return write_out(bytes);
   if (gathered_.capacity() == 0) gathered_.reserve(kGatherBytes);
   gathered_.insert(gathered_.end(), bytes.begin(), bytes.end());
