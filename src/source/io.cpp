@@ -52,13 +52,20 @@ int open_without_links(const char* path, int flags) {
   const ssize_t n = ::readlink(proc, opened.data(), opened.size());
   if (n <= 0 || static_cast<size_t>(n) >= opened.size()) return fd;
   opened.resize(static_cast<size_t>(n));
-  if (opened == path) return fd;
+  if (opened_as_asked(opened, path)) return fd;
   ::close(fd);
   errno = ELOOP;
   return -1;
 }
 
 }  // namespace
+
+bool opened_as_asked(std::string_view opened, std::string_view path) {
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (opened.size() == path.size() + kDeleted.size() && opened.ends_with(kDeleted))
+    opened.remove_suffix(kDeleted.size());
+  return opened == path;
+}
 
 LinksRefused::LinksRefused() : was_(links_refused) {
   links_refused = true;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
@@ -103,6 +104,13 @@ class LinksRefused {
  private:
   bool was_;
 };
+
+// Whether `opened`, the path /proc/self/fd gives for a descriptor opened by
+// `path` (LinksRefused's check where there is no openat2), is that path:
+// the same text, or the same with " (deleted)" after it, which the kernel
+// adds when the file was removed after the open (the file opened was the
+// one asked for; refusing it named a link that was never there).
+bool opened_as_asked(std::string_view opened, std::string_view path);
 
 // How many mapped files one reader keeps descriptors for besides its own
 // (a sharded model's shards): an eighth of the process's soft limit on

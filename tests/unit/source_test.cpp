@@ -897,5 +897,19 @@ TEST(LinksRefused, NoLinkInThePathIsFollowedWhileOneLives) {
   EXPECT_TRUE(opens(dir / "real" / "g.bin"));
 }
 
+// Without openat2 the descriptor's path as /proc tells it must be the path
+// asked for; a file removed after its open is told " (deleted)" and is still
+// the file asked for (it was refused as "a symbolic link in its path").
+TEST(OpenedAsAsked, ThePathOrThePathOfAFileRemovedSinceItsOpen) {
+  EXPECT_TRUE(opened_as_asked("/m/model-00001.zt", "/m/model-00001.zt"));
+  EXPECT_TRUE(opened_as_asked("/m/model-00001.zt (deleted)", "/m/model-00001.zt"));
+  EXPECT_FALSE(opened_as_asked("/elsewhere/model-00001.zt", "/m/model-00001.zt"));
+  EXPECT_FALSE(opened_as_asked("/elsewhere/model-00001.zt (deleted)", "/m/model-00001.zt"));
+  EXPECT_FALSE(opened_as_asked("/m/model-00001.zt (deleted)", "/m/model-00001"));
+  EXPECT_FALSE(opened_as_asked("/m/x", "/m/x (deleted)"));
+  EXPECT_FALSE(opened_as_asked("/m/x (deleted) (deleted)", "/m/x"));
+  EXPECT_FALSE(opened_as_asked("", "/m/x"));
+}
+
 }  // namespace
 }  // namespace zt::test
