@@ -182,7 +182,7 @@ Result<Manifest> manifest_of(const ForeignFile& f, const BufferMap& buffers,
     }
     m.objects.push_back(std::move(o));
   }
-  m.by_name.reserve(m.objects.size(), m.objects);
+  m.by_name.reserve(m.objects.size());
   for (size_t i = 0; i < m.objects.size(); ++i)
     ZT_FAIL_IF(!m.by_name.insert(static_cast<uint32_t>(i), m.objects), invalid,
                "object \"%s\" appears twice", m.objects[i].name.c_str());

@@ -86,20 +86,24 @@ struct Object {
   const Component* find(std::string_view role) const;
 };
 
-// Indexes of objects by name: open addressing over 32-bit indexes (one
-// allocation, at most half full) instead of a hash node per object; the
-// names themselves stay in the objects.
+// Indexes of objects by name: open addressing (one allocation, at most
+// half full) instead of a hash node per object; the names themselves stay
+// in the objects. Each slot keeps 32 bits of its name's hash beside the
+// index, so that growing the table hashes no name again and a probe reads
+// an object's name only where the hashes agree (each read a cache miss in
+// a model of many objects).
 class NameIndex {
  public:
-  void reserve(size_t n, const std::vector<Object>& objects);
+  void reserve(size_t n);
   // Indexes objects[i] under its name; false if the name is there already.
   bool insert(uint32_t i, const std::vector<Object>& objects);
   std::optional<size_t> find(std::string_view name, const std::vector<Object>& objects) const;
 
  private:
-  void rehash(size_t capacity, const std::vector<Object>& objects);
+  void rehash(size_t capacity);
 
-  std::vector<uint32_t> table_;  // object index + 1; 0 = empty
+  // (hash's low 32 bits) << 32 | (object index + 1); 0 = empty.
+  std::vector<uint64_t> table_;
   size_t used_ = 0;
 };
 

@@ -115,7 +115,7 @@ Result<void> Parser::parse_v1() {
   const auto objs = parse_v1_header();
   ZT_TRY(objs);
   m_.objects.reserve(node(*objs).count);
-  m_.by_name.reserve(node(*objs).count, m_.objects);
+  m_.by_name.reserve(node(*objs).count);
   return for_each_entry(
       *objs, [&](std::string_view name, uint32_t od) { return parse_object_v1(name, od); });
 }
@@ -139,7 +139,7 @@ bool Parser::take_streamed_object(const Document& d, uint32_t map, uint32_t key,
       return false;
     }
     m_.objects.reserve(node(map).count);
-    m_.by_name.reserve(node(map).count, m_.objects);
+    m_.by_name.reserve(node(map).count);
   }
   auto r = parse_object(node(key).str, value);
   if (!r) {

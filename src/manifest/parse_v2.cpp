@@ -237,7 +237,7 @@ Result<void> Parser::parse_v2() {
   const auto objs = parse_v2_header();
   ZT_TRY(objs);
   m_.objects.reserve(node(*objs).count);
-  m_.by_name.reserve(node(*objs).count, m_.objects);
+  m_.by_name.reserve(node(*objs).count);
   ZT_TRY(for_each_entry(
       *objs, [&](std::string_view name, uint32_t od) { return parse_object_v2(name, od); }));
   return resolve_shards_v2();

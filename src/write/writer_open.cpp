@@ -161,7 +161,7 @@ Result<void> Writer::Impl::take_over(const std::string& source_path) {
   if (m.attributes.present)
     file_attributes.assign(m.attributes.encoded.begin(), m.attributes.encoded.end());
   objects.reserve(m.objects.size());
-  by_name.reserve(m.objects.size(), objects);
+  by_name.reserve(m.objects.size());
   for (const Object& old : m.objects) {
     Object o = old;
     if (o.attributes.present) {

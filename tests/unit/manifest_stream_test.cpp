@@ -316,5 +316,31 @@ TEST(ManifestStream, ErrorsComeInTheSameOrder) {
               "objects key inside attributes");
 }
 
+// The index by name: grown from empty (each growth places the entries by
+// the hash bits it kept, not by hashing the names again) or reserved, every
+// name is found where it is, a second object of a name is refused, and a
+// name that is not there is not found, also among names that share slots.
+TEST(NameIndex, FindsEveryNameAfterGrowingAndRefusesASecondOfOne) {
+  for (const bool reserved : {false, true}) {
+    SCOPED_TRACE(reserved ? "reserved" : "grown");
+    std::vector<Object> objects(5000);
+    NameIndex index;
+    if (reserved) index.reserve(objects.size());
+    for (uint32_t i = 0; i < objects.size(); ++i) {
+      objects[i].name = "model.layers." + std::to_string(i) + ".weight";
+      ASSERT_TRUE(index.insert(i, objects)) << objects[i].name;
+    }
+    for (uint32_t i = 0; i < objects.size(); ++i)
+      ASSERT_EQ(index.find(objects[i].name, objects), std::optional<size_t>(i));
+    objects.push_back(Object{});
+    objects.back().name = "model.layers.17.weight";
+    EXPECT_FALSE(index.insert(static_cast<uint32_t>(objects.size() - 1), objects));
+    EXPECT_EQ(index.find("model.layers.17.weight", objects), std::optional<size_t>(17));
+    for (const char* absent : {"", "model.layers.5000.weight", "model.layers.17.weigh"})
+      EXPECT_EQ(index.find(absent, objects), std::nullopt) << absent;
+  }
+  EXPECT_EQ(NameIndex{}.find("x", {}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace zt::test
