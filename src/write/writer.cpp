@@ -274,7 +274,8 @@ Result<void> Writer::begin_object(std::string_view name, std::string_view format
     const auto same_name = s.by_name.find(name, s.objects);
     ZT_FAIL_IF(same_name && !s.may_replace(*same_name), argument, "duplicate object name \"%s\"",
                shown(name).c_str());
-    ZT_FAIL_IF(s.objects.size() >= Limits::objects, limit, "more than %llu objects",
+    // An append's replacement takes its object's place: the count stays.
+    ZT_FAIL_IF(!same_name && s.objects.size() >= Limits::objects, limit, "more than %llu objects",
                static_cast<ull>(Limits::objects));
     s.current = Object{};
     s.current.name = std::string(name);
