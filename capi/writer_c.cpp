@@ -101,15 +101,27 @@ zt_status zt_writer_open_append(const char* path, const zt_writer_options* opt, 
 
 zt_status zt_writer_open(const char* path, zt_writer** out) { return zt_writer_open_ex(path, nullptr, out); }
 
+namespace {
+
+// zt_writer_add_dense's arguments past the writer and the names, checked
+// and added: what one object of zt_writer_add_dense_many is too.
+zt_status add_dense_checked(zt_writer* w, const char* name, const char* dtype,
+                            const uint64_t* shape, size_t ndim, const void* data, uint64_t nbytes,
+                            std::string_view encoding) {
+  if (zt_status s = check_shape(shape, ndim)) return s;
+  if (zt_status s = check_data(data, nbytes)) return s;
+  return to_status(w->impl->add_dense(name, dtype, std::span<const uint64_t>(shape, ndim),
+                                      bytes_of(data, nbytes), encoding));
+}
+
+}  // namespace
+
 zt_status zt_writer_add_dense(zt_writer* w, const char* name, const char* dtype, const uint64_t* shape, size_t ndim,
                               const void* data, uint64_t nbytes, const char* encoding) {
   if (zt_status s = check_writer(w)) return s;
   if (!name || !dtype) return fail(ZT_ERR_ARGUMENT, "name or dtype is NULL");
-  if (zt_status s = check_shape(shape, ndim)) return s;
-  if (zt_status s = check_data(data, nbytes)) return s;
   return guard([&] {
-    return to_status(w->impl->add_dense(name, dtype, std::span<const uint64_t>(shape, ndim), bytes_of(data, nbytes),
-                                        encoding_or_raw(encoding)));
+    return add_dense_checked(w, name, dtype, shape, ndim, data, nbytes, encoding_or_raw(encoding));
   });
 }
 
@@ -132,11 +144,8 @@ zt_status zt_writer_add_dense_many(zt_writer* w, const zt_dense_item* items, siz
       if (!item.name || !item.dtype)
         return set_error(
             zt::make_error(zt::Status::argument, "items[%zu]: name or dtype is NULL", i));
-      if (zt_status s = check_shape(item.shape, item.ndim)) return s;
-      if (zt_status s = check_data(item.data, item.nbytes)) return s;
-      if (zt_status s = to_status(w->impl->add_dense(
-              item.name, item.dtype, std::span<const uint64_t>(item.shape, item.ndim),
-              bytes_of(item.data, item.nbytes), enc)))
+      if (zt_status s = add_dense_checked(w, item.name, item.dtype, item.shape, item.ndim,
+                                          item.data, item.nbytes, enc))
         return s;
       if (added) *added = i + 1;
     }
