@@ -18,11 +18,7 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          mapping of the file into huge-page memory (is
                          pread, which the library's copies use, the faster
                          way here?)
-  Load_LoadFile_<m>      ztensor.torch.load_file (copies, one zt_decode_ranges;
-                         on 4 cores or more, a many-tensor model in chunks
-                         decoded while the next ones are allocated)
-  Load_LoadFileOneCall_small, Load_LoadFileOverlap_small   the small model
-                         loaded each of those two ways, whatever the cores
+  Load_LoadFile_<m>      ztensor.torch.load_file (copies, one zt_decode_ranges)
   Load_LoadFilePread     load_file with the file read by pread, not mapped
   Load_LoadFileZstd      load_file of the zstd twin
   Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
@@ -133,16 +129,6 @@ def many_model():
     """20,000 bf16 tensors of 1 KiB: a load of it is all per-tensor work."""
     g = torch.Generator().manual_seed(2)
     return {f"blocks.{i // 8}.p{i % 8}": torch.randn(512, generator=g).to(torch.bfloat16) for i in range(20000)}
-
-
-def overlap_set(cores, fn):
-    """fn() with ztensor.torch's overlapped load from `cores` cores on."""
-    kept = zt._OVERLAP_CORES
-    zt._OVERLAP_CORES = cores
-    try:
-        return fn()
-    finally:
-        zt._OVERLAP_CORES = kept
 
 
 def merged(extents):
@@ -558,13 +544,6 @@ def main():
                                           paths[m])
             hot[f"Load_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m]), paths[m])
             hot[f"Load_Mmap_{m}"] = (lambda m=m: touch(zt.load_file(paths[m], mmap=True)), paths[m])
-        # load_file overlaps allocating a many-tensor model with decoding it
-        # where there are 4 cores or more (ztensor.torch._OVERLAP_CORES):
-        # both ways on the small model, whatever the machine's default.
-        hot["Load_LoadFileOneCall_small"] = (lambda: overlap_set(1 << 20, lambda: zt.load_file(paths["small"])),
-                                             paths["small"])
-        hot["Load_LoadFileOverlap_small"] = (lambda: overlap_set(1, lambda: zt.load_file(paths["small"])),
-                                             paths["small"])
         hot["Load_Pread_many"] = (lambda: pread_floor(paths["many"], extents["many"], threads), paths["many"])
         hot["Load_LoadFile_many"] = (lambda: zt.load_file(paths["many"]), paths["many"])
         hot["Load_TorchLoad_many"] = (lambda: torch.load(paths["many_pt"]), paths["many_pt"])

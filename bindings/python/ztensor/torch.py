@@ -26,8 +26,7 @@ fits (else TypeError); FP8 data on a torch without float8 types raises
 TypeError unless float8="float32" asks for decoded float32 values.
 
 Speed: load_file allocates the tensors and fills them with one
-zt_decode_ranges call on every core (on 4 cores or more, a model of many
-tensors in chunks, each decoded while the next is allocated); to a CUDA
+zt_decode_ranges call on every core; to a CUDA
 device it goes through a ring of pinned staging buffers, decoding one while
 the last is copied (load_file's doc). Memory: tensors are copies by default (writable,
 independent of the file). load_file(..., mmap=True) instead maps raw data
@@ -400,45 +399,6 @@ def _new_tensor(f, e, device=None):
         raise _allocation_error(f, e, err, device) from None
 
 
-# A CPU load of many tensors decodes them in chunks on a worker thread
-# while this thread allocates the next ones, where there are cores to spare
-# (cpu_count() is _OVERLAP_CORES or more): the per-tensor Python work
-# (torch.empty and the request lists, ~5-10 us a tensor) then runs beside
-# the decoding instead of before it. On the 2-core VM, with the decode held to one thread, 4,096
-# tensors of 64 KiB loaded in 50-57 ms instead of 52-69; with both cores
-# decoding there is no core to spare (53-60 against 51-55 ms), so two cores
-# load in one call. Chunks grow from _FIRST_CHUNK tensors (the decoding
-# starts early) to _MOST_CHUNK (few calls).
-_OVERLAP_CORES = 4
-_FIRST_CHUNK = 128
-_MOST_CHUNK = 1024
-
-
-class _Overlapped:
-    """Decode calls (File._decode_columns of one chunk each) run in order
-    on one worker thread while the caller goes on (the C call releases the
-    GIL). finish() raises the first chunk's error, as one call over all of
-    them would (zt_decode_ranges reports its first failed range); close()
-    waits for every call: the caller's tensors must outlive them."""
-
-    def __init__(self, decode_columns):
-        self._decode = decode_columns
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="zt-load")
-        self._calls = []
-
-    def submit(self, objects, offsets, addresses, lengths):
-        if objects:
-            self._calls.append(self._worker.submit(self._decode, objects, "data", offsets, addresses,
-                                                   lengths))
-
-    def finish(self):
-        for call in self._calls:
-            call.result()
-
-    def close(self):
-        self._worker.shutdown(wait=True)
-
-
 class _Exact(NamedTuple):
     """A dense object that loads byte for byte into a torch tensor: its
     decoded bytes [first, first + nbytes) (all of them, or the one run a
@@ -695,9 +655,8 @@ class _File:
     def load(self, names, device, staging=None, slices=None, into=None):
         """The named objects as tensors on `device`, in the order given.
         Objects that load byte for byte are allocated first and filled
-        together: on the CPU by one zt_decode_ranges on every core (or,
-        with cores to spare, in chunks decoded on a worker while the next
-        are allocated: _Overlapped; or mapped, with mmap=True), on a CUDA
+        together: on the CPU by one zt_decode_ranges on every core (or
+        mapped, with mmap=True), on a CUDA
         device through the staging ring (_staging.load); the others one
         at a time through tensor(). Those named in `slices` (name -> index)
         whose selection is one run of their bytes load with the first ones
@@ -722,50 +681,40 @@ class _File:
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead)
         else:
-            # A model of many small tensors loads at the speed of this loop
-            # (on many cores, beside the decoding of the chunks before it):
+            # A model of many small tensors loads at the speed of this loop:
             # the requests go out a field at a time (no tuple a tensor), and
-            # torch.empty is looked up once.
+            # torch.empty is looked up once. They are decoded after every
+            # tensor is allocated, in one call: decoding chunks on a worker
+            # while the next tensors were allocated (sessions 43-58) made the
+            # 4.5 GiB model load 1.45x slower on an H200's 16 cores (264
+            # against 182 ms; likely the allocations' mmap calls holding up
+            # the decoding threads' page faults) and 4,096 x 64 KiB no
+            # faster (55 ms).
             objects, offsets, addresses, lengths = [], [], [], []
             empty, mapped, huge, ask = torch.empty, self._map, 2 * _HUGE_PAGE, _ASK_FROM
-            overlap = len(exact) >= 2 * _FIRST_CHUNK and cpu_count() >= _OVERLAP_CORES
-            fill = _Overlapped(self.f._decode_columns) if overlap else None
-            chunk = _FIRST_CHUNK
-            try:
-                for name, e in exact.items():
-                    index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
-                    t = out.get(name) if into else None  # a tensor of into= (each name comes once)
-                    if t is None:
-                        if mapped and name not in slices:
-                            t = self._mapped(name, e)
-                            if t is not None:
-                                out[name] = t
-                                continue
-                        if nbytes >= ask:  # what the file claims, asked before it is allocated
-                            self.f._read_refusal(index)
-                        try:
-                            t = out[name] = empty(shape, dtype=dtype)
-                        except RuntimeError as err:
-                            raise _allocation_error(self.f, e, err) from None
-                        if nbytes >= huge:
-                            _advise_huge_pages(t)
-                    if nbytes:
-                        objects.append(index)
-                        offsets.append(first)
-                        addresses.append(t.data_ptr())
-                        lengths.append(nbytes)
-                        if fill is not None and len(objects) == chunk:
-                            fill.submit(objects, offsets, addresses, lengths)
-                            objects, offsets, addresses, lengths = [], [], [], []
-                            chunk = min(2 * chunk, _MOST_CHUNK)
-                if fill is None:
-                    self.f._decode_columns(objects, "data", offsets, addresses, lengths)
-                else:
-                    fill.submit(objects, offsets, addresses, lengths)
-                    fill.finish()
-            finally:
-                if fill is not None:
-                    fill.close()
+            for name, e in exact.items():
+                index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
+                t = out.get(name) if into else None  # a tensor of into= (each name comes once)
+                if t is None:
+                    if mapped and name not in slices:
+                        t = self._mapped(name, e)
+                        if t is not None:
+                            out[name] = t
+                            continue
+                    if nbytes >= ask:  # what the file claims, asked before it is allocated
+                        self.f._read_refusal(index)
+                    try:
+                        t = out[name] = empty(shape, dtype=dtype)
+                    except RuntimeError as err:
+                        raise _allocation_error(self.f, e, err) from None
+                    if nbytes >= huge:
+                        _advise_huge_pages(t)
+                if nbytes:
+                    objects.append(index)
+                    offsets.append(first)
+                    addresses.append(t.data_ptr())
+                    lengths.append(nbytes)
+            self.f._decode_columns(objects, "data", offsets, addresses, lengths)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
         self._hold_bools(exact, out)
@@ -997,9 +946,7 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`.
 
     CPU: the tensors are allocated first and filled by one zt_decode_ranges
-    on every core (raw slices and zstd frames shared out); on 4 cores or
-    more, a model of many tensors is filled in chunks, each decoded on every
-    core while Python allocates the next. mmap=True: raw data copy-on-write
+    on every core (raw slices and zstd frames shared out). mmap=True: raw data copy-on-write
     from the file instead (see the module's doc).
     CUDA: the tensors are allocated on the device and filled through a ring
     of `staging_buffers` pinned host buffers of `staging_bytes` each: one
