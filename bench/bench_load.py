@@ -64,7 +64,7 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Gpu_Pageable           one pageable host->device copy
   Gpu_PreadPinned        N threads pread the file's tensor bytes into pinned
                          memory already allocated (the host side's ceiling)
-  Gpu_LoadFile           load_file(device="cuda")
+  Gpu_LoadFile           load_file(device="cuda") (its default ring, 2 x 64 MiB)
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
   Gpu_RankRows           load_file(device="cuda", slices=) of rank 1 of 4's rows
   Gpu_LoadFilePread      the same ring with the file opened copy=True (no
@@ -72,13 +72,15 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          frames could not be shared out without one)
   Gpu_LoadFileSerial     the ring with no decode on a worker thread while
                          the batch before is copied (what it was)
-  Gpu_LoadFileRing4x64M, Gpu_LoadFileRing8x16M, Gpu_LoadFileRing2x1G   other ring shapes
+  Gpu_LoadFileRing2x256M, Gpu_LoadFileRing4x64M, Gpu_LoadFileRing8x16M,
+  Gpu_LoadFileRing2x1G   other ring shapes (2 x 256 MiB: the default until 2026-12-04)
   Gpu_LoadFileAhead2     3 x 256 MiB, two batches decoded ahead at once
   Gpu_LoadFileAhead3x64M 4 x 64 MiB, three ahead
   Gpu_Safetensors        safetensors load_file(device="cuda:0")
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
   and, as facts: peak host RSS above the process's before a GPU load, and
-  the first load in a fresh process (ztensor, safetensors), twice each.
+  the first load in a fresh process (ztensor with its default ring and with
+  2 x 256 MiB, safetensors), twice each.
 
 usage: bench_load.py OUT.json [REPETITIONS]   (ZT_BENCH_DIR: where files go;
 ZT_LOAD_SKIP: comma-separated row-name prefixes not to run, e.g. Save;
@@ -630,9 +632,11 @@ def main():
                         paths["pt"], **({"mmap": True} if torch_mmap else {})).items()}, paths["pt"])}
             # The ring's shape, and the file opened without a mapping.
             gpus["Gpu_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda",
-                                                               zt._staging_for("cuda", 2, 256 * MiB)), paths["llm"])
+                                                               zt._staging_for("cuda", _staging.DEFAULT_BUFFERS,
+                                                                               _staging.DEFAULT_BUFFER_BYTES)),
+                                         paths["llm"])
             gpus["Gpu_LoadFileSerial"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cuda", zt._Staging(
-                _staging.CudaCopies(torch.device("cuda")), 2, 256 * MiB, ahead=0)), paths["llm"])
+                _staging.CudaCopies(torch.device("cuda")), ahead=0)), paths["llm"])
             # Two or three batches decoded ahead at once: one decode call's
             # last slices overlap the next one's first (is the ring's loss
             # against decode + copy at once in the joins between batches?).
@@ -640,6 +644,8 @@ def main():
                 _staging.CudaCopies(torch.device("cuda")), 3, 256 * MiB, ahead=2)), paths["llm"])
             gpus["Gpu_LoadFileAhead3x64M"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._Staging(
                 _staging.CudaCopies(torch.device("cuda")), 4, 64 * MiB, ahead=3)), paths["llm"])
+            gpus["Gpu_LoadFileRing2x256M"] = (lambda: zt.load_file(
+                paths["llm"], device="cuda", staging_buffers=2, staging_bytes=256 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing4x64M"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=4, staging_bytes=64 * MiB), paths["llm"])
             # Buffers a host's last-level cache can hold: the copy engine
@@ -672,15 +678,15 @@ def main():
                     lambda: zt.load_file(paths["llm"], device="cuda"))
             except Exception as e:
                 facts.setdefault("failed", {})["gpu_peak_rss"] = f"{type(e).__name__}: {e}"
-            facts["gpu_staging_bytes"] = 2 * 256 * MiB
+            facts["gpu_staging_bytes"] = _staging.DEFAULT_BUFFERS * _staging.DEFAULT_BUFFER_BYTES
             # What a user sees: the first load in a fresh process (CUDA
             # initialised first, page cache hot), which pays for pinning the
             # ring and for growing torch's device allocator.
             firsts = {"zt": f"from ztensor import torch as m; m.load_file({paths['llm']!r}, device='cuda')",
-                      # A small ring pins less before the first byte moves
-                      # (the H200: 0.30 - 0.36 s against 0.39 - 0.49 s).
-                      "zt_4x32M": f"from ztensor import torch as m; m.load_file({paths['llm']!r}, device='cuda', "
-                                  "staging_buffers=4, staging_bytes=32 << 20)"}
+                      # A larger ring pins more before the first byte moves
+                      # (the H200, 2026-12-04: 0.53 s against 0.30 - 0.33).
+                      "zt_2x256M": f"from ztensor import torch as m; m.load_file({paths['llm']!r}, device='cuda', "
+                                   "staging_buffers=2, staging_bytes=256 << 20)"}
             if st:
                 firsts["st"] = f"import safetensors.torch as m; m.load_file({paths['st']!r}, device='cuda:0')"
             for who, code in firsts.items():
@@ -727,7 +733,7 @@ def summarize(runs, facts):
             else "Cold_Read" if name.startswith("Cold") \
             else "Slow_Read" if name.startswith("Slow") else "Gpu_Pinned"
         show(name, floor)
-    for k in ("gpu_peak_rss_above_start", "gpu_first_load_s_zt", "gpu_first_load_s_zt_4x32M", "gpu_first_load_s_st",
+    for k in ("gpu_peak_rss_above_start", "gpu_first_load_s_zt", "gpu_first_load_s_zt_2x256M", "gpu_first_load_s_st",
               "zstd_ratio",
               "cold_by", "slow_disk_bytes_per_s", "slow_disk_not_run", "failed"):
         if k in facts:

@@ -67,7 +67,7 @@ def load(decode, items, engine, *a, **k):
 
 
 _staging.load = load
-for buffers, nbytes in ((2, 256 << 20), (4, 64 << 20)):
+for buffers, nbytes in ((_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES), (2, 256 << 20)):
     for rep in range(3):
         eng = Timed(torch.device("cuda"))
         torch.cuda.synchronize()
