@@ -35,12 +35,8 @@ def same(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
 
 
-@pytest.mark.parametrize("encoding", ["raw", "zstd"])
-@pytest.mark.parametrize("version", [None, 2])
-def test_cpu_load_fills_every_tensor_at_once(tmp_path, encoding, version):
-    t = model()
-    p = tmp_path / "m.zt"
-    zt.save_file(t, p, encoding=encoding, file_version=version, frame_size=4096)
+def counted_decodes(monkeypatch):
+    """The number of tensors of each File._decode_columns call from here on."""
     calls = []
     real = ztensor.File._decode_columns
 
@@ -48,11 +44,19 @@ def test_cpu_load_fills_every_tensor_at_once(tmp_path, encoding, version):
         calls.append(len(objects))
         return real(self, objects, *rest, **kw)
 
-    ztensor.File._decode_columns = counting
-    try:
-        got = zt.load_file(p)
-    finally:
-        ztensor.File._decode_columns = real
+    monkeypatch.setattr(ztensor.File, "_decode_columns", counting)
+    return calls
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+@pytest.mark.parametrize("version", [None, 2])
+def test_cpu_load_fills_every_tensor_at_once(tmp_path, monkeypatch, encoding, version):
+    t = model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, file_version=version, frame_size=4096)
+    calls = counted_decodes(monkeypatch)
+    got = zt.load_file(p)
+    monkeypatch.undo()
     assert sorted(got) == sorted(t)
     assert all(same(got[k], t[k]) for k in t)
     assert calls == [len(t) - 1]  # one call for every non-empty tensor
@@ -75,10 +79,7 @@ def test_many_tensors_are_filled_by_one_decode_call(tmp_path, monkeypatch, encod
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding=encoding)
     monkeypatch.setattr(zt, "cpu_count", lambda: 64)
-    calls = []
-    real = ztensor.File._decode_columns
-    monkeypatch.setattr(ztensor.File, "_decode_columns",
-                        lambda self, objects, *rest, **kw: calls.append(len(objects)) or real(self, objects, *rest, **kw))
+    calls = counted_decodes(monkeypatch)
     got = zt.load_file(p)
     assert list(got) == list(t) and all(same(got[k], t[k]) for k in t)
     assert calls == [sum(1 for v in t.values() if v.numel())]

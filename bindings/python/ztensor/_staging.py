@@ -156,8 +156,9 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     batches = plan([it.nbytes for it in items], buffer_bytes)
     # The ring is never larger than the data needs. Pinning a buffer is
     # most of a first load's extra time (H200: ~190 ms for 2 x 256 MiB, the
-    # decode of one 256 MiB batch 6 ms): the first buffer is taken here, the others on
-    # threads of their own while the first batches are decoded and copied.
+    # decode of one 256 MiB batch 6 ms): the first buffer is taken here, the
+    # others on threads of their own while the first batches are decoded and
+    # copied.
     largest = max(p.at + p.nbytes for b in batches for p in b)
     slots = min(buffers, len(batches))
     allocator = ThreadPoolExecutor(slots - 1, thread_name_prefix="zt-staging-buffer") if slots > 1 else None

@@ -26,9 +26,9 @@ fits (else TypeError); FP8 data on a torch without float8 types raises
 TypeError unless float8="float32" asks for decoded float32 values.
 
 Speed: load_file allocates the tensors and fills them with one
-zt_decode_ranges call on every core; to a CUDA
-device it goes through a ring of pinned staging buffers, decoding one while
-the last is copied (load_file's doc). Memory: tensors are copies by default (writable,
+zt_decode_ranges call on every core; to a CUDA device it goes through a
+ring of pinned staging buffers, decoding one while the last is copied
+(load_file's doc). Memory: tensors are copies by default (writable,
 independent of the file). load_file(..., mmap=True) instead maps raw data
 of every dtype with a torch type (bf16 and FP8 included) copy-on-write
 (mmap ACCESS_COPY): no copy is made until a tensor is written to, and a
@@ -656,8 +656,8 @@ class _File:
         """The named objects as tensors on `device`, in the order given.
         Objects that load byte for byte are allocated first and filled
         together: on the CPU by one zt_decode_ranges on every core (or
-        mapped, with mmap=True), on a CUDA
-        device through the staging ring (_staging.load); the others one
+        mapped, with mmap=True), on a CUDA device through the staging ring
+        (_staging.load); the others one
         at a time through tensor(). Those named in `slices` (name -> index)
         whose selection is one run of their bytes load with the first ones
         (_runs), the others through slice().
@@ -946,8 +946,8 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     """Every tensor of a file, as a dict name -> torch.Tensor on `device`.
 
     CPU: the tensors are allocated first and filled by one zt_decode_ranges
-    on every core (raw slices and zstd frames shared out). mmap=True: raw data copy-on-write
-    from the file instead (see the module's doc).
+    on every core (raw slices and zstd frames shared out). mmap=True: raw
+    data copy-on-write from the file instead (see the module's doc).
     CUDA: the tensors are allocated on the device and filled through a ring
     of `staging_buffers` pinned host buffers of `staging_bytes` each: one
     buffer is decoded into on every core while the previous one is copied
