@@ -36,6 +36,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          with allow_foreign=True
   Load_TorchLoad_many    torch.load of the "many" tensors (torch.save'd)
   Load_Safetensors_many  safetensors.torch.load_file of them + touch
+  Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
+                         allocated on its own, none carved out of a block
   Load_DecodeMany        File.decode_many (numpy, the same bytes)
   Load_DecodeManyCopy    the same with the file opened copy=True (pread, no
                          mapping: which is faster on many cores is open)
@@ -77,6 +79,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Gpu_LoadFileAhead2     3 x 256 MiB, two batches decoded ahead at once
   Gpu_LoadFileAhead3x64M 4 x 64 MiB, three ahead
   Gpu_Safetensors        safetensors load_file(device="cuda:0")
+  Gpu_LoadFile_small, Gpu_LoadFile_many   "small" and "many" to cuda
+  Gpu_LoadFileUncarved_small, Gpu_LoadFileUncarved_many   the same with each
+                         tensor allocated and copied on its own, none carved
+                         out of a device block (ztensor._blocks)
+  Gpu_Safetensors_many   safetensors load_file of "many" to cuda
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
   and, as facts: peak host RSS above the process's before a GPU load, and
   the first load in a fresh process (ztensor with its default ring and with
@@ -101,7 +108,7 @@ import numpy as np
 import torch
 
 import ztensor
-from ztensor import _staging
+from ztensor import _blocks, _staging
 from ztensor import torch as zt
 
 try:
@@ -120,6 +127,18 @@ def llm_model(scale):
     t.update({f"layers.{i}.norm.weight": torch.randn(128, 1024, generator=g).to(torch.bfloat16)
               for i in range(small)})
     return t
+
+
+def uncarved(fn):
+    """fn() with every tensor of a load allocated on its own, none carved
+    out of a shared block (ztensor._blocks): what loads did until
+    2026-12-04."""
+    kept = _blocks.PACK_BELOW
+    _blocks.PACK_BELOW = 0
+    try:
+        return fn()
+    finally:
+        _blocks.PACK_BELOW = kept
 
 
 def small_model():
@@ -551,6 +570,9 @@ def main():
         hot["Load_TorchLoad_many"] = (lambda: torch.load(paths["many_pt"]), paths["many_pt"])
         if st:
             hot["Load_Safetensors_many"] = (lambda: touch(st.load_file(paths["many_st"])), paths["many_st"])
+        # The 256 KiB tensors each allocated on its own (an mmap apiece)
+        # instead of carved out of huge-page blocks.
+        hot["Load_LoadFileUncarved"] = (lambda: uncarved(lambda: zt.load_file(paths["llm"])), paths["llm"])
         hot["Load_CopyFromMap_llm"] = (lambda: mmap_floor(paths["llm"], extents["llm"], threads), paths["llm"])
         # A tensor-parallel rank's share (rank 1 of 4), and the same model as
         # the sharded checkpoints models come as.
@@ -654,6 +676,16 @@ def main():
                 paths["llm"], device="cuda", staging_buffers=8, staging_bytes=16 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing2x1G"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=2, staging_bytes=1024 * MiB), paths["llm"])
+            # Many small tensors to the GPU: carved out of device blocks and
+            # copied a buffer's run at a time, against each allocated and
+            # copied on its own (_blocks.PACK_BELOW = 0); the peer's way.
+            for m in ("small", "many"):
+                gpus[f"Gpu_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m], device="cuda"), paths[m])
+                gpus[f"Gpu_LoadFileUncarved_{m}"] = (lambda m=m: uncarved(
+                    lambda: zt.load_file(paths[m], device="cuda")), paths[m])
+            if st:
+                gpus["Gpu_Safetensors_many"] = (lambda: st.load_file(paths["many_st"], device="cuda:0"),
+                                                paths["many_st"])
             # A tensor-parallel rank's share straight to its GPU, through the ring.
             gpus["Gpu_RankRows"] = (lambda: zt.load_file(paths["llm"], device="cuda", slices=rows), paths["llm"])
             gpu_model = module_of(models["llm"], "cuda")

@@ -334,6 +334,9 @@ def main():
             "Load_LoadFile_many", None, "safetensors.torch.load_file (where importable)")
     t.ratio("load", f"load_file, {tiny} (copies)", ld, "Load_Pread_many", "Load_LoadFile_many", None,
             f"{cores} of the same bytes (back to back: one range) into fresh torch memory: all the rest is per-tensor work")
+    t.ratio("load", f"load_file, {llm}, against its tensors each allocated on its own", ld,
+            "Load_LoadFileUncarved", "Load_LoadFile_llm", None,
+            "load_file with no tensor carved out of a block (the 256 KiB ones: an mmap each)")
     t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,
             "load_file + load_state_dict (a second copy of the model, then a copy into it)")
     t.ratio("load", "load_file(mmap=True) + reading a byte a page", ld, "Load_Pread_llm", "Load_Mmap_llm", None,
@@ -404,6 +407,12 @@ def main():
             "safetensors load_file(device='cuda:0')")
     t.ratio("load", "load_file(device='cuda') against torch.load + .to", ld, "Gpu_TorchLoad", "Gpu_LoadFile", None,
             "torch.load(mmap=True) + .to('cuda')")
+    for m, what in (("small", "4,096 tensors of 64 KiB"), ("many", tiny)):
+        t.ratio("load", f"load_file(device='cuda'), {what}, small tensors carved out of device blocks", ld,
+                f"Gpu_LoadFileUncarved_{m}", f"Gpu_LoadFile_{m}", None,
+                "the same with each tensor allocated and copied on its own")
+    t.ratio("load", f"load_file(device='cuda'), {tiny}, against safetensors", ld, "Gpu_Safetensors_many",
+            "Gpu_LoadFile_many", None, "safetensors load_file(device='cuda:0')")
     t.ratio("load", "load_model(device='cuda') into a model on the GPU", ld, "Gpu_Pinned", "Gpu_LoadModel", None,
             "one pinned host->device copy")
     t.ratio("load", "cuda ring with the file opened copy=True (no mapping)", ld, "Gpu_LoadFile", "Gpu_LoadFilePread",

@@ -382,7 +382,7 @@ def test_slices_load_as_torch_indexes(tmp_path, monkeypatch, encoding, version, 
     if how == "late":  # the staging ring, runs split across 3,000-byte buffers
         engine = LateCopies()
         got = zt._load_all(zt._File(p), "cpu", zt._Staging(engine, 2, 3000, 1), _KEYS)
-        assert engine.copies > len(t)
+        assert len(engine.buffers) == 2 and engine.bytes > 10 * 3000  # many batches went through the ring
     else:
         got = zt.load_file(p, mmap=how == "mmap", slices=_KEYS)
     assert sorted(got) == sorted(t)
@@ -438,7 +438,7 @@ class LateCopies:
     Records what the pipeline asked of it."""
 
     def __init__(self):
-        self.buffers, self.queue, self.done, self.copies = [], [], 0, 0
+        self.buffers, self.queue, self.done, self.copies, self.bytes = [], [], 0, 0, 0
         self.started = False
 
     def start(self):
@@ -453,6 +453,7 @@ class LateCopies:
         assert self.started and dst.numel() == src.numel() > 0
         self.queue.append((dst, src))
         self.copies += 1
+        self.bytes += dst.numel()
 
     def record(self):
         return len(self.queue)
@@ -526,7 +527,7 @@ def test_a_staged_load_maps_no_page_of_raw_data(tmp_path, monkeypatch):
     monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
     got = zt.load_file(p, device="cpu", staging_bytes=1 << 20)
     assert all(same(got[k], t[k]) for k in t)
-    assert engine.copies >= 16
+    assert engine.bytes >= 16 * 256 * 1024  # every tensor went through the ring
     # The header and manifest pages only (17 pages here), not the 4 MiB of data.
     assert engine.most <= 256 * 1024, f"{engine.most} bytes of the file mapped in during the load"
 
@@ -837,6 +838,23 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
     assert part.device.type == "cuda" and same(part.cpu(), t["big.2"][:10])
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the real-GPU load is not run")
+def test_a_cuda_load_carves_small_tensors_out_of_device_blocks(tmp_path):
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    got = zt.load_file(p, device="cuda")
+    assert all(got[k].is_cuda and same(got[k].cpu(), t[k]) for k in t)
+    small = [got[f"w.{i}"] for i in range(8)] + [got[f"b.{i}"] for i in range(5)]
+    first = small[0].data_ptr()
+    assert all(a.data_ptr() - first < 4 << 20 for a in small)  # one block
+    assert all(storage_bytes(a) == a.numel() * 4 for a in small)
+    kept = got.pop("b.4")
+    del got, small
+    torch.cuda.synchronize()
+    assert same(kept.cpu(), t["b.4"])
+
+
 def _hf_checkpoint(folder, tensors, quantization_config):
     """A Hugging Face checkpoint folder: model.safetensors of (name,
     safetensors dtype, numpy array) written by hand, and config.json."""
@@ -1125,3 +1143,90 @@ def test_the_aliases_save_model_records_load(tmp_path):
     zt.save_model(Tied(), p)
     got = zt.load_file(p)
     assert got["a.weight"] is got["b.weight"]
+
+
+def storage_bytes(t):
+    return t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") else t.storage().nbytes()  # torch < 2.0
+
+
+def _block_model():
+    g = torch.Generator().manual_seed(7)
+    t = {f"w.{i}": torch.randn(256, 256, generator=g) for i in range(8)}  # 8 x 256 KiB: carved on the CPU
+    t.update({f"b.{i}": torch.randn(256, generator=g) for i in range(5)})  # 1 KiB: the heap's
+    t["big"] = torch.randn(1024, 2048, generator=g)  # 8 MiB: its own
+    return t
+
+
+def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path):
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    got = zt.load_file(p)
+    assert all(same(got[k], t[k]) for k in t)
+    carved = [got[f"w.{i}"] for i in range(8)]
+    first = carved[0].data_ptr()
+    # Back to back in one block that starts on a huge page, each with a
+    # storage of exactly its own bytes.
+    assert [w.data_ptr() - first for w in carved] == [i * 256 * 1024 for i in range(8)]
+    assert first % (2 << 20) == 0
+    assert all(storage_bytes(w) == 256 * 1024 and w.storage_offset() == 0 for w in carved)
+    others = [got[f"b.{i}"].data_ptr() for i in range(5)] + [got["big"].data_ptr()]
+    assert not any(first <= a < first + 8 * 256 * 1024 for a in others)
+    assert storage_bytes(got["big"]) == 8 << 20
+
+
+def test_a_carved_tensor_is_a_tensor_of_its_own(tmp_path):
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    got = zt.load_file(p)
+    # torch.save writes its storage: its bytes, not the block's.
+    saved = tmp_path / "one.pt"
+    torch.save(got["w.3"], saved)
+    assert os.path.getsize(saved) < 256 * 1024 + 4096
+    assert same(torch.load(saved), t["w.3"])
+    # It keeps its block alive alone; writes stay its own.
+    kept = got.pop("w.3")
+    del got
+    import gc
+    gc.collect()
+    assert same(kept, t["w.3"])
+    kept.add_(1)
+    assert torch.equal(kept, t["w.3"] + 1)
+    # Shared with other processes as any CPU tensor is.
+    kept.share_memory_()
+    assert kept.is_shared() and torch.equal(kept, t["w.3"] + 1)
+    # What changes: its storage cannot grow (a mapped load's cannot either).
+    with pytest.raises(RuntimeError):
+        kept.resize_(512, 256)
+
+
+def test_a_staged_load_copies_a_run_of_small_tensors_at_once(tmp_path, monkeypatch):
+    g = torch.Generator().manual_seed(5)
+    t = {f"p.{i}": torch.randn(100 + i, generator=g) for i in range(200)}  # ~100 KiB of small tensors
+    t["big"] = torch.randn(512, 512, generator=g)  # 1 MiB: split across buffers
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    engine = LateCopies()
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+    got = zt.load_file(p, device="cpu", staging_bytes=64 << 10)
+    assert all(same(got[k], t[k]) for k in t)
+    # The small tensors lie in one block as in the buffers: one copy a
+    # buffer's run of them, not one a tensor.
+    assert engine.copies <= 3 + 16 + 2, engine.copies
+    assert all(storage_bytes(got[f"p.{i}"]) == got[f"p.{i}"].numel() * 4 for i in range(200))
+
+
+def test_tensors_given_to_fill_are_not_carved(tmp_path, monkeypatch):
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    into = {k: torch.zeros_like(v) for k, v in t.items()}
+    before = {k: v.data_ptr() for k, v in into.items()}
+    for staged in (False, True):
+        if staged:
+            monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(LateCopies(), b, n))
+        got = zt._load_path(p, "cpu", into=into)
+        assert all(got[k] is into[k] and into[k].data_ptr() == before[k] and same(into[k], t[k]) for k in t)
+        for v in into.values():
+            v.zero_()

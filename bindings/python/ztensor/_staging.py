@@ -38,11 +38,16 @@ _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 class Item(NamedTuple):
     """One tensor to load: which object, how many decoded bytes from which
     decoded byte `first` (a rank's share of a tensor: one run of it), and
-    the destination tensor (contiguous, on the device)."""
+    the destination tensor (contiguous, on the device). `block`: the flat
+    uint8 tensor whose bytes dst's are, from `at` (_blocks.Blocks): pieces
+    of tensors that lie in one block as they lie in a staging buffer go to
+    the device in one copy."""
     index: int
     nbytes: int
     dst: torch.Tensor
     first: int = 0
+    block: Optional[torch.Tensor] = None
+    at: int = 0
 
 
 class Piece(NamedTuple):
@@ -176,7 +181,33 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
             b = ring[slot] = b.result()
         return b
 
-    dsts = [_bytes_of(it.dst) for it in items]
+    dsts = [_bytes_of(it.dst) if it.block is None else None for it in items]
+
+    def copies(batch: List[Piece], buf: torch.Tensor):
+        """The (destination, source) views of a batch's copies: one a piece,
+        or one a run of pieces that lie back to back in one block as in the
+        buffer (the padding between them goes along: it is no tensor's)."""
+        dst, src = [], []
+        run = None  # [block, its first byte, the buffer's, the block's end]
+        for p in batch:
+            it = items[p.item]
+            if it.block is not None:
+                start = it.at + p.offset
+                if run is not None and run[0] is it.block and start - run[1] == p.at - run[2]:
+                    run[3] = start + p.nbytes
+                    continue
+                if run is not None:
+                    dst.append(run[0][run[1]:run[3]])
+                    src.append(buf[run[2]:run[2] + run[3] - run[1]])
+                run = [it.block, start, p.at, start + p.nbytes]
+                continue
+            dst.append(dsts[p.item][p.offset:p.offset + p.nbytes])
+            src.append(buf[p.at:p.at + p.nbytes])
+        if run is not None:
+            dst.append(run[0][run[1]:run[3]])
+            src.append(buf[run[2]:run[2] + run[3] - run[1]])
+        return dst, src
+
     pending: List[Any] = [None] * len(ring)  # the token of each buffer's last copies
     copy_many = getattr(engine, "copy_many", None)
     # A batch is decoded ahead into a buffer whose last copies were issued
@@ -219,9 +250,7 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
                 next_up = k + 1
             if depth == 1:  # before this batch's copies: Python's work on them overlaps the decode
                 decode_ahead_through(min(k + 1, len(batches) - 1))
-            buf = buffer(k % len(ring))
-            dst = [dsts[p.item][p.offset:p.offset + p.nbytes] for p in batch]
-            src = [buf[p.at:p.at + p.nbytes] for p in batch]
+            dst, src = copies(batch, buffer(k % len(ring)))
             if copy_many is not None:
                 copy_many(dst, src)
             else:

@@ -50,7 +50,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 import torch
 
-from . import _reader, _staging, _writer, cpu_count
+from . import _blocks, _reader, _staging, _writer, cpu_count
 from ._lib import ERR_INVALID, ERR_NOMEM, Error
 from ._writer import Writer, _attributes_cbor, _canonical_order
 
@@ -388,6 +388,27 @@ def _allocation_error(f, e, err, device=None):
                  f"and dtype {e.dtype}{where}: {err}")
 
 
+def _blocks_for(exact, out, device, smallest):
+    """The _blocks.Blocks that a load's tensors of `smallest` bytes to
+    fewer than _blocks.PACK_BELOW (of `exact`, those not in `out` already)
+    come out of, or None where fewer than two would."""
+    below = _blocks.PACK_BELOW
+    sizes = [e[3] for name, e in exact.items() if smallest <= e[3] < below and name not in out]
+    if len(sizes) < 2:
+        return None
+    return _blocks.Blocks(sum(map(_blocks.aligned, sizes)), device)
+
+
+def _block_tensor(f, e, blocks, device):
+    """_new_tensor out of `blocks`."""
+    if e.nbytes >= _ASK_FROM:
+        f._read_refusal(e.index)
+    try:
+        return blocks.tensor(e.shape, e.dtype, e.nbytes)
+    except RuntimeError as err:
+        raise _allocation_error(f, e, err, device) from None
+
+
 def _new_tensor(f, e, device=None):
     """An empty tensor for object e (an _Exact) of File f, after the
     library's refusal of its size where it has one."""
@@ -674,10 +695,16 @@ class _File:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
         if staging is not None:
             items = []
+            blocks = _blocks_for(exact, out, device, 1)
             for name, e in exact.items():
-                if name not in out:
+                if name in out:
+                    items.append(_staging.Item(e.index, e.nbytes, out[name], e.first))
+                elif blocks is not None and 0 < e.nbytes < _blocks.PACK_BELOW:
+                    out[name] = _block_tensor(self.f, e, blocks, device)
+                    items.append(_staging.Item(e.index, e.nbytes, out[name], e.first, blocks.block, blocks.last))
+                else:
                     out[name] = _new_tensor(self.f, e, device)
-                items.append(_staging.Item(e.index, e.nbytes, out[name], e.first))
+                    items.append(_staging.Item(e.index, e.nbytes, out[name], e.first))
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead)
         else:
@@ -692,6 +719,8 @@ class _File:
             # faster (55 ms).
             objects, offsets, addresses, lengths = [], [], [], []
             empty, mapped, huge, ask = torch.empty, self._map, 2 * _HUGE_PAGE, _ASK_FROM
+            blocks = None if mapped else _blocks_for(exact, out, torch.device("cpu"), _blocks.CPU_PACK_FROM)
+            smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
                 t = out.get(name) if into else None  # a tensor of into= (each name comes once)
@@ -704,7 +733,10 @@ class _File:
                     if nbytes >= ask:  # what the file claims, asked before it is allocated
                         self.f._read_refusal(index)
                     try:
-                        t = out[name] = empty(shape, dtype=dtype)
+                        if smallest <= nbytes < small:
+                            t = out[name] = blocks.tensor(shape, dtype, nbytes)
+                        else:
+                            t = out[name] = empty(shape, dtype=dtype)
                     except RuntimeError as err:
                         raise _allocation_error(self.f, e, err) from None
                     if nbytes >= huge:

@@ -1,0 +1,122 @@
+"""The small tensors of one load, carved out of shared blocks of memory.
+
+A load allocates every tensor before filling them all at once. Allocated
+one by one, a model's small tensors (norms, biases, a small model's every
+weight) each cost an allocator call (an mmap of its own from 128 KiB on,
+on the CPU) and, when filled, a page fault per 4 KiB: on the 2-core VM a
+fresh process's load of 4,096 x 64 KiB spent more time faulting than
+reading (BENCHMARKS.md). Here they come out of blocks of up to
+BLOCK_BYTES: one allocation each, in transparent huge pages on the CPU
+(one fault per 2 MiB).
+
+Each tensor has a storage of its own, exactly its bytes, that holds a
+reference to its block (torch's storage slicing): torch.save and
+safetensors see only its bytes, and no two loaded tensors share a storage.
+What changes: a block is freed when the last of its tensors is, and these
+storages cannot be resized (as those of a mapped load cannot).
+"""
+
+import ctypes
+import sys
+from typing import Optional, Tuple
+
+import torch
+
+# Tensors of fewer bytes than this are carved out of blocks; larger ones
+# are allocated on their own (from 4 MiB each gets huge pages of its own).
+PACK_BELOW = 4 << 20
+# On the CPU only tensors from this size are carved out: smaller ones come
+# from the C heap, cheap and reused (4,096 x 64 KiB carved loaded no
+# faster on an H200, 1.3x slower steady on the 2-core VM); glibc gives each
+# allocation from 128 KiB an mmap of its own, and carving the 2,000 x
+# 256 KiB of the 4.8 GB model made its CPU load 7% faster on an H200
+# (214.5 against 229.7 ms). On a CUDA device every small tensor is carved:
+# one allocation instead of many, and one copy a run of them.
+CPU_PACK_FROM = 128 << 10
+# A block holds up to this much: what one kept tensor can hold alive.
+BLOCK_BYTES = 32 << 20
+# Where each tensor starts in its block: torch's own allocators align so.
+ALIGN = 64
+
+HUGE_PAGE = 2 << 20
+_MADV_HUGEPAGE = 14
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def aligned(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def advise_huge_pages(address: int, nbytes: int) -> None:
+    """Asks for transparent huge pages over the 2 MiB pages that lie inside
+    [address, address + nbytes) of fresh memory: filling it then takes one
+    page fault per 2 MiB instead of one per 4 KiB (as numpy does for its
+    arrays of 4 MiB and more). A hint: where the kernel declines, nothing
+    changes."""
+    start = (address + HUGE_PAGE - 1) // HUGE_PAGE * HUGE_PAGE
+    end = (address + nbytes) // HUGE_PAGE * HUGE_PAGE
+    if _libc is not None and end > start:
+        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), _MADV_HUGEPAGE)
+
+
+_EMPTY = torch.empty
+# UntypedStorage's own __getitem__ only refuses the meta device (~1 us a
+# call in Python) before calling this one: blocks are never on it.
+_SLICE = getattr(getattr(torch._C, "StorageBase", None), "__getitem__", None) or torch.UntypedStorage.__getitem__
+
+
+def _storage_of(t: torch.Tensor):
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()  # torch < 2.0
+
+
+class Blocks:
+    """Hands out empty tensors for a load's small tensors, in the order it
+    asks for them, from blocks allocated as they are needed. `total` is
+    what the load will ask for in all (the sum of aligned(nbytes)): the last
+    block is no larger than what is left."""
+
+    def __init__(self, total: int, device: torch.device, block_bytes: int = BLOCK_BYTES):
+        self.device = device
+        self._left = total
+        self._block_bytes = block_bytes
+        self._storage = None
+        # The block the last tensor came from (a flat uint8 tensor) and
+        # where in it: a staging ring copies tensors that lie back to back
+        # in one block with one copy.
+        self.block: Optional[torch.Tensor] = None
+        self.last = 0
+        self._base = self._at = self._end = 0
+
+    def tensor(self, shape: Tuple[int, ...], dtype: torch.dtype, nbytes: int) -> torch.Tensor:
+        """An empty contiguous tensor of `shape` and `dtype` (`nbytes`
+        bytes, fewer than PACK_BELOW) whose storage is its own bytes of a
+        block. torch's RuntimeError where a block cannot be allocated."""
+        at = self._at
+        if at + nbytes > self._end:
+            self._new_block(nbytes)
+            at = 0
+        step = (nbytes + ALIGN - 1) & -ALIGN
+        self._at = at + step
+        self._left -= step
+        self.last = at
+        at += self._base
+        # A load of many small tensors runs at the speed of these three
+        # calls (~3.5 us): the storage's slice, a tensor, its storage set.
+        return _EMPTY(0, dtype=dtype, device=self.device).set_(_SLICE(self._storage, slice(at, at + nbytes)), 0, shape)
+
+    def _new_block(self, nbytes: int) -> None:
+        size = max(aligned(nbytes), min(self._block_bytes, self._left))
+        if self.device.type == "cpu" and size >= HUGE_PAGE:
+            # Started on a 2 MiB boundary, whole huge pages: the bytes before
+            # it are never touched, so never resident.
+            whole = (size + HUGE_PAGE - 1) // HUGE_PAGE * HUGE_PAGE
+            raw = torch.empty(whole + HUGE_PAGE, dtype=torch.uint8)
+            skip = -raw.data_ptr() % HUGE_PAGE
+            block = raw[skip:skip + whole]
+            advise_huge_pages(block.data_ptr(), whole)
+        else:
+            block = torch.empty(size, dtype=torch.uint8, device=self.device)
+        self.block, self._storage = block, _storage_of(block)
+        # A slice of a tensor's storage starts where the storage does.
+        self._base = block.storage_offset()
+        self._at, self._end = 0, block.numel()
