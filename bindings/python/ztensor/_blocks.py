@@ -13,7 +13,10 @@ Each tensor has a storage of its own, exactly its bytes, that holds a
 reference to its block (torch's storage slicing): torch.save and
 safetensors see only its bytes, and no two loaded tensors share a storage.
 What changes: a block is freed when the last of its tensors is, and these
-storages cannot be resized (as those of a mapped load cannot).
+storages cannot be resized (as those of a mapped load cannot). On a CUDA
+device, torch's allocator knows the block only: `record_stream` on such a
+tensor does nothing, and CUDA IPC (torch.multiprocessing) refuses one that
+does not start its block ("invalid device pointer"; H200, torch 2.11).
 """
 
 import ctypes

@@ -39,7 +39,6 @@ The mapping is of the file that was opened, even if its path has been
 replaced since (a checkpoint rewritten, as Writer does, by rename).
 """
 
-import ctypes
 import math
 import os
 import sys
@@ -351,24 +350,14 @@ def _exact_dtype(dtype, ltype, np_dtype, float8):
     return _TORCH_OF_NUMPY.get(np_dtype)
 
 
-_HUGE_PAGE = 2 << 20
-_MADV_HUGEPAGE = 14
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-
-
 def _advise_huge_pages(t):
-    """Asks for transparent huge pages over a fresh tensor's memory, as numpy
-    does for its own arrays of 4 MiB and more: filling it then takes one page
-    fault per 2 MiB instead of one per 4 KiB (the faults were most of a hot
-    load's time on the 2-core machine, BENCHMARKS.md). A hint: where the
-    kernel declines, nothing changes."""
+    """Transparent huge pages over a fresh tensor of 4 MiB or more
+    (_blocks.advise_huge_pages; numpy does so for its arrays from 4 MiB):
+    the faults were most of a hot load's time on the 2-core machine
+    (BENCHMARKS.md)."""
     n = t.numel() * t.element_size()
-    if _libc is None or n < 2 * _HUGE_PAGE:
-        return
-    start = (t.data_ptr() + _HUGE_PAGE - 1) // _HUGE_PAGE * _HUGE_PAGE
-    end = (t.data_ptr() + n) // _HUGE_PAGE * _HUGE_PAGE
-    if end > start:
-        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), _MADV_HUGEPAGE)
+    if n >= 2 * _blocks.HUGE_PAGE:
+        _blocks.advise_huge_pages(t.data_ptr(), n)
 
 
 # From this size on, a load asks the library whether it would read a tensor
@@ -718,7 +707,7 @@ class _File:
             # the decoding threads' page faults) and 4,096 x 64 KiB no
             # faster (55 ms).
             objects, offsets, addresses, lengths = [], [], [], []
-            empty, mapped, huge, ask = torch.empty, self._map, 2 * _HUGE_PAGE, _ASK_FROM
+            empty, mapped, huge, ask = torch.empty, self._map, 2 * _blocks.HUGE_PAGE, _ASK_FROM
             blocks = None if mapped else _blocks_for(exact, out, torch.device("cpu"), _blocks.CPU_PACK_FROM)
             smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
             for name, e in exact.items():
