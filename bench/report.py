@@ -317,6 +317,8 @@ def main():
             "use) is the faster way on this machine")
     t.ratio("load", "load_file against torch.load (mmap=True + touch on torch >= 2.1)", ld, "Load_TorchLoad",
             "Load_LoadFile_llm", 1.5, f"torch {ld_facts.get('torch', '?')}")
+    t.ratio("load", "load_file(mmap=True) + touch, against torch.load(mmap=True) + touch", ld, "Load_TorchLoad",
+            "Load_Mmap_llm", None, "the goal's comparison with both sides mapped (the row above copies)")
     t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
             0.9, f"{cores} into fresh torch memory")
     many = ld_facts.get("many_tensors")
