@@ -84,6 +84,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          tensor allocated and copied on its own, none carved
                          out of a device block (ztensor._blocks)
   Gpu_Safetensors_many   safetensors load_file of "many" to cuda
+  Gpu_LoadFileCarveDuringRing   Gpu_LoadFile with the carved tensors made
+                         while the ring's first batches decode
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
   and, as facts: peak host RSS above the process's before a GPU load, and
   the first load in a fresh process (ztensor with its default ring and with
@@ -129,16 +131,21 @@ def llm_model(scale):
     return t
 
 
+def with_attribute(module, name, value, fn):
+    """fn() with module.name set to value (restored after)."""
+    kept = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        return fn()
+    finally:
+        setattr(module, name, kept)
+
+
 def uncarved(fn):
     """fn() with every tensor of a load allocated on its own, none carved
     out of a shared block (ztensor._blocks): what loads did until
     2026-12-04."""
-    kept = _blocks.PACK_BELOW
-    _blocks.PACK_BELOW = 0
-    try:
-        return fn()
-    finally:
-        _blocks.PACK_BELOW = kept
+    return with_attribute(_blocks, "PACK_BELOW", 0, fn)
 
 
 def small_model():
@@ -683,6 +690,10 @@ def main():
                 gpus[f"Gpu_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m], device="cuda"), paths[m])
                 gpus[f"Gpu_LoadFileUncarved_{m}"] = (lambda m=m: uncarved(
                     lambda: zt.load_file(paths[m], device="cuda")), paths[m])
+            # The carved tensors made while the ring's first batches decode
+            # rather than before it starts (zt._CARVE_DURING_RING).
+            gpus["Gpu_LoadFileCarveDuringRing"] = (lambda: with_attribute(
+                zt, "_CARVE_DURING_RING", True, lambda: zt.load_file(paths["llm"], device="cuda")), paths["llm"])
             if st:
                 gpus["Gpu_Safetensors_many"] = (lambda: st.load_file(paths["many_st"], device="cuda:0"),
                                                 paths["many_st"])

@@ -413,6 +413,8 @@ def main():
         t.ratio("load", f"load_file(device='cuda'), {what}, small tensors carved out of device blocks", ld,
                 f"Gpu_LoadFileUncarved_{m}", f"Gpu_LoadFile_{m}", None,
                 "the same with each tensor allocated and copied on its own")
+    t.ratio("load", "cuda ring with the carved tensors made while the first batches decode", ld, "Gpu_LoadFile",
+            "Gpu_LoadFileCarveDuringRing", None, "load_file(device='cuda') (made before the ring starts)")
     t.ratio("load", f"load_file(device='cuda'), {tiny}, against safetensors", ld, "Gpu_Safetensors_many",
             "Gpu_LoadFile_many", None, "safetensors load_file(device='cuda:0')")
     t.ratio("load", "load_model(device='cuda') into a model on the GPU", ld, "Gpu_Pinned", "Gpu_LoadModel", None,

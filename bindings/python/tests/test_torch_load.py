@@ -4,6 +4,7 @@ staging pipeline to a device (its ring, splitting, batching and ordering
 driven by a CPU copy engine that copies late, and by CUDA where present)."""
 
 import ctypes
+import time
 import os
 
 import numpy as np
@@ -1230,3 +1231,39 @@ def test_tensors_given_to_fill_are_not_carved(tmp_path, monkeypatch):
         assert all(got[k] is into[k] and into[k].data_ptr() == before[k] and same(into[k], t[k]) for k in t)
         for v in into.values():
             v.zero_()
+
+
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_carved_tensors_can_be_made_while_the_ring_decodes(tmp_path, monkeypatch, encoding):
+    g = torch.Generator().manual_seed(9)
+    t = {f"p.{i}": torch.randn(300 + i, generator=g) for i in range(300)}  # ~360 KiB of small tensors
+    t["big"] = torch.randn(700, 700, generator=g)  # 1.9 MiB, split across buffers
+    t["h"] = torch.randn(64, 64, generator=g).to(torch.bfloat16)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding)
+    monkeypatch.setattr(zt, "_CARVE_DURING_RING", True)
+    decoding, during, made = [False], [0], [0]
+    real_decode, real_carve = ztensor.File._decode_ranges, zt._blocks.carve
+
+    def slow_decode(self, parts, threads=0):
+        decoding[0] = True
+        time.sleep(0.005)  # a decode the main thread can work beside
+        try:
+            return real_decode(self, parts, threads)
+        finally:
+            decoding[0] = False
+
+    def counted_carve(*a):
+        made[0] += 1
+        during[0] += decoding[0]
+        return real_carve(*a)
+
+    monkeypatch.setattr(ztensor.File, "_decode_ranges", slow_decode)
+    monkeypatch.setattr(zt._blocks, "carve", counted_carve)
+    engine = LateCopies()
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+    got = zt.load_file(p, device="cpu", staging_bytes=64 << 10)
+    assert list(got) == list(t)
+    assert all(same(got[k], t[k]) for k in t)
+    assert made[0] == 302 and during[0] > 0  # every small tensor carved, some while a batch decoded
+    assert all(storage_bytes(got[k]) == got[k].numel() * got[k].element_size() for k in t)

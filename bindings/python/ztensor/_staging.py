@@ -139,7 +139,8 @@ Decode = Callable[[list], None]
 
 
 def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_BUFFERS,
-         buffer_bytes: int = DEFAULT_BUFFER_BYTES, ahead: int = 1) -> None:
+         buffer_bytes: int = DEFAULT_BUFFER_BYTES, ahead: int = 1,
+         idle: Optional[Callable[[Future], None]] = None) -> None:
     """Fills every item's dst with its decoded bytes. `decode(parts)` takes
     (object index, role, offset, address, nbytes) tuples and writes them
     (File._decode_ranges); `engine` copies buffers to the device.
@@ -150,7 +151,12 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     Python's per-tensor work; with ahead=2 (3 buffers or more) one decode
     call's last slices also overlap the next call's first ones (the
     library's helper threads serve both). ahead=0: one after the other (the
-    benchmark's comparison)."""
+    benchmark's comparison).
+
+    idle(future): called on this thread before it waits for a batch
+    decoded on a worker, with that worker's Future: work of the caller's
+    that runs while the cores decode (it should return soon after the
+    Future is done). Items whose dst is in a block need no dst tensor."""
     if buffers < 1:
         raise ValueError("at least one staging buffer is needed")
     if ahead < 0:
@@ -243,6 +249,8 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
         for k, batch in enumerate(batches):
             done = decoding.pop(k, None)
             if done is not None:
+                if idle is not None:
+                    idle(done)
                 done.result()  # batch k is in its buffer (or its error raised)
             else:
                 free(k)
