@@ -475,6 +475,7 @@ class _File:
         self.float8 = float8
         self.sparse = sparse
         self._layouts = self._exact = self._names = None
+        self._bools = False
         self._column = self._summary = None
         self._summary_by_name = None
         # mmap=True: raw data from the File's copy-on-write mapping
@@ -612,6 +613,8 @@ class _File:
         if np_dtype is None:
             return None
         torch_dtype = _exact_dtype(dtype, ltype, np_dtype, self.float8)
+        if torch_dtype is torch.bool:
+            self._bools = True  # _hold_bools has work (asked once per kind, not per tensor)
         return None if torch_dtype is None else (torch_dtype, np_dtype.itemsize)
 
     def _mapped(self, name, exact):
@@ -790,7 +793,7 @@ class _File:
         library's refusal in 1.1 files and later; in 0.1 and 1.0, where any
         non-zero byte is true, the bytes made 0 or 1. A reduction over bool
         tensors only."""
-        if not any(e[2] is torch.bool for e in exact.values()):
+        if not self._bools:  # no object of the file loads as bool
             return
         for name, e in exact.items():
             t = out.get(name)
