@@ -1,8 +1,9 @@
 """Where the cuda staging ring's time goes (a lent GPU machine only): per
 batch of bench_load's model, the decode (worker thread), the copies' issue
 (main thread), the copies on the GPU (CUDA events, ms since the ring
-started) and the waits for a buffer; three loads for each of two ring
-shapes, the last one batch by batch.
+started) and the waits for a buffer; three loads for each of three
+setups (the default ring, 2 x 256 MiB, the default with the carved tensors
+made while the first batches decode), the last of each batch by batch.
 
 usage: gpu_timeline.py [SCALE]   (bench_load's model scale, default 1;
 ZT_BENCH_DIR: where the file goes)"""
@@ -67,7 +68,11 @@ def load(decode, items, engine, *a, **k):
 
 
 _staging.load = load
-for buffers, nbytes in ((_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES), (2, 256 << 20)):
+default = (_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
+for buffers, nbytes, during in (default + (False,), (2, 256 << 20, False), default + (True,)):
+    # during: the carved tensors made while the first batches decode
+    # (zt._CARVE_DURING_RING), which shortens the time before the first decode.
+    zt._CARVE_DURING_RING = during
     for rep in range(3):
         eng = Timed(torch.device("cuda"))
         torch.cuda.synchronize()
@@ -81,7 +86,7 @@ for buffers, nbytes in ((_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES
         gpu = [(eng.ref.elapsed_time(x[3]), eng.ref.elapsed_time(x[5])) for x in issues]
         dec = sum(b - a for a, b, _ in eng.decodes)
         busy = sum(b - a for a, b in gpu)
-        print(f"ring {buffers}x{nbytes >> 20}M rep {rep}: {total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s); "
+        print(f"ring {buffers}x{nbytes >> 20}M{' carving during' if during else ''} rep {rep}: {total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s); "
               f"t0 after {(eng.t0 - t) * 1e3:.1f} ms; decode sum {dec * 1e3:.1f} ms over {len(eng.decodes)}; "
               f"copy busy {busy:.1f} ms, last copy ends {gpu[-1][1]:.1f} ms; waits {sum(b - a for _, a, b in waits) * 1e3:.1f} ms; "
               f"issue sum {sum(x[2] - x[1] for x in issues) * 1e3:.1f} ms", flush=True)
