@@ -1267,3 +1267,23 @@ def test_carved_tensors_can_be_made_while_the_ring_decodes(tmp_path, monkeypatch
     assert all(same(got[k], t[k]) for k in t)
     assert made[0] == 302 and during[0] > 0  # every small tensor carved, some while a batch decoded
     assert all(storage_bytes(got[k]) == got[k].numel() * got[k].element_size() for k in t)
+
+
+@pytest.mark.parametrize("during", [False, True])
+def test_a_staged_load_spread_over_many_blocks(tmp_path, monkeypatch, during):
+    # Blocks of 8 KiB: a new block every few tensors, runs cut at each.
+    g = torch.Generator().manual_seed(11)
+    t = {f"p.{i}": torch.randn(200 + 37 * i, generator=g) for i in range(60)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    monkeypatch.setattr(zt._blocks, "BLOCK_BYTES", 8 << 10)
+    monkeypatch.setattr(zt, "_CARVE_DURING_RING", during)
+    blocks = []
+    real_new_block = zt._blocks.Blocks._new_block
+    monkeypatch.setattr(zt._blocks.Blocks, "_new_block",
+                        lambda self, n: blocks.append(n) or real_new_block(self, n))
+    engine = LateCopies()
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+    got = zt.load_file(p, device="cpu", staging_bytes=16 << 10)
+    assert all(same(got[k], t[k]) for k in t)
+    assert len(blocks) > 10

@@ -25,6 +25,11 @@ from typing import Optional, Tuple
 
 import torch
 
+# Where each tensor starts in its block: as pieces do in a staging buffer
+# (so that a buffer's run of tensors is one copy), and as torch's own
+# allocators align.
+from ._staging import ALIGN, aligned
+
 # Tensors of fewer bytes than this are carved out of blocks; larger ones
 # are allocated on their own (from 4 MiB each gets huge pages of its own).
 PACK_BELOW = 4 << 20
@@ -33,21 +38,16 @@ PACK_BELOW = 4 << 20
 # faster on an H200, 1.3x slower steady on the 2-core VM); glibc gives each
 # allocation from 128 KiB an mmap of its own, and carving the 2,000 x
 # 256 KiB of the 4.8 GB model made its CPU load 1.07x faster on an H200
-# (214.5 against 229.7 ms; 1.01 on another of its kind). On a CUDA device every small tensor is carved:
-# one allocation instead of many, and one copy a run of them.
+# (214.5 against 229.7 ms; 1.01 on another of its kind). On a CUDA device
+# every small tensor is carved: one allocation instead of many, and one
+# copy a run of them.
 CPU_PACK_FROM = 128 << 10
 # A block holds up to this much: what one kept tensor can hold alive.
 BLOCK_BYTES = 32 << 20
-# Where each tensor starts in its block: torch's own allocators align so.
-ALIGN = 64
 
 HUGE_PAGE = 2 << 20
 _MADV_HUGEPAGE = 14
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-
-
-def aligned(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
 def advise_huge_pages(address: int, nbytes: int) -> None:
@@ -88,10 +88,10 @@ class Blocks:
     all (the sum of aligned(nbytes)): the last block is no larger than what
     is left."""
 
-    def __init__(self, total: int, device: torch.device, block_bytes: int = BLOCK_BYTES):
+    def __init__(self, total: int, device: torch.device, block_bytes: Optional[int] = None):
         self.device = device
         self._left = total
-        self._block_bytes = block_bytes
+        self._block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
         # The current block as a flat uint8 tensor, its storage and where
         # the block starts in that storage (carve's `start` is base + the
         # place's offset).

@@ -30,8 +30,14 @@ DEFAULT_BUFFERS = 2
 # hot (206, 212, 194 ms). Host memory: 128 MiB.
 DEFAULT_BUFFER_BYTES = 64 << 20
 # Pieces start on this boundary in a staging buffer (fast memcpy, and DMA
-# engines prefer aligned sources).
-_ALIGN = 64
+# engines prefer aligned sources). Device blocks (_blocks) lay tensors out
+# on the same boundary: a buffer's run of them is then one copy.
+ALIGN = 64
+
+
+def aligned(n: int) -> int:
+    """n rounded up to ALIGN."""
+    return (n + ALIGN - 1) // ALIGN * ALIGN
 _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 
@@ -62,8 +68,8 @@ def plan(sizes: Sequence[int], buffer_bytes: int) -> List[List[Piece]]:
     """Batches of pieces, each batch filling at most one buffer of
     `buffer_bytes`: items in order, packed at aligned places, an item that
     does not fit the rest of a buffer split at its end."""
-    if buffer_bytes < _ALIGN:
-        raise ValueError(f"staging buffers of {buffer_bytes} bytes: at least {_ALIGN} are needed")
+    if buffer_bytes < ALIGN:
+        raise ValueError(f"staging buffers of {buffer_bytes} bytes: at least {ALIGN} are needed")
     batches: List[List[Piece]] = []
     batch: List[Piece] = []
     at = 0
@@ -76,7 +82,7 @@ def plan(sizes: Sequence[int], buffer_bytes: int) -> List[List[Piece]]:
             n = min(size - offset, buffer_bytes - at)
             batch.append(Piece(k, offset, n, at))
             offset += n
-            at = (at + n + _ALIGN - 1) // _ALIGN * _ALIGN
+            at = aligned(at + n)
     if batch:
         batches.append(batch)
     return batches

@@ -393,7 +393,7 @@ def _blocks_for(exact, out, device, smallest):
     sizes = [e[3] for name, e in exact.items() if smallest <= e[3] < below and name not in out]
     if len(sizes) < 2:
         return None
-    return _blocks.Blocks(sum(map(_blocks.aligned, sizes)), device)
+    return _blocks.Blocks(sum(map(_staging.aligned, sizes)), device)
 
 
 def _block_place(f, e, blocks, device):
@@ -699,20 +699,21 @@ class _File:
             blocks = _blocks_for(exact, out, device, 1)
             defer = _CARVE_DURING_RING
             for name, e in exact.items():
+                block, at = None, 0  # where in a block the tensor's bytes are, if carved
                 if name in out:
-                    items.append(_staging.Item(e.index, e.nbytes, out[name], e.first))
+                    pass  # a tensor of into= to fill
                 elif blocks is not None and 0 < e.nbytes < _blocks.PACK_BELOW:
                     at = _block_place(self.f, e, blocks, device)
+                    block = blocks.block  # after place(): it may have started a new one
                     carving = (blocks.storage, blocks.base + at, e.shape, e.dtype, e.nbytes, device)
                     if defer:  # the ring copies into the block: the tensor can wait
                         out[name] = None  # its place in the order
                         later.append((name, carving))
                     else:
                         out[name] = _blocks.carve(*carving)
-                    items.append(_staging.Item(e.index, e.nbytes, out[name], e.first, blocks.block, at))
                 else:
                     out[name] = _new_tensor(self.f, e, device)
-                    items.append(_staging.Item(e.index, e.nbytes, out[name], e.first))
+                items.append(_staging.Item(e.index, e.nbytes, out[name], e.first, block, at))
             later.reverse()  # made from the end: pop() is cheap
 
             def carve_while(decoding):
