@@ -45,6 +45,17 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          plain torch.load) of the same tensors
   Load_Safetensors       safetensors.torch.load_file + touch (it maps the
                          file: untouched, nothing would be read)
+  First (each in a Python process of its own, as a user's program loads:
+  every allocation fresh memory; page cache hot; imports not timed)
+  First_Pread_<m>        floor: N threads pread the tensor bytes into fresh
+                         memory (Load_Pread_<m> in a fresh process)
+  First_LoadFile_<m>     load_file
+  First_LoadFileCarved_small   the same with its 64 KiB tensors carved out
+                         of huge-page blocks (by default the CPU carves
+                         from 128 KiB)
+  First_TorchLoad        torch.load(mmap=True) + touch of "llm" (plain
+                         torch.load before torch 2.1)
+  First_Safetensors      safetensors.torch.load_file + touch of "llm"
   Saving
   Save_Floor             writev + fsync + rename of the same bytes
   Save_SaveFile          ztensor.torch.save_file (raw, xxh3, durable)
@@ -448,13 +459,45 @@ def durable_write(buffers, path):
     os.rename(tmp, path)
 
 
+class Timed(float):
+    """Seconds a row's function measured itself (in a process of its own):
+    record() takes them instead of the call's own time. cpu: the CPU
+    seconds of that process over the same span."""
+
+    def __new__(cls, real, cpu):
+        t = super().__new__(cls, real)
+        t.cpu = cpu
+        return t
+
+
+def in_fresh_process(code, setup="", cuda=False, imports=True):
+    """Timed: what the statement `code` takes in a fresh Python that has
+    imported torch (with imports, also ztensor.torch as zt and this file
+    as b) and run `setup`, with CUDA started first when asked: a load as a
+    user's program makes it, its allocations all fresh memory.
+    RuntimeError with the process's last words where it fails."""
+    import subprocess
+    sync = "torch.cuda.synchronize()" if cuda else "None"
+    prog = (f"import sys, time; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+            "import torch\n"
+            + ("from ztensor import torch as zt; import bench_load as b\n" if imports else "")
+            + ("torch.empty(1, device='cuda'); torch.cuda.synchronize()\n" if cuda else "")
+            + f"{setup}\n"
+            f"t, c = time.perf_counter(), time.process_time()\n{code}\n{sync}\n"
+            "print(time.perf_counter() - t, time.process_time() - c)")
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-300:])
+    real, cpu = r.stdout.split()[-2:]
+    return Timed(float(real), float(cpu))
+
+
 def first_load(code):
     """Seconds `code` takes in a fresh Python with CUDA up, or the error."""
-    import subprocess
-    prog = ("import time, torch; torch.empty(1, device='cuda'); torch.cuda.synchronize()\n"
-            f"t = time.perf_counter(); {code}; torch.cuda.synchronize(); print(time.perf_counter() - t)")
-    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True)
-    return float(r.stdout.split()[-1]) if r.returncode == 0 else r.stderr[-300:]
+    try:
+        return float(in_fresh_process(code, cuda=True, imports=False))
+    except RuntimeError as e:
+        return str(e)
 
 
 def peak_rss_during(fn):
@@ -516,6 +559,8 @@ def main():
         if gpu:
             torch.cuda.synchronize()
         real, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        if isinstance(result, Timed):  # measured in a process of its own
+            real, cpu = float(result), result.cpu
         del result
         runs.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
                      "repetition_index": rep, "iterations": 1, "real_time": real * 1e3,
@@ -614,6 +659,28 @@ def main():
         hot["Load_TorchLoad"] = (torch_load, paths["pt"])
         if st:
             hot["Load_Safetensors"] = (lambda: touch(st.load_file(paths["st"])), paths["st"])
+        # The first load in a fresh process, as a user's program makes it:
+        # every allocation fresh memory, nothing reused from a load before
+        # (the rows above repeat loads in one process, whose C heap hands
+        # the memory of the last load's small tensors back already mapped).
+        first = {}
+        for m in models:
+            where = f"p = {paths[m]!r}; e = " + ("b.merged(b.places(p))" if m == "many" else "b.places(p)")
+            first[f"First_Pread_{m}"] = (lambda where=where: in_fresh_process(
+                f"b.pread_floor(p, e, {threads})", where), paths[m])
+            first[f"First_LoadFile_{m}"] = (lambda m=m: in_fresh_process(f"zt.load_file({paths[m]!r})"), paths[m])
+        # Its 64 KiB tensors carved out of huge-page blocks, as a cuda load
+        # carves them (the CPU carves from _blocks.CPU_PACK_FROM, 128 KiB:
+        # in loops in one process the heap's reused memory won).
+        first["First_LoadFileCarved_small"] = (lambda: in_fresh_process(
+            f"zt.load_file({paths['small']!r})", "from ztensor import _blocks; _blocks.CPU_PACK_FROM = 1"),
+            paths["small"])
+        first["First_TorchLoad"] = (lambda: in_fresh_process(
+            f"b.touch(torch.load({paths['pt']!r}, mmap=True))" if torch_mmap else f"torch.load({paths['pt']!r})"),
+            paths["pt"])
+        if st:
+            first["First_Safetensors"] = (lambda: in_fresh_process(
+                f"b.touch(st.load_file({paths['st']!r}))", "import safetensors.torch as st"), paths["st"])
         llm_bytes, many_bytes = tensor_bytes(models["llm"]), tensor_bytes(models["many"])
         saves = {"Save_Floor": lambda: durable_write(llm_bytes, base + "-out.bin"),
                  "Save_SaveFile": lambda: zt.save_file(models["llm"], base + "-out.zt")}
@@ -705,7 +772,7 @@ def main():
                 gpus["Gpu_Safetensors"] = (lambda: st.load_file(paths["st"], device="cuda:0"), paths["st"])
         for rep in range(reps):
             # Interleaved, so that a disturbance hits every case alike.
-            for name, (fn, path) in {**hot, **gpus}.items():
+            for name, (fn, path) in {**hot, **first, **gpus}.items():
                 record(name, fn, rep, (lambda p=path: (warm_folder if os.path.isdir(p) else warm)(p))
                        if path else None)
             # Writes are at the mercy of the previous write's writeback:
@@ -766,11 +833,12 @@ def summarize(runs, facts):
             line += f"  {med[floor] / med[name]:5.2f} of {floor}"
         print(line, file=sys.stderr)
     for name in med:
-        if name.startswith("Load"):
+        if name.startswith(("Load", "First")):
             m = name.rsplit("_", 1)[-1] if name.endswith(("_small", "_many")) else "llm"
-            show(name, f"Load_Pread_{m}")
-            if f"Load_PreadHuge_{m}" in med:
-                show(name, f"Load_PreadHuge_{m}")
+            kind = name.split("_", 1)[0]
+            show(name, f"{kind}_Pread_{m}")
+            if f"{kind}_PreadHuge_{m}" in med:
+                show(name, f"{kind}_PreadHuge_{m}")
             continue
         floor = ("Save_Floor_many" if name.endswith("_many") else "Save_Floor") if name.startswith("Save") \
             else "Cold_Read" if name.startswith("Cold") \

@@ -339,6 +339,17 @@ def main():
     t.ratio("load", f"load_file, {llm}, against its tensors each allocated on its own", ld,
             "Load_LoadFileUncarved", "Load_LoadFile_llm", None,
             "load_file with no tensor carved out of a block (the 256 KiB ones: an mmap each)")
+    fresh = "in a fresh process (a user's first load: all memory fresh)"
+    for m, what in (("llm", llm), ("small", "4,096 tensors of 64 KiB"), ("many", tiny)):
+        t.ratio("load", f"load_file, {what}, {fresh}", ld, f"First_Pread_{m}", f"First_LoadFile_{m}", None,
+                f"{cores} of the same bytes into fresh torch memory, in a fresh process")
+    t.ratio("load", f"load_file, 4,096 tensors of 64 KiB carved out of huge-page blocks, {fresh}", ld,
+            "First_LoadFile_small", "First_LoadFileCarved_small", None,
+            "load_file (the CPU carves from 128 KiB: these are each allocated on their own)")
+    t.ratio("load", f"load_file against torch.load (mmap=True + touch on torch >= 2.1), {fresh}", ld,
+            "First_TorchLoad", "First_LoadFile_llm", None, f"torch {ld_facts.get('torch', '?')}, in a fresh process")
+    t.ratio("load", f"load_file against safetensors' load_file (+ touch), {fresh}", ld, "First_Safetensors",
+            "First_LoadFile_llm", None, "safetensors.torch.load_file, in a fresh process (where importable)")
     t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,
             "load_file + load_state_dict (a second copy of the model, then a copy into it)")
     t.ratio("load", "load_file(mmap=True) + reading a byte a page", ld, "Load_Pread_llm", "Load_Mmap_llm", None,
