@@ -67,6 +67,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Cold_Read              floor: one plain sequential read of the file
   Cold_LoadFile          load_file, raw
   Cold_LoadFileZstd      load_file of the zstd twin
+  Cold_GpuLoadFile, Cold_GpuLoadFileZstd, Cold_GpuSafetensors   (with a GPU)
+                         load_file(device="cuda") of the raw file and of its
+                         zstd twin, safetensors' load_file(device="cuda:0")
   Slow_Read, Slow_LoadFile, Slow_LoadFileZstd, Slow_LoadFilePlanes
                          the cold rows with this process's reads from the
                          disk limited to ZT_SLOW_DISK_MBPS (default 500 MB/s;
@@ -770,6 +773,12 @@ def main():
             gpus["Gpu_LoadModel"] = (lambda: zt.load_model(gpu_model, paths["llm"], device="cuda"), paths["llm"])
             if st:
                 gpus["Gpu_Safetensors"] = (lambda: st.load_file(paths["st"], device="cuda:0"), paths["st"])
+            # Cold to the GPU (the issue's cold rows were measured so): the
+            # page cache dropped before each, as the cold rows above.
+            cold["Cold_GpuLoadFile"] = (lambda: zt.load_file(paths["llm"], device="cuda"), paths["llm"])
+            cold["Cold_GpuLoadFileZstd"] = (lambda: zt.load_file(paths["zstd"], device="cuda"), paths["zstd"])
+            if st:
+                cold["Cold_GpuSafetensors"] = (lambda: st.load_file(paths["st"], device="cuda:0"), paths["st"])
         for rep in range(reps):
             # Interleaved, so that a disturbance hits every case alike.
             for name, (fn, path) in {**hot, **first, **gpus}.items():

@@ -392,6 +392,12 @@ def main():
     t.ratio("load", f"load_file, {cold}", ld, "Cold_Read", "Cold_LoadFile", 0.9, "one plain read of the file, cold")
     t.ratio("load", f"zstd twin against raw, {cold}", ld, "Cold_LoadFile", "Cold_LoadFileZstd", None,
             "raw load_file, cold (the goal, 1.2, is for a disk slower than decoding: the throttled rows below)")
+    t.ratio("load", f"load_file(device='cuda'), {cold}", ld, "Cold_Read", "Cold_GpuLoadFile", None,
+            "one plain read of the file, cold")
+    t.ratio("load", f"zstd twin to cuda against raw to cuda, {cold}", ld, "Cold_GpuLoadFile", "Cold_GpuLoadFileZstd",
+            None, "raw load_file(device='cuda'), cold")
+    t.ratio("load", f"load_file(device='cuda') against safetensors, {cold}", ld, "Cold_GpuSafetensors",
+            "Cold_GpuLoadFile", None, "safetensors load_file(device='cuda:0'), cold")
     pr = ld_facts.get("planes_ratio")
     t.ratio("load", f"byte-planes twin against raw, {cold}", ld, "Cold_LoadFile", "Cold_LoadFilePlanes", None,
             f"raw load_file, cold (planes ratio {pr:.2f}; issue #46: beats raw where the disk reads slower than "
