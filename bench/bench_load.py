@@ -38,6 +38,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_Safetensors_many  safetensors.torch.load_file of them + touch
   Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
                          allocated on its own, none carved out of a block
+  Load_LoadFileCarveFirst   load_file of "llm" with its carved tensors made
+                         before the decode starts (the way until 2026-12-04),
+                         not on this thread while a worker decodes
   Load_DecodeMany        File.decode_many (numpy, the same bytes)
   Load_DecodeManyCopy    the same with the file opened copy=True (pread, no
                          mapping: which is faster on many cores is open)
@@ -628,6 +631,9 @@ def main():
         # The 256 KiB tensors each allocated on its own (an mmap apiece)
         # instead of carved out of huge-page blocks.
         hot["Load_LoadFileUncarved"] = (lambda: uncarved(lambda: zt.load_file(paths["llm"])), paths["llm"])
+        # Its carved tensors made before the decode starts, not while it runs.
+        hot["Load_LoadFileCarveFirst"] = (lambda: with_attribute(
+            zt, "_CARVE_DURING_DECODE_FROM", float("inf"), lambda: zt.load_file(paths["llm"])), paths["llm"])
         hot["Load_CopyFromMap_llm"] = (lambda: mmap_floor(paths["llm"], extents["llm"], threads), paths["llm"])
         # A tensor-parallel rank's share (rank 1 of 4), and the same model as
         # the sharded checkpoints models come as.

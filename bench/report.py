@@ -350,6 +350,8 @@ def main():
             "First_TorchLoad", "First_LoadFile_llm", None, f"torch {ld_facts.get('torch', '?')}, in a fresh process")
     t.ratio("load", f"load_file against safetensors' load_file (+ touch), {fresh}", ld, "First_Safetensors",
             "First_LoadFile_llm", None, "safetensors.torch.load_file, in a fresh process (where importable)")
+    t.ratio("load", f"load_file, {llm}, its carved tensors made while a worker decodes", ld,
+            "Load_LoadFileCarveFirst", "Load_LoadFile_llm", None, "load_file with them made before the decode starts")
     t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,
             "load_file + load_state_dict (a second copy of the model, then a copy into it)")
     t.ratio("load", "load_file(mmap=True) + reading a byte a page", ld, "Load_Pread_llm", "Load_Mmap_llm", None,

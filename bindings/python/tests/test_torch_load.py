@@ -4,6 +4,7 @@ staging pipeline to a device (its ring, splitting, batching and ordering
 driven by a CPU copy engine that copies late, and by CUDA where present)."""
 
 import ctypes
+import threading
 import time
 import os
 
@@ -1174,6 +1175,87 @@ def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path):
     others = [got[f"b.{i}"].data_ptr() for i in range(5)] + [got["big"].data_ptr()]
     assert not any(first <= a < first + 8 * 256 * 1024 for a in others)
     assert storage_bytes(got["big"]) == 8 << 20
+
+
+def slowed_decode(monkeypatch, seconds):
+    """File._decode_columns taking `seconds` longer; returns the state it
+    keeps: whether a decode runs, how many ended, the threads they ran on."""
+    state = {"running": False, "ended": 0, "threads": set()}
+    real = ztensor.File._decode_columns
+
+    def slow(self, *a, **kw):
+        state["running"] = True
+        state["threads"].add(threading.get_ident())
+        try:
+            time.sleep(seconds)
+            return real(self, *a, **kw)
+        finally:
+            state["running"] = False
+            state["ended"] += 1
+
+    monkeypatch.setattr(ztensor.File, "_decode_columns", slow)
+    return state
+
+
+@pytest.mark.parametrize("enough", [8, 9])
+def test_a_cpu_load_makes_its_carved_tensors_while_it_decodes(tmp_path, monkeypatch, enough):
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    monkeypatch.setattr(zt, "_CARVE_DURING_DECODE_FROM", enough)
+    decode = slowed_decode(monkeypatch, 0.05)
+    during, real_carve = [], zt._blocks.carve
+    monkeypatch.setattr(zt._blocks, "carve", lambda *a: during.append(decode["running"]) or real_carve(*a))
+    got = zt.load_file(p)
+    assert list(got) == list(t) and all(same(got[k], t[k]) for k in t)
+    # The 8 carved tensors made while the one decode ran on another thread;
+    # fewer than enough for a thread: made before it, and it runs here.
+    overlapped = enough <= 8
+    assert during == [overlapped] * 8
+    assert decode["ended"] == 1 and (threading.get_ident() in decode["threads"]) != overlapped
+    assert all(storage_bytes(got[f"w.{i}"]) == 256 * 1024 for i in range(8))
+
+
+def test_a_cpu_load_interrupted_while_carving_waits_for_its_decode(tmp_path, monkeypatch):
+    # The decode writes into the blocks: they must outlive it, whatever
+    # stops the carving (here Ctrl-C).
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    monkeypatch.setattr(zt, "_CARVE_DURING_DECODE_FROM", 2)
+    decode = slowed_decode(monkeypatch, 0.2)
+    real_carve = zt._blocks.carve
+
+    def interrupted(*a):
+        if zt._blocks.carve.calls == 2:
+            raise KeyboardInterrupt
+        zt._blocks.carve.calls += 1
+        return real_carve(*a)
+
+    interrupted.calls = 0
+    monkeypatch.setattr(zt._blocks, "carve", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        zt.load_file(p)
+    assert decode["ended"] == 1 and not decode["running"]
+
+
+def test_a_cpu_load_whose_decode_fails_while_carving_names_the_tensor(tmp_path, monkeypatch):
+    monkeypatch.setattr(zt, "_CARVE_DURING_DECODE_FROM", 2)
+    t = _block_model()
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding="zstd")
+    f = ztensor.open(p)
+    offset, length = ctypes.c_uint64(), ctypes.c_uint64()
+    assert lib.zt_component_extent(f._r(), f._index("w.5"), b"data", ctypes.byref(offset),
+                                   ctypes.byref(length)) == 0
+    f.close()
+    data = bytearray(p.read_bytes())
+    data[offset.value + length.value // 2] ^= 0xFF
+    bad = tmp_path / "bad.zt"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ztensor.Error) as e:
+        zt.load_file(bad)
+    assert "w.5" in str(e.value)
 
 
 def test_a_carved_tensor_is_a_tensor_of_its_own(tmp_path):

@@ -92,12 +92,13 @@ class Blocks:
         self.device = device
         self._left = total
         self._block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
-        # The current block as a flat uint8 tensor, its storage and where
-        # the block starts in that storage (carve's `start` is base + the
-        # place's offset).
+        # The current block as a flat uint8 tensor, its storage, where the
+        # block starts in that storage (carve's `start` is base + the
+        # place's offset) and its address (a place's is address + offset).
         self.block: Optional[torch.Tensor] = None
         self.storage = None
         self.base = 0
+        self.address = 0
         self._at = self._end = 0
 
     def place(self, nbytes: int) -> int:
@@ -113,11 +114,6 @@ class Blocks:
         self._left -= step
         return at
 
-    def tensor(self, shape: Tuple[int, ...], dtype: torch.dtype, nbytes: int) -> torch.Tensor:
-        """An empty tensor carved out of a block (place, then carve)."""
-        at = self.place(nbytes)
-        return carve(self.storage, self.base + at, shape, dtype, nbytes, self.device)
-
     def _new_block(self, nbytes: int) -> None:
         size = max(aligned(nbytes), min(self._block_bytes, self._left))
         if self.device.type == "cpu" and size >= HUGE_PAGE:
@@ -131,4 +127,5 @@ class Blocks:
         else:
             block = torch.empty(size, dtype=torch.uint8, device=self.device)
         self.block, self.storage, self.base = block, _storage_of(block), block.storage_offset()
+        self.address = block.data_ptr()
         self._at, self._end = 0, block.numel()

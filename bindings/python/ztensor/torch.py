@@ -43,6 +43,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -385,6 +386,16 @@ def _allocation_error(f, e, err, device=None):
 _CARVE_DURING_RING = False
 
 
+# On the CPU, a load's carved tensors are made while its decode runs, on
+# a worker thread, where there are at least this many (starting and joining
+# the thread cost ~0.14 ms on the 2-core VM, ~50 carvings). On that VM
+# neutral for the 500 carved 256 KiB tensors of the 1.2 GB model (103.5
+# against 102.9 ms) and 1.09x for 4,096 carved 64 KiB ones (47.2 against
+# 51.3 ms); it hides ~3 - 5 us a carved tensor where the decode has the
+# other cores. Bench row Load_LoadFileCarveFirst: the other way.
+_CARVE_DURING_DECODE_FROM = 64
+
+
 def _blocks_for(exact, out, device, smallest):
     """The _blocks.Blocks that a load's tensors of `smallest` bytes to
     fewer than _blocks.PACK_BELOW (of `exact`, those not in `out` already)
@@ -405,6 +416,41 @@ def _block_place(f, e, blocks, device):
         return blocks.place(e.nbytes)
     except RuntimeError as err:
         raise _allocation_error(f, e, err, device) from None
+
+
+def _decode_while_carving(f, columns, later, out):
+    """f._decode_columns(*columns) on a worker thread while the tensors of
+    `later` ((name, storage, start, shape, dtype, nbytes) each: bytes of a
+    block already allocated, which the decode fills) are carved into `out`
+    on this one: making a tensor object costs ~3 - 5 us of Python, which
+    the decode's time on the other cores hides. The decode is waited for
+    whatever happens here, a KeyboardInterrupt too: it writes into the
+    blocks, which must outlive it."""
+    failed = []
+
+    def decode():
+        try:
+            f._decode_columns(*columns)
+        except BaseException as e:  # re-raised on the caller's thread
+            failed.append(e)
+
+    worker = threading.Thread(target=decode, name="ztensor-decode", daemon=True)
+    worker.start()
+    try:
+        carve, cpu = _blocks.carve, torch.device("cpu")
+        for name, storage, start, shape, dtype, nbytes in later:
+            out[name] = carve(storage, start, shape, dtype, nbytes, cpu)
+    finally:
+        interrupted = None
+        while worker.is_alive():
+            try:
+                worker.join()
+            except BaseException as e:  # a signal's exception: wait all the same, then raise it
+                interrupted = e
+        if interrupted is not None:
+            raise interrupted
+    if failed:
+        raise failed[0]
 
 
 def _new_tensor(f, e, device=None):
@@ -729,14 +775,16 @@ class _File:
         else:
             # A model of many small tensors loads at the speed of this loop:
             # the requests go out a field at a time (no tuple a tensor), and
-            # torch.empty is looked up once. They are decoded after every
-            # tensor is allocated, in one call: decoding chunks on a worker
-            # while the next tensors were allocated (sessions 43-58) made the
-            # 4.5 GiB model load 1.45x slower on an H200's 16 cores (264
-            # against 182 ms; likely the allocations' mmap calls holding up
-            # the decoding threads' page faults) and 4,096 x 64 KiB no
-            # faster (55 ms).
-            objects, offsets, addresses, lengths = [], [], [], []
+            # torch.empty is looked up once. Every allocation is made before
+            # anything is decoded: decoding chunks on a worker while the next
+            # tensors were allocated (sessions 43-58) made the 4.5 GiB model
+            # load 1.45x slower on an H200's 16 cores (264 against 182 ms;
+            # likely the allocations' mmap calls holding up the decoding
+            # threads' page faults). The tensors carved out of blocks need no
+            # allocation of their own: their places are known once their
+            # blocks are there, so the decode starts then and they are made
+            # while it runs (_decode_while_carving).
+            objects, offsets, addresses, lengths, later = [], [], [], [], []
             empty, mapped, huge, ask = torch.empty, self._map, 2 * _blocks.HUGE_PAGE, _ASK_FROM
             blocks = None if mapped else _blocks_for(exact, out, torch.device("cpu"), _blocks.CPU_PACK_FROM)
             smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
@@ -752,10 +800,16 @@ class _File:
                     if nbytes >= ask:  # what the file claims, asked before it is allocated
                         self.f._read_refusal(index)
                     try:
-                        if smallest <= nbytes < small:
-                            t = out[name] = blocks.tensor(shape, dtype, nbytes)
-                        else:
-                            t = out[name] = empty(shape, dtype=dtype)
+                        if smallest <= nbytes < small:  # never 0 bytes: smallest > 0
+                            at = blocks.place(nbytes)
+                            out[name] = None  # its place in the order: made while the decode runs
+                            later.append((name, blocks.storage, blocks.base + at, shape, dtype, nbytes))
+                            objects.append(index)
+                            offsets.append(first)
+                            addresses.append(blocks.address + at)
+                            lengths.append(nbytes)
+                            continue
+                        t = out[name] = empty(shape, dtype=dtype)
                     except RuntimeError as err:
                         raise _allocation_error(self.f, e, err) from None
                     if nbytes >= huge:
@@ -765,7 +819,13 @@ class _File:
                     offsets.append(first)
                     addresses.append(t.data_ptr())
                     lengths.append(nbytes)
-            self.f._decode_columns(objects, "data", offsets, addresses, lengths)
+            columns = (objects, "data", offsets, addresses, lengths)
+            if len(later) >= _CARVE_DURING_DECODE_FROM:
+                _decode_while_carving(self.f, columns, later, out)
+            else:
+                for name, storage, start, shape, dtype, nbytes in later:
+                    out[name] = _blocks.carve(storage, start, shape, dtype, nbytes, blocks.device)
+                self.f._decode_columns(*columns)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
         self._hold_bools(exact, out)
