@@ -103,21 +103,27 @@ def test_many_tensors_fill_into_and_map(tmp_path):
     assert all(got[k] is into[k] for k in into)
 
 
-def test_a_broken_frame_among_many_tensors_is_refused_by_name(tmp_path):
-    t = {f"t{i}": torch.full((64,), float(i)) for i in range(300)}
-    p = tmp_path / "m.zt"
-    zt.save_file(t, p, encoding="zstd")
+def damaged(p, name):
+    """A copy of file p beside it ("bad.zt") with a byte in the middle of
+    object `name`'s stored data flipped."""
     f = ztensor.open(p)
     offset, length = ctypes.c_uint64(), ctypes.c_uint64()
-    assert lib.zt_component_extent(f._r(), f._index("t250"), b"data", ctypes.byref(offset),
+    assert lib.zt_component_extent(f._r(), f._index(name), b"data", ctypes.byref(offset),
                                    ctypes.byref(length)) == 0
     f.close()
     data = bytearray(p.read_bytes())
     data[offset.value + length.value // 2] ^= 0xFF
-    bad = tmp_path / "bad.zt"
+    bad = p.parent / "bad.zt"
     bad.write_bytes(bytes(data))
+    return bad
+
+
+def test_a_broken_frame_among_many_tensors_is_refused_by_name(tmp_path):
+    t = {f"t{i}": torch.full((64,), float(i)) for i in range(300)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding="zstd")
     with pytest.raises(ztensor.Error) as e:
-        zt.load_file(bad)
+        zt.load_file(damaged(p, "t250"))
     assert "t250" in str(e.value)
 
 
@@ -1244,17 +1250,8 @@ def test_a_cpu_load_whose_decode_fails_while_carving_names_the_tensor(tmp_path, 
     t = _block_model()
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding="zstd")
-    f = ztensor.open(p)
-    offset, length = ctypes.c_uint64(), ctypes.c_uint64()
-    assert lib.zt_component_extent(f._r(), f._index("w.5"), b"data", ctypes.byref(offset),
-                                   ctypes.byref(length)) == 0
-    f.close()
-    data = bytearray(p.read_bytes())
-    data[offset.value + length.value // 2] ^= 0xFF
-    bad = tmp_path / "bad.zt"
-    bad.write_bytes(bytes(data))
     with pytest.raises(ztensor.Error) as e:
-        zt.load_file(bad)
+        zt.load_file(damaged(p, "w.5"))
     assert "w.5" in str(e.value)
 
 
