@@ -93,7 +93,7 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          the batch before is copied (what it was)
   Gpu_LoadFileRing2x256M, Gpu_LoadFileRing4x64M, Gpu_LoadFileRing8x16M,
   Gpu_LoadFileRing2x1G   other ring shapes (2 x 256 MiB: the default until 2026-12-04)
-  Gpu_LoadFileAhead2     3 x 256 MiB, two batches decoded ahead at once
+  Gpu_LoadFileAhead2     3 x 64 MiB, two batches decoded ahead at once
   Gpu_LoadFileAhead3x64M 4 x 64 MiB, three ahead
   Gpu_Safetensors        safetensors load_file(device="cuda:0")
   Gpu_LoadFile_small, Gpu_LoadFile_many   "small" and "many" to cuda
@@ -746,7 +746,7 @@ def main():
             # last slices overlap the next one's first (is the ring's loss
             # against decode + copy at once in the joins between batches?).
             gpus["Gpu_LoadFileAhead2"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._Staging(
-                _staging.CudaCopies(torch.device("cuda")), 3, 256 * MiB, ahead=2)), paths["llm"])
+                _staging.CudaCopies(torch.device("cuda")), 3, 64 * MiB, ahead=2)), paths["llm"])
             gpus["Gpu_LoadFileAhead3x64M"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._Staging(
                 _staging.CudaCopies(torch.device("cuda")), 4, 64 * MiB, ahead=3)), paths["llm"])
             gpus["Gpu_LoadFileRing2x256M"] = (lambda: zt.load_file(

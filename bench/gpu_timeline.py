@@ -2,8 +2,11 @@
 batch of bench_load's model, the decode (worker thread), the copies' issue
 (main thread), the copies on the GPU (CUDA events, ms since the ring
 started) and the waits for a buffer; three loads for each of three
-setups (the default ring, 2 x 256 MiB, the default with the carved tensors
-made while the first batches decode), the last of each batch by batch.
+setups (the default ring; 3 x 64 MiB with two batches decoded ahead at
+once, whose decodes may cover each other's joins, the ~0.25 ms a batch
+that kept the ring at 124.7 ms where its decodes took 107 on an H200; the
+default with the carved tensors made while the first batches decode), the
+last of each batch by batch.
 
 usage: gpu_timeline.py [SCALE]   (bench_load's model scale, default 1;
 ZT_BENCH_DIR: where the file goes)"""
@@ -69,7 +72,7 @@ def load(decode, items, engine, *a, **k):
 
 _staging.load = load
 default = (_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
-for buffers, nbytes, during in (default + (False,), (2, 256 << 20, False), default + (True,)):
+for buffers, nbytes, during, ahead in (default + (False, 1), (3, 64 << 20, False, 2), default + (True, 1)):
     # during: the carved tensors made while the first batches decode
     # (zt._CARVE_DURING_RING), which shortens the time before the first decode.
     zt._CARVE_DURING_RING = during
@@ -77,7 +80,7 @@ for buffers, nbytes, during in (default + (False,), (2, 256 << 20, False), defau
         eng = Timed(torch.device("cuda"))
         torch.cuda.synchronize()
         t = time.perf_counter()
-        out = zt._load_all(zt._File(path), "cuda", zt._Staging(eng, buffers, nbytes))
+        out = zt._load_all(zt._File(path), "cuda", zt._Staging(eng, buffers, nbytes, ahead))
         torch.cuda.synchronize()
         total = time.perf_counter() - t
         del out
@@ -86,7 +89,7 @@ for buffers, nbytes, during in (default + (False,), (2, 256 << 20, False), defau
         gpu = [(eng.ref.elapsed_time(x[3]), eng.ref.elapsed_time(x[5])) for x in issues]
         dec = sum(b - a for a, b, _ in eng.decodes)
         busy = sum(b - a for a, b in gpu)
-        print(f"ring {buffers}x{nbytes >> 20}M{' carving during' if during else ''} rep {rep}: {total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s); "
+        print(f"ring {buffers}x{nbytes >> 20}M, {ahead} ahead{', carving during' if during else ''} rep {rep}: {total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s); "
               f"t0 after {(eng.t0 - t) * 1e3:.1f} ms; decode sum {dec * 1e3:.1f} ms over {len(eng.decodes)}; "
               f"copy busy {busy:.1f} ms, last copy ends {gpu[-1][1]:.1f} ms; waits {sum(b - a for _, a, b in waits) * 1e3:.1f} ms; "
               f"issue sum {sum(x[2] - x[1] for x in issues) * 1e3:.1f} ms", flush=True)

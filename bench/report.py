@@ -442,7 +442,7 @@ def main():
             None, "load_file(device='cuda') (mapped; copies of 64 KiB or more use pread in both)")
     t.ratio("load", "cuda ring without decoding ahead on a worker thread", ld, "Gpu_LoadFile", "Gpu_LoadFileSerial",
             None, "load_file(device='cuda')")
-    t.ratio("load", "cuda ring of 3x256M, two batches decoded ahead at once", ld, "Gpu_LoadFile",
+    t.ratio("load", "cuda ring of 3x64M, two batches decoded ahead at once", ld, "Gpu_LoadFile",
             "Gpu_LoadFileAhead2", None, "load_file(device='cuda') (2x64M, one ahead)")
     t.ratio("load", "cuda ring of 4x64M, three batches decoded ahead at once", ld, "Gpu_LoadFile",
             "Gpu_LoadFileAhead3x64M", None, "load_file(device='cuda') (2x64M, one ahead)")
