@@ -38,6 +38,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_Safetensors_many  safetensors.torch.load_file of them + touch
   Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
                          allocated on its own, none carved out of a block
+  Load_LoadFileCarved_small   load_file of "small" with its 64 KiB tensors
+                         carved out of huge-page blocks (by default the CPU
+                         carves from 128 KiB)
   Load_LoadFileCarveFirst   load_file of "llm" with its carved tensors made
                          before the decode starts (the way until 2026-12-04),
                          not on this thread while a worker decodes
@@ -631,6 +634,10 @@ def main():
         # The 256 KiB tensors each allocated on its own (an mmap apiece)
         # instead of carved out of huge-page blocks.
         hot["Load_LoadFileUncarved"] = (lambda: uncarved(lambda: zt.load_file(paths["llm"])), paths["llm"])
+        # The small model's 64 KiB tensors carved out of huge-page blocks (the
+        # CPU carves from 128 KiB), made while the decode runs.
+        hot["Load_LoadFileCarved_small"] = (lambda: with_attribute(
+            _blocks, "CPU_PACK_FROM", 1, lambda: zt.load_file(paths["small"])), paths["small"])
         # Its carved tensors made before the decode starts, not while it runs.
         hot["Load_LoadFileCarveFirst"] = (lambda: with_attribute(
             zt, "_CARVE_DURING_DECODE_FROM", float("inf"), lambda: zt.load_file(paths["llm"])), paths["llm"])

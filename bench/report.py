@@ -350,6 +350,8 @@ def main():
             "First_TorchLoad", "First_LoadFile_llm", None, f"torch {ld_facts.get('torch', '?')}, in a fresh process")
     t.ratio("load", f"load_file against safetensors' load_file (+ touch), {fresh}", ld, "First_Safetensors",
             "First_LoadFile_llm", None, "safetensors.torch.load_file, in a fresh process (where importable)")
+    t.ratio("load", "load_file, 4,096 tensors of 64 KiB carved out of huge-page blocks", ld, "Load_LoadFile_small",
+            "Load_LoadFileCarved_small", None, "load_file (the CPU carves from 128 KiB: these are each allocated on their own)")
     t.ratio("load", f"load_file, {llm}, its carved tensors made while a worker decodes", ld,
             "Load_LoadFileCarveFirst", "Load_LoadFile_llm", None, "load_file with them made before the decode starts")
     t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,
