@@ -729,6 +729,19 @@ def test_torch_load_file_of_a_url_and_a_ranks_slice(nginx):
     assert fetched < whole / 4 + TAIL + 4096, (n, fetched)  # the open and a quarter of w
 
 
+def test_torch_load_file_of_a_url_carves_while_it_fetches(nginx):
+    # 70 tensors of 128 KiB: carved out of blocks, made while the worker
+    # thread's decode fetches their bytes.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt_torch
+    t = {f"m.{i}": torch.full((64, 1024), float(i)).to(torch.bfloat16) for i in range(70)}
+    t["big"] = torch.arange(1 << 20, dtype=torch.float32)
+    zt_torch.save_file(t, os.path.join(nginx.www, "carved.zt"))
+    got = zt_torch.load_file(nginx.url + "/carved.zt")
+    assert list(got) == list(t)
+    assert all(torch.equal(got[k], t[k]) and got[k].dtype == t[k].dtype for k in t)
+
+
 def test_missing_file_is_404(nginx):
     with pytest.raises(ztensor.Error) as e:
         ztensor.open(nginx.url + "/nothing.zt")

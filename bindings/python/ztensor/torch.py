@@ -388,11 +388,12 @@ _CARVE_DURING_RING = False
 
 # On the CPU, a load's carved tensors are made while its decode runs, on
 # a worker thread, where there are at least this many (starting and joining
-# the thread cost ~0.14 ms on the 2-core VM, ~50 carvings). On that VM
-# neutral for the 500 carved 256 KiB tensors of the 1.2 GB model (103.5
-# against 102.9 ms) and 1.09x for 4,096 carved 64 KiB ones (47.2 against
-# 51.3 ms); it hides ~3 - 5 us a carved tensor where the decode has the
-# other cores. Bench row Load_LoadFileCarveFirst: the other way.
+# the thread cost ~0.14 ms on the 2-core VM, ~50 carvings). On that VM,
+# alternating, within the noise for the 500 carved 256 KiB tensors of the
+# 1.2 GB model (120.4 against 124.9 ms) and 1.09x for 4,096 carved 64 KiB
+# ones (47.2 against 51.3 ms); it hides ~3 - 5 us a carved tensor where
+# the decode has the other cores. Bench row Load_LoadFileCarveFirst: the
+# other way.
 _CARVE_DURING_DECODE_FROM = 64
 
 
