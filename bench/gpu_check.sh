@@ -12,7 +12,7 @@
 # throttled disk, planes, shards, most ring shapes): with them and the cold
 # rows out the whole script took 212 - 240 s on an H200 at scale 1
 # (2026-12-04), the machine's start not counted; set ZT_LOAD_SKIP= to run
-# every row. Added after that timing, and run (expect ~100 s more):
+# every row. Added after that timing, and run (expect ~120 s more):
 # - the mmap row, the CPU goal's comparison with torch.load(mmap=True);
 # - the first loads in fresh processes (First_*: 21 processes, ~3 s each):
 #   the 2-core VM's huge pages are too erratic to judge them (a first CPU
