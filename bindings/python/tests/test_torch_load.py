@@ -1185,17 +1185,20 @@ def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path):
 
 def slowed_decode(monkeypatch, seconds):
     """File._decode_columns taking `seconds` longer; returns the state it
-    keeps: whether a decode runs, how many ended, the threads they ran on."""
-    state = {"running": False, "ended": 0, "threads": set()}
+    keeps: whether a decode runs, how many ended, the threads they ran on,
+    and a log of "decode" / "decoded" events (a test may add its own)."""
+    state = {"running": False, "ended": 0, "threads": set(), "log": []}
     real = ztensor.File._decode_columns
 
     def slow(self, *a, **kw):
         state["running"] = True
         state["threads"].add(threading.get_ident())
+        state["log"].append("decode")
         try:
             time.sleep(seconds)
             return real(self, *a, **kw)
         finally:
+            state["log"].append("decoded")
             state["running"] = False
             state["ended"] += 1
 
@@ -1209,17 +1212,21 @@ def test_a_cpu_load_makes_its_carved_tensors_while_it_decodes(tmp_path, monkeypa
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
     monkeypatch.setattr(zt, "_CARVE_DURING_DECODE_FROM", enough)
-    decode = slowed_decode(monkeypatch, 0.05)
-    during, real_carve = [], zt._blocks.carve
-    monkeypatch.setattr(zt._blocks, "carve", lambda *a: during.append(decode["running"]) or real_carve(*a))
+    decode = slowed_decode(monkeypatch, 0.5)
+    log, real_carve = decode["log"], zt._blocks.carve
+    monkeypatch.setattr(zt._blocks, "carve", lambda *a: log.append("carve") or real_carve(*a))
     got = zt.load_file(p)
     assert list(got) == list(t) and all(same(got[k], t[k]) for k in t)
-    # The 8 carved tensors made while the one decode ran on another thread;
-    # fewer than enough for a thread: made before it, and it runs here.
-    overlapped = enough <= 8
-    assert during == [overlapped] * 8
-    assert decode["ended"] == 1 and (threading.get_ident() in decode["threads"]) != overlapped
-    assert all(storage_bytes(got[f"w.{i}"]) == 256 * 1024 for i in range(8))
+    assert decode["ended"] == 1 and all(storage_bytes(got[f"w.{i}"]) == 256 * 1024 for i in range(8))
+    if enough <= 8:
+        # The decode started on another thread before the 8 carved tensors
+        # were made, and ended after them (it sleeps half a second first).
+        assert threading.get_ident() not in decode["threads"]
+        assert log.count("carve") == 8 and log[-1] == "decoded"
+    else:
+        # Fewer than enough for a thread: made first, then decoded here.
+        assert threading.get_ident() in decode["threads"]
+        assert log == ["carve"] * 8 + ["decode", "decoded"]
 
 
 def test_a_cpu_load_interrupted_while_carving_waits_for_its_decode(tmp_path, monkeypatch):
