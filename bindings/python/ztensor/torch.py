@@ -419,14 +419,22 @@ def _block_place(f, e, blocks, device):
         raise _allocation_error(f, e, err, device) from None
 
 
+def _carve_into(out, later):
+    """out[name] = _blocks.carve(*carving) for each (name, carving) of
+    `later`: the tensors a load placed in blocks and makes afterwards."""
+    carve = _blocks.carve
+    for name, carving in later:
+        out[name] = carve(*carving)
+
+
 def _decode_while_carving(f, columns, later, out):
     """f._decode_columns(*columns) on a worker thread while the tensors of
-    `later` ((name, storage, start, shape, dtype, nbytes) each: bytes of a
-    block already allocated, which the decode fills) are carved into `out`
-    on this one: making a tensor object costs ~3 - 5 us of Python, which
-    the decode's time on the other cores hides. The decode is waited for
-    whatever happens here, a KeyboardInterrupt too: it writes into the
-    blocks, which must outlive it."""
+    `later` (as _carve_into takes them: bytes of blocks already allocated,
+    which the decode fills) are carved into `out` on this one: making a
+    tensor object costs ~3 - 5 us of Python, which the decode's time on the
+    other cores hides. The decode is waited for whatever happens here, a
+    KeyboardInterrupt too: it writes into the blocks, which must outlive
+    it."""
     failed = []
 
     def decode():
@@ -438,9 +446,7 @@ def _decode_while_carving(f, columns, later, out):
     worker = threading.Thread(target=decode, name="ztensor-decode", daemon=True)
     worker.start()
     try:
-        carve, cpu = _blocks.carve, torch.device("cpu")
-        for name, storage, start, shape, dtype, nbytes in later:
-            out[name] = carve(storage, start, shape, dtype, nbytes, cpu)
+        _carve_into(out, later)
     finally:
         interrupted = None
         while worker.is_alive():
@@ -771,8 +777,7 @@ class _File:
 
             _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead, carve_while if later else None)
-            for name, carving in later:
-                out[name] = _blocks.carve(*carving)
+            _carve_into(out, later)
         else:
             # A model of many small tensors loads at the speed of this loop:
             # the requests go out a field at a time (no tuple a tensor), and
@@ -787,7 +792,8 @@ class _File:
             # while it runs (_decode_while_carving).
             objects, offsets, addresses, lengths, later = [], [], [], [], []
             empty, mapped, huge, ask = torch.empty, self._map, 2 * _blocks.HUGE_PAGE, _ASK_FROM
-            blocks = None if mapped else _blocks_for(exact, out, torch.device("cpu"), _blocks.CPU_PACK_FROM)
+            cpu = torch.device("cpu")
+            blocks = None if mapped else _blocks_for(exact, out, cpu, _blocks.CPU_PACK_FROM)
             smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
@@ -804,7 +810,7 @@ class _File:
                         if smallest <= nbytes < small:  # never 0 bytes: smallest > 0
                             at = blocks.place(nbytes)
                             out[name] = None  # its place in the order: made while the decode runs
-                            later.append((name, blocks.storage, blocks.base + at, shape, dtype, nbytes))
+                            later.append((name, (blocks.storage, blocks.base + at, shape, dtype, nbytes, cpu)))
                             objects.append(index)
                             offsets.append(first)
                             addresses.append(blocks.address + at)
@@ -824,8 +830,7 @@ class _File:
             if len(later) >= _CARVE_DURING_DECODE_FROM:
                 _decode_while_carving(self.f, columns, later, out)
             else:
-                for name, storage, start, shape, dtype, nbytes in later:
-                    out[name] = _blocks.carve(storage, start, shape, dtype, nbytes, blocks.device)
+                _carve_into(out, later)
                 self.f._decode_columns(*columns)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
