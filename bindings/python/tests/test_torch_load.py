@@ -1183,12 +1183,13 @@ def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path):
     assert storage_bytes(got["big"]) == 8 << 20
 
 
-def slowed_decode(monkeypatch, seconds):
-    """File._decode_columns taking `seconds` longer; returns the state it
+def slowed_decode(monkeypatch, seconds, method="_decode_columns"):
+    """File.<method> (a CPU load's decode, or the ring's _decode_ranges)
+    taking `seconds` longer; returns the state it
     keeps: whether a decode runs, how many ended, the threads they ran on,
     and a log of "decode" / "decoded" events (a test may add its own)."""
     state = {"running": False, "ended": 0, "threads": set(), "log": []}
-    real = ztensor.File._decode_columns
+    real = getattr(ztensor.File, method)
 
     def slow(self, *a, **kw):
         state["running"] = True
@@ -1202,7 +1203,7 @@ def slowed_decode(monkeypatch, seconds):
             state["running"] = False
             state["ended"] += 1
 
-    monkeypatch.setattr(ztensor.File, "_decode_columns", slow)
+    monkeypatch.setattr(ztensor.File, method, slow)
     return state
 
 
@@ -1328,23 +1329,14 @@ def test_carved_tensors_can_be_made_while_the_ring_decodes(tmp_path, monkeypatch
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding=encoding)
     monkeypatch.setattr(zt, "_CARVE_DURING_RING", True)
-    decoding, during, made = [False], [0], [0]
-    real_decode, real_carve = ztensor.File._decode_ranges, zt._blocks.carve
-
-    def slow_decode(self, parts, threads=0):
-        decoding[0] = True
-        time.sleep(0.005)  # a decode the main thread can work beside
-        try:
-            return real_decode(self, parts, threads)
-        finally:
-            decoding[0] = False
+    decode = slowed_decode(monkeypatch, 0.005, "_decode_ranges")  # a decode the main thread can work beside
+    during, made, real_carve = [0], [0], zt._blocks.carve
 
     def counted_carve(*a):
         made[0] += 1
-        during[0] += decoding[0]
+        during[0] += decode["running"]
         return real_carve(*a)
 
-    monkeypatch.setattr(ztensor.File, "_decode_ranges", slow_decode)
     monkeypatch.setattr(zt._blocks, "carve", counted_carve)
     engine = LateCopies()
     monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
