@@ -28,7 +28,7 @@ import torch
 # Where each tensor starts in its block: as pieces do in a staging buffer
 # (so that a buffer's run of tensors is one copy), and as torch's own
 # allocators align.
-from ._staging import ALIGN, aligned
+from ._staging import aligned
 
 # Tensors of fewer bytes than this are carved out of blocks; larger ones
 # are allocated on their own (from 4 MiB each gets huge pages of its own).
@@ -109,7 +109,7 @@ class Blocks:
         if at + nbytes > self._end:
             self._new_block(nbytes)
             at = 0
-        step = (nbytes + ALIGN - 1) & -ALIGN
+        step = aligned(nbytes)
         self._at = at + step
         self._left -= step
         return at
