@@ -1,12 +1,14 @@
 """Where the cuda staging ring's time goes (a lent GPU machine only): per
 batch of bench_load's model, the decode (worker thread), the copies' issue
 (main thread), the copies on the GPU (CUDA events, ms since the ring
-started) and the waits for a buffer; three loads for each of three
-setups (the default ring; 3 x 64 MiB with two batches decoded ahead at
-once, whose decodes may cover each other's joins, the ~0.25 ms a batch
-that kept the ring at 124.7 ms where its decodes took 107 on an H200; the
-default with the carved tensors made while the first batches decode), the
-last of each batch by batch.
+started) and the waits for a buffer (on the worker, one ahead); three
+loads for each of three setups (the default ring, whose worker decodes
+the batches back to back since session 62: between its decodes the H200
+lost ~0.25 ms a batch to handing each batch from thread to thread, which
+kept the ring at 124.7 ms where its decodes took 107; 3 x 64 MiB with two
+batches decoded ahead at once, whose decodes may cover each other's
+joins; the default with the carved tensors made while the first batches
+decode), the last of each batch by batch.
 
 usage: gpu_timeline.py [SCALE]   (bench_load's model scale, default 1;
 ZT_BENCH_DIR: where the file goes)"""
@@ -45,12 +47,13 @@ class Timed(_staging.CudaCopies):
         e0.record(self.stream)
         a = time.perf_counter()
         super().copy_many(d, s)
-        self.log.append(["issue", a - self.t0, time.perf_counter() - self.t0, e0, len(d)])
+        self.issued = ["issue", a - self.t0, time.perf_counter() - self.t0, e0, len(d)]
+        self.log.append(self.issued)
 
     def record(self):
         e = torch.cuda.Event(enable_timing=True)
         e.record(self.stream)
-        self.log[-1].append(e)
+        self.issued.append(e)  # not log[-1]: the worker logs its waits meanwhile
         return e
 
     def wait(self, token):

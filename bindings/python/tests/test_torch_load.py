@@ -608,7 +608,105 @@ def test_the_next_batch_decodes_while_this_ones_copies_are_issued(tmp_path):
     engine = Waiting()
     got = zt._load_all(f, "cpu", zt._Staging(engine, 2, 4096))
     assert all(same(got[k], t[k]) for k in t)
-    assert calls[0] == threading.get_ident() and set(calls[1:]) - {threading.get_ident()}
+    # Every batch on one worker, none on this thread.
+    assert len(calls) > 2 and len(set(calls)) == 1 and calls[0] != threading.get_ident()
+
+
+def test_one_ahead_a_worker_decodes_the_batches_back_to_back():
+    # ahead=1: the worker goes on to the next batch by itself, as soon as
+    # its buffer is free, one decode at a time: with 3 buffers, batches 1
+    # and 2 are decoded while this thread is still issuing batch 0's copies.
+    items = [_staging.Item(i, 4096, torch.empty(4096, dtype=torch.uint8)) for i in range(8)]
+    started = [threading.Event() for _ in items]
+    lock, inside, most, order = threading.Lock(), [0], [0], []
+
+    def decode(parts):
+        k = parts[0][0]
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        order.append(k)
+        started[k].set()
+        with lock:
+            inside[0] -= 1
+
+    class Waiting(LateCopies):
+        def copy(self, dst, src):
+            if self.copies == 0:
+                assert started[2].wait(5), "batch 2 waited for batch 0's copies to be issued"
+            super().copy(dst, src)
+
+    engine = Waiting()
+    _staging.load(decode, items, engine, 3, 4096, ahead=1)
+    assert order == list(range(8)) and most[0] == 1 and engine.copies == 8
+    assert engine.done == len(engine.queue)
+
+
+def test_one_ahead_the_worker_waits_for_its_buffers_copies():
+    # A batch goes into the buffer of the batch `buffers` before it only
+    # once that batch's copies are done: the late engine gives wrong bytes
+    # otherwise, and the waits happen on the worker.
+    items = [_staging.Item(i, 4096, torch.empty(4096, dtype=torch.uint8)) for i in range(6)]
+
+    def decode(parts):
+        for index, _, _, address, n in parts:
+            ctypes.memset(address, index + 1, n)
+
+    class Watched(LateCopies):
+        def __init__(self):
+            super().__init__()
+            self.waiters = set()
+
+        def wait(self, token):
+            self.waiters.add(threading.get_ident())
+            super().wait(token)
+
+        def finish(self):
+            LateCopies.wait(self, len(self.queue))
+
+    engine = Watched()
+    _staging.load(decode, items, engine, 2, 4096, ahead=1)
+    assert all(bool((it.dst == k + 1).all()) for k, it in enumerate(items))
+    assert len(engine.waiters) == 1 and threading.get_ident() not in engine.waiters
+
+
+def test_one_ahead_a_failure_on_either_thread_ends_the_load():
+    # The worker's own failure (waiting for a buffer) reaches the caller,
+    # and a failure of this thread's (issuing copies) stops the worker
+    # before its next batch: no decode runs once load() has returned.
+    items = [_staging.Item(i, 4096, torch.empty(4096, dtype=torch.uint8)) for i in range(8)]
+    decodes = []
+
+    class FailingWait(LateCopies):
+        def wait(self, token):
+            if token == 3:
+                raise RuntimeError("the device is gone")
+            super().wait(token)
+
+    class FailingCopy(LateCopies):
+        def copy(self, dst, src):
+            if self.copies == 3:
+                raise RuntimeError("no copy today")
+            super().copy(dst, src)
+
+    for engine, message in ((FailingWait(), "device is gone"), (FailingCopy(), "no copy today")):
+        box = []
+
+        def run():
+            try:
+                _staging.load(lambda parts: decodes.append(parts[0][0]), items, engine, 2, 4096, ahead=1)
+            except RuntimeError as e:
+                box.append(e)
+
+        decodes.clear()
+        runner = threading.Thread(target=run)
+        runner.start()
+        runner.join(10)
+        assert not runner.is_alive(), "the load hung"
+        assert box and message in str(box[0])
+        seen = len(decodes)
+        assert seen < len(items) and not [x for x in threading.enumerate() if x.name.startswith("zt-staging")]
+        assert len(decodes) == seen
 
 
 def test_plan_batches_small_tensors_and_splits_large_ones():
