@@ -501,6 +501,12 @@ def in_fresh_process(code, setup="", cuda=False, imports=True):
     return Timed(float(real), float(cpu))
 
 
+def device_segments():
+    """How many segments torch's CUDA caching allocator has taken from the
+    driver so far (each a cudaMalloc)."""
+    return torch.cuda.memory_stats().get("segment.all.allocated", 0)
+
+
 def first_load(code):
     """Seconds `code` takes in a fresh Python with CUDA up, or the error."""
     try:
@@ -557,6 +563,7 @@ def main():
             before()
         if gpu:
             torch.cuda.synchronize()
+            segments = device_segments()
         start = time.perf_counter()
         start_cpu = time.process_time()
         try:
@@ -570,6 +577,11 @@ def main():
         real, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         if isinstance(result, Timed):  # measured in a process of its own
             real, cpu = float(result), result.cpu
+        elif gpu and device_segments() != segments:
+            # Device memory the caching allocator had to get (cudaMalloc)
+            # inside the timed span: a cost the row's later runs, or a
+            # script that repeats one load, do not pay.
+            facts.setdefault("gpu_new_segments", {}).setdefault(name, []).append(device_segments() - segments)
         del result
         runs.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
                      "repetition_index": rep, "iterations": 1, "real_time": real * 1e3,
@@ -867,7 +879,7 @@ def summarize(runs, facts):
             else "Slow_Read" if name.startswith("Slow") else "Gpu_Pinned"
         show(name, floor)
     for k in ("gpu_peak_rss_above_start", "gpu_first_load_s_zt", "gpu_first_load_s_zt_2x256M", "gpu_first_load_s_st",
-              "zstd_ratio",
+              "zstd_ratio", "gpu_new_segments",
               "cold_by", "slow_disk_bytes_per_s", "slow_disk_not_run", "failed"):
         if k in facts:
             print(f"{k}: {facts[k]}", file=sys.stderr)

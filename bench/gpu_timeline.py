@@ -82,10 +82,12 @@ for buffers, nbytes, during, ahead in (default + (False, 1), (3, 64 << 20, False
     for rep in range(3):
         eng = Timed(torch.device("cuda"))
         torch.cuda.synchronize()
+        segments = bench_load.device_segments()
         t = time.perf_counter()
         out = zt._load_all(zt._File(path), "cuda", zt._Staging(eng, buffers, nbytes, ahead))
         torch.cuda.synchronize()
         total = time.perf_counter() - t
+        segments = bench_load.device_segments() - segments  # cudaMallocs in the load
         del out
         issues = [x for x in eng.log if x[0] == "issue"]
         waits = [x for x in eng.log if x[0] == "wait"]
@@ -96,7 +98,7 @@ for buffers, nbytes, during, ahead in (default + (False, 1), (3, 64 << 20, False
         print(f"ring {buffers}x{nbytes >> 20}M, {ahead} ahead{', carving during' if during else ''} rep {rep}: {total * 1e3:.1f} ms ({size / total / 1e9:.1f} GB/s); "
               f"t0 after {(eng.t0 - t) * 1e3:.1f} ms; decode sum {dec * 1e3:.1f} ms over {len(eng.decodes)}; "
               f"copy busy {busy:.1f} ms, last copy ends {gpu[-1][1]:.1f} ms; waits {sum(b - a for _, a, b in waits) * 1e3:.1f} ms; "
-              f"issue sum {sum(x[2] - x[1] for x in issues) * 1e3:.1f} ms", flush=True)
+              f"issue sum {sum(x[2] - x[1] for x in issues) * 1e3:.1f} ms; new device segments {segments}", flush=True)
         if rep == 2:
             for k, ((da, db, n), x, (ga, gb)) in enumerate(zip(eng.decodes, issues, gpu)):
                 print(f"  {k:2d} decode {da * 1e3:7.1f}-{db * 1e3:7.1f} ({n:4d})  issue {x[1] * 1e3:7.1f}-{x[2] * 1e3:7.1f} ({x[4]:4d})"
