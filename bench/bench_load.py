@@ -94,6 +94,10 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          frames could not be shared out without one)
   Gpu_LoadFileSerial     the ring with no decode on a worker thread while
                          the batch before is copied (what it was)
+  Gpu_LoadFileRing3x64M  3 x 64 MiB, one ahead: the worker that decodes the
+                         batches back to back may run two ahead of the
+                         copies, so a slow copy or decode does not stall
+                         the other
   Gpu_LoadFileRing2x256M, Gpu_LoadFileRing4x64M, Gpu_LoadFileRing8x16M,
   Gpu_LoadFileRing2x1G   other ring shapes (2 x 256 MiB: the default until 2026-12-04)
   Gpu_LoadFileAhead2     3 x 64 MiB, two batches decoded ahead at once
@@ -768,6 +772,8 @@ def main():
                 _staging.CudaCopies(torch.device("cuda")), 3, 64 * MiB, ahead=2)), paths["llm"])
             gpus["Gpu_LoadFileAhead3x64M"] = (lambda: zt._load_all(zt._File(paths["llm"]), "cuda", zt._Staging(
                 _staging.CudaCopies(torch.device("cuda")), 4, 64 * MiB, ahead=3)), paths["llm"])
+            gpus["Gpu_LoadFileRing3x64M"] = (lambda: zt.load_file(
+                paths["llm"], device="cuda", staging_buffers=3, staging_bytes=64 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing2x256M"] = (lambda: zt.load_file(
                 paths["llm"], device="cuda", staging_buffers=2, staging_bytes=256 * MiB), paths["llm"])
             gpus["Gpu_LoadFileRing4x64M"] = (lambda: zt.load_file(

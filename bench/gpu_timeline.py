@@ -2,10 +2,11 @@
 batch of bench_load's model, the decode (worker thread), the copies' issue
 (main thread), the copies on the GPU (CUDA events, ms since the ring
 started) and the waits for a buffer (on the worker, one ahead); three
-loads for each of three setups (the default ring, whose worker decodes
+loads for each of four setups (the default ring, whose worker decodes
 the batches back to back since session 62: between its decodes the H200
 lost ~0.25 ms a batch to handing each batch from thread to thread, which
-kept the ring at 124.7 ms where its decodes took 107; 3 x 64 MiB with two
+kept the ring at 124.7 ms where its decodes took 107; 3 x 64 MiB with
+that worker up to two batches ahead of the copies; 3 x 64 MiB with two
 batches decoded ahead at once, whose decodes may cover each other's
 joins; the default with the carved tensors made while the first batches
 decode), the last of each batch by batch.
@@ -75,7 +76,8 @@ def load(decode, items, engine, *a, **k):
 
 _staging.load = load
 default = (_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
-for buffers, nbytes, during, ahead in (default + (False, 1), (3, 64 << 20, False, 2), default + (True, 1)):
+for buffers, nbytes, during, ahead in (default + (False, 1), (3, 64 << 20, False, 1), (3, 64 << 20, False, 2),
+                                       default + (True, 1)):
     # during: the carved tensors made while the first batches decode
     # (zt._CARVE_DURING_RING), which shortens the time before the first decode.
     zt._CARVE_DURING_RING = during

@@ -448,7 +448,7 @@ def main():
             "Gpu_LoadFileAhead2", None, "load_file(device='cuda') (2x64M, one ahead)")
     t.ratio("load", "cuda ring of 4x64M, three batches decoded ahead at once", ld, "Gpu_LoadFile",
             "Gpu_LoadFileAhead3x64M", None, "load_file(device='cuda') (2x64M, one ahead)")
-    for ring in ("2x256M", "4x64M", "8x16M", "2x1G"):
+    for ring in ("3x64M", "2x256M", "4x64M", "8x16M", "2x1G"):
         t.ratio("load", f"cuda ring of {ring} instead of 2x64M", ld, "Gpu_LoadFile", f"Gpu_LoadFileRing{ring}", None,
                 "load_file(device='cuda')")
     firsts = ld_facts.get("gpu_first_load_s_zt"), ld_facts.get("gpu_first_load_s_st")
