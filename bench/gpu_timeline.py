@@ -2,7 +2,7 @@
 batch of bench_load's model, the decode (worker thread), the copies' issue
 (main thread), the copies on the GPU (CUDA events, ms since the ring
 started) and the waits for a buffer (on the worker, one ahead); three
-loads for each of four setups (the default ring, whose worker decodes
+loads for each of five setups (the default ring, whose worker decodes
 the batches back to back since session 62: between its decodes the H200
 lost ~0.25 ms a batch to handing each batch from thread to thread, which
 kept the ring at 124.7 ms where its decodes took 107; 3 x 64 MiB with
@@ -12,7 +12,10 @@ joins; the default with the carved tensors made while the first batches
 decode), the last of each batch by batch.
 
 usage: gpu_timeline.py [SCALE]   (bench_load's model scale, default 1;
-ZT_BENCH_DIR: where the file goes)"""
+ZT_BENCH_DIR: where the file goes; ZT_TIMELINE_SETUPS: the setups, as
+BUFFERSxMIB:AHEAD[:carve] separated by commas; the default below adds
+3 x 32 MiB, one ahead: buffers that more surely stay in the host's
+last-level cache, now that a batch costs the ring less between decodes)"""
 import os
 import sys
 import tempfile
@@ -75,9 +78,19 @@ def load(decode, items, engine, *a, **k):
 
 
 _staging.load = load
-default = (_staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
-for buffers, nbytes, during, ahead in (default + (False, 1), (3, 64 << 20, False, 1), (3, 64 << 20, False, 2),
-                                       default + (True, 1)):
+
+
+def setup(text):
+    """(buffers, bytes each, carving during the ring, ahead) of
+    BUFFERSxMIB:AHEAD[:carve]."""
+    ring, ahead, *carve = text.split(":")
+    buffers, mib = ring.lower().split("x")
+    return int(buffers), int(mib) << 20, carve == ["carve"], int(ahead)
+
+
+default = f"{_staging.DEFAULT_BUFFERS}x{_staging.DEFAULT_BUFFER_BYTES >> 20}"
+setups = os.environ.get("ZT_TIMELINE_SETUPS") or f"{default}:1,3x64:1,3x64:2,{default}:1:carve,3x32:1"
+for buffers, nbytes, during, ahead in map(setup, setups.split(",")):
     # during: the carved tensors made while the first batches decode
     # (zt._CARVE_DURING_RING), which shortens the time before the first decode.
     zt._CARVE_DURING_RING = during
