@@ -6,8 +6,8 @@
 #   here:  sh bench/gpu_carry.sh          (fills .gpu/: library and deps)
 #   there: sh bench/gpu_check.sh          (carry [".gpu"]; or set
 #          ZTENSOR_LIBRARY and LD_LIBRARY_PATH yourself)
-# Writes $OUT/bench_load.json, $OUT/report.md, $OUT/pytest.log and
-# $OUT/timeline.txt when $OUT is set. By default the rows measured on the
+# Writes $OUT/timeline.txt, $OUT/bench_load.log, $OUT/bench_load.json,
+# $OUT/report.md and $OUT/pytest.log when $OUT is set. By default the rows measured on the
 # CPU machine or seldom needed are skipped (ZT_LOAD_SKIP below: save,
 # throttled disk, planes, shards, most ring shapes): with them and the cold
 # rows out the whole script took 212 - 240 s on an H200 at scale 1
@@ -46,11 +46,17 @@ python3 -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.c
 python3 -m pytest -q -p no:cacheprovider -rs "$root/bindings/python/tests/test_torch_load.py" \
   "$root/bindings/python/tests/test_dlpack.py" > "$out/pytest.log" 2>&1 || echo "pytest FAILED"
 tail -n 15 "$out/pytest.log"
-ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save,Slow,Cold_LoadFilePlanes,Load_LoadFilePlanes,Load_LoadStateDict,Load_LoadModel,Load_CopyFromMap,Load_RankColumns,Load_LoadFileShards,Load_LoadFileIndex,Load_LoadFilePread,Load_DecodeManyCopy,Gpu_LoadFilePread,Gpu_LoadFileRing8x16M,Gpu_LoadFileRing2x1G,Gpu_LoadFileRing4x64M,Gpu_LoadFileRing2x256M,Load_LoadFileUncarved,Gpu_LoadFileUncarved,First_Pread_many,First_LoadFile_many} ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR=${ZT_BENCH_DIR:-/tmp/zt-bench} \
-  python3 "$root/bench/bench_load.py" "$out/bench_load.json" "${ZT_REPS:-3}"
-python3 "$root/bench/report.py" "$out" > "$out/report.md" 2>&1 || true
-grep '| load' "$out/report.md" || true
-# Where the ring's time goes, batch by batch (decode, issue, GPU copy, waits).
+# Where the ring's time goes, batch by batch (decode, issue, GPU copy,
+# waits): first, as its file grows line by line, so that a call cut short
+# by its time limit still brings it back (~60 s).
 PYTHONPATH="$root/bindings/python:$root/bench" python3 "$root/bench/gpu_timeline.py" "${ZT_LOAD_SCALE:-1}" \
   > "$out/timeline.txt" 2>&1 || echo "gpu_timeline FAILED"
-head -n 8 "$out/timeline.txt"
+grep '^ring' "$out/timeline.txt" || tail -n 8 "$out/timeline.txt"
+ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save,Slow,Cold_LoadFilePlanes,Load_LoadFilePlanes,Load_LoadStateDict,Load_LoadModel,Load_CopyFromMap,Load_RankColumns,Load_LoadFileShards,Load_LoadFileIndex,Load_LoadFilePread,Load_DecodeManyCopy,Gpu_LoadFilePread,Gpu_LoadFileRing8x16M,Gpu_LoadFileRing2x1G,Gpu_LoadFileRing4x64M,Gpu_LoadFileRing2x256M,Load_LoadFileUncarved,Gpu_LoadFileUncarved,First_Pread_many,First_LoadFile_many} ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR=${ZT_BENCH_DIR:-/tmp/zt-bench} \
+  python3 "$root/bench/bench_load.py" "$out/bench_load.json" "${ZT_REPS:-3}" > "$out/bench_load.log" 2>&1 \
+  || echo "bench_load FAILED"
+# Each row's time is in bench_load.log as it is measured (a call cut short
+# keeps them); the medians and ratios at its end.
+tail -n 70 "$out/bench_load.log"
+python3 "$root/bench/report.py" "$out" > "$out/report.md" 2>&1 || true
+grep '| load' "$out/report.md" || true
