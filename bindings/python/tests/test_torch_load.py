@@ -1445,6 +1445,39 @@ def test_carved_tensors_can_be_made_while_the_ring_decodes(tmp_path, monkeypatch
     assert all(storage_bytes(got[k]) == got[k].numel() * got[k].element_size() for k in t)
 
 
+def test_a_ring_load_interrupted_while_carving_stops_its_worker_first(tmp_path, monkeypatch):
+    # Ctrl-C while this thread carves beside the ring's worker: the load
+    # ends with it, once the batch being decoded is done and every copy
+    # waited for (buffers and blocks outlive whatever writes them), and no
+    # decode starts after.
+    g = torch.Generator().manual_seed(9)
+    t = {f"p.{i}": torch.randn(300 + i, generator=g) for i in range(300)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    monkeypatch.setattr(zt, "_CARVE_DURING_RING", True)
+    decode = slowed_decode(monkeypatch, 0.2, "_decode_ranges")
+
+    def interrupted(*a):
+        # The first carving, once the worker's first decode runs.
+        until = time.monotonic() + 5
+        while not decode["running"] and time.monotonic() < until:
+            time.sleep(0.001)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(zt._blocks, "carve", interrupted)
+    engine = LateCopies()
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+    with pytest.raises(KeyboardInterrupt):
+        zt.load_file(p, device="cpu", staging_bytes=64 << 10)
+    ended = decode["ended"]
+    assert ended >= 1 and not decode["running"]
+    assert not [x for x in threading.enumerate() if x.name.startswith("zt-staging")]
+    assert engine.done == len(engine.queue)  # finish() ran
+    time.sleep(0.1)
+    batches = len(_staging.plan([v.numel() * 4 for v in t.values()], 64 << 10))
+    assert decode["ended"] == ended < batches  # none decoded after, and not all of them before
+
+
 @pytest.mark.parametrize("during", [False, True])
 def test_a_staged_load_spread_over_many_blocks(tmp_path, monkeypatch, during):
     # Blocks of 8 KiB: a new block every few tensors, runs cut at each.
