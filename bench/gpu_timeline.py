@@ -70,10 +70,10 @@ real_load = _staging.load
 
 
 def load(decode, items, engine, *a, **k):
-    def timed(parts):
+    def timed(*columns):
         x = time.perf_counter()
-        decode(parts)
-        engine.decodes.append((x - engine.t0, time.perf_counter() - engine.t0, len(parts)))
+        decode(*columns)
+        engine.decodes.append((x - engine.t0, time.perf_counter() - engine.t0, len(columns[0])))
     return real_load(timed, items, engine, *a, **k)
 
 

@@ -589,14 +589,14 @@ def test_the_next_batch_decodes_while_this_ones_copies_are_issued(tmp_path):
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
     f = zt._File(p, copy=True)
-    real, calls = f.f._decode_ranges, []
+    real, calls = f.f._decode_columns, []
     second_started = threading.Event()
 
-    def decode(parts, threads=0):
+    def decode(*columns, threads=0):
         calls.append(threading.get_ident())
         if len(calls) == 2:
             second_started.set()
-        return real(parts, threads)
+        return real(*columns, threads)
 
     class Waiting(LateCopies):
         def copy(self, dst, src):
@@ -604,7 +604,7 @@ def test_the_next_batch_decodes_while_this_ones_copies_are_issued(tmp_path):
             assert second_started.wait(5), "batch 1 was not decoding while batch 0's copies were issued"
             super().copy(dst, src)
 
-    f.f._decode_ranges = decode
+    f.f._decode_columns = decode
     engine = Waiting()
     got = zt._load_all(f, "cpu", zt._Staging(engine, 2, 4096))
     assert all(same(got[k], t[k]) for k in t)
@@ -620,8 +620,8 @@ def test_one_ahead_a_worker_decodes_the_batches_back_to_back():
     started = [threading.Event() for _ in items]
     lock, inside, most, order = threading.Lock(), [0], [0], []
 
-    def decode(parts):
-        k = parts[0][0]
+    def decode(objects, role, offsets, addresses, lengths):
+        k = int(objects[0])
         with lock:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
@@ -648,8 +648,8 @@ def test_one_ahead_the_worker_waits_for_its_buffers_copies():
     # otherwise, and the waits happen on the worker.
     items = [_staging.Item(i, 4096, torch.empty(4096, dtype=torch.uint8)) for i in range(6)]
 
-    def decode(parts):
-        for index, _, _, address, n in parts:
+    def decode(objects, role, offsets, addresses, lengths):
+        for index, address, n in zip(objects.tolist(), addresses.tolist(), lengths.tolist()):
             ctypes.memset(address, index + 1, n)
 
     class Watched(LateCopies):
@@ -694,7 +694,7 @@ def test_one_ahead_a_failure_on_either_thread_ends_the_load():
 
         def run():
             try:
-                _staging.load(lambda parts: decodes.append(parts[0][0]), items, engine, 2, 4096, ahead=1)
+                _staging.load(lambda objects, *_: decodes.append(int(objects[0])), items, engine, 2, 4096, ahead=1)
             except RuntimeError as e:
                 box.append(e)
 
@@ -712,7 +712,7 @@ def test_one_ahead_a_failure_on_either_thread_ends_the_load():
 def test_plan_batches_small_tensors_and_splits_large_ones():
     sizes = [10, 10, 300, 0, 5]
     batches = _staging.plan(sizes, 128)
-    assert [[tuple(p) for p in b] for b in batches] == [
+    assert [pieces(b) for b in batches] == [
         [(0, 0, 10, 0), (1, 0, 10, 64)],  # small ones share a buffer, 64-aligned
         [(2, 0, 128, 0)],                 # a large one is split
         [(2, 128, 128, 0)],
@@ -722,13 +722,45 @@ def test_plan_batches_small_tensors_and_splits_large_ones():
     for n in (64, 100, 4096):
         seen = {k: 0 for k in range(len(sizes))}
         for b in _staging.plan(sizes, n):
-            for p in b:
-                assert p.at + p.nbytes <= n and p.at % 64 == 0
-                assert p.offset == seen[p.item]
-                seen[p.item] += p.nbytes
+            for item, offset, nbytes, at in pieces(b):
+                assert at + nbytes <= n and at % 64 == 0
+                assert offset == seen[item]
+                seen[item] += nbytes
         assert [seen[k] for k in range(len(sizes))] == sizes
     with pytest.raises(ValueError):
         _staging.plan(sizes, 10)
+    assert _staging.plan([], 128) == _staging.plan([0, 0], 128) == []
+
+
+def pieces(batch):
+    """A batch's pieces as (item, offset, nbytes, at) tuples."""
+    return list(zip(*(column.tolist() for column in batch)))
+
+
+def plan_a_piece_at_a_time(sizes, buffer_bytes):
+    """What _staging.plan gives, found the plain way (its first form)."""
+    batches, batch, at = [], [], 0
+    for k, size in enumerate(sizes):
+        offset = 0
+        while offset < size:
+            if at >= buffer_bytes:
+                batches.append(batch)
+                batch, at = [], 0
+            n = min(size - offset, buffer_bytes - at)
+            batch.append((k, offset, n, at))
+            offset += n
+            at = _staging.aligned(at + n)
+    return batches + [batch] if batch else batches
+
+
+def test_plan_is_the_plain_packing_of_the_items():
+    import random
+    rng = random.Random(1)
+    for _ in range(2000):
+        size = rng.choice([64, 128, 320, 4096, 1 << 20])
+        sizes = [rng.choice([0, 1, 63, 64, 65, 1000, 5000, rng.randint(0, 3 * size)])
+                 for _ in range(rng.randint(0, 30))]
+        assert [pieces(b) for b in _staging.plan(sizes, size)] == plan_a_piece_at_a_time(sizes, size), (size, sizes)
 
 
 def test_batches_decoded_ahead_run_at_once():
@@ -740,7 +772,7 @@ def test_batches_decoded_ahead_run_at_once():
     items = [_staging.Item(i, 4096, torch.empty(4096, dtype=torch.uint8)) for i in range(12)]
     lock, inside, most = threading.Lock(), [0], [0]
 
-    def decode(parts):
+    def decode(*columns):
         with lock:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
@@ -794,8 +826,8 @@ def test_a_failed_decode_still_waits_for_the_copies(tmp_path):
     engine = LateCopies()
     calls = []
 
-    def decode(parts):
-        calls.append(parts)
+    def decode(*columns):
+        calls.append(columns)
         if len(calls) == 2:
             raise ztensor.Error(3, "broken")
 
@@ -1282,7 +1314,7 @@ def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path):
 
 
 def slowed_decode(monkeypatch, seconds, method="_decode_columns"):
-    """File.<method> (a CPU load's decode, or the ring's _decode_ranges)
+    """File.<method> (a load's decode: _decode_columns, on the CPU and in the ring)
     taking `seconds` longer; returns the state it
     keeps: whether a decode runs, how many ended, the threads they ran on,
     and a log of "decode" / "decoded" events (a test may add its own)."""
@@ -1427,7 +1459,7 @@ def test_carved_tensors_can_be_made_while_the_ring_decodes(tmp_path, monkeypatch
     p = tmp_path / "m.zt"
     zt.save_file(t, p, encoding=encoding)
     monkeypatch.setattr(zt, "_CARVE_DURING_RING", True)
-    decode = slowed_decode(monkeypatch, 0.005, "_decode_ranges")  # a decode the main thread can work beside
+    decode = slowed_decode(monkeypatch, 0.005)  # a decode the main thread can work beside
     during, made, real_carve = [0], [0], zt._blocks.carve
 
     def counted_carve(*a):
@@ -1455,7 +1487,7 @@ def test_a_ring_load_interrupted_while_carving_stops_its_worker_first(tmp_path, 
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
     monkeypatch.setattr(zt, "_CARVE_DURING_RING", True)
-    decode = slowed_decode(monkeypatch, 0.2, "_decode_ranges")
+    decode = slowed_decode(monkeypatch, 0.2)
 
     def interrupted(*a):
         # The first carving, once the worker's first decode runs.

@@ -1003,7 +1003,8 @@ class File(NotCopyable, collections.abc.Mapping):
         """_decode_ranges with its parts given a field at a time (sequences
         of equal length): a loader that builds these lists as it allocates
         makes no tuple per part. `roles` may be one role name for every
-        part, `offsets` 0 for all of them."""
+        part, `offsets` 0 for all of them. The integer columns may be
+        numpy arrays (the staging ring's are)."""
         r = self._r()
         threads = checked_int(threads, "threads", 0, 2 ** 32 - 1)
         n = len(objects)
@@ -1034,7 +1035,7 @@ class File(NotCopyable, collections.abc.Mapping):
                 q = reqs[k]  # a view of the array's element, not a copy
                 q.struct_size = _RANGE_SIZE  # zt_decode_range_init's work: the array is zeroed
                 q.object, q.role = objects[k], role_of[roles if one else roles[k]]
-                q.offset, q.dst, q.length = offsets[k], addresses[k], lengths[k]
+                q.offset, q.dst, q.length = offsets[k], int(addresses[k]), lengths[k]  # a pointer takes no numpy int
         check(lib.zt_decode_ranges(r, array, n, threads, None, None))
         del role_of, reqs  # alive until here: the requests point into them
 

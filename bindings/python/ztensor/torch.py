@@ -775,7 +775,7 @@ class _File:
                     name, carving = later.pop()
                     out[name] = _blocks.carve(*carving)
 
-            _staging.load(self.f._decode_ranges, items, staging.engine, staging.buffers,
+            _staging.load(self.f._decode_columns, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead, carve_while if later else None)
             _carve_into(out, later)
         else:
