@@ -11,7 +11,9 @@ refilled only once its copy is known to be done. Host memory is the ring
 The copy engine is the only device-specific part (CudaCopies: buffer(n),
 start(), copy(dst, src), optionally copy_many(dsts, srcs), record() -> token,
 wait(token), finish(); buffer(n) is also called on threads of the ring's
-own, so that buffers are pinned while the first batches move); tests drive
+own, so that buffers are pinned while the first batches move, and
+wait(token) on the worker that decodes, one ahead, while this thread
+issues copies and records tokens); tests drive
 the same pipeline with a CPU engine that performs copies late, so that a
 buffer refilled too early shows as wrong bytes.
 """
