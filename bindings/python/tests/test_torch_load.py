@@ -1165,6 +1165,23 @@ def test_a_claimed_size_over_the_cap_is_the_librarys_limit_on_every_load(tmp_pat
         assert e.value.status_name == "ZT_ERR_LIMIT", (how, str(e.value))
 
 
+def test_a_staged_load_refuses_a_carved_tensor_over_the_cap_before_placing_it(tmp_path, monkeypatch):
+    # 2 MiB tensors are carved out of device blocks (under 4 MiB), and from
+    # 1 MiB the library is asked first: over the reader's cap, nothing is
+    # allocated for them.
+    t = {"a": torch.zeros(1 << 19), "b": torch.ones(1 << 19)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding="zstd")  # the cap is on what a component decodes to
+    blocks = []
+    real_new_block = zt._blocks.Blocks._new_block
+    monkeypatch.setattr(zt._blocks.Blocks, "_new_block", lambda self, n: blocks.append(n) or real_new_block(self, n))
+    with pytest.raises(ztensor.Error) as e:
+        zt._load_all(zt._File(p, max_decoded_bytes=1 << 20), "cpu", zt._Staging(LateCopies(), 2, 4096))
+    assert e.value.status_name == "ZT_ERR_LIMIT" and 'object "a"' in str(e.value) and not blocks
+    got = zt._load_all(zt._File(p), "cpu", zt._Staging(LateCopies(), 2, 1 << 20))
+    assert all(same(got[k], t[k]) for k in t) and len(blocks) == 1
+
+
 def test_torchs_refusal_to_allocate_is_a_ztensor_error(tmp_path):
     # Under a cap that lets 2 PiB through, what refuses it is torch's
     # allocator (RuntimeError): said as the File says it, ZT_ERR_NOMEM.
