@@ -579,13 +579,14 @@ def main():
         if gpu:
             torch.cuda.synchronize()
         real, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        # Device memory the caching allocator had to get (cudaMalloc) inside
+        # the timed span: a cost the row's later runs, or a script that
+        # repeats one load, do not pay.
+        grown = device_segments() - segments if gpu else 0
         if isinstance(result, Timed):  # measured in a process of its own
             real, cpu = float(result), result.cpu
-        elif gpu and device_segments() != segments:
-            # Device memory the caching allocator had to get (cudaMalloc)
-            # inside the timed span: a cost the row's later runs, or a
-            # script that repeats one load, do not pay.
-            facts.setdefault("gpu_new_segments", {}).setdefault(name, []).append(device_segments() - segments)
+        elif grown:
+            facts.setdefault("gpu_new_segments", {}).setdefault(name, []).append(grown)
         del result
         runs.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
                      "repetition_index": rep, "iterations": 1, "real_time": real * 1e3,

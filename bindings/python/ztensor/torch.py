@@ -773,7 +773,7 @@ class _File:
                 """Carves tensors while `decoding` (a Future) is not done."""
                 while later and not decoding.done():
                     name, carving = later.pop()
-                    out[name] = _blocks.carve(*carving)
+                    out[name] = carve(*carving)
 
             _staging.load(self.f._decode_columns, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead, carve_while if later else None)
