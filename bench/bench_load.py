@@ -89,6 +89,10 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Gpu_LoadFile           load_file(device="cuda") (its default ring, 2 x 64 MiB)
   Gpu_LoadFileZstd       load_file of the zstd twin to cuda
   Gpu_RankRows           load_file(device="cuda", slices=) of rank 1 of 4's rows
+  Gpu_RankColumns        the same for a quarter of every tensor's columns
+                         (boxes, through the ring a piece a buffer)
+  Gpu_RankColumnsOnHost  the same as it was: each box read whole on the
+                         CPU, then a pageable copy
   Gpu_LoadFilePread      the same ring with the file opened copy=True (no
                          mapping: raw reads are pread either way; zstd
                          frames could not be shared out without one)
@@ -111,7 +115,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Gpu_LoadFileCarveDuringRing   Gpu_LoadFile with the carved tensors made
                          while the ring's first batches decode
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
-  and, as facts: peak host RSS above the process's before a GPU load, and
+  and, as facts: peak host RSS above the process's before a GPU load (of
+  the whole model, and of a rank's columns), and
   the first load in a fresh process (ztensor with its default ring and with
   2 x 256 MiB, safetensors), twice each.
 
@@ -801,6 +806,14 @@ def main():
                                                 paths["many_st"])
             # A tensor-parallel rank's share straight to its GPU, through the ring.
             gpus["Gpu_RankRows"] = (lambda: zt.load_file(paths["llm"], device="cuda", slices=rows), paths["llm"])
+            # A rank's columns: boxes of raw data, through the ring a piece a
+            # buffer; and as they went before 2026-12-05 (each box read
+            # whole into host memory, then a pageable copy).
+            gpus["Gpu_RankColumns"] = (lambda: zt.load_file(paths["llm"], device="cuda", slices=columns),
+                                       paths["llm"])
+            gpus["Gpu_RankColumnsOnHost"] = (lambda: with_attribute(
+                zt._File, "_ring_boxes", lambda self, selections: {},
+                lambda: zt.load_file(paths["llm"], device="cuda", slices=columns)), paths["llm"])
             gpu_model = module_of(models["llm"], "cuda")
             gpus["Gpu_LoadModel"] = (lambda: zt.load_model(gpu_model, paths["llm"], device="cuda"), paths["llm"])
             if st:
@@ -829,6 +842,11 @@ def main():
                     lambda: zt.load_file(paths["llm"], device="cuda"))
             except Exception as e:
                 facts.setdefault("failed", {})["gpu_peak_rss"] = f"{type(e).__name__}: {e}"
+            try:
+                facts["gpu_peak_rss_above_start_rank_columns"] = peak_rss_during(
+                    lambda: zt.load_file(paths["llm"], device="cuda", slices=columns))
+            except Exception as e:
+                facts.setdefault("failed", {})["gpu_peak_rss_rank_columns"] = f"{type(e).__name__}: {e}"
             facts["gpu_staging_bytes"] = _staging.DEFAULT_BUFFERS * _staging.DEFAULT_BUFFER_BYTES
             # What a user sees: the first load in a fresh process (CUDA
             # initialised first, page cache hot), which pays for pinning the

@@ -424,6 +424,9 @@ def main():
             None, f"{cores} into pinned memory already allocated")
     t.ratio("load", "a rank's share (a quarter of every tensor's rows) to cuda, against the whole model's",
             ld, "Gpu_LoadFile", "Gpu_RankRows", None, "load_file(device='cuda') of the whole model (ideal: 4)")
+    t.ratio("load", "a rank's columns (a quarter of every tensor's) to cuda, through the ring", ld,
+            "Gpu_RankColumnsOnHost", "Gpu_RankColumns", None,
+            "each box read whole on the CPU, then a pageable copy (the way before 2026-12-05)")
     t.ratio("load", "load_file of the zstd twin to cuda", ld, "Gpu_Pinned", "Gpu_LoadFileZstd", None,
             "one pinned host->device copy")
     t.ratio("load", "load_file(device='cuda') against safetensors", ld, "Gpu_Safetensors", "Gpu_LoadFile", 7.0,
@@ -465,6 +468,11 @@ def main():
         limit = ld_facts["gpu_staging_bytes"] + 64 * MiB
         t.fact("load", "peak host RSS above the start during a cuda load", f"{peak / MiB:.0f} MiB",
                f"<= staging + 64 MiB ({limit / MiB:.0f} MiB)", "met" if peak <= limit else "missed")
+        peak = ld_facts.get("gpu_peak_rss_above_start_rank_columns")
+        if peak is not None:
+            t.fact("load", "peak host RSS above the start during a cuda load of a rank's columns",
+                   f"{peak / MiB:.0f} MiB", f"<= staging + 64 MiB ({limit / MiB:.0f} MiB)",
+                   "met" if peak <= limit else "missed")
 
     # ---- remote reads (loopback nginx) ----
     t.ratio("remote 1 GiB", f"zt_component_read over HTTP ({gbps(rm.get('Remote_ZtRead'), GiB)}; "

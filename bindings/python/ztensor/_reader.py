@@ -12,7 +12,7 @@ import operator
 import os
 import stat
 import threading
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
 import numpy as np
@@ -804,6 +804,18 @@ class File(NotCopyable, collections.abc.Mapping):
                 and all(stride >= 0 for stride in picked.strides)):
             return picked
         return np.array(picked)
+
+    def _slice_into(self, i: int, begin: Sequence[int], end: Sequence[int], address: int, nbytes: int) -> None:
+        """The box [begin, end) of object i's data, as stored, into nbytes
+        bytes at address (zt_dense_slice); the caller keeps the memory."""
+        ndim = len(begin)
+        b_arr, e_arr = (c_uint64 * max(ndim, 1))(*begin), (c_uint64 * max(ndim, 1))(*end)
+        written = c_uint64()
+        check(lib.zt_dense_slice(self._r(), i, ndim, b_arr, e_arr, c_void_p(address), nbytes, byref(written)))
+
+    def _raw_data(self, i: int) -> bool:
+        """Whether object i's data is stored raw (not zstd, not byte planes)."""
+        return lib.zt_component_encoding(self._r(), i, b"data") == b"raw"
 
     def decode_many(self, names: Optional[Iterable[str]] = None, *,
                     threads: int = 0) -> Dict[str, np.ndarray]:

@@ -18,11 +18,12 @@ the same pipeline with a CPU engine that performs copies late, so that a
 buffer refilled too early shows as wrong bytes.
 """
 
+import math
 import queue
 from operator import attrgetter
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -46,19 +47,105 @@ def aligned(n: int) -> int:
 _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 
+class Box:
+    """A selection of an object's raw data that is a box of it and not one
+    run of its bytes (a tensor-parallel rank's columns): runs of `run`
+    bytes, one for each index of the dimensions before `split` (the
+    dimensions from split + 1 on are whole). A piece of its bytes, as the
+    ring cuts them, is read as at most two partial runs (byte ranges) and
+    the boxes that hold its whole runs (zt_dense_slice: copied out of the
+    mapping on every core, where a range a run cost ~0.7 us, a syscall
+    each)."""
+
+    __slots__ = ("begin", "end", "split", "run", "_strides", "_outer")
+
+    def __init__(self, begin: Sequence[int], end: Sequence[int], shape: Sequence[int], size: int):
+        """The box [begin, end) of an object of `shape` (one dimension or
+        more) with elements of `size` bytes."""
+        self.begin, self.end = tuple(begin), tuple(end)
+        extents = [e - b for b, e in zip(begin, end)]
+        split = len(shape) - 1
+        while split > 0 and extents[split] == shape[split]:
+            split -= 1
+        self.split = split
+        strides, step = [], size  # bytes between neighbours in each dimension
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        self._strides = strides[::-1]
+        self._outer = extents[:split]
+        self.run = extents[split] * self._strides[split]
+
+    def run_start(self, k: int) -> int:
+        """The decoded byte where run k (in row-major order) starts."""
+        at = self.begin[self.split] * self._strides[self.split]
+        for d in range(self.split - 1, -1, -1):
+            k, i = divmod(k, self._outer[d])
+            at += (self.begin[d] + i) * self._strides[d]
+        return at
+
+    def parts(self, offset: int, n: int) -> Tuple[List[Tuple[int, int, int]], List[Tuple[tuple, tuple, int, int]]]:
+        """Bytes [offset, offset + n) of the box: (ranges, boxes), ranges as
+        (decoded byte, place in the piece, bytes), boxes as (begin, end,
+        place in the piece, bytes) in the object's dimensions."""
+        run, end = self.run, offset + n
+        ranges, boxes = [], []
+        whole = -(-offset // run)  # the first run that starts in the piece
+        last = end // run  # the runs before it end in the piece
+        if offset % run:
+            ranges.append((self.run_start(offset // run) + offset % run, 0, min(whole * run, end) - offset))
+        if last > whole:
+            at = whole * run - offset
+            for lo, hi in _grid_boxes(self._outer, whole, last):
+                b = tuple(self.begin[d] + lo[d] for d in range(self.split)) + self.begin[self.split:]
+                e = tuple(self.begin[d] + hi[d] for d in range(self.split)) + self.end[self.split:]
+                nbytes = math.prod(h - lo_ for lo_, h in zip(lo, hi)) * run
+                boxes.append((b, e, at, nbytes))
+                at += nbytes
+        if end % run and last >= whole:
+            ranges.append((self.run_start(last), last * run - offset, end - last * run))
+        return ranges, boxes
+
+
+def _grid_boxes(extents: Sequence[int], a: int, b: int) -> List[Tuple[tuple, tuple]]:
+    """Runs [a, b) of a row-major grid of `extents` as boxes (lo, hi per
+    dimension), in order: at most two a dimension, and one middle box."""
+    if a >= b:
+        return []
+    if not extents:
+        return [((), ())]
+    inner = math.prod(extents[1:])
+    rest = tuple(extents[1:])
+    i, j = a // inner, (b - 1) // inner
+    if i == j:
+        return [((i,) + lo, (i + 1,) + hi) for lo, hi in _grid_boxes(rest, a - i * inner, b - i * inner)]
+    out = []
+    if a % inner:
+        out += [((i,) + lo, (i + 1,) + hi) for lo, hi in _grid_boxes(rest, a % inner, inner)]
+        i += 1
+    stop = j + 1 if b % inner == 0 else j
+    if stop > i:
+        out.append(((i,) + (0,) * len(rest), (stop,) + rest))
+    if b % inner:
+        out += [((j,) + lo, (j + 1,) + hi) for lo, hi in _grid_boxes(rest, 0, b - j * inner)]
+    return out
+
+
 class Item(NamedTuple):
     """One tensor to load: which object, how many decoded bytes from which
     decoded byte `first` (a rank's share of a tensor: one run of it), and
     the destination tensor (contiguous, on the device). `block`: the flat
     uint8 tensor whose bytes dst's are, from `at` (_blocks.Blocks): pieces
     of tensors that lie in one block as they lie in a staging buffer go to
-    the device in one copy."""
+    the device in one copy. `box`: a Box where the tensor is a box of the
+    object's raw bytes that is not one run (first is then unused)."""
     index: int
     nbytes: int
     dst: torch.Tensor
     first: int = 0
     block: Optional[torch.Tensor] = None
     at: int = 0
+    box: Optional[Box] = None
 
 
 class Batch(NamedTuple):
@@ -162,9 +249,13 @@ class CudaCopies:
 Decode = Callable[[np.ndarray, str, np.ndarray, np.ndarray, np.ndarray], None]
 
 
+SliceInto = Callable[[int, tuple, tuple, int, int], None]
+
+
 def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_BUFFERS,
          buffer_bytes: int = DEFAULT_BUFFER_BYTES, ahead: int = 1,
-         idle: Optional[Callable[[Future], None]] = None) -> None:
+         idle: Optional[Callable[[Future], None]] = None,
+         slice_into: Optional[SliceInto] = None) -> None:
     """Fills every item's dst with its decoded bytes. `decode(objects,
     role, offsets, addresses, lengths)` takes a batch's requests a column at
     a time (numpy int64 arrays; role "data") and writes them
@@ -183,7 +274,11 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     idle(future): called on this thread before it waits for a batch
     decoded on a worker, with that worker's Future: work of the caller's
     that runs while the cores decode (it should return soon after the
-    Future is done). Items whose dst is in a block need no dst tensor."""
+    Future is done). Items whose dst is in a block need no dst tensor.
+
+    slice_into(object, begin, end, address, nbytes) writes the box [begin,
+    end) of an object's data to address (File._slice_into): for the items
+    with a Box."""
     if buffers < 1:
         raise ValueError("at least one staging buffer is needed")
     if ahead < 0:
@@ -221,6 +316,10 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     firsts = np.array(list(map(attrgetter("first"), items)), dtype=np.int64)
     blocks, places = list(map(attrgetter("block"), items)), list(map(attrgetter("at"), items))
     dsts = [_bytes_of(it.dst) if it.block is None else None for it in items]
+    boxes = list(map(attrgetter("box"), items))
+    boxed = np.array([b is not None for b in boxes]) if boxes.count(None) != len(boxes) else None
+    if boxed is not None and slice_into is None:
+        raise ValueError("items with a Box need slice_into")
 
     def copies(batch: Batch, buf: torch.Tensor):
         """The (destination, source) views of a batch's copies: one a piece,
@@ -263,7 +362,32 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
 
     def fill(k: int) -> None:
         b = batches[k]
-        decode(objects[b.item], "data", firsts[b.item] + b.offset, buffer(k % len(ring)).data_ptr() + b.at, b.nbytes)
+        base = buffer(k % len(ring)).data_ptr()
+        if boxed is None or not boxed[b.item].any():
+            decode(objects[b.item], "data", firsts[b.item] + b.offset, base + b.at, b.nbytes)
+            return
+        fill_with_boxes(b, boxed[b.item], base)
+
+    def fill_with_boxes(b: Batch, inside: np.ndarray, base: int) -> None:
+        """A batch with pieces of boxes: the other pieces and the boxes'
+        partial runs in one decode call, then each box's whole runs."""
+        plain = b.item[~inside]
+        objs, offs = [objects[plain]], [firsts[plain] + b.offset[~inside]]
+        addrs, lens = [base + b.at[~inside]], [b.nbytes[~inside]]
+        whole = []
+        for item, offset, n, at in zip(*(column[inside].tolist() for column in b)):
+            ranges, runs = boxes[item].parts(offset, n)
+            for first, place, length in ranges:
+                objs.append([objects[item]])
+                offs.append([first])
+                addrs.append([base + at + place])
+                lens.append([length])
+            whole += [(int(objects[item]), lo, hi, base + at + place, nbytes) for lo, hi, place, nbytes in runs]
+        columns = [np.concatenate(c).astype(np.int64) for c in (objs, offs, addrs, lens)]
+        if len(columns[0]):
+            decode(columns[0], "data", columns[1], columns[2], columns[3])
+        for call in whole:
+            slice_into(*call)
 
     # A batch is decoded ahead into a buffer whose last copies were issued
     # already (batch j's buffer was batch j - len(ring)'s): so at most

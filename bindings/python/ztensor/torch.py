@@ -449,10 +449,10 @@ def _decode_while_carving(f, columns, later, out):
         raise failed[0]
 
 
-def _new_tensor(f, e, device=None):
+def _new_tensor(f, e, device=None, ask=True):
     """An empty tensor for object e (an _Exact) of File f, after the
-    library's refusal of its size where it has one."""
-    if e.nbytes >= _ASK_FROM:
+    library's refusal of its size where it has one (ask=False: not asked)."""
+    if ask and e.nbytes >= _ASK_FROM:
         f._read_refusal(e.index)
     try:
         return torch.empty(e.shape, dtype=e.dtype, device=device)
@@ -689,6 +689,25 @@ class _File:
                 out[name] = _Exact(e.index, shape, e.dtype, count * size, first * size)
         return out
 
+    def _ring_boxes(self, selections):
+        """name -> (_Exact, _staging.Box) of each of `selections` (name ->
+        key, none of them one run) whose object loads byte for byte from raw
+        data and whose selection is a box of it (steps of 1: a rank's
+        columns): the staging ring reads those piece by piece into its
+        buffers, as it reads whole tensors, so that host memory stays the
+        ring's. The others (zstd, steps) go through slice(), on the CPU."""
+        out = {}
+        for name, e in self._exacts(list(selections)).items():
+            begin, end, post = _reader._box_of(selections[name], e.shape)
+            if any(isinstance(p, slice) and p.step != 1 for p in post) or not self.f._raw_data(e.index):
+                continue
+            extents = [b - a for a, b in zip(begin, end)]
+            shape = tuple(x for x, p in zip(extents, post) if isinstance(p, slice))
+            size = e.nbytes // math.prod(e.shape)  # not empty: _one_run takes empty selections
+            out[name] = (_Exact(e.index, shape, e.dtype, math.prod(extents) * size),
+                         _staging.Box(begin, end, e.shape, size))
+        return out
+
     def _boxes(self, names, slices):
         """name -> a Future of slice(name, slices[name]) for each of `names`,
         read side by side on every core (the library's calls release the
@@ -731,11 +750,16 @@ class _File:
         device = torch.device("cpu" if device is None else device)
         slices = slices or {}
         exact = self._exacts([name for name in names if name not in slices] if slices else names)
-        if slices:
-            exact.update(self._runs({name: slices[name] for name in names if name in slices}))
-        out = _fillable(exact, into, device) if into else {}
         if staging is None:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
+        boxes = {}
+        if slices:
+            exact.update(self._runs({name: slices[name] for name in names if name in slices}))
+            if staging is not None:
+                boxes = self._ring_boxes({name: slices[name] for name in names if name in slices and name not in exact})
+                exact.update((name, box[0]) for name, box in boxes.items())
+                boxes = {name: box[1] for name, box in boxes.items()}
+        out = _fillable(exact, into, device) if into else {}
         if staging is not None:
             # As the CPU's loop below: a model of many small tensors loads at
             # this loop's speed (e unpacked once, names looked up once, the
@@ -748,10 +772,13 @@ class _File:
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e
                 block, at = None, 0  # where in a block the tensor's bytes are, if carved
+                # A box of raw data is bytes the file holds: not asked, as
+                # slice() does not ask (its reads are what the library checks).
+                box = boxes.get(name) if boxes else None
                 if name in out:
                     t = out[name]  # a tensor of into= to fill
                 elif blocks is not None and 0 < nbytes < small:
-                    if nbytes >= ask:  # what the file claims, asked before it is placed
+                    if nbytes >= ask and box is None:  # what the file claims, asked before it is placed
                         self.f._read_refusal(index)
                     try:
                         at = blocks.place(nbytes)
@@ -765,8 +792,8 @@ class _File:
                     else:
                         t = out[name] = carve(*carving)
                 else:
-                    t = out[name] = _new_tensor(self.f, e, device)
-                items.append(new(item, (index, nbytes, t, first, block, at)))
+                    t = out[name] = _new_tensor(self.f, e, device, box is None)
+                items.append(new(item, (index, nbytes, t, first, block, at, box)))
             later.reverse()  # made from the end: pop() is cheap
 
             def carve_while(decoding):
@@ -776,7 +803,8 @@ class _File:
                     out[name] = carve(*carving)
 
             _staging.load(self.f._decode_columns, items, staging.engine, staging.buffers,
-                          staging.buffer_bytes, staging.ahead, carve_while if later else None)
+                          staging.buffer_bytes, staging.ahead, carve_while if later else None,
+                          self.f._slice_into)
             _carve_into(out, later)
         else:
             # A model of many small tensors loads at the speed of this loop:
@@ -1080,7 +1108,9 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     the file lacks is a KeyError. A selection that is one run of the
     tensor's bytes (whole rows: slice(r * n, (r + 1) * n) of the first
     dimension) loads with the whole tensors, on every core or through the
-    staging ring; others (columns, steps) a box a thread, side by side.
+    staging ring; others (columns, steps) a box a thread, side by side,
+    except that to a CUDA device a box of raw data with steps of 1 (a
+    rank's columns) goes through the staging ring too, a piece a buffer.
 
     filename may be an http(s) URL (ztensor.File.from_url, the default
     options). Names save_model recorded as aliases come back as the same
