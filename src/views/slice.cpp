@@ -2,9 +2,9 @@
 // each contiguous in the row-major data: the dimensions after the first one
 // the box cuts are whole, so one run spans them. Only the runs' bytes are
 // touched: raw data is copied run by run from the mapping (or read at each
-// run's offset in copy mode); zstd data stored as several frames that
-// record their content sizes has only the frames that hold a run decoded
-// (frame_reads.h).
+// run's offset in copy mode), on every core for a large box; zstd data
+// stored as several frames that record their content sizes has only the
+// frames that hold a run decoded (frame_reads.h).
 // f4_e2m1 data (two values a byte) goes through the row reader.
 #include <algorithm>
 #include <cstring>
@@ -187,29 +187,46 @@ void copy_runs(const Box& b, std::span<const uint8_t> from, std::span<uint8_t> d
   });
 }
 
+// The box's runs read from `src` (the data at `offset` in it) into dst, on
+// every core for a large box: each thread an equal share of the runs, in
+// batches. A remote source fetches a batch in one request (multipart
+// ranges), a file reads each run with a syscall (~0.7 us: a rank's columns
+// of a 32 MiB tensor, 8,192 runs, took 15 ms on one thread of the 2-core
+// VM). The first failed share's error, in order.
+Result<void> read_runs(const Box& b, const Source& src, uint64_t offset, std::span<uint8_t> dst) {
+  const uint64_t width = b.width(), run_bytes = b.run_values * width;
+  const unsigned threads = threads_for_all_cores();
+  const uint64_t shares = std::clamp<uint64_t>(b.runs * run_bytes / kLeastShareBytes, 1,
+                                               std::min<uint64_t>(threads, b.runs));
+  std::vector<Result<void>> results(shares);
+  for_each_index(shares, threads, [&](size_t k) {
+    constexpr size_t kBatch = 1024;
+    const uint64_t last = b.runs * (k + 1) / shares;
+    std::vector<RangeRead> batch;
+    batch.reserve(std::min<uint64_t>(last - b.runs * k / shares, kBatch));
+    for (RunCursor cur(b, b.runs * k / shares); cur.run() < last; cur.advance()) {
+      batch.push_back(
+          {offset + cur.first_value() * width, dst.subspan(cur.run() * run_bytes, run_bytes)});
+      if (batch.size() == kBatch || cur.run() + 1 == last) {
+        results[k] = src.read_many(batch);
+        if (!results[k]) return;
+        batch.clear();
+      }
+    }
+  });
+  for (Result<void>& res : results) ZT_TRY(res);
+  return {};
+}
+
 // The box's bytes into dst (exactly values() x width bytes), not f4.
 Result<void> copy_box(const Reader& r, size_t object, const Box& b, std::span<uint8_t> dst) {
   const Component& c = *b.data;
-  const uint64_t width = b.width(), run_bytes = b.run_values * width;
   const auto in_place = r.mapped_in_place(c);
   ZT_TRY(in_place);
   if (c.encoding == Encoding::raw && !*in_place) {  // copy mode, big-endian data
     auto src = r.source_of(c);
     ZT_TRY(src);
-    // The runs go to the source in batches: a remote one fetches a batch
-    // in one request (multipart ranges), a file reads them one by one.
-    constexpr size_t kBatch = 1024;
-    std::vector<RangeRead> batch;
-    batch.reserve(std::min<uint64_t>(b.runs, kBatch));
-    for (RunCursor cur(b); cur.valid(); cur.advance()) {
-      batch.push_back(
-          {c.offset + cur.first_value() * width, dst.subspan(cur.run() * run_bytes, run_bytes)});
-      if (batch.size() == kBatch) {
-        ZT_TRY((*src)->read_many(batch));
-        batch.clear();
-      }
-    }
-    if (!batch.empty()) ZT_TRY((*src)->read_many(batch));
+    ZT_TRY(read_runs(b, **src, c.offset, dst));
     if (c.big_endian) swap_elements(dst, c.width());
     return {};
   }

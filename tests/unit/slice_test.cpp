@@ -209,6 +209,41 @@ TEST_F(Slice, RefusalsAreArgumentErrorsThatWriteNothing) {
   EXPECT_EQ(written, 0u);
 }
 
+// A box of many runs in copy mode (a rank's columns: 2,048 runs of 6 KiB,
+// 12 MiB) is read in shares on every core (several on the 2-core machines);
+// a file cut short after the open fails the box with ZT_ERR_IO, whichever
+// share holds the cut, and the box before the cut still reads.
+TEST_F(Slice, ALargeBoxInCopyModeIsReadInSharesAndFailsPastACut) {
+  std::mt19937 rng(7);
+  const Dense d = make_dense({2048, 2048}, "f32", rng);
+  const ReaderPtr r = write_and_open(d, "raw", 1 << 20, true);
+  ASSERT_NE(r, nullptr);
+  const std::vector<uint64_t> begin = {0, 100}, end = {2048, 1636};
+  const Bytes want = cut(d, begin, end);
+  Bytes got(want.size(), 0xEE);
+  uint64_t written = 0;
+  ASSERT_EQ(
+      zt_dense_slice(r.get(), 0, 2, begin.data(), end.data(), got.data(), got.size(), &written),
+      ZT_OK)
+      << zt_last_error();
+  ASSERT_EQ(written, want.size());
+  EXPECT_TRUE(got == want);
+  // Cut the file in the middle of row 1,536 (data starts near the front):
+  // the last share of the runs, on any core count, holds the cut.
+  std::filesystem::resize_file(dir_ + "/s.zt", 1536 * 2048 * 4);
+  EXPECT_TRUE(FailsWith(
+      zt_dense_slice(r.get(), 0, 2, begin.data(), end.data(), got.data(), got.size(), &written),
+      ZT_ERR_IO));
+  const std::vector<uint64_t> before = {1024, 1200};
+  const Bytes head = cut(d, {0, 100}, before);
+  ASSERT_EQ(
+      zt_dense_slice(r.get(), 0, 2, begin.data(), before.data(), got.data(), got.size(), &written),
+      ZT_OK)
+      << zt_last_error();
+  got.resize(written);
+  EXPECT_TRUE(got == head);
+}
+
 TEST_F(Slice, OnlyTheFramesHoldingTheBoxAreDecoded) {
   // 256 rows of 1 KiB (256 f32) in 1 KiB frames: one frame per row. A
   // corrupt frame outside the box does not stop the slice; reading the
