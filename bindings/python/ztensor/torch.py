@@ -1248,7 +1248,8 @@ class _Slice:
     def __getitem__(self, key: Any) -> torch.Tensor:
         # As load_file(slices=) reads it: a selection that is one run of
         # the tensor's bytes (whole rows) on every core, or through the
-        # staging ring to a CUDA device; others through zt_dense_slice.
+        # staging ring to a CUDA device; others through zt_dense_slice (to
+        # a CUDA device, a box of raw data a piece at a time, in the ring).
         return self._h._file.load([self._name], self._h._device, slices={self._name: key})[self._name]
 
 
