@@ -489,9 +489,9 @@ def test_a_box_in_the_ring_refuses_as_the_cpu_load_does(tmp_path, buffer_bytes):
         zt._load_all(zt._File(p), "cpu", zt._Staging(LateCopies(), 2, buffer_bytes, 1), key)
     assert ring.value.status_name == cpu.value.status_name == "ZT_ERR_INVALID"
     assert "bool byte 0x07" in str(ring.value) and "bool byte 0x07" in str(cpu.value)
-    # A tensor over the reader's cap: its parts are read all the same, the
-    # bytes that a box reads being the file's own (small and large boxes:
-    # from 1 MiB on, a load asks the library before it allocates a tensor).
+    # Under a reader's cap below the tensor's size, small and large boxes
+    # (from 1 MiB on a load may ask the library before it allocates) read
+    # the same through the ring as on the CPU: raw bytes are the file's own.
     t = torch.randn(1024, 512)
     zt.save_file({"w": t}, p)
     for key in ({"w": (slice(None), slice(8, 16))}, {"w": (slice(None), slice(0, 384))}):

@@ -773,7 +773,7 @@ class _File:
                 index, shape, dtype, nbytes, first = e
                 block, at = None, 0  # where in a block the tensor's bytes are, if carved
                 # A box of raw data is bytes the file holds: not asked, as
-                # slice() does not ask (its reads are what the library checks).
+                # slice() does not ask (the cap is on what decoding makes).
                 box = boxes.get(name) if boxes else None
                 if name in out:
                     t = out[name]  # a tensor of into= to fill
