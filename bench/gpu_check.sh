@@ -7,7 +7,7 @@
 #   there: sh bench/gpu_check.sh          (carry [".gpu"]; or set
 #          ZTENSOR_LIBRARY and LD_LIBRARY_PATH yourself)
 # Writes $OUT/timeline.txt, $OUT/bench_load.log, $OUT/bench_load.json,
-# $OUT/report.md and $OUT/pytest.log when $OUT is set. By default the rows measured on the
+# $OUT/report.md, $OUT/register.txt and $OUT/pytest.log when $OUT is set. By default the rows measured on the
 # CPU machine or seldom needed are skipped (ZT_LOAD_SKIP below: save,
 # throttled disk, planes, shards, most ring shapes): with them and the cold
 # rows out the whole script took 212 - 240 s on an H200 at scale 1
@@ -22,9 +22,13 @@
 #   issue's cold loads to cuda.
 # - Gpu_LoadFileSerial (ahead=0), the comparison for the ring's worker
 #   that decodes batches back to back (session 62; ~2 s).
+# - Gpu_RankColumns and Gpu_RankColumnsOnHost (a rank's columns through
+#   the ring, and as before; session 63; ~3 s), and gpu_register.py at the
+#   end (DMA from the registered page cache; up to 150 s).
 # Left out for them: the 2 x 256 MiB ring and the uncarved rows (each
 # measured on two H200 calls in sessions 59 - 60). Give the device call
-# ~480 s.
+# ~540 s: what runs past it is gpu_register.py, last, whose lines come
+# back as measured.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${ZTENSOR_LIBRARY:-}" ] && [ -f "$root/.gpu/libztensor.so.1" ]; then
@@ -60,3 +64,9 @@ ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save,Slow,Cold_LoadFilePlanes,Load_LoadFilePlanes,Lo
 tail -n 70 "$out/bench_load.log"
 python3 "$root/bench/report.py" "$out" > "$out/report.md" 2>&1 || true
 grep '| load' "$out/report.md" || true
+# Can a load DMA straight from the page cache? Registering the file's
+# mapping in chunks on threads, and a pipeline of it (gpu_register.py;
+# ~30 - 60 s at scale 1, cut at 150 s: its lines come as measured).
+timeout 150 env PYTHONPATH="$root/bindings/python:$root/bench" python3 "$root/bench/gpu_register.py" \
+  "${ZT_LOAD_SCALE:-1}" > "$out/register.txt" 2>&1 || echo "gpu_register FAILED or cut short"
+cat "$out/register.txt"
