@@ -729,6 +729,33 @@ def test_torch_load_file_of_a_url_and_a_ranks_slice(nginx):
     assert fetched < whole / 4 + TAIL + 4096, (n, fetched)  # the open and a quarter of w
 
 
+def test_a_ranks_columns_of_a_url_go_through_the_staging_ring(nginx):
+    # To a device, a box of raw data is read a buffer's piece at a time:
+    # only its runs are fetched (multipart requests), never the whole rows,
+    # and it is not read whole into host memory first (no slice() call).
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt_torch
+
+    class SyncCopies:  # the ring's copy engine, on the CPU
+        def start(self): pass
+        def buffer(self, n): return torch.empty(n, dtype=torch.uint8)
+        def copy(self, dst, src): dst.copy_(src)
+        def record(self): return None
+        def wait(self, token): pass
+        def finish(self): pass
+
+    w = torch.arange(64 * 16384, dtype=torch.float32).reshape(64, 16384).to(torch.bfloat16)
+    zt_torch.save_file({"w": w, "b": torch.ones(7)}, os.path.join(nginx.www, "columns.zt"))
+    key = {"w": (slice(None), slice(4096, 8192))}  # runs of 8 KiB, 24 KiB apart
+    f = zt_torch._File(nginx.url + "/columns.zt")
+    f.slice = lambda *a: pytest.fail("the box was read whole on the CPU")
+    mark = nginx.mark()
+    got = zt_torch._load_all(f, "cpu", zt_torch._Staging(SyncCopies(), 2, 100_000), key)
+    assert torch.equal(got["w"], w[key["w"]]) and torch.equal(got["b"], torch.ones(7))
+    n, fetched, _ = requests_since(nginx, mark)
+    assert fetched < 64 * 8192 + 64 * 1024, (n, fetched)  # the runs (and each part's headers)
+
+
 def test_torch_load_file_of_a_url_carves_while_it_fetches(nginx):
     # 70 tensors of 128 KiB: carved out of blocks, made while the worker
     # thread's decode fetches their bytes.
