@@ -20,7 +20,8 @@
 #      of HEAD with nothing but the defaults (what a new user runs; uncommitted
 #      changes are not in it);
 #   3. build-tsan/ (ThreadSanitizer): the tests where threads share a reader,
-#      the writer's compression workers, and batch decoding's workers;
+#      the writer's compression workers, batch decoding's workers, and
+#      boxes read in shares;
 #   4. fuzz/run_ci.sh over build-clang/: every libFuzzer target for
 #      ZT_FUZZ_SECONDS (default 30) each, one per core at a time, when clang
 #      is installed (scripts/setup.sh installs it).
@@ -123,13 +124,15 @@ tsan=${ZT_TSAN_BUILD_DIR:-build-tsan}
 if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      -DZT_SANITIZE=thread -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=OFF "${launcher[@]}" &&
    step tsan-build cmake --build "$tsan" -j "$jobs" --target threads_test access_test \
-     frame_pipeline_test writer_test batch_decode_test helper_threads_test; then
+     frame_pipeline_test writer_test batch_decode_test helper_threads_test slice_test; then
   step tsan-threads env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/hardening/threads_test" || true
   step tsan-access env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/access_test" --gtest_filter='*Thread*' || true
   step tsan-frames env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/frame_pipeline_test" || true
   step tsan-writer env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/writer_test" || true
   # zt_decode_many/zt_decode_ranges: workers, per-request counters, callbacks.
   step tsan-batch env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/batch_decode_test" || true
+  # zt_dense_slice: a box's runs copied or read in shares on every core.
+  step tsan-slices env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/slice_test" || true
   # for_each_index's parked helper threads (fork is not TSan's: left out).
   step tsan-helpers env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/helper_threads_test" \
     --gtest_filter='-*Fork*' || true

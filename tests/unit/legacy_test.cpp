@@ -160,6 +160,26 @@ TEST(Legacy, V010DenseTensorsBigEndianChecksumsAndCustomKeys) {
       << zt_last_error();
   EXPECT_EQ(row[0], 300);
   EXPECT_EQ(row[1], -32768);
+  // And from a box (a column) and a byte range: the two reads a staging
+  // ring makes of a piece of a box.
+  const uint64_t begin[] = {0, 1}, end[] = {2, 2};
+  int16_t column[2];
+  ASSERT_EQ(zt_dense_slice(o.get(), object_index(o.get(), "i"), 2, begin, end, column,
+                           sizeof column, &written),
+            ZT_OK)
+      << zt_last_error();
+  EXPECT_EQ(column[0], -2);
+  EXPECT_EQ(column[1], -32768);
+  int16_t second = 0;
+  zt_decode_range range;
+  zt_decode_range_init(&range);
+  range.object = object_index(o.get(), "i");
+  range.role = "data";
+  range.offset = 2;
+  range.dst = &second;
+  range.length = sizeof second;
+  ASSERT_EQ(zt_decode_ranges(o.get(), &range, 1, 0, nullptr, nullptr), ZT_OK) << zt_last_error();
+  EXPECT_EQ(second, -2);
 
   const Json j = manifest_of(o.get());
   EXPECT_EQ(j["version"], "0.1.0");
