@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/for_each_index.h"
+#include "base/helper_threads.h"
 #include "codec/byte_planes.h"
 #include "codec/zstd_codec.h"
 #include "codec/zstd_seekable.h"
@@ -46,23 +48,25 @@ std::vector<size_t> frames_holding(const ByteRuns& runs, std::span<const uint64_
   return out;
 }
 
-// Copies the runs to dst from the frames (of the decoded sizes given) that
-// hold them: decode(i, out) decodes frame i into exactly its bytes and is
-// asked only for those. A frame that one run holds whole is decoded
-// straight into dst; one cut by runs once into a buffer, its pieces copied
-// from there.
+// Copies bytes [a, b) of the runs' output (dst) from the frames (of the
+// decoded sizes given) that hold them: decode(i, out) decodes frame i into
+// exactly its bytes and is asked only for those. A frame that the part of
+// a run holds whole is decoded straight into dst; one cut by runs once
+// into a buffer of the thread's, its pieces copied from there.
 template <typename DecodeFrame>
-Result<void> copy_from(const ByteRuns& runs, std::span<const uint64_t> sizes, DecodeFrame decode,
-                       std::span<uint8_t> dst, const std::string& w) {
+Result<void> copy_part(const ByteRuns& runs, std::span<const uint64_t> sizes, DecodeFrame& decode,
+                       std::span<uint8_t> dst, uint64_t a, uint64_t b, const std::string& w) {
   const uint64_t run_bytes = runs.run_bytes();
   size_t fi = 0;
   uint64_t f_lo = 0;  // decoded offset of frame fi
   size_t held = SIZE_MAX;
-  std::vector<uint8_t> partial;  // frame `held`, decoded
+  thread_local std::vector<uint8_t> partial;  // frame `held`, decoded
   Result<void> status;
-  runs.each([&](uint64_t i, uint64_t lo) {
-    const uint64_t hi = lo + run_bytes;
-    uint8_t* const out = dst.data() + i * run_bytes;
+  runs.each_from(a / run_bytes, [&](uint64_t i, uint64_t first) {
+    // The run's bytes that [a, b) takes, as decoded offsets.
+    const uint64_t out = i * run_bytes, lo = first + (std::max(a, out) - out),
+                   hi = first + (std::min(b, out + run_bytes) - out);
+    uint8_t* const to = dst.data() + std::max(a, out);
     for (uint64_t at = lo; at < hi;) {
       while (fi < sizes.size() && f_lo + sizes[fi] <= at) f_lo += sizes[fi++];
       if (fi == sizes.size()) {
@@ -72,21 +76,44 @@ Result<void> copy_from(const ByteRuns& runs, std::span<const uint64_t> sizes, De
       }
       const uint64_t f_hi = f_lo + sizes[fi], end = std::min(hi, f_hi);
       if (at == f_lo && end == f_hi && held != fi) {
-        status = decode(fi, std::span(out + (at - lo), sizes[fi]));
+        status = decode(fi, std::span(to + (at - lo), sizes[fi]));
       } else {
         if (held != fi) {
           partial.resize(sizes[fi]);
           status = decode(fi, std::span<uint8_t>(partial));
           held = status ? fi : SIZE_MAX;
         }
-        if (status) std::memcpy(out + (at - lo), partial.data() + (at - f_lo), end - at);
+        if (status) std::memcpy(to + (at - lo), partial.data() + (at - f_lo), end - at);
       }
       if (!status) return false;
       at = end;
     }
-    return true;
+    return out + run_bytes < b;
   });
+  shed_large_scratch(partial);  // helper threads live on: a large frame's is not kept
   return status;
+}
+
+// Copies the runs to dst from the frames that hold them (copy_part), in
+// equal shares of dst on every core from kMinParallelDecodeBytes a share
+// (a rank's columns of a zstd tensor need every frame of it; rows, every
+// frame of theirs), on the caller's thread below: a frame that two shares
+// take part of is decoded by both. decode must be thread-safe. The first
+// failed share's error, in order.
+template <typename DecodeFrame>
+Result<void> copy_from(const ByteRuns& runs, std::span<const uint64_t> sizes, DecodeFrame decode,
+                       std::span<uint8_t> dst, const std::string& w) {
+  const uint64_t total = dst.size();
+  const uint64_t shares =
+      std::clamp<uint64_t>(total / kMinParallelDecodeBytes, 1, threads_for_all_cores());
+  if (shares == 1) return copy_part(runs, sizes, decode, dst, 0, total, w);
+  std::vector<Result<void>> results(shares);
+  for_each_index(shares, 0, [&](size_t k) {
+    results[k] =
+        copy_part(runs, sizes, decode, dst, total * k / shares, total * (k + 1) / shares, w);
+  });
+  for (Result<void>& r : results) ZT_TRY(r);
+  return {};
 }
 
 // zstd frames, each decoded from the stored bytes frame_bytes(i) gives.

@@ -28,9 +28,11 @@ class ByteRuns {
   uint64_t run_bytes() const { return run_bytes_; }
   // One past the last run's last byte.
   uint64_t end_byte() const { return end_byte_; }
-  // Calls visit(i, first decoded byte of run i) for each run in order,
-  // until visit returns false.
-  virtual void each(const std::function<bool(uint64_t, uint64_t)>& visit) const = 0;
+  // Calls visit(i, first decoded byte of run i) for each run from run
+  // `first` on, in order, until visit returns false.
+  virtual void each_from(uint64_t first,
+                         const std::function<bool(uint64_t, uint64_t)>& visit) const = 0;
+  void each(const std::function<bool(uint64_t, uint64_t)>& visit) const { each_from(0, visit); }
 
  private:
   uint64_t run_bytes_, end_byte_;
@@ -40,8 +42,9 @@ class ByteRuns {
 class OneRun final : public ByteRuns {
  public:
   OneRun(uint64_t first, uint64_t bytes) : ByteRuns(bytes, first + bytes), first_(first) {}
-  void each(const std::function<bool(uint64_t, uint64_t)>& visit) const override {
-    visit(0, first_);
+  void each_from(uint64_t first,
+                 const std::function<bool(uint64_t, uint64_t)>& visit) const override {
+    if (first == 0) visit(0, first_);
   }
 
  private:

@@ -124,8 +124,9 @@ class RunCursor {
 class BoxRuns final : public ByteRuns {
  public:
   explicit BoxRuns(const Box& b) : ByteRuns(b.run_values * b.width(), end_byte(b)), b_(b) {}
-  void each(const std::function<bool(uint64_t, uint64_t)>& visit) const override {
-    for (RunCursor cur(b_); cur.valid(); cur.advance())
+  void each_from(uint64_t first,
+                 const std::function<bool(uint64_t, uint64_t)>& visit) const override {
+    for (RunCursor cur(b_, first); cur.valid(); cur.advance())
       if (!visit(cur.run(), cur.first_value() * b_.width())) return;
   }
 
