@@ -395,10 +395,9 @@ def test_slices_load_as_torch_indexes(tmp_path, monkeypatch, encoding, version, 
     else:
         got = zt.load_file(p, mmap=how == "mmap", slices=_KEYS)
     assert sorted(got) == sorted(t)
-    # Through the ring, a box of raw data (big.2's columns) is read piece by
-    # piece into the staging buffers, not whole on the CPU first.
-    boxes_in_ring = how == "late" and encoding == "raw"
-    assert sorted(sliced) == (["mask", "small.3"] if boxes_in_ring else ["big.2", "mask", "small.3"])
+    # Through the ring, a box (big.2's columns) is read piece by piece into
+    # the staging buffers, not whole on the CPU first.
+    assert sorted(sliced) == (["mask", "small.3"] if how == "late" else ["big.2", "mask", "small.3"])
     for name, want in t.items():
         if name in _KEYS:
             key = _KEYS[name]  # torch takes no negative steps: numpy's indexing (float32)
@@ -410,10 +409,10 @@ def test_slices_load_as_torch_indexes(tmp_path, monkeypatch, encoding, version, 
     assert storage.nbytes() == 75 * 257 * 2
 
 
-def test_a_box_in_pieces_is_its_partial_runs_and_boxes_of_whole_runs():
-    # Every piece of every box of random shapes, as the ring reads it: the
-    # ranges and boxes Box.parts gives fill the piece once, with the bytes
-    # numpy's indexing selects.
+def test_a_box_in_pieces_is_the_boxes_that_hold_them():
+    # Every piece of every box of random shapes, at whole elements as the
+    # ring cuts them: the boxes Box.parts gives, at most two a dimension,
+    # fill the piece once, with the bytes numpy's indexing selects.
     rng = np.random.default_rng(3)
     for _ in range(1500):
         shape = [int(x) for x in rng.integers(1, 6, rng.integers(1, 5))]
@@ -422,39 +421,38 @@ def test_a_box_in_pieces_is_its_partial_runs_and_boxes_of_whole_runs():
         size = int(rng.choice([1, 2, 8]))
         data = np.arange(math.prod(shape) * size).reshape(shape + [size])
         want = data[tuple(map(slice, begin, end))].reshape(-1)
-        box = _staging.Box(begin, end, shape, size)
+        box = _staging.Box(begin, end, size)
+        elements = want.size // size
         for _ in range(4):
-            offset = int(rng.integers(0, want.size))
-            n = int(rng.integers(1, want.size - offset + 1))
-            got = np.full(n, -1)
-            ranges, boxes = box.parts(offset, n)
-            assert len(ranges) <= 2 and len(boxes) <= 2 * len(shape)
-            for first, place, length in ranges:
-                assert (got[place:place + length] == -1).all()
-                got[place:place + length] = data.reshape(-1)[first:first + length]
-            for lo, hi, place, nbytes in boxes:
+            first = int(rng.integers(0, elements))
+            count = int(rng.integers(1, elements - first + 1))
+            got = np.full(count * size, -1)
+            parts = box.parts(first * size, count * size)
+            assert len(parts) <= 2 * len(shape)
+            for lo, hi, place, nbytes in parts:
                 part = data[tuple(map(slice, lo, hi))].reshape(-1)
                 assert part.size == nbytes and (got[place:place + nbytes] == -1).all()
                 got[place:place + nbytes] = part
-            assert (got == want[offset:offset + n]).all(), (shape, begin, end, size, offset, n)
+            assert (got == want[first * size:(first + count) * size]).all(), (shape, begin, end, size, first, count)
 
 
-# Boxes of raw data through the ring, with N-d shapes and indexes that drop
-# dimensions, cut across buffers of a few hundred bytes at every place.
+# Boxes through the ring, with N-d shapes and indexes that drop dimensions,
+# cut across buffers of a few hundred bytes at every place.
 _BOX_KEYS = {"w3": (slice(1, 4), slice(2, 5), slice(0, 6)), "w4": (slice(None), 1, slice(1, 3), slice(2, 7)),
              "cols": (slice(None), slice(30, 70)), "one": (slice(None), 5), "edge": (slice(3, 4), slice(0, 9))}
 
 
-@pytest.mark.parametrize("version", [None, 2])
+@pytest.mark.parametrize("version,encoding", [(None, "raw"), (2, "raw"), (None, "zstd"), (2, "zstd"),
+                                              (2, "planes")])
 @pytest.mark.parametrize("copy", [False, True])
 @pytest.mark.parametrize("buffer_bytes", [64, 320, 1000, 1 << 20])
-def test_boxes_load_through_the_ring_as_torch_indexes(tmp_path, monkeypatch, version, copy, buffer_bytes):
+def test_boxes_load_through_the_ring_as_torch_indexes(tmp_path, monkeypatch, version, encoding, copy, buffer_bytes):
     g = torch.Generator().manual_seed(5)
     t = {"w3": torch.randn(5, 6, 7, generator=g), "w4": torch.randn(3, 4, 5, 9, generator=g).to(torch.bfloat16),
          "cols": torch.arange(40 * 100, dtype=torch.int16).reshape(40, 100), "one": torch.randn(20, 8, generator=g),
          "edge": torch.randn(6, 9, generator=g).to(torch.float64), "whole": torch.randn(50, generator=g)}
     p = tmp_path / "m.zt"
-    zt.save_file(t, p, file_version=version)
+    zt.save_file(t, p, file_version=version, encoding=encoding, frame_size=1024)  # zstd: several frames a box
     monkeypatch.setattr(zt._File, "slice", lambda *a: pytest.fail("a box read whole on the CPU"))
     engine = LateCopies()
     got = zt._load_all(zt._File(p, copy=copy), "cpu", zt._Staging(engine, 2, buffer_bytes, 1), _BOX_KEYS)
@@ -499,6 +497,14 @@ def test_a_box_in_the_ring_refuses_as_the_cpu_load_does(tmp_path, buffer_bytes):
         ring = zt._load_all(zt._File(p, max_decoded_bytes=65536), "cpu",
                             zt._Staging(LateCopies(), 2, buffer_bytes, 1), key)
         assert same(ring["w"], cpu["w"]) and same(cpu["w"], t[key["w"]].contiguous())
+    # zstd over the cap: what a box decodes is refused both ways.
+    zt.save_file({"w": t}, p, encoding="zstd")
+    key = {"w": (slice(None), slice(8, 16))}
+    with pytest.raises(ztensor.Error) as cpu:
+        zt.load_file(p, slices=key, max_decoded_bytes=65536)
+    with pytest.raises(ztensor.Error) as ring:
+        zt._load_all(zt._File(p, max_decoded_bytes=65536), "cpu", zt._Staging(LateCopies(), 2, buffer_bytes, 1), key)
+    assert ring.value.status_name == cpu.value.status_name == "ZT_ERR_LIMIT"
 
 
 @pytest.mark.parametrize("encoding", ["raw", "zstd"])
@@ -1069,7 +1075,7 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
         assert same(f.get_tensor("big.0").cpu(), t["big.0"])
     part = zt.load_file(p, device="cuda", slices={"big.2": (slice(0, 10),)})["big.2"]
     assert part.device.type == "cuda" and same(part.cpu(), t["big.2"][:10])
-    # A rank's columns: through the ring when raw, read on the CPU when zstd.
+    # A rank's columns, through the ring.
     columns = {f"big.{i}": (slice(None), slice(64, 128)) for i in range(3)}
     got = zt.load_file(p, device="cuda", staging_bytes=4096, slices=columns)
     for k, key in columns.items():

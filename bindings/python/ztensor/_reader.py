@@ -813,10 +813,6 @@ class File(NotCopyable, collections.abc.Mapping):
         written = c_uint64()
         check(lib.zt_dense_slice(self._r(), i, ndim, b_arr, e_arr, c_void_p(address), nbytes, byref(written)))
 
-    def _raw_data(self, i: int) -> bool:
-        """Whether object i's data is stored raw (not zstd, not byte planes)."""
-        return lib.zt_component_encoding(self._r(), i, b"data") == b"raw"
-
     def decode_many(self, names: Optional[Iterable[str]] = None, *,
                     threads: int = 0) -> Dict[str, np.ndarray]:
         """Dense objects decoded in parallel through zt_decode_many (work

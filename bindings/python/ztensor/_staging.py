@@ -28,6 +28,8 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 import torch
 
+from . import cpu_count
+
 DEFAULT_BUFFERS = 2
 # 2 x 64 MiB: on an H200 (2026-12-04, fresh processes, 4.8 GB bf16 model) a
 # first load took 296 - 333 ms against 525 - 541 with 2 x 256 MiB (pinning
@@ -48,68 +50,39 @@ _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 
 class Box:
-    """A selection of an object's raw data that is a box of it and not one
-    run of its bytes (a tensor-parallel rank's columns): runs of `run`
-    bytes, one for each index of the dimensions before `split` (the
-    dimensions from split + 1 on are whole). A piece of its bytes, as the
-    ring cuts them, is read as at most two partial runs (byte ranges) and
-    the boxes that hold its whole runs (zt_dense_slice: copied out of the
-    mapping on every core, where a range a run cost ~0.7 us, a syscall
-    each)."""
+    """A selection of an object's data that is a box of it and not one run
+    of its bytes (a tensor-parallel rank's columns). A piece of its bytes,
+    as the ring cuts them (at multiples of ALIGN, so at whole elements), is
+    read as the boxes that hold it, at most two a dimension
+    (zt_dense_slice: raw data copied out of the mapping on every core, or
+    read in shares of its runs; frames decoded in shares: one call a box,
+    where a byte range a run cost ~0.7 us, a syscall each)."""
 
-    __slots__ = ("begin", "end", "split", "run", "_strides", "_outer")
+    __slots__ = ("begin", "extents", "size")
 
-    def __init__(self, begin: Sequence[int], end: Sequence[int], shape: Sequence[int], size: int):
-        """The box [begin, end) of an object of `shape` (one dimension or
-        more) with elements of `size` bytes."""
-        self.begin, self.end = tuple(begin), tuple(end)
-        extents = [e - b for b, e in zip(begin, end)]
-        split = len(shape) - 1
-        while split > 0 and extents[split] == shape[split]:
-            split -= 1
-        self.split = split
-        strides, step = [], size  # bytes between neighbours in each dimension
-        for n in reversed(shape):
-            strides.append(step)
-            step *= n
-        self._strides = strides[::-1]
-        self._outer = extents[:split]
-        self.run = extents[split] * self._strides[split]
+    def __init__(self, begin: Sequence[int], end: Sequence[int], size: int):
+        """The box [begin, end) of an object whose elements are `size`
+        bytes (a divisor of ALIGN)."""
+        self.begin = tuple(begin)
+        self.extents = tuple(e - b for b, e in zip(begin, end))
+        self.size = size
 
-    def run_start(self, k: int) -> int:
-        """The decoded byte where run k (in row-major order) starts."""
-        at = self.begin[self.split] * self._strides[self.split]
-        for d in range(self.split - 1, -1, -1):
-            k, i = divmod(k, self._outer[d])
-            at += (self.begin[d] + i) * self._strides[d]
-        return at
-
-    def parts(self, offset: int, n: int) -> Tuple[List[Tuple[int, int, int]], List[Tuple[tuple, tuple, int, int]]]:
-        """Bytes [offset, offset + n) of the box: (ranges, boxes), ranges as
-        (decoded byte, place in the piece, bytes), boxes as (begin, end,
-        place in the piece, bytes) in the object's dimensions."""
-        run, end = self.run, offset + n
-        ranges, boxes = [], []
-        whole = -(-offset // run)  # the first run that starts in the piece
-        last = end // run  # the runs before it end in the piece
-        if offset % run:
-            ranges.append((self.run_start(offset // run) + offset % run, 0, min(whole * run, end) - offset))
-        if last > whole:
-            at = whole * run - offset
-            for lo, hi in _grid_boxes(self._outer, whole, last):
-                b = tuple(self.begin[d] + lo[d] for d in range(self.split)) + self.begin[self.split:]
-                e = tuple(self.begin[d] + hi[d] for d in range(self.split)) + self.end[self.split:]
-                nbytes = math.prod(h - lo_ for lo_, h in zip(lo, hi)) * run
-                boxes.append((b, e, at, nbytes))
-                at += nbytes
-        if end % run and last >= whole:
-            ranges.append((self.run_start(last), last * run - offset, end - last * run))
-        return ranges, boxes
+    def parts(self, offset: int, n: int) -> List[Tuple[tuple, tuple, int, int]]:
+        """Bytes [offset, offset + n) of the box (whole elements) as boxes:
+        (begin, end) in the object's dimensions, their place in the piece
+        and their bytes, in order."""
+        out, at = [], 0
+        for lo, hi in _grid_boxes(self.extents, offset // self.size, (offset + n) // self.size):
+            nbytes = math.prod(h - lo_ for lo_, h in zip(lo, hi)) * self.size
+            out.append((tuple(b + x for b, x in zip(self.begin, lo)), tuple(b + x for b, x in zip(self.begin, hi)),
+                        at, nbytes))
+            at += nbytes
+        return out
 
 
 def _grid_boxes(extents: Sequence[int], a: int, b: int) -> List[Tuple[tuple, tuple]]:
-    """Runs [a, b) of a row-major grid of `extents` as boxes (lo, hi per
-    dimension), in order: at most two a dimension, and one middle box."""
+    """Elements [a, b) of a row-major grid of `extents` as boxes (lo, hi
+    per dimension), in order: at most two a dimension."""
     if a >= b:
         return []
     if not extents:
@@ -138,7 +111,7 @@ class Item(NamedTuple):
     uint8 tensor whose bytes dst's are, from `at` (_blocks.Blocks): pieces
     of tensors that lie in one block as they lie in a staging buffer go to
     the device in one copy. `box`: a Box where the tensor is a box of the
-    object's raw bytes that is not one run (first is then unused)."""
+    object's data that is not one run (first is then unused)."""
     index: int
     nbytes: int
     dst: torch.Tensor
@@ -317,6 +290,7 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     blocks, places = list(map(attrgetter("block"), items)), list(map(attrgetter("at"), items))
     dsts = [_bytes_of(it.dst) if it.block is None else None for it in items]
     boxes = list(map(attrgetter("box"), items))
+    slicers: List[ThreadPoolExecutor] = []  # for the boxes of a batch, made when first needed
     boxed = np.array([b is not None for b in boxes]) if boxes.count(None) != len(boxes) else None
     if boxed is not None and slice_into is None:
         raise ValueError("items with a Box need slice_into")
@@ -369,25 +343,27 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
         fill_with_boxes(b, boxed[b.item], base)
 
     def fill_with_boxes(b: Batch, inside: np.ndarray, base: int) -> None:
-        """A batch with pieces of boxes: the other pieces and the boxes'
-        partial runs in one decode call, then each box's whole runs."""
-        plain = b.item[~inside]
-        objs, offs = [objects[plain]], [firsts[plain] + b.offset[~inside]]
-        addrs, lens = [base + b.at[~inside]], [b.nbytes[~inside]]
-        whole = []
-        for item, offset, n, at in zip(*(column[inside].tolist() for column in b)):
-            ranges, runs = boxes[item].parts(offset, n)
-            for first, place, length in ranges:
-                objs.append([objects[item]])
-                offs.append([first])
-                addrs.append([base + at + place])
-                lens.append([length])
-            whole += [(int(objects[item]), lo, hi, base + at + place, nbytes) for lo, hi, place, nbytes in runs]
-        columns = [np.concatenate(c).astype(np.int64) for c in (objs, offs, addrs, lens)]
-        if len(columns[0]):
-            decode(columns[0], "data", columns[1], columns[2], columns[3])
-        for call in whole:
-            slice_into(*call)
+        """A batch with pieces of boxes: the other pieces in one decode
+        call, then the boxes that hold each box's piece."""
+        plain = ~inside
+        if plain.any():
+            item = b.item[plain]
+            decode(objects[item], "data", firsts[item] + b.offset[plain], base + b.at[plain], b.nbytes[plain])
+        calls = [(int(objects[item]), lo, hi, base + at + place, nbytes)
+                 for item, offset, n, at in zip(*(column[inside].tolist() for column in b))
+                 for lo, hi, place, nbytes in boxes[item].parts(offset, n)]
+        if len(calls) == 1:
+            slice_into(*calls[0])
+            return
+        # Side by side (the calls release the GIL): a small box is read on
+        # one thread, and a batch may hold hundreds (a rank's columns of a
+        # model's norms); a large one's call uses every core itself.
+        if not slicers:
+            slicers.append(ThreadPoolExecutor(min(len(calls), cpu_count()), thread_name_prefix="zt-staging-box"))
+        done = [slicers[0].submit(slice_into, *call) for call in calls]
+        futures_wait(done)  # all of them, before a failure is raised: they write the buffer
+        for f in done:
+            f.result()
 
     # A batch is decoded ahead into a buffer whose last copies were issued
     # already (batch j's buffer was batch j - len(ring)'s): so at most
@@ -401,6 +377,8 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
             _pooled(fill, issue, len(batches), len(ring), depth, engine, idle)
     finally:
         _shut(allocator, later)
+        for pool in slicers:
+            pool.shutdown(wait=True)
         engine.finish()
 
 

@@ -691,21 +691,21 @@ class _File:
 
     def _ring_boxes(self, selections):
         """name -> (_Exact, _staging.Box) of each of `selections` (name ->
-        key, none of them one run) whose object loads byte for byte from raw
-        data and whose selection is a box of it (steps of 1: a rank's
-        columns): the staging ring reads those piece by piece into its
-        buffers, as it reads whole tensors, so that host memory stays the
-        ring's. The others (zstd, steps) go through slice(), on the CPU."""
+        key, none of them one run) whose object loads byte for byte and
+        whose selection is a box of it (steps of 1: a rank's columns): the
+        staging ring reads those piece by piece into its buffers, as it
+        reads whole tensors, so that host memory stays the ring's. The
+        others (steps) go through slice(), on the CPU."""
         out = {}
         for name, e in self._exacts(list(selections)).items():
             begin, end, post = _reader._box_of(selections[name], e.shape)
-            if any(isinstance(p, slice) and p.step != 1 for p in post) or not self.f._raw_data(e.index):
+            if any(isinstance(p, slice) and p.step != 1 for p in post):
                 continue
             extents = [b - a for a, b in zip(begin, end)]
             shape = tuple(x for x, p in zip(extents, post) if isinstance(p, slice))
             size = e.nbytes // math.prod(e.shape)  # not empty: _one_run takes empty selections
             out[name] = (_Exact(e.index, shape, e.dtype, math.prod(extents) * size),
-                         _staging.Box(begin, end, e.shape, size))
+                         _staging.Box(begin, end, size))
         return out
 
     def _boxes(self, names, slices):
@@ -772,8 +772,8 @@ class _File:
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e
                 block, at = None, 0  # where in a block the tensor's bytes are, if carved
-                # A box of raw data is bytes the file holds: not asked, as
-                # slice() does not ask (the cap is on what decoding makes).
+                # A box is not asked, as slice() does not ask:
+                # zt_dense_slice refuses what it would decode over the cap.
                 box = boxes.get(name) if boxes else None
                 if name in out:
                     t = out[name]  # a tensor of into= to fill
@@ -1109,8 +1109,8 @@ def load_file(filename: PathLike, device: Device = "cpu", *, mmap: bool = False,
     tensor's bytes (whole rows: slice(r * n, (r + 1) * n) of the first
     dimension) loads with the whole tensors, on every core or through the
     staging ring; others (columns, steps) a box a thread, side by side,
-    except that to a CUDA device a box of raw data with steps of 1 (a
-    rank's columns) goes through the staging ring too, a piece a buffer.
+    except that to a CUDA device a box with steps of 1 (a rank's
+    columns) goes through the staging ring too, a piece a buffer.
 
     filename may be an http(s) URL (ztensor.File.from_url, the default
     options). Names save_model recorded as aliases come back as the same
@@ -1249,7 +1249,7 @@ class _Slice:
         # As load_file(slices=) reads it: a selection that is one run of
         # the tensor's bytes (whole rows) on every core, or through the
         # staging ring to a CUDA device; others through zt_dense_slice (to
-        # a CUDA device, a box of raw data a piece at a time, in the ring).
+        # a CUDA device, a box a piece at a time, in the ring).
         return self._h._file.load([self._name], self._h._device, slices={self._name: key})[self._name]
 
 
