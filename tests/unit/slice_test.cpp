@@ -209,6 +209,17 @@ TEST_F(Slice, RefusalsAreArgumentErrorsThatWriteNothing) {
   EXPECT_EQ(written, 0u);
 }
 
+// zt_dense_slice of object 0's box [begin, end) into `out` (its size is the
+// capacity), cut to the bytes written when it succeeds.
+zt_status read_box(const zt_reader* r, const std::vector<uint64_t>& begin,
+                   const std::vector<uint64_t>& end, Bytes& out) {
+  uint64_t written = 0;
+  const zt_status st = zt_dense_slice(r, 0, begin.size(), begin.data(), end.data(), out.data(),
+                                      out.size(), &written);
+  if (st == ZT_OK) out.resize(written);
+  return st;
+}
+
 // A box of many runs in copy mode (a rank's columns: 2,048 runs of 6 KiB,
 // 12 MiB) is read in shares on every core (several on the 2-core machines);
 // a file cut short after the open fails the box with ZT_ERR_IO, whichever
@@ -221,27 +232,16 @@ TEST_F(Slice, ALargeBoxInCopyModeIsReadInSharesAndFailsPastACut) {
   const std::vector<uint64_t> begin = {0, 100}, end = {2048, 1636};
   const Bytes want = cut(d, begin, end);
   Bytes got(want.size(), 0xEE);
-  uint64_t written = 0;
-  ASSERT_EQ(
-      zt_dense_slice(r.get(), 0, 2, begin.data(), end.data(), got.data(), got.size(), &written),
-      ZT_OK)
-      << zt_last_error();
-  ASSERT_EQ(written, want.size());
+  ASSERT_EQ(read_box(r.get(), begin, end, got), ZT_OK) << zt_last_error();
   EXPECT_TRUE(got == want);
   // Cut the file in the middle of row 1,536 (data starts near the front):
   // the last share of the runs, on any core count, holds the cut.
   std::filesystem::resize_file(dir_ + "/s.zt", 1536 * 2048 * 4);
-  EXPECT_TRUE(FailsWith(
-      zt_dense_slice(r.get(), 0, 2, begin.data(), end.data(), got.data(), got.size(), &written),
-      ZT_ERR_IO));
+  EXPECT_TRUE(FailsWith(read_box(r.get(), begin, end, got), ZT_ERR_IO));
   const std::vector<uint64_t> before = {1024, 1200};
-  const Bytes head = cut(d, {0, 100}, before);
-  ASSERT_EQ(
-      zt_dense_slice(r.get(), 0, 2, begin.data(), before.data(), got.data(), got.size(), &written),
-      ZT_OK)
-      << zt_last_error();
-  got.resize(written);
-  EXPECT_TRUE(got == head);
+  got.assign(want.size(), 0xEE);
+  ASSERT_EQ(read_box(r.get(), begin, before, got), ZT_OK) << zt_last_error();
+  EXPECT_TRUE(got == cut(d, begin, before));
 }
 
 // A box or rows of compressed data of 4 MiB and more decode their frames in
@@ -261,16 +261,13 @@ TEST_F(Slice, LargeBoxesAndRowsOfFramesDecodeInSharesAsTheWholeData) {
       const ReaderPtr r = write_and_open(d, st.encoding, 96 << 10, copy, st.version);
       ASSERT_NE(r, nullptr);
       const std::vector<uint64_t> begin = {0, 100}, end = {2048, 1636};
-      const Bytes want = cut(d, begin, end);
-      Bytes got(want.size(), 0xEE);
-      uint64_t written = 0;
-      ASSERT_EQ(
-          zt_dense_slice(r.get(), 0, 2, begin.data(), end.data(), got.data(), got.size(), &written),
-          ZT_OK)
-          << zt_last_error();
-      EXPECT_TRUE(got == want) << st.encoding << " v" << st.version << " copy " << copy;
+      Bytes got(12 << 20, 0xEE);
+      ASSERT_EQ(read_box(r.get(), begin, end, got), ZT_OK) << zt_last_error();
+      EXPECT_TRUE(got == cut(d, begin, end))
+          << st.encoding << " v" << st.version << " copy " << copy;
       const Bytes rows = cut(d, {100, 0}, {1900, 2048});
       got.assign(rows.size(), 0xEE);
+      uint64_t written = 0;
       ASSERT_EQ(zt_dense_rows(r.get(), 0, 100, 1900, got.data(), got.size(), &written), ZT_OK)
           << zt_last_error();
       EXPECT_EQ(written, rows.size());
