@@ -449,10 +449,10 @@ def _decode_while_carving(f, columns, later, out):
         raise failed[0]
 
 
-def _new_tensor(f, e, device=None, ask=True):
+def _new_tensor(f, e, device=None):
     """An empty tensor for object e (an _Exact) of File f, after the
-    library's refusal of its size where it has one (ask=False: not asked)."""
-    if ask and e.nbytes >= _ASK_FROM:
+    library's refusal of its size where it has one."""
+    if e.nbytes >= _ASK_FROM:
         f._read_refusal(e.index)
     try:
         return torch.empty(e.shape, dtype=e.dtype, device=device)
@@ -772,13 +772,10 @@ class _File:
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e
                 block, at = None, 0  # where in a block the tensor's bytes are, if carved
-                # A box is not asked, as slice() does not ask:
-                # zt_dense_slice refuses what it would decode over the cap.
-                box = boxes.get(name) if boxes else None
                 if name in out:
                     t = out[name]  # a tensor of into= to fill
                 elif blocks is not None and 0 < nbytes < small:
-                    if nbytes >= ask and box is None:  # what the file claims, asked before it is placed
+                    if nbytes >= ask:  # what the file claims, asked before it is placed
                         self.f._read_refusal(index)
                     try:
                         at = blocks.place(nbytes)
@@ -792,8 +789,8 @@ class _File:
                     else:
                         t = out[name] = carve(*carving)
                 else:
-                    t = out[name] = _new_tensor(self.f, e, device, box is None)
-                items.append(new(item, (index, nbytes, t, first, block, at, box)))
+                    t = out[name] = _new_tensor(self.f, e, device)
+                items.append(new(item, (index, nbytes, t, first, block, at, boxes.get(name) if boxes else None)))
             later.reverse()  # made from the end: pop() is cheap
 
             def carve_while(decoding):
