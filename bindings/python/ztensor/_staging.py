@@ -250,8 +250,8 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     Future is done). Items whose dst is in a block need no dst tensor.
 
     slice_into(object, begin, end, address, nbytes) writes the box [begin,
-    end) of an object's data to address (File._slice_into): for the items
-    with a Box."""
+    end) of an object's data to address (File._slice_into): given where
+    items have a Box (None: none has)."""
     if buffers < 1:
         raise ValueError("at least one staging buffer is needed")
     if ahead < 0:
@@ -289,11 +289,11 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     firsts = np.array(list(map(attrgetter("first"), items)), dtype=np.int64)
     blocks, places = list(map(attrgetter("block"), items)), list(map(attrgetter("at"), items))
     dsts = [_bytes_of(it.dst) if it.block is None else None for it in items]
-    boxes = list(map(attrgetter("box"), items))
-    slicers: List[ThreadPoolExecutor] = []  # for the boxes of a batch, made when first needed
+    # Items with a Box come with slice_into (a load of whole tensors does
+    # not look for any: a pass over 20,000 items is ~0.6 ms).
+    boxes = list(map(attrgetter("box"), items)) if slice_into is not None else []
     boxed = np.array([b is not None for b in boxes]) if boxes.count(None) != len(boxes) else None
-    if boxed is not None and slice_into is None:
-        raise ValueError("items with a Box need slice_into")
+    slicers: List[ThreadPoolExecutor] = []  # for the boxes of a batch, made when first needed
 
     def copies(batch: Batch, buf: torch.Tensor):
         """The (destination, source) views of a batch's copies: one a piece,
