@@ -811,8 +811,9 @@ def main():
             # whole into host memory, then a pageable copy).
             gpus["Gpu_RankColumns"] = (lambda: zt.load_file(paths["llm"], device="cuda", slices=columns),
                                        paths["llm"])
+            selections = zt._File._selections
             gpus["Gpu_RankColumnsOnHost"] = (lambda: with_attribute(
-                zt._File, "_ring_boxes", lambda self, selections: {},
+                zt._File, "_selections", lambda self, slices, ring: selections(self, slices, False),
                 lambda: zt.load_file(paths["llm"], device="cuda", slices=columns)), paths["llm"])
             gpu_model = module_of(models["llm"], "cuda")
             gpus["Gpu_LoadModel"] = (lambda: zt.load_model(gpu_model, paths["llm"], device="cuda"), paths["llm"])

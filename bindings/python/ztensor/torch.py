@@ -463,7 +463,7 @@ def _new_tensor(f, e, device=None):
 class _Exact(NamedTuple):
     """A dense object that loads byte for byte into a torch tensor: its
     decoded bytes [first, first + nbytes) (all of them, or the one run a
-    selection of it is: _one_run)."""
+    selection of it is: _selection)."""
     index: int
     shape: Tuple[int, ...]
     dtype: torch.dtype
@@ -471,12 +471,24 @@ class _Exact(NamedTuple):
     first: int = 0
 
 
-def _one_run(key, shape):
-    """(shape, first element, element count) of the selection `key` of a
-    tensor of `shape` where it is one run of the tensor's elements in
-    row-major order (a tensor-parallel rank's share along the first
-    dimension it splits, or any selection of whole rows, steps of 1), else
-    None (columns, steps: zt_dense_slice reads those)."""
+class _Selection(NamedTuple):
+    """A selection of a tensor with steps of 1: its box [begin, end), the
+    shape it has (an int drops its dimension), its element count, and its
+    first element where it is one run of the tensor's elements in row-major
+    order (a tensor-parallel rank's share along the first dimension it
+    splits, or any selection of whole rows; 0 when empty), else None (a
+    box of runs: columns)."""
+    begin: List[int]
+    end: List[int]
+    shape: Tuple[int, ...]
+    count: int
+    first: Optional[int]
+
+
+def _selection(key, shape):
+    """The selection `key` (numpy basic indexing) of a tensor of `shape` as
+    a _Selection, or None where it has steps (zt_dense_slice reads those,
+    on the CPU)."""
     begin, end, post = _reader._box_of(key, shape)
     if any(isinstance(p, slice) and p.step not in (None, 1) for p in post):
         return None
@@ -484,18 +496,18 @@ def _one_run(key, shape):
     selected = tuple(x for x, p in zip(extents, post) if isinstance(p, slice))
     count = math.prod(extents)
     if count == 0:
-        return selected, 0, 0
+        return _Selection(begin, end, selected, 0, 0)
     # Whole trailing dimensions, at most one partial one before them, and
     # a single index in each dimension before that.
     partial = len(shape)
     while partial > 0 and extents[partial - 1] == shape[partial - 1]:
         partial -= 1
     if any(x != 1 for x in extents[:max(partial - 1, 0)]):
-        return None
+        return _Selection(begin, end, selected, count, None)
     first = 0
     for b, n in zip(begin, shape):
         first = first * n + b
-    return selected, first, count
+    return _Selection(begin, end, selected, count, first)
 
 
 class _File:
@@ -674,39 +686,25 @@ class _File:
             a = a.view(a.dtype.str.replace("u", "i"))
         return torch.from_numpy(a).view(exact.dtype)
 
-    def _runs(self, slices):
-        """name -> _Exact of each object of `slices` that loads byte for
-        byte and whose selection is one run of its bytes (_one_run): those
-        load with the whole tensors, in the same decode calls (every core,
-        the staging ring to a device; over HTTP only the run's bytes are
-        fetched). The others go through slice()."""
-        out = {}
+    def _selections(self, slices, ring):
+        """(name -> _Exact, name -> _staging.Box) for the objects of `slices`
+        that load byte for byte: each selection that is one run of its
+        object's bytes (_selection) loads with the whole tensors, in the same
+        decode calls (every core, the staging ring to a device; over HTTP
+        only the run's bytes are fetched); with ring=True, so do the others
+        with steps of 1 (a rank's columns), each a Box that the ring reads
+        piece by piece, so that host memory stays the ring's. The rest go
+        through slice()."""
+        exact, boxes = {}, {}
         for name, e in self._exacts(list(slices)).items():
-            run = _one_run(slices[name], e.shape)
-            if run is not None:
-                shape, first, count = run
-                size = e.nbytes // math.prod(e.shape) if count else 0
-                out[name] = _Exact(e.index, shape, e.dtype, count * size, first * size)
-        return out
-
-    def _ring_boxes(self, selections):
-        """name -> (_Exact, _staging.Box) of each of `selections` (name ->
-        key, none of them one run) whose object loads byte for byte and
-        whose selection is a box of it (steps of 1: a rank's columns): the
-        staging ring reads those piece by piece into its buffers, as it
-        reads whole tensors, so that host memory stays the ring's. The
-        others (steps) go through slice(), on the CPU."""
-        out = {}
-        for name, e in self._exacts(list(selections)).items():
-            begin, end, post = _reader._box_of(selections[name], e.shape)
-            if any(isinstance(p, slice) and p.step != 1 for p in post):
+            s = _selection(slices[name], e.shape)
+            if s is None or (s.first is None and not ring):
                 continue
-            extents = [b - a for a, b in zip(begin, end)]
-            shape = tuple(x for x, p in zip(extents, post) if isinstance(p, slice))
-            size = e.nbytes // math.prod(e.shape)  # not empty: _one_run takes empty selections
-            out[name] = (_Exact(e.index, shape, e.dtype, math.prod(extents) * size),
-                         _staging.Box(begin, end, size))
-        return out
+            size = e.nbytes // math.prod(e.shape) if s.count else 0
+            exact[name] = _Exact(e.index, s.shape, e.dtype, s.count * size, (s.first or 0) * size)
+            if s.first is None:
+                boxes[name] = _staging.Box(s.begin, s.end, size)
+        return exact, boxes
 
     def _boxes(self, names, slices):
         """name -> a Future of slice(name, slices[name]) for each of `names`,
@@ -742,8 +740,9 @@ class _File:
         mapped, with mmap=True), on a CUDA device through the staging ring
         (_staging.load); the others one
         at a time through tensor(). Those named in `slices` (name -> index)
-        whose selection is one run of their bytes load with the first ones
-        (_runs), the others through slice().
+        whose selection is one run of their bytes load with the first ones,
+        and so do boxes of them through the staging ring (_selections); the
+        others through slice().
         into={name: tensor}: a tensor there of the object's shape and torch
         dtype, contiguous and on `device`, is filled in place and returned
         instead of a new one (load_model's parameters)."""
@@ -754,11 +753,9 @@ class _File:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
         boxes = {}
         if slices:
-            exact.update(self._runs({name: slices[name] for name in names if name in slices}))
-            if staging is not None:
-                boxes = self._ring_boxes({name: slices[name] for name in names if name in slices and name not in exact})
-                exact.update((name, box[0]) for name, box in boxes.items())
-                boxes = {name: box[1] for name, box in boxes.items()}
+            selected, boxes = self._selections({name: slices[name] for name in names if name in slices},
+                                               staging is not None)
+            exact.update(selected)
         out = _fillable(exact, into, device) if into else {}
         if staging is not None:
             # As the CPU's loop below: a model of many small tensors loads at
