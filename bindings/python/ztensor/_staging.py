@@ -293,7 +293,8 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     # not look for any: a pass over 20,000 items is ~0.6 ms).
     boxes = list(map(attrgetter("box"), items)) if slice_into is not None else []
     boxed = np.array([b is not None for b in boxes]) if boxes.count(None) != len(boxes) else None
-    slicers: List[ThreadPoolExecutor] = []  # for the boxes of a batch, made when first needed
+    # A batch's boxes are read side by side (its threads start as calls come).
+    slicer = ThreadPoolExecutor(cpu_count(), thread_name_prefix="zt-staging-box") if boxed is not None else None
 
     def copies(batch: Batch, buf: torch.Tensor):
         """The (destination, source) views of a batch's copies: one a piece,
@@ -358,9 +359,7 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
         # Side by side (the calls release the GIL): a small box is read on
         # one thread, and a batch may hold hundreds (a rank's columns of a
         # model's norms); a large one's call uses every core itself.
-        if not slicers:
-            slicers.append(ThreadPoolExecutor(min(len(calls), cpu_count()), thread_name_prefix="zt-staging-box"))
-        done = [slicers[0].submit(slice_into, *call) for call in calls]
+        done = [slicer.submit(slice_into, *call) for call in calls]
         futures_wait(done)  # all of them, before a failure is raised: they write the buffer
         for f in done:
             f.result()
@@ -377,8 +376,8 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
             _pooled(fill, issue, len(batches), len(ring), depth, engine, idle)
     finally:
         _shut(allocator, later)
-        for pool in slicers:
-            pool.shutdown(wait=True)
+        if slicer is not None:
+            slicer.shutdown(wait=True)
         engine.finish()
 
 
