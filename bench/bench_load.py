@@ -36,6 +36,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          with allow_foreign=True
   Load_TorchLoad_many    torch.load of the "many" tensors (torch.save'd)
   Load_Safetensors_many  safetensors.torch.load_file of them + touch
+  Load_GetTensor_<m>     a loop of safe_open(...).get_tensor(name) over "many"
+                         or "llm" (as transformers loads a checkpoint)
+  Load_GetSlice_many     the same with get_slice(name)[...]
+  Load_SafetensorsGetTensor_<m>   safetensors' safe_open get_tensor loop
+                         + touch, where importable
   Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
                          allocated on its own, none carved out of a block
   Load_LoadFileCarved_small   load_file of "small" with its 64 KiB tensors
@@ -143,9 +148,10 @@ from ztensor import _blocks, _staging
 from ztensor import torch as zt
 
 try:
+    import safetensors
     import safetensors.torch as st
 except ImportError:
-    st = None
+    safetensors = st = None
 
 MiB = 1 << 20
 
@@ -216,6 +222,16 @@ def module_of(state, device="cpu"):
 
 def nbytes(state):
     return sum(t.numel() * t.element_size() for t in state.values())
+
+
+def one_at_a_time(opener, path, sliced=False):
+    """Every tensor of the file through opener(path, "pt") (ztensor.torch's
+    or safetensors' safe_open), one get_tensor(name) (or, sliced,
+    get_slice(name)[...]) a name."""
+    with opener(path, "pt") as f:
+        if sliced:
+            return {k: f.get_slice(k)[...] for k in f.keys()}
+        return {k: f.get_tensor(k) for k in f.keys()}
 
 
 def touch(tensors):
@@ -653,6 +669,16 @@ def main():
         hot["Load_TorchLoad_many"] = (lambda: torch.load(paths["many_pt"]), paths["many_pt"])
         if st:
             hot["Load_Safetensors_many"] = (lambda: touch(st.load_file(paths["many_st"])), paths["many_st"])
+        # A tensor at a time, as transformers loads a checkpoint (a loop of
+        # safe_open(...).get_tensor, or get_slice(name)[...]).
+        hot["Load_GetTensor_many"] = (lambda: one_at_a_time(zt.safe_open, paths["many"]), paths["many"])
+        hot["Load_GetSlice_many"] = (lambda: one_at_a_time(zt.safe_open, paths["many"], True), paths["many"])
+        hot["Load_GetTensor_llm"] = (lambda: one_at_a_time(zt.safe_open, paths["llm"]), paths["llm"])
+        if st:
+            hot["Load_SafetensorsGetTensor_many"] = (
+                lambda: touch(one_at_a_time(safetensors.safe_open, paths["many_st"])), paths["many_st"])
+            hot["Load_SafetensorsGetTensor_llm"] = (
+                lambda: touch(one_at_a_time(safetensors.safe_open, paths["st"])), paths["st"])
         # The 256 KiB tensors each allocated on its own (an mmap apiece)
         # instead of carved out of huge-page blocks.
         hot["Load_LoadFileUncarved"] = (lambda: uncarved(lambda: zt.load_file(paths["llm"])), paths["llm"])

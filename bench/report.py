@@ -330,6 +330,19 @@ def main():
                                                                  ("safetensors", "Load_Safetensors_many")) if k in per)
         t.fact("load", f"load_file, {tiny}: time a tensor", f"{per['Load_LoadFile_many']:.1f} us",
                "", "", f"peers in the same run: {peers or 'none'}")
+    if many and "Load_GetTensor_many" in ld:
+        per = {k: ld[k]["real"] / many * 1e6 for k in ("Load_GetTensor_many", "Load_GetSlice_many",
+                                                          "Load_SafetensorsGetTensor_many") if k in ld}
+        also = ", ".join(f"{who} {per[k]:.1f} us" for who, k in (
+            ("get_slice(name)[...]", "Load_GetSlice_many"),
+            ("safetensors' get_tensor (+ touch)", "Load_SafetensorsGetTensor_many")) if k in per)
+        t.fact("load", f"safe_open(...).get_tensor, {tiny}: time a tensor", f"{per['Load_GetTensor_many']:.1f} us",
+               "", "", f"a loop over the names, as transformers loads; in the same run: {also}")
+    t.ratio("load", f"safe_open(...).get_tensor loop, {llm}, against load_file", ld, "Load_LoadFile_llm",
+            "Load_GetTensor_llm", None, "load_file of the same file (all tensors in one call)")
+    t.ratio("load", f"safe_open(...).get_tensor loop, {llm}, against safetensors' (+ touch)", ld,
+            "Load_SafetensorsGetTensor_llm", "Load_GetTensor_llm", None,
+            "safetensors' safe_open get_tensor loop (where importable)")
     t.ratio("load", f"load_file, {tiny}, against torch.load", ld, "Load_TorchLoad_many",
             "Load_LoadFile_many", None, "torch.load of the same tensors saved by torch.save")
     t.ratio("load", f"load_file, {tiny}, against safetensors (+ touch)", ld, "Load_Safetensors_many",

@@ -8,6 +8,7 @@ import math
 import threading
 import time
 import os
+import struct
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")  # Debian's python3-torch (scripts/setup.sh)
 
 import ztensor  # noqa: E402
-from ztensor import _staging  # noqa: E402
+from ztensor import _cbor, _staging  # noqa: E402
 from ztensor._lib import lib  # noqa: E402
 from ztensor import torch as zt  # noqa: E402
 
@@ -467,6 +468,70 @@ def test_boxes_load_through_the_ring_as_torch_indexes(tmp_path, monkeypatch, ver
     # The ring held the selections' bytes, not their objects' (the padding
     # between tensors carved out of one block goes along with them).
     assert engine.bytes <= sum(_staging.aligned(v.numel() * v.element_size()) for v in got.values())
+
+
+@pytest.mark.parametrize("version", [0, 2])
+@pytest.mark.parametrize("encoding", ["raw", "zstd"])
+def test_a_tensor_at_a_time_loads_as_load_file_does(tmp_path, monkeypatch, version, encoding):
+    # get_tensor(name) and get_slice(name)[...] (transformers' way: a loop
+    # over the names) take _File.one, not load(): the same tensors, every
+    # dtype, empty and 0-d ones too, mapped or read (copy=True).
+    t = model(5)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding=encoding, frame_size=4096, file_version=version)
+    through_load = []
+    real_load = zt._File.load
+    monkeypatch.setattr(zt._File, "load", lambda f, names, *a, **k: through_load.append(names) or real_load(f, names, *a, **k))
+    for copy in (False, True):
+        with zt.safe_open(p, "pt", copy=copy) as f:
+            for name, want in t.items():
+                assert same(f.get_tensor(name), want), name
+                assert same(f.get_slice(name)[...], want), name
+                if want.dim():
+                    assert same(f.get_slice(name)[:], want), name
+                else:
+                    with pytest.raises(IndexError):  # as numpy: a 0-d array has no rows (load() says so)
+                        f.get_slice(name)[:]
+    assert through_load == [["scalar"]] * 2
+    with zt.safe_open(p, "pt", device="meta") as f:  # another device: load() as before
+        assert f.get_tensor("big.0").device.type == "meta" and through_load[2:] == [["big.0"]]
+
+
+def test_a_tensor_at_a_time_refuses_as_load_file_does(tmp_path):
+    # A bool byte of 7 (1.1 and later refuse it), and a reader's cap under
+    # the tensor's size (zstd: the cap is on what a component decodes to).
+    p = tmp_path / "b.zt"
+    with ztensor.Writer(p, digest="none") as w:
+        w.add("flags", np.arange(24) % 2 == 1)
+    with ztensor.open(p) as f:
+        at = f.manifest["objects"]["flags"]["components"]["data"]["offset"]
+    data = bytearray(p.read_bytes())
+    data[at + 5] = 7
+    p.write_bytes(bytes(data))
+    with pytest.raises(ztensor.Error) as whole:
+        zt.load_file(p)
+    for one in (lambda f: f.get_tensor("flags"), lambda f: f.get_slice("flags")[...]):
+        with zt.safe_open(p, "pt") as f, pytest.raises(ztensor.Error) as e:
+            one(f)
+        assert (e.value.status_name, str(e.value)) == (whole.value.status_name, str(whole.value))
+    assert "bool byte 0x07" in str(whole.value)
+    # In 0.1 files any non-zero byte is true: the tensor holds 1 there.
+    index = _cbor.dumps([{"name": "flags", "offset": 64, "size": 4, "dtype": "bool", "shape": [4],
+                          "encoding": "raw"}])
+    p.write_bytes(b"ZTEN0001".ljust(64, b"\0") + bytes([0, 7, 1, 0]) + index + struct.pack("<Q", len(index)))
+    assert zt.load_file(p)["flags"].view(torch.uint8).tolist() == [0, 1, 1, 0]
+    with zt.safe_open(p, "pt") as f:
+        assert same(f.get_tensor("flags"), zt.load_file(p)["flags"])
+        assert same(f.get_slice("flags")[...], zt.load_file(p)["flags"])
+    zt.save_file({"w": torch.randn(512, 1024)}, p, encoding="zstd")
+    for cap in (65536, 4 << 20):
+        with zt.safe_open(p, "pt", max_decoded_bytes=cap) as f:
+            if cap < 2 << 20:
+                with pytest.raises(ztensor.Error) as e:
+                    f.get_tensor("w")
+                assert e.value.status_name == "ZT_ERR_LIMIT"
+            else:
+                assert same(f.get_tensor("w"), zt.load_file(p)["w"])
 
 
 @pytest.mark.parametrize("buffer_bytes", [64, 4096])
@@ -1108,7 +1173,6 @@ def _hf_checkpoint(folder, tensors, quantization_config):
     """A Hugging Face checkpoint folder: model.safetensors of (name,
     safetensors dtype, numpy array) written by hand, and config.json."""
     import json
-    import struct
     folder.mkdir()
     header, offset, blobs = {}, 0, []
     for name, dtype, a in tensors:
@@ -1224,8 +1288,6 @@ class SyncCopies(LateCopies):
 def claiming(p, elements):
     """A 1.2 file whose zstd object "a" claims `elements` float32 values in a
     few bytes (no digest), beside a plain "y"."""
-    import struct
-    from ztensor import _cbor
     with ztensor.Writer(p, digest="none") as w:
         w.add("a", np.arange(1000, dtype=np.float32), encoding="zstd")
         w.add("y", np.ones(4, np.float32))
@@ -1258,6 +1320,8 @@ def every_torch_load(p, **options):
         "get_tensor": get_tensor,
         "get_tensor mmap": lambda: get_tensor(True),
         "get_slice": lambda: zt.safe_open(p, "pt", **options).get_slice("a")[0:4],
+        "get_slice whole": lambda: zt.safe_open(p, "pt", **options).get_slice("a")[...],
+        "get_slice all rows": lambda: zt.safe_open(p, "pt", **options).get_slice("a")[:],
         "load_model": lambda: zt.load_model(Y(), p, strict=False, **options),
     }
 
