@@ -117,6 +117,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          tensor allocated and copied on its own, none carved
                          out of a device block (ztensor._blocks)
   Gpu_Safetensors_many   safetensors load_file of "many" to cuda
+  Gpu_GetTensor_many, Gpu_SafetensorsGetTensor_many   a get_tensor loop over
+                         "many" with safe_open(device="cuda"): ztensor's, the peer's
   Gpu_LoadFileCarveDuringRing   Gpu_LoadFile with the carved tensors made
                          while the ring's first batches decode
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
@@ -224,14 +226,20 @@ def nbytes(state):
     return sum(t.numel() * t.element_size() for t in state.values())
 
 
-def one_at_a_time(opener, path, sliced=False):
-    """Every tensor of the file through opener(path, "pt") (ztensor.torch's
-    or safetensors' safe_open), one get_tensor(name) (or, sliced,
-    get_slice(name)[...]) a name."""
-    with opener(path, "pt") as f:
+def one_at_a_time(opener, path, sliced=False, device="cpu"):
+    """Every tensor of the file through opener(path, "pt", device=device)
+    (ztensor.torch's or safetensors' safe_open), one get_tensor(name) (or,
+    sliced, get_slice(name)[...]) a name."""
+    with opener(path, "pt", device=device) as f:
         if sliced:
             return {k: f.get_slice(k)[...] for k in f.keys()}
         return {k: f.get_tensor(k) for k in f.keys()}
+
+
+def synced(result):
+    """`result`, once the current CUDA device's work is done."""
+    torch.cuda.synchronize()
+    return result
 
 
 def touch(tensors):
@@ -830,6 +838,12 @@ def main():
             if st:
                 gpus["Gpu_Safetensors_many"] = (lambda: st.load_file(paths["many_st"], device="cuda:0"),
                                                 paths["many_st"])
+            # A tensor at a time to the GPU (safe_open(device="cuda")), and the peer's.
+            gpus["Gpu_GetTensor_many"] = (lambda: synced(one_at_a_time(zt.safe_open, paths["many"], device="cuda")),
+                                          paths["many"])
+            if st:
+                gpus["Gpu_SafetensorsGetTensor_many"] = (lambda: synced(one_at_a_time(
+                    safetensors.safe_open, paths["many_st"], device="cuda:0")), paths["many_st"])
             # A tensor-parallel rank's share straight to its GPU, through the ring.
             gpus["Gpu_RankRows"] = (lambda: zt.load_file(paths["llm"], device="cuda", slices=rows), paths["llm"])
             # A rank's columns: boxes of raw data, through the ring a piece a

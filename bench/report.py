@@ -452,6 +452,9 @@ def main():
                 "the same with each tensor allocated and copied on its own")
     t.ratio("load", "cuda ring with the carved tensors made while the first batches decode", ld, "Gpu_LoadFile",
             "Gpu_LoadFileCarveDuringRing", None, "load_file(device='cuda') (made before the ring starts)")
+    t.ratio("load", f"safe_open(device='cuda').get_tensor loop, {tiny}, against safetensors'", ld,
+            "Gpu_SafetensorsGetTensor_many", "Gpu_GetTensor_many", None,
+            "safetensors' safe_open(device='cuda:0') get_tensor loop")
     t.ratio("load", f"load_file(device='cuda'), {tiny}, against safetensors", ld, "Gpu_Safetensors_many",
             "Gpu_LoadFile_many", None, "safetensors load_file(device='cuda:0')")
     t.ratio("load", "load_model(device='cuda') into a model on the GPU", ld, "Gpu_Pinned", "Gpu_LoadModel", None,

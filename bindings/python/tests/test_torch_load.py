@@ -497,6 +497,33 @@ def test_a_tensor_at_a_time_loads_as_load_file_does(tmp_path, monkeypatch, versi
         assert f.get_tensor("big.0").device.type == "meta" and through_load[2:] == [["big.0"]]
 
 
+@pytest.mark.parametrize("buffer_bytes", [64, 4096, 1 << 20])
+def test_a_tensor_at_a_time_to_a_device_takes_one_buffer_and_one_copy(tmp_path, buffer_bytes):
+    # get_tensor to a CUDA device: _File.one with the device's staging (here
+    # a copy engine that copies only when waited on: a tensor handed back
+    # before its copy was waited for is wrong). A tensor larger than a
+    # buffer is left to the ring (None).
+    t = model(6)
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, encoding="zstd", frame_size=4096)
+    ring = zt._File.load
+    f = zt._File(p)
+    for name, want in t.items():
+        engine = LateCopies()
+        got = f.one(name, "cpu", zt._Staging(engine, 2, buffer_bytes))
+        nbytes = want.numel() * want.element_size()
+        if nbytes > buffer_bytes:
+            assert got is None and engine.buffers == [], name
+            assert same(ring(f, [name], "cpu", zt._Staging(engine, 2, buffer_bytes))[name], want), name
+            continue
+        assert same(got, want), name
+        assert (engine.buffers, engine.copies, engine.done) == (([nbytes], 1, 1) if nbytes else ([], 0, 0)), name
+    # Refused as the CPU load refuses: a reader's cap under a zstd tensor's size.
+    with pytest.raises(ztensor.Error) as e:
+        zt._File(p, max_decoded_bytes=1024).one("big.0", "cpu", zt._Staging(LateCopies(), 2, 1 << 20))
+    assert e.value.status_name == "ZT_ERR_LIMIT"
+
+
 def test_a_tensor_at_a_time_refuses_as_load_file_does(tmp_path):
     # A bool byte of 7 (1.1 and later refuse it), and a reader's cap under
     # the tensor's size (zstd: the cap is on what a component decodes to).
@@ -1143,6 +1170,10 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
         assert same(got[k].cpu(), t[k]), k
     with zt.safe_open(p, framework="pt", device="cuda") as f:
         assert same(f.get_tensor("big.0").cpu(), t["big.0"])
+        for k in t:  # a tensor at a time: one staging buffer and one copy each (_File.one)
+            got = f.get_tensor(k)
+            assert got.device.type == "cuda" and same(got.cpu(), t[k]), k
+            assert same(f.get_slice(k)[...].cpu(), t[k]), k
     part = zt.load_file(p, device="cuda", slices={"big.2": (slice(0, 10),)})["big.2"]
     assert part.device.type == "cuda" and same(part.cpu(), t["big.2"][:10])
     # A rank's columns, through the ring.

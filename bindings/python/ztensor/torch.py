@@ -665,28 +665,39 @@ class _File:
             self._exact = table
         return self._exact
 
-    def one(self, name, device):
-        """Object `name` whole as a new CPU tensor by the shortest way, or
-        None where load() has more to do (another device, mmap=True, a
-        conversion, a name the file lacks). A loader that asks for a
-        model's tensors one by one (safe_open's get_tensor and
-        get_slice(name)[...], as transformers loads) pays this a tensor:
-        ~5 us for 1 KiB where load([name]) took ~14 (2-core VM)."""
-        if self._map or not (device == "cpu" or device is None or torch.device(device).type == "cpu"):
+    def one(self, name, device, staging=None):
+        """Object `name` whole as a new tensor by the shortest way, or None
+        where load() has more to do (mmap=True, a conversion, a name the
+        file lacks, a device other than the CPU and CUDA, a tensor larger
+        than a staging buffer). A loader that asks for a model's tensors one
+        by one (safe_open's get_tensor and get_slice(name)[...], as
+        transformers loads) pays this a tensor: on the CPU ~5 us for 1 KiB
+        where load([name]) took ~14 (2-core VM); to a CUDA device (staging:
+        its _Staging, by default the device's) one staging buffer and one
+        copy (_staging.load_one), not the ring."""
+        if self._map:
             return None
+        if staging is None and not (device == "cpu" or device is None or torch.device(device).type == "cpu"):
+            staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
+            if staging is None:
+                return None
         e = self._exact_table().get(name)
-        if e is None:
+        if e is None or (staging is not None and e.nbytes > staging.buffer_bytes):
             return None
         index, shape, dtype, nbytes, _ = e
         if nbytes >= _ASK_FROM:  # what the file claims, asked before it is allocated
             self.f._read_refusal(index)
+        on = device if staging is not None else None
         try:
-            t = torch.empty(shape, dtype=dtype)
+            t = torch.empty(shape, dtype=dtype, device=on)
         except RuntimeError as err:
-            raise _allocation_error(self.f, e, err) from None
-        if nbytes >= 2 * _blocks.HUGE_PAGE:
-            _advise_huge_pages(t)
-        if nbytes:
+            raise _allocation_error(self.f, e, err, on) from None
+        if staging is not None:
+            decode = self.f._decode_one
+            _staging.load_one(lambda address, n: decode(index, 0, address, n), t, nbytes, staging.engine)
+        elif nbytes:
+            if nbytes >= 2 * _blocks.HUGE_PAGE:
+                _advise_huge_pages(t)
             self.f._decode_one(index, 0, t.data_ptr(), nbytes)
         if dtype is torch.bool:
             self._hold_bools({name: e}, {name: t})
