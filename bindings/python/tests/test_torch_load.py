@@ -490,11 +490,14 @@ def test_a_tensor_at_a_time_loads_as_load_file_does(tmp_path, monkeypatch, versi
                 if want.dim():
                     assert same(f.get_slice(name)[:], want), name
                 else:
-                    with pytest.raises(IndexError):  # as numpy: a 0-d array has no rows (load() says so)
+                    with pytest.raises(IndexError):  # as numpy: a 0-d array has no rows
                         f.get_slice(name)[:]
-    assert through_load == [["scalar"]] * 2
+                if name.startswith("big."):  # a rank's rows (one run), its columns, an int, steps
+                    for key in ((slice(100, 200),), 7, (slice(None), slice(5, 9)), (slice(1, 9, 3), -1)):
+                        assert same(f.get_slice(name)[key], want[key].contiguous()), (name, key)
+    assert through_load == []
     with zt.safe_open(p, "pt", device="meta") as f:  # another device: load() as before
-        assert f.get_tensor("big.0").device.type == "meta" and through_load[2:] == [["big.0"]]
+        assert f.get_tensor("big.0").device.type == "meta" and through_load == [["big.0"]]
 
 
 @pytest.mark.parametrize("buffer_bytes", [64, 4096, 1 << 20])
@@ -510,7 +513,7 @@ def test_a_tensor_at_a_time_to_a_device_takes_one_buffer_and_one_copy(tmp_path, 
     f = zt._File(p)
     for name, want in t.items():
         engine = LateCopies()
-        got = f.one(name, "cpu", zt._Staging(engine, 2, buffer_bytes))
+        got = f.one(name, "cpu", staging=zt._Staging(engine, 2, buffer_bytes))
         nbytes = want.numel() * want.element_size()
         if nbytes > buffer_bytes:
             assert got is None and engine.buffers == [], name
@@ -518,9 +521,17 @@ def test_a_tensor_at_a_time_to_a_device_takes_one_buffer_and_one_copy(tmp_path, 
             continue
         assert same(got, want), name
         assert (engine.buffers, engine.copies, engine.done) == (([nbytes], 1, 1) if nbytes else ([], 0, 0)), name
+    # A rank's rows (one run of the bytes) the same way; its columns are the ring's.
+    for key, taken in (((slice(100, 110),), True), (7, True), ((slice(None), slice(5, 9)), False)):
+        engine = LateCopies()
+        got = f.one("big.1", "cpu", key, zt._Staging(engine, 2, buffer_bytes))
+        if not taken or t["big.1"][key].numel() * 2 > buffer_bytes:
+            assert got is None and engine.buffers == [], key
+        else:
+            assert same(got, t["big.1"][key]) and engine.copies == 1, key
     # Refused as the CPU load refuses: a reader's cap under a zstd tensor's size.
     with pytest.raises(ztensor.Error) as e:
-        zt._File(p, max_decoded_bytes=1024).one("big.0", "cpu", zt._Staging(LateCopies(), 2, 1 << 20))
+        zt._File(p, max_decoded_bytes=1024).one("big.0", "cpu", staging=zt._Staging(LateCopies(), 2, 1 << 20))
     assert e.value.status_name == "ZT_ERR_LIMIT"
 
 
@@ -1174,6 +1185,8 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
             got = f.get_tensor(k)
             assert got.device.type == "cuda" and same(got.cpu(), t[k]), k
             assert same(f.get_slice(k)[...].cpu(), t[k]), k
+        assert same(f.get_slice("big.1")[100:110].cpu(), t["big.1"][100:110])  # a rank's rows, one copy
+        assert same(f.get_slice("big.1")[:, 5:9].cpu(), t["big.1"][:, 5:9].contiguous())  # columns: the ring
     part = zt.load_file(p, device="cuda", slices={"big.2": (slice(0, 10),)})["big.2"]
     assert part.device.type == "cuda" and same(part.cpu(), t["big.2"][:10])
     # A rank's columns, through the ring.

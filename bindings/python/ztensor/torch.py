@@ -510,6 +510,14 @@ def _selection(key, shape):
     return _Selection(begin, end, selected, count, first)
 
 
+def _selected(e, s):
+    """The _Exact of selection s (a _Selection) of object e (an _Exact of
+    it whole): its shape and bytes, from its first element's (0 for a box
+    of runs)."""
+    size = e.nbytes // math.prod(e.shape) if s.count else 0
+    return _Exact(e.index, s.shape, e.dtype, s.count * size, (s.first or 0) * size)
+
+
 class _File:
     """One open file as tensors."""
 
@@ -665,16 +673,19 @@ class _File:
             self._exact = table
         return self._exact
 
-    def one(self, name, device, staging=None):
-        """Object `name` whole as a new tensor by the shortest way, or None
-        where load() has more to do (mmap=True, a conversion, a name the
-        file lacks, a device other than the CPU and CUDA, a tensor larger
-        than a staging buffer). A loader that asks for a model's tensors one
-        by one (safe_open's get_tensor and get_slice(name)[...], as
-        transformers loads) pays this a tensor: on the CPU ~5 us for 1 KiB
-        where load([name]) took ~14 (2-core VM); to a CUDA device (staging:
-        its _Staging, by default the device's) one staging buffer and one
-        copy (_staging.load_one), not the ring."""
+    def one(self, name, device, key=None, staging=None):
+        """Object `name` (or its selection `key`, where that is one run of
+        its bytes: whole rows, a rank's share) as a new tensor by the
+        shortest way (other selections on the CPU: slice()), or None where
+        load() has more to do (mmap=True, a conversion, a name the file
+        lacks, another selection to a device, a device other than the CPU
+        and CUDA, a tensor larger than a staging buffer). A
+        loader that asks for a model's tensors one by one (safe_open's
+        get_tensor and get_slice(name)[key], as transformers loads) pays
+        this a tensor: on the CPU ~5 us for 1 KiB where load([name]) took
+        ~14 (2-core VM); to a CUDA device (staging: its _Staging, by
+        default the device's) one staging buffer and one copy
+        (_staging.load_one), not the ring."""
         if self._map:
             return None
         if staging is None and not (device == "cpu" or device is None or torch.device(device).type == "cpu"):
@@ -682,9 +693,15 @@ class _File:
             if staging is None:
                 return None
         e = self._exact_table().get(name)
+        if e is not None and key is not None:
+            s = _selection(key, e.shape)
+            if s is None or s.first is None:  # steps, or a box of runs (a rank's columns)
+                # On the CPU what load() does with it: zt_dense_slice of the box.
+                return self.slice(name, key) if staging is None else None
+            e = _selected(e, s)
         if e is None or (staging is not None and e.nbytes > staging.buffer_bytes):
             return None
-        index, shape, dtype, nbytes, _ = e
+        index, shape, dtype, nbytes, first = e
         if nbytes >= _ASK_FROM:  # what the file claims, asked before it is allocated
             self.f._read_refusal(index)
         on = device if staging is not None else None
@@ -694,11 +711,11 @@ class _File:
             raise _allocation_error(self.f, e, err, on) from None
         if staging is not None:
             decode = self.f._decode_one
-            _staging.load_one(lambda address, n: decode(index, 0, address, n), t, nbytes, staging.engine)
+            _staging.load_one(lambda address, n: decode(index, first, address, n), t, nbytes, staging.engine)
         elif nbytes:
             if nbytes >= 2 * _blocks.HUGE_PAGE:
                 _advise_huge_pages(t)
-            self.f._decode_one(index, 0, t.data_ptr(), nbytes)
+            self.f._decode_one(index, first, t.data_ptr(), nbytes)
         if dtype is torch.bool:
             self._hold_bools({name: e}, {name: t})
         return t
@@ -743,10 +760,9 @@ class _File:
             s = _selection(slices[name], e.shape)
             if s is None or (s.first is None and not ring):
                 continue
-            size = e.nbytes // math.prod(e.shape) if s.count else 0
-            exact[name] = _Exact(e.index, s.shape, e.dtype, s.count * size, (s.first or 0) * size)
+            exact[name] = _selected(e, s)
             if s.first is None:
-                boxes[name] = _staging.Box(s.begin, s.end, size)
+                boxes[name] = _staging.Box(s.begin, s.end, e.nbytes // math.prod(e.shape))
         return exact, boxes
 
     def _boxes(self, names, slices):
@@ -1293,10 +1309,10 @@ class _Slice:
         # staging ring to a CUDA device; others through zt_dense_slice (to
         # a CUDA device, a box a piece at a time, in the ring).
         f, device = self._h._file, self._h._device
-        if key is Ellipsis or (type(key) is slice and key == _ALL and self._summary.shape):
-            t = f.one(self._name, device)  # the whole tensor (transformers' param[...])
-            if t is not None:
-                return t
+        whole = key is Ellipsis or (type(key) is slice and key == _ALL and self._summary.shape)
+        t = f.one(self._name, device, None if whole else key)  # transformers' param[...], a rank's rows
+        if t is not None:
+            return t
         return f.load([self._name], device, slices={self._name: key})[self._name]
 
 
