@@ -553,6 +553,27 @@ def test_a_tensor_at_a_time_refuses_as_load_file_does(tmp_path):
             one(f)
         assert (e.value.status_name, str(e.value)) == (whole.value.status_name, str(whole.value))
     assert "bool byte 0x07" in str(whole.value)
+    # Columns (a box of runs: zt_dense_slice into the tensor), with the bad
+    # byte at [3, 1] inside the box and outside it.
+    with ztensor.Writer(p, digest="none") as w:
+        w.add("flags", np.arange(24).reshape(4, 6) % 2 == 1)
+    with ztensor.open(p) as f:
+        at = f.manifest["objects"]["flags"]["components"]["data"]["offset"]
+    data = bytearray(p.read_bytes())
+    data[at + 19] = 7
+    p.write_bytes(bytes(data))
+    for key in ((slice(None), slice(1, 3)), (slice(None), slice(2, 4))):
+        try:
+            want = zt.load_file(p, slices={"flags": key})["flags"]
+        except ztensor.Error as refused:
+            with zt.safe_open(p, "pt") as f, pytest.raises(ztensor.Error) as e:
+                f.get_slice("flags")[key]
+            assert (e.value.status_name, str(e.value)) == (refused.status_name, str(refused))
+            assert key[1].start == 1 and "bool byte 0x07" in str(refused)
+            continue
+        assert key[1].start == 2
+        with zt.safe_open(p, "pt") as f:
+            assert same(f.get_slice("flags")[key], want)
     # In 0.1 files any non-zero byte is true: the tensor holds 1 there.
     index = _cbor.dumps([{"name": "flags", "offset": 64, "size": 4, "dtype": "bool", "shape": [4],
                           "encoding": "raw"}])
@@ -623,11 +644,16 @@ def test_get_slice_reads_rows_as_load_file_does(tmp_path, monkeypatch, encoding)
     sliced = []
     through_slice = zt._File.slice
     monkeypatch.setattr(zt._File, "slice", lambda f, name, key: sliced.append(name) or through_slice(f, name, key))
+    boxes = []
+    into = ztensor.File._slice_into
+    monkeypatch.setattr(ztensor.File, "_slice_into", lambda f, i, *a: boxes.append(i) or into(f, i, *a))
     with zt.safe_open(p, framework="pt") as f:
         assert same(f.get_slice("big.1")[100:200], t["big.1"][100:200])  # one run: zt_decode_ranges
         assert same(f.get_slice("big.1")[7], t["big.1"][7])
-        assert sliced == []
+        assert sliced == [] and boxes == []
         assert same(f.get_slice("big.1")[:, 5:9], t["big.1"][:, 5:9].contiguous())  # a box of runs
+        assert sliced == [] and len(boxes) == 1  # zt_dense_slice straight into the tensor
+        assert same(f.get_slice("big.1")[::2, 5:9], t["big.1"][::2, 5:9].contiguous())  # steps
         assert sliced == ["big.1"]
 
 

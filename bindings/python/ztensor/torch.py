@@ -676,10 +676,11 @@ class _File:
     def one(self, name, device, key=None, staging=None):
         """Object `name` (or its selection `key`, where that is one run of
         its bytes: whole rows, a rank's share) as a new tensor by the
-        shortest way (other selections on the CPU: slice()), or None where
-        load() has more to do (mmap=True, a conversion, a name the file
-        lacks, another selection to a device, a device other than the CPU
-        and CUDA, a tensor larger than a staging buffer). A
+        shortest way (a box of runs on the CPU, a rank's columns: one
+        zt_dense_slice into the tensor; selections with steps: slice()), or
+        None where load() has more to do (mmap=True, a conversion, a name
+        the file lacks, columns to a device, a device other than the CPU and
+        CUDA, a tensor larger than a staging buffer). A
         loader that asks for a model's tensors one by one (safe_open's
         get_tensor and get_slice(name)[key], as transformers loads) pays
         this a tensor: on the CPU ~5 us for 1 KiB where load([name]) took
@@ -692,12 +693,15 @@ class _File:
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
             if staging is None:
                 return None
-        e = self._exact_table().get(name)
+        e, box = self._exact_table().get(name), None
         if e is not None and key is not None:
             s = _selection(key, e.shape)
-            if s is None or s.first is None:  # steps, or a box of runs (a rank's columns)
-                # On the CPU what load() does with it: zt_dense_slice of the box.
+            if s is None:  # steps: on the CPU what load() does, zt_dense_slice of the box, then numpy's pick
                 return self.slice(name, key) if staging is None else None
+            if s.first is None:  # a box of runs (a rank's columns): zt_dense_slice into the tensor
+                if staging is not None:
+                    return None  # to a device: the ring, a piece a buffer
+                box = s
             e = _selected(e, s)
         if e is None or (staging is not None and e.nbytes > staging.buffer_bytes):
             return None
@@ -715,7 +719,10 @@ class _File:
         elif nbytes:
             if nbytes >= 2 * _blocks.HUGE_PAGE:
                 _advise_huge_pages(t)
-            self.f._decode_one(index, first, t.data_ptr(), nbytes)
+            if box is not None:
+                self.f._slice_into(index, box.begin, box.end, t.data_ptr(), nbytes)
+            else:
+                self.f._decode_one(index, first, t.data_ptr(), nbytes)
         if dtype is torch.bool:
             self._hold_bools({name: e}, {name: t})
         return t
