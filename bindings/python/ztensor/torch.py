@@ -676,11 +676,11 @@ class _File:
     def one(self, name, device, key=None, staging=None):
         """Object `name` (or its selection `key`, where that is one run of
         its bytes: whole rows, a rank's share) as a new tensor by the
-        shortest way (a box of runs on the CPU, a rank's columns: one
-        zt_dense_slice into the tensor; selections with steps: slice()), or
-        None where load() has more to do (mmap=True, a conversion, a name
-        the file lacks, columns to a device, a device other than the CPU and
-        CUDA, a tensor larger than a staging buffer). A
+        shortest way (a box of runs, a rank's columns: one zt_dense_slice
+        into the tensor or staging buffer; selections with steps on the
+        CPU: slice()), or None where load() has more to do (mmap=True, a
+        conversion, a name the file lacks, steps to a device, a device other
+        than the CPU and CUDA, a tensor larger than a staging buffer). A
         loader that asks for a model's tensors one by one (safe_open's
         get_tensor and get_slice(name)[key], as transformers loads) pays
         this a tensor: on the CPU ~5 us for 1 KiB where load([name]) took
@@ -698,9 +698,7 @@ class _File:
             s = _selection(key, e.shape)
             if s is None:  # steps: on the CPU what load() does, zt_dense_slice of the box, then numpy's pick
                 return self.slice(name, key) if staging is None else None
-            if s.first is None:  # a box of runs (a rank's columns): zt_dense_slice into the tensor
-                if staging is not None:
-                    return None  # to a device: the ring, a piece a buffer
+            if s.first is None:  # a box of runs (a rank's columns): zt_dense_slice into the tensor or buffer
                 box = s
             e = _selected(e, s)
         if e is None or (staging is not None and e.nbytes > staging.buffer_bytes):
@@ -713,16 +711,18 @@ class _File:
             t = torch.empty(shape, dtype=dtype, device=on)
         except RuntimeError as err:
             raise _allocation_error(self.f, e, err, on) from None
+        if box is not None:
+            def fill(address, n, f=self.f):
+                f._slice_into(index, box.begin, box.end, address, n)
+        else:
+            def fill(address, n, f=self.f):
+                f._decode_one(index, first, address, n)
         if staging is not None:
-            decode = self.f._decode_one
-            _staging.load_one(lambda address, n: decode(index, first, address, n), t, nbytes, staging.engine)
+            _staging.load_one(fill, t, nbytes, staging.engine)
         elif nbytes:
             if nbytes >= 2 * _blocks.HUGE_PAGE:
                 _advise_huge_pages(t)
-            if box is not None:
-                self.f._slice_into(index, box.begin, box.end, t.data_ptr(), nbytes)
-            else:
-                self.f._decode_one(index, first, t.data_ptr(), nbytes)
+            fill(t.data_ptr(), nbytes)
         if dtype is torch.bool:
             self._hold_bools({name: e}, {name: t})
         return t
