@@ -1311,10 +1311,11 @@ class _Slice:
         return _ST_NAMES.get((s.dtype, s.type), s.type or s.dtype)
 
     def __getitem__(self, key: Any) -> torch.Tensor:
-        # As load_file(slices=) reads it: a selection that is one run of
-        # the tensor's bytes (whole rows) on every core, or through the
-        # staging ring to a CUDA device; others through zt_dense_slice (to
-        # a CUDA device, a box a piece at a time, in the ring).
+        # _File.one: the tensor whole, a run of its bytes (whole rows) or a
+        # box of runs (columns) read straight into the new tensor (to a CUDA
+        # device, through one staging buffer); the rest (steps to a device,
+        # conversions, a selection larger than a staging buffer) as
+        # load_file(slices=) reads it.
         f, device = self._h._file, self._h._device
         whole = key is Ellipsis or (type(key) is slice and key == _ALL and self._summary.shape)
         t = f.one(self._name, device, None if whole else key)  # transformers' param[...], a rank's rows
