@@ -727,6 +727,16 @@ def test_torch_load_file_of_a_url_and_a_ranks_slice(nginx):
     n, fetched, _ = requests_since(nginx, mark)
     whole = 256 * 512 * 2
     assert fetched < whole / 4 + TAIL + 4096, (n, fetched)  # the open and a quarter of w
+    # A tensor at a time (get_tensor, get_slice: transformers' way) fetches
+    # only what it returns.
+    with zt_torch.safe_open(nginx.url + "/torch.zt", "pt") as f:
+        mark = nginx.mark()
+        assert torch.equal(f.get_slice("w")[64:128], t["w"][64:128])
+        assert torch.equal(f.get_tensor("b"), t["b"])
+        n, fetched, _ = requests_since(nginx, mark)
+        assert fetched < whole / 4 + 4096, (n, fetched)  # a quarter of w and b, no open
+        assert torch.equal(f.get_slice("w")[:, 128:256], t["w"][:, 128:256])
+        assert torch.equal(f.get_slice("w")[...], t["w"])
 
 
 def test_a_ranks_columns_of_a_url_go_through_the_staging_ring(nginx):
