@@ -8,11 +8,9 @@ it is, cut short and with bytes changed (a fixed seed: the same files every
 run), opened in map and copy mode and walked through every reading call.
 """
 
-import os
 import pathlib
 import random
 
-import numpy as np
 import pytest
 
 import ztensor
@@ -93,3 +91,55 @@ def test_hostile_files_only_ever_raise_ztensor_error(tmp_path):
                     pytest.fail(f"{type(e).__name__}: {e} (copy={copy}, {len(v)} bytes: {v[:64].hex()}...)")
     # Both outcomes occur: the walk is not vacuous.
     assert 0 < refused_at_open < tried
+
+
+def test_hostile_files_give_a_tensor_at_a_time_what_a_whole_load_gives(tmp_path):
+    # safe_open's get_tensor and get_slice[...] (one tensor's own path) give
+    # the tensor load_file gives, byte for byte, and refuse no tensor of a
+    # file that load_file reads whole. A refusal is ztensor.Error, or
+    # TypeError for values this torch has no type for (u64 above 2**63 - 1).
+    refusals = (ztensor.Error, TypeError)
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    files = corpus()
+    rng = random.Random(2026)
+    path = tmp_path / "h.zt"
+    compared = 0
+    for data in files:
+        for v in variants(data, rng):
+            path.write_bytes(v)
+            try:
+                whole = zt.load_file(path)
+            except refusals:
+                whole = None
+            except Exception as e:  # noqa: BLE001 - the point of the test
+                pytest.fail(f"load_file: {type(e).__name__}: {e} ({len(v)} bytes: {v[:64].hex()}...)")
+            try:
+                f = zt.safe_open(path, "pt")
+            except ztensor.Error:
+                continue
+            with f:
+                for name in f.keys():
+                    try:
+                        view = f.get_slice(name)
+                    except (ztensor.Error, KeyError):  # get_slice takes dense objects' names only
+                        view = None
+                    for how, get in (("get_tensor", lambda: f.get_tensor(name)),
+                                     ("get_slice", None if view is None else lambda: view[...])):
+                        if get is None:
+                            continue
+                        try:
+                            t = get()
+                        except refusals as e:
+                            assert whole is None, (how, name, str(e), v[:64].hex())
+                            continue
+                        except Exception as e:  # noqa: BLE001
+                            pytest.fail(f"{how}({name!r}): {type(e).__name__}: {e} ({v[:64].hex()}...)")
+                        if whole is not None and name in whole:
+                            w = whole[name]
+                            assert (t.dtype, t.shape) == (w.dtype, w.shape), (how, name)
+                            if not t.is_sparse and t.numel():
+                                assert torch.equal(t.reshape(-1).view(torch.uint8), w.reshape(-1).view(torch.uint8)), \
+                                    (how, name)
+                            compared += 1
+    assert compared > 100  # not vacuous
