@@ -25,6 +25,10 @@
 # - Gpu_RankColumns and Gpu_RankColumnsOnHost (a rank's columns through
 #   the ring, and as before; session 63; ~3 s), and gpu_register.py at the
 #   end (DMA from the registered page cache; up to 150 s).
+# - Gpu_GetTensor_many and Gpu_SafetensorsGetTensor_many (a get_tensor loop
+#   over 20,000 x 1 KiB with safe_open(device="cuda"): one staging buffer
+#   and one copy a tensor, against safetensors'; session 64; expect ~10 s),
+#   and the real-CUDA test's tensor-at-a-time loads.
 # Left out for them: the 2 x 256 MiB ring and the uncarved rows (each
 # measured on two H200 calls in sessions 59 - 60). Give the device call
 # ~540 s: what runs past it is gpu_register.py, last, whose lines come
