@@ -39,6 +39,26 @@ def test_numpy_takes_what_it_has_types_for(tmp_path, version):
         assert e.value.status_name == "ZT_ERR_ARGUMENT"
 
 
+def test_a_loop_of_exports_reads_the_summaries_once(tmp_path, monkeypatch):
+    # The first export asks for its object's summary alone; a second starts
+    # a loop (JAX's way to load a model), and all objects' are read once.
+    p = tmp_path / "t.zt"
+    write(p)
+    counts = []
+    real = ztensor._lib.lib.zt_object_summaries
+    monkeypatch.setattr(ztensor._lib.lib, "zt_object_summaries",
+                        lambda r, first, array, count: counts.append(count) or real(r, first, array, count))
+    with ztensor.open(p) as f:
+        names = [n for n in f if n != "csr"]
+        for name in names * 2:  # each twice: the second a copy, as ever
+            a = np.asarray(f.dlpack(name))
+            assert a.tobytes() == np.asarray(f[name]).tobytes(), name
+        assert counts == [1, len(f)]
+        with pytest.raises(ztensor.Error):
+            f.dlpack("csr")  # the refusal's message from its own summary
+        assert counts == [1, len(f), 1]
+
+
 def test_raw_data_is_shared_copy_on_write(tmp_path):
     p = tmp_path / "t.zt"
     write(p)
