@@ -1209,3 +1209,35 @@ def test_data_of_an_unknown_type_is_not_read_as_its_storage(path):
             load()
         assert e.value.status_name == "ZT_ERR_UNSUPPORTED"
     assert torch.equal(zt.safe_open(path).get_tensor("y"), torch.ones(3))
+
+
+@pytest.mark.parametrize("version", [None, 2])
+def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
+    # f[name] reads its object's metadata alone the first time, and from a
+    # File's second lookup on takes it from every object's layouts, read
+    # once: the same arrays (dtype, shape, bytes) and refusals either way.
+    p = tmp_path / "t.zt"
+    with ztensor.Writer(p, file_version=version) as w:
+        w.add("f", np.arange(12, dtype=np.float32).reshape(3, 4))
+        w.add("z", np.arange(1000, dtype=np.int64), encoding="zstd")
+        w.add("h", np.array([0x3F80, 0xC000, 0x4049], np.uint16), dtype="bf16")
+        w.add("q", np.array([0x38, 0xC0], np.uint8), type="f8_e4m3fn")
+        w.add("b", np.array([True, False, True]))
+        w.add("c", np.array([1 + 2j, -3j], np.complex64))
+        w.add("s", np.float64(2.5))
+        w.add("e", np.zeros((0, 3), np.float32))
+        w.add_csr("csr", np.array([1.0], np.float32), [0], [0, 1], (1, 2))
+    for options in ({}, {"copy": True}, {"float32": True}):
+        first = {}
+        for name in ("f", "z", "h", "q", "b", "c", "s", "e", "csr"):
+            with ztensor.open(p, **options) as f:  # a File's first lookup
+                first[name] = f[name]
+        with ztensor.open(p, **options) as f:
+            looped = {name: f[name] for name in first}  # the second on: from the layouts
+            assert f._export_layouts is not None
+        for name, a in first.items():
+            b = looped[name]
+            if name == "csr":
+                assert all(np.array_equal(x, y) for x, y in zip(a, b)) and a.shape == b.shape
+                continue
+            assert (a.dtype, a.shape) == (b.dtype, b.shape) and a.tobytes() == b.tobytes(), (options, name)

@@ -557,7 +557,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
         self._handed = _Extents()  # what of it was handed out
         self._cow_lock = threading.Lock()
-        self._exports = 0  # dlpack() calls so far
+        self._exports = self._lookups = 0  # dlpack() and f[name] calls so far
         self._export_layouts = None  # every object's _dense_layouts entry, from the second call
 
     def _mappable(self):
@@ -610,6 +610,15 @@ class File(NotCopyable, collections.abc.Mapping):
         return isinstance(name, str) and "\0" not in name and self._find(name, missing_ok=True) is not None
 
     def __getitem__(self, name):
+        layouts = self._lookups_layouts()
+        layout = layouts.get(name) if layouts is not None and type(name) is str else None
+        if layout is not None:  # a dense object of a known type: as _dense, its layout already read
+            i, shape, dtype, ltype, dt, _ = layout
+            if self._read_as_float32(dtype, ltype):
+                return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
+            if dt == np.bool_:
+                return self._bools(i, shape)
+            return self._bytes(i, "data", dt, shape)
         i = self._index(name)
         fmt = text(lib.zt_object_format(self._r(), i))
         if fmt == "dense":
@@ -1089,6 +1098,16 @@ class File(NotCopyable, collections.abc.Mapping):
                 self._decode_ranges([(i, "data", 0, storage.ctypes.data, nbytes)])
         self._hold_bools(i, storage)
         return _dlpack.Tensor(name, storage, dtype, ltype, shape)
+
+    def _lookups_layouts(self):
+        """Every dense object's _dense_layouts entry from the second f[name]
+        of a File on (a loop over a model, dict(f)), read once and kept;
+        None before: the first lookup reads its own object's metadata
+        alone. ~11 -> ~6 us an f[name] of raw data (2-core VM)."""
+        self._lookups += 1
+        if self._export_layouts is None and self._lookups > 1:
+            self._export_layouts = self._dense_layouts()
+        return self._export_layouts
 
     def _export_layout(self, i, name):
         """_dense_layouts' entry for object i (`name`), or None. The first
