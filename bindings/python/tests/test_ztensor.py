@@ -1234,7 +1234,7 @@ def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
                 first[name] = f[name]
         with ztensor.open(p, **options) as f:
             looped = {name: f[name] for name in first}  # the second on: from the layouts
-            assert f._export_layouts is not None
+            assert f._layouts is not None
         for name, a in first.items():
             b = looped[name]
             if name == "csr":

@@ -557,8 +557,8 @@ class File(NotCopyable, collections.abc.Mapping):
         self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
         self._handed = _Extents()  # what of it was handed out
         self._cow_lock = threading.Lock()
-        self._exports = self._lookups = 0  # dlpack() and f[name] calls so far
-        self._export_layouts = None  # every object's _dense_layouts entry, from the second call
+        self._lookups = 0  # f[name] and dlpack() calls so far
+        self._layouts = None  # every object's _dense_layouts entry, from the second of them (_kept_layouts)
 
     def _mappable(self):
         """Whether raw data of this file lies at its extents as it is read:
@@ -572,7 +572,7 @@ class File(NotCopyable, collections.abc.Mapping):
         """Gives up this File's hold on the reader; the file is closed once no
         zero-copy array needs it any more."""
         self._handle = None
-        self._export_layouts = None
+        self._layouts = None
         with self._cow_lock:  # not while a hand-out maps it
             self._cow = None  # Tensors from dlpack() keep their mapping alive
             self._identity = None
@@ -610,15 +610,10 @@ class File(NotCopyable, collections.abc.Mapping):
         return isinstance(name, str) and "\0" not in name and self._find(name, missing_ok=True) is not None
 
     def __getitem__(self, name):
-        layouts = self._lookups_layouts()
+        layouts = self._kept_layouts()
         layout = layouts.get(name) if layouts is not None and type(name) is str else None
-        if layout is not None:  # a dense object of a known type: as _dense, its layout already read
-            i, shape, dtype, ltype, dt, _ = layout
-            if self._read_as_float32(dtype, ltype):
-                return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
-            if dt == np.bool_:
-                return self._bools(i, shape)
-            return self._bytes(i, "data", dt, shape)
+        if layout is not None:  # a dense object of a known type, its layout already read
+            return self._dense(layout[0], layout)
         i = self._index(name)
         fmt = text(lib.zt_object_format(self._r(), i))
         if fmt == "dense":
@@ -1082,7 +1077,8 @@ class File(NotCopyable, collections.abc.Mapping):
         decode them with array(name, numpy.float32) or decode(name); data
         of a logical type this library does not know, ZT_ERR_UNSUPPORTED."""
         i = self._index(name)
-        layout = self._export_layout(i, name)
+        layouts = self._kept_layouts()
+        layout = (layouts if layouts is not None else self._dense_layouts(self._columns(i, 1), i)).get(name)
         if layout is None or (layout[2], layout[3]) not in _dlpack._CODES:
             summary = self._columns(i, 1)
             if summary.formats[0] == "dense":
@@ -1099,31 +1095,18 @@ class File(NotCopyable, collections.abc.Mapping):
         self._hold_bools(i, storage)
         return _dlpack.Tensor(name, storage, dtype, ltype, shape)
 
-    def _lookups_layouts(self):
-        """Every dense object's _dense_layouts entry from the second f[name]
-        of a File on (a loop over a model, dict(f)), read once and kept;
-        None before: the first lookup reads its own object's metadata
-        alone. ~11 -> ~6 us an f[name] of raw data (2-core VM)."""
+    def _kept_layouts(self):
+        """Every dense object's _dense_layouts entry from a File's second
+        f[name] or dlpack() on (a loop over a model: dict(f), or JAX's
+        from_dlpack a name), read once and kept; None for the first, which
+        reads its own object's metadata alone. 2-core VM: f[name] of raw
+        data ~12 -> ~6 us, dlpack() ~91 -> ~7 us. Reading them all costs
+        about half what the open did (20,000 objects: 18 against 37 ms), so
+        a File looked into twice pays at most that much more."""
         self._lookups += 1
-        if self._export_layouts is None and self._lookups > 1:
-            self._export_layouts = self._dense_layouts()
-        return self._export_layouts
-
-    def _export_layout(self, i, name):
-        """_dense_layouts' entry for object i (`name`), or None. The first
-        export asks for this object's summary alone; from the second on (a
-        loop over a model's tensors, JAX's way: from_dlpack a name) all
-        objects' are read once and kept: ~91 -> ~7 us an export (2-core
-        VM). Reading them all costs about half what the open did (20,000
-        objects: 18 against 37 ms), so a File exported from twice pays at
-        most that much more."""
-        self._exports += 1
-        layouts = self._export_layouts
-        if layouts is None and self._exports > 1:
-            layouts = self._export_layouts = self._dense_layouts()
-        if layouts is not None:
-            return layouts.get(name)
-        return self._dense_layouts(self._columns(i, 1), i).get(name)
+        if self._layouts is None and self._lookups > 1:
+            self._layouts = self._dense_layouts()
+        return self._layouts
 
     def _copy_on_write(self, i, dt, shape, nbytes):
         """Object i's raw data as a writable copy-on-write mapping of the
@@ -1249,13 +1232,19 @@ class File(NotCopyable, collections.abc.Mapping):
         _, _, dt = self._numpy_dtype(i, role, structural=True)
         return self._bytes(i, role, dt, None)
 
-    def _dense(self, i):
-        dtype, ltype, dt = self._numpy_dtype(i, "data")
+    def _dense(self, i, layout=None):
+        """Dense object i as f[name] gives it; `layout`: its _dense_layouts
+        entry where that was read already (else its types are asked)."""
+        if layout is None:
+            (dtype, ltype, dt), shape = self._numpy_dtype(i, "data"), None
+        else:
+            _, shape, dtype, ltype, dt, _ = layout
         if self._read_as_float32(dtype, ltype):
             return self._convert(i, np.float32, lib.zt_object_read_f32, lib.zt_object_read_f64)
+        shape = self._shape(i) if shape is None else shape
         if dt == np.bool_:
-            return self._bools(i, self._shape(i))
-        return self._bytes(i, "data", dt, self._shape(i))
+            return self._bools(i, shape)
+        return self._bytes(i, "data", dt, shape)
 
     def _bools(self, i, shape):
         """Bool data through the library's dense view, which holds each byte
