@@ -152,7 +152,14 @@ class Nginx:
         """Where the log is now: entries() after it are what came since."""
         return len(self.settled())
 
-    def since(self, mark):
+    def since(self, mark, expect=0):
+        """The entries after mark; with expect, waits (up to 10 s) for at
+        least that many first: a request the client cut short is logged only
+        when nginx next finds the connection closed, which on a loaded
+        machine comes after the log has looked settled for 50 ms."""
+        deadline = time.monotonic() + 10
+        while len(self.entries()) - mark < expect and time.monotonic() < deadline:
+            time.sleep(0.05)
         return self.settled()[mark:]
 
 
