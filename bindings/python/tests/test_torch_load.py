@@ -1577,6 +1577,26 @@ def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path):
     assert storage_bytes(got["big"]) == 8 << 20
 
 
+def test_carved_tensors_of_every_dtype_are_their_own_bytes_of_the_block():
+    # carve() makes each tensor from a kept empty tensor of its dtype and
+    # device (new()), not torch.empty: every dtype still gets exactly its
+    # bytes of the block, contiguous, of its shape, on the block's device.
+    blocks = zt._blocks.Blocks(1 << 20, torch.device("cpu"))
+    made = []
+    for dtype, shape in ((torch.bfloat16, (3, 5)), (torch.float32, (7,)), (torch.bool, (2, 2, 2)),
+                         (torch.complex64, (4,)), (torch.int8, ()), (torch.bfloat16, (1, 9))):
+        nbytes = math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
+        at = blocks.place(nbytes)
+        t = zt._blocks.carve(blocks.storage, blocks.base + at, shape, dtype, nbytes, blocks.device)
+        assert (t.dtype, tuple(t.shape), t.device.type) == (dtype, shape, "cpu") and t.is_contiguous()
+        assert t.data_ptr() == blocks.address + at and storage_bytes(t) == nbytes
+        made.append(t)
+    made[0].fill_(1.5)
+    made[-1].fill_(-2)
+    assert bool((made[0] == 1.5).all()) and bool((made[-1] == -2).all())  # not one tensor's bytes twice
+    assert (torch.bfloat16, torch.device("cpu")) in zt._blocks._NEW
+
+
 def slowed_decode(monkeypatch, seconds, method="_decode_columns"):
     """File.<method> (a load's decode: _decode_columns, on the CPU and in the ring)
     taking `seconds` longer; returns the state it

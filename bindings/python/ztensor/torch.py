@@ -845,7 +845,7 @@ class _File:
                     except RuntimeError as err:  # a block could not be allocated
                         raise _allocation_error(self.f, e, err, device) from None
                     block = blocks.block  # after place(): it may have started a new one
-                    carving = (blocks.storage, blocks.base + at, shape, dtype, nbytes, device)
+                    carving = (blocks.storage, blocks.base + at, shape, dtype, nbytes, blocks.device)
                     if defer:  # the ring copies into the block: the tensor can wait
                         t = out[name] = None  # its place in the order
                         later.append((name, carving))
