@@ -2,6 +2,11 @@
 // nesting depth, trailing bytes, key types, UTF-8, and the heads libcbor 0.8
 // refuses although RFC 8949 allows them (tags 6..20, unassigned simple values).
 #include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <string>
+#include <tuple>
+#include <unordered_map>
 
 #include "base/zt_limits.h"
 #include "cbor/cbor_encode.h"
@@ -188,6 +193,36 @@ TEST(Cbor, KeysWithEqualHashesAreComparedByText) {
   d.uint(2);
   EXPECT_TRUE(OpensWith(with_raw_attributes(b, d.bytes()), ZT_ERR_FORMAT,
                         {"duplicate map key \"k123456\""}));
+}
+
+// A map of a few keys is checked by comparing its keys' 32-bit hashes
+// pairwise: two distinct keys with equal hashes are told apart by their
+// text there too, and the same key twice is refused beside them.
+TEST(Cbor, FewKeysWithEqualHashesAreComparedByText) {
+  std::unordered_map<uint32_t, std::string> seen;
+  std::string a, b;
+  for (size_t i = 0; a.empty(); ++i) {  // a birthday search: ~80 000 keys
+    std::string k = numbered("k", i);
+    const auto top = static_cast<uint32_t>(XXH3_64bits(k.data(), k.size()) >> 32);
+    const auto [at, fresh] = seen.emplace(top, k);
+    if (!fresh) std::tie(a, b) = std::pair(at->second, k);
+  }
+  const FileBuilder f = one_object();
+  CborWriter w;
+  w.map(3);
+  for (const std::string& k : {a, std::string("x"), b}) {
+    w.text(k);
+    w.uint(1);
+  }
+  EXPECT_TRUE(OpensWith(with_raw_attributes(f, w.bytes()), ZT_OK)) << a << " " << b;
+  CborWriter d;
+  d.map(4);
+  for (const std::string& k : {a, b, std::string("x"), b}) {
+    d.text(k);
+    d.uint(1);
+  }
+  EXPECT_TRUE(OpensWith(with_raw_attributes(f, d.bytes()), ZT_ERR_FORMAT,
+                        {"duplicate map key \"" + b + "\""}));
 }
 
 TEST(Cbor, TaggedIndefiniteStringsOpen) {

@@ -133,6 +133,20 @@ TEST(Digest, MalformedDigestTextIsInvalidAtOpen) {
     EXPECT_TRUE(OpensWith(with_digest(kCheckInput, d), ZT_ERR_INVALID,
                           {"object \"w\": component \"data\"", "digest"}));
   }
+  // xxh3's 16 digits, the writers' digest, are checked on a path of their
+  // own: each character just outside the digits' and letters' ranges, at
+  // either end, is refused there too; both cases of the letters open.
+  for (const char c : {'/', ':', '@', 'G', '`', 'g', ' ', '\x7f'}) {
+    for (const std::string& digest : {std::string("xxh3:0123456789abcde") + c,
+                                      "xxh3:" + (c + std::string("123456789abcdef"))}) {
+      ASSERT_EQ(digest.size(), 21u);
+      SCOPED_TRACE(digest);
+      EXPECT_TRUE(
+          OpensWith(with_digest(kCheckInput, digest), ZT_ERR_INVALID, {"malformed digest"}));
+    }
+  }
+  for (const char* d : {"xxh3:0123456789abcdef", "xxh3:0123456789ABCDEF", "xxh3:FEDCBA9876543210"})
+    EXPECT_TRUE(OpensWith(with_digest(kCheckInput, d), ZT_OK)) << d;
 }
 
 // --- content rules ----------------------------------------------------------
