@@ -1,6 +1,8 @@
 // What the decoder keeps of a manifest (manifest_policy): the fields the
 // model reads as nodes, attributes as their encoded bytes, the rest not at
 // all, so that memory follows the model, not what the manifest holds.
+#include <cstring>
+
 #include "base/zt_limits.h"
 #include "manifest/manifest.h"
 
@@ -39,11 +41,17 @@ Decision components_field(const ValueHead& h) {
   return h.count <= Limits::components ? Keep::nodes : Keep::encoded;
 }
 
-// Whether k is one of the string literals `names`: each a size check and
-// a compare of known size, which the compiler does inline.
+// Whether k is the string literal `name`: a size check and an equality
+// test of known size, which the compiler does inline (string_view's ==
+// calls memcmp: its compare() orders).
+template <size_t N>
+bool is(std::string_view k, const char (&name)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), name, N - 1) == 0;
+}
+
 template <size_t... N>
 bool is_one_of(std::string_view k, const char (&... names)[N]) {
-  return ((k == std::string_view(names, N - 1)) || ...);
+  return (is(k, names) || ...);
 }
 
 // 1.x: {version, attributes, objects: {name: {shape, format, attributes,
@@ -54,23 +62,25 @@ bool is_one_of(std::string_view k, const char (&... names)[N]) {
 // not a call to memcmp (the policy was 10% of opening 20,000 objects).
 template <bool kV100>
 Decision policy_v1(Path path, const ValueHead& h) {
-  constexpr std::string_view objects = kV100 ? "tensors" : "objects";
+  const auto is_objects = [](std::string_view k) {
+    return kV100 ? is(k, "tensors") : is(k, "objects");
+  };
   const std::string_view k = path.back();
   if (path.size() == 1) {
-    if (k == objects) return Keep::nodes;
-    if (k == "attributes") return Keep::encoded;
-    if (k == "version" || (kV100 && k == "generator")) return scalar_field(h);
+    if (is_objects(k)) return Keep::nodes;
+    if (is(k, "attributes")) return Keep::encoded;
+    if (is(k, "version") || (kV100 && is(k, "generator"))) return scalar_field(h);
     return Keep::nothing;
   }
-  if (path[0] != objects) return Keep::nodes;
+  if (!is_objects(path[0])) return Keep::nodes;
   if (path.size() == 3) {
-    if (k == "attributes") return Keep::encoded;
-    if (k == "shape") return shape_field(h);
-    if (k == "components") return components_field(h);
-    if (k == "format" || (kV100 && k == "dtype")) return scalar_field(h);
+    if (is(k, "attributes")) return Keep::encoded;
+    if (is(k, "shape")) return shape_field(h);
+    if (is(k, "components")) return components_field(h);
+    if (is(k, "format") || (kV100 && is(k, "dtype"))) return scalar_field(h);
     return Keep::nothing;
   }
-  if (path.size() == 5 && path[2] == "components") {
+  if (path.size() == 5 && is(path[2], "components")) {
     const bool known = is_one_of(k, "offset", "length", "encoding", "digest") ||
                        (!kV100 && is_one_of(k, "dtype", "type", "uncompressed_length"));
     return known ? scalar_field(h) : Keep::nothing;
@@ -83,7 +93,7 @@ Decision policy_v1(Path path, const ValueHead& h) {
 Decision policy_v010(Path path, const ValueHead& h) {
   if (path.size() != 2) return Keep::nodes;
   const std::string_view k = path.back();
-  if (k == "shape") return shape_field(h);
+  if (is(k, "shape")) return shape_field(h);
   if (is_one_of(k, "name", "offset", "size", "dtype", "encoding", "checksum", "data_endianness",
                 "layout", "format", "sparse_format"))
     return scalar_field(h);
@@ -103,21 +113,21 @@ Decision policy_v2(Path path, const ValueHead& h) {
   const std::string_view k = path.back();
   switch (path.size()) {
     case 1:
-      if (k == "objects" || k == "shards") return Keep::nodes;
-      return k == "attributes" ? Keep::encoded : Keep::nothing;
+      if (is(k, "objects") || is(k, "shards")) return Keep::nodes;
+      return is(k, "attributes") ? Keep::encoded : Keep::nothing;
     case 2:
       return Keep::nodes;  // an object or a shard entry
     case 3:
-      if (path[0] == "shards")
+      if (is(path[0], "shards"))
         return is_one_of(k, "size", "digest") ? scalar_field(h) : Keep::nothing;
-      if (k == "attributes") return Keep::encoded;
-      if (k == "shape") return shape_field(h);
-      if (k == "parts") return components_field(h);
-      return k == "layout" ? scalar_field(h) : Keep::nothing;
+      if (is(k, "attributes")) return Keep::encoded;
+      if (is(k, "shape")) return shape_field(h);
+      if (is(k, "parts")) return components_field(h);
+      return is(k, "layout") ? scalar_field(h) : Keep::nothing;
     case 4:
-      return path[2] == "parts" ? Keep::nodes : Keep::nothing;
+      return is(path[2], "parts") ? Keep::nodes : Keep::nothing;
     case 5:
-      if (k == "blob") return blob_field(h);
+      if (is(k, "blob")) return blob_field(h);
       return is_one_of(k, "dtype", "type", "shard", "encoding", "decoded_length", "digest")
                  ? scalar_field(h)
                  : Keep::nothing;
