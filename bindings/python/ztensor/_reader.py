@@ -13,6 +13,7 @@ import os
 import stat
 import threading
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from array import array as _c_array  # not "array": a common local name here
 from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, string_at
 
 import numpy as np
@@ -93,6 +94,21 @@ class _Columns(NamedTuple):
     dtypes: List[Optional[str]]  # of the "data" component; None without one
     types: List[Optional[str]]
     attributed: List[bool]  # whether the object has attributes
+
+
+def _u64_column(values):
+    """A list (or tuple) of Python ints as a numpy uint64 array, converted in C by
+    array.array (numpy converting the list as it sets a record field looks
+    at each element's type first: 0.74 against 0.15 ms for 20,000 on the
+    2-core VM, four columns a load); anything else (a numpy column, a value
+    that is not an unsigned 64-bit int) as it is, for numpy to convert or
+    refuse as before."""
+    if type(values) in (list, tuple):
+        try:
+            return np.frombuffer(_c_array("Q", values), np.uint64)
+        except (OverflowError, TypeError):
+            pass
+    return values
 
 
 def _c_strings(addresses):
@@ -1045,11 +1061,11 @@ class File(NotCopyable, collections.abc.Mapping):
             reqs["struct_size"] = _RANGE_SIZE
             if n:
                 at = {role: ctypes.cast(ctypes.c_char_p(b), c_void_p).value for role, b in role_of.items()}
-                reqs["object"] = objects
+                reqs["object"] = _u64_column(objects)
                 reqs["role"] = next(iter(at.values())) if len(at) == 1 else [at[x] for x in roles]
-                reqs["offset"] = offsets
-                reqs["dst"] = addresses
-                reqs["length"] = lengths
+                reqs["offset"] = _u64_column(offsets)
+                reqs["dst"] = _u64_column(addresses)
+                reqs["length"] = _u64_column(lengths)
             array = reqs.ctypes.data
         else:
             reqs = array = (_lib.DecodeRange * max(n, 1))()
