@@ -894,10 +894,10 @@ class File(NotCopyable, collections.abc.Mapping):
             reqs = np.zeros(max(n, 1), dtype=_REQUEST_DTYPE)
             reqs["struct_size"] = _REQUEST_SIZE
             if n:
-                reqs["object"] = objects
+                reqs["object"] = _u64_column(objects)
                 reqs["role"] = ctypes.cast(_DATA_ROLE, c_void_p).value
-                reqs["dst"] = addresses
-                reqs["capacity"] = sizes
+                reqs["dst"] = _u64_column(addresses)
+                reqs["capacity"] = _u64_column(sizes)
             array = ctypes.cast(reqs.ctypes.data, ctypes.POINTER(_lib.DecodeRequest))
             check(lib.zt_decode_many(r, array, n, threads))
             written = reqs["written"][:n].tolist()
