@@ -500,6 +500,51 @@ def test_a_tensor_at_a_time_loads_as_load_file_does(tmp_path, monkeypatch, versi
         assert f.get_tensor("big.0").device.type == "meta" and through_load == [["big.0"]]
 
 
+def test_a_tensor_at_a_time_from_many_threads_and_from_within_a_call(tmp_path):
+    # get_tensor's request struct is kept per thread and taken out while in
+    # use: threads loading from one File at once, and a get_tensor made on
+    # this thread between the request's setting and the library's reading
+    # of it (a signal handler's, say), each get their own tensors.
+    t = {f"w.{i}": torch.full((64,), float(i)) for i in range(200)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    with zt.safe_open(p, "pt") as f:
+        wrong = []
+
+        def run(names):
+            for _ in range(5):
+                wrong.extend(n for n in names if not same(f.get_tensor(n), t[n]))
+
+        names = list(t)
+        workers = [threading.Thread(target=run, args=(names[k::4],)) for k in range(4)]
+        for w in workers:
+            w.start()
+        run(names)
+        for w in workers:
+            w.join()
+        assert wrong == []
+
+        from ztensor import _reader
+        nested, real_lib = [], _reader.lib
+
+        class Interrupting:  # a get_tensor runs after the request is set, before the library reads it
+            def __getattr__(self, name):
+                return getattr(real_lib, name)
+
+            def zt_decode_ranges(self, *args):
+                if not nested:
+                    nested.append(None)  # once: the nested call comes here too
+                    nested[0] = f.get_tensor("w.7")
+                return real_lib.zt_decode_ranges(*args)
+
+        try:
+            _reader.lib = Interrupting()
+            got = f.get_tensor("w.3")
+        finally:
+            _reader.lib = real_lib
+        assert same(got, t["w.3"]) and len(nested) == 1 and same(nested[0], t["w.7"])
+
+
 @pytest.mark.parametrize("buffer_bytes", [64, 4096, 1 << 20])
 def test_a_tensor_at_a_time_to_a_device_takes_one_buffer_and_one_copy(tmp_path, buffer_bytes):
     # get_tensor to a CUDA device: _File.one with the device's staging (here
