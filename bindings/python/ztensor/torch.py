@@ -543,6 +543,7 @@ class _File:
         self.float8 = float8
         self.sparse = sparse
         self._layouts = self._exact = self._names = None
+        self._news = {}  # dtype -> new_empty of an empty CPU tensor of it (one())
         self._bools = False
         self._column = self._summary = None
         self._summary_by_name = None
@@ -714,13 +715,16 @@ class _File:
             self.f._read_refusal(index)
         on = device if staging is not None else None
         try:
-            t = torch.empty(shape, dtype=dtype, device=on)
+            if on is None:  # new_empty of a kept empty tensor of the dtype: no dtype or device parsed
+                t = (self._news.get(dtype) or _cpu_new_empty(self._news, dtype))(shape)
+            else:
+                t = torch.empty(shape, dtype=dtype, device=on)
         except RuntimeError as err:
             raise _allocation_error(self.f, e, err, on) from None
         if box is not None:
             def fill(address, n, f=self.f):
                 f._slice_into(index, box.begin, box.end, address, n)
-        else:
+        elif staging is not None:
             def fill(address, n, f=self.f):
                 f._decode_one(index, first, address, n)
         if staging is not None:
@@ -728,7 +732,10 @@ class _File:
         elif nbytes:
             if nbytes >= 2 * _blocks.HUGE_PAGE:
                 _advise_huge_pages(t)
-            fill(t.data_ptr(), nbytes)
+            if box is None:  # the usual call: no closure made
+                self.f._decode_one(index, first, t.data_ptr(), nbytes)
+            else:
+                fill(t.data_ptr(), nbytes)
         if dtype is torch.bool:
             self._hold_bools({name: e}, {name: t})
         return t
