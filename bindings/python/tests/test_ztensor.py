@@ -1213,9 +1213,10 @@ def test_data_of_an_unknown_type_is_not_read_as_its_storage(path):
 
 @pytest.mark.parametrize("version", [None, 2])
 def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
-    # f[name] reads its object's metadata alone the first time, and from a
-    # File's second lookup on takes it from every object's layouts, read
-    # once: the same arrays (dtype, shape, bytes) and refusals either way.
+    # f[name] (and f.array(name)) reads its object's metadata alone the
+    # first time, and from a File's second lookup on takes it from every
+    # object's layouts, read once: the same arrays (dtype, shape, bytes) and
+    # refusals either way.
     p = tmp_path / "t.zt"
     with ztensor.Writer(p, file_version=version) as w:
         w.add("f", np.arange(12, dtype=np.float32).reshape(3, 4))
@@ -1235,12 +1236,20 @@ def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
         with ztensor.open(p, **options) as f:
             looped = {name: f[name] for name in first}  # the second on: from the layouts
             assert f._layouts is not None
+        dense = [name for name in first if name != "csr"]
+        with ztensor.open(p, **options) as f:  # f.array(name) too: its first call alone, then the table
+            arrays = {name: f.array(name) for name in dense}
+            assert f._layouts is not None
+            with pytest.raises(ztensor.Error):
+                f.array("csr")  # not dense: refused as before, the table or not
         for name, a in first.items():
             b = looped[name]
             if name == "csr":
                 assert all(np.array_equal(x, y) for x, y in zip(a, b)) and a.shape == b.shape
                 continue
             assert (a.dtype, a.shape) == (b.dtype, b.shape) and a.tobytes() == b.tobytes(), (options, name)
+            c = arrays[name]
+            assert (a.dtype, a.shape) == (c.dtype, c.shape) and a.tobytes() == c.tobytes(), (options, name)
 
 
 def test_request_columns_are_converted_as_numpy_would_or_left_to_numpy():

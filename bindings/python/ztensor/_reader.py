@@ -582,7 +582,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
         self._handed = _Extents()  # what of it was handed out
         self._cow_lock = threading.Lock()
-        self._lookups = 0  # f[name] and dlpack() calls so far
+        self._lookups = 0  # f[name], f.array(name) and dlpack() calls so far
         self._layouts = None  # every object's _dense_layouts entry, from the second of them (_kept_layouts)
 
     def _mappable(self):
@@ -635,8 +635,7 @@ class File(NotCopyable, collections.abc.Mapping):
         return isinstance(name, str) and "\0" not in name and self._find(name, missing_ok=True) is not None
 
     def __getitem__(self, name):
-        layouts = self._kept_layouts()
-        layout = layouts.get(name) if layouts is not None and type(name) is str else None
+        layout = self._kept_layout(name)
         if layout is not None:  # a dense object of a known type, its layout already read
             return self._dense(layout[0], layout)
         i = self._index(name)
@@ -740,9 +739,10 @@ class File(NotCopyable, collections.abc.Mapping):
         (zero-copy for raw data); numpy.float32 or numpy.float64: every numeric
         type (integers, bool, f16, bf16, FP8) converted by the library, complex
         data as complex64 / complex128."""
-        i = self._index(name)
+        layout = self._kept_layout(name)  # a loop over a model's names: each object's metadata read once
+        i = self._index(name) if layout is None else layout[0]
         if dtype is None:
-            return self._dense(i)
+            return self._dense(i, layout)
         return self._convert(i, _float_type(dtype), lib.zt_object_read_f32, lib.zt_object_read_f64)
 
     def decode(self, name: str, dtype: Any = np.float32) -> np.ndarray:
@@ -1126,10 +1126,16 @@ class File(NotCopyable, collections.abc.Mapping):
         self._hold_bools(i, storage)
         return _dlpack.Tensor(name, storage, dtype, ltype, shape)
 
+    def _kept_layout(self, name):
+        """`name`'s entry of _kept_layouts() where that table is read and has
+        it (a dense object of a known type), else None."""
+        layouts = self._kept_layouts()
+        return layouts.get(name) if layouts is not None and type(name) is str else None
+
     def _kept_layouts(self):
         """Every dense object's _dense_layouts entry from a File's second
-        f[name] or dlpack() on (a loop over a model: dict(f), or JAX's
-        from_dlpack a name), read once and kept; None for the first, which
+        f[name], f.array(name) or dlpack() on (a loop over a model: dict(f),
+        or JAX's from_dlpack a name), read once and kept; None for the first, which
         reads its own object's metadata alone. 2-core VM: f[name] of raw
         data ~12 -> ~6 us, dlpack() ~91 -> ~7 us. Reading them all costs
         about half what the open did (20,000 objects: 18 against 37 ms), so
