@@ -500,6 +500,35 @@ def test_a_tensor_at_a_time_loads_as_load_file_does(tmp_path, monkeypatch, versi
         assert f.get_tensor("big.0").device.type == "meta" and through_load == [["big.0"]]
 
 
+def test_keys_of_plain_slices_make_the_box_the_general_path_makes():
+    # get_slice(name)[key] takes keys of slices without steps (a rank's rows
+    # or columns) by a short path: the same box as _reader._box_of for
+    # every such key, and none (the general path's) for anything else.
+    import random
+    from ztensor import _reader
+    rnd = random.Random(1)
+    ends = [None, 0, 1, 2, 3, 5, -1, -3, 7, 100, -100]
+    compared = refused = 0
+    for shape in [(), (0,), (5,), (4, 6), (3, 0, 2), (2, 3, 4)]:
+        for _ in range(2000):
+            key = tuple(slice(rnd.choice(ends), rnd.choice(ends), rnd.choice([None, 1]))
+                        for _ in range(rnd.randint(1, len(shape) + 1)))
+            if len(key) == 1 and rnd.random() < 0.5:
+                key = key[0]
+            short = zt._box_of_slices(key, shape)
+            try:
+                begin, end, _ = _reader._box_of(key, shape)
+            except IndexError:
+                assert short is None, (key, shape)
+                refused += 1
+                continue
+            assert short == (begin, end), (key, shape)
+            compared += 1
+    assert compared > 5000 and refused > 1000
+    for key in (Ellipsis, 3, (slice(None), 2), (slice(0, 4, 2),), (slice(None), Ellipsis), [0, 1]):
+        assert zt._box_of_slices(key, (4, 6)) is None, key
+
+
 def test_a_tensor_at_a_time_from_many_threads_and_from_within_a_call(tmp_path):
     # get_tensor's request struct is kept per thread and taken out while in
     # use: threads loading from one File at once, and a get_tensor made on
