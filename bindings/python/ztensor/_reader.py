@@ -582,7 +582,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
         self._handed = _Extents()  # what of it was handed out
         self._cow_lock = threading.Lock()
-        self._lookups = 0  # f[name], f.array(name) and dlpack() calls so far
+        self._lookups = 0  # f[name], f.array(name), f.rows(name) and dlpack() calls so far
         self._layouts = None  # every object's _dense_layouts entry, from the second of them (_kept_layouts)
 
     def _mappable(self):
@@ -759,9 +759,14 @@ class File(NotCopyable, collections.abc.Mapping):
         (at a URL, in copy mode) or decodes only the zstd frames covering
         them; numpy.float32 / float64: converted."""
         start, stop = checked_int(start, "start"), checked_int(stop, "stop")
-        i = self._index(name)
+        layout = self._kept_layout(name)  # rows in a loop: the object's metadata read once
+        if layout is None:
+            i = self._index(name)
+            shape = self._shape(i)
+            dtype_name, ltype, dt = self._numpy_dtype(i, "data")
+        else:
+            i, shape, dtype_name, ltype, dt, _ = layout
         r = self._r()
-        shape = self._shape(i)
         if not shape:
             raise Error(_lib.ERR_ARGUMENT, f'object "{name}" is a scalar: it has no rows')
         # Checked before anything is allocated for the rows.
@@ -769,7 +774,6 @@ class File(NotCopyable, collections.abc.Mapping):
             raise Error(_lib.ERR_ARGUMENT, f'object "{name}": rows [{start}, {stop}) are not within its '
                         f'{shape[0]} rows')
         out_shape = (max(stop - start, 0),) + shape[1:]
-        dtype_name, ltype, dt = self._numpy_dtype(i, "data")
         # As f[name] and slice() give them: f4_e2m1 (packed, two values a
         # byte) and, with float32=True, bf16 and FP8 as float32.
         if dtype is None and self._read_as_float32(dtype_name, ltype):
@@ -1134,7 +1138,7 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _kept_layouts(self):
         """Every dense object's _dense_layouts entry from a File's second
-        f[name], f.array(name) or dlpack() on (a loop over a model: dict(f),
+        f[name], f.array(name), f.rows(name, ...) or dlpack() on (a loop over a model: dict(f),
         or JAX's from_dlpack a name), read once and kept; None for the first, which
         reads its own object's metadata alone. 2-core VM: f[name] of raw
         data ~12 -> ~6 us, dlpack() ~91 -> ~7 us. Reading them all costs
