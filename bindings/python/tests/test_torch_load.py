@@ -501,9 +501,10 @@ def test_a_tensor_at_a_time_loads_as_load_file_does(tmp_path, monkeypatch, versi
 
 
 def test_keys_of_plain_slices_make_the_box_the_general_path_makes():
-    # get_slice(name)[key] takes keys of slices without steps (a rank's rows
-    # or columns) by a short path: the same box as _reader._box_of for
-    # every such key, and none (the general path's) for anything else.
+    # Keys of slices without steps (a rank's rows or columns) take a short
+    # path to their box (get_slice(name)[key], numpy's f.slice): the same
+    # box, and the same index into it, as the general parse (_box_of_any)
+    # for every such key, and none (the general path's) for anything else.
     import random
     from ztensor import _reader
     rnd = random.Random(1)
@@ -515,18 +516,19 @@ def test_keys_of_plain_slices_make_the_box_the_general_path_makes():
                         for _ in range(rnd.randint(1, len(shape) + 1)))
             if len(key) == 1 and rnd.random() < 0.5:
                 key = key[0]
-            short = zt._box_of_slices(key, shape)
+            short = _reader._box_of_slices(key, shape)
             try:
-                begin, end, _ = _reader._box_of(key, shape)
+                begin, end, post = _reader._box_of_any(key, shape)
             except IndexError:
                 assert short is None, (key, shape)
                 refused += 1
                 continue
             assert short == (begin, end), (key, shape)
+            assert _reader._box_of(key, shape) == (begin, end, post), (key, shape)  # numpy's slice() too
             compared += 1
     assert compared > 5000 and refused > 1000
     for key in (Ellipsis, 3, (slice(None), 2), (slice(0, 4, 2),), (slice(None), Ellipsis), [0, 1]):
-        assert zt._box_of_slices(key, (4, 6)) is None, key
+        assert _reader._box_of_slices(key, (4, 6)) is None, key
 
 
 def test_a_tensor_at_a_time_from_many_threads_and_from_within_a_call(tmp_path):

@@ -1213,7 +1213,7 @@ def test_data_of_an_unknown_type_is_not_read_as_its_storage(path):
 
 @pytest.mark.parametrize("version", [None, 2])
 def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
-    # f[name] (and f.array, f.rows) reads its object's metadata alone the
+    # f[name] (and f.array, f.rows, f.slice) reads its object's metadata alone the
     # first time, and from a File's second lookup on takes it from every
     # object's layouts, read once: the same arrays (dtype, shape, bytes) and
     # refusals either way.
@@ -1242,6 +1242,9 @@ def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
             assert f._layouts is not None
             with pytest.raises(ztensor.Error):
                 f.array("csr")  # not dense: refused as before, the table or not
+        with ztensor.open(p, **options) as f:  # and f.slice(name, key)
+            slices = {name: f.slice(name, (slice(0, 2),) if first[name].ndim else ()) for name in dense}
+            assert f._layouts is not None
         with ztensor.open(p, **options) as f:  # and f.rows(name, ...)
             rows = {name: f.rows(name, 0, min(2, first[name].shape[0])) for name in dense if first[name].ndim}
             assert f._layouts is not None
@@ -1257,9 +1260,10 @@ def test_a_loop_of_lookups_gives_what_a_first_lookup_gives(tmp_path, version):
             assert (a.dtype, a.shape) == (b.dtype, b.shape) and a.tobytes() == b.tobytes(), (options, name)
             c = arrays[name]
             assert (a.dtype, a.shape) == (c.dtype, c.shape) and a.tobytes() == c.tobytes(), (options, name)
-            if a.ndim:
-                w, d = a[:2], rows[name]
-                assert (w.dtype, w.shape) == (d.dtype, d.shape) and w.tobytes() == d.tobytes(), (options, name)
+            w, d = (a[:2], rows[name]) if a.ndim else (a, a)
+            assert (w.dtype, w.shape) == (d.dtype, d.shape) and w.tobytes() == d.tobytes(), (options, name)
+            d = slices[name]
+            assert (w.dtype, w.shape) == (d.dtype, d.shape) and w.tobytes() == d.tobytes(), (options, name)
 
 
 def test_request_columns_are_converted_as_numpy_would_or_left_to_numpy():

@@ -495,9 +495,9 @@ def _selection(key, shape):
     """The selection `key` (numpy basic indexing) of a tensor of `shape` as
     a _Selection, or None where it has steps (zt_dense_slice reads those,
     on the CPU)."""
-    box = _box_of_slices(key, shape)
+    box = _reader._box_of_slices(key, shape)
     if box is None:
-        begin, end, post = _reader._box_of(key, shape)
+        begin, end, post = _reader._box_of_any(key, shape)
         if any(isinstance(p, slice) and p.step not in (None, 1) for p in post):
             return None
         extents = [e - b for b, e in zip(begin, end)]
@@ -520,27 +520,6 @@ def _selection(key, shape):
     for b, n in zip(begin, shape):
         first = first * n + b
     return _Selection(begin, end, selected, count, first)
-
-
-def _box_of_slices(key, shape):
-    """(begin, end) of `key` where it is a slice, or a tuple of at most
-    len(shape) slices, all without steps (a rank's rows, its columns, [:]):
-    what _reader._box_of gives for it, in a third of the time (a loop of
-    get_slice(name)[rows] pays it a tensor); None for any other key."""
-    if type(key) is slice:
-        key = (key,)
-    if type(key) is not tuple or len(key) > len(shape):
-        return None
-    begin, end = [0] * len(shape), list(shape)
-    for d, k in enumerate(key):
-        if type(k) is not slice or k.step not in (None, 1):
-            return None
-        b, e, _ = k.indices(shape[d])
-        if e > b:
-            begin[d], end[d] = b, e
-        else:  # nothing selected in this dimension: as _box_of says it
-            end[d] = 0
-    return begin, end
 
 
 def _selected(e, s):
