@@ -106,12 +106,12 @@ def _one_request():
 
 
 def _u64_column(values):
-    """A list (or tuple) of Python ints as a numpy uint64 array, converted in C by
-    array.array (numpy converting the list as it sets a record field looks
-    at each element's type first: 0.74 against 0.15 ms for 20,000 on the
-    2-core VM, four columns a load); anything else (a numpy column, a value
-    that is not an unsigned 64-bit int) as it is, for numpy to convert or
-    refuse as before."""
+    """A list (or tuple) of Python ints as a numpy uint64 array, converted
+    in C by array.array (numpy converting the list as it sets a record
+    field looks at each element's type first: 0.74 against 0.15 ms for
+    20,000 on the 2-core VM, four columns a load); anything else (a numpy
+    column, a value that is not an unsigned 64-bit int) as it is, for numpy
+    to convert or refuse as before."""
     if type(values) in (list, tuple):
         try:
             return np.frombuffer(_c_array("Q", values), np.uint64)
@@ -760,12 +760,8 @@ class File(NotCopyable, collections.abc.Mapping):
         them; numpy.float32 / float64: converted."""
         start, stop = checked_int(start, "start"), checked_int(stop, "stop")
         layout = self._kept_layout(name)  # rows in a loop: the object's metadata read once
-        if layout is None:
-            i = self._index(name)
-            shape = self._shape(i)
-            dtype_name, ltype, dt = self._numpy_dtype(i, "data")
-        else:
-            i, shape, dtype_name, ltype, dt, _ = layout
+        i = self._index(name) if layout is None else layout[0]
+        shape = self._shape(i) if layout is None else layout[1]
         r = self._r()
         if not shape:
             raise Error(_lib.ERR_ARGUMENT, f'object "{name}" is a scalar: it has no rows')
@@ -774,6 +770,7 @@ class File(NotCopyable, collections.abc.Mapping):
             raise Error(_lib.ERR_ARGUMENT, f'object "{name}": rows [{start}, {stop}) are not within its '
                         f'{shape[0]} rows')
         out_shape = (max(stop - start, 0),) + shape[1:]
+        dtype_name, ltype, dt = self._numpy_dtype(i, "data") if layout is None else layout[2:5]
         # As f[name] and slice() give them: f4_e2m1 (packed, two values a
         # byte) and, with float32=True, bf16 and FP8 as float32.
         if dtype is None and self._read_as_float32(dtype_name, ltype):
@@ -811,17 +808,14 @@ class File(NotCopyable, collections.abc.Mapping):
         f4_e2m1 as float32); numpy.float32 / float64: converted. Always a
         fresh array."""
         layout = self._kept_layout(name)  # slices in a loop: the object's metadata read once
-        if layout is None:
-            i = self._index(name)
-            shape = self._shape(i)
-            dtype_name, ltype, dt = self._numpy_dtype(i, "data")
-        else:
-            i, shape, dtype_name, ltype, dt, _ = layout
+        i = self._index(name) if layout is None else layout[0]
+        shape = self._shape(i) if layout is None else layout[1]
         r = self._r()
         begin, end, post = _box_of(key, shape)
         box_shape = tuple(e - b for b, e in zip(begin, end))
         ndim = len(shape)
         b_arr, e_arr = (c_uint64 * max(ndim, 1))(*begin), (c_uint64 * max(ndim, 1))(*end)
+        dtype_name, ltype, dt = self._numpy_dtype(i, "data") if layout is None else layout[2:5]
         if dtype is None and self._read_as_float32(dtype_name, ltype):
             dtype = np.float32
         written = c_uint64()
@@ -1142,9 +1136,9 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _kept_layouts(self):
         """Every dense object's _dense_layouts entry from a File's second
-        f[name], f.array, f.rows, f.slice or dlpack() on (a loop over a model: dict(f),
-        or JAX's from_dlpack a name), read once and kept; None for the first, which
-        reads its own object's metadata alone. 2-core VM: f[name] of raw
+        f[name], f.array, f.rows, f.slice or dlpack() on (a loop over a
+        model: dict(f), or JAX's from_dlpack a name), read once and kept;
+        None for the first, which reads its own object's metadata alone. 2-core VM: f[name] of raw
         data ~12 -> ~6 us, dlpack() ~91 -> ~7 us. Reading them all costs
         about half what the open did (20,000 objects: 18 against 37 ms), so
         a File looked into twice pays at most that much more."""
