@@ -549,7 +549,7 @@ class _File:
         self.float8 = float8
         self.sparse = sparse
         self._layouts = self._exact = self._names = None
-        self._news = {}  # dtype -> new_empty of an empty CPU tensor of it (one())
+        self._news = {}  # dtype -> new_empty of an empty CPU tensor of it (one(), load())
         self._bools = False
         self._column = self._summary = None
         self._summary_by_name = None
@@ -901,9 +901,9 @@ class _File:
             # while it runs (_decode_while_carving).
             objects, offsets, addresses, lengths, later = [], [], [], [], []
             mapped, huge, ask = self._map, 2 * _blocks.HUGE_PAGE, _ASK_FROM
-            # dtype -> new_empty of an empty CPU tensor of it: new_empty(shape)
+            # The File's dtype -> new_empty table (one()'s too): new_empty(shape)
             # parses no dtype (1.20 against torch.empty's 1.40 us a tensor).
-            news, new_of = {}, _cpu_new_empty
+            news, new_of = self._news, _cpu_new_empty
             cpu = torch.device("cpu")
             blocks = None if mapped else _blocks_for(exact, out, cpu, _blocks.CPU_PACK_FROM)
             smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
