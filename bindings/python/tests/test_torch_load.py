@@ -575,6 +575,16 @@ def test_a_tensor_at_a_time_from_many_threads_and_from_within_a_call(tmp_path):
             _reader.lib = real_lib
         assert same(got, t["w.3"]) and len(nested) == 1 and same(nested[0], t["w.7"])
 
+        # One struct a thread, not one a call: the loop's per-tensor saving.
+        made, real_one = [], _reader._one_request
+        _reader.__dict__["_one_request"] = lambda: made.append(1) or real_one()
+        try:
+            _reader._ONE_REQUEST.__dict__.pop("q", None)
+            assert all(same(f.get_tensor(n), t[n]) for n in names)
+        finally:
+            _reader.__dict__["_one_request"] = real_one
+        assert len(made) == 1
+
 
 @pytest.mark.parametrize("buffer_bytes", [64, 4096, 1 << 20])
 def test_a_tensor_at_a_time_to_a_device_takes_one_buffer_and_one_copy(tmp_path, buffer_bytes):
