@@ -395,6 +395,24 @@ ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, co
 ZT_API zt_status zt_component_extent(const zt_reader* r, size_t object, const char* role,
                                      uint64_t* offset, uint64_t* nbytes);
 
+/* zt_component_extent and zt_component_encoding of component `role` of
+   objects first .. first + count - 1, in one call: what a loader that maps
+   or reads a model's bytes itself plans from (asked object by object, a
+   binding pays its per-call cost for each: a mapped load of 20,000 small
+   tensors took twice as long as copying them). offsets[k] and nbytes[k]
+   get object first + k's extent and, where encodings is not NULL,
+   encodings[k] its encoding (the reader's text, valid until zt_close).
+   Where zt_component_extent would refuse an object (it has no component
+   `role`; its bytes are in another file), offsets[k] is UINT64_MAX,
+   nbytes[k] is 0, and encodings[k] is as zt_component_encoding says (NULL
+   without such a component). Reads nothing. Fails with ZT_ERR_ARGUMENT
+   (NULL reader or role; NULL offsets or nbytes with count > 0) or
+   ZT_ERR_NOT_FOUND (the objects run past the last one), writing nothing
+   then. */
+ZT_API zt_status zt_component_extents(const zt_reader* r, const char* role, size_t first,
+                                      size_t count, uint64_t* offsets, uint64_t* nbytes,
+                                      const char** encodings);
+
 /* Many objects at a glance, in one call: what a loader needs to plan
    reading a whole model (a binding that asks field by field pays its
    per-call cost for each, and a model of many small tensors loads at that

@@ -1154,6 +1154,29 @@ class Reader {
     return out;
   }
 
+  /// Where component `role` of every object lies, in one call
+  /// (zt_component_extents): for a loader that maps or reads the bytes
+  /// itself. `extent` is nullopt where the object has no such component or
+  /// its bytes are in another file; `encoding` is a view into the Reader
+  /// ("raw", "zstd", ...; nullopt without the component).
+  struct Placement {
+    std::optional<Component::Extent> extent;
+    std::optional<std::string_view> encoding;
+  };
+  std::vector<Placement> extents(std::string_view role = "data") const {
+    const std::size_t n = size();
+    std::vector<std::uint64_t> offsets(n), lengths(n);
+    std::vector<const char*> encodings(n);
+    detail::check(zt_component_extents(live(), detail::c_str(role).c_str(), 0, n, offsets.data(),
+                                       lengths.data(), encodings.data()));
+    std::vector<Placement> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (offsets[i] != UINT64_MAX) out[i].extent = Component::Extent{offsets[i], lengths[i]};
+      out[i].encoding = detail::opt_text(encodings[i]);
+    }
+    return out;
+  }
+
   IndexRange<Reader, Object>::iterator begin() const& { return objects().begin(); }
   IndexRange<Reader, Object>::iterator end() const& { return objects().end(); }
   IndexRange<Reader, Object> objects() const& { return IndexRange<Reader, Object>(this); }

@@ -555,6 +555,27 @@ TEST_F(WrapperTest, SparseObjectsAreWrittenComponentByComponent) {
   EXPECT_GT(all[0].attributes_size, 0u);
 }
 
+TEST_F(WrapperTest, ExtentsSayWhereEachObjectsBytesLie) {
+  ztensor::Reader r(write_sample());
+  const std::vector<ztensor::Reader::Placement> all = r.extents();
+  ASSERT_EQ(all.size(), r.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const ztensor::Component data = r[i].data();
+    const auto one = data.extent();
+    ASSERT_EQ(all[i].extent.has_value(), one.has_value()) << i;
+    if (one) {
+      EXPECT_EQ(all[i].extent->offset, one->offset) << i;
+      EXPECT_EQ(all[i].extent->nbytes, one->nbytes) << i;
+    }
+    EXPECT_EQ(all[i].encoding, std::optional<std::string_view>(data.encoding())) << i;
+  }
+  // A role no object has: nothing anywhere.
+  for (const ztensor::Reader::Placement& p : r.extents("indptr")) {
+    EXPECT_FALSE(p.extent.has_value());
+    EXPECT_FALSE(p.encoding.has_value());
+  }
+}
+
 TEST_F(WrapperTest, SummariesSayWhatEachObjectSays) {
   ztensor::Reader r(write_sample());
   const std::vector<ztensor::Reader::Summary> all = r.summaries();

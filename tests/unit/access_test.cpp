@@ -94,6 +94,70 @@ TEST(Access, ExtentsPointAtTheStoredBytes) {
   EXPECT_EQ(zt_component_extent(nullptr, 0, "data", &offset, &n), ZT_ERR_ARGUMENT);
 }
 
+// zt_component_extents: every object's extent and encoding in one call, as
+// the calls one object at a time give them; what they refuse is marked.
+TEST(Access, ExtentsOfManyObjectsAreEachObjectsExtent) {
+  FileBuilder b;
+  const Bytes raw = pattern(256, 3), packed = pattern(1024, 5);
+  b.dense("raw", "f32", {64}, raw);
+  b.object("packed", "dense", {512}, Json{{"data", b.zstd("u16", packed)}});
+  b.object("csr", "sparse_csr", {2, 2},
+           Json{{"values", b.raw("f32", pattern(8, 7))},
+                {"indices", b.raw("u64", le(std::vector<uint64_t>{1, 0}))},
+                {"indptr", b.raw("u64", le(std::vector<uint64_t>{0, 1, 2}))}});
+  b.dense("last", "u8", {3}, Bytes{1, 2, 3});
+  const Bytes file = b.build();
+  const Opened o = open_memory(file);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  constexpr size_t kCount = 4;
+  uint64_t offsets[kCount] = {}, nbytes[kCount] = {};
+  const char* encodings[kCount] = {};
+  ASSERT_EQ(zt_component_extents(o.get(), "data", 0, kCount, offsets, nbytes, encodings), ZT_OK)
+      << zt_last_error();
+  for (size_t i = 0; i < kCount; ++i) {
+    uint64_t offset = 0, n = 0;
+    const zt_status one = zt_component_extent(o.get(), i, "data", &offset, &n);
+    EXPECT_EQ(offsets[i], one == ZT_OK ? offset : UINT64_MAX) << i;
+    EXPECT_EQ(nbytes[i], one == ZT_OK ? n : 0u) << i;
+    const char* encoding = zt_component_encoding(o.get(), i, "data");
+    if (encoding)
+      EXPECT_STREQ(encodings[i], encoding) << i;
+    else
+      EXPECT_EQ(encodings[i], nullptr) << i;
+  }
+  EXPECT_EQ(offsets[2], UINT64_MAX) << "no \"data\" component";
+  EXPECT_STREQ(encodings[1], "zstd");
+  EXPECT_EQ(Bytes(file.begin() + static_cast<std::ptrdiff_t>(offsets[3]),
+                  file.begin() + static_cast<std::ptrdiff_t>(offsets[3] + nbytes[3])),
+            (Bytes{1, 2, 3}));
+  // A window of them; encodings may be left out.
+  uint64_t window_offsets[2] = {}, window_nbytes[2] = {};
+  ASSERT_EQ(zt_component_extents(o.get(), "data", 2, 2, window_offsets, window_nbytes, nullptr),
+            ZT_OK);
+  EXPECT_EQ(window_offsets[1], offsets[3]);
+  EXPECT_EQ(window_nbytes[1], nbytes[3]);
+  // Another role; nothing asked; refusals write nothing.
+  ASSERT_EQ(zt_component_extents(o.get(), "values", 2, 1, window_offsets, window_nbytes, nullptr),
+            ZT_OK);
+  EXPECT_EQ(window_nbytes[0], 8u);
+  EXPECT_EQ(zt_component_extents(o.get(), "data", kCount, 0, nullptr, nullptr, nullptr), ZT_OK);
+  uint64_t untouched[2] = {7, 7};
+  EXPECT_TRUE(FailsWith(zt_component_extents(o.get(), "data", 3, 2, untouched, untouched, nullptr),
+                        ZT_ERR_NOT_FOUND, {"run past the last one"}));
+  EXPECT_EQ(untouched[0], 7u);
+  EXPECT_EQ(zt_component_extents(o.get(), "data", kCount + 1, 0, nullptr, nullptr, nullptr),
+            ZT_ERR_NOT_FOUND);
+  EXPECT_EQ(zt_component_extents(o.get(), "data", 0, 1, nullptr, untouched, nullptr),
+            ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_extents(o.get(), "data", 0, 1, untouched, nullptr, nullptr),
+            ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_extents(o.get(), nullptr, 0, 1, untouched, untouched, nullptr),
+            ZT_ERR_ARGUMENT);
+  EXPECT_EQ(zt_component_extents(nullptr, "data", 0, 1, untouched, untouched, nullptr),
+            ZT_ERR_ARGUMENT);
+  EXPECT_EQ(untouched[1], 7u);
+}
+
 TEST(Access, SizesAndEncodingsAreReported) {
   const TwoObjects t;
   const Opened o = open_memory(t.file);

@@ -108,6 +108,16 @@ TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
     ASSERT_EQ(zt_component_extent(r.get(), object_index(r.get(), "local"), "data", &offset, &n),
               ZT_OK);
     EXPECT_EQ(n, 3u);
+    // So every object's at once marks it, beside the one that is here.
+    const size_t count = zt_object_count(r.get());
+    std::vector<uint64_t> offsets(count), lengths(count);
+    ASSERT_EQ(
+        zt_component_extents(r.get(), "data", 0, count, offsets.data(), lengths.data(), nullptr),
+        ZT_OK);
+    EXPECT_EQ(offsets[object_index(r.get(), "w")], UINT64_MAX);
+    EXPECT_EQ(lengths[object_index(r.get(), "w")], 0u);
+    EXPECT_EQ(offsets[object_index(r.get(), "local")], offset);
+    EXPECT_EQ(lengths[object_index(r.get(), "local")], 3u);
     EXPECT_EQ(map_component(r.get(), "w", "data").bytes, w_);
     EXPECT_EQ(map_component(r.get(), "v", "data").bytes, v_);
     EXPECT_EQ(map_component(r.get(), "local", "data").bytes, (Bytes{1, 2, 3}));

@@ -43,6 +43,7 @@ fn rust_type(c: &str) -> String {
         "void*" => Some("*mut c_void"),
         "const void*" => Some("*const c_void"),
         "const void**" => Some("*mut *const c_void"),
+        "const char**" => Some("*mut *const c_char"),
         "size_t" => Some("usize"),
         "size_t*" => Some("*mut usize"),
         "uint64_t" => Some("u64"),
