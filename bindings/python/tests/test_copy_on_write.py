@@ -167,3 +167,27 @@ def test_no_descriptor_is_held_for_copy_on_write(tmp_path):
     assert np.asarray(t)[5] == 5.0  # the mapping outlives the File
     for other in (ztensor.open(p, copy=True), ztensor.File.from_bytes(p.read_bytes())):
         assert other._identity is None
+
+
+def test_a_mapped_load_maps_the_raw_objects_and_decodes_the_others(tmp_path):
+    # One zt_component_extents call says where every object lies; the raw
+    # ones are the file's pages (bytes changed in the file show through),
+    # a zstd one between them is decoded, and tensors asked one at a time
+    # in any order are mapped all the same.
+    p = tmp_path / "mixed.zt"
+    a, z, b = np.arange(256, dtype=np.float32), np.arange(512, dtype=np.int16), np.full(64, 3.0, np.float32)
+    with ztensor.Writer(p) as w:
+        w.add("a", a)
+        w.add("z", z, encoding="zstd")
+        w.add("b", b)
+    with ztensor.open(p) as f:
+        at = {name: extent(f, name)[0] for name in ("a", "b")}
+    loaded = zt.load_file(p, mmap=True)
+    with zt.safe_open(p, "pt", mmap=True) as s:
+        later_first = {name: s.get_tensor(name) for name in ("b", "z", "a")}
+    for name, value in (("a", 42.0), ("b", -1.0)):
+        poke(p, at[name] + 4 * 5, value)
+    for got in (loaded, later_first):
+        assert torch.equal(got["z"], torch.from_numpy(z))
+        assert got["a"][5].item() == 42.0 and got["b"][5].item() == -1.0
+        assert got["a"][4].item() == 4.0 and got["b"][4].item() == 3.0

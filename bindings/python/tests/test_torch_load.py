@@ -285,9 +285,10 @@ def test_mmap_maps_bf16_and_copies_only_on_write(tmp_path):
 
 
 def test_mmap_finds_each_tensor_without_the_manifest_json(tmp_path, monkeypatch):
-    # Where each tensor lies comes from zt_component_extent, an object at a
-    # time: the whole manifest as JSON cost ~10 us an object, so a mapped
+    # Where the tensors lie comes from one zt_component_extents call for the
+    # file: the whole manifest as JSON cost ~10 us an object, so a mapped
     # load of many small tensors was 2.5x slower than a copying one, and
+    # zt_component_extent through ctypes, an object at a time, still 2x;
     # dlpack() of one tensor paid for every object of the file.
     t = {f"t{i}": torch.full((16,), float(i)) for i in range(40)}
     p = tmp_path / "m.zt"
@@ -296,9 +297,27 @@ def test_mmap_finds_each_tensor_without_the_manifest_json(tmp_path, monkeypatch)
     def no_json(*args):
         raise AssertionError("the manifest JSON was built")
 
+    def not_one_by_one(*args):
+        raise AssertionError("an extent was asked an object at a time")
+
     monkeypatch.setattr(ztensor._lib.lib, "zt_manifest_json", no_json)
+    one_by_one = ztensor._lib.lib.zt_component_extent
+    monkeypatch.setattr(ztensor._lib.lib, "zt_component_extent", not_one_by_one)
+    asked = []
+    real_extents = ztensor._lib.lib.zt_component_extents
+
+    def extents(r, role, first, count, *out):
+        asked.append((role, first, count))
+        return real_extents(r, role, first, count, *out)
+
+    monkeypatch.setattr(ztensor._lib.lib, "zt_component_extents", extents)
     m = zt.load_file(p, mmap=True)
     assert list(m) == list(t) and all(same(m[k], t[k]) for k in t)
+    assert asked == [(b"data", 0, 40)]
+    # Each tensor's storage is exactly its own bytes, none shared.
+    assert all(storage_bytes(m[k]) == 64 and m[k].storage_offset() == 0 for k in t)
+    assert len({m[k].data_ptr() for k in t}) == 40
+    monkeypatch.setattr(ztensor._lib.lib, "zt_component_extent", one_by_one)  # dlpack's, below
     m["t3"][0] = -1.0  # mapped copy-on-write: writable, the file unchanged
     assert zt.load_file(p)["t3"][0].item() == 3.0
     counts = []

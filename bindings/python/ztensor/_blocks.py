@@ -68,7 +68,7 @@ _EMPTY = torch.empty
 _SLICE = getattr(getattr(torch._C, "StorageBase", None), "__getitem__", None) or torch.UntypedStorage.__getitem__
 
 
-def _storage_of(t: torch.Tensor):
+def storage_of(t: torch.Tensor):
     return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()  # torch < 2.0
 
 
@@ -140,7 +140,7 @@ class Blocks:
             advise_huge_pages(block.data_ptr(), whole)
         else:
             block = torch.empty(size, dtype=torch.uint8, device=self.device)
-        self.block, self.storage, self.base = block, _storage_of(block), block.storage_offset()
+        self.block, self.storage, self.base = block, storage_of(block), block.storage_offset()
         self.device = block.device  # "cuda" becomes the device it is, as carve's cache wants
         self.address = block.data_ptr()
         self._at, self._end = 0, block.numel()

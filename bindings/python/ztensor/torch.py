@@ -548,20 +548,20 @@ class _File:
                                   max_decoded_bytes=max_decoded_bytes)
         self.float8 = float8
         self.sparse = sparse
-        self._layouts = self._exact = self._names = None
+        self._exact = self._names = None
         self._news = {}  # dtype -> new_empty of an empty CPU tensor of it (one(), load())
         self._bools = False
         self._column = self._summary = None
         self._summary_by_name = None
         # mmap=True: raw data from the File's copy-on-write mapping
-        # (File._copy_on_write, as dlpack() uses), which knows where there is
+        # (File._copy_on_write_places, as dlpack() hands out its bytes), which knows where there is
         # none (memory, URLs, zstd, shards).
         self._map = mmap
 
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        self._column = self._summary = self._layouts = self._exact = self._names = None
+        self._column = self._summary = self._exact = self._names = None
 
     def attributes(self):
         return self.f.attributes
@@ -757,20 +757,23 @@ class _File:
             self._bools = True  # _hold_bools has work (asked once per kind, not per tensor)
         return None if torch_dtype is None else (torch_dtype, np_dtype.itemsize)
 
-    def _mapped(self, name, exact):
-        """A copy-on-write tensor over the file's bytes, or None where the
-        data is not raw little-endian bytes at a place in this very file."""
-        if not self._map:
-            return None
-        if self._layouts is None:
-            self._layouts = self.f._dense_layouts(self._columns())
-        np_dtype = self._layouts[name][4]
-        a = self.f._copy_on_write(exact.index, np_dtype, exact.shape, exact.nbytes)
-        if a is None:
-            return None
-        if a.dtype.kind == "u" and a.dtype.itemsize > 1:  # torch < 2.3 takes no uint16/32/64
-            a = a.view(a.dtype.str.replace("u", "i"))
-        return torch.from_numpy(a).view(exact.dtype)
+    def _mapped(self, exact, skip):
+        """name -> a copy-on-write tensor over the file's bytes, for each of
+        `exact` not in `skip` whose data is raw little-endian bytes at a
+        place in this very file (File._copy_on_write_places): each carved
+        out of one storage of the File's mapping, a storage of its own that
+        holds exactly its bytes, as a decoded tensor's would (_blocks.carve:
+        ~2 us a tensor where a numpy view of the mapping made into a tensor
+        and viewed as its dtype cost ~11, with the extent asked through
+        ctypes)."""
+        names = [name for name in exact if name not in skip] if skip else list(exact)
+        entries = [exact[name] for name in names]
+        whole, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries])
+        if whole is None:
+            return {}
+        storage, cpu, carve = _blocks.storage_of(torch.from_numpy(whole)), torch.device("cpu"), _blocks.carve
+        return {name: carve(storage, start, e.shape, e.dtype, e.nbytes, cpu)
+                for name, e, start in zip(names, entries, starts) if start is not None}
 
     def _selections(self, slices, ring):
         """(name -> _Exact, name -> _staging.Box) for the objects of `slices`
@@ -900,19 +903,20 @@ class _File:
             # blocks are there, so the decode starts then and they are made
             # while it runs (_decode_while_carving).
             objects, offsets, addresses, lengths, later = [], [], [], [], []
-            mapped, huge, ask = self._map, 2 * _blocks.HUGE_PAGE, _ASK_FROM
+            huge, ask = 2 * _blocks.HUGE_PAGE, _ASK_FROM
+            mapped = self._mapped(exact, slices.keys() | out.keys()) if self._map else None
             # The File's dtype -> new_empty table (one()'s too): new_empty(shape)
             # parses no dtype (1.20 against torch.empty's 1.40 us a tensor).
             news, new_of = self._news, _cpu_new_empty
             cpu = torch.device("cpu")
-            blocks = None if mapped else _blocks_for(exact, out, cpu, _blocks.CPU_PACK_FROM)
+            blocks = None if self._map else _blocks_for(exact, out, cpu, _blocks.CPU_PACK_FROM)
             smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
                 t = out.get(name) if into else None  # a tensor of into= (each name comes once)
                 if t is None:
-                    if mapped and name not in slices:
-                        t = self._mapped(name, e)
+                    if mapped:
+                        t = mapped.get(name)
                         if t is not None:
                             out[name] = t
                             continue
