@@ -191,3 +191,59 @@ def test_a_mapped_load_maps_the_raw_objects_and_decodes_the_others(tmp_path):
         assert torch.equal(got["z"], torch.from_numpy(z))
         assert got["a"][5].item() == 42.0 and got["b"][5].item() == -1.0
         assert got["a"][4].item() == 4.0 and got["b"][4].item() == 3.0
+
+
+def test_a_load_of_many_objects_sharing_blobs_maps_each_blob_once(tmp_path):
+    # Enough objects that their places are claimed together: where two share
+    # a blob, the first asked is the file's pages, the second a copy.
+    p = tmp_path / "pairs.zt"
+    values = [np.full(256, float(k), np.float32) for k in range(12)]
+    with ztensor.Writer(p, file_version=2, canonical=True) as w:
+        for k, v in enumerate(values):  # canonical: in name order
+            w.add(f"a{k:02}", v)
+        for k, v in enumerate(values):
+            w.add(f"b{k:02}", v.copy())
+    with ztensor.open(p) as f:
+        at = [extent(f, f"a{k:02}") for k in range(12)]
+        assert at == [extent(f, f"b{k:02}") for k in range(12)]  # the premise: shared
+    t = zt.load_file(p, mmap=True)
+    for k in range(12):
+        poke(p, at[k][0], -1.0)
+    for k in range(12):
+        a, b = t[f"a{k:02}"], t[f"b{k:02}"]
+        assert a[0].item() == -1.0  # mapped: the file's change shows
+        assert b[0].item() == float(k) and b[1].item() == float(k)  # its own copy
+        assert a.data_ptr() != b.data_ptr()
+
+
+def test_get_tensor_maps_each_tensor_from_the_extents_asked_once(tmp_path, monkeypatch):
+    # transformers' loop, mapped: no call into the library a tensor for its
+    # place (one zt_component_extents for the file), each tensor the file's
+    # pages, asked in any order.
+    p = tmp_path / "m.zt"
+    values = {f"t{k}": np.full(64, float(k), np.float32) for k in range(40)}
+    with ztensor.Writer(p) as w:
+        for name, v in values.items():
+            w.add(name, v)
+    with ztensor.open(p) as f:
+        at = {name: extent(f, name)[0] for name in values}
+
+    def not_one_by_one(*args):
+        raise AssertionError("an extent was asked an object at a time")
+
+    asked = []
+    real = lib.zt_component_extents
+
+    def extents(r, role, first, count, *out):
+        asked.append(count)
+        return real(r, role, first, count, *out)
+
+    monkeypatch.setattr(lib, "zt_component_extent", not_one_by_one)
+    monkeypatch.setattr(lib, "zt_component_extents", extents)
+    with zt.safe_open(p, "pt", mmap=True) as s:
+        got = {name: s.get_tensor(name) for name in reversed(list(values))}
+    assert asked == [40]
+    for name in values:
+        poke(p, at[name] + 4, 0.5)
+    for name, v in values.items():
+        assert got[name][0].item() == v[0] and got[name][1].item() == 0.5

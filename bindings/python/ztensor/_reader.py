@@ -338,6 +338,11 @@ class _MemorySource:
         self.struct.name = b"<memory>"
 
 
+# Fewer objects than this are placed in a mapping one at a time: numpy's
+# arrays cost more than they save below it.
+_FEW_PLACES = 16
+
+
 class _Extents:
     """The byte ranges of a mapping already handed out (disjoint, sorted by
     start): a range overlapping one of them would share its memory."""
@@ -1194,10 +1199,19 @@ class File(NotCopyable, collections.abc.Mapping):
         None where _copy_on_write would give None]), every place claimed.
         Their extents come from one zt_component_extents call for the whole
         file (two calls an object through ctypes made a mapped load of
-        20,000 small tensors twice as slow as copying them)."""
+        20,000 small tensors twice as slow as copying them); a few objects
+        are placed one at a time (_copy_on_write_place), which costs less
+        than the arrays."""
         count = len(indices)
+        if count < _FEW_PLACES:
+            whole, starts = None, []
+            for i, n in zip(indices, nbytes):
+                mapped, start = self._copy_on_write_place(i, n)
+                whole = mapped if mapped is not None else whole
+                starts.append(start)
+            return whole, starts
         none = [None] * count
-        if not count or (self._cow is None and self._identity is None):
+        if self._cow is None and self._identity is None:
             return None, none
         offsets, lengths, raw = self._places()
         at = np.fromiter(indices, np.intp, count)
@@ -1220,6 +1234,23 @@ class File(NotCopyable, collections.abc.Mapping):
         for k in picked:
             none[k] = begin[k]
         return whole, none
+
+    def _copy_on_write_place(self, i, nbytes):
+        """(the mapping, where object i's nbytes bytes start in it), claimed,
+        or (None, None) where _copy_on_write would give None; from the
+        extents _places keeps (a get_tensor loop pays no call into the
+        library for them)."""
+        if not nbytes or (self._cow is None and self._identity is None):
+            return None, None
+        offsets, lengths, raw = self._places()
+        if not raw[i] or int(lengths[i]) != nbytes:
+            return None, None
+        start = int(offsets[i])
+        with self._cow_lock:
+            whole = self._cow if self._cow is not None else self._mapping()
+            if whole is None or start + nbytes > whole.size or not self._handed.claim(start, start + nbytes):
+                return None, None
+        return whole, start
 
     def _places(self):
         """(offsets, lengths, raw) of every object's "data" component, numpy

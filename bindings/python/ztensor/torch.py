@@ -351,6 +351,14 @@ def _exact_dtype(dtype, ltype, np_dtype, float8):
     return _TORCH_OF_NUMPY.get(np_dtype)
 
 
+_CPU = torch.device("cpu")
+
+
+def _is_cpu(device):
+    """Whether `device` (None, a str, a torch.device) is the CPU."""
+    return device is None or device == "cpu" or torch.device(device).type == "cpu"
+
+
 def _advise_huge_pages(t):
     """Transparent huge pages over a fresh tensor of 4 MiB or more
     (_blocks.advise_huge_pages; numpy does so for its arrays from 4 MiB):
@@ -553,6 +561,7 @@ class _File:
         self._bools = False
         self._column = self._summary = None
         self._summary_by_name = None
+        self._mapping_storage = None  # (the File's mapping, its torch storage): _storage_of_mapping
         # mmap=True: raw data from the File's copy-on-write mapping
         # (File._copy_on_write_places, as dlpack() hands out its bytes), which knows where there is
         # none (memory, URLs, zstd, shards).
@@ -561,7 +570,7 @@ class _File:
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        self._column = self._summary = self._exact = self._names = None
+        self._column = self._summary = self._exact = self._names = self._mapping_storage = None
 
     def attributes(self):
         return self.f.attributes
@@ -700,9 +709,13 @@ class _File:
         ~14 (2-core VM); to a CUDA device (staging: its _Staging, by
         default the device's) one staging buffer and one copy
         (_staging.load_one), not the ring."""
-        if self._map:
-            return None
-        if staging is None and not (device == "cpu" or device is None or torch.device(device).type == "cpu"):
+        if self._map:  # a mapped tensor where the file has one; load() for the rest
+            e = self._exact_table().get(name) if key is None and _is_cpu(device) else None
+            t = None if e is None else self._mapped_one(e)
+            if t is not None and e.dtype is torch.bool:
+                self._hold_bools({name: e}, {name: t})
+            return t
+        if staging is None and not _is_cpu(device):
             staging = _staging_for(device, _staging.DEFAULT_BUFFERS, _staging.DEFAULT_BUFFER_BYTES)
             if staging is None:
                 return None
@@ -771,9 +784,24 @@ class _File:
         whole, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries])
         if whole is None:
             return {}
-        storage, cpu, carve = _blocks.storage_of(torch.from_numpy(whole)), torch.device("cpu"), _blocks.carve
+        storage, cpu, carve = self._storage_of_mapping(whole), torch.device("cpu"), _blocks.carve
         return {name: carve(storage, start, e.shape, e.dtype, e.nbytes, cpu)
                 for name, e, start in zip(names, entries, starts) if start is not None}
+
+    def _mapped_one(self, e):
+        """_mapped of one object (its _Exact), or None: get_tensor's way."""
+        whole, start = self.f._copy_on_write_place(e.index, e.nbytes)
+        if whole is None:
+            return None
+        return _blocks.carve(self._storage_of_mapping(whole), start, e.shape, e.dtype, e.nbytes, _CPU)
+
+    def _storage_of_mapping(self, whole):
+        """The torch storage of the File's mapping `whole`, made once a
+        mapping (a storage of torch 1.13 is asked through Python: ~7 us)."""
+        kept = self._mapping_storage
+        if kept is None or kept[0] is not whole:
+            kept = self._mapping_storage = (whole, _blocks.storage_of(torch.from_numpy(whole)))
+        return kept[1]
 
     def _selections(self, slices, ring):
         """(name -> _Exact, name -> _staging.Box) for the objects of `slices`
@@ -947,7 +975,8 @@ class _File:
                 _decode_while_carving(self.f, columns, later, out)
             else:
                 _carve_into(out, later)
-                self.f._decode_columns(*columns)
+                if objects:  # none where every tensor was mapped
+                    self.f._decode_columns(*columns)
             if device.type != "cpu":
                 out = {name: t.to(device) for name, t in out.items()}
         self._hold_bools(exact, out)
