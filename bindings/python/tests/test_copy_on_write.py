@@ -247,3 +247,32 @@ def test_get_tensor_maps_each_tensor_from_the_extents_asked_once(tmp_path, monke
         poke(p, at[name] + 4, 0.5)
     for name, v in values.items():
         assert got[name][0].item() == v[0] and got[name][1].item() == 0.5
+
+
+def test_a_dlpack_loop_asks_where_the_files_objects_lie_once(tmp_path, monkeypatch):
+    # The first export asks for its own object's extent; from the second on
+    # (the File keeps the layouts of a loop) the file's, in one call.
+    p = tmp_path / "m.zt"
+    values = {f"t{k}": np.full(32, float(k), np.float32) for k in range(40)}
+    with ztensor.Writer(p) as w:
+        for name, v in values.items():
+            w.add(name, v)
+    calls = {"one": 0, "all": []}
+    one, many = lib.zt_component_extent, lib.zt_component_extents
+
+    def extent_of_one(*args):
+        calls["one"] += 1
+        return one(*args)
+
+    def extents(r, role, first, count, *out):
+        calls["all"].append(count)
+        return many(r, role, first, count, *out)
+
+    monkeypatch.setattr(lib, "zt_component_extent", extent_of_one)
+    monkeypatch.setattr(lib, "zt_component_extents", extents)
+    with ztensor.open(p) as f:
+        got = {name: torch.from_dlpack(f.dlpack(name)) for name in values}
+    assert calls == {"one": 1, "all": [40]}
+    assert all(torch.equal(got[name], torch.from_numpy(v)) for name, v in values.items())
+    got["t3"][0] = -1.0  # each its own copy-on-write pages
+    assert got["t4"][0].item() == 4.0 and got["t2"][-1].item() == 2.0

@@ -1174,24 +1174,47 @@ class File(NotCopyable, collections.abc.Mapping):
         copy: bytes that are not raw little-endian bytes at a place in this
         very file, and bytes of the mapping handed out before (a second
         export of an object, or a v2 object sharing another's blob), which
-        would share that hand-out's memory. Two calls into the library an
-        object (its encoding and zt_component_extent), not the manifest's
-        JSON (~10 us an object, all of them at the first)."""
+        would share that hand-out's memory. Where it lies: at a first call
+        two calls into the library for the object (its encoding and
+        zt_component_extent), not the manifest's JSON (~10 us an object, all
+        of them at the first); in a loop (the File keeps its layouts or
+        extents) the extents of the whole file, asked once (_places)."""
         if not nbytes or (self._cow is None and self._identity is None):
             return None
+        if self._data_extents is None and self._layouts is None:
+            start = self._raw_extent(i, nbytes)
+        else:
+            start = self._kept_raw_extent(i, nbytes)
+        whole = None if start is None else self._claim(start, nbytes)
+        return None if whole is None else whole[start:start + nbytes].view(dt).reshape(shape)
+
+    def _raw_extent(self, i, nbytes):
+        """Where object i's data starts in the file, asked of the library,
+        if it is nbytes raw bytes there; else None (encoded, in another
+        file, not the shape's bytes)."""
         r = self._r()
         if lib.zt_component_encoding(r, i, b"data") != b"raw":
             return None
         offset, length = c_uint64(), c_uint64()
         if lib.zt_component_extent(r, i, b"data", byref(offset), byref(length)) != _lib.OK \
                 or length.value != nbytes:
-            return None  # in another file (a shard), or not the shape's bytes
-        start, end = offset.value, offset.value + nbytes
+            return None
+        return offset.value
+
+    def _kept_raw_extent(self, i, nbytes):
+        """_raw_extent from the file's extents (_places)."""
+        offsets, lengths, raw = self._places()
+        return int(offsets[i]) if raw[i] and int(lengths[i]) == nbytes else None
+
+    def _claim(self, start, nbytes):
+        """The mapping, with [start, start + nbytes) of it claimed for a
+        hand-out; None where there is none or those bytes were handed out
+        before (in part or whole)."""
         with self._cow_lock:
             whole = self._cow if self._cow is not None else self._mapping()
-            if whole is None or end > whole.size or not self._handed.claim(start, end):
+            if whole is None or start + nbytes > whole.size or not self._handed.claim(start, start + nbytes):
                 return None
-        return whole[start:end].view(dt).reshape(shape)
+        return whole
 
     def _copy_on_write_places(self, indices, nbytes):
         """_copy_on_write of many objects at once: (the mapping as a uint8
@@ -1242,15 +1265,9 @@ class File(NotCopyable, collections.abc.Mapping):
         library for them)."""
         if not nbytes or (self._cow is None and self._identity is None):
             return None, None
-        offsets, lengths, raw = self._places()
-        if not raw[i] or int(lengths[i]) != nbytes:
-            return None, None
-        start = int(offsets[i])
-        with self._cow_lock:
-            whole = self._cow if self._cow is not None else self._mapping()
-            if whole is None or start + nbytes > whole.size or not self._handed.claim(start, start + nbytes):
-                return None, None
-        return whole, start
+        start = self._kept_raw_extent(i, nbytes)
+        whole = None if start is None else self._claim(start, nbytes)
+        return (None, None) if whole is None else (whole, start)
 
     def _places(self):
         """(offsets, lengths, raw) of every object's "data" component, numpy
