@@ -22,8 +22,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_LoadFilePread     load_file with the file read by pread, not mapped
   Load_LoadFileZstd      load_file of the zstd twin
   Load_Mmap_<m>          load_file(mmap=True) + touching one byte per page
-  Load_Pread_many, Load_LoadFile_many   the same for "many" (its tensors
-                         lie back to back: the floor reads them as one range)
+  Load_Pread_many, Load_LoadFile_many, Load_Mmap_many   the same for "many"
+                         (its tensors lie back to back: the floor reads them
+                         as one range)
   Load_PreadRank         floor: N threads pread rank 1 of 4's share of "llm"
                          (a quarter of every tensor's rows) into fresh memory
   Load_RankRows          load_file(slices=) of that share (whole rows: one
@@ -39,6 +40,8 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_GetTensor_<m>     a loop of safe_open(...).get_tensor(name) over "many"
                          or "llm" (as transformers loads a checkpoint)
   Load_GetSlice_many     the same with get_slice(name)[...]
+  Load_GetTensorMapped_many   the same loop mapped (safe_open(..., mmap=True))
+                         + touch, as safetensors' is
   Load_SafetensorsGetTensor_<m>   safetensors' safe_open get_tensor loop
                          + touch, where importable
   Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
@@ -226,11 +229,11 @@ def nbytes(state):
     return sum(t.numel() * t.element_size() for t in state.values())
 
 
-def one_at_a_time(opener, path, sliced=False, device="cpu"):
-    """Every tensor of the file through opener(path, "pt", device=device)
-    (ztensor.torch's or safetensors' safe_open), one get_tensor(name) (or,
-    sliced, get_slice(name)[...]) a name."""
-    with opener(path, "pt", device=device) as f:
+def one_at_a_time(opener, path, sliced=False, device="cpu", **options):
+    """Every tensor of the file through opener(path, "pt", device=device,
+    **options) (ztensor.torch's or safetensors' safe_open), one
+    get_tensor(name) (or, sliced, get_slice(name)[...]) a name."""
+    with opener(path, "pt", device=device, **options) as f:
         if sliced:
             return {k: f.get_slice(k)[...] for k in f.keys()}
         return {k: f.get_tensor(k) for k in f.keys()}
@@ -674,6 +677,7 @@ def main():
             hot[f"Load_Mmap_{m}"] = (lambda m=m: touch(zt.load_file(paths[m], mmap=True)), paths[m])
         hot["Load_Pread_many"] = (lambda: pread_floor(paths["many"], extents["many"], threads), paths["many"])
         hot["Load_LoadFile_many"] = (lambda: zt.load_file(paths["many"]), paths["many"])
+        hot["Load_Mmap_many"] = (lambda: touch(zt.load_file(paths["many"], mmap=True)), paths["many"])
         hot["Load_TorchLoad_many"] = (lambda: torch.load(paths["many_pt"]), paths["many_pt"])
         if st:
             hot["Load_Safetensors_many"] = (lambda: touch(st.load_file(paths["many_st"])), paths["many_st"])
@@ -681,6 +685,8 @@ def main():
         # safe_open(...).get_tensor, or get_slice(name)[...]).
         hot["Load_GetTensor_many"] = (lambda: one_at_a_time(zt.safe_open, paths["many"]), paths["many"])
         hot["Load_GetSlice_many"] = (lambda: one_at_a_time(zt.safe_open, paths["many"], True), paths["many"])
+        hot["Load_GetTensorMapped_many"] = (
+            lambda: touch(one_at_a_time(zt.safe_open, paths["many"], mmap=True)), paths["many"])
         hot["Load_GetTensor_llm"] = (lambda: one_at_a_time(zt.safe_open, paths["llm"]), paths["llm"])
         if st:
             hot["Load_SafetensorsGetTensor_many"] = (

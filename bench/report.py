@@ -325,16 +325,19 @@ def main():
     tiny = f"{many or 20000:,} tensors of 1 KiB"
     if many and "Load_LoadFile_many" in ld:
         per = {k: ld[k]["real"] / many * 1e6 for k in ("Load_LoadFile_many", "Load_TorchLoad_many",
-                                                          "Load_Safetensors_many") if k in ld}
-        peers = ", ".join(f"{who} {per[k]:.1f} us" for who, k in (("torch.load", "Load_TorchLoad_many"),
+                                                          "Load_Safetensors_many", "Load_Mmap_many") if k in ld}
+        peers = ", ".join(f"{who} {per[k]:.1f} us" for who, k in (("mmap=True + touch", "Load_Mmap_many"),
+                                                                 ("torch.load", "Load_TorchLoad_many"),
                                                                  ("safetensors", "Load_Safetensors_many")) if k in per)
         t.fact("load", f"load_file, {tiny}: time a tensor", f"{per['Load_LoadFile_many']:.1f} us",
-               "", "", f"peers in the same run: {peers or 'none'}")
+               "", "", f"in the same run: {peers or 'none'}")
     if many and "Load_GetTensor_many" in ld:
         per = {k: ld[k]["real"] / many * 1e6 for k in ("Load_GetTensor_many", "Load_GetSlice_many",
+                                                          "Load_GetTensorMapped_many",
                                                           "Load_SafetensorsGetTensor_many") if k in ld}
         also = ", ".join(f"{who} {per[k]:.1f} us" for who, k in (
             ("get_slice(name)[...]", "Load_GetSlice_many"),
+            ("mapped (mmap=True) + touch", "Load_GetTensorMapped_many"),
             ("safetensors' get_tensor (+ touch)", "Load_SafetensorsGetTensor_many")) if k in per)
         t.fact("load", f"safe_open(...).get_tensor, {tiny}: time a tensor", f"{per['Load_GetTensor_many']:.1f} us",
                "", "", f"a loop over the names, as transformers loads; in the same run: {also}")
