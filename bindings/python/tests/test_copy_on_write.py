@@ -216,47 +216,19 @@ def test_a_load_of_many_objects_sharing_blobs_maps_each_blob_once(tmp_path):
         assert a.data_ptr() != b.data_ptr()
 
 
-def test_get_tensor_maps_each_tensor_from_the_extents_asked_once(tmp_path, monkeypatch):
-    # transformers' loop, mapped: no call into the library a tensor for its
-    # place (one zt_component_extents for the file), each tensor the file's
-    # pages, asked in any order.
-    p = tmp_path / "m.zt"
-    values = {f"t{k}": np.full(64, float(k), np.float32) for k in range(40)}
+def constant_tensors(p, count, length):
+    """Writes `count` float32 objects of `length` elements, t0 all 0.0, t1
+    all 1.0, ...; returns their values by name."""
+    values = {f"t{k}": np.full(length, float(k), np.float32) for k in range(count)}
     with ztensor.Writer(p) as w:
         for name, v in values.items():
             w.add(name, v)
-    with ztensor.open(p) as f:
-        at = {name: extent(f, name)[0] for name in values}
-
-    def not_one_by_one(*args):
-        raise AssertionError("an extent was asked an object at a time")
-
-    asked = []
-    real = lib.zt_component_extents
-
-    def extents(r, role, first, count, *out):
-        asked.append(count)
-        return real(r, role, first, count, *out)
-
-    monkeypatch.setattr(lib, "zt_component_extent", not_one_by_one)
-    monkeypatch.setattr(lib, "zt_component_extents", extents)
-    with zt.safe_open(p, "pt", mmap=True) as s:
-        got = {name: s.get_tensor(name) for name in reversed(list(values))}
-    assert asked == [40]
-    for name in values:
-        poke(p, at[name] + 4, 0.5)
-    for name, v in values.items():
-        assert got[name][0].item() == v[0] and got[name][1].item() == 0.5
+    return values
 
 
-def test_a_dlpack_loop_asks_where_the_files_objects_lie_once(tmp_path, monkeypatch):
-    # The first export asks for its own object's extent; from the second on
-    # (the File keeps the layouts of a loop) the file's, in one call.
-    p = tmp_path / "m.zt"
-    values = {f"t{k}": np.full(32, float(k), np.float32) for k in range(40)}
-    with ztensor.Writer(p) as w:
-        for name, v in values.items():
-            w.add(name, v)
+def count_extent_calls(monkeypatch):
+    """From now on, {"one": calls of zt_component_extent, "all": [count of
+    each zt_component_extents call]}."""
     calls = {"one": 0, "all": []}
     one, many = lib.zt_component_extent, lib.zt_component_extents
 
@@ -270,6 +242,33 @@ def test_a_dlpack_loop_asks_where_the_files_objects_lie_once(tmp_path, monkeypat
 
     monkeypatch.setattr(lib, "zt_component_extent", extent_of_one)
     monkeypatch.setattr(lib, "zt_component_extents", extents)
+    return calls
+
+
+def test_get_tensor_maps_each_tensor_from_the_extents_asked_once(tmp_path, monkeypatch):
+    # transformers' loop, mapped: no call into the library a tensor for its
+    # place (one zt_component_extents for the file), each tensor the file's
+    # pages, asked in any order.
+    p = tmp_path / "m.zt"
+    values = constant_tensors(p, 40, 64)
+    with ztensor.open(p) as f:
+        at = {name: extent(f, name)[0] for name in values}
+    calls = count_extent_calls(monkeypatch)
+    with zt.safe_open(p, "pt", mmap=True) as s:
+        got = {name: s.get_tensor(name) for name in reversed(list(values))}
+    assert calls == {"one": 0, "all": [40]}
+    for name in values:
+        poke(p, at[name] + 4, 0.5)
+    for name, v in values.items():
+        assert got[name][0].item() == v[0] and got[name][1].item() == 0.5
+
+
+def test_a_dlpack_loop_asks_where_the_files_objects_lie_once(tmp_path, monkeypatch):
+    # The first export asks for its own object's extent; from the second on
+    # (the File keeps the layouts of a loop) the file's, in one call.
+    p = tmp_path / "m.zt"
+    values = constant_tensors(p, 40, 32)
+    calls = count_extent_calls(monkeypatch)
     with ztensor.open(p) as f:
         got = {name: torch.from_dlpack(f.dlpack(name)) for name in values}
     assert calls == {"one": 1, "all": [40]}
