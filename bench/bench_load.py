@@ -47,8 +47,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
                          allocated on its own, none carved out of a block
   Load_LoadFileCarved_small   load_file of "small" with its 64 KiB tensors
-                         carved out of huge-page blocks (by default the CPU
+                         carved out of blocks (by default the CPU
                          carves from 128 KiB)
+  Load_LoadFileBlocksHuge   load_file of "llm" with the blocks its small
+                         tensors are carved out of advised for huge pages
+                         (by default 4 KiB pages on the CPU)
   Load_LoadFileCarveFirst   load_file of "llm" with its carved tensors made
                          before the decode starts (the way until 2026-12-04),
                          not on this thread while a worker decodes
@@ -65,8 +68,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          memory (Load_Pread_<m> in a fresh process)
   First_LoadFile_<m>     load_file
   First_LoadFileCarved_small   the same with its 64 KiB tensors carved out
-                         of huge-page blocks (by default the CPU carves
+                         of blocks (by default the CPU carves
                          from 128 KiB)
+  First_LoadFileBlocksHuge_llm   load_file of "llm" with the blocks its
+                         small tensors are carved out of advised for huge
+                         pages (by default 4 KiB pages on the CPU)
   First_TorchLoad        torch.load(mmap=True) + touch of "llm" (plain
                          torch.load before torch 2.1)
   First_Safetensors      safetensors.torch.load_file + touch of "llm"
@@ -694,12 +700,16 @@ def main():
             hot["Load_SafetensorsGetTensor_llm"] = (
                 lambda: touch(one_at_a_time(safetensors.safe_open, paths["st"])), paths["st"])
         # The 256 KiB tensors each allocated on its own (an mmap apiece)
-        # instead of carved out of huge-page blocks.
+        # instead of carved out of blocks.
         hot["Load_LoadFileUncarved"] = (lambda: uncarved(lambda: zt.load_file(paths["llm"])), paths["llm"])
-        # The small model's 64 KiB tensors carved out of huge-page blocks (the
+        # The small model's 64 KiB tensors carved out of blocks (the
         # CPU carves from 128 KiB), made while the decode runs.
         hot["Load_LoadFileCarved_small"] = (lambda: with_attribute(
             _blocks, "CPU_PACK_FROM", 1, lambda: zt.load_file(paths["small"])), paths["small"])
+        # Its carved tensors' blocks advised for huge pages (by default in
+        # 4 KiB pages on the CPU).
+        hot["Load_LoadFileBlocksHuge"] = (lambda: with_attribute(
+            _blocks, "BLOCK_HUGE_PAGES", True, lambda: zt.load_file(paths["llm"])), paths["llm"])
         # Its carved tensors made before the decode starts, not while it runs.
         hot["Load_LoadFileCarveFirst"] = (lambda: with_attribute(
             zt, "_CARVE_DURING_DECODE_FROM", float("inf"), lambda: zt.load_file(paths["llm"])), paths["llm"])
@@ -747,12 +757,18 @@ def main():
             first[f"First_Pread_{m}"] = (lambda where=where: in_fresh_process(
                 f"b.pread_floor(p, e, {threads})", where), paths[m])
             first[f"First_LoadFile_{m}"] = (lambda m=m: in_fresh_process(f"zt.load_file({paths[m]!r})"), paths[m])
-        # Its 64 KiB tensors carved out of huge-page blocks, as a cuda load
+        # Its 64 KiB tensors carved out of blocks, as a cuda load
         # carves them (the CPU carves from _blocks.CPU_PACK_FROM, 128 KiB:
         # in loops in one process the heap's reused memory won).
         first["First_LoadFileCarved_small"] = (lambda: in_fresh_process(
             f"zt.load_file({paths['small']!r})", "from ztensor import _blocks; _blocks.CPU_PACK_FROM = 1"),
             paths["small"])
+        # The 256 KiB tensors' blocks advised for huge pages (the way until
+        # 2026-12-05): in fresh processes on the 2-core VM (a Firecracker
+        # guest that reports freed memory to its host) they filled slowly.
+        first["First_LoadFileBlocksHuge_llm"] = (lambda: in_fresh_process(
+            f"zt.load_file({paths['llm']!r})", "from ztensor import _blocks; _blocks.BLOCK_HUGE_PAGES = True"),
+            paths["llm"])
         first["First_TorchLoad"] = (lambda: in_fresh_process(
             f"b.touch(torch.load({paths['pt']!r}, mmap=True))" if torch_mmap else f"torch.load({paths['pt']!r})"),
             paths["pt"])

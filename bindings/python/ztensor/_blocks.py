@@ -6,8 +6,8 @@ weight) each cost an allocator call (an mmap of its own from 128 KiB on,
 on the CPU) and, when filled, a page fault per 4 KiB: on the 2-core VM a
 fresh process's load of 4,096 x 64 KiB spent more time faulting than
 reading (BENCHMARKS.md). Here they come out of blocks of up to
-BLOCK_BYTES: one allocation each, in transparent huge pages on the CPU
-(one fault per 2 MiB).
+BLOCK_BYTES: one allocation each (on the CPU in 4 KiB pages: see
+BLOCK_HUGE_PAGES).
 
 Each tensor has a storage of its own, exactly its bytes, that holds a
 reference to its block (torch's storage slicing): torch.save and
@@ -42,6 +42,16 @@ PACK_BELOW = 4 << 20
 # every small tensor is carved: one allocation instead of many, and one
 # copy a run of them.
 CPU_PACK_FROM = 128 << 10
+# Whether CPU blocks of 2 MiB or more are advised for transparent huge
+# pages (one fault per 2 MiB). Not by default: in a fresh process's first
+# load, as a user's program loads, huge-page blocks filled 1.3 - 2.7x
+# slower on the 2-core VM (medians of 5 - 8 fresh processes each, the
+# 1.1 GiB model: 254 against 702 ms in one run; a Firecracker guest that
+# reports freed memory to its host), while in loops of loads in one
+# process the two ways were within 15% of each other, either way round.
+# Tensors of 4 MiB and more are still advised (torch._advise_huge_pages:
+# faster in both cases there). bench_load's *BlocksHuge rows measure it.
+BLOCK_HUGE_PAGES = False
 # A block holds up to this much: what one kept tensor can hold alive.
 BLOCK_BYTES = 32 << 20
 
@@ -130,7 +140,7 @@ class Blocks:
 
     def _new_block(self, nbytes: int) -> None:
         size = max(aligned(nbytes), min(self._block_bytes, self._left))
-        if self.device.type == "cpu" and size >= HUGE_PAGE:
+        if self.device.type == "cpu" and size >= HUGE_PAGE and BLOCK_HUGE_PAGES:
             # Started on a 2 MiB boundary, whole huge pages: the bytes before
             # it are never touched, so never resident.
             whole = (size + HUGE_PAGE - 1) // HUGE_PAGE * HUGE_PAGE
