@@ -603,7 +603,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._cow_lock = threading.Lock()
         self._lookups = 0  # f[name], f.array, f.rows, f.slice and dlpack() calls so far
         self._layouts = None  # every object's _dense_layouts entry, from the second of them (_kept_layouts)
-        self._data_extents = None  # every object's "data" extent, from a batch hand-out's first (_places)
+        self._data_extents = None  # every object's "data" extent, asked once where a load or loop needs them (_places)
 
     def _mappable(self):
         """Whether raw data of this file lies at its extents as it is read:

@@ -784,8 +784,8 @@ class _File:
         whole, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries])
         if whole is None:
             return {}
-        storage, cpu, carve = self._storage_of_mapping(whole), torch.device("cpu"), _blocks.carve
-        return {name: carve(storage, start, e.shape, e.dtype, e.nbytes, cpu)
+        storage, carve = self._storage_of_mapping(whole), _blocks.carve
+        return {name: carve(storage, start, e.shape, e.dtype, e.nbytes, _CPU)
                 for name, e, start in zip(names, entries, starts) if start is not None}
 
     def _mapped_one(self, e):
@@ -935,8 +935,7 @@ class _File:
             mapped = self._mapped(exact, slices.keys() | out.keys()) if self._map else None
             # The File's dtype -> new_empty table (one()'s too): new_empty(shape)
             # parses no dtype (1.20 against torch.empty's 1.40 us a tensor).
-            news, new_of = self._news, _cpu_new_empty
-            cpu = torch.device("cpu")
+            news, new_of, cpu = self._news, _cpu_new_empty, _CPU
             blocks = None if self._map else _blocks_for(exact, out, cpu, _blocks.CPU_PACK_FROM)
             smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
             for name, e in exact.items():
