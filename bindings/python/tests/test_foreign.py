@@ -18,7 +18,7 @@ import zip_forgery
 
 def safetensors(path, tensors, metadata=None):
     """A .safetensors file of little-endian numpy arrays, written by hand."""
-    names = {np.dtype("<f4"): "F32", np.dtype("<i8"): "I64", np.dtype("<f2"): "F16"}
+    names = {np.dtype("<f4"): "F32", np.dtype("<i8"): "I64", np.dtype("<f2"): "F16", np.dtype("u1"): "U8"}
     header, offset, blobs = {}, 0, []
     for name, a in tensors.items():
         a = np.ascontiguousarray(a)
@@ -428,3 +428,64 @@ def test_foreign_opens_honour_max_decoded_bytes(tmp_path):
     torch.save({"w": torch.ones(1).expand(1 << 20)}, small)
     with ztensor.open(small, allow_foreign=True, max_decoded_bytes=16 << 20) as f:
         assert f["w"].shape == (1 << 20,) and f["w"].all()
+
+
+def test_a_safetensors_file_is_mapped_where_its_elements_are_aligned(tmp_path):
+    # safetensors data is little-endian by its specification: mmap=True and
+    # dlpack map it copy-on-write as they map a zTensor file's, except a
+    # tensor whose bytes do not start at a multiple of its element's size
+    # (the format packs tensors back to back), which is decoded into memory
+    # of its own: reading misaligned elements is undefined behaviour.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    w, odd, after = np.arange(64, dtype=np.float32), np.array([1, 2, 3], np.uint8), np.full(8, 2.5, np.float32)
+    p = safetensors(tmp_path / "m.safetensors", {"w": w, "odd": odd, "after": after})
+    body = 8 + struct.unpack("<Q", p.read_bytes()[:8])[0]
+    at = {"w": body, "odd": body + w.nbytes, "after": body + w.nbytes + odd.nbytes}
+    assert at["after"] % 4 != 0  # the premise: "after" is misaligned
+    loaded = zt.load_file(p, mmap=True, allow_foreign=True)
+    with zt.safe_open(p, "pt", mmap=True, allow_foreign=True) as s:
+        one_at_a_time = {name: s.get_tensor(name) for name in ("after", "w")}
+    with ztensor.open(p, allow_foreign=True) as f:
+        exported = torch.from_dlpack(f.dlpack("w"))
+    assert loaded["after"].data_ptr() % 4 == 0 and one_at_a_time["after"].data_ptr() % 4 == 0
+    fd = os.open(p, os.O_WRONLY)
+    try:  # what the file's pages show through a private mapping until written
+        os.pwrite(fd, np.float32(-7.0).tobytes(), at["w"] + 4)
+        os.pwrite(fd, np.float32(-7.0).tobytes(), at["after"])
+    finally:
+        os.close(fd)
+    for got in (loaded["w"], one_at_a_time["w"], exported):
+        assert got[1].item() == -7.0 and got[2].item() == 2.0
+    for got in (loaded, one_at_a_time):
+        assert got["after"].tolist() == [2.5] * 8  # a copy made at load
+    assert loaded["odd"].tolist() == [1, 2, 3]
+
+
+def test_many_safetensors_tensors_are_mapped_together_where_aligned(tmp_path):
+    # Enough tensors that their places are claimed together (numpy's
+    # columns): the aligned ones map, the misaligned ones are copies.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    tensors = {}
+    for k in range(12):
+        tensors[f"f{k:02}"] = np.full(4, float(k), np.float32)
+        tensors[f"u{k:02}"] = np.arange(k % 3 + 1, dtype=np.uint8)  # 1 to 3 bytes: the next f32 moves
+    p = safetensors(tmp_path / "m.safetensors", tensors)
+    body = 8 + struct.unpack("<Q", p.read_bytes()[:8])[0]
+    at, offset = {}, body
+    for name, a in tensors.items():
+        at[name], offset = offset, offset + a.nbytes
+    loaded = zt.load_file(p, mmap=True, allow_foreign=True)
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        for k in range(12):
+            os.pwrite(fd, np.float32(-1.0).tobytes(), at[f"f{k:02}"])
+    finally:
+        os.close(fd)
+    aligned = [k for k in range(12) if at[f"f{k:02}"] % 4 == 0]
+    assert 0 < len(aligned) < 12  # the premise: both kinds
+    for k in range(12):
+        got = loaded[f"f{k:02}"]
+        assert got.data_ptr() % 4 == 0
+        assert got[0].item() == (-1.0 if k in aligned else float(k)) and got[1].item() == float(k)

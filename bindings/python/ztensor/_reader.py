@@ -607,9 +607,10 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _mappable(self):
         """Whether raw data of this file lies at its extents as it is read:
-        a zTensor file, not a foreign one, and not 0.1.0 (whose data may be
-        big-endian)."""
-        return self.format == "zt" and self.version != "0.1.0"
+        a zTensor file but 0.1.0 (whose data may be big-endian), or a
+        safetensors file (little-endian by its specification). Not other
+        foreign files, whose byte order varies (GGUF, .npy, PyTorch's)."""
+        return (self.format == "zt" and self.version != "0.1.0") or self.format == "safetensors"
 
     # -- lifetime -----------------------------------------------------------
 
@@ -1122,7 +1123,9 @@ class File(NotCopyable, collections.abc.Mapping):
         its own dtype, bf16 and FP8 included. Raw data is not copied: it is
         a copy-on-write private mapping of the file (writes stay in this
         process); zstd data, files opened with copy=True, from memory or a
-        URL are decoded into a buffer of the Tensor's own, and so is data
+        URL, foreign files other than safetensors, and elements not aligned
+        to their size in the file are decoded into a buffer of the Tensor's
+        own, and so is data
         this File handed out before (another export of the object, or an
         object sharing its bytes: each export is memory of its own). Either
         stays valid after close(). Objects that need a conversion (packed
@@ -1182,29 +1185,33 @@ class File(NotCopyable, collections.abc.Mapping):
         if not nbytes or (self._cow is None and self._identity is None):
             return None
         if self._data_extents is None and self._layouts is None:
-            start = self._raw_extent(i, nbytes)
+            start = self._raw_extent(i, nbytes, dt.itemsize)
         else:
-            start = self._kept_raw_extent(i, nbytes)
+            start = self._kept_raw_extent(i, nbytes, dt.itemsize)
         whole = None if start is None else self._claim(start, nbytes)
         return None if whole is None else whole[start:start + nbytes].view(dt).reshape(shape)
 
-    def _raw_extent(self, i, nbytes):
+    def _raw_extent(self, i, nbytes, align):
         """Where object i's data starts in the file, asked of the library,
-        if it is nbytes raw bytes there; else None (encoded, in another
-        file, not the shape's bytes)."""
+        if it is nbytes raw bytes there at a multiple of `align` (its
+        element's size: a misaligned element would be undefined behaviour
+        in the code that reads it; a zTensor file aligns to 64, a
+        safetensors file need not); else None (encoded, in another file,
+        not the shape's bytes, misaligned)."""
         r = self._r()
         if lib.zt_component_encoding(r, i, b"data") != b"raw":
             return None
         offset, length = c_uint64(), c_uint64()
         if lib.zt_component_extent(r, i, b"data", byref(offset), byref(length)) != _lib.OK \
-                or length.value != nbytes:
+                or length.value != nbytes or offset.value % align:
             return None
         return offset.value
 
-    def _kept_raw_extent(self, i, nbytes):
+    def _kept_raw_extent(self, i, nbytes, align):
         """_raw_extent from the file's extents (_places)."""
         offsets, lengths, raw = self._places()
-        return int(offsets[i]) if raw[i] and int(lengths[i]) == nbytes else None
+        start = int(offsets[i])
+        return start if raw[i] and int(lengths[i]) == nbytes and not start % align else None
 
     def _claim(self, start, nbytes):
         """The mapping, with [start, start + nbytes) of it claimed for a
@@ -1216,10 +1223,11 @@ class File(NotCopyable, collections.abc.Mapping):
                 return None
         return whole
 
-    def _copy_on_write_places(self, indices, nbytes):
+    def _copy_on_write_places(self, indices, nbytes, aligns):
         """_copy_on_write of many objects at once: (the mapping as a uint8
-        array, [where object indices[k]'s nbytes[k] bytes start in it, or
-        None where _copy_on_write would give None]), every place claimed.
+        array, [where object indices[k]'s nbytes[k] bytes start in it, at a
+        multiple of aligns[k], or None where _copy_on_write would give
+        None]), every place claimed.
         Their extents come from one zt_component_extents call for the whole
         file (two calls an object through ctypes made a mapped load of
         20,000 small tensors twice as slow as copying them); a few objects
@@ -1228,8 +1236,8 @@ class File(NotCopyable, collections.abc.Mapping):
         count = len(indices)
         if count < _FEW_PLACES:
             whole, starts = None, []
-            for i, n in zip(indices, nbytes):
-                mapped, start = self._copy_on_write_place(i, n)
+            for i, n, align in zip(indices, nbytes, aligns):
+                mapped, start = self._copy_on_write_place(i, n, align)
                 whole = mapped if mapped is not None else whole
                 starts.append(start)
             return whole, starts
@@ -1240,7 +1248,7 @@ class File(NotCopyable, collections.abc.Mapping):
         at = np.fromiter(indices, np.intp, count)
         want = np.fromiter(nbytes, np.uint64, count)
         starts = offsets[at]
-        ok = raw[at] & (lengths[at] == want) & (want > 0)
+        ok = raw[at] & (lengths[at] == want) & (want > 0) & (starts % np.fromiter(aligns, np.uint64, count) == 0)
         with self._cow_lock:
             whole = self._cow if self._cow is not None else self._mapping()
             if whole is None:
@@ -1258,14 +1266,14 @@ class File(NotCopyable, collections.abc.Mapping):
             none[k] = begin[k]
         return whole, none
 
-    def _copy_on_write_place(self, i, nbytes):
-        """(the mapping, where object i's nbytes bytes start in it), claimed,
-        or (None, None) where _copy_on_write would give None; from the
-        extents _places keeps (a get_tensor loop pays no call into the
-        library for them)."""
+    def _copy_on_write_place(self, i, nbytes, align):
+        """(the mapping, where object i's nbytes bytes start in it, at a
+        multiple of `align`), claimed, or (None, None) where _copy_on_write
+        would give None; from the extents _places keeps (a get_tensor loop
+        pays no call into the library for them)."""
         if not nbytes or (self._cow is None and self._identity is None):
             return None, None
-        start = self._kept_raw_extent(i, nbytes)
+        start = self._kept_raw_extent(i, nbytes, align)
         whole = None if start is None else self._claim(start, nbytes)
         return (None, None) if whole is None else (whole, start)
 

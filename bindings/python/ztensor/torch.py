@@ -32,9 +32,13 @@ ring of pinned staging buffers, decoding one while the last is copied
 independent of the file). load_file(..., mmap=True) instead maps raw data
 of every dtype with a torch type (bf16 and FP8 included) copy-on-write
 (mmap ACCESS_COPY): no copy is made until a tensor is written to, and a
-write changes that process's pages only, never the file. Each tensor is
-memory of its own: a tensor whose bytes the file already handed out (a v2
-object sharing another's blob, or get_tensor of one name twice) is a copy.
+write changes that process's pages only, never the file; so is a
+safetensors file read with allow_foreign=True (little-endian by its
+specification), but a tensor whose bytes do not start at a multiple of
+its element's size (the format packs tensors back to back) is a copy.
+Each tensor is memory of its own: a tensor whose bytes the file already
+handed out (a v2 object sharing another's blob, or get_tensor of one name
+twice) is a copy.
 The mapping is of the file that was opened, even if its path has been
 replaced since (a checkpoint rewritten, as Writer does, by rename).
 """
@@ -352,6 +356,17 @@ def _exact_dtype(dtype, ltype, np_dtype, float8):
 
 
 _CPU = torch.device("cpu")
+
+
+_ELEMENT_SIZES: Dict[torch.dtype, int] = {}
+
+
+def _element_size(dtype):
+    """Bytes an element of `dtype` takes (torch < 2.1 has no dtype.itemsize)."""
+    size = _ELEMENT_SIZES.get(dtype)
+    if size is None:
+        size = _ELEMENT_SIZES[dtype] = torch.empty(0, dtype=dtype).element_size()
+    return size
 
 
 def _is_cpu(device):
@@ -781,7 +796,8 @@ class _File:
         ctypes)."""
         names = [name for name in exact if name not in skip] if skip else list(exact)
         entries = [exact[name] for name in names]
-        whole, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries])
+        whole, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries],
+                                                     [_element_size(e.dtype) for e in entries])
         if whole is None:
             return {}
         storage, carve = self._storage_of_mapping(whole), _blocks.carve
@@ -790,7 +806,7 @@ class _File:
 
     def _mapped_one(self, e):
         """_mapped of one object (its _Exact), or None: get_tensor's way."""
-        whole, start = self.f._copy_on_write_place(e.index, e.nbytes)
+        whole, start = self.f._copy_on_write_place(e.index, e.nbytes, _element_size(e.dtype))
         if whole is None:
             return None
         return _blocks.carve(self._storage_of_mapping(whole), start, e.shape, e.dtype, e.nbytes, _CPU)
