@@ -2,6 +2,7 @@
 // as text uses (the manifest as JSON, CBOR values for people, the CLI).
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -47,29 +48,73 @@ std::optional<WideInteger> first_wide_integer(std::string_view text);
 // reader and writer that refuses one uses.
 std::string describe_wide_integer(const WideInteger& w);
 
+// What parse_json_checking_keys looks for, as nlohmann's SAX interface: it
+// builds nothing. (The DOM parser with a callback did this in one pass, but
+// after each object inside another it walks the outer one's elements for
+// a discarded value: a safetensors header of 4,096 tensors took 90 ms to
+// parse that way, quadratic in its tensors.)
+template <typename J>
+class JsonKeyWatch {
+ public:
+  explicit JsonKeyWatch(JsonTextFaults& faults) : faults_(faults) {}
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(typename J::number_integer_t) { return true; }
+  bool number_unsigned(typename J::number_unsigned_t) { return true; }
+  bool number_float(typename J::number_float_t, const typename J::string_t&) {
+    saw_double = true;
+    return true;
+  }
+  bool string(typename J::string_t&) { return true; }
+  bool binary(typename J::binary_t&) { return true; }
+  bool start_object(std::size_t) {
+    ++depth_;
+    open_.emplace_back();
+    return true;
+  }
+  bool key(typename J::string_t& k) {
+    if (!open_.back().insert(k).second && !faults_.repeated)
+      faults_.repeated = RepeatedKey{k, depth_};
+    return true;
+  }
+  bool end_object() {
+    --depth_;
+    open_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    ++depth_;
+    return true;
+  }
+  bool end_array() {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+  bool saw_double = false;  // a number that became a double
+
+ private:
+  JsonTextFaults& faults_;
+  std::vector<std::unordered_set<std::string>> open_;  // keys of each open object
+  int depth_ = 0;                                      // open objects and arrays
+};
+
 // JSON text parsed as J (Json, or nlohmann::json where key order does not
 // matter) with the keys of every object checked, at any depth, and every
 // number that became a double read again as written: faults go to
 // `faults`. Discarded on a syntax error, as J::parse(..., nullptr, false)
-// is.
+// is. Two linear passes: the checks (JsonKeyWatch), then the parse.
 template <typename J>
 J parse_json_checking_keys(std::string_view text, JsonTextFaults& faults) {
-  std::vector<std::unordered_set<std::string>> open;  // keys of each open object
-  bool saw_double = false;
-  const auto watch = [&](int depth, typename J::parse_event_t event, J& parsed) {
-    using Event = typename J::parse_event_t;
-    if (event == Event::object_start) open.emplace_back();
-    if (event == Event::object_end && !open.empty()) open.pop_back();
-    if (event == Event::key && !open.empty() && parsed.is_string() &&
-        !open.back().insert(parsed.template get<std::string>()).second && !faults.repeated)
-      faults.repeated = RepeatedKey{parsed.template get<std::string>(), depth};
-    saw_double = saw_double || (event == Event::value && parsed.is_number_float());
-    return true;
-  };
-  J j = J::parse(text.begin(), text.end(), watch, false);
+  JsonKeyWatch<J> watch(faults);
+  if (!J::sax_parse(text.begin(), text.end(), &watch)) return J(J::value_t::discarded);
+  J j = J::parse(text.begin(), text.end(), nullptr, false);
   // Doubles are rare in the JSON we read (none in a safetensors header but
   // metadata): the text is read a second time only where one is.
-  if (saw_double && !j.is_discarded()) faults.wide_integer = first_wide_integer(text);
+  if (watch.saw_double && !j.is_discarded()) faults.wide_integer = first_wide_integer(text);
   return j;
 }
 
