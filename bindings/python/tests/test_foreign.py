@@ -465,7 +465,7 @@ def test_a_safetensors_file_is_mapped_where_its_elements_are_aligned(tmp_path):
 def test_many_safetensors_tensors_are_mapped_together_where_aligned(tmp_path):
     # Enough tensors that their places are claimed together (numpy's
     # columns): the aligned ones map, the misaligned ones are copies.
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from ztensor import torch as zt
     tensors = {}
     for k in range(12):
