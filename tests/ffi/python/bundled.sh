@@ -7,7 +7,7 @@
 # and torch, as an offline machine has them), the wheel, and then the
 # directory itself (`pip install --no-build-isolation bindings/python`), are
 # installed and used with nothing else: no ZTENSOR_LIBRARY, no installed
-# library, no PKG_CONFIG_PATH. The package must load its own copy
+# library, no PKG_CONFIG_PATH, no PYTHONPATH. The package must load its own copy
 # (ztensor.library_path()) and pass its tests: the wheel all of them, the
 # directory install (the same files and library, installed another way)
 # those of the core API and of torch, since the whole suite already runs
@@ -32,7 +32,7 @@ for p in CMakeLists.txt zt.pc.in LICENSE cmake capi include src; do
 done
 cp -R "$root/bindings/python" "$out/src/bindings/python"
 rm -rf "$out/src/bindings/python/build" "$out/src/bindings/python/"*.egg-info
-unset ZTENSOR_LIBRARY PKG_CONFIG_PATH LD_LIBRARY_PATH ZTENSOR_BUILD_LIBRARY || true
+unset ZTENSOR_LIBRARY PKG_CONFIG_PATH LD_LIBRARY_PATH ZTENSOR_BUILD_LIBRARY PYTHONPATH || true
 export PYTHONDONTWRITEBYTECODE=1
 
 echo "-- wheel: python3 -m build --wheel --no-isolation (builds libztensor with CMake)"
