@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -105,7 +106,13 @@ struct ZipArchive::Reads {
     if (!small) return static_cast<bool>(source.read_into(at, out));
     if (at < window_at || run_end > window_at + window.size()) {
       const uint64_t ahead = run >= kRunBeforeWindow ? kWindow : kPage;
-      window.resize(std::min<uint64_t>(ahead, source.size() - at));  // >= out.size()
+      try {
+        window.resize(std::min<uint64_t>(ahead, source.size() - at));  // >= out.size()
+      } catch (const std::bad_alloc&) {
+        // libzip's frames lie above: no exception may cross them (its own
+        // state would leak). The read goes to the file as it is.
+        return static_cast<bool>(source.read_into(at, out));
+      }
       if (!source.read_into(at, window)) {
         window.clear();
         return false;
