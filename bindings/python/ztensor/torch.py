@@ -1120,7 +1120,7 @@ def _checkpoint_tensor(obj, record, raw):
     shape = list(record["shape"])
     if record["dtype"] == "F4":
         shape[-1] //= 2  # torch's float4_e2m1fn_x2 counts pairs
-    need = math.prod(shape) * torch.empty(0, dtype=dtype).element_size()
+    need = math.prod(shape) * _element_size(dtype)
     if need != len(raw):
         raise Error(ERR_INVALID, f'{obj!r}: checkpoint tensor {record["name"]!r}, {record["dtype"]} '
                     f'{record["shape"]}, needs {need} bytes; its part holds {len(raw)}')
