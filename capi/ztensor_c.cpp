@@ -439,8 +439,10 @@ zt_status zt_component_extent(const zt_reader* r, size_t object, const char* rol
   const zt::Component& c = o.components[k];
   if (c.shard || c.held)
     return set_error(zt::make_error(
-        zt::Status::unsupported, "%s: its bytes are in another file (%s)",
-        zt::component_where(o, c).c_str(), c.shard ? "a shard" : "an input file of the model"));
+        zt::Status::unsupported, "%s: its bytes are not in this file (%s)",
+        zt::component_where(o, c).c_str(),
+        c.shard ? "in another file: a shard"
+                : "in another file of the model, or reordered, gathered or inflated into memory"));
   *offset = c.offset;
   *nbytes = c.length;
   return ZT_OK;

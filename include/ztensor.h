@@ -391,7 +391,11 @@ ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, co
    ZT_ERR_ARGUMENT (NULL reader, role or output), ZT_ERR_NOT_FOUND (no such
    object or role), or ZT_ERR_UNSUPPORTED where they are not in it: a v2
    part in another shard file (zt_component_shard), a tensor of a foreign
-   model held in another of its files. */
+   model held in another of its files, or one whose bytes its reader
+   changed into memory of its own at open (big-endian elements reordered, a
+   strided view or a Fortran-order array gathered, a zip member inflated).
+   So a foreign file's tensor that has an extent lies there as it decodes:
+   raw little-endian elements. */
 ZT_API zt_status zt_component_extent(const zt_reader* r, size_t object, const char* role,
                                      uint64_t* offset, uint64_t* nbytes);
 
@@ -403,7 +407,7 @@ ZT_API zt_status zt_component_extent(const zt_reader* r, size_t object, const ch
    get object first + k's extent and, where encodings is not NULL,
    encodings[k] its encoding (the reader's text, valid until zt_close).
    Where zt_component_extent would refuse an object (it has no component
-   `role`; its bytes are in another file), offsets[k] is UINT64_MAX,
+   `role`; its bytes are not in this file), offsets[k] is UINT64_MAX,
    nbytes[k] is 0, and encodings[k] is as zt_component_encoding says (NULL
    without such a component). Reads nothing. Fails with ZT_ERR_ARGUMENT
    (NULL reader or role; NULL offsets or nbytes with count > 0) or

@@ -1157,7 +1157,7 @@ class Reader {
   /// Where component `role` of every object lies, in one call
   /// (zt_component_extents): for a loader that maps or reads the bytes
   /// itself. `extent` is nullopt where the object has no such component or
-  /// its bytes are in another file; `encoding` is a view into the Reader
+  /// its bytes are not in this file; `encoding` is a view into the Reader
   /// ("raw", "zstd", ...; nullopt without the component).
   struct Placement {
     std::optional<Component::Extent> extent;

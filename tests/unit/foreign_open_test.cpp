@@ -305,6 +305,30 @@ TEST_F(ForeignOpen, BigEndianNpyIsServedSwappedFromAHeldBuffer) {
   const zt_decode_request q = decode_one(o.get(), 0, "data", dst);
   ASSERT_EQ(q.status, ZT_OK) << zt_last_error();
   EXPECT_EQ(0, std::memcmp(dst.data(), le(std::vector<float>{1, 2, 3, 4}).data(), 16));
+  // Its stored bytes are not what it decodes to: no extent in the file, so
+  // that no program maps them as its elements.
+  uint64_t offset = 0, nbytes = 0;
+  EXPECT_EQ(zt_component_extent(o.get(), 0, "data", &offset, &nbytes), ZT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(zt_last_error()).find("reordered"), std::string::npos) << zt_last_error();
+  const char* encoding = nullptr;
+  ASSERT_EQ(zt_component_extents(o.get(), "data", 0, 1, &offset, &nbytes, &encoding), ZT_OK);
+  EXPECT_EQ(offset, UINT64_MAX);
+  EXPECT_EQ(nbytes, 0u);
+}
+
+TEST_F(ForeignOpen, ALittleEndianNpysExtentHoldsItsElementsAsTheyDecode) {
+  const Bytes data = le(std::vector<float>{1, 2, 3, 4});
+  const std::string path = write("a.npy", npy("<f4", "(2, 2)", data));
+  const Opened o = open(path);
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  uint64_t offset = 0, nbytes = 0;
+  ASSERT_EQ(zt_component_extent(o.get(), 0, "data", &offset, &nbytes), ZT_OK) << zt_last_error();
+  std::ifstream in(path, std::ios::binary);
+  const Bytes file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(nbytes, 16u);
+  ASSERT_EQ(offset, file.size() - 16);  // after the header, 64-byte aligned
+  EXPECT_EQ(offset % 64, 0u);
+  EXPECT_EQ(Bytes(file.begin() + static_cast<std::ptrdiff_t>(offset), file.end()), data);
 }
 
 TEST_F(ForeignOpen, TheFormatsRefusalsComeBackAsStatusAndMessage) {

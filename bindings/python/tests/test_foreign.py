@@ -503,3 +503,64 @@ def test_a_pytorch_checkpoint_of_many_tensors_reads_every_one(tmp_path):
         assert sorted(f.keys()) == sorted(state)
         for name, t in state.items():
             np.testing.assert_array_equal(f[name], t.numpy())
+
+
+def test_foreign_files_are_mapped_where_their_bytes_lie_as_read(tmp_path):
+    # mmap=True (load_file, safe_open) and dlpack map a foreign file's
+    # tensor copy-on-write wherever its bytes lie in the file as they are
+    # read (torch.save's storages, np.save's and np.savez's arrays), as they
+    # map a zTensor file's; a tensor whose bytes the reader had to change
+    # (a strided view gathered, big-endian elements reordered, a
+    # Fortran-order array transposed, a member inflated) is a copy, and a
+    # stored member whose CRC-32 does not hold is refused as a copying load
+    # refuses it. Every tensor has the values a copying load gives.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    w = torch.arange(48, dtype=torch.float32).reshape(6, 8)
+    pt = tmp_path / "m.pt"
+    torch.save({"w": w, "wt": w.t(), "row": w[2], "h": torch.tensor([1.5, -2.0] * 32, dtype=torch.bfloat16),
+                "b": torch.arange(64) % 3 == 0}, pt)
+    a = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "big.npy", a.astype(">f4"))
+    np.save(tmp_path / "fortran.npy", np.asfortranarray(a))
+    members = {"a": a, "i": np.arange(100, dtype=np.int64) * 3, "u": np.arange(256, dtype=np.uint8)}
+    np.savez(tmp_path / "m.npz", **members)
+    np.savez_compressed(tmp_path / "z.npz", a=a)
+    # np.savez does not align its members' data (a zip entry's header and
+    # name come first): a member is mapped where its elements are aligned.
+    npz = (tmp_path / "m.npz").read_bytes()
+    aligned = {name for name, m in members.items() if npz.find(m.tobytes()) % m.itemsize == 0}
+    assert "u" in aligned
+    # (an .npy file's one array is named after the file)
+    mapped = {pt: {"w", "h", "b"}, tmp_path / "a.npy": {"a"}, tmp_path / "m.npz": aligned}
+    copied = {pt: {"wt", "row"}, tmp_path / "big.npy": {"big"}, tmp_path / "fortran.npy": {"fortran"},
+              tmp_path / "z.npz": {"a"}, tmp_path / "m.npz": set(members) - aligned}
+    for path in sorted(set(mapped) | set(copied)):
+        expected = zt.load_file(path, allow_foreign=True)
+        loaded = zt.load_file(path, allow_foreign=True, mmap=True)
+        with zt.safe_open(path, "pt", allow_foreign=True, mmap=True) as s:
+            one_at_a_time = {name: s.get_tensor(name) for name in s.keys()}
+        assert set(loaded) == set(one_at_a_time) == set(expected) == mapped.get(path, set()) | copied.get(path, set())
+        for name, want in expected.items():
+            for got in (loaded[name], one_at_a_time[name]):
+                assert got.dtype == want.dtype and torch.equal(got, want), (path.name, name)
+                place = _mapping_of(got.data_ptr())
+                assert (place == str(path)) == (name in mapped.get(path, ())), (path.name, name, place)
+        if path.suffix == ".npy":
+            with ztensor.open(path, allow_foreign=True) as f:
+                exported = torch.from_dlpack(f.dlpack(path.stem))
+            assert torch.equal(exported, expected[path.stem])
+            assert (_mapping_of(exported.data_ptr()) == str(path)) == (path.name == "a.npy")
+    # A mapped tensor is this process's copy-on-write: a write changes it,
+    # never the file.
+    loaded = zt.load_file(tmp_path / "a.npy", allow_foreign=True, mmap=True)
+    loaded["a"][0, 0] = -1.0
+    assert np.load(tmp_path / "a.npy")[0, 0] == 0.0
+    # A stored member whose bytes no longer match its CRC-32.
+    blob = bytearray((tmp_path / "m.npz").read_bytes())
+    blob[bytes(blob).find(a.tobytes()[4096:4160])] ^= 0x10
+    (tmp_path / "bad.npz").write_bytes(bytes(blob))
+    for mmap in (False, True):
+        with pytest.raises(ztensor.Error, match="CRC"):
+            zt.load_file(tmp_path / "bad.npz", allow_foreign=True, mmap=mmap)

@@ -607,10 +607,14 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _mappable(self):
         """Whether raw data of this file lies at its extents as it is read:
-        a zTensor file but 0.1.0 (whose data may be big-endian), or a
-        safetensors file (little-endian by its specification). Not other
-        foreign files, whose byte order varies (GGUF, .npy, PyTorch's)."""
-        return (self.format == "zt" and self.version != "0.1.0") or self.format == "safetensors"
+        every file but a zTensor 0.1.0 one (whose data may be big-endian:
+        its extents hold the stored bytes). A foreign reader that changes a
+        tensor's bytes (big-endian elements reordered, a Fortran-order
+        array transposed, a strided view gathered, a member inflated, one
+        whose CRC-32 does not hold) keeps the result in memory of its own,
+        which has no extent in the file (zt_component_extents: UINT64_MAX):
+        those are copies."""
+        return self.format != "zt" or self.version != "0.1.0"
 
     # -- lifetime -----------------------------------------------------------
 
