@@ -28,6 +28,8 @@ namespace zt::capi {
 zt_status set_error(const Error& e);
 zt_status fail(zt_status s, const char* msg);
 void set_message(std::string msg);
+// Component `role` of `object` as *k (its index), or the error set.
+zt_status locate(const zt_reader* r, size_t object, const char* role, size_t* k);
 
 // The exception barrier: nothing thrown by the core (bad_alloc, a library's
 // exception) gets past a C call.

@@ -430,55 +430,6 @@ zt_status zt_component_stored_size(const zt_reader* r, size_t object, const char
   return ZT_OK;
 }
 
-zt_status zt_component_extent(const zt_reader* r, size_t object, const char* role, uint64_t* offset,
-                              uint64_t* nbytes) {
-  if (!offset || !nbytes) return fail(ZT_ERR_ARGUMENT, "offset or nbytes is NULL");
-  size_t k = 0;
-  if (const zt_status s = locate(r, object, role, &k)) return s;
-  const zt::Object& o = r->impl->manifest().objects[object];
-  const zt::Component& c = o.components[k];
-  if (c.shard || c.held)
-    return set_error(zt::make_error(
-        zt::Status::unsupported, "%s: its bytes are not in this file (%s)",
-        zt::component_where(o, c).c_str(),
-        c.shard ? "in another file: a shard"
-                : "in another file of the model, or reordered, gathered or inflated into memory"));
-  *offset = c.offset;
-  *nbytes = c.length;
-  return ZT_OK;
-}
-
-zt_status zt_component_extents(const zt_reader* r, const char* role, size_t first, size_t count,
-                               uint64_t* offsets, uint64_t* nbytes, const char** encodings) {
-  if (!r || !role || (count > 0 && (!offsets || !nbytes)))
-    return fail(ZT_ERR_ARGUMENT, "reader, role, offsets or nbytes is NULL");
-  return guard([&] {
-    const std::vector<zt::Object>& objects = r->impl->manifest().objects;
-    if (first > objects.size() || count > objects.size() - first)
-      return set_error(zt::make_error(zt::Status::not_found,
-                                      "objects %zu to %zu run past the last one (%zu objects)",
-                                      first, first + count - 1, objects.size()));
-    const std::string_view wanted = role;
-    for (size_t i = 0; i < count; ++i) {
-      const zt::Component* c = nullptr;
-      for (const zt::Component& candidate : objects[first + i].components)
-        if (candidate.role == wanted) {
-          c = &candidate;
-          break;
-        }
-      // What zt_component_extent refuses (no such component, bytes in
-      // another file) is marked, not failed: one object's absence says
-      // nothing about the others'.
-      const bool here = c && !c->shard && !c->held;
-      offsets[i] = here ? c->offset : UINT64_MAX;
-      nbytes[i] = here ? c->length : 0;
-      if (encodings)
-        encodings[i] = !c ? nullptr : c->encoding_text ? c->encoding_text->c_str() : "raw";
-    }
-    return ZT_OK;
-  });
-}
-
 zt_status zt_component_decoded_size(const zt_reader* r, size_t object, const char* role,
                                     uint64_t* nbytes) {
   if (!nbytes) return fail(ZT_ERR_ARGUMENT, "nbytes is NULL");

@@ -417,6 +417,32 @@ ZT_API zt_status zt_component_extents(const zt_reader* r, const char* role, size
                                       size_t count, uint64_t* offsets, uint64_t* nbytes,
                                       const char** encodings);
 
+/* Where component `role` of objects first .. first + count - 1 lies among
+   the files of the model, in one call: for a loader that maps a sharded
+   model's files itself (a v2 model's shards, a sharded checkpoint's .index.json,
+   ONNX external data), as zt_component_extents serves one file. files[k]
+   gets the path of the file holding object first + k's stored bytes as
+   the reader opened it (the reader's text, valid until zt_close; one
+   pointer a file, so that equal pointers mean one file), offsets[k] and
+   nbytes[k] where they lie in it, and devices[k] and inodes[k] (each
+   array may be NULL) that file's st_dev and st_ino when the reader opened
+   it: a program that opens the path must compare them with fstat(2) of
+   what it opened, which may be another file by then. The bytes are stored
+   bytes, encoded as zt_component_encoding says (big-endian in a 0.1.0
+   file); a foreign file's tensor in a file lies there as it decodes.
+   Where they are in no file (the object has no component `role`; a
+   reader of memory, a URL or a source; bytes a foreign reader reordered,
+   gathered or inflated into memory of its own at open; a v2 shard that
+   cannot be opened, whose read fails as zt_decode_many says), files[k] is
+   NULL, offsets[k] UINT64_MAX and nbytes[k], devices[k], inodes[k] 0.
+   Opens the v2 shards that hold any of the objects' parts, once each.
+   Fails with ZT_ERR_ARGUMENT (NULL reader or role; NULL files, offsets or
+   nbytes with count > 0) or ZT_ERR_NOT_FOUND (the objects run past the
+   last one), writing nothing then. */
+ZT_API zt_status zt_component_files(const zt_reader* r, const char* role, size_t first,
+                                    size_t count, const char** files, uint64_t* offsets,
+                                    uint64_t* nbytes, uint64_t* devices, uint64_t* inodes);
+
 /* Many objects at a glance, in one call: what a loader needs to plan
    reading a whole model (a binding that asks field by field pays its
    per-call cost for each, and a model of many small tensors loads at that

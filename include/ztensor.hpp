@@ -1177,6 +1177,32 @@ class Reader {
     return out;
   }
 
+  /// Where component `role` of every object lies among the model's files,
+  /// in one call (zt_component_files): for a loader that maps a sharded
+  /// model's files itself. `file` is the path as the Reader opened it (a
+  /// view into the Reader), `device` and `inode` that file's then: compare
+  /// them with fstat of what you open by the path. nullopt where the bytes
+  /// are in no file (memory, a URL, a tensor a foreign reader reordered).
+  struct FilePlacement {
+    std::string_view file;
+    std::uint64_t device = 0, inode = 0;
+    Component::Extent extent;
+  };
+  std::vector<std::optional<FilePlacement>> files(std::string_view role = "data") const {
+    const std::size_t n = size();
+    std::vector<const char*> files(n);
+    std::vector<std::uint64_t> offsets(n), lengths(n), devices(n), inodes(n);
+    detail::check(zt_component_files(live(), detail::c_str(role).c_str(), 0, n, files.data(),
+                                     offsets.data(), lengths.data(), devices.data(),
+                                     inodes.data()));
+    std::vector<std::optional<FilePlacement>> out(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (files[i])
+        out[i] = FilePlacement{files[i], devices[i], inodes[i],
+                               Component::Extent{offsets[i], lengths[i]}};
+    return out;
+  }
+
   IndexRange<Reader, Object>::iterator begin() const& { return objects().begin(); }
   IndexRange<Reader, Object>::iterator end() const& { return objects().end(); }
   IndexRange<Reader, Object> objects() const& { return IndexRange<Reader, Object>(this); }

@@ -27,6 +27,7 @@ using ull = unsigned long long;
 struct Buffer {
   std::span<const uint8_t> bytes;
   std::optional<uint32_t> held;  // absent: the root file's mapping
+  const Source* file = nullptr;  // the file it maps; nullptr: memory a reader made
 };
 
 void collect_buffers(const ForeignFile& f, bool root, std::vector<Buffer>& out,
@@ -35,7 +36,7 @@ void collect_buffers(const ForeignFile& f, bool root, std::vector<Buffer>& out,
   if (f.source.base() && f.source.size() > 0) {
     const std::span<const uint8_t> mapped(f.source.base(), f.source.size());
     // The root mapping is Reader::source_; a shard's is a held buffer.
-    out.push_back(Buffer{mapped, root ? std::nullopt : held()});
+    out.push_back(Buffer{mapped, root ? std::nullopt : held(), &f.source});
   }
   for (const std::vector<uint8_t>& v : f.owned)
     if (!v.empty()) out.push_back(Buffer{v, held()});
@@ -84,7 +85,7 @@ class BufferMap {
   std::vector<Source> held_sources() const {
     std::vector<std::pair<uint32_t, Source>> held;
     for (const Buffer& b : buffers_)
-      if (b.held) held.emplace_back(*b.held, Source::from_memory(b.bytes));
+      if (b.held) held.emplace_back(*b.held, b.file ? Source::view_of(*b.file) : Source::from_memory(b.bytes));
     std::sort(held.begin(), held.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Source> out;
@@ -207,8 +208,7 @@ Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& o
   owned->release_attributes();
   const std::shared_ptr<const ForeignFile> keep = owned;
   Source root;
-  if (keep->source.base())
-    root = Source::from_memory(std::span<const uint8_t>(keep->source.base(), keep->source.size()));
+  if (keep->source.base()) root = Source::view_of(keep->source);
   std::vector<Source> held = buffers.held_sources();
   for (const auto& cache : remote.caches) held.push_back(Source::from_ranges(cache));
   return Reader::open_held(std::move(*m), std::move(root), std::move(held), keep, opt,

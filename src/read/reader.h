@@ -178,6 +178,15 @@ class Reader {
   // The file holding c's stored bytes: this one, or the shard that the
   // part names (v2 spec §7), opened on first use. Thread-safe.
   Result<const Source*> source_of(const Component& c) const;
+  // The file holding c's stored bytes as it was opened (source_of: a
+  // shard is opened now if need be, and fails as that open does), or
+  // nullopt where they are in no file: memory a foreign reader made, a
+  // reader of memory or of a URL.
+  Result<std::optional<FileIdentity>> file_of(const Component& c) const {
+    const auto src = source_of(c);
+    ZT_TRY(src);
+    return (*src)->file();
+  }
   // Shard `index` of the manifest's table, resolved by the positional
   // convention of the spec's Appendix B (<dir>/<stem>-<name>.zt beside a
   // root <stem>.zt) and checked by the first two rungs of §7.3 (v2 magic,

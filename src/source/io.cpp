@@ -99,6 +99,7 @@ Result<Source> Source::open_file(const std::string& path, Mode mode) {
   s.size_ = static_cast<uint64_t>(st.st_size);
   s.dev_ = static_cast<uint64_t>(st.st_dev);
   s.ino_ = static_cast<uint64_t>(st.st_ino);
+  s.is_file_ = true;
   if (mode == Mode::map && s.size_ > 0) {
     void* p = ::mmap(nullptr, s.size_, PROT_READ, MAP_SHARED, s.fd_, 0);
     ZT_FAIL_IF(p == MAP_FAILED, io, "%s: cannot mmap %llu bytes: %s", shown.c_str(),
@@ -113,6 +114,15 @@ Source Source::from_memory(std::span<const uint8_t> bytes) {
   Source s;
   s.base_ = bytes.data();
   s.size_ = bytes.size();
+  return s;
+}
+
+Source Source::view_of(const Source& file) {
+  Source s = from_memory(std::span<const uint8_t>(file.base_, file.size_));
+  s.path_ = file.path_;
+  s.dev_ = file.dev_;
+  s.ino_ = file.ino_;
+  s.is_file_ = file.is_file_ && file.base_;
   return s;
 }
 
@@ -137,6 +147,7 @@ Source& Source::operator=(Source&& o) noexcept {
     fd_ = std::exchange(o.fd_, -1);
     reopens_ = std::exchange(o.reopens_, false);
     no_links_ = o.no_links_;
+    is_file_ = std::exchange(o.is_file_, false);
     dev_ = o.dev_;
     ino_ = o.ino_;
     path_ = std::move(o.path_);

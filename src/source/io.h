@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,12 +17,24 @@
 
 namespace zt {
 
+// A file as a Source opened it: for a program that maps the file itself,
+// which checks that what it opens by the path is still that file.
+struct FileIdentity {
+  std::string_view path;  // as it was opened (the Source's own text)
+  uint64_t device = 0;    // st_dev and st_ino then
+  uint64_t inode = 0;
+};
+
 class Source {
  public:
   enum class Mode { map, copy };
 
   static Result<Source> open_file(const std::string& path, Mode mode);
   static Source from_memory(std::span<const uint8_t> bytes);
+  // The mapping of `file` (opened mapped) as memory this Source does not
+  // own, which still knows the file (file()): how a foreign model's reader
+  // holds the files its ForeignFile mapped.
+  static Source view_of(const Source& file);
   // Bytes fetched by range through `cache`; base() is nullptr, as in copy
   // mode, so every reading path copies.
   static Source from_ranges(std::shared_ptr<const RangeCache> cache);
@@ -49,6 +62,12 @@ class Source {
   Result<void> read_many(std::span<const RangeRead> reads) const;
   // The cache of a remote source, or nullptr.
   const RangeCache* ranges() const { return ranges_.get(); }
+  // The file this Source reads (open_file) or views (view_of); nullopt for
+  // memory and remote sources.
+  std::optional<FileIdentity> file() const {
+    if (!is_file_) return std::nullopt;
+    return FileIdentity{path_, dev_, ino_};
+  }
   // madvise over a range of a mapping (no-op in other modes).
   void advise(uint64_t off, uint64_t len, int advice) const;
   // Closes the file's descriptor, for a reader of many files (a model of a
@@ -81,6 +100,7 @@ class Source {
   int fd_ = -1;
   bool reopens_ = false;        // copy mode, descriptor released: opened per read
   bool no_links_ = false;       // opened under LinksRefused: so is each reopen
+  bool is_file_ = false;        // open_file, or view_of one: path_, dev_ and ino_ name it
   uint64_t dev_ = 0, ino_ = 0;  // the file opened, which a reopen must find again
   std::string path_;
   std::shared_ptr<const RangeCache> ranges_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -574,6 +575,27 @@ TEST_F(WrapperTest, ExtentsSayWhereEachObjectsBytesLie) {
     EXPECT_FALSE(p.extent.has_value());
     EXPECT_FALSE(p.encoding.has_value());
   }
+}
+
+TEST_F(WrapperTest, FilesSayWhichFileHoldsEachObjectsBytes) {
+  const std::string p = write_sample();
+  ztensor::Reader r(p);
+  const auto all = r.files();
+  const std::vector<ztensor::Reader::Placement> here = r.extents();
+  ASSERT_EQ(all.size(), r.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    // One file: every object with an extent is in it, at that extent.
+    ASSERT_EQ(all[i].has_value(), here[i].extent.has_value()) << i;
+    if (!all[i]) continue;
+    EXPECT_EQ(all[i]->file, p) << i;
+    EXPECT_EQ(all[i]->extent.offset, here[i].extent->offset) << i;
+    EXPECT_EQ(all[i]->extent.nbytes, here[i].extent->nbytes) << i;
+    struct stat st {};
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(all[i]->device, static_cast<std::uint64_t>(st.st_dev)) << i;
+    EXPECT_EQ(all[i]->inode, static_cast<std::uint64_t>(st.st_ino)) << i;
+  }
+  for (const auto& f : r.files("indptr")) EXPECT_FALSE(f.has_value());
 }
 
 TEST_F(WrapperTest, SummariesSayWhatEachObjectSays) {

@@ -4,6 +4,7 @@
 // from held buffers, the format's refusals as zt_status with a message.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -150,6 +151,74 @@ TEST_F(ForeignOpen, IndexShardsAreReadAsTheirNamesSayWhereverTheirLinksLead) {
   const Opened loop = open(dir_ + "/loop/model.safetensors.index.json");
   EXPECT_NE(loop.status, ZT_OK);
   EXPECT_NE(loop.error.find("a.safetensors"), std::string::npos) << loop.error;
+}
+
+// zt_component_files names the file each tensor of a sharded checkpoint
+// lies in (as the reader opened it: a link's own path, the file it leads
+// to by device and inode) and where; a tensor a reader made in memory of
+// its own is in no file.
+TEST_F(ForeignOpen, ATensorsFileIsNamedWhereverItsIndexPutsIt) {
+  namespace fs = std::filesystem;
+  const Bytes w1 = le(std::vector<float>{1, 2}), w2 = le(std::vector<float>{3, 4, 5});
+  const std::string h1 = R"({"w1":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const std::string h2 = R"({"w2":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})";
+  write("a.safetensors", safetensors(h1, w1));
+  fs::create_directories(dir_ + "/blobs");
+  write("blobs/b", safetensors(h2, w2));
+  fs::create_symlink("blobs/b", dir_ + "/b.safetensors");
+  write("model.safetensors.index.json",
+        bytes_of(R"({"weight_map":{"w1":"a.safetensors","w2":"b.safetensors"}})"));
+  const Opened o = open(dir_ + "/model.safetensors.index.json");
+  ASSERT_EQ(o.status, ZT_OK) << o.error;
+  const size_t count = zt_object_count(o.get());
+  ASSERT_EQ(count, 2u);
+  std::vector<const char*> files(count);
+  std::vector<uint64_t> offsets(count), lengths(count), devices(count), inodes(count);
+  ASSERT_EQ(zt_component_files(o.get(), "data", 0, count, files.data(), offsets.data(),
+                               lengths.data(), devices.data(), inodes.data()),
+            ZT_OK)
+      << zt_last_error();
+  const auto check = [&](const char* name, const std::string& file, const Bytes& data,
+                         size_t header) {
+    const size_t k = object_index(o.get(), name);
+    ASSERT_NE(files[k], nullptr) << name;
+    struct stat st {};
+    ASSERT_EQ(::stat(files[k], &st), 0) << files[k];
+    EXPECT_EQ(static_cast<uint64_t>(st.st_dev), devices[k]) << name;
+    EXPECT_EQ(static_cast<uint64_t>(st.st_ino), inodes[k]) << name;
+    struct stat want {};
+    ASSERT_EQ(::stat(file.c_str(), &want), 0);
+    EXPECT_EQ(want.st_ino, st.st_ino) << name;
+    EXPECT_EQ(offsets[k], 8 + (header + 7) / 8 * 8) << name;  // after the padded header
+    EXPECT_EQ(lengths[k], data.size()) << name;
+  };
+  check("w1", dir_ + "/a.safetensors", w1, h1.size());
+  check("w2", dir_ + "/blobs/b", w2, h2.size());
+  EXPECT_NE(files[0], files[1]);
+  // Neither is in the index's own file.
+  EXPECT_EQ(zt_component_extents(o.get(), "data", 0, count, offsets.data(), lengths.data(),
+                                 nullptr),
+            ZT_OK);
+  EXPECT_EQ(offsets[0], UINT64_MAX);
+  EXPECT_EQ(offsets[1], UINT64_MAX);
+
+  // One file: its own tensors are in it, a reordered one is in memory.
+  const std::string le_path = write("le.npy", npy("<f4", "(2,)", w1));
+  const Opened little = open(le_path);
+  ASSERT_EQ(little.status, ZT_OK) << little.error;
+  const char* file = nullptr;
+  uint64_t offset = 0, n = 0;
+  ASSERT_EQ(zt_component_files(little.get(), "data", 0, 1, &file, &offset, &n, nullptr, nullptr),
+            ZT_OK);
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(std::string(file), le_path);
+  EXPECT_EQ(n, 8u);
+  const Opened big = open(write("be.npy", npy(">f4", "(2,)", Bytes{0x3F, 0x80, 0, 0, 0x40, 0, 0, 0})));
+  ASSERT_EQ(big.status, ZT_OK) << big.error;
+  ASSERT_EQ(zt_component_files(big.get(), "data", 0, 1, &file, &offset, &n, nullptr, nullptr),
+            ZT_OK);
+  EXPECT_EQ(file, nullptr);
+  EXPECT_EQ(offset, UINT64_MAX);
 }
 
 // A key given twice in one JSON object would keep one value and drop the

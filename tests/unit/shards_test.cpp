@@ -161,6 +161,98 @@ TEST_F(Shards, PartsAreReadFromTheirShardBesideTheRoot) {
   }
 }
 
+// zt_component_files: each part's file as the reader opened it (path,
+// device, inode) and where its bytes lie there, for a loader that maps a
+// sharded model's files itself; a shard that cannot be opened marks its
+// parts only.
+TEST_F(Shards, EachPartsFileIsNamedWithWhereItsBytesLie) {
+  write_model();
+  std::vector<uint64_t> at;
+  data_shard({w_, v_}, at);
+  const auto identity = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return std::pair<uint64_t, uint64_t>(st.st_dev, st.st_ino);
+  };
+  for (const uint32_t mode : {ZT_IO_MAP, ZT_IO_COPY}) {
+    const ReaderPtr r = open("model.zt", mode);
+    ASSERT_TRUE(r);
+    const size_t count = zt_object_count(r.get());
+    std::vector<const char*> files(count);
+    std::vector<uint64_t> offsets(count), lengths(count), devices(count), inodes(count);
+    ASSERT_EQ(zt_component_files(r.get(), "data", 0, count, files.data(), offsets.data(),
+                                 lengths.data(), devices.data(), inodes.data()),
+              ZT_OK)
+        << zt_last_error();
+    const size_t w = object_index(r.get(), "w"), v = object_index(r.get(), "v"),
+                 local = object_index(r.get(), "local");
+    ASSERT_NE(files[w], nullptr);
+    ASSERT_NE(files[local], nullptr);
+    EXPECT_EQ(files[w], files[v]);  // one pointer a file
+    EXPECT_NE(files[w], files[local]);
+    EXPECT_EQ(identity(files[w]), identity(path("model-00001.zt")));
+    EXPECT_EQ(identity(files[local]), identity(path("model.zt")));
+    EXPECT_EQ(std::make_pair(devices[w], inodes[w]), identity(path("model-00001.zt")));
+    EXPECT_EQ(std::make_pair(devices[local], inodes[local]), identity(path("model.zt")));
+    EXPECT_EQ(offsets[w], at[0]);
+    EXPECT_EQ(lengths[w], w_.size());
+    EXPECT_EQ(offsets[v], at[1]);
+    EXPECT_EQ(lengths[v], v_.size());
+    uint64_t offset = 0, n = 0;
+    ASSERT_EQ(zt_component_extent(r.get(), local, "data", &offset, &n), ZT_OK);
+    EXPECT_EQ(offsets[local], offset);
+    EXPECT_EQ(lengths[local], n);
+    const Bytes shard = get("model-00001.zt");
+    EXPECT_EQ(Bytes(shard.begin() + static_cast<std::ptrdiff_t>(at[0]),
+                    shard.begin() + static_cast<std::ptrdiff_t>(at[0] + w_.size())),
+              w_);
+    // Optional arrays may be left out; a role no object has is marked.
+    ASSERT_EQ(zt_component_files(r.get(), "nope", 0, count, files.data(), offsets.data(),
+                                 lengths.data(), nullptr, nullptr),
+              ZT_OK);
+    for (size_t k = 0; k < count; ++k) {
+      EXPECT_EQ(files[k], nullptr);
+      EXPECT_EQ(offsets[k], UINT64_MAX);
+      EXPECT_EQ(lengths[k], 0u);
+    }
+    EXPECT_EQ(zt_component_files(r.get(), "data", 1, count, files.data(), offsets.data(),
+                                 lengths.data(), nullptr, nullptr),
+              ZT_ERR_NOT_FOUND);
+    EXPECT_EQ(zt_component_files(r.get(), "data", 0, count, nullptr, offsets.data(),
+                                 lengths.data(), nullptr, nullptr),
+              ZT_ERR_ARGUMENT);
+    EXPECT_EQ(zt_component_files(nullptr, "data", 0, 0, nullptr, nullptr, nullptr, nullptr,
+                                 nullptr),
+              ZT_ERR_ARGUMENT);
+  }
+  fs::remove(path("model-00001.zt"));
+  const ReaderPtr r = open();
+  ASSERT_TRUE(r);
+  const size_t count = zt_object_count(r.get());
+  std::vector<const char*> files(count);
+  std::vector<uint64_t> offsets(count), lengths(count), devices(count, 7), inodes(count, 7);
+  ASSERT_EQ(zt_component_files(r.get(), "data", 0, count, files.data(), offsets.data(),
+                               lengths.data(), devices.data(), inodes.data()),
+            ZT_OK);
+  const size_t w = object_index(r.get(), "w");
+  EXPECT_EQ(files[w], nullptr);
+  EXPECT_EQ(offsets[w], UINT64_MAX);
+  EXPECT_EQ(devices[w], 0u);
+  EXPECT_EQ(inodes[w], 0u);
+  EXPECT_NE(files[object_index(r.get(), "local")], nullptr);
+  // The read still gives the open's refusal.
+  EXPECT_TRUE(FailsWith(map_component(r.get(), "w", "data").status, ZT_ERR_IO, {"cannot open"}));
+  // A reader of memory names no file.
+  const Bytes root = get("model.zt");
+  zt_reader* raw = nullptr;
+  ASSERT_EQ(zt_open_memory(root.data(), root.size(), &raw), ZT_OK);
+  const ReaderPtr m(raw);
+  ASSERT_EQ(zt_component_files(m.get(), "data", 0, count, files.data(), offsets.data(),
+                               lengths.data(), nullptr, nullptr),
+            ZT_OK);
+  for (size_t k = 0; k < count; ++k) EXPECT_EQ(files[k], nullptr);
+}
+
 // A shard opens at first use: it is looked for beside the root as it was
 // opened, not from whatever directory the process has moved to since (where
 // a file of the same name and size would otherwise be read).

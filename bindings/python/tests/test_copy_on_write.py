@@ -143,7 +143,7 @@ def test_a_file_replaced_while_the_library_opens_it_is_not_mapped(tmp_path, monk
     monkeypatch.setattr(lib, "zt_open_ex", real)
     assert f["w"][0] == 2.0  # the library's file
     assert np.asarray(f.dlpack("w"))[0] == 2.0
-    assert f._identity is None
+    assert f._mapped is None
     f.close()
 
 
@@ -166,7 +166,7 @@ def test_no_descriptor_is_held_for_copy_on_write(tmp_path):
     g.close()
     assert np.asarray(t)[5] == 5.0  # the mapping outlives the File
     for other in (ztensor.open(p, copy=True), ztensor.File.from_bytes(p.read_bytes())):
-        assert other._identity is None
+        assert other._mapped is None
 
 
 def test_a_mapped_load_maps_the_raw_objects_and_decodes_the_others(tmp_path):

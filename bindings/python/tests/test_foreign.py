@@ -564,3 +564,94 @@ def test_foreign_files_are_mapped_where_their_bytes_lie_as_read(tmp_path):
     for mmap in (False, True):
         with pytest.raises(ztensor.Error, match="CRC"):
             zt.load_file(tmp_path / "bad.npz", allow_foreign=True, mmap=mmap)
+
+
+def _sharded_models(tmp_path, tensors):
+    """The same tensors as a sharded safetensors checkpoint (an index and
+    two shards) and as a v2 zTensor model split into shards; returns
+    {index or root path: the files its tensors may lie in}."""
+    names = sorted(tensors)
+    half = {"a": names[: len(names) // 2], "b": names[len(names) // 2:]}
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    weight_map = {}
+    for part, keys in half.items():
+        shard = f"model-0000{1 if part == 'a' else 2}-of-00002.safetensors"
+        safetensors(hf / shard, {k: tensors[k] for k in keys}, {"format": "pt"})
+        weight_map.update({k: shard for k in keys})
+    (hf / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    with ztensor.Writer(v2 / "m.zt", file_version=2, shard_bytes=192 << 10) as w:
+        for k in names:
+            w.add(k, tensors[k])
+    return {hf / "model.safetensors.index.json": sorted(hf.glob("*.safetensors")),
+            v2 / "m.zt": sorted(p for p in v2.iterdir() if p.name != "m.zt")}
+
+
+def test_a_sharded_models_tensors_are_mapped_in_their_shard_files(tmp_path):
+    # A sharded checkpoint (.index.json) and a v2 model's shards: mmap=True,
+    # get_tensor and dlpack loops map each tensor in the file that holds it
+    # (zt_component_files: where, and which file the library opened), as
+    # they map one file's; each file is mapped once.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    tensors = {f"w{k:02}": np.full((64, 256), k, np.float32) for k in range(8)}  # 64 KiB each
+    tensors.update({f"s{k:02}": np.arange(k + 1, dtype=np.float32) for k in range(24)})
+    for path, shard_files in _sharded_models(tmp_path, tensors).items():
+        assert len(shard_files) >= 2
+        allow = path.suffix == ".json"
+        shown = {str(p) for p in shard_files}
+        loaded = zt.load_file(path, mmap=True, allow_foreign=allow)
+        with zt.safe_open(path, "pt", mmap=True, allow_foreign=allow) as s:
+            one_at_a_time = {k: s.get_tensor(k) for k in s.keys()}
+        with ztensor.open(path, allow_foreign=allow) as f:
+            exported = {k: torch.from_dlpack(f.dlpack(k)) for k in f.keys()}
+        for got in (loaded, one_at_a_time, exported):
+            assert sorted(got) == sorted(tensors)
+            places = set()
+            for k, t in got.items():
+                assert t.tolist() == tensors[k].tolist(), (path.name, k)
+                places.add(_mapping_of(t.data_ptr()))
+            # dlpack's first export is placed before the file's places are
+            # known (this file only): a copy; every later one is mapped.
+            assert places - {"[heap]", ""} == shown if got is exported else places == shown, (path.name, places)
+        # Each file mapped once: the mappings of this process that name them.
+        with open("/proc/self/maps") as maps:
+            named = [line.split()[-1] for line in maps if line.split()[-1] in shown]
+        assert named, "no mapping of a shard file"
+        # A write changes this process's pages, never the file.
+        loaded["w03"][0, 0] = -5.0
+        assert zt.load_file(path, allow_foreign=allow)["w03"][0, 0].item() == 3.0
+
+
+def test_a_shard_replaced_after_open_is_not_mapped(tmp_path):
+    # What a shard's path names when the tensors are mapped must be the file
+    # the library opened (its device and inode): a shard replaced by
+    # rename since is not mapped, and the tensors come from the library's
+    # file, as a copying load's do.
+    pytest.importorskip("torch")
+    from ztensor import torch as zt
+    tensors = {f"w{k:02}": np.full((64, 256), k, np.float32) for k in range(8)}
+    tensors.update({f"s{k:02}": np.arange(k + 1, dtype=np.float32) for k in range(24)})
+    for path, shard_files in _sharded_models(tmp_path, tensors).items():
+        allow = path.suffix == ".json"
+        with zt.safe_open(path, "pt", mmap=True, allow_foreign=allow) as s:
+            # The first mapped get_tensor asks where every tensor lies
+            # (zt_component_files), which opens every shard of a v2 model
+            # (a sharded checkpoint's are opened with its index).
+            first = s.get_tensor("s00")
+            assert first.tolist() == [0.0]
+            for shard in shard_files:
+                blob = bytearray(shard.read_bytes())
+                for k in range(8):  # other values where each w lies (same size)
+                    at = bytes(blob).find(tensors[f"w{k:02}"].tobytes())
+                    if at >= 0:
+                        blob[at:at + 4] = np.float32(-1).tobytes()
+                fresh = shard.with_name(shard.name + ".new")
+                fresh.write_bytes(bytes(blob))
+                os.replace(fresh, shard)
+            loaded = {k: s.get_tensor(k) for k in s.keys()}
+        for k, t in loaded.items():
+            assert t.tolist() == tensors[k].tolist(), (path.name, k)
+            assert _mapping_of(t.data_ptr()) not in {str(p) for p in shard_files}

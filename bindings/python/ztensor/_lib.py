@@ -265,6 +265,8 @@ for _name, _res, _args in [
     ("zt_component_stored_size", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p]),
     ("zt_component_extent", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p, _u64_p]),
     ("zt_component_extents", _STATUS, [_reader_p, c_char_p, c_size_t, c_size_t, c_void_p, c_void_p, c_void_p]),
+    ("zt_component_files", _STATUS, [_reader_p, c_char_p, c_size_t, c_size_t, c_void_p, c_void_p, c_void_p,
+                                     c_void_p, c_void_p]),
     ("zt_component_decoded_size", _STATUS, [_reader_p, c_size_t, c_char_p, _u64_p]),
     ("zt_component_map", _STATUS, [_reader_p, c_size_t, c_char_p, POINTER(c_void_p), _u64_p]),
     ("zt_component_read", _STATUS, [_reader_p, c_size_t, c_char_p, c_void_p, c_uint64, _u64_p]),

@@ -290,8 +290,9 @@ def _identity_of(path):
 
 def _map_copy_on_write(path, identity):
     """The file at `path` mapped copy-on-write (mmap ACCESS_COPY) as a uint8
-    array, if it is still the file `identity` names; else None. The
-    descriptor is closed at once: the mapping holds its own."""
+    array, if it is still the file `identity` names (_identity_of, or its
+    first two: device and inode); else None. The descriptor is closed at
+    once: the mapping holds its own."""
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
@@ -299,7 +300,7 @@ def _map_copy_on_write(path, identity):
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != identity:
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)[:len(identity)] != identity:
             return None
         return np.frombuffer(mmap.mmap(fd, 0, access=mmap.ACCESS_COPY), np.uint8)
     except (OSError, ValueError):  # the address space, or a file emptied meanwhile
@@ -341,6 +342,30 @@ class _MemorySource:
 # Fewer objects than this are placed in a mapping one at a time: numpy's
 # arrays cost more than they save below it.
 _FEW_PLACES = 16
+
+
+class _MappedFile:
+    """A file of the model that hand-outs map copy-on-write: its path, what
+    tells the file the library opened from any other (identity: None once
+    the path names another), the mapping (whole, made at the first
+    hand-out) and what of it was handed out."""
+
+    __slots__ = ("path", "identity", "whole", "handed")
+
+    def __init__(self, path, identity):
+        self.path, self.identity, self.whole, self.handed = path, identity, None, _Extents()
+
+    def mapping(self):
+        """The file's bytes as one copy-on-write array, sliced for each
+        hand-out (a frombuffer of the mapping each time costs more); the
+        mapping closes once neither this nor any slice of it is left. None
+        where the file cannot be mapped (another file at the path now:
+        decoded copies from then on). Called under the File's lock."""
+        if self.whole is None and self.identity is not None:
+            self.whole = _map_copy_on_write(self.path, self.identity)
+            if self.whole is None:
+                self.identity = None
+        return self.whole
 
 
 class _Extents:
@@ -531,7 +556,7 @@ class File(NotCopyable, collections.abc.Mapping):
         check(lib.zt_open_ex(cpath(path), byref(opt), byref(ptr)))
         self._init(_Handle(ptr.value), os.fspath(path), float32, copy)
         if before is not None and _identity_of(path) == before and self._mappable():
-            self._identity, self._absolute = before, os.path.abspath(path)
+            self._mapped = [_MappedFile(os.path.abspath(path), before)]
 
     @classmethod
     def from_bytes(cls, data: Any, *, float32: bool = False, max_decoded_bytes: int = 0) -> "File":
@@ -592,14 +617,16 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _init(self, handle, path, float32, copy):
         """The state every way of opening sets; no file to map copy-on-write
-        (_identity) unless __init__ finds one."""
+        (_mapped) unless __init__ finds one."""
         self._handle = handle
         self._float32 = float32
         self.path = path
         self._manifest = None
-        self._copy, self._identity, self._absolute = copy, None, None
-        self._cow = None  # the shared copy-on-write mapping, made at its first hand-out
-        self._handed = _Extents()  # what of it was handed out
+        self._copy = copy
+        # The files hand-outs map (_MappedFile): this one first, then the
+        # model's others that hold raw data (_places); None where nothing
+        # is mapped (copy mode, memory, a URL, a 0.1.0 file).
+        self._mapped = None
         self._cow_lock = threading.Lock()
         self._lookups = 0  # f[name], f.array, f.rows, f.slice and dlpack() calls so far
         self._layouts = None  # every object's _dense_layouts entry, from the second of them (_kept_layouts)
@@ -624,8 +651,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._handle = None
         self._layouts = None
         with self._cow_lock:  # not while a hand-out maps it
-            self._cow = None  # Tensors from dlpack() keep their mapping alive
-            self._identity = None
+            self._mapped = None  # Tensors from dlpack() keep their mappings alive
 
     def __enter__(self):
         return self
@@ -1176,27 +1202,29 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _copy_on_write(self, i, dt, shape, nbytes):
         """Object i's raw data as a writable copy-on-write mapping of the
-        file (mmap ACCESS_COPY of the descriptor opened with the File, one
-        mapping per File, sliced), or None where the caller is to decode a
-        copy: bytes that are not raw little-endian bytes at a place in this
-        very file, and bytes of the mapping handed out before (a second
-        export of an object, or a v2 object sharing another's blob), which
-        would share that hand-out's memory. Where it lies: at a first call
-        two calls into the library for the object (its encoding and
-        zt_component_extent), not the manifest's JSON (~10 us an object, all
-        of them at the first); in a loop (the File keeps its layouts or
-        extents) the extents of the whole file, asked once (_places)."""
-        if not nbytes or (self._cow is None and self._identity is None):
+        file holding it (mmap ACCESS_COPY of the file the library opened,
+        one mapping a file, sliced: this file, or a shard of the model), or
+        None where the caller is to decode a copy: bytes that are not raw
+        little-endian bytes at a place in a file, and bytes of a mapping
+        handed out before (a second export of an object, or a v2 object
+        sharing another's blob), which would share that hand-out's memory.
+        Where it lies: at a first call two calls into the library for the
+        object (its encoding and zt_component_extent: this file only), not
+        the manifest's JSON (~10 us an object, all of them at the first);
+        in a loop (the File keeps its layouts or extents) the places of the
+        whole model, asked once (_places)."""
+        if not nbytes or self._mapped is None:
             return None
         if self._data_extents is None and self._layouts is None:
             start = self._raw_extent(i, nbytes, dt.itemsize)
+            where = 0
         else:
-            start = self._kept_raw_extent(i, nbytes, dt.itemsize)
-        whole = None if start is None else self._claim(start, nbytes)
+            where, start = self._kept_raw_extent(i, nbytes, dt.itemsize)
+        whole = None if start is None else self._claim(where, start, nbytes)
         return None if whole is None else whole[start:start + nbytes].view(dt).reshape(shape)
 
     def _raw_extent(self, i, nbytes, align):
-        """Where object i's data starts in the file, asked of the library,
+        """Where object i's data starts in this file, asked of the library,
         if it is nbytes raw bytes there at a multiple of `align` (its
         element's size: a misaligned element would be undefined behaviour
         in the code that reads it; a zTensor file aligns to 64, a
@@ -1212,80 +1240,97 @@ class File(NotCopyable, collections.abc.Mapping):
         return offset.value
 
     def _kept_raw_extent(self, i, nbytes, align):
-        """_raw_extent from the file's extents (_places)."""
-        offsets, lengths, raw = self._places()
+        """(which of _mapped holds object i's data, where it starts there),
+        as _raw_extent says, from the places of the model (_places); (None,
+        None) where _raw_extent would say None."""
+        offsets, lengths, raw, files = self._places()
         start = int(offsets[i])
-        return start if raw[i] and int(lengths[i]) == nbytes and not start % align else None
+        if raw[i] and int(lengths[i]) == nbytes and not start % align:
+            return int(files[i]), start
+        return None, None
 
-    def _claim(self, start, nbytes):
-        """The mapping, with [start, start + nbytes) of it claimed for a
-        hand-out; None where there is none or those bytes were handed out
-        before (in part or whole)."""
+    def _claim(self, where, start, nbytes):
+        """The mapping of file _mapped[where], with [start, start + nbytes)
+        of it claimed for a hand-out; None where there is none or those
+        bytes were handed out before (in part or whole)."""
         with self._cow_lock:
-            whole = self._cow if self._cow is not None else self._mapping()
-            if whole is None or start + nbytes > whole.size or not self._handed.claim(start, start + nbytes):
+            if self._mapped is None:
+                return None
+            m = self._mapped[where]
+            whole = m.mapping()
+            if whole is None or start + nbytes > whole.size or not m.handed.claim(start, start + nbytes):
                 return None
         return whole
 
     def _copy_on_write_places(self, indices, nbytes, aligns):
-        """_copy_on_write of many objects at once: (the mapping as a uint8
-        array, [where object indices[k]'s nbytes[k] bytes start in it, at a
-        multiple of aligns[k], or None where _copy_on_write would give
-        None]), every place claimed.
-        Their extents come from one zt_component_extents call for the whole
+        """_copy_on_write of many objects at once: ([the mapping of the file
+        holding object indices[k]'s data, a uint8 array], [where its
+        nbytes[k] bytes start in it, at a multiple of aligns[k]]), or None
+        for both where _copy_on_write would give None; every place claimed.
+        Their places come from one zt_component_extents call for the whole
         file (two calls an object through ctypes made a mapped load of
-        20,000 small tensors twice as slow as copying them); a few objects
-        are placed one at a time (_copy_on_write_place), which costs less
-        than the arrays."""
+        20,000 small tensors twice as slow as copying them), and one
+        zt_component_files call where the model has other files; a few
+        objects are placed one at a time (_copy_on_write_place), which
+        costs less than the arrays."""
         count = len(indices)
         if count < _FEW_PLACES:
-            whole, starts = None, []
+            wholes, starts = [], []
             for i, n, align in zip(indices, nbytes, aligns):
-                mapped, start = self._copy_on_write_place(i, n, align)
-                whole = mapped if mapped is not None else whole
+                whole, start = self._copy_on_write_place(i, n, align)
+                wholes.append(whole)
                 starts.append(start)
-            return whole, starts
-        none = [None] * count
-        if self._cow is None and self._identity is None:
-            return None, none
-        offsets, lengths, raw = self._places()
+            return wholes, starts
+        wholes, out = [None] * count, [None] * count
+        if self._mapped is None:
+            return wholes, out
+        offsets, lengths, raw, files = self._places()
         at = np.fromiter(indices, np.intp, count)
         want = np.fromiter(nbytes, np.uint64, count)
-        starts = offsets[at]
+        starts, where = offsets[at], files[at]
         ok = raw[at] & (lengths[at] == want) & (want > 0) & (starts % np.fromiter(aligns, np.uint64, count) == 0)
+        ends = starts + want
+        begin = None
         with self._cow_lock:
-            whole = self._cow if self._cow is not None else self._mapping()
-            if whole is None:
-                return None, none
-            ends = starts + want
-            ok &= ends <= whole.size
-            picked = np.flatnonzero(ok)
-            if self._handed.claim_many(starts[picked], ends[picked]):
-                picked = picked.tolist()
-            else:  # overlaps: one at a time, in the order asked, as _copy_on_write
-                claim = self._handed.claim
-                picked = [k for k in picked.tolist() if claim(int(starts[k]), int(ends[k]))]
-        begin = starts.tolist()
-        for k in picked:
-            none[k] = begin[k]
-        return whole, none
+            mapped = self._mapped
+            if mapped is None:
+                return wholes, out
+            for f in np.unique(where[ok]).tolist():
+                m = mapped[f]
+                whole = m.mapping()
+                if whole is None:
+                    continue
+                picked = np.flatnonzero(ok & (where == f) & (ends <= whole.size))
+                if m.handed.claim_many(starts[picked], ends[picked]):
+                    picked = picked.tolist()
+                else:  # overlaps: one at a time, in the order asked, as _copy_on_write
+                    claim = m.handed.claim
+                    picked = [k for k in picked.tolist() if claim(int(starts[k]), int(ends[k]))]
+                if begin is None:
+                    begin = starts.tolist()
+                for k in picked:
+                    wholes[k], out[k] = whole, begin[k]
+        return wholes, out
 
     def _copy_on_write_place(self, i, nbytes, align):
-        """(the mapping, where object i's nbytes bytes start in it, at a
-        multiple of `align`), claimed, or (None, None) where _copy_on_write
-        would give None; from the extents _places keeps (a get_tensor loop
-        pays no call into the library for them)."""
-        if not nbytes or (self._cow is None and self._identity is None):
+        """(the mapping of the file holding object i's data, where its
+        nbytes bytes start in it, at a multiple of `align`), claimed, or
+        (None, None) where _copy_on_write would give None; from the places
+        _places keeps (a get_tensor loop pays no call into the library for
+        them)."""
+        if not nbytes or self._mapped is None:
             return None, None
-        start = self._kept_raw_extent(i, nbytes, align)
-        whole = None if start is None else self._claim(start, nbytes)
+        where, start = self._kept_raw_extent(i, nbytes, align)
+        whole = None if start is None else self._claim(where, start, nbytes)
         return (None, None) if whole is None else (whole, start)
 
     def _places(self):
-        """(offsets, lengths, raw) of every object's "data" component, numpy
-        arrays in manifest order: where its stored bytes lie in this file,
-        and whether they are raw (as they decode: _mappable files only).
-        An object without one here (none; in another file) has raw False."""
+        """(offsets, lengths, raw, files) of every object's "data" component,
+        numpy arrays in manifest order: where its stored bytes lie in the
+        file _mapped[files[k]] (0: this one), and whether they are raw (as
+        they decode: _mappable files only) in a file that hand-outs may
+        map. An object without one (none; in memory a foreign reader made;
+        a shard not to be mapped) has raw False."""
         if self._data_extents is None:
             r, n = self._r(), lib.zt_object_count(self._r())
             offsets, lengths = np.empty(n, np.uint64), np.empty(n, np.uint64)
@@ -1294,20 +1339,45 @@ class File(NotCopyable, collections.abc.Mapping):
                                            encodings.ctypes.data))
             texts = {address: ctypes.string_at(address) for address in np.unique(encodings).tolist() if address}
             raw_at = [address for address, text in texts.items() if text == b"raw"]
-            raw = np.isin(encodings, np.array(raw_at, np.uintp)) & (offsets != np.uint64(2**64 - 1))
-            self._data_extents = (offsets, lengths, raw)
+            raw = np.isin(encodings, np.array(raw_at, np.uintp))
+            here = offsets != np.uint64(2**64 - 1)
+            files = np.zeros(n, np.intp)
+            if self._mapped is not None and (raw & ~here).any():
+                self._place_in_other_files(raw & ~here, offsets, lengths, files, here)
+            self._data_extents = (offsets, lengths, raw & here, files)
         return self._data_extents
 
-    def _mapping(self):
-        """The file's bytes as one copy-on-write array, sliced for each
-        hand-out (a frombuffer of the mapping each time costs more); the
-        mapping closes once neither this nor any slice of it is left. None
-        where the file cannot be mapped (or the File was closed)."""
-        if self._cow is None and self._identity is not None:
-            self._cow = _map_copy_on_write(self._absolute, self._identity)
-            if self._cow is None:
-                self._identity = None  # another file there now: decoded copies from now on
-        return self._cow
+    def _place_in_other_files(self, elsewhere, offsets, lengths, files, here):
+        """Where the objects `elsewhere` marks (raw, not in this file) lie
+        in the model's other files (v2 shards, a sharded checkpoint's),
+        asked in one zt_component_files call: offsets, lengths, files (an
+        index into _mapped, each file added once) and here (in a file now)
+        updated in place. Each file is mapped at its first hand-out if what
+        its path names then is the file the library opened (its device and
+        inode)."""
+        r, n = self._r(), len(offsets)
+        paths = np.zeros(n, np.uintp)
+        other_offsets, other_lengths = np.empty(n, np.uint64), np.empty(n, np.uint64)
+        devices, inodes = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
+        check(lib.zt_component_files(r, b"data", 0, n, paths.ctypes.data, other_offsets.ctypes.data,
+                                     other_lengths.ctypes.data, devices.ctypes.data, inodes.ctypes.data))
+        picked = np.flatnonzero(elsewhere & (paths != 0))
+        if not len(picked):
+            return
+        addresses, first, which = np.unique(paths[picked], return_index=True, return_inverse=True)
+        with self._cow_lock:
+            if self._mapped is None:
+                return
+            mapped = list(self._mapped)
+            base = len(mapped)
+            for address, k in zip(addresses.tolist(), picked[first].tolist()):
+                path = os.fsdecode(ctypes.string_at(address))
+                mapped.append(_MappedFile(os.path.abspath(path), (int(devices[k]), int(inodes[k]))))
+            self._mapped = mapped
+        offsets[picked] = other_offsets[picked]
+        lengths[picked] = other_lengths[picked]
+        files[picked] = base + which
+        here[picked] = True
 
     def get_slice(self, name: str) -> "SliceView":
         """The object `name` as a SliceView: view[1:4, :, 7] reads only that

@@ -576,7 +576,7 @@ class _File:
         self._bools = False
         self._column = self._summary = None
         self._summary_by_name = None
-        self._mapping_storage = None  # (the File's mapping, its torch storage): _storage_of_mapping
+        self._mapping_storage = {}  # id(a mapping of the File) -> (it, its torch storage): _storage_of_mapping
         # mmap=True: raw data from the File's copy-on-write mapping
         # (File._copy_on_write_places, as dlpack() hands out its bytes), which knows where there is
         # none (memory, URLs, zstd, shards).
@@ -585,7 +585,8 @@ class _File:
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
-        self._column = self._summary = self._exact = self._names = self._mapping_storage = None
+        self._column = self._summary = self._exact = self._names = None
+        self._mapping_storage = {}
 
     def attributes(self):
         return self.f.attributes
@@ -796,13 +797,15 @@ class _File:
         ctypes)."""
         names = [name for name in exact if name not in skip] if skip else list(exact)
         entries = [exact[name] for name in names]
-        whole, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries],
-                                                     [_element_size(e.dtype) for e in entries])
-        if whole is None:
-            return {}
-        storage, carve = self._storage_of_mapping(whole), _blocks.carve
-        return {name: carve(storage, start, e.shape, e.dtype, e.nbytes, _CPU)
-                for name, e, start in zip(names, entries, starts) if start is not None}
+        wholes, starts = self.f._copy_on_write_places([e.index for e in entries], [e.nbytes for e in entries],
+                                                      [_element_size(e.dtype) for e in entries])
+        out, carve, last, storage = {}, _blocks.carve, None, None
+        for name, e, whole, start in zip(names, entries, wholes, starts):
+            if start is not None:
+                if whole is not last:  # a sharded model's next file
+                    last, storage = whole, self._storage_of_mapping(whole)
+                out[name] = carve(storage, start, e.shape, e.dtype, e.nbytes, _CPU)
+        return out
 
     def _mapped_one(self, e):
         """_mapped of one object (its _Exact), or None: get_tensor's way."""
@@ -812,11 +815,12 @@ class _File:
         return _blocks.carve(self._storage_of_mapping(whole), start, e.shape, e.dtype, e.nbytes, _CPU)
 
     def _storage_of_mapping(self, whole):
-        """The torch storage of the File's mapping `whole`, made once a
-        mapping (a storage of torch 1.13 is asked through Python: ~7 us)."""
-        kept = self._mapping_storage
+        """The torch storage of a mapping `whole` of the File (of one of the
+        model's files), made once a mapping (a storage of torch 1.13 is
+        asked through Python: ~7 us)."""
+        kept = self._mapping_storage.get(id(whole))
         if kept is None or kept[0] is not whole:
-            kept = self._mapping_storage = (whole, _blocks.storage_of(torch.from_numpy(whole)))
+            kept = self._mapping_storage[id(whole)] = (whole, _blocks.storage_of(torch.from_numpy(whole)))
         return kept[1]
 
     def _selections(self, slices, ring):

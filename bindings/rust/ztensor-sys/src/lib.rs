@@ -248,6 +248,7 @@ extern "C" {
     pub fn zt_component_decoded_size(r: *const zt_reader, object: usize, role: *const c_char, nbytes: *mut u64) -> zt_status;
     pub fn zt_component_extent(r: *const zt_reader, object: usize, role: *const c_char, offset: *mut u64, nbytes: *mut u64) -> zt_status;
     pub fn zt_component_extents(r: *const zt_reader, role: *const c_char, first: usize, count: usize, offsets: *mut u64, nbytes: *mut u64, encodings: *mut *const c_char) -> zt_status;
+    pub fn zt_component_files(r: *const zt_reader, role: *const c_char, first: usize, count: usize, files: *mut *const c_char, offsets: *mut u64, nbytes: *mut u64, devices: *mut u64, inodes: *mut u64) -> zt_status;
     pub fn zt_object_summary_init(s: *mut zt_object_summary);
     pub fn zt_object_summaries(r: *const zt_reader, first: usize, summaries: *mut zt_object_summary, count: usize) -> zt_status;
     pub fn zt_component_map(r: *const zt_reader, object: usize, role: *const c_char, data: *mut *const c_void, nbytes: *mut u64) -> zt_status;
