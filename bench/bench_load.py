@@ -35,6 +35,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   Load_LoadFileIndex     "llm" as a safetensors index of 4 files (what
                          checkpoints on the Hugging Face hub are), load_file
                          with allow_foreign=True
+  Load_MmapShards, Load_MmapIndex   the same two, load_file(mmap=True) +
+                         touching one byte per page (each tensor mapped in
+                         its shard file)
   Load_TorchLoad_many    torch.load of the "many" tensors (torch.save'd)
   Load_Safetensors_many  safetensors.torch.load_file of them + touch
   Load_GetTensor_<m>     a loop of safe_open(...).get_tensor(name) over "many"
@@ -722,16 +725,20 @@ def main():
         hot["Load_RankRows"] = (lambda: zt.load_file(paths["llm"], slices=rows), paths["llm"])
         hot["Load_RankColumns"] = (lambda: zt.load_file(paths["llm"], slices=columns), paths["llm"])
         shards = base + "-shards"  # the copies written only where their rows run
-        if row_runs("Load_LoadFileShards"):
+        if row_runs("Load_LoadFileShards") or row_runs("Load_MmapShards"):
             os.makedirs(os.path.join(shards, "v2"))
             paths["shards_v2"] = os.path.join(shards, "v2", "model.zt")
             zt.save_file(models["llm"], paths["shards_v2"], file_version=2, shard_bytes=total // 4 + 1)
             hot["Load_LoadFileShards"] = (lambda: zt.load_file(paths["shards_v2"]),
                                           os.path.dirname(paths["shards_v2"]))
-        if row_runs("Load_LoadFileIndex"):
+            hot["Load_MmapShards"] = (lambda: touch(zt.load_file(paths["shards_v2"], mmap=True)),
+                                      os.path.dirname(paths["shards_v2"]))
+        if row_runs("Load_LoadFileIndex") or row_runs("Load_MmapIndex"):
             paths["index"] = write_safetensors_index(models["llm"], os.path.join(shards, "hub"), 4)
             hot["Load_LoadFileIndex"] = (lambda: zt.load_file(paths["index"], allow_foreign=True),
                                          os.path.dirname(paths["index"]))
+            hot["Load_MmapIndex"] = (lambda: touch(zt.load_file(paths["index"], allow_foreign=True, mmap=True)),
+                                     os.path.dirname(paths["index"]))
         # Does reading with pread instead of through the mapping pay on the CPU?
         hot["Load_LoadFilePread"] = (lambda: zt._load_all(zt._File(paths["llm"], copy=True), "cpu"),
                                      paths["llm"])

@@ -394,6 +394,10 @@ def main():
             "Load_LoadFileShards", None, "load_file of the one-file model")
     t.ratio("load", "load_file of the model as a safetensors index of 4 files (allow_foreign)", ld,
             "Load_LoadFile_llm", "Load_LoadFileIndex", None, "load_file of the one-file model")
+    t.ratio("load", "load_file(mmap=True) + touch of the model as a v2 model in 4 shard files", ld,
+            "Load_Mmap_llm", "Load_MmapShards", None, "load_file(mmap=True) + touch of the one-file model")
+    t.ratio("load", "load_file(mmap=True) + touch of the model as a safetensors index of 4 files", ld,
+            "Load_Mmap_llm", "Load_MmapIndex", None, "load_file(mmap=True) + touch of the one-file model")
     t.ratio("load", "load_file, the file read by pread instead of mapped", ld, "Load_LoadFile_llm",
             "Load_LoadFilePread", None, "load_file (through the mapping)")
     t.ratio("load", "load_file against safetensors' load_file (+ touch)", ld, "Load_Safetensors", "Load_LoadFile_llm", None,
