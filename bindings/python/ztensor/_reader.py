@@ -342,6 +342,8 @@ class _MemorySource:
 # Fewer objects than this are placed in a mapping one at a time: numpy's
 # arrays cost more than they save below it.
 _FEW_PLACES = 16
+# _raw_extent's answer for raw data in another file of the model.
+_ELSEWHERE = object()
 
 
 class _MappedFile:
@@ -1215,10 +1217,10 @@ class File(NotCopyable, collections.abc.Mapping):
         whole model, asked once (_places)."""
         if not nbytes or self._mapped is None:
             return None
+        where, start = 0, None
         if self._data_extents is None and self._layouts is None:
             start = self._raw_extent(i, nbytes, dt.itemsize)
-            where = 0
-        else:
+        if start is _ELSEWHERE or self._data_extents is not None or self._layouts is not None:
             where, start = self._kept_raw_extent(i, nbytes, dt.itemsize)
         whole = None if start is None else self._claim(where, start, nbytes)
         return None if whole is None else whole[start:start + nbytes].view(dt).reshape(shape)
@@ -1228,14 +1230,17 @@ class File(NotCopyable, collections.abc.Mapping):
         if it is nbytes raw bytes there at a multiple of `align` (its
         element's size: a misaligned element would be undefined behaviour
         in the code that reads it; a zTensor file aligns to 64, a
-        safetensors file need not); else None (encoded, in another file,
+        safetensors file need not); _ELSEWHERE where its raw bytes are not
+        in this file (a shard's: _places knows where); else None (encoded,
         not the shape's bytes, misaligned)."""
         r = self._r()
         if lib.zt_component_encoding(r, i, b"data") != b"raw":
             return None
         offset, length = c_uint64(), c_uint64()
-        if lib.zt_component_extent(r, i, b"data", byref(offset), byref(length)) != _lib.OK \
-                or length.value != nbytes or offset.value % align:
+        status = lib.zt_component_extent(r, i, b"data", byref(offset), byref(length))
+        if status == _lib.ERR_UNSUPPORTED:
+            return _ELSEWHERE
+        if status != _lib.OK or length.value != nbytes or offset.value % align:
             return None
         return offset.value
 
