@@ -9,6 +9,28 @@
 
 using namespace zt::capi;
 
+namespace {
+
+// Objects first .. first + count - 1 exist (the batch calls' range), else
+// ZT_ERR_NOT_FOUND with the message set.
+zt_status check_range(const zt::Reader& reader, size_t first, size_t count) {
+  const size_t n = reader.manifest().objects.size();
+  if (first <= n && count <= n - first) return ZT_OK;
+  return set_error(zt::make_error(zt::Status::not_found,
+                                  "objects %zu to %zu run past the last one (%zu objects)", first,
+                                  first + count - 1, n));
+}
+
+// The component of `o` with role `role`, or nullptr: the batch calls mark
+// an object without one instead of failing.
+const zt::Component* component_named(const zt::Object& o, std::string_view role) {
+  for (const zt::Component& c : o.components)
+    if (c.role == role) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
 extern "C" {
 
 zt_status zt_component_extent(const zt_reader* r, size_t object, const char* role, uint64_t* offset,
@@ -34,19 +56,10 @@ zt_status zt_component_extents(const zt_reader* r, const char* role, size_t firs
   if (!r || !role || (count > 0 && (!offsets || !nbytes)))
     return fail(ZT_ERR_ARGUMENT, "reader, role, offsets or nbytes is NULL");
   return guard([&] {
+    if (const zt_status s = check_range(*r->impl, first, count)) return s;
     const std::vector<zt::Object>& objects = r->impl->manifest().objects;
-    if (first > objects.size() || count > objects.size() - first)
-      return set_error(zt::make_error(zt::Status::not_found,
-                                      "objects %zu to %zu run past the last one (%zu objects)",
-                                      first, first + count - 1, objects.size()));
-    const std::string_view wanted = role;
     for (size_t i = 0; i < count; ++i) {
-      const zt::Component* c = nullptr;
-      for (const zt::Component& candidate : objects[first + i].components)
-        if (candidate.role == wanted) {
-          c = &candidate;
-          break;
-        }
+      const zt::Component* c = component_named(objects[first + i], role);
       // What zt_component_extent refuses (no such component, bytes in
       // another file) is marked, not failed: one object's absence says
       // nothing about the others'.
@@ -67,23 +80,14 @@ zt_status zt_component_files(const zt_reader* r, const char* role, size_t first,
     return fail(ZT_ERR_ARGUMENT, "reader, role, files, offsets or nbytes is NULL");
   return guard([&] {
     const zt::Reader& reader = *r->impl;
+    if (const zt_status s = check_range(reader, first, count)) return s;
     const std::vector<zt::Object>& objects = reader.manifest().objects;
-    if (first > objects.size() || count > objects.size() - first)
-      return set_error(zt::make_error(zt::Status::not_found,
-                                      "objects %zu to %zu run past the last one (%zu objects)",
-                                      first, first + count - 1, objects.size()));
-    const std::string_view wanted = role;
     // A shard that cannot be opened is marked as memory is (its objects'
     // reads give the refusal; the other objects are still placed), and is
     // asked once a call.
     std::vector<bool> unopened(reader.manifest().shards.size());
     for (size_t i = 0; i < count; ++i) {
-      const zt::Component* c = nullptr;
-      for (const zt::Component& candidate : objects[first + i].components)
-        if (candidate.role == wanted) {
-          c = &candidate;
-          break;
-        }
+      const zt::Component* c = component_named(objects[first + i], role);
       std::optional<zt::FileIdentity> file;
       if (c && !(c->shard && unopened[*c->shard])) {
         auto f = reader.file_of(*c);

@@ -85,7 +85,9 @@ class BufferMap {
   std::vector<Source> held_sources() const {
     std::vector<std::pair<uint32_t, Source>> held;
     for (const Buffer& b : buffers_)
-      if (b.held) held.emplace_back(*b.held, b.file ? Source::view_of(*b.file) : Source::from_memory(b.bytes));
+      if (b.held)
+        held.emplace_back(*b.held,
+                          b.file ? Source::view_of(*b.file) : Source::from_memory(b.bytes));
     std::sort(held.begin(), held.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Source> out;

@@ -196,9 +196,9 @@ TEST_F(ForeignOpen, ATensorsFileIsNamedWhereverItsIndexPutsIt) {
   check("w2", dir_ + "/blobs/b", w2, h2.size());
   EXPECT_NE(files[0], files[1]);
   // Neither is in the index's own file.
-  EXPECT_EQ(zt_component_extents(o.get(), "data", 0, count, offsets.data(), lengths.data(),
-                                 nullptr),
-            ZT_OK);
+  EXPECT_EQ(
+      zt_component_extents(o.get(), "data", 0, count, offsets.data(), lengths.data(), nullptr),
+      ZT_OK);
   EXPECT_EQ(offsets[0], UINT64_MAX);
   EXPECT_EQ(offsets[1], UINT64_MAX);
 
@@ -213,7 +213,8 @@ TEST_F(ForeignOpen, ATensorsFileIsNamedWhereverItsIndexPutsIt) {
   ASSERT_NE(file, nullptr);
   EXPECT_EQ(std::string(file), le_path);
   EXPECT_EQ(n, 8u);
-  const Opened big = open(write("be.npy", npy(">f4", "(2,)", Bytes{0x3F, 0x80, 0, 0, 0x40, 0, 0, 0})));
+  const Opened big =
+      open(write("be.npy", npy(">f4", "(2,)", Bytes{0x3F, 0x80, 0, 0, 0x40, 0, 0, 0})));
   ASSERT_EQ(big.status, ZT_OK) << big.error;
   ASSERT_EQ(zt_component_files(big.get(), "data", 0, 1, &file, &offset, &n, nullptr, nullptr),
             ZT_OK);

@@ -218,12 +218,12 @@ TEST_F(Shards, EachPartsFileIsNamedWithWhereItsBytesLie) {
     EXPECT_EQ(zt_component_files(r.get(), "data", 1, count, files.data(), offsets.data(),
                                  lengths.data(), nullptr, nullptr),
               ZT_ERR_NOT_FOUND);
-    EXPECT_EQ(zt_component_files(r.get(), "data", 0, count, nullptr, offsets.data(),
-                                 lengths.data(), nullptr, nullptr),
+    EXPECT_EQ(zt_component_files(r.get(), "data", 0, count, nullptr, offsets.data(), lengths.data(),
+                                 nullptr, nullptr),
               ZT_ERR_ARGUMENT);
-    EXPECT_EQ(zt_component_files(nullptr, "data", 0, 0, nullptr, nullptr, nullptr, nullptr,
-                                 nullptr),
-              ZT_ERR_ARGUMENT);
+    EXPECT_EQ(
+        zt_component_files(nullptr, "data", 0, 0, nullptr, nullptr, nullptr, nullptr, nullptr),
+        ZT_ERR_ARGUMENT);
   }
   fs::remove(path("model-00001.zt"));
   const ReaderPtr r = open();
