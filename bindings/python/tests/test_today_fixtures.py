@@ -55,3 +55,43 @@ def check(path, expected):
             got = f[name]
             assert list(got.shape) == want["shape"] or want["dtype"] == "float4_e2m1fn_x2", name
             assert raw(got) == want["hex"], name
+
+
+def _mapping_of(address):
+    """The pathname of this process's mapping that holds `address`
+    (/proc/self/maps), "" for anonymous memory."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            if low <= address < high:
+                return fields[5].strip() if len(fields) > 5 else ""
+    return None
+
+
+# The files a torch loader takes on this torch (torch_dtypes.pt and
+# safetensors_dtypes.safetensors hold u64 values above 2**63 - 1, which
+# torch 1.13 has no type for), and how many of their tensors lie in a file
+# as they are read (aligned, not a strided view, not reordered): transformers'
+# sharded checkpoint and ONNX's external data whole.
+MAPPED = {"torch_views.pt": 1, "torch_legacy_format.pt": 3, "hf_llama_sharded": 21, "onnx_external": 2}
+
+
+@pytest.mark.parametrize("key", sorted(MAPPED))
+def test_todays_files_map_where_their_bytes_lie_as_read(key):
+    # load_file(mmap=True) of files today's tools wrote: the same tensors as
+    # the copying load, each mapped in the file that holds it where its
+    # bytes allow (a sharded checkpoint's shards, ONNX external data).
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    path = HERE / CASES[key][0]
+    copied = zt.load_file(path, allow_foreign=True)
+    mapped = zt.load_file(path, allow_foreign=True, mmap=True)
+    assert sorted(mapped) == sorted(copied)
+    places = []
+    for name, want in copied.items():
+        got = mapped[name]
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert torch.equal(got.reshape(-1).view(torch.uint8), want.reshape(-1).view(torch.uint8)), name
+        places.append(_mapping_of(got.data_ptr()) if got.numel() else "")
+    assert sum(1 for p in places if p and p.startswith(str(HERE))) == MAPPED[key], places
