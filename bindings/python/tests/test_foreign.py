@@ -505,11 +505,30 @@ def test_a_pytorch_checkpoint_of_many_tensors_reads_every_one(tmp_path):
             np.testing.assert_array_equal(f[name], t.numpy())
 
 
+def gguf(path, tensors, align=32):
+    """A GGUF v3 file of `tensors` (f32 or f16 numpy arrays), no metadata:
+    the header, the tensor infos (dimensions innermost first), then the data,
+    each tensor at a multiple of `align`."""
+    def text(x):
+        return struct.pack("<Q", len(x.encode())) + x.encode()
+
+    infos, data = b"", b""
+    for name, a in tensors.items():
+        kind = {np.dtype(np.float32): 0, np.dtype(np.float16): 1}[a.dtype]
+        data += b"\0" * (-len(data) % align)
+        infos += text(name) + struct.pack("<I", a.ndim) + b"".join(struct.pack("<Q", d) for d in reversed(a.shape))
+        infos += struct.pack("<IQ", kind, len(data))
+        data += a.tobytes()
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), 0) + infos
+    path.write_bytes(head + b"\0" * (-len(head) % align) + data)
+    return path
+
+
 def test_foreign_files_are_mapped_where_their_bytes_lie_as_read(tmp_path):
     # mmap=True (load_file, safe_open) and dlpack map a foreign file's
     # tensor copy-on-write wherever its bytes lie in the file as they are
-    # read (torch.save's storages, np.save's and np.savez's arrays), as they
-    # map a zTensor file's; a tensor whose bytes the reader had to change
+    # read (torch.save's storages, np.save's and np.savez's arrays, GGUF's),
+    # as they map a zTensor file's; a tensor whose bytes the reader had to change
     # (a strided view gathered, big-endian elements reordered, a
     # Fortran-order array transposed, a member inflated) is a copy, and a
     # stored member whose CRC-32 does not hold is refused as a copying load
@@ -532,8 +551,9 @@ def test_foreign_files_are_mapped_where_their_bytes_lie_as_read(tmp_path):
     npz = (tmp_path / "m.npz").read_bytes()
     aligned = {name for name, m in members.items() if npz.find(m.tobytes()) % m.itemsize == 0}
     assert "u" in aligned
+    g = gguf(tmp_path / "m.gguf", {"g": a, "half": np.arange(7, dtype=np.float16)})
     # (an .npy file's one array is named after the file)
-    mapped = {pt: {"w", "h", "b"}, tmp_path / "a.npy": {"a"}, tmp_path / "m.npz": aligned}
+    mapped = {pt: {"w", "h", "b"}, tmp_path / "a.npy": {"a"}, tmp_path / "m.npz": aligned, g: {"g", "half"}}
     copied = {pt: {"wt", "row"}, tmp_path / "big.npy": {"big"}, tmp_path / "fortran.npy": {"fortran"},
               tmp_path / "z.npz": {"a"}, tmp_path / "m.npz": set(members) - aligned}
     for path in sorted(set(mapped) | set(copied)):
