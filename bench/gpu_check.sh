@@ -60,7 +60,7 @@ tail -n 15 "$out/pytest.log"
 PYTHONPATH="$root/bindings/python:$root/bench" python3 "$root/bench/gpu_timeline.py" "${ZT_LOAD_SCALE:-1}" \
   > "$out/timeline.txt" 2>&1 || echo "gpu_timeline FAILED"
 grep '^ring' "$out/timeline.txt" || tail -n 8 "$out/timeline.txt"
-ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save,Slow,Cold_LoadFilePlanes,Load_LoadFilePlanes,Load_LoadStateDict,Load_LoadModel,Load_CopyFromMap,Load_RankColumns,Load_LoadFileShards,Load_LoadFileIndex,Load_LoadFilePread,Load_DecodeManyCopy,Gpu_LoadFilePread,Gpu_LoadFileRing8x16M,Gpu_LoadFileRing2x1G,Gpu_LoadFileRing4x64M,Gpu_LoadFileRing2x256M,Load_LoadFileUncarved,Gpu_LoadFileUncarved,First_Pread_many,First_LoadFile_many} ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR=${ZT_BENCH_DIR:-/tmp/zt-bench} \
+ZT_LOAD_SKIP=${ZT_LOAD_SKIP-Save,Slow,Cold_LoadFilePlanes,Load_LoadFilePlanes,Load_LoadStateDict,Load_LoadModel,Load_CopyFromMap,Load_RankColumns,Load_LoadFileShards,Load_LoadFileIndex,Load_MmapShards,Load_MmapIndex,Load_LoadFilePread,Load_DecodeManyCopy,Gpu_LoadFilePread,Gpu_LoadFileRing8x16M,Gpu_LoadFileRing2x1G,Gpu_LoadFileRing4x64M,Gpu_LoadFileRing2x256M,Load_LoadFileUncarved,Gpu_LoadFileUncarved,First_Pread_many,First_LoadFile_many} ZT_LOAD_SCALE=${ZT_LOAD_SCALE:-1} ZT_BENCH_DIR=${ZT_BENCH_DIR:-/tmp/zt-bench} \
   python3 "$root/bench/bench_load.py" "$out/bench_load.json" "${ZT_REPS:-3}" > "$out/bench_load.log" 2>&1 \
   || echo "bench_load FAILED"
 # Each row's time is in bench_load.log as it is measured (a call cut short
