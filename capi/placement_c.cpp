@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/core_count.h"
 #include "capi_internal.h"
 
 using namespace zt::capi;
@@ -29,6 +30,15 @@ const zt::Component* component_named(const zt::Object& o, std::string_view role)
   return nullptr;
 }
 
+// component_named of objects first .. first + count - 1.
+std::vector<const zt::Component*> components_named(const std::vector<zt::Object>& objects,
+                                                   size_t first, size_t count,
+                                                   std::string_view role) {
+  std::vector<const zt::Component*> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = component_named(objects[first + i], role);
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -40,6 +50,9 @@ zt_status zt_component_extent(const zt_reader* r, size_t object, const char* rol
   if (const zt_status s = locate(r, object, role, &k)) return s;
   const zt::Object& o = r->impl->manifest().objects[object];
   const zt::Component& c = o.components[k];
+  // A zip member's CRC-32 not checked yet is checked first: bytes a
+  // program maps itself are those a read would hand out, or none.
+  if (const zt_status s = to_status(r->impl->check_data(c))) return s;
   if (c.shard || c.held)
     return set_error(zt::make_error(
         zt::Status::unsupported, "%s: its bytes are not in this file (%s)",
@@ -58,8 +71,11 @@ zt_status zt_component_extents(const zt_reader* r, const char* role, size_t firs
   return guard([&] {
     if (const zt_status s = check_range(*r->impl, first, count)) return s;
     const std::vector<zt::Object>& objects = r->impl->manifest().objects;
+    const std::vector<const zt::Component*> asked = components_named(objects, first, count, role);
+    r->impl->run_checks(asked, zt::core_count());
     for (size_t i = 0; i < count; ++i) {
-      const zt::Component* c = component_named(objects[first + i], role);
+      const zt::Component* c = asked[i];
+      if (c && !r->impl->check_data(*c)) c = nullptr;  // its bytes are handed out nowhere
       // What zt_component_extent refuses (no such component, bytes in
       // another file) is marked, not failed: one object's absence says
       // nothing about the others'.
@@ -86,8 +102,10 @@ zt_status zt_component_files(const zt_reader* r, const char* role, size_t first,
     // reads give the refusal; the other objects are still placed), and is
     // asked once a call.
     std::vector<bool> unopened(reader.manifest().shards.size());
+    const std::vector<const zt::Component*> asked = components_named(objects, first, count, role);
+    reader.run_checks(asked, zt::core_count());
     for (size_t i = 0; i < count; ++i) {
-      const zt::Component* c = component_named(objects[first + i], role);
+      const zt::Component* c = asked[i];
       std::optional<zt::FileIdentity> file;
       if (c && !(c->shard && unopened[*c->shard])) {
         auto f = reader.file_of(*c);

@@ -387,9 +387,13 @@ ZT_API zt_status zt_component_decoded_size(const zt_reader* r, size_t object, co
    zt_component_stored_size). For a program that reads or maps those bytes
    itself: a copy-on-write mapping of its own, O_DIRECT reads, a range
    request. They are stored bytes, encoded as zt_component_encoding says
-   (big-endian elements in a 0.1.0 file). Reads nothing. Fails with
-   ZT_ERR_ARGUMENT (NULL reader, role or output), ZT_ERR_NOT_FOUND (no such
-   object or role), or ZT_ERR_UNSUPPORTED where they are not in it: a v2
+   (big-endian elements in a 0.1.0 file). Reads nothing, but for a stored
+   zip member whose CRC-32 was not checked yet (a torch.save checkpoint's
+   storage, an .npz array: checked at the first read of their bytes, not at
+   open), whose check runs first: bytes a program maps itself are those a
+   read would hand out. Fails with ZT_ERR_ARGUMENT (NULL reader, role or
+   output), ZT_ERR_NOT_FOUND (no such object or role), ZT_ERR_DIGEST (that
+   CRC-32 does not hold), or ZT_ERR_UNSUPPORTED where they are not in it: a v2
    part in another shard file (zt_component_shard), a tensor of a foreign
    model held in another of its files, or one whose bytes its reader
    changed into memory of its own at open (big-endian elements reordered, a
@@ -409,7 +413,9 @@ ZT_API zt_status zt_component_extent(const zt_reader* r, size_t object, const ch
    Where zt_component_extent would refuse an object (it has no component
    `role`; its bytes are not in this file), offsets[k] is UINT64_MAX,
    nbytes[k] is 0, and encodings[k] is as zt_component_encoding says (NULL
-   without such a component). Reads nothing. Fails with ZT_ERR_ARGUMENT
+   without such a component); an object in a zip member whose CRC-32 does
+   not hold is marked too. Reads nothing but the pending CRC-32 checks of
+   those objects (zt_component_extent), run on every core. Fails with ZT_ERR_ARGUMENT
    (NULL reader or role; NULL offsets or nbytes with count > 0) or
    ZT_ERR_NOT_FOUND (the objects run past the last one), writing nothing
    then. */
@@ -435,7 +441,9 @@ ZT_API zt_status zt_component_extents(const zt_reader* r, const char* role, size
    gathered or inflated into memory of its own at open; a v2 shard that
    cannot be opened, whose read fails as zt_decode_many says), files[k] is
    NULL, offsets[k] UINT64_MAX and nbytes[k], devices[k], inodes[k] 0.
-   Opens the v2 shards that hold any of the objects' parts, once each.
+   Opens the v2 shards that hold any of the objects' parts, once each, and
+   runs their pending CRC-32 checks as zt_component_extents does (an object
+   whose check fails is marked).
    Fails with ZT_ERR_ARGUMENT (NULL reader or role; NULL files, offsets or
    nbytes with count > 0) or ZT_ERR_NOT_FOUND (the objects run past the
    last one), writing nothing then. */

@@ -42,9 +42,23 @@ struct RemoteBytes {
 struct ForeignComponent {
   std::string role;
   DType dtype = DType::u8;
-  std::optional<std::string> type;  // logical type ("f8_e4m3fn", "complex64", ...)
-  std::span<const uint8_t> bytes;   // little-endian elements; owned by the ForeignFile
+  std::optional<std::string> type;    // logical type ("f8_e4m3fn", "complex64", ...)
+  std::span<const uint8_t> bytes;     // little-endian elements; owned by the ForeignFile
   std::optional<RemoteBytes> remote;  // instead of bytes: read remotely (open_foreign_url)
+  // Index into ForeignFile::crc_checks: its bytes lie in a zip member whose
+  // CRC-32 is checked before they are first handed out, not at open.
+  std::optional<uint32_t> crc_check;
+};
+
+// A stored zip member viewed in the mapped file before its CRC-32 was
+// checked (a checkpoint's storage, an .npz array): the Reader checks it at
+// the first read of a component in it; a reader that copies out of it at
+// open (reordering, gathering) checks it first (checked).
+struct PendingCrc {
+  std::span<const uint8_t> bytes;
+  uint32_t crc = 0;
+  std::string where;
+  bool checked = false;
 };
 
 struct ForeignObject {
@@ -67,6 +81,7 @@ struct ForeignFile {
   std::deque<std::vector<uint8_t>> owned;  // bytes made here: unzipped, byte-swapped, transposed
   std::vector<ForeignFile>
       input_files;  // other files read: a checkpoint's shards, ONNX external data
+  std::vector<PendingCrc> crc_checks;  // ForeignComponent::crc_check (an index takes its shards' own)
 
   ForeignFile() = default;
   ForeignFile(ForeignFile&&) = default;

@@ -12,6 +12,7 @@
 #include "foreign/hf_index.h"
 #include "foreign/hf_quantized.h"
 #include "foreign/safetensors.h"
+#include "foreign/zip_archive.h"
 #include "manifest/manifest.h"
 #include "manifest/object_format.h"
 #include "source/http_source.h"
@@ -149,6 +150,7 @@ Result<Component> component_of(const ForeignObject& o, const ForeignComponent& f
              o.name.c_str(), c.role.c_str(), static_cast<ull>(c.length));
   c.offset = static_cast<uint64_t>(fc.bytes.data() - b->bytes.data());
   c.held = b->held;
+  c.crc_check = fc.crc_check;
   return c;
 }
 
@@ -213,8 +215,14 @@ Result<std::unique_ptr<Reader>> reader_of(ForeignFile file, const OpenOptions& o
   if (keep->source.base()) root = Source::view_of(keep->source);
   std::vector<Source> held = buffers.held_sources();
   for (const auto& cache : remote.caches) held.push_back(Source::from_ranges(cache));
+  // The zip members' CRC-32s, checked at the first read of their bytes
+  // (their spans stay in the mappings `keep` holds).
+  std::vector<std::function<Result<void>()>> checks;
+  checks.reserve(keep->crc_checks.size());
+  for (const PendingCrc& p : keep->crc_checks)
+    checks.emplace_back([&p] { return check_member_crc(p.bytes, p.crc, p.where); });
   return Reader::open_held(std::move(*m), std::move(root), std::move(held), keep, opt,
-                           files_beyond_root(*keep));
+                           files_beyond_root(*keep), std::move(checks));
 }
 
 Result<std::unique_ptr<Reader>> open_foreign(const std::string& path, const OpenOptions& opt,

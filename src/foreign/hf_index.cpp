@@ -141,7 +141,14 @@ Result<ForeignFile> model_of_index(
   for (const std::string& shard : shards) {
     auto part = read_shard(shard);
     ZT_TRY(part);
+    // A shard's pending CRC checks join the model's (their bytes stay in
+    // the shard's mapping, which moves with it).
+    const auto checks_base = static_cast<uint32_t>(f.crc_checks.size());
+    for (PendingCrc& check : part->crc_checks) f.crc_checks.push_back(std::move(check));
+    part->crc_checks.clear();
     for (ForeignObject& o : part->objects) {
+      for (ForeignComponent& c : o.components)
+        if (c.crc_check) *c.crc_check += checks_base;
       const auto it = shard_of.find(o.name);
       ZT_FAIL_IF(it == shard_of.end(), invalid,
                  "%s: tensor \"%s\" is in shard %s but not in the index's weight_map", p,

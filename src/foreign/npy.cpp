@@ -405,8 +405,10 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
   auto mapped = ForeignFile::mapped(path, FileKind::npz);
   ZT_TRY(mapped);
   ForeignFile f = std::move(*mapped);
+  // Their CRC-32s are checked at the first read of their bytes (PendingCrc),
+  // not here, unless their data is copied at open (reordered).
   const auto in_place =
-      archive->stored_in_place(std::span<const uint8_t>(f.source.base(), f.source.size()));
+      archive->stored_in_place(std::span<const uint8_t>(f.source.base(), f.source.size()), false);
   const auto inflated = std::make_shared<InflatedMembers>(archive, path);
   const auto cache = std::make_shared<const RangeCache>(inflated, kInflatedCacheBytes);
   std::unordered_set<std::string> names;
@@ -437,6 +439,20 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
       image = f.owned.back();
     }
     auto o = parse_npy(image, where, name, f, limit);
+    if (in_place[k]) {
+      // A header that does not parse is first a member that fails its CRC.
+      if (!o) ZT_TRY(check_member_crc(image, member.crc, where));
+      ZT_TRY(o);
+      ForeignComponent& c = o->components.back();
+      const bool viewed = c.bytes.empty() || (c.bytes.data() >= image.data() &&
+                                              c.bytes.data() < image.data() + image.size());
+      if (!viewed) {  // copied at open: checked now
+        ZT_TRY(check_member_crc(image, member.crc, where));
+      } else {
+        c.crc_check = static_cast<uint32_t>(f.crc_checks.size());
+        f.crc_checks.push_back(PendingCrc{image, member.crc, where});
+      }
+    }
     ZT_TRY(o);
     f.objects.push_back(std::move(*o));
   }

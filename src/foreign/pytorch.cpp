@@ -139,7 +139,7 @@ Result<void> TorchReader::collect_storages(const std::string& where) {
     if (pickle_.at(i).kind != PickleKind::persistent) continue;
     auto r = storage_ref(i, where);
     ZT_TRY(r);
-    const auto [it, added] = storages_.try_emplace(r->key, Storage{r->type, r->numel, {}});
+    const auto [it, added] = storages_.try_emplace(r->key, Storage{r->type, r->numel, {}, std::nullopt});
     ZT_FAIL_IF(!added && (it->second.type != r->type || it->second.numel != r->numel), invalid,
                "%s: storage \"%s\" is named with two types or sizes", where.c_str(),
                r->key.c_str());
@@ -310,7 +310,10 @@ Result<ForeignObject> TorchReader::make_object(const TensorRef& t, const std::st
     c.bytes = {};
   } else if (contiguous) {
     c.bytes = base().first(*nbytes);
+    if (storage.crc_check && !f_.crc_checks[*storage.crc_check].checked)
+      c.crc_check = storage.crc_check;
   } else {
+    ZT_TRY(check_now(storage));
     // Strided (a transpose, an expand): copied out in row-major order. The
     // copies together stay within twice the storages' bytes plus 64 MiB: a
     // transpose copies what its storage holds, while an expand (stride 0)

@@ -49,16 +49,25 @@ Result<void> TorchReader::read_zip() {
     big_endian = s == "big";
   }
   // torch.save stores its members uncompressed (64-byte aligned): they are
-  // viewed in the mapped file once their CRC-32 is checked.
+  // viewed in the mapped file, a storage's CRC-32 checked at the first read
+  // of its bytes (PendingCrc), not here: an open reads no tensor's data.
   auto src = Source::open_file(path_, Source::Mode::map);
   ZT_TRY(src);
   f_.source = std::move(*src);
   const auto in_place =
-      archive->stored_in_place(std::span<const uint8_t>(f_.source.base(), f_.source.size()));
-  const auto member_bytes = [&](const ZipMember& m,
-                                const std::string& w) -> Result<std::span<const uint8_t>> {
+      archive->stored_in_place(std::span<const uint8_t>(f_.source.base(), f_.source.size()), false);
+  // The pickle is read here: checked now.
+  const auto member_bytes = [&](const ZipMember& m, const std::string& w,
+                                bool pending = false) -> Result<std::span<const uint8_t>> {
     const auto k = static_cast<size_t>(&m - archive->members().data());
-    if (in_place[k]) return *in_place[k];
+    if (in_place[k]) {
+      if (pending) {
+        f_.crc_checks.push_back(PendingCrc{*in_place[k], m.crc, w});
+      } else {
+        ZT_TRY(check_member_crc(*in_place[k], m.crc, w));
+      }
+      return *in_place[k];
+    }
     auto copy = archive->read(m, w, limit_);
     ZT_TRY(copy);
     f_.owned.push_back(std::move(*copy));
@@ -84,10 +93,13 @@ Result<void> TorchReader::read_zip() {
                static_cast<ull>(m->size), static_cast<ull>(storage.numel),
                std::string(storage.type->name).c_str(),
                static_cast<ull>(need.value_or(UINT64_MAX)));
-    auto data = member_bytes(*m, w);
+    const size_t checks = f_.crc_checks.size();
+    auto data = member_bytes(*m, w, true);
     ZT_TRY(data);
     storage.bytes = *data;
+    if (f_.crc_checks.size() > checks) storage.crc_check = static_cast<uint32_t>(checks);
     if (big_endian && swap_width(*storage.type) > 1) {
+      ZT_TRY(check_now(storage));
       ZT_FAIL_IF(data->size() > limit_, limit,
                  "%s: %zu bytes to reorder (big-endian), more than the limit %llu", w.c_str(),
                  data->size(), static_cast<ull>(limit_));
@@ -98,6 +110,16 @@ Result<void> TorchReader::read_zip() {
     }
   }
   return walk(*root, "", 0);
+}
+
+Result<void> TorchReader::check_now(const Storage& s) {
+  if (!s.crc_check) return {};
+  PendingCrc& p = f_.crc_checks[*s.crc_check];
+  if (!p.checked) {
+    ZT_TRY(check_member_crc(p.bytes, p.crc, p.where));
+    p.checked = true;
+  }
+  return {};
 }
 
 // The first pickle of a legacy file: 0x1950a86a20f9469cfc6c as a Python int.

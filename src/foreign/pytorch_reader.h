@@ -51,6 +51,7 @@ struct Storage {
   const StorageType* type = nullptr;
   uint64_t numel = 0;
   std::span<const uint8_t> bytes;
+  std::optional<uint32_t> crc_check;  // a zip member's CRC-32 not checked yet (PendingCrc)
 };
 
 // A persistent id: ("storage", torch.<T>Storage, key, location, numel),
@@ -92,6 +93,9 @@ class TorchReader {
  private:
   Result<StorageRef> storage_ref(uint32_t pid, const std::string& where) const;
   Result<void> collect_storages(const std::string& where);
+  // A storage's pending CRC-32 checked now, before bytes are copied out
+  // of it at open (reordered, gathered); no-op when checked or none.
+  Result<void> check_now(const Storage& s);
   Result<std::optional<TensorRef>> tensor_of(uint32_t v, const std::string& where,
                                              unsigned depth) const;
   Result<std::vector<int64_t>> int_tuple(uint32_t v, const std::string& what,
@@ -112,14 +116,14 @@ class TorchReader {
   std::vector<PickleGlobal> globals_;
   Pickle pickle_;
   std::map<std::string, Storage> storages_;
-  std::vector<int8_t> holds_;  // holds_tensor per value: -1 unknown
+  std::vector<int8_t> holds_;                        // holds_tensor per value: -1 unknown
   std::unordered_set<std::string> names_;            // objects
   std::unordered_set<std::string> attribute_names_;  // keys of f_.attributes
-  uint64_t budget_ = 0;       // values visited by the walk
-  uint64_t bytes_spent_ = 0;  // text it copied (names and strings)
-  uint64_t byte_budget_ = 0;  // 0 until the first spend works it out
-  uint64_t copied_ = 0;       // bytes of strided views copied out
-  uint64_t copy_budget_ = 0;  // 0 until the first strided view works it out
+  uint64_t budget_ = 0;                              // values visited by the walk
+  uint64_t bytes_spent_ = 0;                         // text it copied (names and strings)
+  uint64_t byte_budget_ = 0;                         // 0 until the first spend works it out
+  uint64_t copied_ = 0;                              // bytes of strided views copied out
+  uint64_t copy_budget_ = 0;                         // 0 until the first strided view works it out
 };
 
 }  // namespace zt::foreign::torch_reader

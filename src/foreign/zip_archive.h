@@ -59,6 +59,11 @@ class ZipMemberStream {
   std::string where_;
 };
 
+// Status::digest naming `where` unless `bytes` have the CRC-32 `crc`
+// (zlib's, the zip format's): a member viewed in place is checked so.
+Result<void> check_member_crc(std::span<const uint8_t> bytes, uint32_t crc,
+                              const std::string& where);
+
 class ZipArchive {
  public:
   // Members are listed from the central directory; two members of one name
@@ -94,8 +99,12 @@ class ZipArchive {
   // and the bytes are taken only if their CRC-32 (zlib's, on every core)
   // equals the central directory's, the proof libzip asks of a member it
   // reads. Members whose CRC differs are left to read(), which refuses them.
+  // With check_crcs false the CRC-32s are left to the caller, who must
+  // check each member's (check_member_crc) before any of its bytes are
+  // handed out: a reader that checks them at the first read opens without
+  // reading the members' data.
   std::vector<std::optional<std::span<const uint8_t>>> stored_in_place(
-      std::span<const uint8_t> file) const;
+      std::span<const uint8_t> file, bool check_crcs = true) const;
 
   struct Reads;  // the source libzip reads the archive through
 

@@ -54,6 +54,9 @@ struct Component {
   // A foreign file read as a model (foreign/foreign_reader.h): which of the
   // Reader's held buffers has the bytes, at `offset`; absent: the file.
   std::optional<uint32_t> held;
+  // A foreign model's component in a zip member whose CRC-32 is checked at
+  // the first read (Reader::open_held's checks), not at open.
+  std::optional<uint32_t> crc_check;
   std::optional<std::string> digest;  // "algorithm:hex" (legacy checksums normalised)
   bool big_endian = false;            // 0.1.0 data_endianness "big"
 

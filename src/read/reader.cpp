@@ -162,7 +162,8 @@ uint64_t Reader::model_bytes() const {
 
 Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::vector<Source> held,
                                                   std::shared_ptr<const void> keep,
-                                                  const OpenOptions& opt, OtherFiles files) {
+                                                  const OpenOptions& opt, OtherFiles files,
+                                                  std::vector<std::function<Result<void>()>> checks) {
   ZT_FAIL_IF(!m.shards.empty(), argument, "a held model has no shard files");
   for (const Object& o : m.objects) {
     for (const Component& c : o.components) {
@@ -171,6 +172,8 @@ Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::
                  component_where(o, c).c_str());
       ZT_FAIL_IF(c.held && *c.held >= held.size(), argument, "%s: no held buffer %u",
                  component_where(o, c).c_str(), *c.held);
+      ZT_FAIL_IF(c.crc_check && *c.crc_check >= checks.size(), argument, "%s: no data check %u",
+                 component_where(o, c).c_str(), *c.crc_check);
       const Source& src = c.held ? held[*c.held] : root;
       uint64_t end = 0;
       ZT_FAIL_IF(__builtin_add_overflow(c.offset, c.length, &end) || end > src.size(), argument,
@@ -185,6 +188,10 @@ Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::
   r->held_ = std::move(held);
   r->keep_ = std::move(keep);
   r->other_files_ = files;
+  if (!checks.empty()) {
+    r->checks_ = std::make_unique<DataCheck[]>(checks.size());
+    for (size_t i = 0; i < checks.size(); ++i) r->checks_[i].run = std::move(checks[i]);
+  }
   r->manifest_ = std::move(m);
   r->max_decoded_ = opt.max_decoded_bytes ? opt.max_decoded_bytes : Limits::decoded_bytes;
   r->make_slots();
@@ -273,6 +280,7 @@ Result<const Source*> Reader::shard_source(size_t index) const {
 }
 
 Result<const Source*> Reader::source_of(const Component& c) const {
+  if (c.crc_check) ZT_TRY(run_check(*c.crc_check));
   if (c.held) return &held_[*c.held];
   if (!c.shard) return &source_;
   return shard_source(*c.shard);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -102,11 +103,13 @@ class Reader {
   // the Reader.
   // `files` is what the model occupies on disk beyond `root` (a sharded
   // checkpoint's shard files): model_files / model_bytes report it.
-  static Result<std::unique_ptr<Reader>> open_held(Manifest m, Source root,
-                                                   std::vector<Source> held,
-                                                   std::shared_ptr<const void> keep,
-                                                   const OpenOptions& opt = {},
-                                                   OtherFiles files = {});
+  // `checks` are the data checks its components name (Component::
+  // crc_check: a zip member's CRC-32), run once each, at the first read
+  // of such a component's bytes (source_of) or by run_checks.
+  static Result<std::unique_ptr<Reader>> open_held(
+      Manifest m, Source root, std::vector<Source> held, std::shared_ptr<const void> keep,
+      const OpenOptions& opt = {}, OtherFiles files = {},
+      std::vector<std::function<Result<void>()>> checks = {});
   ~Reader();
 
   const Manifest& manifest() const { return manifest_; }
@@ -187,6 +190,16 @@ class Reader {
     ZT_TRY(src);
     return (*src)->file();
   }
+  // Runs the pending data checks of these components (Component::
+  // crc_check; those run before are not run again) on up to `threads`
+  // threads; a component whose check fails is refused by source_of.
+  void run_checks(std::span<const Component* const> components, unsigned threads) const;
+  // c's pending data check, run now if it has not run: its failure, if it
+  // failed (what source_of answers for c).
+  Result<void> check_data(const Component& c) const {
+    if (!c.crc_check) return {};
+    return run_check(*c.crc_check);
+  }
   // Shard `index` of the manifest's table, resolved by the positional
   // convention of the spec's Appendix B (<dir>/<stem>-<name>.zt beside a
   // root <stem>.zt) and checked by the first two rungs of §7.3 (v2 magic,
@@ -232,6 +245,13 @@ class Reader {
       shard_files_;                        // one per shard entry, made at first use
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
   std::vector<Source> held_;               // open_held: the buffers of Component::held
+  struct DataCheck {  // data_checks.cpp
+    std::function<Result<void>()> run;
+    std::once_flag once;
+    std::optional<Error> failed;
+  };
+  std::unique_ptr<DataCheck[]> checks_;  // open_held: Component::crc_check's, run once each
+  Result<void> run_check(uint32_t index) const;
   std::shared_ptr<const void> keep_;       // open_held: what they view
   OtherFiles other_files_;                 // open_held: files beyond the root
   Manifest manifest_;

@@ -704,3 +704,112 @@ def test_a_pytorch_checkpoints_directory_is_read_in_few_calls(tmp_path):
         calls = _read_calls() - before
         assert len(f) == count
     assert calls < count // 4, f"{calls} read calls to open {count} tensors"
+
+
+
+def _resident_fraction(path):
+    """The fraction of `path`'s pages in the page cache (mincore(2) over a
+    mapping of it, which touches none)."""
+    import ctypes
+    import mmap as mmap_module
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    size = os.path.getsize(path)
+    pages = (size + mmap_module.PAGESIZE - 1) // mmap_module.PAGESIZE
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        address = libc.mmap(None, size, mmap_module.PROT_READ, mmap_module.MAP_SHARED, fd, 0)
+        assert address not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        try:
+            vec = (ctypes.c_ubyte * pages)()
+            assert libc.mincore(address, size, vec) == 0, ctypes.get_errno()
+            return sum(v & 1 for v in vec) / pages
+        finally:
+            libc.munmap(address, size)
+    finally:
+        os.close(fd)
+
+
+def test_a_pytorch_checkpoint_opens_without_reading_its_tensors(tmp_path):
+    # zt_open validates structure without touching data bytes: a stored zip
+    # member's CRC-32 (a checkpoint's storage, an .npz array) is checked at
+    # the first read of its bytes, not at open (which read every member
+    # whole: a cold open of a 14 GB checkpoint read 14 GB).
+    torch = pytest.importorskip("torch")
+    p = tmp_path / "m.pt"
+    torch.save({f"w{k}": torch.full((1 << 20,), float(k)) for k in range(8)}, p)  # 32 MiB
+    np.savez(tmp_path / "m.npz", **{f"a{k}": np.full(1 << 20, k, np.float32) for k in range(8)})
+    for path in (p, tmp_path / "m.npz"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        if _resident_fraction(path) > 0.05:
+            pytest.skip("the page cache kept the file (cannot drop it here)")
+        with ztensor.open(path, allow_foreign=True) as f:
+            assert len(f) == 8
+            assert _resident_fraction(path) < 0.25, path.name
+            first = sorted(f.keys())[0]
+            assert float(f[first][5]) == 0.0  # read: its member checked then
+
+
+def test_a_pytorch_checkpoints_corrupt_storage_is_refused_by_every_read(tmp_path):
+    # A storage whose bytes no longer match its CRC-32: the open succeeds
+    # (it reads no tensor's data); every way of reading a tensor in that
+    # storage refuses it (ZT_ERR_DIGEST, naming the member), mapped loads
+    # included; the other tensors read; verify refuses the file.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    p = tmp_path / "m.pt"
+    torch.save({"good": torch.arange(64, dtype=torch.float32), "bad": torch.full((256,), 3.0)}, p)
+    blob = bytearray(p.read_bytes())
+    at = bytes(blob).find(np.full(256, 3.0, np.float32).tobytes())
+    blob[at + 100] ^= 0x40
+    p.write_bytes(bytes(blob))
+    with ztensor.open(p, allow_foreign=True) as f:
+        assert sorted(f.keys()) == ["bad", "good"]
+        assert f["good"][63] == 63.0
+        with pytest.raises(ztensor.Error, match="ZT_ERR_DIGEST.*CRC-32"):
+            f["bad"]
+        with pytest.raises(ztensor.Error, match="CRC-32"):
+            f.dlpack("bad")
+        with pytest.raises(ztensor.Error, match="CRC-32"):
+            f.verify()
+    for mmap in (False, True):
+        with pytest.raises(ztensor.Error, match="CRC-32"):
+            zt.load_file(p, allow_foreign=True, mmap=mmap)
+        with zt.safe_open(p, "pt", allow_foreign=True, mmap=mmap) as s:
+            assert s.get_tensor("good")[5].item() == 5.0
+            with pytest.raises(ztensor.Error, match="CRC-32"):
+                s.get_tensor("bad")
+
+
+
+def test_a_sharded_pytorch_checkpoints_members_are_checked_each_in_its_shard(tmp_path):
+    # pytorch_model.bin.index.json and its .bin shards: each shard's members
+    # are checked at their first read, against their own CRC-32; a corrupt
+    # storage in the second shard refuses its tensor alone.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    shards = {"pytorch_model-00001-of-00002.bin": {"a": torch.full((64,), 1.0), "b": torch.full((64,), 2.0)},
+              "pytorch_model-00002-of-00002.bin": {"c": torch.full((64,), 3.0), "d": torch.full((64,), 4.0)}}
+    for name, state in shards.items():
+        torch.save(state, tmp_path / name)
+    weight_map = {k: name for name, state in shards.items() for k in state}
+    (tmp_path / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    second = tmp_path / "pytorch_model-00002-of-00002.bin"
+    blob = bytearray(second.read_bytes())
+    blob[bytes(blob).find(np.full(64, 4.0, np.float32).tobytes()) + 9] ^= 0x01
+    second.write_bytes(bytes(blob))
+    index = tmp_path / "pytorch_model.bin.index.json"
+    for mmap in (False, True):
+        with zt.safe_open(index, "pt", allow_foreign=True, mmap=mmap) as s:
+            for k, v in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
+                assert s.get_tensor(k).tolist() == [v] * 64, (k, mmap)
+            with pytest.raises(ztensor.Error, match="CRC-32"):
+                s.get_tensor("d")
