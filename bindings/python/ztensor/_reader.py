@@ -639,10 +639,10 @@ class File(NotCopyable, collections.abc.Mapping):
         every file but a zTensor 0.1.0 one (whose data may be big-endian:
         its extents hold the stored bytes). A foreign reader that changes a
         tensor's bytes (big-endian elements reordered, a Fortran-order
-        array transposed, a strided view gathered, a member inflated, one
-        whose CRC-32 does not hold) keeps the result in memory of its own,
-        which has no extent in the file (zt_component_extents: UINT64_MAX):
-        those are copies."""
+        array transposed, a strided view gathered, a member inflated) keeps
+        the result in memory of its own, which has no extent in the file
+        (zt_component_extents: UINT64_MAX), nor has a zip member whose
+        CRC-32 does not hold: those are copies (or the read's refusal)."""
         return self.format != "zt" or self.version != "0.1.0"
 
     # -- lifetime -----------------------------------------------------------
