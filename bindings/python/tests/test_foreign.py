@@ -14,6 +14,7 @@ import pytest
 
 import ztensor
 import zip_forgery
+from process_maps import mapping_of as _mapping_of
 
 
 def safetensors(path, tensors, metadata=None):
@@ -52,18 +53,6 @@ def test_npy_and_npz_stored_and_deflated(tmp_path):
             assert f["b"].dtype == np.int64
             np.testing.assert_array_equal(f["c"], c)
             assert f.verify() == (0, 3)
-
-
-def _mapping_of(address):
-    """The pathname of the mapping of this process that holds `address`
-    (/proc/self/maps), "" for anonymous memory."""
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split(maxsplit=5)
-            low, high = (int(x, 16) for x in fields[0].split("-"))
-            if low <= address < high:
-                return fields[5].strip() if len(fields) > 5 else ""
-    return None
 
 
 def test_a_stored_npz_member_is_viewed_in_the_file(tmp_path):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ztensor
+from process_maps import mapping_of as _mapping_of
 
 HERE = pathlib.Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "today"
 MANIFEST = json.loads((HERE / "manifest.json").read_text())
@@ -55,18 +56,6 @@ def check(path, expected):
             got = f[name]
             assert list(got.shape) == want["shape"] or want["dtype"] == "float4_e2m1fn_x2", name
             assert raw(got) == want["hex"], name
-
-
-def _mapping_of(address):
-    """The pathname of this process's mapping that holds `address`
-    (/proc/self/maps), "" for anonymous memory."""
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split(maxsplit=5)
-            low, high = (int(x, 16) for x in fields[0].split("-"))
-            if low <= address < high:
-                return fields[5].strip() if len(fields) > 5 else ""
-    return None
 
 
 # The files a torch loader takes on this torch (torch_dtypes.pt and
