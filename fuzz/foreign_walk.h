@@ -21,6 +21,7 @@
 #include "cbor/cbor_encode.h"
 #include "cbor/cbor_value.h"
 #include "foreign/foreign.h"
+#include "foreign/zip_archive.h"
 #include "fuzz_support.h"
 #include "manifest/json.h"
 #include "manifest/manifest.h"
@@ -90,6 +91,18 @@ inline void walk_foreign(const uint8_t* data, size_t size, const char* extension
   std::deque<std::vector<uint8_t>> fetched;
   for (foreign::ForeignObject& o : f->objects)
     for (foreign::ForeignComponent& c : o.components) {
+      // A zip member's CRC-32, checked at the first read of its bytes (the
+      // Reader's check): damage refused then, as a digest mismatch.
+      if (c.crc_check) {
+        const foreign::PendingCrc& p = f->crc_checks[*c.crc_check];
+        const auto held = foreign::check_member_crc(p.bytes, p.crc, p.where);
+        if (!held) {
+          FUZZ_CHECK(held.error().status == Status::digest,
+                     "checking \"" + o.name + "\" failed with status " +
+                         std::to_string(static_cast<int>(held.error().status)));
+          return;
+        }
+      }
       if (!c.remote) continue;
       std::vector<uint8_t>& bytes = fetched.emplace_back(c.remote->length);
       const auto got = c.remote->source->read(c.remote->offset, bytes);

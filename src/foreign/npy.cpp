@@ -441,13 +441,13 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
     auto o = parse_npy(image, where, name, f, limit);
     if (in_place[k]) {
       // A header that does not parse is first a member that fails its CRC.
-      if (!o) ZT_TRY(check_member_crc(image, member.crc, where));
+      if (!o) ZT_TRY(check_member_crc(image, member.crc, where, Status::format));
       ZT_TRY(o);
       ForeignComponent& c = o->components.back();
       const bool viewed = c.bytes.empty() || (c.bytes.data() >= image.data() &&
                                               c.bytes.data() < image.data() + image.size());
       if (!viewed) {  // copied at open: checked now
-        ZT_TRY(check_member_crc(image, member.crc, where));
+        ZT_TRY(check_member_crc(image, member.crc, where, Status::format));
       } else {
         c.crc_check = static_cast<uint32_t>(f.crc_checks.size());
         f.crc_checks.push_back(PendingCrc{image, member.crc, where});

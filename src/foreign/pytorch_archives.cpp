@@ -64,7 +64,7 @@ Result<void> TorchReader::read_zip() {
       if (pending) {
         f_.crc_checks.push_back(PendingCrc{*in_place[k], m.crc, w});
       } else {
-        ZT_TRY(check_member_crc(*in_place[k], m.crc, w));
+        ZT_TRY(check_member_crc(*in_place[k], m.crc, w, Status::format));
       }
       return *in_place[k];
     }
@@ -116,7 +116,7 @@ Result<void> TorchReader::check_now(const Storage& s) {
   if (!s.crc_check) return {};
   PendingCrc& p = f_.crc_checks[*s.crc_check];
   if (!p.checked) {
-    ZT_TRY(check_member_crc(p.bytes, p.crc, p.where));
+    ZT_TRY(check_member_crc(p.bytes, p.crc, p.where, Status::format));
     p.checked = true;
   }
   return {};

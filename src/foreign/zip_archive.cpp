@@ -304,12 +304,12 @@ bool crc_matches(std::span<const uint8_t> bytes, uint32_t expected) {
 }  // namespace
 
 Result<void> check_member_crc(std::span<const uint8_t> bytes, uint32_t crc,
-                              const std::string& where) {
-  ZT_FAIL_IF(!crc_matches(bytes, crc), digest,
-             "%s: CRC-32 mismatch: the archive's central directory says %08x, its %zu bytes "
-             "do not",
-             where.c_str(), crc, bytes.size());
-  return {};
+                              const std::string& where, Status status) {
+  if (crc_matches(bytes, crc)) return {};
+  return make_error(status,
+                    "%s: CRC-32 mismatch: the archive's central directory says %08x, its %zu "
+                    "bytes do not",
+                    where.c_str(), crc, bytes.size());
 }
 
 std::vector<std::optional<std::span<const uint8_t>>> ZipArchive::stored_in_place(

@@ -59,10 +59,12 @@ class ZipMemberStream {
   std::string where_;
 };
 
-// Status::digest naming `where` unless `bytes` have the CRC-32 `crc`
-// (zlib's, the zip format's): a member viewed in place is checked so.
+// An error of `status` naming `where` unless `bytes` have the CRC-32
+// `crc` (zlib's, the zip format's): a member viewed in place is checked so,
+// at its first read (Status::digest) or at open where a reader copies out
+// of it then (Status::format, as libzip's refusal of a damaged member).
 Result<void> check_member_crc(std::span<const uint8_t> bytes, uint32_t crc,
-                              const std::string& where);
+                              const std::string& where, Status status = Status::digest);
 
 class ZipArchive {
  public:
