@@ -347,10 +347,12 @@ Plan plan_batch(const Reader& r, std::span<DecodeRequest> requests, unsigned thr
   const ShardSources shards = open_shards(r, requests, plan.threads);
   // Data checks a read runs first (a zip member's CRC-32), run side by
   // side now rather than one after another as each request is planned.
-  std::vector<const Component*> checked;
-  for (const DecodeRequest& q : requests)
-    if (q.error.status == Status::ok) checked.push_back(&component_of(r, q));
-  r.run_checks(checked, plan.threads);
+  if (r.has_data_checks()) {
+    std::vector<const Component*> checked;
+    for (const DecodeRequest& q : requests)
+      if (q.error.status == Status::ok) checked.push_back(&component_of(r, q));
+    r.run_checks(checked, plan.threads);
+  }
   for (size_t i = 0; i < requests.size(); ++i)
     if (requests[i].error.status == Status::ok) plan_request(r, requests[i], i, shards, plan);
   plan_gathers(plan);

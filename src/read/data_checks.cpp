@@ -23,6 +23,7 @@ Result<void> Reader::run_check(uint32_t index) const {
 }
 
 void Reader::run_checks(std::span<const Component* const> components, unsigned threads) const {
+  if (check_count_ == 0) return;
   // Largest first (a check's bytes are at least its largest component's),
   // so that the threads end together.
   std::vector<std::pair<uint64_t, uint32_t>> by_size;
@@ -30,11 +31,7 @@ void Reader::run_checks(std::span<const Component* const> components, unsigned t
     if (c && c->crc_check) by_size.emplace_back(c->length, *c->crc_check);
   std::sort(by_size.begin(), by_size.end(), std::greater<>());
   std::vector<uint32_t> pending;
-  std::vector<bool> seen(
-      by_size.empty() ? 0
-                      : 1 + std::max_element(by_size.begin(), by_size.end(), [](auto& a, auto& b) {
-                              return a.second < b.second;
-                            })->second);
+  std::vector<bool> seen(check_count_);
   for (const auto& [length, index] : by_size)
     if (!seen[index]) {
       seen[index] = true;

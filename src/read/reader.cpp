@@ -190,6 +190,7 @@ Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::
   r->other_files_ = files;
   if (!checks.empty()) {
     r->checks_ = std::make_unique<DataCheck[]>(checks.size());
+    r->check_count_ = checks.size();
     for (size_t i = 0; i < checks.size(); ++i) r->checks_[i].run = std::move(checks[i]);
   }
   r->manifest_ = std::move(m);

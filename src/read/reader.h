@@ -196,6 +196,7 @@ class Reader {
   void run_checks(std::span<const Component* const> components, unsigned threads) const;
   // c's pending data check, run now if it has not run: its failure, if it
   // failed (what source_of answers for c).
+  bool has_data_checks() const { return check_count_ > 0; }
   Result<void> check_data(const Component& c) const {
     if (!c.crc_check) return {};
     return run_check(*c.crc_check);
@@ -251,6 +252,7 @@ class Reader {
     std::optional<Error> failed;
   };
   std::unique_ptr<DataCheck[]> checks_;  // open_held: Component::crc_check's, run once each
+  size_t check_count_ = 0;
   Result<void> run_check(uint32_t index) const;
   std::shared_ptr<const void> keep_;       // open_held: what they view
   OtherFiles other_files_;                 // open_held: files beyond the root
