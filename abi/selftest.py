@@ -62,7 +62,7 @@ CASES = [
 
 
 def pkg_libs():
-    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto", "libutf8proc", "libzip", "zlib", "libcurl", "protobuf"],
+    p = subprocess.run(["pkg-config", "--libs", "libzstd", "libcbor", "libxxhash", "libcrypto", "libutf8proc", "libisal", "libzip", "libcurl", "protobuf"],
                        capture_output=True, text=True, check=True)
     return p.stdout.split()
 

@@ -19,7 +19,7 @@ runs=${1:-3}
 # What scripts/setup.sh installs by default, less what the image has
 # (g++, cmake, ninja-build, pkg-config, libssl-dev, zlib1g-dev), plus the
 # libraries those pull in.
-packages=(libzstd-dev libcbor-dev libxxhash-dev libutf8proc-dev libutf8proc2 nlohmann-json3-dev
+packages=(libzstd-dev libcbor-dev libxxhash-dev libutf8proc-dev libutf8proc2 libisal-dev libisal2 nlohmann-json3-dev
   libzip-dev libzip4 libcurl4-openssl-dev libprotobuf-dev libprotobuf-lite32)
 clone=$(mktemp -d "${TMPDIR:-/tmp}/zt-first.XXXXXX")
 trap 'rm -rf "$clone"' EXIT

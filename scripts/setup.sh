@@ -13,8 +13,8 @@ set -euo pipefail
 build=(
   g++ cmake ninja-build pkg-config                             # toolchain
   libzstd-dev libcbor-dev libxxhash-dev libssl-dev             # the library's dependencies
-  libutf8proc-dev
-  nlohmann-json3-dev libzip-dev zlib1g-dev libcurl4-openssl-dev
+  libutf8proc-dev libisal-dev                                  # CRC-32C and zip CRC-32 (ISA-L)
+  nlohmann-json3-dev libzip-dev libcurl4-openssl-dev
   libprotobuf-dev                                              # ONNX models (protobuf)
 )
 tests=(

@@ -1,5 +1,6 @@
 #include "codec/digest.h"
 
+#include <isa-l/crc.h>
 #include <openssl/evp.h>
 #include <xxhash.h>
 // libxxhash's generic XXH3 entry points run SSE2; its dispatchers pick the
@@ -8,46 +9,13 @@
 #include <xxh_x86dispatch.h>
 #endif
 
-#include <array>
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <stdexcept>
+#include <new>
 
 namespace zt {
 
 namespace {
-
-std::array<uint32_t, 256> make_crc32c_table() {
-  std::array<uint32_t, 256> t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-
-uint32_t crc32c_table(uint32_t crc, const uint8_t* p, size_t n) {
-  static const auto table = make_crc32c_table();
-  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-  return crc;
-}
-
-#if defined(__x86_64__)
-[[gnu::target("sse4.2")]] uint32_t crc32c_sse42(uint32_t crc, const uint8_t* p, size_t n) {
-  uint64_t c = crc;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = __builtin_ia32_crc32di(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
-  return c32;
-}
-#endif
 
 std::string to_hex(const uint8_t* p, size_t n) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -62,14 +30,16 @@ std::string to_hex(const uint8_t* p, size_t n) {
 }  // namespace
 
 uint32_t crc32c(uint32_t crc, std::span<const uint8_t> bytes) {
+  // ISA-L's crc32_iscsi is CRC-32C on the register as it stands (no
+  // inversions) and takes an int length: chained in 1 GiB steps.
+  constexpr size_t kStep = size_t{1} << 30;
   crc = ~crc;
-#if defined(__x86_64__)
-  static const bool hw = __builtin_cpu_supports("sse4.2");
-  crc = hw ? crc32c_sse42(crc, bytes.data(), bytes.size())
-           : crc32c_table(crc, bytes.data(), bytes.size());
-#else
-  crc = crc32c_table(crc, bytes.data(), bytes.size());
-#endif
+  for (std::span<const uint8_t> rest = bytes; !rest.empty();) {
+    const size_t n = std::min(rest.size(), kStep);
+    // It only reads the buffer; its prototype lacks the const.
+    crc = crc32_iscsi(const_cast<uint8_t*>(rest.data()), static_cast<int>(n), crc);
+    rest = rest.subspan(n);
+  }
   return ~crc;
 }
 

@@ -60,7 +60,7 @@ class ZipMemberStream {
 };
 
 // An error of `status` naming `where` unless `bytes` have the CRC-32
-// `crc` (zlib's, the zip format's): a member viewed in place is checked so,
+// `crc` (the zip format's CRC-32, as gzip's): a member viewed in place is checked so,
 // at its first read (Status::digest) or at open where a reader copies out
 // of it then (Status::format, as libzip's refusal of a damaged member).
 Result<void> check_member_crc(std::span<const uint8_t> bytes, uint32_t crc,
