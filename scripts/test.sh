@@ -124,7 +124,8 @@ tsan=${ZT_TSAN_BUILD_DIR:-build-tsan}
 if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
      -DZT_SANITIZE=thread -DZT_BUILD_TESTS=ON -DZT_BUILD_CLI=OFF "${launcher[@]}" &&
    step tsan-build cmake --build "$tsan" -j "$jobs" --target threads_test access_test \
-     frame_pipeline_test writer_test batch_decode_test helper_threads_test slice_test; then
+     frame_pipeline_test writer_test batch_decode_test helper_threads_test slice_test \
+     inflated_members_test; then
   step tsan-threads env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/hardening/threads_test" || true
   step tsan-access env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/access_test" --gtest_filter='*Thread*' || true
   step tsan-frames env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/frame_pipeline_test" || true
@@ -133,6 +134,8 @@ if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
   step tsan-batch env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/batch_decode_test" || true
   # zt_dense_slice: a box's runs copied or read in shares on every core.
   step tsan-slices env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/slice_test" || true
+  # Deflated zip members inflated side by side, each its own stream.
+  step tsan-inflate env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/inflated_members_test" || true
   # for_each_index's parked helper threads (fork is not TSan's: left out).
   step tsan-helpers env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/helper_threads_test" \
     --gtest_filter='-*Fork*' || true

@@ -371,7 +371,8 @@ Result<std::optional<ForeignObject>> npy_in_member(const ZipArchive& archive,
                                                    const std::string& where,
                                                    const std::string& name, uint64_t limit,
                                                    InflatedMembers& inflated,
-                                                   const std::shared_ptr<const RangeCache>& cache) {
+                                                   const std::shared_ptr<const RangeCache>& cache,
+                                                   std::span<const uint8_t> file) {
   auto stream = archive.stream(member, where, limit);
   ZT_TRY(stream);
   std::vector<uint8_t> prefix(std::min<uint64_t>(member.size, 12));
@@ -386,7 +387,7 @@ Result<std::optional<ForeignObject>> npy_in_member(const ZipArchive& archive,
   ZT_TRY(head);
   if (head->swap || head->transpose) return std::optional<ForeignObject>();
   ForeignObject o = npy_object(*head, name);
-  const uint64_t start = inflated.add(member, where);
+  const uint64_t start = inflated.add(member, where, archive.deflated_in_place(file, member));
   o.components.back().remote = RemoteBytes{cache, start + head->data_offset, head->nbytes};
   return std::optional<ForeignObject>(std::move(o));
 }
@@ -407,8 +408,11 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
   ForeignFile f = std::move(*mapped);
   // Their CRC-32s are checked at the first read of their bytes (PendingCrc),
   // not here, unless their data is copied at open (reordered).
-  const auto in_place =
-      archive->stored_in_place(std::span<const uint8_t>(f.source.base(), f.source.size()), false);
+  // Members' bytes are viewed in the mapping: stored ones as they are,
+  // deflated ones as InflatedMembers inflates them (the reader holds the
+  // mapping as long as the source that inflates them).
+  const std::span<const uint8_t> file(f.source.base(), f.source.size());
+  const auto in_place = archive->stored_in_place(file, false);
   const auto inflated = std::make_shared<InflatedMembers>(archive, path);
   const auto cache = std::make_shared<const RangeCache>(inflated, kInflatedCacheBytes);
   std::unordered_set<std::string> names;
@@ -422,7 +426,7 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
     ZT_FAIL_IF(member.size > limit, limit, "%s: %llu bytes, more than the limit %llu",
                where.c_str(), static_cast<ull>(member.size), static_cast<ull>(limit));
     if (!in_place[k] && member.size > kInflatedAtOpen) {
-      auto o = npy_in_member(*archive, member, where, name, limit, *inflated, cache);
+      auto o = npy_in_member(*archive, member, where, name, limit, *inflated, cache, file);
       ZT_TRY(o);
       if (*o) {
         f.objects.push_back(std::move(**o));

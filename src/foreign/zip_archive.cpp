@@ -187,11 +187,13 @@ Result<ZipArchive> ZipArchive::open(const std::string& path) {
     const std::string where = path + ": member \"" + name + "\"";
     ZT_FAIL_IF(!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE), format,
                "%s: sizes are unknown", where.c_str());
-    const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE &&
-                        (st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
-                        st.encryption_method == ZIP_EM_NONE && (st.valid & ZIP_STAT_CRC) &&
-                        st.comp_size == st.size;
-    a.members_.push_back({name, static_cast<uint64_t>(i), st.size, st.comp_size, st.crc, stored});
+    const bool plain = (st.valid & ZIP_STAT_COMP_METHOD) &&
+                       (st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
+                       st.encryption_method == ZIP_EM_NONE && (st.valid & ZIP_STAT_CRC);
+    const bool stored = plain && st.comp_method == ZIP_CM_STORE && st.comp_size == st.size;
+    const bool deflated = plain && st.comp_method == ZIP_CM_DEFLATE;
+    a.members_.push_back(
+        {name, static_cast<uint64_t>(i), st.size, st.comp_size, st.crc, stored, deflated});
   }
   // One name, two members: zipfile and torch take the central directory's
   // last, a search the first; refused rather than guessed. The same table
@@ -292,6 +294,28 @@ Result<std::vector<uint8_t>> ZipArchive::read(const ZipMember& m, const std::str
   return bytes;
 }
 
+std::optional<uint64_t> ZipArchive::data_offset(const ZipMember& m, bool compressed) const {
+  // zip_fopen_index reads the local header; the first read is the data's.
+  zip_file_t* zf = zip_fopen_index(archive_.get(), m.index, compressed ? ZIP_FL_COMPRESSED : 0);
+  if (!zf) return std::nullopt;
+  reads_->armed = true;
+  reads_->first.reset();
+  uint8_t byte = 0;
+  const zip_int64_t got = zip_fread(zf, &byte, 1);
+  reads_->armed = false;
+  zip_fclose(zf);
+  if (got != 1) return std::nullopt;
+  return reads_->first;
+}
+
+std::optional<std::span<const uint8_t>> ZipArchive::deflated_in_place(
+    std::span<const uint8_t> file, const ZipMember& m) const {
+  if (!m.deflated || m.compressed == 0) return std::nullopt;
+  const std::optional<uint64_t> data = data_offset(m, true);
+  if (!data || *data > file.size() || m.compressed > file.size() - *data) return std::nullopt;
+  return file.subspan(*data, m.compressed);
+}
+
 namespace {
 
 bool crc_matches(std::span<const uint8_t> bytes, uint32_t expected) {
@@ -314,20 +338,11 @@ Result<void> check_member_crc(std::span<const uint8_t> bytes, uint32_t crc,
 std::vector<std::optional<std::span<const uint8_t>>> ZipArchive::stored_in_place(
     std::span<const uint8_t> file, bool check_crcs) const {
   std::vector<std::optional<std::span<const uint8_t>>> out(members_.size());
-  zip_t* raw = archive_.get();
   for (size_t i = 0; i < members_.size(); ++i) {
     const ZipMember& m = members_[i];
     if (!m.stored || m.size == 0) continue;
-    zip_file_t* zf = zip_fopen_index(raw, m.index, 0);  // reads the local header
-    if (!zf) continue;
-    reads_->armed = true;
-    reads_->first.reset();
-    uint8_t byte = 0;
-    const zip_int64_t got = zip_fread(zf, &byte, 1);  // libzip's first read is the data's
-    reads_->armed = false;
-    zip_fclose(zf);
-    const std::optional<uint64_t> data = reads_->first;
-    if (got != 1 || !data || *data > file.size() || m.size > file.size() - *data) continue;
+    const std::optional<uint64_t> data = data_offset(m, false);
+    if (!data || *data > file.size() || m.size > file.size() - *data) continue;
     out[i] = file.subspan(*data, m.size);
   }
   if (!check_crcs) return out;

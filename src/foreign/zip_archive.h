@@ -28,7 +28,8 @@ struct ZipMember {
   uint64_t size = 0;        // stated uncompressed size
   uint64_t compressed = 0;  // stated compressed size
   uint32_t crc = 0;
-  bool stored = false;  // not compressed, not encrypted
+  bool stored = false;    // not compressed, not encrypted
+  bool deflated = false;  // deflate, not encrypted
 };
 
 // One member's bytes inflated in order, a piece at a time, with the checks
@@ -108,9 +109,22 @@ class ZipArchive {
   std::vector<std::optional<std::span<const uint8_t>>> stored_in_place(
       std::span<const uint8_t> file, bool check_crcs = true) const;
 
+  // A deflated member's deflate stream in `file` (the archive's bytes,
+  // mapped), found as stored_in_place finds a stored member's bytes: where
+  // libzip reads the member's raw data, its stated compressed size long.
+  // Nothing when the member is not deflated or its place cannot be proven.
+  // Nothing is inflated or checked here: whoever inflates it checks what
+  // read() checks (the stated size, the CRC-32; InflatedMembers).
+  std::optional<std::span<const uint8_t>> deflated_in_place(std::span<const uint8_t> file,
+                                                            const ZipMember& m) const;
+
   struct Reads;  // the source libzip reads the archive through
 
  private:
+  // Where libzip's first read of the member's data lands in the file: its
+  // bytes as stored (`compressed`) or as they inflate.
+  std::optional<uint64_t> data_offset(const ZipMember& m, bool compressed) const;
+
   // Declared first: libzip's archive, destroyed before it, reads through it.
   std::unique_ptr<Reads> reads_;
   std::unique_ptr<zip, void (*)(zip*)> archive_{nullptr, nullptr};

@@ -161,6 +161,53 @@ def test_a_deflated_npz_member_is_inflated_as_it_is_read(tmp_path):
             f.verify()
 
 
+def test_deflated_npz_members_inflate_side_by_side_and_a_damaged_one_is_refused(tmp_path):
+    """np.savez_compressed's members are inflated by ISA-L where they lie in
+    the mapped file, each its own stream: a decode_many of many members
+    (and a torch load_file) inflates them on every core and gives numpy's
+    values; a member whose deflate stream is damaged opens, and every way
+    of reading it refuses it naming the member, while the others read."""
+    from ztensor import torch as zt
+    rng = np.random.default_rng(3)
+    arrays = {f"w{i}": rng.standard_normal((256, 1024)).astype(np.float16) for i in range(6)}
+    arrays["ones"] = np.ones((512, 512), np.float32)
+    p = tmp_path / "c.npz"
+    np.savez_compressed(p, **arrays)
+    with ztensor.File(p, allow_foreign=True) as f:
+        out = f.decode_many()
+        assert sorted(out) == sorted(arrays)
+        for name, a in arrays.items():
+            np.testing.assert_array_equal(out[name], a, err_msg=name)
+        # Pieces of two members in turn: each continues its own stream.
+        for start in range(0, 256, 64):
+            for name in ("w1", "w4"):
+                np.testing.assert_array_equal(f.rows(name, start, start + 64),
+                                              arrays[name][start:start + 64])
+    loaded = zt.load_file(p, allow_foreign=True)
+    for name, a in arrays.items():
+        np.testing.assert_array_equal(loaded[name].numpy(), a, err_msg=name)
+
+    with zipfile.ZipFile(p) as z:
+        info = z.getinfo("w2.npy")
+    blob = bytearray(p.read_bytes())
+    name_len, extra_len = struct.unpack_from("<HH", blob, info.header_offset + 26)
+    data = info.header_offset + 30 + name_len + extra_len
+    middle = data + info.compress_size // 2
+    blob[middle:middle + 64] = b"\xff" * 64
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(bytes(blob))
+    with ztensor.File(bad, allow_foreign=True) as f:
+        assert f.info("w2").shape == (256, 1024)
+        for read in (lambda: f["w2"], lambda: f.decode_many(["w3", "w2"]), f.verify,
+                     lambda: f.rows("w2", 200, 256)):
+            with pytest.raises(ztensor.Error, match=r'ZT_ERR_FORMAT.*member "w2.npy": '
+                                                    r'(cannot decompress|holds more|ends after)'):
+                read()
+        np.testing.assert_array_equal(f["w3"], arrays["w3"])
+    with pytest.raises(ztensor.Error, match=r'member "w2.npy"'):
+        zt.load_file(bad, allow_foreign=True)
+
+
 def test_an_npy_that_must_be_reordered_honours_max_decoded_bytes(tmp_path):
     """Big-endian or Fortran-ordered data is copied to be served: that copy
     is checked against the caller's max_decoded_bytes before it is made
