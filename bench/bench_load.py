@@ -65,6 +65,12 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          plain torch.load) of the same tensors
   Load_Safetensors       safetensors.torch.load_file + touch (it maps the
                          file: untouched, nothing would be read)
+  Load_ForeignPt         load_file(allow_foreign=True) of the torch.save file
+                         (members viewed in place, CRC-32s checked)
+  Load_ForeignPtMmap     the same with mmap=True, + touch
+  Load_NpzDeflated       decode_many of an np.savez_compressed file of 1,024
+                         of the small model's tensors (deflated members)
+  Load_NumpyNpzDeflated  dict(numpy.load(...)) of the same file
   First (each in a Python process of its own, as a user's program loads:
   every allocation fresh memory; page cache hot; imports not timed)
   First_Pread_<m>        floor: N threads pread the tensor bytes into fresh
@@ -655,6 +661,12 @@ def main():
         del got
         extents = {m: places(paths[m]) for m in models}
         extents["many"] = merged(extents["many"])  # else the floor is 20,000 Python calls
+        # np.savez_compressed of 1,024 of the small model's tensors (64 MiB;
+        # numpy has no bf16: their bytes as int16): deflated members.
+        if row_runs("Load_NpzDeflated") or row_runs("Load_NumpyNpzDeflated"):
+            paths["npz"] = base + "-small-deflated.npz"
+            np.savez_compressed(paths["npz"], **{k: v.view(torch.int16).numpy()
+                                                 for k, v in list(models["small"].items())[:1024]})
         paths["many_pt"] = base + "-many.pt"
         torch.save(models["many"], paths["many_pt"])
         if st:
@@ -752,6 +764,15 @@ def main():
         hot["Load_LoadModel"] = (lambda: zt.load_model(model, paths["llm"]), paths["llm"])
         hot["Load_LoadStateDict"] = (lambda: model.load_state_dict(zt.load_file(paths["llm"])), paths["llm"])
         hot["Load_TorchLoad"] = (torch_load, paths["pt"])
+        # The torch.save file read by the library (its zip members viewed in
+        # place, their CRC-32s checked), copied and mapped.
+        hot["Load_ForeignPt"] = (lambda: zt.load_file(paths["pt"], allow_foreign=True), paths["pt"])
+        hot["Load_ForeignPtMmap"] = (lambda: touch(zt.load_file(paths["pt"], allow_foreign=True, mmap=True)),
+                                     paths["pt"])
+        if "npz" in paths:
+            hot["Load_NpzDeflated"] = (lambda: ztensor.open(paths["npz"], allow_foreign=True).decode_many(),
+                                       paths["npz"])
+            hot["Load_NumpyNpzDeflated"] = (lambda: dict(np.load(paths["npz"])), paths["npz"])
         if st:
             hot["Load_Safetensors"] = (lambda: touch(st.load_file(paths["st"])), paths["st"])
         # The first load in a fresh process, as a user's program makes it:

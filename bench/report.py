@@ -319,6 +319,12 @@ def main():
             "Load_LoadFile_llm", 1.5, f"torch {ld_facts.get('torch', '?')}")
     t.ratio("load", "load_file(mmap=True) + touch, against torch.load(mmap=True) + touch", ld, "Load_TorchLoad",
             "Load_Mmap_llm", None, "the goal's comparison with both sides mapped (the row above copies)")
+    t.ratio("load", "load_file of the torch.save file (allow_foreign), against torch.load", ld, "Load_TorchLoad",
+            "Load_ForeignPt", None, "the row above's torch.load; the library checks each member's CRC-32")
+    t.ratio("load", "load_file(mmap=True) + touch of the torch.save file, against torch.load", ld, "Load_TorchLoad",
+            "Load_ForeignPtMmap", None, "torch.load (mmap=True + touch on torch >= 2.1), which checks no CRC")
+    t.ratio("load", "decode_many of an np.savez_compressed file (1,024 x 64 KiB)", ld, "Load_NumpyNpzDeflated",
+            "Load_NpzDeflated", None, "dict(numpy.load(...)): one member at a time")
     t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
             0.9, f"{cores} into fresh torch memory")
     many = ld_facts.get("many_tensors")
