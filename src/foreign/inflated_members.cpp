@@ -71,7 +71,9 @@ void feed(inflate_state& s, const uint8_t* end) {
     s.avail_in = static_cast<uint32_t>(std::min<uint64_t>(end - fed_to, UINT32_MAX));
 }
 
-bool damaged(int rc) { return rc < 0 || rc == ISAL_NEED_DICT; }
+bool damaged(int rc) {
+  return rc < 0 || rc == ISAL_NEED_DICT;
+}
 
 Result<void> inflate_into(inflate_state& s, const uint8_t* end, std::span<uint8_t> out,
                           uint64_t position, uint64_t size, const std::string& where) {
@@ -85,8 +87,8 @@ Result<void> inflate_into(inflate_state& s, const uint8_t* end, std::span<uint8_
     const uint32_t had_in = s.avail_in;
     const int rc = isal_inflate(&s);
     ZT_FAIL_IF(damaged(rc), format,
-               "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w,
-               rc, static_cast<ull>(position));
+               "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w, rc,
+               static_cast<ull>(position));
     const size_t got = step.size() - s.avail_out;
     // No byte out and none taken in: the stream has ended (or cannot go on).
     ZT_FAIL_IF(got == 0 && s.avail_in == had_in, format, "%s: ends after %llu of %llu bytes", w,
@@ -110,8 +112,8 @@ Result<void> check_end(inflate_state& s, const uint8_t* end, const ZipMember& m,
     const uint32_t had_in = s.avail_in;
     const int rc = isal_inflate(&s);
     ZT_FAIL_IF(damaged(rc), format,
-               "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w,
-               rc, static_cast<ull>(m.size));
+               "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w, rc,
+               static_cast<ull>(m.size));
     ZT_FAIL_IF(s.avail_out == 0, format, "%s: holds more than the %llu bytes its entry states", w,
                static_cast<ull>(m.size));
     ZT_FAIL_IF(s.block_state != ISAL_BLOCK_FINISH && s.avail_in == had_in, format,
@@ -135,7 +137,7 @@ Result<void> InflatedMembers::read_member(const Member& m, uint64_t at,
     isal_inflate_init(&m.open->state);
     m.open->state.crc_flag = ISAL_DEFLATE;  // raw deflate: zip's own CRC-32 is checked below
     m.open->state.next_in = const_cast<uint8_t*>(m.deflated.data());  // ISA-L only reads it
-    m.open->state.avail_in = 0;  // fed by inflate_into
+    m.open->state.avail_in = 0;                                       // fed by inflate_into
   }
   Inflating& in = *m.open;
   // Whatever fails leaves no stream half-read behind: the next read starts
@@ -149,7 +151,8 @@ Result<void> InflatedMembers::read_member(const Member& m, uint64_t at,
   };
   Result<void> done;
   if (in.position < at) {
-    std::vector<uint8_t> scratch(static_cast<size_t>(std::min<uint64_t>(at - in.position, 64 << 10)));
+    std::vector<uint8_t> scratch(
+        static_cast<size_t>(std::min<uint64_t>(at - in.position, 64 << 10)));
     while (done && in.position < at)
       done = run(std::span(scratch).first(std::min<uint64_t>(at - in.position, scratch.size())));
   }

@@ -366,13 +366,10 @@ constexpr uint64_t kInflatedCacheBytes = uint64_t{16} << 20;
 // inflated (a few hundred bytes) and the data served by `inflated` when it
 // is read. nullopt for data that must be reordered to be served (big-endian,
 // Fortran order), which the caller inflates whole.
-Result<std::optional<ForeignObject>> npy_in_member(const ZipArchive& archive,
-                                                   const ZipMember& member,
-                                                   const std::string& where,
-                                                   const std::string& name, uint64_t limit,
-                                                   InflatedMembers& inflated,
-                                                   const std::shared_ptr<const RangeCache>& cache,
-                                                   std::span<const uint8_t> file) {
+Result<std::optional<ForeignObject>> npy_in_member(
+    const ZipArchive& archive, const ZipMember& member, const std::string& where,
+    const std::string& name, uint64_t limit, InflatedMembers& inflated,
+    const std::shared_ptr<const RangeCache>& cache, std::span<const uint8_t> file) {
   auto stream = archive.stream(member, where, limit);
   ZT_TRY(stream);
   std::vector<uint8_t> prefix(std::min<uint64_t>(member.size, 12));

@@ -1,7 +1,7 @@
 #include "foreign/zip_archive.h"
 
-#include <zip.h>
 #include <isa-l/crc.h>
+#include <zip.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -308,8 +308,8 @@ std::optional<uint64_t> ZipArchive::data_offset(const ZipMember& m, bool compres
   return reads_->first;
 }
 
-std::optional<std::span<const uint8_t>> ZipArchive::deflated_in_place(
-    std::span<const uint8_t> file, const ZipMember& m) const {
+std::optional<std::span<const uint8_t>> ZipArchive::deflated_in_place(std::span<const uint8_t> file,
+                                                                      const ZipMember& m) const {
   if (!m.deflated || m.compressed == 0) return std::nullopt;
   const std::optional<uint64_t> data = data_offset(m, true);
   if (!data || *data > file.size() || m.compressed > file.size() - *data) return std::nullopt;

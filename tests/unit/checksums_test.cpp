@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "codec/digest.h"
@@ -36,6 +37,17 @@ std::vector<uint8_t> random_bytes(size_t n) {
   return v;
 }
 
+// f(piece) for pieces of `data` of every length up to a few vector widths
+// (then in steps), at every alignment.
+template <class F>
+void for_each_piece(std::span<const uint8_t> data, F f) {
+  for (size_t at = 0; at < 8; ++at)
+    for (size_t n = 0; n + at <= 520; n += (n < 80 ? 1 : 37)) {
+      SCOPED_TRACE(std::to_string(at) + "+" + std::to_string(n));
+      f(data.subspan(at, n));
+    }
+}
+
 TEST(Checksums, Crc32cOfTheCheckString) {
   const std::string_view s = "123456789";
   EXPECT_EQ(zt::crc32c(0, std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size())),
@@ -45,15 +57,12 @@ TEST(Checksums, Crc32cOfTheCheckString) {
 
 TEST(Checksums, Crc32cIsTheReferenceAtEveryLengthAlignmentAndSplit) {
   const std::vector<uint8_t> data = random_bytes(600);
-  for (size_t at = 0; at < 8; ++at)
-    for (size_t n = 0; n + at <= 520; n += (n < 80 ? 1 : 37)) {
-      const auto bytes = std::span(data).subspan(at, n);
-      const uint32_t want = reference_crc(kCastagnoli, bytes);
-      ASSERT_EQ(zt::crc32c(0, bytes), want) << at << "+" << n;
-      for (size_t cut = 0; cut <= n; cut += 7)
-        ASSERT_EQ(zt::crc32c(zt::crc32c(0, bytes.first(cut)), bytes.subspan(cut)), want)
-            << at << "+" << n << " cut " << cut;
-    }
+  for_each_piece(data, [](std::span<const uint8_t> bytes) {
+    const uint32_t want = reference_crc(kCastagnoli, bytes);
+    ASSERT_EQ(zt::crc32c(0, bytes), want);
+    for (size_t cut = 0; cut <= bytes.size(); cut += 7)
+      ASSERT_EQ(zt::crc32c(zt::crc32c(0, bytes.first(cut)), bytes.subspan(cut)), want) << cut;
+  });
 }
 
 TEST(Checksums, AHasherChainsCrc32cAcrossUpdates) {
@@ -68,17 +77,15 @@ TEST(Checksums, AHasherChainsCrc32cAcrossUpdates) {
 
 TEST(Checksums, AZipMembersCrc32IsTheReferenceAtEveryLengthAndAlignment) {
   const std::vector<uint8_t> data = random_bytes(600);
-  for (size_t at = 0; at < 8; ++at)
-    for (size_t n = 0; n + at <= 520; n += (n < 80 ? 1 : 37)) {
-      const auto bytes = std::span(data).subspan(at, n);
-      const uint32_t crc = reference_crc(kIeee, bytes);
-      ASSERT_TRUE(zt::foreign::check_member_crc(bytes, crc, "m").ok()) << at << "+" << n;
-      const auto bad = zt::foreign::check_member_crc(bytes, crc ^ 1u, "member 'x'");
-      ASSERT_FALSE(bad.ok()) << at << "+" << n;
-      EXPECT_EQ(bad.error().status, zt::Status::digest);
-      EXPECT_NE(bad.error().message.find("member 'x': CRC-32 mismatch"), std::string::npos)
-          << bad.error().message;
-    }
+  for_each_piece(data, [](std::span<const uint8_t> bytes) {
+    const uint32_t crc = reference_crc(kIeee, bytes);
+    ASSERT_TRUE(zt::foreign::check_member_crc(bytes, crc, "m").ok());
+    const auto bad = zt::foreign::check_member_crc(bytes, crc ^ 1u, "member 'x'");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().status, zt::Status::digest);
+    EXPECT_NE(bad.error().message.find("member 'x': CRC-32 mismatch"), std::string::npos)
+        << bad.error().message;
+  });
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ using zt::foreign::ZipMember;
 std::vector<uint8_t> member_bytes(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = (i / 512) % 2 ? static_cast<uint8_t>(rng()) : uint8_t(i >> 9);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = (i / 512) % 2 ? static_cast<uint8_t>(rng()) : uint8_t(i >> 9);
   return v;
 }
 
@@ -173,9 +174,9 @@ TEST_F(InflatedMembersTest, AStatedSizeOrCrcTheStreamDoesNotBearIsRefusedAtTheMe
 TEST_F(InflatedMembersTest, ADamagedStreamIsRefusedAndTheOtherMembersRead) {
   // Bytes in the middle of member 1's stream overwritten in the file.
   const ZipMember& m1 = archive_->members()[1];
-  const uint64_t at = static_cast<uint64_t>(archive_->deflated_in_place(mapped(), m1)->data() -
-                                            file_.base()) +
-                      m1.compressed / 2;
+  const uint64_t at =
+      static_cast<uint64_t>(archive_->deflated_in_place(mapped(), m1)->data() - file_.base()) +
+      m1.compressed / 2;
   {
     std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(static_cast<std::streamoff>(at));
