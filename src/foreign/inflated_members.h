@@ -46,6 +46,7 @@ class InflatedMembers final : public RangeSource {
   // size, its CRC-32). Reads of different members run side by side.
   Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
   const std::string& name() const override { return name_; }
+  bool streams() const override { return true; }
 
  private:
   struct Inflating;  // one member's ISA-L stream, where it stands

@@ -67,7 +67,10 @@ void plan_raw_slices(const Source& src, const Component& c, const DecodeRequest&
   const auto page_share = [&](uint64_t n) { return ceil_div(n / p.threads, kPage) * kPage; };
   const uint64_t share = page_share(w.end - w.first);
   const uint64_t least = std::clamp(page_share(p.bytes), kLeastRawTaskBytes, kMostRawTaskBytes);
-  const uint64_t slice = std::max(least, share);
+  // A source of streams serves pieces of one range only one after another
+  // (and a later piece first reads the earlier ones): one task.
+  const bool streams = src.ranges() && src.ranges()->streams();
+  const uint64_t slice = streams ? w.end - w.first : std::max(least, share);
   for (uint64_t at = w.first; at < w.end; at += slice) {
     const uint64_t n = std::min(slice, w.end - at);
     p.tasks.push_back(Task{Task::Kind::raw_slice, index, c.offset + at, n,

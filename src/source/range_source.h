@@ -76,6 +76,12 @@ class RangeSource {
   // reads each run of neighbouring ranges (gaps of at most 4 KiB, 16 MiB
   // in all) with one read(), the others one by one.
   virtual Result<void> read_many(std::span<const RangeRead> reads) const;
+  // Whether its bytes come as streams read in order (deflated zip members:
+  // foreign/inflated_members.h): a read that starts behind where the last
+  // one of its stream ended reads all that lies before it again, so a
+  // planner keeps each range whole rather than cutting it into pieces
+  // that threads would read side by side.
+  virtual bool streams() const { return false; }
   // What messages call it: a URL without its query string (which may hold
   // a signature), or the caller's name for a callback source.
   virtual const std::string& name() const = 0;
@@ -132,6 +138,7 @@ class RangeCache final : public RangeSource {
   Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
   Result<void> read_many(std::span<const RangeRead> reads) const override;
   const std::string& name() const override { return inner_->name(); }
+  bool streams() const override { return inner_->streams(); }
   Result<RangeOpened> sibling(std::string_view file_name, OpenWindow window) const override {
     return inner_->sibling(file_name, window);
   }

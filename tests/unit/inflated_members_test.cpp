@@ -18,7 +18,10 @@
 #include <thread>
 #include <vector>
 
+#include "foreign/foreign_reader.h"
 #include "foreign/zip_archive.h"
+#include "read/batch_decode.h"
+#include "read/batch_plan.h"
 #include "source/io.h"
 #include "test_files.h"
 
@@ -37,15 +40,17 @@ std::vector<uint8_t> member_bytes(size_t n, unsigned seed) {
   return v;
 }
 
-// Writes `members` deflated into the archive at `path` with libzip.
-void write_deflated(const std::string& path, const std::vector<std::vector<uint8_t>>& members) {
+// Writes `members` deflated into the archive at `path` with libzip, named
+// m0, m1, ... and `suffix`.
+void write_deflated(const std::string& path, const std::vector<std::vector<uint8_t>>& members,
+                    const std::string& suffix = "") {
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
   ASSERT_NE(z, nullptr) << err;
   for (size_t k = 0; k < members.size(); ++k) {
     zip_source_t* s = zip_source_buffer(z, members[k].data(), members[k].size(), 0);
     ASSERT_NE(s, nullptr);
-    const zip_int64_t i = zip_file_add(z, ("m" + std::to_string(k)).c_str(), s, 0);
+    const zip_int64_t i = zip_file_add(z, ("m" + std::to_string(k) + suffix).c_str(), s, 0);
     ASSERT_GE(i, 0);
     ASSERT_EQ(zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_DEFLATE, 0), 0);
   }
@@ -196,6 +201,48 @@ TEST_F(InflatedMembersTest, ADamagedStreamIsRefusedAndTheOtherMembersRead) {
     ASSERT_TRUE(in->read(starts_[k], ok).ok()) << k;
     EXPECT_TRUE(ok == data_[k]) << k;
   }
+}
+
+// An .npy image (format 1.0) of n bytes of u1 elements.
+std::vector<uint8_t> npy_of(const std::vector<uint8_t>& elements) {
+  std::string dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (" +
+                     std::to_string(elements.size()) + ",), }";
+  dict.append(63 - (10 + dict.size()) % 64, ' ');
+  dict += '\n';
+  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              static_cast<uint8_t>(dict.size() & 0xFF),
+                              static_cast<uint8_t>(dict.size() >> 8)};
+  out.insert(out.end(), dict.begin(), dict.end());
+  out.insert(out.end(), elements.begin(), elements.end());
+  return out;
+}
+
+TEST(InflatedMembersPlan, ADeflatedMemberIsOneTaskReadAsOneStream) {
+  // Cut into pieces for threads, a member's pieces would wait for one
+  // another (and a later piece inflate the earlier ones first): each
+  // deflated member is one task, and the members' tasks run side by side.
+  zt::test::TempDir dir("inflated-plan");
+  const std::string path = dir.path() + "/a.npz";
+  std::vector<std::vector<uint8_t>> elements, images;
+  for (unsigned k = 0; k < 3; ++k) {
+    elements.push_back(member_bytes((24u << 20) + 4096 * k, 10 + k));
+    images.push_back(npy_of(elements.back()));
+  }
+  write_deflated(path, images, ".npy");
+  auto r = zt::foreign::open_foreign(path, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<std::vector<uint8_t>> out(elements.size());
+  std::vector<zt::DecodeRequest> q(elements.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    out[i].assign(elements[i].size(), 0xEE);
+    q[i].object = i;
+    q[i].dst = out[i];
+  }
+  const zt::batch::Plan p = zt::batch::plan_batch(**r, q, 16);
+  ASSERT_EQ(p.tasks.size(), elements.size());
+  for (const auto& t : p.tasks) EXPECT_EQ(t.dst.size(), elements[t.request].size()) << t.request;
+  ASSERT_TRUE(zt::decode_many(**r, q, 16).ok());
+  for (size_t i = 0; i < q.size(); ++i) EXPECT_TRUE(out[i] == elements[i]) << i;
 }
 
 }  // namespace
