@@ -132,8 +132,9 @@ Result<void> InflatedMembers::read_member(const Member& m, uint64_t at,
                                           std::span<uint8_t> dst) const {
   const std::lock_guard lock(m.mu);
   if (!m.open || m.open->position > at) {
-    m.open.reset();  // freed before its successor is made
+    close_stream(m);  // freed before its successor is made
     m.open = std::make_unique<Inflating>();
+    ++open_streams_;
     isal_inflate_init(&m.open->state);
     m.open->state.crc_flag = ISAL_DEFLATE;  // raw deflate: zip's own CRC-32 is checked below
     m.open->state.next_in = const_cast<uint8_t*>(m.deflated.data());  // ISA-L only reads it
@@ -159,8 +160,17 @@ Result<void> InflatedMembers::read_member(const Member& m, uint64_t at,
   if (done) done = run(dst);
   if (done && in.position == m.member.size)
     done = check_end(in.state, end, m.member, in.crc, m.where);
-  if (!done || in.position == m.member.size) m.open.reset();
+  // A stream read to its end, or that failed, is closed; one left part-way
+  // (rows, a verify's window) is kept for the read that goes on from there,
+  // while fewer than kMostOpenStreams are (~85 KiB each).
+  if (!done || in.position == m.member.size || open_streams_ > kMostOpenStreams) close_stream(m);
   return done;
+}
+
+void InflatedMembers::close_stream(const Member& m) const {
+  if (!m.open) return;
+  m.open.reset();
+  --open_streams_;
 }
 
 Result<void> InflatedMembers::read_through_libzip(size_t k, uint64_t at,

@@ -12,6 +12,7 @@
 // place libzip could not show) go through libzip, one read at a time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -47,6 +48,9 @@ class InflatedMembers final : public RangeSource {
   Result<void> read(uint64_t off, std::span<uint8_t> dst) const override;
   const std::string& name() const override { return name_; }
   bool streams() const override { return true; }
+  // Members' streams open now, left part-way by a read (at most
+  // kMostOpenStreams once the reads return).
+  size_t open_streams() const { return open_streams_; }
 
  private:
   struct Inflating;  // one member's ISA-L stream, where it stands
@@ -59,12 +63,16 @@ class InflatedMembers final : public RangeSource {
     mutable std::unique_ptr<Inflating> open;
   };
   Result<void> read_member(const Member& m, uint64_t at, std::span<uint8_t> dst) const;
+  void close_stream(const Member& m) const;  // with m.mu held
   Result<void> read_through_libzip(size_t k, uint64_t at, std::span<uint8_t> dst) const;
 
   std::shared_ptr<const ZipArchive> archive_;
   std::string name_;
   std::deque<Member> members_;  // stable: each holds its own mutex
   uint64_t size_ = 0;
+  // Streams kept open part-way: memory bounded whatever the members' count.
+  static constexpr size_t kMostOpenStreams = 32;
+  mutable std::atomic<size_t> open_streams_{0};
   // libzip's archive serves one read at a time.
   mutable std::mutex libzip_mu_;
   mutable std::optional<ZipMemberStream> libzip_open_;  // the stream of member libzip_member_

@@ -155,6 +155,39 @@ TEST_F(InflatedMembersTest, AReadAcrossMembersAndAReadFromBehindAreTheBytes) {
   }
 }
 
+TEST(InflatedMembersBound, StreamsLeftPartWayAreBoundedWhateverTheMembersCount) {
+  // The start of each of 100 members read (rows of each array): each read
+  // leaves its member's stream open for the next piece, ~85 KiB apiece,
+  // but no more than 32 of them; the rest of every member still reads.
+  zt::test::TempDir dir("inflated-bound");
+  const std::string path = dir.path() + "/a.npz";
+  std::vector<std::vector<uint8_t>> data;
+  for (unsigned k = 0; k < 100; ++k) data.push_back(member_bytes(70'000, k));
+  write_deflated(path, data);
+  auto a = ZipArchive::open(path);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  const auto archive = std::make_shared<const ZipArchive>(std::move(*a));
+  auto file = zt::Source::open_file(path, zt::Source::Mode::map);
+  ASSERT_TRUE(file.ok());
+  const std::span<const uint8_t> mapped(file->base(), file->size());
+  InflatedMembers in(archive, path);
+  std::vector<uint64_t> starts;
+  for (const ZipMember& m : archive->members())
+    starts.push_back(in.add(m, m.name, archive->deflated_in_place(mapped, m)));
+  std::vector<uint8_t> head(1000), rest(69'000);
+  for (size_t k = 0; k < data.size(); ++k) {
+    ASSERT_TRUE(in.read(starts[k], head).ok()) << k;
+    EXPECT_TRUE(std::equal(head.begin(), head.end(), data[k].begin())) << k;
+    EXPECT_LE(in.open_streams(), 32u) << k;
+  }
+  EXPECT_EQ(in.open_streams(), 32u);
+  for (size_t k = 0; k < data.size(); ++k) {
+    ASSERT_TRUE(in.read(starts[k] + 1000, rest).ok()) << k;
+    EXPECT_TRUE(std::equal(rest.begin(), rest.end(), data[k].begin() + 1000)) << k;
+  }
+  EXPECT_EQ(in.open_streams(), 0u);
+}
+
 TEST_F(InflatedMembersTest, AStatedSizeOrCrcTheStreamDoesNotBearIsRefusedAtTheMembersEnd) {
   struct Case {
     void (*edit)(ZipMember&);
@@ -209,7 +242,14 @@ std::vector<uint8_t> npy_of(const std::vector<uint8_t>& elements) {
                      std::to_string(elements.size()) + ",), }";
   dict.append(63 - (10 + dict.size()) % 64, ' ');
   dict += '\n';
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  std::vector<uint8_t> out = {0x93,
+                              'N',
+                              'U',
+                              'M',
+                              'P',
+                              'Y',
+                              1,
+                              0,
                               static_cast<uint8_t>(dict.size() & 0xFF),
                               static_cast<uint8_t>(dict.size() >> 8)};
   out.insert(out.end(), dict.begin(), dict.end());
