@@ -20,12 +20,21 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "foreign/zip_archive.h"
 #include "source/range_source.h"
 
 namespace zt::foreign {
+
+// Member m's bytes, inflated whole by ISA-L from its deflate stream in the
+// mapped archive (ZipArchive::deflated_in_place) and checked as a read
+// that reaches a member's end is: its stated size both ways, its CRC-32, a
+// stream that is damaged or does not end (Status::format, naming `where`).
+// For members whose stated size the caller has accepted allocating.
+Result<std::vector<uint8_t>> inflate_member(std::span<const uint8_t> deflate_stream,
+                                            const ZipMember& m, const std::string& where);
 
 class InflatedMembers final : public RangeSource {
  public:

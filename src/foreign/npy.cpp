@@ -4,9 +4,13 @@
 #include <cctype>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <optional>
 #include <unordered_set>
 
 #include "base/byte_order.h"
+#include "base/core_count.h"
+#include "base/for_each_index.h"
 #include "base/zt_limits.h"
 #include "foreign/inflated_members.h"
 #include "foreign/zip_archive.h"
@@ -389,6 +393,38 @@ Result<std::optional<ForeignObject>> npy_in_member(
   return std::optional<ForeignObject>(std::move(o));
 }
 
+std::string where_in(const std::string& path, const ZipMember& m) {
+  return path + ": member \"" + m.name + "\"";
+}
+
+// The deflated members inflated at open (kInflatedAtOpen or smaller: their
+// header is most of them), by ISA-L from the mapping on every core: each
+// member's bytes or refusal, in members() order; nothing for the others
+// (read through libzip where the open reads them).
+std::vector<std::optional<Result<std::vector<uint8_t>>>> inflate_small_members(
+    const ZipArchive& archive, std::span<const uint8_t> file,
+    const std::vector<std::optional<std::span<const uint8_t>>>& in_place, const std::string& path,
+    uint64_t limit) {
+  const std::vector<ZipMember>& members = archive.members();
+  std::vector<std::optional<Result<std::vector<uint8_t>>>> out(members.size());
+  std::vector<std::pair<size_t, std::span<const uint8_t>>> small;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const ZipMember& m = members[k];
+    if (in_place[k] || m.size > kInflatedAtOpen || m.size > limit) continue;
+    // libzip's archive serves one caller at a time: the streams are found here.
+    if (const auto stream = archive.deflated_in_place(file, m)) small.emplace_back(k, *stream);
+  }
+  for_each_index(small.size(), std::min(core_count(), 8u), [&](size_t i) {
+    const auto& [k, stream] = small[i];
+    try {
+      out[k] = inflate_member(stream, members[k], where_in(path, members[k]));
+    } catch (const std::bad_alloc&) {
+      out[k] = make_error(Status::nomem, "%s: out of memory", where_in(path, members[k]).c_str());
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
@@ -412,10 +448,11 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
   const auto in_place = archive->stored_in_place(file, false);
   const auto inflated = std::make_shared<InflatedMembers>(archive, path);
   const auto cache = std::make_shared<const RangeCache>(inflated, kInflatedCacheBytes);
+  auto small = inflate_small_members(*archive, file, in_place, path, limit);
   std::unordered_set<std::string> names;
   for (size_t k = 0; k < archive->members().size(); ++k) {
     const ZipMember& member = archive->members()[k];
-    const std::string where = path + ": member \"" + member.name + "\"";
+    const std::string where = where_in(path, member);
     ZT_FAIL_IF(!member.name.ends_with(".npy"), unsupported, "%s: not an .npy array", where.c_str());
     std::string name = member.name.substr(0, member.name.size() - 4);
     ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", path.c_str(),
@@ -434,7 +471,7 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
     if (in_place[k]) {
       image = *in_place[k];
     } else {
-      auto bytes = archive->read(member, where, limit);
+      auto bytes = small[k] ? std::move(*small[k]) : archive->read(member, where, limit);
       ZT_TRY(bytes);
       f.owned.push_back(std::move(*bytes));
       image = f.owned.back();
