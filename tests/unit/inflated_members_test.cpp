@@ -257,58 +257,64 @@ std::vector<uint8_t> npy_of(const std::vector<uint8_t>& elements) {
   return out;
 }
 
-TEST(InflatedMembersPlan, ADeflatedMemberIsOneTaskReadAsOneStream) {
-  // Cut into pieces for threads, a member's pieces would wait for one
-  // another (and a later piece inflate the earlier ones first): each
-  // deflated member is one task, and the members' tasks run side by side.
-  zt::test::TempDir dir("inflated-plan");
-  const std::string path = dir.path() + "/a.npz";
+// An npz of u1 arrays of the given sizes: deflated members m0.npy, m1.npy...
+struct Npz {
+  zt::test::TempDir dir{"inflated-npz"};
+  std::string path = dir.path() + "/a.npz";
   std::vector<std::vector<uint8_t>> elements, images;
-  for (unsigned k = 0; k < 3; ++k) {
-    elements.push_back(member_bytes((24u << 20) + 4096 * k, 10 + k));
-    images.push_back(npy_of(elements.back()));
-  }
-  write_deflated(path, images, ".npy");
-  auto r = zt::foreign::open_foreign(path, {});
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  std::vector<std::vector<uint8_t>> out(elements.size());
-  std::vector<zt::DecodeRequest> q(elements.size());
-  for (size_t i = 0; i < q.size(); ++i) {
-    out[i].assign(elements[i].size(), 0xEE);
-    q[i].object = i;
-    q[i].dst = out[i];
-  }
-  const zt::batch::Plan p = zt::batch::plan_batch(**r, q, 16);
-  ASSERT_EQ(p.tasks.size(), elements.size());
-  for (const auto& t : p.tasks) EXPECT_EQ(t.dst.size(), elements[t.request].size()) << t.request;
-  ASSERT_TRUE(zt::decode_many(**r, q, 16).ok());
-  for (size_t i = 0; i < q.size(); ++i) EXPECT_TRUE(out[i] == elements[i]) << i;
-}
 
-TEST(InflatedMembersSmall, SmallMembersAreInflatedAtOpenOnEveryCoreAndChecked) {
-  // Members of 64 KiB or less are inflated at open (their .npy header is
-  // most of them): by ISA-L from the mapping, side by side. Their values
-  // are the arrays'; a damaged one refuses the open naming it.
-  zt::test::TempDir dir("inflated-small");
-  const std::string path = dir.path() + "/a.npz";
-  std::vector<std::vector<uint8_t>> elements, images;
-  for (unsigned k = 0; k < 40; ++k) {
-    elements.push_back(member_bytes(1000 + 1500 * k, 20 + k));
-    images.push_back(npy_of(elements.back()));
+  explicit Npz(const std::vector<size_t>& sizes) {
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      elements.push_back(member_bytes(sizes[k], static_cast<unsigned>(10 + k)));
+      images.push_back(npy_of(elements.back()));
+    }
+    write_deflated(path, images, ".npy");
   }
-  write_deflated(path, images, ".npy");
-  {
-    auto r = zt::foreign::open_foreign(path, {});
-    ASSERT_TRUE(r.ok()) << r.error().message;
-    std::vector<std::vector<uint8_t>> out(elements.size());
+  // One request an array, whole, into out (filled with 0xEE first).
+  std::vector<zt::DecodeRequest> requests(std::vector<std::vector<uint8_t>>& out) const {
+    out.assign(elements.size(), {});
     std::vector<zt::DecodeRequest> q(elements.size());
     for (size_t i = 0; i < q.size(); ++i) {
       out[i].assign(elements[i].size(), 0xEE);
       q[i].object = i;
       q[i].dst = out[i];
     }
+    return q;
+  }
+};
+
+TEST(InflatedMembersPlan, ADeflatedMemberIsOneTaskReadAsOneStream) {
+  // Cut into pieces for threads, a member's pieces would wait for one
+  // another (and a later piece inflate the earlier ones first): each
+  // deflated member is one task, and the members' tasks run side by side.
+  const Npz npz({24u << 20, (24u << 20) + 4096, (24u << 20) + 8192});
+  auto r = zt::foreign::open_foreign(npz.path, {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<std::vector<uint8_t>> out;
+  std::vector<zt::DecodeRequest> q = npz.requests(out);
+  const zt::batch::Plan p = zt::batch::plan_batch(**r, q, 16);
+  ASSERT_EQ(p.tasks.size(), npz.elements.size());
+  for (const auto& t : p.tasks)
+    EXPECT_EQ(t.dst.size(), npz.elements[t.request].size()) << t.request;
+  ASSERT_TRUE(zt::decode_many(**r, q, 16).ok());
+  for (size_t i = 0; i < q.size(); ++i) EXPECT_TRUE(out[i] == npz.elements[i]) << i;
+}
+
+TEST(InflatedMembersSmall, SmallMembersAreInflatedAtOpenOnEveryCoreAndChecked) {
+  // Members of 64 KiB or less are inflated at open (their .npy header is
+  // most of them): by ISA-L from the mapping, side by side. Their values
+  // are the arrays'; a damaged one refuses the open naming it.
+  std::vector<size_t> sizes;
+  for (size_t k = 0; k < 40; ++k) sizes.push_back(1000 + 1500 * k);
+  const Npz npz(sizes);
+  const std::string& path = npz.path;
+  {
+    auto r = zt::foreign::open_foreign(path, {});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    std::vector<std::vector<uint8_t>> out;
+    std::vector<zt::DecodeRequest> q = npz.requests(out);
     ASSERT_TRUE(zt::decode_many(**r, q, 4).ok());
-    for (size_t i = 0; i < q.size(); ++i) EXPECT_TRUE(out[i] == elements[i]) << i;
+    for (size_t i = 0; i < q.size(); ++i) EXPECT_TRUE(out[i] == npz.elements[i]) << i;
   }
   // The whole member through inflate_member, then its stream damaged.
   auto a = ZipArchive::open(path);
@@ -320,7 +326,7 @@ TEST(InflatedMembersSmall, SmallMembersAreInflatedAtOpenOnEveryCoreAndChecked) {
   ASSERT_TRUE(stream.has_value());
   const auto whole = zt::foreign::inflate_member(*stream, m, "member m30");
   ASSERT_TRUE(whole.ok()) << whole.error().message;
-  EXPECT_TRUE(*whole == images[30]);
+  EXPECT_TRUE(*whole == npz.images[30]);
   const uint64_t at = static_cast<uint64_t>(stream->data() - file->base()) + m.compressed / 2;
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
