@@ -393,10 +393,6 @@ Result<std::optional<ForeignObject>> npy_in_member(
   return std::optional<ForeignObject>(std::move(o));
 }
 
-std::string where_in(const std::string& path, const ZipMember& m) {
-  return path + ": member \"" + m.name + "\"";
-}
-
 // The deflated members inflated at open (kInflatedAtOpen or smaller: their
 // header is most of them), by ISA-L from the mapping on every core: each
 // member's bytes or refusal, in members() order; nothing for the others
@@ -417,9 +413,10 @@ std::vector<std::optional<Result<std::vector<uint8_t>>>> inflate_small_members(
   for_each_index(small.size(), std::min(core_count(), 8u), [&](size_t i) {
     const auto& [k, stream] = small[i];
     try {
-      out[k] = inflate_member(stream, members[k], where_in(path, members[k]));
+      out[k] = inflate_member(stream, members[k], member_where(path, members[k].name));
     } catch (const std::bad_alloc&) {
-      out[k] = make_error(Status::nomem, "%s: out of memory", where_in(path, members[k]).c_str());
+      out[k] = make_error(Status::nomem, "%s: out of memory",
+                          member_where(path, members[k].name).c_str());
     }
   });
   return out;
@@ -439,11 +436,11 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
   auto mapped = ForeignFile::mapped(path, FileKind::npz);
   ZT_TRY(mapped);
   ForeignFile f = std::move(*mapped);
-  // Their CRC-32s are checked at the first read of their bytes (PendingCrc),
-  // not here, unless their data is copied at open (reordered).
-  // Members' bytes are viewed in the mapping: stored ones as they are,
-  // deflated ones as InflatedMembers inflates them (the reader holds the
-  // mapping as long as the source that inflates them).
+  // Members' bytes are viewed in the mapping: stored ones as they are, their
+  // CRC-32s checked at the first read of their bytes (PendingCrc) unless
+  // their data is copied at open (reordered); deflated ones as
+  // InflatedMembers inflates them (the reader holds the mapping as long as
+  // the source that inflates them).
   const std::span<const uint8_t> file(f.source.base(), f.source.size());
   const auto in_place = archive->stored_in_place(file, false);
   const auto inflated = std::make_shared<InflatedMembers>(archive, path);
@@ -452,7 +449,7 @@ Result<ForeignFile> read_npz(const std::string& path, uint64_t limit) {
   std::unordered_set<std::string> names;
   for (size_t k = 0; k < archive->members().size(); ++k) {
     const ZipMember& member = archive->members()[k];
-    const std::string where = where_in(path, member);
+    const std::string where = member_where(path, member.name);
     ZT_FAIL_IF(!member.name.ends_with(".npy"), unsupported, "%s: not an .npy array", where.c_str());
     std::string name = member.name.substr(0, member.name.size() - 4);
     ZT_FAIL_IF(!names.insert(name).second, invalid, "%s: array \"%s\" appears twice", path.c_str(),

@@ -184,7 +184,7 @@ Result<ZipArchive> ZipArchive::open(const std::string& path) {
           "file: entries overlap (a zip bomb)",
           p, static_cast<long long>(n), static_cast<ull>(file_size));
     if (directory) continue;
-    const std::string where = path + ": member \"" + name + "\"";
+    const std::string where = member_where(path, name);
     ZT_FAIL_IF(!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE), format,
                "%s: sizes are unknown", where.c_str());
     const bool plain = (st.valid & ZIP_STAT_COMP_METHOD) &&

@@ -60,6 +60,11 @@ class ZipMemberStream {
   std::string where_;
 };
 
+// How messages name member `name` of the archive at `path`.
+inline std::string member_where(const std::string& path, const std::string& name) {
+  return path + ": member \"" + name + "\"";
+}
+
 // An error of `status` naming `where` unless `bytes` have the CRC-32
 // `crc` (the zip format's CRC-32, as gzip's): a member viewed in place is checked so,
 // at its first read (Status::digest) or at open where a reader copies out
@@ -99,7 +104,7 @@ class ZipArchive {
   // libzip itself reads it (the archive is read through a source of ours
   // that notes each read's offset: the central directory's offset, past
   // the local header there), never a place found by searching the bytes;
-  // and the bytes are taken only if their CRC-32 (zlib's, on every core)
+  // and the bytes are taken only if their CRC-32 (ISA-L's, on every core)
   // equals the central directory's, the proof libzip asks of a member it
   // reads. Members whose CRC differs are left to read(), which refuses them.
   // With check_crcs false the CRC-32s are left to the caller, who must

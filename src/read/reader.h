@@ -194,9 +194,10 @@ class Reader {
   // crc_check; those run before are not run again) on up to `threads`
   // threads; a component whose check fails is refused by source_of.
   void run_checks(std::span<const Component* const> components, unsigned threads) const;
+  // Whether any component has a data check (a foreign model's zip members).
+  bool has_data_checks() const { return check_count_ > 0; }
   // c's pending data check, run now if it has not run: its failure, if it
   // failed (what source_of answers for c).
-  bool has_data_checks() const { return check_count_ > 0; }
   Result<void> check_data(const Component& c) const {
     if (!c.crc_check) return {};
     return run_check(*c.crc_check);
@@ -246,7 +247,7 @@ class Reader {
       shard_files_;                        // one per shard entry, made at first use
   std::vector<uint8_t> manifest_storage_;  // copy mode: the manifest bytes
   std::vector<Source> held_;               // open_held: the buffers of Component::held
-  struct DataCheck {  // data_checks.cpp
+  struct DataCheck {                       // data_checks.cpp
     std::function<Result<void>()> run;
     std::once_flag once;
     std::optional<Error> failed;
@@ -254,8 +255,8 @@ class Reader {
   std::unique_ptr<DataCheck[]> checks_;  // open_held: Component::crc_check's, run once each
   size_t check_count_ = 0;
   Result<void> run_check(uint32_t index) const;
-  std::shared_ptr<const void> keep_;       // open_held: what they view
-  OtherFiles other_files_;                 // open_held: files beyond the root
+  std::shared_ptr<const void> keep_;  // open_held: what they view
+  OtherFiles other_files_;            // open_held: files beyond the root
   Manifest manifest_;
   uint64_t max_decoded_ = 0;
   std::vector<size_t> slot_base_;  // first slot of each object
