@@ -14,6 +14,7 @@ import pytest
 
 import ztensor
 import zip_forgery
+from ztensor import _reader
 from process_maps import mapping_of as _mapping_of
 
 
@@ -679,7 +680,7 @@ def test_a_sharded_models_tensors_are_mapped_in_their_shard_files(tmp_path):
         assert zt.load_file(path, allow_foreign=allow)["w03"][0, 0].item() == 3.0
 
 
-def test_a_shard_replaced_after_open_is_not_mapped(tmp_path):
+def test_a_shard_replaced_after_open_is_not_mapped(tmp_path, monkeypatch):
     # What a shard's path names when the tensors are mapped must be the file
     # the library opened (its device and inode): a shard replaced by
     # rename since is not mapped, and the tensors come from the library's
@@ -692,8 +693,10 @@ def test_a_shard_replaced_after_open_is_not_mapped(tmp_path):
         allow = path.suffix == ".json"
         with zt.safe_open(path, "pt", mmap=True, allow_foreign=allow) as s:
             # The first mapped get_tensor asks where every tensor lies
-            # (zt_component_files), which opens every shard of a v2 model
+            # (zt_component_files; here from the first ask, where a loop
+            # asks windows of them), which opens every shard of a v2 model
             # (a sharded checkpoint's are opened with its index).
+            monkeypatch.setattr(_reader, "_SCATTERED_PLACES", 0)
             first = s.get_tensor("s00")
             assert first.tolist() == [0.0]
             for shard in shard_files:
@@ -779,12 +782,7 @@ def test_a_pytorch_checkpoint_opens_without_reading_its_tensors(tmp_path):
     torch.save({f"w{k}": torch.full((1 << 20,), float(k)) for k in range(8)}, p)  # 32 MiB
     np.savez(tmp_path / "m.npz", **{f"a{k}": np.full(1 << 20, k, np.float32) for k in range(8)})
     for path in (p, tmp_path / "m.npz"):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        _drop_from_page_cache(path)
         if _resident_fraction(path) > 0.05:
             pytest.skip("the page cache kept the file (cannot drop it here)")
         with ztensor.open(path, allow_foreign=True) as f:
@@ -792,6 +790,86 @@ def test_a_pytorch_checkpoint_opens_without_reading_its_tensors(tmp_path):
             assert _resident_fraction(path) < 0.25, path.name
             first = sorted(f.keys())[0]
             assert float(f[first][5]) == 0.0  # read: its member checked then
+
+
+def _drop_from_page_cache(path):
+    """Asks the kernel to drop `path`'s pages (fsync first: dirty pages stay)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def _checkpoint_of_members(tmp_path, torch, count=16, elements=1 << 19):
+    """A torch.save file of `count` float32 tensors, each its own storage
+    (a zip member of 2 MiB by default) filled with its number."""
+    p = tmp_path / "m.pt"
+    torch.save({f"w{k:02d}": torch.full((elements,), float(k)) for k in range(count)}, p)
+    return p
+
+
+def test_a_few_mapped_tensors_of_a_checkpoint_ask_only_their_places(tmp_path, monkeypatch):
+    # A hand-out of a mapped tensor asks where it lies (zt_component_extents),
+    # which runs the pending CRC-32 check of its zip member: the whole
+    # file's. A few tensors handed out one at a time (safe_open(mmap=True)'s
+    # get_tensor, f[name], dlpack) asked every object's place at the second,
+    # reading the whole checkpoint (a cold 10 GB file: all of it read for two
+    # tensors). Now: the objects asked, one at a time where the names asked
+    # are scattered; windows that double in a loop in the model's order.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    p = _checkpoint_of_members(tmp_path, torch)
+    asked = []
+    extents = _reader.lib.zt_component_extents
+
+    def spy(r, role, first, count, *rest):
+        asked.append((first, count))
+        return extents(r, role, first, count, *rest)
+
+    monkeypatch.setattr(_reader.lib, "zt_component_extents", spy)
+    with zt.safe_open(p, "pt", allow_foreign=True, mmap=True) as s:
+        for k in (3, 11, 7):
+            assert s.get_tensor(f"w{k:02d}")[9].item() == float(k)
+        assert sum(count for _, count in asked) == 3, asked
+        asked.clear()
+        for k in range(16):  # in the model's order: windows of 1, 2, 4, ... (the three asked not again)
+            assert s.get_tensor(f"w{k:02d}")[9].item() == float(k)
+        assert len(asked) <= 6 and sum(count for _, count in asked) == 13, asked
+    asked.clear()
+    with ztensor.open(p, allow_foreign=True) as f:
+        assert float(f["w05"][0]) == 5.0 and float(f["w12"][0]) == 12.0
+        assert float(np.from_dlpack(f.dlpack("w14"))[3]) == 14.0
+        assert sum(count for _, count in asked) <= 2, asked  # the first f[name] asks zt_component_extent
+    asked.clear()
+    # More scattered asks than _SCATTERED_PLACES: every object asked once.
+    monkeypatch.setattr(_reader, "_SCATTERED_PLACES", 2)
+    with zt.safe_open(p, "pt", allow_foreign=True, mmap=True) as s:
+        for k in (15, 0, 9, 4, 2):
+            assert s.get_tensor(f"w{k:02d}")[1].item() == float(k)
+    assert asked[:2] == [(15, 1), (0, 1)] and asked[2][1] == 16 and len(asked) == 3, asked
+    # A whole mapped load asks every place at once.
+    asked.clear()
+    loaded = zt.load_file(p, allow_foreign=True, mmap=True)
+    assert [float(loaded[f"w{k:02d}"][7]) for k in range(16)] == [float(k) for k in range(16)]
+    assert asked == [(0, 16)], asked
+
+
+def test_a_few_mapped_tensors_of_a_cold_checkpoint_read_only_their_members(tmp_path):
+    # What the places asked above mean on a disk: with the file dropped
+    # from the page cache, two tensors handed out (mapped) read their two
+    # members of sixteen (and the kernel's readahead), not the file.
+    torch = pytest.importorskip("torch")
+    from ztensor import torch as zt
+    p = _checkpoint_of_members(tmp_path, torch)
+    _drop_from_page_cache(p)
+    if _resident_fraction(p) > 0.05:
+        pytest.skip("the page cache kept the file (cannot drop it here)")
+    with zt.safe_open(p, "pt", allow_foreign=True, mmap=True) as s:
+        assert s.get_tensor("w02")[100].item() == 2.0
+        assert s.get_tensor("w13")[100].item() == 13.0
+        assert _resident_fraction(p) < 0.5  # 2 of 16 members (before: all 16 read at the second)
 
 
 def test_a_pytorch_checkpoints_corrupt_storage_is_refused_by_every_read(tmp_path):

@@ -344,6 +344,59 @@ class _MemorySource:
 _FEW_PLACES = 16
 # _raw_extent's answer for raw data in another file of the model.
 _ELSEWHERE = object()
+# Hand-outs that ask for one object's place at a time (get_tensor, f[name],
+# dlpack in a loop) ask the library one object at a time this many times,
+# where the objects asked are not the next ones, then the whole model (_places).
+_SCATTERED_PLACES = 64
+
+
+class _Places:
+    """Where each object's "data" component lies, as File._places gives it
+    (offsets, lengths, raw, files: numpy arrays in manifest order), and which
+    objects the library was asked about (known). A place is asked only where
+    a hand-out needs it: asking is what runs a zip member's pending CRC-32
+    check, which reads the member, so a few tensors of a large torch.save
+    checkpoint handed out read those tensors, not the whole file. In a loop
+    over the model in its order (or in reverse) the windows double: log(n)
+    calls, where asking every place at once was one."""
+
+    __slots__ = ("offsets", "lengths", "raw", "files", "known", "first", "end", "scattered", "texts",
+                 "mapped_at")
+
+    def __init__(self, n):
+        self.offsets = np.full(n, 2**64 - 1, np.uint64)
+        self.lengths = np.zeros(n, np.uint64)
+        self.raw = np.zeros(n, bool)
+        self.files = np.zeros(n, np.intp)
+        self.known = np.zeros(n, bool)
+        self.first = self.end = 0  # the last window asked: [first, end)
+        self.scattered = 0  # windows of one object asked so far
+        self.texts = {}  # an encoding's text (the reader's, by address) -> whether it is "raw"
+        self.mapped_at = {}  # the reader's text of a model file's path (by address) -> its index in _mapped
+
+    def window_of(self, i):
+        """[first, end): the objects to ask about where object i's place is
+        not known: twice the last window where i comes next to it, known
+        places between them (a loop over the model in its order, or in
+        reverse), else i alone, and every object once _SCATTERED_PLACES
+        such single asks were made; never past an object already known
+        (asked once)."""
+        n, size = len(self.known), self.end - self.first
+        if size and i >= self.end and self.known[self.end:i].all():
+            first, end = i, min(n, i + 2 * size)
+            known = np.flatnonzero(self.known[first:end])
+            end = first + int(known[0]) if len(known) else end
+        elif size and i < self.first and self.known[i + 1:self.first].all():
+            first, end = max(0, i + 1 - 2 * size), i + 1
+            known = np.flatnonzero(self.known[first:end])
+            first = first + int(known[-1]) + 1 if len(known) else first
+        elif self.scattered < _SCATTERED_PLACES:
+            self.scattered += 1
+            first, end = i, i + 1
+        else:
+            first, end = 0, n
+        self.first, self.end = first, end
+        return first, end
 
 
 class _MappedFile:
@@ -632,7 +685,7 @@ class File(NotCopyable, collections.abc.Mapping):
         self._cow_lock = threading.Lock()
         self._lookups = 0  # f[name], f.array, f.rows, f.slice and dlpack() calls so far
         self._layouts = None  # every object's _dense_layouts entry, from the second of them (_kept_layouts)
-        self._data_extents = None  # every object's "data" extent, asked once where a load or loop needs them (_places)
+        self._data_extents = None  # the objects' "data" extents, asked where hand-outs need them (_places)
 
     def _mappable(self):
         """Whether raw data of this file lies at its extents as it is read:
@@ -1246,12 +1299,16 @@ class File(NotCopyable, collections.abc.Mapping):
 
     def _kept_raw_extent(self, i, nbytes, align):
         """(which of _mapped holds object i's data, where it starts there),
-        as _raw_extent says, from the places of the model (_places); (None,
-        None) where _raw_extent would say None."""
-        offsets, lengths, raw, files = self._places()
-        start = int(offsets[i])
-        if raw[i] and int(lengths[i]) == nbytes and not start % align:
-            return int(files[i]), start
+        as _raw_extent says, from the places of the model (_places: asked
+        from object i on where it is not known yet); (None, None) where
+        _raw_extent would say None."""
+        p = self._data_extents
+        if p is None or not p.known[i]:
+            p = self._places_table()
+            self._places(*p.window_of(i))
+        start = int(p.offsets[i])
+        if p.raw[i] and int(p.lengths[i]) == nbytes and not start % align:
+            return int(p.files[i]), start
         return None, None
 
     def _claim(self, where, start, nbytes):
@@ -1289,8 +1346,8 @@ class File(NotCopyable, collections.abc.Mapping):
         wholes, out = [None] * count, [None] * count
         if self._mapped is None:
             return wholes, out
-        offsets, lengths, raw, files = self._places()
         at = np.fromiter(indices, np.intp, count)
+        offsets, lengths, raw, files = self._places(int(at.min()), int(at.max()) + 1)
         want = np.fromiter(nbytes, np.uint64, count)
         starts, where = offsets[at], files[at]
         ok = raw[at] & (lengths[at] == want) & (want > 0) & (starts % np.fromiter(aligns, np.uint64, count) == 0)
@@ -1329,59 +1386,84 @@ class File(NotCopyable, collections.abc.Mapping):
         whole = None if start is None else self._claim(where, start, nbytes)
         return (None, None) if whole is None else (whole, start)
 
-    def _places(self):
-        """(offsets, lengths, raw, files) of every object's "data" component,
-        numpy arrays in manifest order: where its stored bytes lie in the
-        file _mapped[files[k]] (0: this one), and whether they are raw (as
-        they decode: _mappable files only) in a file that hand-outs may
-        map. An object without one (none; in memory a foreign reader made;
-        a shard not to be mapped) has raw False."""
-        if self._data_extents is None:
-            r, n = self._r(), lib.zt_object_count(self._r())
-            offsets, lengths = np.empty(n, np.uint64), np.empty(n, np.uint64)
-            encodings = np.zeros(n, np.uintp)  # the reader's texts, as addresses
-            check(lib.zt_component_extents(r, b"data", 0, n, offsets.ctypes.data, lengths.ctypes.data,
-                                           encodings.ctypes.data))
-            texts = {address: ctypes.string_at(address) for address in np.unique(encodings).tolist() if address}
-            raw_at = [address for address, text in texts.items() if text == b"raw"]
-            raw = np.isin(encodings, np.array(raw_at, np.uintp))
-            here = offsets != np.uint64(2**64 - 1)
-            files = np.zeros(n, np.intp)
-            if self._mapped is not None and (raw & ~here).any():
-                self._place_in_other_files(raw & ~here, offsets, lengths, files, here)
-            self._data_extents = (offsets, lengths, raw & here, files)
-        return self._data_extents
+    def _places_table(self):
+        """The File's _Places, made empty at the first need."""
+        p = self._data_extents
+        if p is None:
+            p = self._data_extents = _Places(lib.zt_object_count(self._r()))
+        return p
 
-    def _place_in_other_files(self, elsewhere, offsets, lengths, files, here):
-        """Where the objects `elsewhere` marks (raw, not in this file) lie
-        in the model's other files (v2 shards, a sharded checkpoint's),
-        asked in one zt_component_files call: offsets, lengths, files (an
-        index into _mapped, each file added once) and here (in a file now)
-        updated in place. Each file is mapped at its first hand-out if what
-        its path names then is the file the library opened (its device and
-        inode)."""
+    def _places(self, first=0, end=None):
+        """(offsets, lengths, raw, files) of every object's "data" component,
+        numpy arrays in manifest order, known at least for objects [first,
+        end) (end None: all): where its stored bytes lie in the file
+        _mapped[files[k]] (0: this one), and whether they are raw (as they
+        decode: _mappable files only) in a file that hand-outs may map. An
+        object without one (none; in memory a foreign reader made; a shard
+        not to be mapped), or not asked about yet, has raw False."""
+        p = self._places_table()
+        end = len(p.known) if end is None else end
+        if first < end and not p.known[first:end].all():
+            self._ask_places(p, first, end)
+        return p.offsets, p.lengths, p.raw, p.files
+
+    def _ask_places(self, p, first, end):
+        """Objects [first, end)'s places into p, asked in one
+        zt_component_extents call (which runs their zip members' pending
+        CRC-32 checks, on every core) and, for those in the model's other
+        files, one zt_component_files call."""
+        r, n = self._r(), end - first
+        offsets, lengths = np.empty(n, np.uint64), np.empty(n, np.uint64)
+        encodings = np.zeros(n, np.uintp)  # the reader's texts, as addresses
+        check(lib.zt_component_extents(r, b"data", first, n, offsets.ctypes.data, lengths.ctypes.data,
+                                       encodings.ctypes.data))
+        texts = p.texts
+        for address in np.unique(encodings).tolist():
+            if address and address not in texts:
+                texts[address] = ctypes.string_at(address) == b"raw"
+        raw_at = [address for address, raw in texts.items() if raw]
+        raw = np.isin(encodings, np.array(raw_at, np.uintp))
+        here = offsets != np.uint64(2**64 - 1)
+        files = np.zeros(n, np.intp)
+        if self._mapped is not None and (raw & ~here).any():
+            self._place_in_other_files(p, first, raw & ~here, offsets, lengths, files, here)
+        p.offsets[first:end], p.lengths[first:end] = offsets, lengths
+        p.raw[first:end], p.files[first:end] = raw & here, files
+        p.known[first:end] = True  # last: another thread reads a place once it is known
+
+    def _place_in_other_files(self, p, first, elsewhere, offsets, lengths, files, here):
+        """Where the objects `elsewhere` marks (raw, not in this file; index
+        k is object first + k) lie in the model's other files (v2 shards, a
+        sharded checkpoint's), asked in one zt_component_files call: offsets,
+        lengths, files (an index into _mapped, each file added once: p
+        keeps which) and here (in a file now) updated in place. Each file is
+        mapped at its first hand-out if what its path names then is the file
+        the library opened (its device and inode)."""
         r, n = self._r(), len(offsets)
         paths = np.zeros(n, np.uintp)
         other_offsets, other_lengths = np.empty(n, np.uint64), np.empty(n, np.uint64)
         devices, inodes = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
-        check(lib.zt_component_files(r, b"data", 0, n, paths.ctypes.data, other_offsets.ctypes.data,
+        check(lib.zt_component_files(r, b"data", first, n, paths.ctypes.data, other_offsets.ctypes.data,
                                      other_lengths.ctypes.data, devices.ctypes.data, inodes.ctypes.data))
         picked = np.flatnonzero(elsewhere & (paths != 0))
         if not len(picked):
             return
-        addresses, first, which = np.unique(paths[picked], return_index=True, return_inverse=True)
+        addresses, first_of, which = np.unique(paths[picked], return_index=True, return_inverse=True)
         with self._cow_lock:
             if self._mapped is None:
                 return
-            mapped = list(self._mapped)
-            base = len(mapped)
-            for address, k in zip(addresses.tolist(), picked[first].tolist()):
-                path = os.fsdecode(ctypes.string_at(address))
-                mapped.append(_MappedFile(os.path.abspath(path), (int(devices[k]), int(inodes[k]))))
+            mapped, at = list(self._mapped), []
+            for address, k in zip(addresses.tolist(), picked[first_of].tolist()):
+                index = p.mapped_at.get(address)
+                if index is None:  # a file no window placed an object in before
+                    path = os.fsdecode(ctypes.string_at(address))
+                    index = p.mapped_at[address] = len(mapped)
+                    mapped.append(_MappedFile(os.path.abspath(path), (int(devices[k]), int(inodes[k]))))
+                at.append(index)
             self._mapped = mapped
         offsets[picked] = other_offsets[picked]
         lengths[picked] = other_lengths[picked]
-        files[picked] = base + which
+        files[picked] = np.array(at, np.intp)[which]
         here[picked] = True
 
     def get_slice(self, name: str) -> "SliceView":
