@@ -277,3 +277,37 @@ def test_a_dlpack_loop_asks_where_the_files_objects_lie_once(tmp_path, monkeypat
     assert all(torch.equal(got[name], torch.from_numpy(v)) for name, v in values.items())
     got["t3"][0] = -1.0  # each its own copy-on-write pages
     assert got["t4"][0].item() == 4.0 and got["t2"][-1].item() == 2.0
+
+
+@pytest.mark.parametrize("run", [1, 2, 3, 256])
+def test_the_ranges_handed_out_are_refused_again_in_any_order(monkeypatch, run):
+    # A mapping's hand-outs (_Extents) against a plain list of ranges: a
+    # claim overlapping any range recorded is refused, any other recorded,
+    # in random orders (runs split at every size: _EXTENT_RUN), and a
+    # batch (claim_many) is recorded only where it overlaps nothing.
+    import random
+    from ztensor import _reader
+    monkeypatch.setattr(_reader, "_EXTENT_RUN", run)
+    for seed in range(200):
+        rng = random.Random(seed)
+        extents, taken = _reader._Extents(), []
+        for _ in range(rng.randrange(1, 120)):
+            if rng.random() < 0.1:
+                base, n = rng.randrange(0, 3000), rng.randrange(1, 6)
+                starts = np.array(sorted(rng.sample(range(base, base + 200), n)), np.int64)
+                ends = starts + np.array([rng.randrange(1, 6) for _ in range(n)], np.int64)
+                ranges = list(zip(starts.tolist(), ends.tolist()))
+                if extents.claim_many(starts, ends):
+                    assert not any(a < d and c < b for a, b in taken for c, d in ranges), seed
+                    assert all(b <= c for (_, b), (c, _) in zip(ranges, ranges[1:])), seed
+                    taken += ranges
+                continue
+            a = rng.randrange(0, 3000)
+            b = a + rng.randrange(1, 40)
+            free = not any(a < d and c < b for c, d in taken)
+            assert extents.claim(a, b) == free, (seed, a, b)
+            if free:
+                taken.append((a, b))
+        assert [(a, b) for starts, ends in extents.runs for a, b in zip(starts, ends)] == sorted(taken), seed
+        assert extents.firsts == [starts[0] for starts, _ in extents.runs]
+        assert all(0 < len(starts) <= 2 * run for starts, _ in extents.runs)

@@ -423,28 +423,56 @@ class _MappedFile:
         return self.whole
 
 
+# _Extents keeps its ranges in sorted runs of about this many.
+_EXTENT_RUN = 256
+
+
 class _Extents:
     """The byte ranges of a mapping already handed out (disjoint, sorted by
-    start): a range overlapping one of them would share its memory."""
+    start): a range overlapping one of them would share its memory. Kept in
+    runs of at most 2 x _EXTENT_RUN ranges (runs: [starts, ends] lists, in
+    order; firsts: each run's first start), so that a claim out of file
+    order moves one run, not a list of every range (a mapped get_tensor
+    loop over 20,000 tensors in reverse order spent most of its time
+    inserting at the front of one)."""
 
-    __slots__ = ("starts", "ends")
+    __slots__ = ("runs", "firsts")
 
     def __init__(self):
-        self.starts, self.ends = [], []
+        self.runs, self.firsts = [], []
+
+    def _append(self, starts, ends):
+        """Ranges past every range recorded (sorted lists), as new runs."""
+        for k in range(0, len(starts), _EXTENT_RUN):
+            self.runs.append([starts[k:k + _EXTENT_RUN], ends[k:k + _EXTENT_RUN]])
+            self.firsts.append(starts[k])
 
     def claim(self, start, end):
         """Records [start, end) and returns True if it overlaps no range
         handed out before; else False, recording nothing."""
-        ends = self.ends
-        if not ends or start >= ends[-1]:  # past them all: loads hand out in file order as a rule
-            self.starts.append(start)
-            ends.append(end)
+        runs = self.runs
+        if not runs or start >= runs[-1][1][-1]:  # past them all: loads hand out in file order as a rule
+            if runs and len(runs[-1][0]) < _EXTENT_RUN:
+                runs[-1][0].append(start)
+                runs[-1][1].append(end)
+            else:
+                self._append([start], [end])
             return True
-        k = bisect.bisect_right(self.starts, start)
-        if (k and self.ends[k - 1] > start) or (k < len(self.starts) and self.starts[k] < end):
+        r = max(0, bisect.bisect_right(self.firsts, start) - 1)
+        starts, ends = runs[r]
+        k = bisect.bisect_right(starts, start)
+        before = ends[k - 1] if k else (runs[r - 1][1][-1] if r else None)
+        after = starts[k] if k < len(starts) else (self.firsts[r + 1] if r + 1 < len(runs) else None)
+        if (before is not None and before > start) or (after is not None and after < end):
             return False
-        self.starts.insert(k, start)
-        self.ends.insert(k, end)
+        starts.insert(k, start)
+        ends.insert(k, end)
+        if not k:
+            self.firsts[r] = start
+        if len(starts) > 2 * _EXTENT_RUN:  # split it in two
+            runs.insert(r + 1, [starts[_EXTENT_RUN:], ends[_EXTENT_RUN:]])
+            self.firsts.insert(r + 1, starts[_EXTENT_RUN])
+            del starts[_EXTENT_RUN:], ends[_EXTENT_RUN:]
         return True
 
     def claim_many(self, starts, ends):
@@ -455,10 +483,9 @@ class _Extents:
             return True
         order = np.argsort(starts, kind="stable")
         starts, ends = starts[order], ends[order]
-        if (self.ends and int(starts[0]) < self.ends[-1]) or bool((starts[1:] < ends[:-1]).any()):
+        if (self.runs and int(starts[0]) < self.runs[-1][1][-1]) or bool((starts[1:] < ends[:-1]).any()):
             return False
-        self.starts.extend(starts.tolist())
-        self.ends.extend(ends.tolist())
+        self._append(starts.tolist(), ends.tolist())
         return True
 
 
