@@ -17,12 +17,22 @@ downloading the same byte range.
                      buffer, over a reader opened beforehand
   Remote_ZtRead4     the same as 4 row blocks read by zt_dense_slice on 4
                      threads (4 connections)
+  Remote_CurlModel   curl -o /dev/null of a whole 193 MiB model file (16 x
+                     8 MiB, 1,024 x 64 KiB and 1,000 x 1 KiB bf16 tensors)
+  Remote_ReadintoModel     the floor a load is held to: the file's bytes in
+                     fresh memory, one GET on one connection read into an
+                     np.empty buffer (http.client's readinto; curl's figure
+                     writes nowhere)
+  Remote_DecodeManyModel   ztensor.open(url).decode_many() of it: the open
+                     (2 requests) and every tensor into fresh numpy arrays
+  Remote_LoadFileModel     ztensor.torch.load_file(url), where torch imports
 
 Writes Google Benchmark-style JSON with an extra "facts" object for
 bench/report.py:  bench_remote.py OUT.json [REPETITIONS]
 Needs nginx (Debian nginx-light), ZTENSOR_LIBRARY and PYTHONPATH=bindings/python.
 """
 
+import http.client
 import json
 import os
 import subprocess
@@ -97,6 +107,60 @@ def weights_over_http(nginx, facts):
             facts[f"weights_{encoding}_rows_bytes"] = fetched(nginx, mark)[1]
         os.remove(path)
     facts["weights_decoded"] = 8 * 2048 * 2048 * 2
+
+
+def build_model(path):
+    """A model as a user loads one over HTTP: 16 x 8 MiB, 1,024 x 64 KiB and
+    1,000 x 1 KiB bf16 tensors (193 MiB)."""
+    rng = np.random.default_rng(7)
+    with ztensor.Writer(path) as w:
+        for count, shape in ((16, (2048, 2048)), (1024, (128, 256)), (1000, (512,))):
+            for i in range(count):
+                w.add(f"{shape[0]}.{i}", rng.integers(0, 1 << 16, shape, dtype=np.uint16), dtype="bf16")
+
+
+def model_cases(nginx, facts):
+    """Remote_CurlModel, Remote_DecodeManyModel and Remote_LoadFileModel
+    (where torch imports) over a model file in nginx's folder."""
+    path = os.path.join(nginx.www, "model.zt")
+    build_model(path)
+    url = nginx.url + "/model.zt"
+    facts["model_bytes"] = os.path.getsize(path)
+
+    def curl_model():
+        subprocess.run(["curl", "-s", "-f", "-o", "/dev/null", url], check=True)
+
+    def readinto_model():
+        buf = np.empty(facts["model_bytes"], np.uint8)  # fresh: its pages are faulted in as it fills
+        view, got = memoryview(buf), 0
+        conn = http.client.HTTPConnection(nginx.url.split("//", 1)[1])
+        try:
+            conn.request("GET", "/model.zt")
+            response = conn.getresponse()
+            while got < len(buf):
+                n = response.readinto(view[got:])
+                if not n:
+                    raise SystemExit("Remote_ReadintoModel: the body ended early")
+                got += n
+        finally:
+            conn.close()
+
+    def decode_many_model():
+        with ztensor.open(url) as f:
+            got = f.decode_many()
+        assert len(got) == 2040
+
+    cases = {"Remote_CurlModel": curl_model, "Remote_ReadintoModel": readinto_model,
+             "Remote_DecodeManyModel": decode_many_model}
+    try:
+        from ztensor import torch as zt
+        cases["Remote_LoadFileModel"] = lambda: zt.load_file(url)
+    except ImportError:
+        print("Remote_LoadFileModel: not run (torch does not import)", file=sys.stderr)
+    mark = nginx.mark()
+    decode_many_model()
+    facts["model_requests"] = fetched(nginx, mark)[0]
+    return cases
 
 
 def fetched(nginx, mark):
@@ -190,10 +254,12 @@ def main():
                                 nginx.url + "/big.zt"], check=True)
 
             cases = {"Remote_Curl": curl, "Remote_ZtRead": zt_read, "Remote_ZtRead4": zt_read4}
+            cases.update(model_cases(nginx, facts))
             runs = []
-            with open(big, "rb") as fh:  # hot page cache on the server's side
-                while fh.read(64 << 20):
-                    pass
+            for served in (big, os.path.join(nginx.www, "model.zt")):  # hot page cache on the server's side
+                with open(served, "rb") as fh:
+                    while fh.read(64 << 20):
+                        pass
             for fn in cases.values():  # connections made, caches warm: not measured
                 fn()
             for rep in range(reps):

@@ -515,6 +515,17 @@ def main():
             "curl -r of the same range to /dev/null (one connection, no copy)")
     t.ratio("remote 1 GiB", "4 row blocks by zt_dense_slice on 4 threads", rm, "Remote_Curl", "Remote_ZtRead4", None,
             "the same curl")
+    model_note = "one GET of the whole file read into fresh memory (http.client readinto, one connection)"
+    requests = (rm_facts or {}).get("model_requests")
+    if requests:
+        model_note += f"; the load: {requests} requests"
+    t.ratio("remote 193 MiB model", "File.decode_many over HTTP: open + every tensor (16 x 8 MiB, "
+            "1,024 x 64 KiB, 1,000 x 1 KiB bf16) into fresh arrays", rm, "Remote_ReadintoModel",
+            "Remote_DecodeManyModel", 0.9, model_note)
+    t.ratio("remote 193 MiB model", "ztensor.torch.load_file(url)", rm, "Remote_ReadintoModel",
+            "Remote_LoadFileModel", 0.9, "the same GET into fresh memory")
+    t.ratio("remote 193 MiB model", "File.decode_many against curl of the file to /dev/null", rm,
+            "Remote_CurlModel", "Remote_DecodeManyModel", None, "curl -o /dev/null (no copy, no memory)")
     if rm_facts:
         f = rm_facts
         bound = f["manifest_10k"] + 16 + 64 * 1024
