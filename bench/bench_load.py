@@ -139,6 +139,9 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          "many" with safe_open(device="cuda"): ztensor's, the peer's
   Gpu_LoadFileCarveDuringRing   Gpu_LoadFile with the carved tensors made
                          while the ring's first batches decode
+  Gpu_LoadFileRegistered   Gpu_LoadFile with raw tensors copied from the
+                         file's pages, pinned where they lie a chunk at a
+                         time (ztensor._registered), not through the ring
   Gpu_TorchLoad          torch.load(mmap=True) + .to("cuda")
   and, as facts: peak host RSS above the process's before a GPU load (of
   the whole model, and of a rank's columns), and
@@ -885,6 +888,11 @@ def main():
             # rather than before it starts (zt._CARVE_DURING_RING).
             gpus["Gpu_LoadFileCarveDuringRing"] = (lambda: with_attribute(
                 zt, "_CARVE_DURING_RING", True, lambda: zt.load_file(paths["llm"], device="cuda")), paths["llm"])
+            # Raw tensors from the file's own pages, pinned a chunk at a time
+            # (zt._REGISTERED_LOADS): one pass over host memory, where the
+            # ring makes three.
+            gpus["Gpu_LoadFileRegistered"] = (lambda: with_attribute(
+                zt, "_REGISTERED_LOADS", True, lambda: zt.load_file(paths["llm"], device="cuda")), paths["llm"])
             if st:
                 gpus["Gpu_Safetensors_many"] = (lambda: st.load_file(paths["many_st"], device="cuda:0"),
                                                 paths["many_st"])

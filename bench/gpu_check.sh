@@ -29,6 +29,9 @@
 #   over 20,000 x 1 KiB with safe_open(device="cuda"): one staging buffer
 #   and one copy a tensor, against safetensors'; session 64; expect ~10 s),
 #   and the real-CUDA test's tensor-at-a-time loads.
+# - Gpu_LoadFileRegistered (session 69): raw tensors copied from the file's
+#   pages, pinned where they lie a chunk at a time (zt._REGISTERED_LOADS,
+#   off by default: this row decides; ~2 s), and its real-CUDA test.
 # Left out for them: the 2 x 256 MiB ring and the uncarved rows (each
 # measured on two H200 calls in sessions 59 - 60). Give the device call
 # ~540 s: what runs past it is gpu_register.py, last, whose lines come

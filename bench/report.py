@@ -471,6 +471,9 @@ def main():
                 "the same with each tensor allocated and copied on its own")
     t.ratio("load", "cuda ring with the carved tensors made while the first batches decode", ld, "Gpu_LoadFile",
             "Gpu_LoadFileCarveDuringRing", None, "load_file(device='cuda') (made before the ring starts)")
+    t.ratio("load", "load_file(device='cuda') from the file's pages, pinned where they lie (no ring)", ld,
+            "Gpu_Pinned", "Gpu_LoadFileRegistered", 0.8,
+            "one pinned host->device copy (the ring's row: load_file(device='cuda') above)")
     t.ratio("load", f"safe_open(device='cuda').get_tensor loop, {tiny}, against safetensors'", ld,
             "Gpu_SafetensorsGetTensor_many", "Gpu_GetTensor_many", None,
             "safetensors' safe_open(device='cuda:0') get_tensor loop")

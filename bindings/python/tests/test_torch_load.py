@@ -5,6 +5,7 @@ driven by a CPU copy engine that copies late, and by CUDA where present)."""
 
 import ctypes
 import math
+import mmap
 import threading
 import time
 import os
@@ -1351,6 +1352,25 @@ def test_cuda_load_matches_the_cpu_load(tmp_path, encoding):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the real-GPU load is not run")
+def test_a_cuda_load_from_registered_pages_matches_the_cpu_load(tmp_path, monkeypatch):
+    # _REGISTERED_LOADS on a real device: cudaHostRegister of the mapping's
+    # chunks, copies from there (a zstd file and a rank's columns through
+    # the ring).
+    from ztensor import _registered
+    monkeypatch.setattr(zt, "_REGISTERED_LOADS", True)
+    monkeypatch.setattr(_registered, "CHUNK_BYTES", 256 << 10)
+    t = model(3)
+    for encoding in ("raw", "zstd"):
+        p = tmp_path / f"m-{encoding}.zt"
+        zt.save_file(t, p, encoding=encoding, frame_size=4096)
+        got = zt.load_file(p, device="cuda", staging_bytes=1 << 20)
+        assert all(got[k].is_cuda and same(got[k].cpu(), t[k]) for k in t), encoding
+        columns = {f"big.{i}": (slice(None), slice(64, 128)) for i in range(3)}
+        got = zt.load_file(p, device="cuda", slices=columns)
+        assert all(same(got[k].cpu(), t[k][key].contiguous()) for k, key in columns.items()), encoding
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the real-GPU load is not run")
 def test_a_cuda_load_carves_small_tensors_out_of_device_blocks(tmp_path):
     t = _block_model()
     p = tmp_path / "m.zt"
@@ -1947,3 +1967,130 @@ def test_a_staged_load_spread_over_many_blocks(tmp_path, monkeypatch, during):
     got = zt.load_file(p, device="cpu", staging_bytes=16 << 10)
     assert all(same(got[k], t[k]) for k in t)
     assert len(blocks) > 10
+
+
+class LateRegisteredCopies(LateCopies):
+    """LateCopies that also registers pages (_registered's engine): it
+    records every register and unregister, refuses overlapping or unaligned
+    registrations, and checks that each copy reads registered pages only
+    and that a chunk is unregistered only once its copies were done."""
+
+    def __init__(self, fail_at=None):
+        super().__init__()
+        self.fail_at = fail_at
+        self.pinned = {}  # address -> bytes
+        self.staging = []  # (address, bytes) of the ring's buffers
+        self.most = self.registered = 0
+        self.lock = threading.Lock()
+
+    def buffer(self, nbytes):
+        b = super().buffer(nbytes)
+        with self.lock:
+            self.staging.append((b.data_ptr(), nbytes))
+        return b
+
+    def start(self):
+        self.started = True  # no staging buffer is needed first
+
+    def register(self, address, nbytes):
+        with self.lock:
+            assert address % mmap.PAGESIZE == 0 and nbytes > 0
+            assert all(address + nbytes <= a or a + n <= address for a, n in self.pinned.items())
+            if self.fail_at is not None and self.registered == self.fail_at:
+                raise RuntimeError("cudaHostRegister: cudaError 1")
+            self.registered += 1
+            self.pinned[address] = nbytes
+            self.most = max(self.most, len(self.pinned))
+
+    def unregister(self, address):
+        with self.lock:
+            nbytes = self.pinned.pop(address)
+            assert all(not (address <= s.data_ptr() < address + nbytes) for _, s in self.queue[self.done:])
+
+    def copy(self, dst, src):
+        at, n = src.data_ptr(), src.numel()
+        with self.lock:  # from a ring buffer, or else from registered pages
+            assert any(a <= at and at + n <= a + m for a, m in self.staging) or \
+                any(a <= at and at + n <= a + m for a, m in self.pinned.items()), "a copy from pages not registered"
+        super().copy(dst, src)
+
+
+def test_a_registered_load_copies_from_the_files_pages_a_chunk_at_a_time(tmp_path, monkeypatch):
+    # _REGISTERED_LOADS: raw tensors go from the file's own pages, pinned a
+    # chunk at a time on threads, never more than AHEAD + 2 chunks at once;
+    # each copy reads registered pages; every chunk is unregistered after
+    # its copies; tensors split across chunks, small ones carved (a run of
+    # them one copy); zstd tensors and a rank's columns go through the ring.
+    from ztensor import _registered
+    g = torch.Generator().manual_seed(11)
+    t = {f"p.{i}": torch.randn(100 + i, generator=g) for i in range(300)}  # small: carved
+    t.update({f"w.{i}": torch.randn(300, 257, generator=g) for i in range(12)})  # ~300 KiB each
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    z = tmp_path / "z.zt"
+    zt.save_file({"z": t["w.0"], "r": t["w.1"]}, z, encoding="zstd")
+    monkeypatch.setattr(zt, "_REGISTERED_LOADS", True)
+    monkeypatch.setattr(_registered, "CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(_registered, "AHEAD", 2)
+    engines = []
+
+    def staging(device, b, n):
+        engines.append(LateRegisteredCopies())
+        return zt._Staging(engines[-1], b, n)
+
+    monkeypatch.setattr(zt, "_staging_for", staging)
+    got = zt.load_file(p, device="cpu", staging_bytes=64 << 10)
+    assert all(same(got[k], t[k]) for k in t)
+    e = engines[-1]
+    size = p.stat().st_size
+    assert e.registered >= size // (64 << 10) - 1 and not e.pinned  # all unregistered
+    assert e.most <= 2 + 2
+    assert e.buffers == []  # nothing went through the ring
+    assert e.copies < 12 * 6 + 300 // 2, e.copies  # runs of small tensors went as one copy
+    # zstd data: the ring; rows of a rank from the pages; columns: the ring.
+    got = zt.load_file(z, device="cpu", staging_bytes=64 << 10)
+    assert same(got["z"], t["w.0"]) and engines[-1].registered == 0 and engines[-1].buffers
+    got = zt.load_file(p, device="cpu", slices={"w.3": (slice(10, 20),), "w.4": (slice(None), slice(5, 9))})
+    assert same(got["w.3"], t["w.3"][10:20]) and same(got["w.4"], t["w.4"][:, 5:9].contiguous())
+    assert engines[-1].registered > 0 and engines[-1].buffers and not engines[-1].pinned
+
+
+def test_a_registered_load_that_cannot_pin_goes_through_the_ring(tmp_path, monkeypatch):
+    # A registration refused (cudaHostRegister's error) at the first chunk
+    # or a later one: what was pinned is unpinned, and the ring loads every
+    # tensor (writing again what was copied).
+    from ztensor import _registered
+    g = torch.Generator().manual_seed(12)
+    t = {f"w.{i}": torch.randn(300, 257, generator=g) for i in range(6)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p)
+    monkeypatch.setattr(zt, "_REGISTERED_LOADS", True)
+    monkeypatch.setattr(_registered, "CHUNK_BYTES", 64 << 10)
+    for fail_at in (0, 5):
+        engine = LateRegisteredCopies(fail_at)
+        monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+        got = zt.load_file(p, device="cpu", staging_bytes=64 << 10)
+        assert all(same(got[k], t[k]) for k in t)
+        assert not engine.pinned and engine.buffers, fail_at
+
+
+def test_registered_chunks_cover_every_piece_once_on_whole_pages():
+    from ztensor import _registered
+    page = mmap.PAGESIZE
+    pieces = [_registered.Piece(o, n, None) for o, n in
+              [(64, 100), (5000, 3 * page), (9 * page + 7, 1), (40 * page, 2 * page + 1), (100 * page - 3, 6)]]
+    for chunk in (page, 2 * page, 3 * page + 5, 1 << 20):
+        chunks = _registered.plan(pieces, chunk)
+        spans = [(c.start, c.end) for c in chunks]
+        assert all(a % page == 0 and b % page == 0 and a < b for a, b in spans)
+        assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:]))  # in order, none overlapping
+        covered = {}
+        for c in chunks:
+            for k, first, n in c.parts:
+                lo = pieces[k].offset + first
+                assert c.start <= lo and lo + n <= c.end and c.end - c.start <= max(page, chunk // page * page)
+                covered.setdefault(k, []).append((first, n))
+        for k, p in enumerate(pieces):
+            parts = sorted(covered[k])
+            assert parts[0][0] == 0 and sum(n for _, n in parts) == p.nbytes
+            assert all(a + n == b for (a, n), (b, _) in zip(parts, parts[1:]))

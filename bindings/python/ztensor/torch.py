@@ -54,7 +54,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 import torch
 
-from . import _blocks, _reader, _staging, _writer, cpu_count
+from . import _blocks, _reader, _registered, _staging, _writer, cpu_count
 from ._lib import ERR_INVALID, ERR_NOMEM, Error
 from ._writer import Writer, _attributes_cbor, _canonical_order
 
@@ -407,6 +407,13 @@ def _allocation_error(f, e, err, device=None):
 # 17.7 ms before the first decode of a 4.8 GB model on an H200. Off until
 # a lent GPU has measured it (bench row Gpu_LoadFileCarveDuringRing).
 _CARVE_DURING_RING = False
+
+
+# Through a CUDA device, raw tensors of the mapped file are copied from its
+# own pages, pinned where they lie a chunk at a time (_registered), and the
+# rest through the staging ring. Off until a lent GPU has measured it
+# against the ring (bench row Gpu_LoadFileRegistered).
+_REGISTERED_LOADS = False
 
 
 # On the CPU, a load's carved tensors are made while its decode runs, on
@@ -807,6 +814,37 @@ class _File:
                 out[name] = carve(storage, start, e.shape, e.dtype, e.nbytes, _CPU)
         return out
 
+    def _load_registered(self, items, engine):
+        """Copies the items whose bytes lie raw in the mapped file (whole
+        tensors or one run of them) from the file's pages, pinned where they
+        lie (_registered.load); the other items, to go through the staging
+        ring. Where pinning fails, every item goes through the ring (which
+        writes all their bytes again)."""
+        f = self.f
+        if f._mapped is None or not items:
+            return items
+        indices = [it.index for it in items]
+        offsets, lengths, raw, files = f._places(min(indices), max(indices) + 1)
+        with f._cow_lock:
+            whole = f._mapped[0].mapping() if f._mapped is not None else None
+        if whole is None:
+            return items
+        pieces, rest = [], []
+        for it in items:
+            i = it.index
+            start = int(offsets[i]) + it.first
+            if (it.box is None and raw[i] and files[i] == 0 and it.first + it.nbytes <= int(lengths[i])
+                    and start + it.nbytes <= whole.size):
+                dst = None if it.block is not None else _staging._bytes_of(it.dst)
+                pieces.append(_registered.Piece(start, it.nbytes, dst, it.block, it.at))
+            else:
+                rest.append(it)
+        try:
+            _registered.load(whole, pieces, engine)
+        except RuntimeError:  # not pinned (cudaHostRegister refused): the ring does it all
+            return items
+        return rest
+
     def _mapped_one(self, e):
         """_mapped of one object (its _Exact), or None: get_tensor's way."""
         whole, start = self.f._copy_on_write_place(e.index, e.nbytes, _element_size(e.dtype))
@@ -934,6 +972,8 @@ class _File:
                     name, carving = later.pop()
                     out[name] = carve(*carving)
 
+            if _REGISTERED_LOADS and hasattr(staging.engine, "register"):
+                items = self._load_registered(items, staging.engine)
             _staging.load(self.f._decode_columns, items, staging.engine, staging.buffers,
                           staging.buffer_bytes, staging.ahead, carve_while if later else None,
                           self.f._slice_into if boxes else None)
@@ -1178,7 +1218,8 @@ def _staging_for(device, buffers, buffer_bytes):
     device = torch.device(device)
     if device.type != "cuda":
         return None
-    return _Staging(_staging.CudaCopies(device), buffers, buffer_bytes)
+    engine = _registered.CudaRegistered if _REGISTERED_LOADS else _staging.CudaCopies
+    return _Staging(engine(device), buffers, buffer_bytes)
 
 
 def _load_all(f: "_File", device: Device, staging: Optional[_Staging] = None,
