@@ -288,11 +288,12 @@ def _identity_of(path):
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _map_copy_on_write(path, identity):
-    """The file at `path` mapped copy-on-write (mmap ACCESS_COPY) as a uint8
-    array, if it is still the file `identity` names (_identity_of, or its
-    first two: device and inode); else None. The descriptor is closed at
-    once: the mapping holds its own."""
+def _map_copy_on_write(path, identity, access=mmap.ACCESS_COPY):
+    """The file at `path` mapped copy-on-write (mmap ACCESS_COPY; or
+    `access`: ACCESS_READ, shared and read-only) as a uint8 array, if it is
+    still the file `identity` names (_identity_of, or its first two: device
+    and inode); else None. The descriptor is closed at once: the mapping
+    holds its own."""
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
@@ -302,7 +303,7 @@ def _map_copy_on_write(path, identity):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)[:len(identity)] != identity:
             return None
-        return np.frombuffer(mmap.mmap(fd, 0, access=mmap.ACCESS_COPY), np.uint8)
+        return np.frombuffer(mmap.mmap(fd, 0, access=access), np.uint8)
     except (OSError, ValueError):  # the address space, or a file emptied meanwhile
         return None
     finally:

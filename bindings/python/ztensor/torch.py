@@ -44,10 +44,12 @@ replaced since (a checkpoint rewritten, as Writer does, by rename).
 """
 
 import math
+import mmap
 import os
 import sys
 import tempfile
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -825,8 +827,12 @@ class _File:
             return items
         indices = [it.index for it in items]
         offsets, lengths, raw, files = f._places(min(indices), max(indices) + 1)
-        with f._cow_lock:
-            whole = f._mapped[0].mapping() if f._mapped is not None else None
+        # A read-only shared mapping of the file the library opened (pages
+        # pinned read-only: as bench/gpu_register.py pins them), made for
+        # this load and unmapped after it.
+        mapped = f._mapped[0] if f._mapped is not None else None
+        whole = None if mapped is None or mapped.identity is None else \
+            _reader._map_copy_on_write(mapped.path, mapped.identity, mmap.ACCESS_READ)
         if whole is None:
             return items
         pieces, rest = [], []
@@ -841,7 +847,9 @@ class _File:
                 rest.append(it)
         try:
             _registered.load(whole, pieces, engine)
-        except RuntimeError:  # not pinned (cudaHostRegister refused): the ring does it all
+        except RuntimeError as e:  # not pinned (cudaHostRegister refused): the ring does it all
+            warnings.warn(f"ztensor: the file's pages could not be pinned ({e}); loading through the "
+                          "staging ring", RuntimeWarning, stacklevel=4)
             return items
         return rest
 
