@@ -2055,6 +2055,24 @@ def test_a_registered_load_copies_from_the_files_pages_a_chunk_at_a_time(tmp_pat
     assert engines[-1].registered > 0 and engines[-1].buffers and not engines[-1].pinned
 
 
+def test_a_registered_load_of_objects_stored_once_copies_their_bytes_once_from_the_pages(tmp_path, monkeypatch):
+    # A canonical v2 file stores identical objects once: the second goes
+    # through the ring (pieces of pinned pages must not overlap).
+    from ztensor import _registered
+    g = torch.Generator().manual_seed(13)
+    w = torch.randn(300, 257, generator=g)
+    t = {"a": w, "b": w.clone(), "c": torch.randn(300, 257, generator=g)}
+    p = tmp_path / "m.zt"
+    zt.save_file(t, p, file_version=2, canonical=True)
+    monkeypatch.setattr(zt, "_REGISTERED_LOADS", True)
+    monkeypatch.setattr(_registered, "CHUNK_BYTES", 64 << 10)
+    engine = LateRegisteredCopies()
+    monkeypatch.setattr(zt, "_staging_for", lambda device, b, n: zt._Staging(engine, b, n))
+    got = zt.load_file(p, device="cpu", staging_bytes=64 << 10)
+    assert all(same(got[k], t[k]) for k in t)
+    assert engine.registered and engine.buffers and not engine.pinned
+
+
 def test_a_registered_load_that_cannot_pin_goes_through_the_ring(tmp_path, monkeypatch):
     # A registration refused (cudaHostRegister's error) at the first chunk
     # or a later one: what was pinned is unpinned, and the ring loads every

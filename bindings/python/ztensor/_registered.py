@@ -70,7 +70,7 @@ def plan(pieces: Sequence[Piece], chunk_bytes: int) -> List[Chunk]:
     bytes in file order, a piece that crosses a chunk's end split there;
     pages no piece lies in are not pinned (a chunk starts at the page of
     the next byte wanted). A chunk ends on a page boundary (the mapping
-    holds the file's last page whole)."""
+    holds the file's last page whole). Pieces must not overlap."""
     page = mmap.PAGESIZE
     step = max(page, chunk_bytes // page * page)
     order = sorted(range(len(pieces)), key=lambda k: pieces[k].offset)

@@ -835,16 +835,26 @@ class _File:
             _reader._map_copy_on_write(mapped.path, mapped.identity, mmap.ACCESS_READ)
         if whole is None:
             return items
-        pieces, rest = [], []
+        candidates, rest = [], []
         for it in items:
             i = it.index
             start = int(offsets[i]) + it.first
             if (it.box is None and raw[i] and files[i] == 0 and it.first + it.nbytes <= int(lengths[i])
                     and start + it.nbytes <= whole.size):
-                dst = None if it.block is not None else _staging._bytes_of(it.dst)
-                pieces.append(_registered.Piece(start, it.nbytes, dst, it.block, it.at))
+                candidates.append((start, it))
             else:
                 rest.append(it)
+        # Pieces must not overlap (a chunk is pinned once): bytes that an
+        # earlier piece holds too (a v2 file's objects stored once) go
+        # through the ring.
+        pieces, end = [], 0
+        for start, it in sorted(candidates, key=lambda c: c[0]):
+            if start < end:
+                rest.append(it)
+                continue
+            end = start + it.nbytes
+            dst = None if it.block is not None else _staging._bytes_of(it.dst)
+            pieces.append(_registered.Piece(start, it.nbytes, dst, it.block, it.at))
         try:
             _registered.load(whole, pieces, engine)
         except RuntimeError as e:  # not pinned (cudaHostRegister refused): the ring does it all
