@@ -63,36 +63,38 @@ Result<void> InflatedMembers::read(uint64_t off, std::span<uint8_t> dst) const {
 
 namespace {
 
-// Inflates the next out.size() bytes of `s`, whose input ends at `end`,
-// into `out`; fails where the stream is damaged or ends first.
-// avail_in is 32 bits: a stream of more than 4 GiB is fed in steps.
-void feed(inflate_state& s, const uint8_t* end) {
+// One isal_inflate call on `s` into its next_out / avail_out, its input
+// (which ends at `end`) fed first where it has taken what it had: avail_in
+// is 32 bits, so a stream of more than 4 GiB is fed in steps. Fails where
+// the stream is damaged (`position`: the bytes out before the call, for
+// the message); else whether the call took any input.
+Result<bool> inflate_step(inflate_state& s, const uint8_t* end, uint64_t position, const char* w) {
   const uint8_t* fed_to = s.next_in + s.avail_in;
   if (s.avail_in == 0 && fed_to < end)
     s.avail_in = static_cast<uint32_t>(std::min<uint64_t>(end - fed_to, UINT32_MAX));
+  const uint32_t had_in = s.avail_in;
+  const int rc = isal_inflate(&s);
+  ZT_FAIL_IF(rc < 0 || rc == ISAL_NEED_DICT, format,
+             "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w, rc,
+             static_cast<ull>(position));
+  return s.avail_in != had_in;
 }
 
-bool damaged(int rc) {
-  return rc < 0 || rc == ISAL_NEED_DICT;
-}
-
+// Inflates the next out.size() bytes of `s`, whose input ends at `end`,
+// into `out`; fails where the stream is damaged or ends first.
 Result<void> inflate_into(inflate_state& s, const uint8_t* end, std::span<uint8_t> out,
                           uint64_t position, uint64_t size, const std::string& where) {
   const char* w = where.c_str();
   while (!out.empty()) {
-    feed(s, end);
     // avail_out is 32 bits too.
     const auto step = out.first(std::min<size_t>(out.size(), size_t{1} << 30));
     s.next_out = step.data();
     s.avail_out = static_cast<uint32_t>(step.size());
-    const uint32_t had_in = s.avail_in;
-    const int rc = isal_inflate(&s);
-    ZT_FAIL_IF(damaged(rc), format,
-               "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w, rc,
-               static_cast<ull>(position));
+    const auto took = inflate_step(s, end, position, w);
+    ZT_TRY(took);
     const size_t got = step.size() - s.avail_out;
     // No byte out and none taken in: the stream has ended (or cannot go on).
-    ZT_FAIL_IF(got == 0 && s.avail_in == had_in, format, "%s: ends after %llu of %llu bytes", w,
+    ZT_FAIL_IF(got == 0 && !*took, format, "%s: ends after %llu of %llu bytes", w,
                static_cast<ull>(position), static_cast<ull>(size));
     position += got;
     out = out.subspan(got);
@@ -106,18 +108,14 @@ Result<void> check_end(inflate_state& s, const uint8_t* end, const ZipMember& m,
                        const std::string& where) {
   const char* w = where.c_str();
   while (s.block_state != ISAL_BLOCK_FINISH) {
-    feed(s, end);
     uint8_t extra = 0;
     s.next_out = &extra;
     s.avail_out = 1;
-    const uint32_t had_in = s.avail_in;
-    const int rc = isal_inflate(&s);
-    ZT_FAIL_IF(damaged(rc), format,
-               "%s: cannot decompress: a damaged deflate stream (ISA-L %d) after %llu bytes", w, rc,
-               static_cast<ull>(m.size));
+    const auto took = inflate_step(s, end, m.size, w);
+    ZT_TRY(took);
     ZT_FAIL_IF(s.avail_out == 0, format, "%s: holds more than the %llu bytes its entry states", w,
                static_cast<ull>(m.size));
-    ZT_FAIL_IF(s.block_state != ISAL_BLOCK_FINISH && s.avail_in == had_in, format,
+    ZT_FAIL_IF(s.block_state != ISAL_BLOCK_FINISH && !*took, format,
                "%s: cannot decompress: its deflate stream does not end", w);
   }
   ZT_FAIL_IF(crc != m.crc, format,
