@@ -135,6 +135,9 @@ def load(whole: np.ndarray, pieces: Sequence[Piece], engine, chunk_bytes: Option
     chunks = plan(pieces, chunk_bytes)
     base = whole.ctypes.data
     host = torch.from_numpy(whole) if whole.flags.writeable else _read_only_tensor(whole)
+    blocks = [p.block for p in pieces]
+    places = [p.at for p in pieces]
+    dsts = [p.dst for p in pieces]
     registering = ThreadPoolExecutor(max(1, threads), thread_name_prefix="zt-register")
     releasing = ThreadPoolExecutor(1, thread_name_prefix="zt-unregister")
     registered: List[Optional[Future]] = [None] * len(chunks)
@@ -156,7 +159,8 @@ def load(whole: np.ndarray, pieces: Sequence[Piece], engine, chunk_bytes: Option
                 registered[next_up] = registering.submit(engine.register, base + c.start, c.end - c.start)
                 next_up += 1
             registered[k].result()
-            for dst, src in _copies(pieces, chunk, host):
+            parts = ((k, first, n, pieces[k].offset + first) for k, first, n in chunk.parts)
+            for dst, src in zip(*_staging.run_copies(parts, blocks, places, dsts, host)):
                 engine.copy(dst, src)
             released[k] = releasing.submit(release, k, engine.record())
     finally:
@@ -173,29 +177,6 @@ def load(whole: np.ndarray, pieces: Sequence[Piece], engine, chunk_bytes: Option
     for f in released:
         if f is not None:
             f.result()
-
-
-def _copies(pieces: Sequence[Piece], chunk: Chunk, host: torch.Tensor):
-    """(destination, source) views of a chunk's copies: one a part, or one
-    a run of parts that lie in one block as in the file (the same distance
-    apart: the padding between them goes along, it is no tensor's)."""
-    out, run = [], None  # run: [block, its first byte, the file's, the block's end]
-    for k, first, n in chunk.parts:
-        p = pieces[k]
-        at = p.offset + first
-        if p.block is not None:
-            start = p.at + first
-            if run is not None and run[0] is p.block and start - run[1] == at - run[2]:
-                run[3] = start + n
-                continue
-            if run is not None:
-                out.append((run[0][run[1]:run[3]], host[run[2]:run[2] + run[3] - run[1]]))
-            run = [p.block, start, at, start + n]
-            continue
-        out.append((p.dst[first:first + n], host[at:at + n]))
-    if run is not None:
-        out.append((run[0][run[1]:run[3]], host[run[2]:run[2] + run[3] - run[1]]))
-    return out
 
 
 def _read_only_tensor(whole: np.ndarray) -> torch.Tensor:

@@ -221,6 +221,37 @@ class CudaCopies:
         torch.cuda.current_stream(self.device).wait_stream(self.stream)
 
 
+def run_copies(parts, blocks: Sequence[Optional[torch.Tensor]], places: Sequence[int],
+               dsts: Sequence[Optional[torch.Tensor]], source: torch.Tensor):
+    """([destination views], [source views]) of copies out of `source` (a
+    flat uint8 tensor), `parts` being (item, offset, n, at): bytes [offset,
+    offset + n) of item `item` are source[at:at + n]. An item with a block
+    (blocks[item], its bytes from places[item]) goes there, and a run of
+    such parts that lie in one block as in the source (the same distance
+    apart; the padding between them goes along: it is no tensor's) is one
+    copy; others go to dsts[item] (flat uint8)."""
+    dst, src = [], []
+    run = None  # [block, its first byte, the source's, the block's end]
+    for item, offset, n, at in parts:
+        block = blocks[item]
+        if block is not None:
+            start = places[item] + offset
+            if run is not None and run[0] is block and start - run[1] == at - run[2]:
+                run[3] = start + n
+                continue
+            if run is not None:
+                dst.append(run[0][run[1]:run[3]])
+                src.append(source[run[2]:run[2] + run[3] - run[1]])
+            run = [block, start, at, start + n]
+            continue
+        dst.append(dsts[item][offset:offset + n])
+        src.append(source[at:at + n])
+    if run is not None:
+        dst.append(run[0][run[1]:run[3]])
+        src.append(source[run[2]:run[2] + run[3] - run[1]])
+    return dst, src
+
+
 Decode = Callable[[np.ndarray, str, np.ndarray, np.ndarray, np.ndarray], None]
 
 
@@ -299,31 +330,10 @@ def load(decode: Decode, items: Sequence[Item], engine, buffers: int = DEFAULT_B
     slicer = ThreadPoolExecutor(cpu_count(), thread_name_prefix="zt-staging-box") if boxed is not None else None
 
     def copies(batch: Batch, buf: torch.Tensor):
-        """The (destination, source) views of a batch's copies: one a piece,
-        or one a run of pieces that lie in one block as in the buffer (the
-        same distance apart; the padding between them goes along: it is no
-        tensor's). A loop over the batch's columns as lists: numpy's fixed
-        cost a call is more than most batches' (one or two pieces) loop."""
-        dst, src = [], []
-        run = None  # [block, its first byte, the buffer's, the block's end]
-        for item, offset, n, at in zip(*(column.tolist() for column in batch)):
-            block = blocks[item]
-            if block is not None:
-                start = places[item] + offset
-                if run is not None and run[0] is block and start - run[1] == at - run[2]:
-                    run[3] = start + n
-                    continue
-                if run is not None:
-                    dst.append(run[0][run[1]:run[3]])
-                    src.append(buf[run[2]:run[2] + run[3] - run[1]])
-                run = [block, start, at, start + n]
-                continue
-            dst.append(dsts[item][offset:offset + n])
-            src.append(buf[at:at + n])
-        if run is not None:
-            dst.append(run[0][run[1]:run[3]])
-            src.append(buf[run[2]:run[2] + run[3] - run[1]])
-        return dst, src
+        """The (destination, source) views of a batch's copies (run_copies;
+        a loop over the batch's columns as lists: numpy's fixed cost a call
+        is more than most batches' (one or two pieces) loop)."""
+        return run_copies(zip(*(column.tolist() for column in batch)), blocks, places, dsts, buf)
 
     copy_many = getattr(engine, "copy_many", None)
 
