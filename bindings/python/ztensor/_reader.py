@@ -288,9 +288,10 @@ def _identity_of(path):
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _map_copy_on_write(path, identity, access=mmap.ACCESS_COPY):
-    """The file at `path` mapped copy-on-write (mmap ACCESS_COPY; or
-    `access`: ACCESS_READ, shared and read-only) as a uint8 array, if it is
+def _map_if_same_file(path, identity, access=mmap.ACCESS_COPY):
+    """The file at `path` mapped copy-on-write (mmap ACCESS_COPY, what
+    hand-outs map; or `access`: ACCESS_READ, shared and read-only, what a
+    registered load pins) as a uint8 array, if it is
     still the file `identity` names (_identity_of, or its first two: device
     and inode); else None. The descriptor is closed at once: the mapping
     holds its own."""
@@ -418,7 +419,7 @@ class _MappedFile:
         where the file cannot be mapped (another file at the path now:
         decoded copies from then on). Called under the File's lock."""
         if self.whole is None and self.identity is not None:
-            self.whole = _map_copy_on_write(self.path, self.identity)
+            self.whole = _map_if_same_file(self.path, self.identity)
             if self.whole is None:
                 self.identity = None
         return self.whole

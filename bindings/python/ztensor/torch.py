@@ -832,7 +832,7 @@ class _File:
         # this load and unmapped after it.
         mapped = f._mapped[0] if f._mapped is not None else None
         whole = None if mapped is None or mapped.identity is None else \
-            _reader._map_copy_on_write(mapped.path, mapped.identity, mmap.ACCESS_READ)
+            _reader._map_if_same_file(mapped.path, mapped.identity, mmap.ACCESS_READ)
         if whole is None:
             return items
         candidates, rest = [], []
