@@ -44,6 +44,7 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          or "llm" (as transformers loads a checkpoint)
   Load_GetSlice_many     the same with get_slice(name)[...]
   Load_GetTensorMapped_many   the same loop mapped (safe_open(..., mmap=True))
+  Load_GetTensorMappedReversed_many   that loop over the names from the last
                          + touch, as safetensors' is
   Load_SafetensorsGetTensor_<m>   safetensors' safe_open get_tensor loop
                          + touch, where importable
@@ -247,14 +248,16 @@ def nbytes(state):
     return sum(t.numel() * t.element_size() for t in state.values())
 
 
-def one_at_a_time(opener, path, sliced=False, device="cpu", **options):
+def one_at_a_time(opener, path, sliced=False, device="cpu", reverse=False, **options):
     """Every tensor of the file through opener(path, "pt", device=device,
     **options) (ztensor.torch's or safetensors' safe_open), one
-    get_tensor(name) (or, sliced, get_slice(name)[...]) a name."""
+    get_tensor(name) (or, sliced, get_slice(name)[...]) a name, in the
+    file's order (or, reverse, from its last name)."""
     with opener(path, "pt", device=device, **options) as f:
+        names = list(f.keys())[::-1] if reverse else f.keys()
         if sliced:
-            return {k: f.get_slice(k)[...] for k in f.keys()}
-        return {k: f.get_tensor(k) for k in f.keys()}
+            return {k: f.get_slice(k)[...] for k in names}
+        return {k: f.get_tensor(k) for k in names}
 
 
 def synced(result):
@@ -711,6 +714,8 @@ def main():
         hot["Load_GetSlice_many"] = (lambda: one_at_a_time(zt.safe_open, paths["many"], True), paths["many"])
         hot["Load_GetTensorMapped_many"] = (
             lambda: touch(one_at_a_time(zt.safe_open, paths["many"], mmap=True)), paths["many"])
+        hot["Load_GetTensorMappedReversed_many"] = (
+            lambda: touch(one_at_a_time(zt.safe_open, paths["many"], reverse=True, mmap=True)), paths["many"])
         hot["Load_GetTensor_llm"] = (lambda: one_at_a_time(zt.safe_open, paths["llm"]), paths["llm"])
         if st:
             hot["Load_SafetensorsGetTensor_many"] = (

@@ -347,6 +347,10 @@ def main():
             ("safetensors' get_tensor (+ touch)", "Load_SafetensorsGetTensor_many")) if k in per)
         t.fact("load", f"safe_open(...).get_tensor, {tiny}: time a tensor", f"{per['Load_GetTensor_many']:.1f} us",
                "", "", f"a loop over the names, as transformers loads; in the same run: {also}")
+    t.ratio("load", f"mapped get_tensor loop + touch, {tiny}, names from the last, against in order", ld,
+            "Load_GetTensorMapped_many", "Load_GetTensorMappedReversed_many", 0.75,
+            "the same loop in the file's order (a mapping's hand-outs kept in runs; 0.65 when one "
+            "sorted list took every claim, 2026-12-06)")
     t.ratio("load", f"safe_open(...).get_tensor loop, {llm}, against load_file", ld, "Load_LoadFile_llm",
             "Load_GetTensor_llm", None, "load_file of the same file (all tensors in one call)")
     t.ratio("load", f"safe_open(...).get_tensor loop, {llm}, against safetensors' (+ touch)", ld,
