@@ -50,12 +50,12 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
                          + touch, where importable
   Load_LoadFileUncarved  load_file of "llm" with its 256 KiB tensors each
                          allocated on its own, none carved out of a block
-  Load_LoadFileCarved_small   load_file of "small" with its 64 KiB tensors
-                         carved out of blocks (by default the CPU
-                         carves from 128 KiB)
-  Load_LoadFileBlocksHuge   load_file of "llm" with the blocks its small
-                         tensors are carved out of advised for huge pages
-                         (by default 4 KiB pages on the CPU)
+  Load_LoadFileUncarved_small   load_file of "small" with its 64 KiB
+                         tensors each allocated on its own (the CPU carved
+                         from 128 KiB until 2026-12-06; from 4 KiB now)
+  Load_LoadFileBlocks4k  load_file of "llm" with the blocks its small
+                         tensors are carved out of in 4 KiB pages (the way
+                         of 2026-12-05; advised for huge pages by default)
   Load_LoadFileCarveFirst   load_file of "llm" with its carved tensors made
                          before the decode starts (the way until 2026-12-04),
                          not on this thread while a worker decodes
@@ -77,12 +77,11 @@ against the peers' per-tensor work). Hot page cache unless said. Rows
   First_Pread_<m>        floor: N threads pread the tensor bytes into fresh
                          memory (Load_Pread_<m> in a fresh process)
   First_LoadFile_<m>     load_file
-  First_LoadFileCarved_small   the same with its 64 KiB tensors carved out
-                         of blocks (by default the CPU carves
-                         from 128 KiB)
-  First_LoadFileBlocksHuge_llm   load_file of "llm" with the blocks its
-                         small tensors are carved out of advised for huge
-                         pages (by default 4 KiB pages on the CPU)
+  First_LoadFileUncarved_small   the same with its 64 KiB tensors each
+                         allocated on its own (the way until 2026-12-06)
+  First_LoadFileBlocks4k_llm   load_file of "llm" with the blocks its
+                         small tensors are carved out of in 4 KiB pages
+                         (the way of 2026-12-05)
   First_TorchLoad        torch.load(mmap=True) + touch of "llm" (plain
                          torch.load before torch 2.1)
   First_Safetensors      safetensors.torch.load_file + touch of "llm"
@@ -725,14 +724,14 @@ def main():
         # The 256 KiB tensors each allocated on its own (an mmap apiece)
         # instead of carved out of blocks.
         hot["Load_LoadFileUncarved"] = (lambda: uncarved(lambda: zt.load_file(paths["llm"])), paths["llm"])
-        # The small model's 64 KiB tensors carved out of blocks (the
-        # CPU carves from 128 KiB), made while the decode runs.
-        hot["Load_LoadFileCarved_small"] = (lambda: with_attribute(
-            _blocks, "CPU_PACK_FROM", 1, lambda: zt.load_file(paths["small"])), paths["small"])
-        # Its carved tensors' blocks advised for huge pages (by default in
-        # 4 KiB pages on the CPU).
-        hot["Load_LoadFileBlocksHuge"] = (lambda: with_attribute(
-            _blocks, "BLOCK_HUGE_PAGES", True, lambda: zt.load_file(paths["llm"])), paths["llm"])
+        # The small model's 64 KiB tensors each allocated on its own (the
+        # CPU carved from 128 KiB until 2026-12-06).
+        hot["Load_LoadFileUncarved_small"] = (lambda: with_attribute(
+            _blocks, "CPU_PACK_FROM", 128 << 10, lambda: zt.load_file(paths["small"])), paths["small"])
+        # Its carved tensors' blocks in 4 KiB pages (advised for huge pages
+        # by default).
+        hot["Load_LoadFileBlocks4k"] = (lambda: with_attribute(
+            _blocks, "BLOCK_HUGE_PAGES", False, lambda: zt.load_file(paths["llm"])), paths["llm"])
         # Its carved tensors made before the decode starts, not while it runs.
         hot["Load_LoadFileCarveFirst"] = (lambda: with_attribute(
             zt, "_CARVE_DURING_DECODE_FROM", float("inf"), lambda: zt.load_file(paths["llm"])), paths["llm"])
@@ -793,17 +792,18 @@ def main():
             first[f"First_Pread_{m}"] = (lambda where=where: in_fresh_process(
                 f"b.pread_floor(p, e, {threads})", where), paths[m])
             first[f"First_LoadFile_{m}"] = (lambda m=m: in_fresh_process(f"zt.load_file({paths[m]!r})"), paths[m])
-        # Its 64 KiB tensors carved out of blocks, as a cuda load
-        # carves them (the CPU carves from _blocks.CPU_PACK_FROM, 128 KiB:
-        # in loops in one process the heap's reused memory won).
-        first["First_LoadFileCarved_small"] = (lambda: in_fresh_process(
-            f"zt.load_file({paths['small']!r})", "from ztensor import _blocks; _blocks.CPU_PACK_FROM = 1"),
+        # Its 64 KiB tensors each allocated on its own (the way until
+        # 2026-12-06: the CPU carved from 128 KiB, since in loops in one
+        # process the heap's reused memory won).
+        first["First_LoadFileUncarved_small"] = (lambda: in_fresh_process(
+            f"zt.load_file({paths['small']!r})", "from ztensor import _blocks; _blocks.CPU_PACK_FROM = 128 << 10"),
             paths["small"])
-        # The 256 KiB tensors' blocks advised for huge pages (the way until
-        # 2026-12-05): in fresh processes on the 2-core VM (a Firecracker
-        # guest that reports freed memory to its host) they filled slowly.
-        first["First_LoadFileBlocksHuge_llm"] = (lambda: in_fresh_process(
-            f"zt.load_file({paths['llm']!r})", "from ztensor import _blocks; _blocks.BLOCK_HUGE_PAGES = True"),
+        # The 256 KiB tensors' blocks in 4 KiB pages (the way of
+        # 2026-12-05, when fresh processes on the 2-core VM, a Firecracker
+        # guest that reports freed memory to its host, filled huge-page
+        # blocks slowly; on 2026-12-06 they filled them faster).
+        first["First_LoadFileBlocks4k_llm"] = (lambda: in_fresh_process(
+            f"zt.load_file({paths['llm']!r})", "from ztensor import _blocks; _blocks.BLOCK_HUGE_PAGES = False"),
             paths["llm"])
         first["First_TorchLoad"] = (lambda: in_fresh_process(
             f"b.touch(torch.load({paths['pt']!r}, mmap=True))" if torch_mmap else f"torch.load({paths['pt']!r})"),

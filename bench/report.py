@@ -327,6 +327,9 @@ def main():
             "Load_NpzDeflated", None, "dict(numpy.load(...)): one member at a time")
     t.ratio("load", "load_file, 4,096 tensors of 64 KiB (copies)", ld, "Load_Pread_small", "Load_LoadFile_small",
             0.9, f"{cores} into fresh torch memory")
+    t.ratio("load", "load_file, 4,096 tensors of 64 KiB, against pread into huge-page memory", ld,
+            "Load_PreadHuge_small", "Load_LoadFile_small", None,
+            f"{cores} into fresh memory advised for huge pages, as the load's blocks are (the goal's floor is the row above's)")
     many = ld_facts.get("many_tensors")
     tiny = f"{many or 20000:,} tensors of 1 KiB"
     if many and "Load_LoadFile_many" in ld:
@@ -365,25 +368,26 @@ def main():
     t.ratio("load", f"load_file, {llm}, against its tensors each allocated on its own", ld,
             "Load_LoadFileUncarved", "Load_LoadFile_llm", None,
             "load_file with no tensor carved out of a block (the 256 KiB ones: an mmap each)")
-    t.ratio("load", f"load_file, {llm}, its carved tensors' blocks in 4 KiB pages", ld,
-            "Load_LoadFileBlocksHuge", "Load_LoadFile_llm", None,
-            "the same with the blocks advised for huge pages (the way until 2026-12-05)")
+    t.ratio("load", f"load_file, {llm}, its carved tensors' blocks advised for huge pages", ld,
+            "Load_LoadFileBlocks4k", "Load_LoadFile_llm", None,
+            "the same with the blocks in 4 KiB pages (the way of 2026-12-05)")
     fresh = "in a fresh process (a user's first load: all memory fresh)"
     for m, what in (("llm", llm), ("small", "4,096 tensors of 64 KiB"), ("many", tiny)):
         t.ratio("load", f"load_file, {what}, {fresh}", ld, f"First_Pread_{m}", f"First_LoadFile_{m}", None,
                 f"{cores} of the same bytes into fresh torch memory, in a fresh process")
-    t.ratio("load", f"load_file, 4,096 tensors of 64 KiB carved out of blocks, {fresh}", ld,
-            "First_LoadFile_small", "First_LoadFileCarved_small", None,
-            "load_file (the CPU carves from 128 KiB: these are each allocated on their own)")
-    t.ratio("load", f"load_file, {llm}, its carved tensors' blocks in 4 KiB pages, {fresh}", ld,
-            "First_LoadFileBlocksHuge_llm", "First_LoadFile_llm", None,
-            "the same with the blocks advised for huge pages (the way until 2026-12-05)")
+    t.ratio("load", f"load_file, 4,096 tensors of 64 KiB carved out of huge-page blocks, {fresh}", ld,
+            "First_LoadFileUncarved_small", "First_LoadFile_small", None,
+            "the same with each allocated on its own (the way until 2026-12-06)")
+    t.ratio("load", f"load_file, {llm}, its carved tensors' blocks advised for huge pages, {fresh}", ld,
+            "First_LoadFileBlocks4k_llm", "First_LoadFile_llm", None,
+            "the same with the blocks in 4 KiB pages (the way of 2026-12-05)")
     t.ratio("load", f"load_file against torch.load (mmap=True + touch on torch >= 2.1), {fresh}", ld,
             "First_TorchLoad", "First_LoadFile_llm", None, f"torch {ld_facts.get('torch', '?')}, in a fresh process")
     t.ratio("load", f"load_file against safetensors' load_file (+ touch), {fresh}", ld, "First_Safetensors",
             "First_LoadFile_llm", None, "safetensors.torch.load_file, in a fresh process (where importable)")
-    t.ratio("load", "load_file, 4,096 tensors of 64 KiB carved out of blocks", ld, "Load_LoadFile_small",
-            "Load_LoadFileCarved_small", None, "load_file (the CPU carves from 128 KiB: these are each allocated on their own)")
+    t.ratio("load", "load_file, 4,096 tensors of 64 KiB carved out of huge-page blocks", ld,
+            "Load_LoadFileUncarved_small", "Load_LoadFile_small", None,
+            "the same with each allocated on its own (the way until 2026-12-06)")
     t.ratio("load", f"load_file, {llm}, its carved tensors made while a worker decodes", ld,
             "Load_LoadFileCarveFirst", "Load_LoadFile_llm", None, "load_file with them made before the decode starts")
     t.ratio("load", "load_model into a model built first", ld, "Load_LoadStateDict", "Load_LoadModel", None,

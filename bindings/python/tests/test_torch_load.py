@@ -1732,6 +1732,29 @@ def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path, monkeypa
     assert storage_bytes(got["big"]) == 8 << 20
 
 
+def test_a_cpu_load_carves_tensors_from_4_kib_out_of_a_huge_page_block(tmp_path, monkeypatch):
+    # By default a CPU load carves every tensor of 4 KiB or more (and under
+    # PACK_BELOW) out of blocks that start on a huge page and are advised
+    # for them: one page fault per 2 MiB. Smaller ones come from the heap.
+    advised = []
+    real = zt._blocks.advise_huge_pages
+    monkeypatch.setattr(zt._blocks, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    g = torch.Generator().manual_seed(8)
+    t = {f"k.{i}": torch.randn(1024, generator=g) for i in range(600)}  # 4 KiB each: 2.34 MiB
+    t.update({f"b.{i}": torch.randn(255, generator=g) for i in range(5)})  # 1,020 bytes: the heap's
+    p = tmp_path / "k.zt"
+    zt.save_file(t, p)
+    got = zt.load_file(p)
+    assert all(same(got[k], t[k]) for k in t)
+    carved = [got[f"k.{i}"] for i in range(600)]
+    first = carved[0].data_ptr()
+    assert [k.data_ptr() - first for k in carved] == [i * 4096 for i in range(600)]
+    assert first % (2 << 20) == 0
+    assert advised == [4 << 20]  # the block's whole huge pages, nothing else
+    assert all(storage_bytes(k) == 4096 and k.storage_offset() == 0 for k in carved)
+    assert not any(first <= got[f"b.{i}"].data_ptr() < first + 600 * 4096 for i in range(5))
+
+
 def test_carved_tensors_of_every_dtype_are_their_own_bytes_of_the_block():
     # carve() makes each tensor from a kept empty tensor of its dtype and
     # device (new()), not torch.empty: every dtype still gets exactly its

@@ -6,8 +6,8 @@ weight) each cost an allocator call (an mmap of its own from 128 KiB on,
 on the CPU) and, when filled, a page fault per 4 KiB: on the 2-core VM a
 fresh process's load of 4,096 x 64 KiB spent more time faulting than
 reading (BENCHMARKS.md). Here they come out of blocks of up to
-BLOCK_BYTES: one allocation each (on the CPU in 4 KiB pages: see
-BLOCK_HUGE_PAGES).
+BLOCK_BYTES: one allocation each, on the CPU advised for huge pages (one
+fault per 2 MiB: see BLOCK_HUGE_PAGES).
 
 Each tensor has a storage of its own, exactly its bytes, that holds a
 reference to its block (torch's storage slicing): torch.save and
@@ -33,25 +33,32 @@ from ._staging import aligned
 # Tensors of fewer bytes than this are carved out of blocks; larger ones
 # are allocated on their own (from 4 MiB each gets huge pages of its own).
 PACK_BELOW = 4 << 20
-# On the CPU only tensors from this size are carved out: smaller ones come
-# from the C heap, cheap and reused (4,096 x 64 KiB carved loaded no
-# faster on an H200, 1.3x slower steady on the 2-core VM); glibc gives each
-# allocation from 128 KiB an mmap of its own, and carving the 2,000 x
-# 256 KiB of the 4.8 GB model made its CPU load 1.07x faster on an H200
-# (214.5 against 229.7 ms; 1.01 on another of its kind). On a CUDA device
-# every small tensor is carved: one allocation instead of many, and one
-# copy a run of them.
-CPU_PACK_FROM = 128 << 10
+# On the CPU tensors from this size are carved out; smaller ones come from
+# the C heap, where a tensor costs less Python time than a carving (~1.2
+# against ~1.8 us) and its few bytes few page faults. From 4 KiB a carved
+# tensor's pages are a block's huge ones: in fresh processes on the 2-core
+# VM (2026-12-06, medians of 5 - 10, page cache empty or full) a load of
+# 32,768 x 4 KiB took 136 against 166 ms allocated one by one, 16,384 x
+# 16 KiB 102 against 130, 4,096 x 64 KiB 51 against 84 (the 2-thread
+# pread floor into one fresh buffer: 66 - 76), 20,000 x 1 KiB carved 80
+# against 77 (so not carved). What it costs: a loop of loads and frees in
+# one process, where the heap hands the last load's memory back already
+# mapped, 36 -> 45 ms for 4,096 x 64 KiB. On a CUDA device every small
+# tensor is carved: one allocation instead of many, and one copy a run of
+# them.
+CPU_PACK_FROM = 4 << 10
 # Whether CPU blocks of 2 MiB or more are advised for transparent huge
-# pages (one fault per 2 MiB). Not by default: in a fresh process's first
-# load, as a user's program loads, huge-page blocks filled 1.3 - 2.7x
-# slower on the 2-core VM (medians of 5 - 8 fresh processes each, the
-# 1.1 GiB model: 254 against 702 ms in one run; a Firecracker guest that
-# reports freed memory to its host), while in loops of loads in one
-# process the two ways were within 15% of each other, either way round.
-# Tensors of 4 MiB and more are still advised (torch._advise_huge_pages:
-# faster in both cases there). bench_load's *BlocksHuge rows measure it.
-BLOCK_HUGE_PAGES = False
+# pages (one page fault per 2 MiB instead of 512; numpy advises its arrays
+# of 4 MiB and more, and tensors of 4 MiB and more are advised by the
+# load too). Session 66 (2026-12-05) saw huge-page blocks fill 1.3 - 2.7x
+# slower in a fresh process's first load on the 2-core VM (a Firecracker
+# guest that reports freed memory to its host) and turned them off; on
+# 2026-12-06 the same VM's fresh processes filled them faster every time
+# (the 1.1 GiB model 148 - 155 against 156 - 166 ms; the small models
+# above), with the page cache empty, full (compaction stalls counted) or
+# after 12 GiB touched and freed. bench_load's *BlocksHuge and First_*
+# rows keep both ways measured.
+BLOCK_HUGE_PAGES = True
 # A block holds up to this much: what one kept tensor can hold alive.
 BLOCK_BYTES = 32 << 20
 
