@@ -167,7 +167,7 @@ import numpy as np
 import torch
 
 import ztensor
-from ztensor import _blocks, _staging
+from ztensor import _block_places, _staging
 from ztensor import torch as zt
 
 try:
@@ -201,9 +201,9 @@ def with_attribute(module, name, value, fn):
 
 def uncarved(fn):
     """fn() with every tensor of a load allocated on its own, none carved
-    out of a shared block (ztensor._blocks): what loads did until
+    out of a shared block (ztensor._block_places): what loads did until
     2026-12-04."""
-    return with_attribute(_blocks, "PACK_BELOW", 0, fn)
+    return with_attribute(_block_places, "PACK_BELOW", 0, fn)
 
 
 def small_model():
@@ -727,11 +727,11 @@ def main():
         # The small model's 64 KiB tensors each allocated on its own (the
         # CPU carved from 128 KiB until 2026-12-06).
         hot["Load_LoadFileUncarved_small"] = (lambda: with_attribute(
-            _blocks, "CPU_PACK_FROM", 128 << 10, lambda: zt.load_file(paths["small"])), paths["small"])
+            _block_places, "CPU_PACK_FROM", 128 << 10, lambda: zt.load_file(paths["small"])), paths["small"])
         # Its carved tensors' blocks in 4 KiB pages (advised for huge pages
         # by default).
         hot["Load_LoadFileBlocks4k"] = (lambda: with_attribute(
-            _blocks, "BLOCK_HUGE_PAGES", False, lambda: zt.load_file(paths["llm"])), paths["llm"])
+            _block_places, "BLOCK_HUGE_PAGES", False, lambda: zt.load_file(paths["llm"])), paths["llm"])
         # Its carved tensors made before the decode starts, not while it runs.
         hot["Load_LoadFileCarveFirst"] = (lambda: with_attribute(
             zt, "_CARVE_DURING_DECODE_FROM", float("inf"), lambda: zt.load_file(paths["llm"])), paths["llm"])
@@ -796,14 +796,14 @@ def main():
         # 2026-12-06: the CPU carved from 128 KiB, since in loops in one
         # process the heap's reused memory won).
         first["First_LoadFileUncarved_small"] = (lambda: in_fresh_process(
-            f"zt.load_file({paths['small']!r})", "from ztensor import _blocks; _blocks.CPU_PACK_FROM = 128 << 10"),
+            f"zt.load_file({paths['small']!r})", "from ztensor import _block_places; _block_places.CPU_PACK_FROM = 128 << 10"),
             paths["small"])
         # The 256 KiB tensors' blocks in 4 KiB pages (the way of
         # 2026-12-05, when fresh processes on the 2-core VM, a Firecracker
         # guest that reports freed memory to its host, filled huge-page
         # blocks slowly; on 2026-12-06 they filled them faster).
         first["First_LoadFileBlocks4k_llm"] = (lambda: in_fresh_process(
-            f"zt.load_file({paths['llm']!r})", "from ztensor import _blocks; _blocks.BLOCK_HUGE_PAGES = False"),
+            f"zt.load_file({paths['llm']!r})", "from ztensor import _block_places; _block_places.BLOCK_HUGE_PAGES = False"),
             paths["llm"])
         first["First_TorchLoad"] = (lambda: in_fresh_process(
             f"b.touch(torch.load({paths['pt']!r}, mmap=True))" if torch_mmap else f"torch.load({paths['pt']!r})"),
@@ -884,7 +884,7 @@ def main():
                 paths["llm"], device="cuda", staging_buffers=2, staging_bytes=1024 * MiB), paths["llm"])
             # Many small tensors to the GPU: carved out of device blocks and
             # copied a buffer's run at a time, against each allocated and
-            # copied on its own (_blocks.PACK_BELOW = 0); the peer's way.
+            # copied on its own (_block_places.PACK_BELOW = 0); the peer's way.
             for m in ("small", "many"):
                 gpus[f"Gpu_LoadFile_{m}"] = (lambda m=m: zt.load_file(paths[m], device="cuda"), paths[m])
                 gpus[f"Gpu_LoadFileUncarved_{m}"] = (lambda m=m: uncarved(

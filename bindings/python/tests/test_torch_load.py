@@ -489,7 +489,7 @@ def test_boxes_load_through_the_ring_as_torch_indexes(tmp_path, monkeypatch, ver
         assert same(got[name], want.contiguous()), name
     # The ring held the selections' bytes, not their objects' (the padding
     # between tensors carved out of one block goes along with them).
-    assert engine.bytes <= sum(_staging.aligned(v.numel() * v.element_size()) for v in got.values())
+    assert engine.bytes <= sum(zt._block_places.aligned(v.numel() * v.element_size()) for v in got.values())
 
 
 @pytest.mark.parametrize("version", [0, 2])
@@ -1113,7 +1113,7 @@ def plan_a_piece_at_a_time(sizes, buffer_bytes):
             n = min(size - offset, buffer_bytes - at)
             batch.append((k, offset, n, at))
             offset += n
-            at = _staging.aligned(at + n)
+            at = zt._block_places.aligned(at + n)
     return batches + [batch] if batch else batches
 
 
@@ -1709,10 +1709,10 @@ def _block_model():
 def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path, monkeypatch, huge):
     # By default the block is in 4 KiB pages; with BLOCK_HUGE_PAGES it
     # starts on a huge page and is advised for them.
-    monkeypatch.setattr(zt._blocks, "BLOCK_HUGE_PAGES", huge)
+    monkeypatch.setattr(zt._block_places, "BLOCK_HUGE_PAGES", huge)
     advised = []
-    real = zt._blocks.advise_huge_pages
-    monkeypatch.setattr(zt._blocks, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    real = zt._block_places.advise_huge_pages
+    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
     t = _block_model()
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
@@ -1737,8 +1737,8 @@ def test_a_cpu_load_carves_tensors_from_4_kib_out_of_a_huge_page_block(tmp_path,
     # PACK_BELOW) out of blocks that start on a huge page and are advised
     # for them: one page fault per 2 MiB. Smaller ones come from the heap.
     advised = []
-    real = zt._blocks.advise_huge_pages
-    monkeypatch.setattr(zt._blocks, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    real = zt._block_places.advise_huge_pages
+    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
     g = torch.Generator().manual_seed(8)
     t = {f"k.{i}": torch.randn(1024, generator=g) for i in range(600)}  # 4 KiB each: 2.34 MiB
     t.update({f"b.{i}": torch.randn(255, generator=g) for i in range(5)})  # 1,020 bytes: the heap's
@@ -1979,7 +1979,7 @@ def test_a_staged_load_spread_over_many_blocks(tmp_path, monkeypatch, during):
     t = {f"p.{i}": torch.randn(200 + 37 * i, generator=g) for i in range(60)}
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
-    monkeypatch.setattr(zt._blocks, "BLOCK_BYTES", 8 << 10)
+    monkeypatch.setattr(zt._block_places, "BLOCK_BYTES", 8 << 10)
     monkeypatch.setattr(zt, "_CARVE_DURING_RING", during)
     blocks = []
     real_new_block = zt._blocks.Blocks._new_block

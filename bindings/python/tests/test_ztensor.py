@@ -967,6 +967,43 @@ def test_decode_many_gives_every_dense_object(path, monkeypatch, ctypes_requests
         assert f.decode_many([]) == {}
 
 
+def test_decode_many_carves_arrays_from_4_kib_out_of_huge_page_blocks(path, monkeypatch):
+    # Arrays of 4 KiB up to 4 MiB come out of blocks that start on a huge
+    # page and are advised for them (one page fault per 2 MiB), each a view
+    # of exactly its bytes; smaller and larger ones are numpy's own.
+    from ztensor import _block_places
+    advised = []
+    real = _block_places.advise_huge_pages
+    monkeypatch.setattr(_block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    arrays = {f"k{i}": sample(np.float32, (1024,)) + i for i in range(600)}  # 4 KiB each: 2.34 MiB
+    arrays.update({f"s{i}": sample(np.float32, (255,)) - i for i in range(5)})  # 1,020 bytes
+    arrays["big"] = sample(np.float32, (1 << 20,)) + 0.5  # 4 MiB: its own
+    ztensor.save(path, arrays)
+    with ztensor.open(path) as f:
+        got = f.decode_many()
+        for name, a in arrays.items():
+            np.testing.assert_array_equal(got[name], a)
+        carved = [got[f"k{i}"] for i in range(600)]
+        first = carved[0].ctypes.data
+        assert [k.ctypes.data - first for k in carved] == [i * 4096 for i in range(600)]
+        assert first % (2 << 20) == 0 and advised == [4 << 20]
+        assert all(k.flags.c_contiguous and k.flags.writeable and k.nbytes == 4096 for k in carved)
+        others = [got[f"s{i}"].ctypes.data for i in range(5)] + [got["big"].ctypes.data]
+        assert not any(first <= a < first + 600 * 4096 for a in others)
+        carved[1][:] = 7  # its own bytes: the neighbours keep theirs
+        np.testing.assert_array_equal(carved[0], arrays["k0"])
+        np.testing.assert_array_equal(carved[2], arrays["k2"])
+        del got, carved
+        # A block that cannot be allocated: each array is numpy's own instead.
+        def refused(self, size):
+            raise MemoryError
+        monkeypatch.setattr(_block_places.ArrayBlocks, "_new_block", refused)
+        got = f.decode_many()
+        for name, a in arrays.items():
+            np.testing.assert_array_equal(got[name], a)
+            assert got[name].flags.owndata
+
+
 def test_decode_many_refuses_data_shorter_than_its_shape_as_array_does(path):
     # A 1.1 zstd component may leave out uncompressed_length, so open cannot
     # hold its size against the shape: the decoder does, and decode_many

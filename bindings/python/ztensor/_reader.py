@@ -18,7 +18,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p, create_string_buffer, st
 
 import numpy as np
 
-from . import _cbor, _dlpack, _lib
+from . import _block_places, _cbor, _dlpack, _lib
 from ._lib import Error, NotCopyable, check, checked_int, cpath, cstr, lib, text
 
 # Storage dtypes that numpy has, little-endian. bf16 has no numpy type: its
@@ -1008,6 +1008,14 @@ class File(NotCopyable, collections.abc.Mapping):
         # time; only a name without a layout takes the checks one by one
         # (_decode_target), which say why it cannot be decoded.
         layouts = self._dense_layouts(columns) if names else {}
+        # Arrays from CPU_PACK_FROM bytes to fewer than PACK_BELOW are carved
+        # out of blocks in huge pages (_block_places: 4,096 x 64 KiB in a
+        # fresh process 72 -> 41 ms on the 2-core VM), the others np.empty's.
+        count, total = _block_places.pieces_to_carve(
+            (layouts[name][5] for name in names if type(name) is str and name in layouts),
+            _block_places.CPU_PACK_FROM)
+        blocks = _block_places.ArrayBlocks(total) if count >= 2 else None
+        smallest, below = (_block_places.CPU_PACK_FROM, _block_places.PACK_BELOW) if blocks else (0, 0)
         by_name, empty = None, np.empty
         out, objects, arrays, addresses, sizes, converted = {}, [], [], [], [], []
         for name in names:
@@ -1015,7 +1023,7 @@ class File(NotCopyable, collections.abc.Mapping):
             if layout is not None:
                 i, shape, _, _, dt, nbytes = layout
                 try:
-                    a = empty(shape, dt)
+                    a = blocks.carve(shape, dt, nbytes) if smallest <= nbytes < below else empty(shape, dt)
                 except (MemoryError, ValueError):  # _empty says why (no message made per array)
                     a = _empty(shape, dt, f'object "{name}"', lambda: self._read_refusal(i))
             else:

@@ -37,15 +37,10 @@ DEFAULT_BUFFERS = 2
 # (median 184 against 186 ms); 4 x 64, 4 x 32 and 3 x 128 MiB were slower
 # hot (206, 212, 194 ms). Host memory: 128 MiB.
 DEFAULT_BUFFER_BYTES = 64 << 20
-# Pieces start on this boundary in a staging buffer (fast memcpy, and DMA
-# engines prefer aligned sources). Device blocks (_blocks) lay tensors out
-# on the same boundary: a buffer's run of them is then one copy.
-ALIGN = 64
-
-
-def aligned(n: int) -> int:
-    """n rounded up to ALIGN."""
-    return (n + ALIGN - 1) // ALIGN * ALIGN
+# Pieces start on ALIGN boundaries in a staging buffer (fast memcpy, and
+# DMA engines prefer aligned sources), as in blocks (_block_places): a
+# buffer's run of carved tensors is then one copy.
+from ._block_places import ALIGN  # noqa: E402
 _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 

@@ -56,7 +56,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 import torch
 
-from . import _blocks, _reader, _registered, _staging, _writer, cpu_count
+from . import _block_places, _blocks, _reader, _registered, _staging, _writer, cpu_count
 from ._lib import ERR_INVALID, ERR_NOMEM, Error
 from ._writer import Writer, _attributes_cbor, _canonical_order
 
@@ -378,12 +378,12 @@ def _is_cpu(device):
 
 def _advise_huge_pages(t):
     """Transparent huge pages over a fresh tensor of 4 MiB or more
-    (_blocks.advise_huge_pages; numpy does so for its arrays from 4 MiB):
+    (_block_places.advise_huge_pages; numpy does so for its arrays from 4 MiB):
     the faults were most of a hot load's time on the 2-core machine
     (BENCHMARKS.md)."""
     n = t.numel() * t.element_size()
-    if n >= 2 * _blocks.HUGE_PAGE:
-        _blocks.advise_huge_pages(t.data_ptr(), n)
+    if n >= 2 * _block_places.HUGE_PAGE:
+        _block_places.advise_huge_pages(t.data_ptr(), n)
 
 
 # From this size on, a load asks the library whether it would read a tensor
@@ -431,13 +431,10 @@ _CARVE_DURING_DECODE_FROM = 64
 
 def _blocks_for(exact, out, device, smallest):
     """The _blocks.Blocks that a load's tensors of `smallest` bytes to
-    fewer than _blocks.PACK_BELOW (of `exact`, those not in `out` already)
+    fewer than _block_places.PACK_BELOW (of `exact`, those not in `out` already)
     come out of, or None where fewer than two would."""
-    below = _blocks.PACK_BELOW
-    sizes = [e[3] for name, e in exact.items() if smallest <= e[3] < below and name not in out]
-    if len(sizes) < 2:
-        return None
-    return _blocks.Blocks(sum(map(_staging.aligned, sizes)), device)
+    count, total = _block_places.pieces_to_carve((e[3] for name, e in exact.items() if name not in out), smallest)
+    return _blocks.Blocks(total, device) if count >= 2 else None
 
 
 def _carve_into(out, later):
@@ -774,7 +771,7 @@ class _File:
         if staging is not None:
             _staging.load_one(fill, t, nbytes, staging.engine)
         elif nbytes:
-            if nbytes >= 2 * _blocks.HUGE_PAGE:
+            if nbytes >= 2 * _block_places.HUGE_PAGE:
                 _advise_huge_pages(t)
             if box is None:  # the usual call: no closure made
                 self.f._decode_one(index, first, t.data_ptr(), nbytes)
@@ -956,7 +953,7 @@ class _File:
             # 148 - 157 -> 135 - 139 ms on the 2-core VM).
             items, later = [], []
             blocks = _blocks_for(exact, out, device, 1)
-            defer, small, ask = _CARVE_DURING_RING, _blocks.PACK_BELOW, _ASK_FROM
+            defer, small, ask = _CARVE_DURING_RING, _block_places.PACK_BELOW, _ASK_FROM
             carve, new, item = _blocks.carve, tuple.__new__, _staging.Item
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e
@@ -1009,13 +1006,13 @@ class _File:
             # blocks are there, so the decode starts then and they are made
             # while it runs (_decode_while_carving).
             objects, offsets, addresses, lengths, later = [], [], [], [], []
-            huge, ask = 2 * _blocks.HUGE_PAGE, _ASK_FROM
+            huge, ask = 2 * _block_places.HUGE_PAGE, _ASK_FROM
             mapped = self._mapped(exact, slices.keys() | out.keys()) if self._map else None
             # The File's dtype -> new_empty table (one()'s too): new_empty(shape)
             # parses no dtype (1.20 against torch.empty's 1.40 us a tensor).
             news, new_of, cpu = self._news, _cpu_new_empty, _CPU
-            blocks = None if self._map else _blocks_for(exact, out, cpu, _blocks.CPU_PACK_FROM)
-            smallest, small = (_blocks.CPU_PACK_FROM, _blocks.PACK_BELOW) if blocks is not None else (0, 0)
+            blocks = None if self._map else _blocks_for(exact, out, cpu, _block_places.CPU_PACK_FROM)
+            smallest, small = (_block_places.CPU_PACK_FROM, _block_places.PACK_BELOW) if blocks is not None else (0, 0)
             for name, e in exact.items():
                 index, shape, dtype, nbytes, first = e  # one unpacking, not five attribute reads
                 t = out.get(name) if into else None  # a tensor of into= (each name comes once)
