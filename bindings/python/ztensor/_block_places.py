@@ -51,9 +51,11 @@ PACK_BELOW = 4 << 20
 # 157 -> 143. What it costs: a torch loop of loads and frees in one
 # process, where the heap hands the last load's memory back already
 # mapped, 36 -> 45 ms for 4,096 x 64 KiB (decode_many's loop: 43 - 79 ->
-# 38 ms, faster). On a CUDA device every small
-# tensor is carved (ztensor.torch): one allocation instead of many, and one
-# copy a run of them.
+# 38 ms, faster). Before, only pieces from 128 KiB were carved (glibc's
+# own mmap a piece from there on): the 2,000 x 256 KiB of the 4.8 GB model
+# made its CPU load 1.07x faster on an H200 (214.5 against 229.7 ms). On a
+# CUDA device every small tensor is carved (ztensor.torch): one allocation
+# instead of many, and one copy a run of them.
 CPU_PACK_FROM = 4 << 10
 # Whether CPU blocks of 2 MiB or more are advised for transparent huge
 # pages (one page fault per 2 MiB instead of 512). Session 66 (2026-12-05)

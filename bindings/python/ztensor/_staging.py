@@ -29,6 +29,10 @@ import numpy as np
 import torch
 
 from . import cpu_count
+# Pieces start on ALIGN boundaries in a staging buffer (fast memcpy, and
+# DMA engines prefer aligned sources), as in blocks (_block_places): a
+# buffer's run of carved tensors is then one copy.
+from ._block_places import ALIGN
 
 DEFAULT_BUFFERS = 2
 # 2 x 64 MiB: on an H200 (2026-12-04, fresh processes, 4.8 GB bf16 model) a
@@ -37,10 +41,6 @@ DEFAULT_BUFFERS = 2
 # (median 184 against 186 ms); 4 x 64, 4 x 32 and 3 x 128 MiB were slower
 # hot (206, 212, 194 ms). Host memory: 128 MiB.
 DEFAULT_BUFFER_BYTES = 64 << 20
-# Pieces start on ALIGN boundaries in a staging buffer (fast memcpy, and
-# DMA engines prefer aligned sources), as in blocks (_block_places): a
-# buffer's run of carved tensors is then one copy.
-from ._block_places import ALIGN  # noqa: E402
 _FOREACH_COPY = getattr(torch, "_foreach_copy_", None)
 
 
