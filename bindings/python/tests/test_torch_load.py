@@ -1755,6 +1755,59 @@ def test_a_cpu_load_carves_tensors_from_4_kib_out_of_a_huge_page_block(tmp_path,
     assert not any(first <= got[f"b.{i}"].data_ptr() < first + 600 * 4096 for i in range(5))
 
 
+def test_get_tensor_carves_tensors_from_4_kib_out_of_the_files_blocks(tmp_path, monkeypatch):
+    # safe_open(...).get_tensor (one()) carves a CPU tensor of 4 KiB up to
+    # PACK_BELOW out of blocks of the File, in huge pages, as a whole load
+    # does: back to back in the order asked, each its own storage; blocks
+    # hold at most the bytes of the file's tensors carved that way, and a
+    # tensor asked again once they are spent gets a block of its own.
+    advised = []
+    real = zt._block_places.advise_huge_pages
+    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    g = torch.Generator().manual_seed(9)
+    t = {f"k.{i}": torch.randn(1024, generator=g) for i in range(600)}  # 4 KiB each: 2.34 MiB
+    t["b"] = torch.randn(255, generator=g)  # 1,020 bytes: the heap's
+    p = tmp_path / "k.zt"
+    zt.save_file(t, p)
+    with zt.safe_open(p, "pt") as s:
+        names = [f"k.{i}" for i in range(600)][::-1]
+        got = {name: s.get_tensor(name) for name in names}
+        small = s.get_tensor("b")
+        again = s.get_tensor("k.3")
+    assert all(same(got[k], t[k]) for k in names) and same(small, t["b"]) and same(again, t["k.3"])
+    first = got[names[0]].data_ptr()
+    assert [got[k].data_ptr() - first for k in names] == [i * 4096 for i in range(600)]
+    assert first % (2 << 20) == 0 and advised == [4 << 20]
+    assert all(storage_bytes(got[k]) == 4096 and got[k].storage_offset() == 0 for k in names)
+    assert not first <= small.data_ptr() < first + 600 * 4096
+    assert not first <= again.data_ptr() < first + 600 * 4096  # the blocks' bytes were all given out
+    assert storage_bytes(again) == 4096
+
+
+def test_get_tensor_from_many_threads_gets_each_tensor_its_own_place(tmp_path):
+    # The File's blocks are shared by every thread calling get_tensor: each
+    # place is one thread's.
+    g = torch.Generator().manual_seed(10)
+    t = {f"k.{i}": torch.randn(1024 + 16 * (i % 5), generator=g) for i in range(800)}
+    p = tmp_path / "k.zt"
+    zt.save_file(t, p)
+    with zt.safe_open(p, "pt") as s:
+        names = list(t)
+        out = {}
+
+        def worker(part):
+            for name in part:
+                out[name] = s.get_tensor(name)
+        threads = [threading.Thread(target=worker, args=(names[k::4],)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    assert all(same(out[k], t[k]) for k in names)
+    spans = sorted((v.data_ptr(), v.data_ptr() + v.numel() * 4) for v in out.values())
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))  # no two overlap
+
+
 def test_carved_tensors_of_every_dtype_are_their_own_bytes_of_the_block():
     # carve() makes each tensor from a kept empty tensor of its dtype and
     # device (new()), not torch.empty: every dtype still gets exactly its

@@ -587,12 +587,18 @@ class _File:
         # (File._copy_on_write_places, as dlpack() hands out its bytes), which knows where there is
         # none (memory, URLs, zstd, shards).
         self._map = mmap
+        # The blocks one() carves CPU tensors out of (made at its first
+        # such tensor), and the lock that makes a place in them one
+        # thread's: get_tensor may be called from many.
+        self._one_blocks = None
+        self._one_lock = threading.Lock()
 
     def close(self):
         # The mapping stays alive as long as tensors use it (they keep it referenced).
         self.f.close()
         self._column = self._summary = self._exact = self._names = None
         self._mapping_storage = {}
+        self._one_blocks = None  # its blocks stay alive as long as tensors carved out of them do
 
     def attributes(self):
         return self.f.attributes
@@ -756,7 +762,9 @@ class _File:
             self.f._read_refusal(index)
         on = device if staging is not None else None
         try:
-            if on is None:  # new_empty of a kept empty tensor of the dtype: no dtype or device parsed
+            if on is None and _block_places.CPU_PACK_FROM <= nbytes < _block_places.PACK_BELOW:
+                t = self._one_carved(shape, dtype, nbytes)
+            elif on is None:  # new_empty of a kept empty tensor of the dtype: no dtype or device parsed
                 t = (self._news.get(dtype) or _cpu_new_empty(self._news, dtype))(shape)
             else:
                 t = torch.empty(shape, dtype=dtype, device=on)
@@ -780,6 +788,24 @@ class _File:
         if dtype is torch.bool:
             self._hold_bools({name: e}, {name: t})
         return t
+
+    def _one_carved(self, shape, dtype, nbytes):
+        """An empty CPU tensor for one(), carved out of the File's blocks
+        in huge pages as a whole load's are (_block_places): a get_tensor
+        loop over 4,096 x 64 KiB in a fresh process took 149 ms with each
+        tensor the heap's (16 page faults a tensor when filled), against
+        load_file's 54. The blocks hold at most the bytes of the file's
+        tensors carved this way (a tensor asked again takes a block of its
+        own once they are spent). torch's RuntimeError where a block
+        cannot be allocated."""
+        with self._one_lock:
+            blocks = self._one_blocks
+            if blocks is None:
+                _, total = _block_places.pieces_to_carve((e.nbytes for e in self._exact_table().values()),
+                                                         _block_places.CPU_PACK_FROM)
+                blocks = self._one_blocks = _blocks.Blocks(total, _CPU)
+            at = blocks.place(nbytes)
+            return _blocks.carve(blocks.storage, blocks.base + at, shape, dtype, nbytes, _CPU)
 
     def _exact_kind(self, fmt, dtype, ltype):
         """(torch dtype, element bytes) of dense data that loads byte for
