@@ -1757,30 +1757,46 @@ def test_a_cpu_load_carves_tensors_from_4_kib_out_of_a_huge_page_block(tmp_path,
 
 def test_get_tensor_carves_tensors_from_4_kib_out_of_the_files_blocks(tmp_path, monkeypatch):
     # safe_open(...).get_tensor (one()) carves a CPU tensor of 4 KiB up to
-    # PACK_BELOW out of blocks of the File, in huge pages, as a whole load
-    # does: back to back in the order asked, each its own storage; blocks
-    # hold at most the bytes of the file's tensors carved that way, and a
-    # tensor asked again once they are spent gets a block of its own.
-    advised = []
+    # PACK_BELOW out of blocks of the File, back to back in the order
+    # asked, each its own storage: the first block 64 KiB, each next twice
+    # the last (in huge pages from 2 MiB on), so that a few tensors asked
+    # hold little more than their bytes. The blocks hold at most the bytes
+    # of the file's tensors carved that way: a tensor asked again once they
+    # are spent gets a block of its own.
+    advised, sizes = [], []
     real = zt._block_places.advise_huge_pages
     monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    real_new_block = zt._blocks.Blocks._new_block
+    monkeypatch.setattr(zt._blocks.Blocks, "_new_block", lambda self, n: sizes.append(n) or real_new_block(self, n))
     g = torch.Generator().manual_seed(9)
-    t = {f"k.{i}": torch.randn(1024, generator=g) for i in range(600)}  # 4 KiB each: 2.34 MiB
+    t = {f"k.{i}": torch.randn(1024, generator=g) for i in range(1100)}  # 4 KiB each: 4.3 MiB
     t["b"] = torch.randn(255, generator=g)  # 1,020 bytes: the heap's
     p = tmp_path / "k.zt"
     zt.save_file(t, p)
     with zt.safe_open(p, "pt") as s:
-        names = [f"k.{i}" for i in range(600)][::-1]
+        one = s.get_tensor("k.7")
+    assert same(one, t["k.7"]) and sizes == [64 << 10] and advised == []  # one tensor: a 64 KiB block
+    sizes.clear()
+    with zt.safe_open(p, "pt") as s:
+        names = [f"k.{i}" for i in range(1100)][::-1]
         got = {name: s.get_tensor(name) for name in names}
         small = s.get_tensor("b")
         again = s.get_tensor("k.3")
     assert all(same(got[k], t[k]) for k in names) and same(small, t["b"]) and same(again, t["k.3"])
-    first = got[names[0]].data_ptr()
-    assert [got[k].data_ptr() - first for k in names] == [i * 4096 for i in range(600)]
-    assert first % (2 << 20) == 0 and advised == [4 << 20]
+    total = 1100 * 4096
+    firsts = [16, 32, 64, 128, 256, 512]  # tensors a block: 64 KiB, 128 KiB, ..., 2 MiB
+    assert sizes == [n * 4096 for n in firsts] + [total - sum(firsts) * 4096, 4096]
+    assert advised == [2 << 20]  # the 2 MiB block: the others are smaller
+    at = 0
+    for n in firsts + [total // 4096 - sum(firsts)]:
+        block = [got[k] for k in names[at:at + n]]
+        first = block[0].data_ptr()
+        assert [b.data_ptr() - first for b in block] == [i * 4096 for i in range(n)]
+        at += n
+    assert got[names[sum(firsts[:5])]].data_ptr() % (2 << 20) == 0  # the 2 MiB block's first
     assert all(storage_bytes(got[k]) == 4096 and got[k].storage_offset() == 0 for k in names)
-    assert not first <= small.data_ptr() < first + 600 * 4096
-    assert not first <= again.data_ptr() < first + 600 * 4096  # the blocks' bytes were all given out
+    ours = {got[k].data_ptr() for k in names}
+    assert small.data_ptr() not in ours and again.data_ptr() not in ours
     assert storage_bytes(again) == 4096
 
 

@@ -113,11 +113,16 @@ class Places:
     """Places a load's small pieces, in the order it asks, in blocks that
     _new_block allocates as they are needed. `total` is what the load will
     ask for in all (the sum of aligned(nbytes)): the last block is no larger
-    than what is left."""
+    than what is left. first_block_bytes: blocks start at that size and
+    double up to block_bytes (pieces asked one at a time, where a few may
+    be all there is: a block in huge pages holds 2 MiB resident from its
+    first piece on, and as long as any of its pieces lives)."""
 
-    def __init__(self, total: int, block_bytes: Optional[int] = None):
+    def __init__(self, total: int, block_bytes: Optional[int] = None,
+                 first_block_bytes: Optional[int] = None):
         self._left = total
         self._block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
+        self._next = self._block_bytes if first_block_bytes is None else first_block_bytes
         self._at = self._end = 0
 
     def place(self, nbytes: int) -> int:
@@ -127,7 +132,9 @@ class Places:
         RuntimeError) where a block cannot be allocated."""
         at = self._at
         if at + nbytes > self._end:
-            self._end = self._new_block(max(aligned(nbytes), min(self._block_bytes, self._left)))
+            size = self._next
+            self._end = self._new_block(max(aligned(nbytes), min(size, self._left)))
+            self._next = min(2 * size, self._block_bytes)
             at = 0
         step = aligned(nbytes)
         self._at = at + step

@@ -56,8 +56,9 @@ class Blocks(Places):
     flat uint8 tensors, allocated as they are needed: _block_places.Places
     with the current block's storage and address at hand for carve()."""
 
-    def __init__(self, total: int, device: torch.device, block_bytes: Optional[int] = None):
-        super().__init__(total, block_bytes)
+    def __init__(self, total: int, device: torch.device, block_bytes: Optional[int] = None,
+                 first_block_bytes: Optional[int] = None):
+        super().__init__(total, block_bytes, first_block_bytes)
         self.device = device
         # The current block as a flat uint8 tensor, its storage, where the
         # block starts in that storage (carve's `start` is base + the

@@ -559,6 +559,11 @@ def _selected(e, s):
     return _Exact(e.index, s.shape, e.dtype, s.count * size, (s.first or 0) * size)
 
 
+# The first block get_tensor carves tensors out of (one()): each next is
+# twice the last, up to _block_places.BLOCK_BYTES.
+_ONE_FIRST_BLOCK = 64 << 10
+
+
 class _File:
     """One open file as tensors."""
 
@@ -796,14 +801,16 @@ class _File:
         tensor the heap's (16 page faults a tensor when filled), against
         load_file's 54. The blocks hold at most the bytes of the file's
         tensors carved this way (a tensor asked again takes a block of its
-        own once they are spent). torch's RuntimeError where a block
-        cannot be allocated."""
+        own once they are spent), the first 64 KiB, each next twice the
+        last up to BLOCK_BYTES: a few tensors asked hold little more than
+        their bytes. torch's RuntimeError where a block cannot be
+        allocated."""
         with self._one_lock:
             blocks = self._one_blocks
             if blocks is None:
                 _, total = _block_places.pieces_to_carve((e.nbytes for e in self._exact_table().values()),
                                                          _block_places.CPU_PACK_FROM)
-                blocks = self._one_blocks = _blocks.Blocks(total, _CPU)
+                blocks = self._one_blocks = _blocks.Blocks(total, _CPU, first_block_bytes=_ONE_FIRST_BLOCK)
             at = blocks.place(nbytes)
             return _blocks.carve(blocks.storage, blocks.base + at, shape, dtype, nbytes, _CPU)
 
