@@ -1697,6 +1697,24 @@ def storage_bytes(t):
     return t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") else t.storage().nbytes()  # torch < 2.0
 
 
+def carved_back_to_back(tensors, nbytes):
+    """The first of `tensors`' address, after checking that they lie back to
+    back, `nbytes` each, each with a storage of exactly its own bytes."""
+    first = tensors[0].data_ptr()
+    assert [x.data_ptr() - first for x in tensors] == [i * nbytes for i in range(len(tensors))]
+    assert all(storage_bytes(x) == nbytes and x.storage_offset() == 0 for x in tensors)
+    return first
+
+
+def advice_taken(monkeypatch):
+    """The byte counts of every advise_huge_pages call from now on (the
+    advice still given), in order."""
+    advised = []
+    real = zt._block_places.advise_huge_pages
+    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    return advised
+
+
 def _block_model():
     g = torch.Generator().manual_seed(7)
     t = {f"w.{i}": torch.randn(256, 256, generator=g) for i in range(8)}  # 8 x 256 KiB: carved on the CPU
@@ -1707,26 +1725,20 @@ def _block_model():
 
 @pytest.mark.parametrize("huge", [False, True])
 def test_a_cpu_load_carves_mid_sized_tensors_out_of_one_block(tmp_path, monkeypatch, huge):
-    # By default the block is in 4 KiB pages; with BLOCK_HUGE_PAGES it
-    # starts on a huge page and is advised for them.
+    # With BLOCK_HUGE_PAGES (the default) the block starts on a huge page
+    # and is advised for them; without, it is in 4 KiB pages.
     monkeypatch.setattr(zt._block_places, "BLOCK_HUGE_PAGES", huge)
-    advised = []
-    real = zt._block_places.advise_huge_pages
-    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    advised = advice_taken(monkeypatch)
     t = _block_model()
     p = tmp_path / "m.zt"
     zt.save_file(t, p)
     got = zt.load_file(p)
     assert all(same(got[k], t[k]) for k in t)
-    carved = [got[f"w.{i}"] for i in range(8)]
-    first = carved[0].data_ptr()
-    # Back to back in one block, each with a storage of exactly its own bytes.
-    assert [w.data_ptr() - first for w in carved] == [i * 256 * 1024 for i in range(8)]
+    first = carved_back_to_back([got[f"w.{i}"] for i in range(8)], 256 * 1024)
     if huge:
         assert first % (2 << 20) == 0
     # "big" (8 MiB) is advised either way; the block (2 MiB) only if asked.
     assert sorted(advised) == sorted([8 << 20] + ([2 << 20] if huge else []))
-    assert all(storage_bytes(w) == 256 * 1024 and w.storage_offset() == 0 for w in carved)
     others = [got[f"b.{i}"].data_ptr() for i in range(5)] + [got["big"].data_ptr()]
     assert not any(first <= a < first + 8 * 256 * 1024 for a in others)
     assert storage_bytes(got["big"]) == 8 << 20
@@ -1736,9 +1748,7 @@ def test_a_cpu_load_carves_tensors_from_4_kib_out_of_a_huge_page_block(tmp_path,
     # By default a CPU load carves every tensor of 4 KiB or more (and under
     # PACK_BELOW) out of blocks that start on a huge page and are advised
     # for them: one page fault per 2 MiB. Smaller ones come from the heap.
-    advised = []
-    real = zt._block_places.advise_huge_pages
-    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    advised = advice_taken(monkeypatch)
     g = torch.Generator().manual_seed(8)
     t = {f"k.{i}": torch.randn(1024, generator=g) for i in range(600)}  # 4 KiB each: 2.34 MiB
     t.update({f"b.{i}": torch.randn(255, generator=g) for i in range(5)})  # 1,020 bytes: the heap's
@@ -1746,12 +1756,9 @@ def test_a_cpu_load_carves_tensors_from_4_kib_out_of_a_huge_page_block(tmp_path,
     zt.save_file(t, p)
     got = zt.load_file(p)
     assert all(same(got[k], t[k]) for k in t)
-    carved = [got[f"k.{i}"] for i in range(600)]
-    first = carved[0].data_ptr()
-    assert [k.data_ptr() - first for k in carved] == [i * 4096 for i in range(600)]
+    first = carved_back_to_back([got[f"k.{i}"] for i in range(600)], 4096)
     assert first % (2 << 20) == 0
     assert advised == [4 << 20]  # the block's whole huge pages, nothing else
-    assert all(storage_bytes(k) == 4096 and k.storage_offset() == 0 for k in carved)
     assert not any(first <= got[f"b.{i}"].data_ptr() < first + 600 * 4096 for i in range(5))
 
 
@@ -1763,9 +1770,7 @@ def test_get_tensor_carves_tensors_from_4_kib_out_of_the_files_blocks(tmp_path, 
     # hold little more than their bytes. The blocks hold at most the bytes
     # of the file's tensors carved that way: a tensor asked again once they
     # are spent gets a block of its own.
-    advised, sizes = [], []
-    real = zt._block_places.advise_huge_pages
-    monkeypatch.setattr(zt._block_places, "advise_huge_pages", lambda a, n: (advised.append(n), real(a, n)))
+    advised, sizes = advice_taken(monkeypatch), []
     real_new_block = zt._blocks.Blocks._new_block
     monkeypatch.setattr(zt._blocks.Blocks, "_new_block", lambda self, n: sizes.append(n) or real_new_block(self, n))
     g = torch.Generator().manual_seed(9)
@@ -1789,12 +1794,9 @@ def test_get_tensor_carves_tensors_from_4_kib_out_of_the_files_blocks(tmp_path, 
     assert advised == [2 << 20]  # the 2 MiB block: the others are smaller
     at = 0
     for n in firsts + [total // 4096 - sum(firsts)]:
-        block = [got[k] for k in names[at:at + n]]
-        first = block[0].data_ptr()
-        assert [b.data_ptr() - first for b in block] == [i * 4096 for i in range(n)]
+        carved_back_to_back([got[k] for k in names[at:at + n]], 4096)
         at += n
     assert got[names[sum(firsts[:5])]].data_ptr() % (2 << 20) == 0  # the 2 MiB block's first
-    assert all(storage_bytes(got[k]) == 4096 and got[k].storage_offset() == 0 for k in names)
     ours = {got[k].data_ptr() for k in names}
     assert small.data_ptr() not in ours and again.data_ptr() not in ours
     assert storage_bytes(again) == 4096
