@@ -589,10 +589,12 @@ typedef enum zt_digest_algo {
 typedef struct zt_writer_options {
   uint32_t struct_size;     /* sizeof(zt_writer_options), set by zt_writer_options_init */
   int32_t zstd_level;       /* default 3 */
-  uint32_t threads;         /* compression threads (zstd and byte-planes frames); 0 = all
-                               cores (default); more than the build's ZT_MAX_THREADS
-                               (default 256) are clamped to it. The bytes written do not
-                               depend on it */
+  uint32_t threads;         /* compression threads (zstd and byte-planes frames; with 2 or
+                               more, a raw component of 8 MiB or more is hashed on a
+                               second thread while it is written); 0 = all cores
+                               (default); more than the build's ZT_MAX_THREADS (default
+                               256) are clamped to it. The bytes written do not depend
+                               on it */
   uint32_t digest;          /* zt_digest_algo; default ZT_DIGEST_XXH3 */
   uint64_t frame_size;      /* bytes of input per zstd frame; default 1 MiB, from 1 KiB to the
                                build's ZT_MAX_FRAME_SIZE (default 256 MiB); ZT_ERR_ARGUMENT

@@ -165,6 +165,12 @@ struct Writer::Impl {
   // Cuts the file back to `size`, dropping any frames still in flight.
   Result<void> truncate_to(uint64_t size);
   Result<void> emit_stored(std::span<const uint8_t> stored);
+  // Stored bytes from this size on are hashed on a helper thread while
+  // written (where there is more than one core): a smaller piece's hash
+  // costs less than handing it over.
+  static constexpr size_t kHashBesideFrom = size_t{8} << 20;
+  bool hashes_beside(size_t bytes) const;
+  Result<void> write_hashing_beside(std::span<const uint8_t> stored);
   Result<void> accept_planes(std::span<const uint8_t> data);
   uint64_t frame_size() const;
   FramePipeline& pipeline();

@@ -43,6 +43,9 @@ class WriterTest : public ::testing::Test {
     return names;
   }
 
+  // A child process writes `size` bytes past its RLIMIT_FSIZE.
+  void DiskFullLeavesTargetIntactAt(size_t size);
+
   zt::test::TempDir tmp_{"zt-writer-test-"};
   const fs::path dir_ = tmp_.path();
 };
@@ -870,6 +873,44 @@ TEST_F(WriterTest, DigestOptions) {
   }
 }
 
+// From 8 MiB a raw component's digest is computed on a helper thread
+// while the bytes are written (1.2: the stored bytes, in emit_stored; v2:
+// the input, in accept): the same digests, the same file, on one thread
+// or two.
+TEST_F(WriterTest, LargeComponentsHashedBesideTheirWriteKeepTheirDigests) {
+  Bytes big((size_t{9} << 20) + 123);
+  uint32_t x = 12345;
+  for (auto& b : big) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  for (const auto& [version, algo] :
+       {std::pair{0u, ZT_DIGEST_XXH3}, std::pair{0u, ZT_DIGEST_SHA256},
+        std::pair{2u, ZT_DIGEST_XXH3}}) {
+    std::vector<Bytes> files;
+    for (const uint32_t threads : {1u, 2u}) {
+      zt_writer_options o;
+      zt_writer_options_init(&o);
+      o.file_version = version;
+      o.digest = algo;
+      o.threads = threads;
+      zt_writer* w = nullptr;
+      ASSERT_EQ(zt_writer_open_ex(path().c_str(), &o, &w), ZT_OK);
+      const uint64_t shape[1] = {big.size()};
+      ASSERT_EQ(zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), nullptr),
+                ZT_OK);
+      const float f[2] = {1, 2};
+      const uint64_t two[1] = {2};
+      ASSERT_EQ(zt_writer_add_dense(w, "x", "f32", two, 1, f, 8, nullptr), ZT_OK);
+      ASSERT_EQ(zt_writer_finish(w), ZT_OK) << zt_last_error();
+      uint64_t checked = 9;
+      zt_reader* r = open_verified(path(), &checked);
+      ASSERT_NE(r, nullptr);
+      EXPECT_EQ(checked, 2u);
+      zt_close(r);
+      files.push_back(slurp(path()));
+    }
+    EXPECT_EQ(files[0], files[1]);
+  }
+}
+
 TEST_F(WriterTest, TenThousandSmallObjects) {
   zt_writer* w = nullptr;
   ASSERT_EQ(zt_writer_open(path().c_str(), &w), ZT_OK);
@@ -1061,6 +1102,11 @@ TEST_F(WriterTest, AbortAndFailureLeaveTheTargetAsItWas) {
 // A child writes a file larger than its RLIMIT_FSIZE: the write fails
 // (SIGXFSZ ignored), finish reports it, and the target keeps its old bytes.
 TEST_F(WriterTest, DiskFullLeavesTargetIntact) {
+  // 9 MiB: a component hashed beside its write (on a helper thread).
+  for (const size_t size : {size_t{300000}, size_t{9} << 20}) DiskFullLeavesTargetIntactAt(size);
+}
+
+void WriterTest::DiskFullLeavesTargetIntactAt(size_t size) {
   { std::ofstream(path()) << "old"; }
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -1074,7 +1120,7 @@ TEST_F(WriterTest, DiskFullLeavesTargetIntact) {
       setrlimit(RLIMIT_FSIZE, &rl);
       zt_writer* w = nullptr;
       if (zt_writer_open(path().c_str(), &w) != ZT_OK) return 10;
-      std::vector<uint8_t> big(300000, 7);
+      std::vector<uint8_t> big(size, 7);
       const uint64_t shape[1] = {big.size()};
       const zt_status a =
           zt_writer_add_dense(w, "big", "u8", shape, 1, big.data(), big.size(), nullptr);
