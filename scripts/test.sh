@@ -129,7 +129,10 @@ if step tsan-configure cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWith
   step tsan-threads env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/hardening/threads_test" || true
   step tsan-access env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/access_test" --gtest_filter='*Thread*' || true
   step tsan-frames env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/frame_pipeline_test" || true
-  step tsan-writer env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/writer_test" || true
+  # The disk-full test's forked child starts helper threads (a 9 MiB
+  # component hashed beside its write): fork is not TSan's, left out.
+  step tsan-writer env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/writer_test" \
+    --gtest_filter='-*DiskFull*' || true
   # zt_decode_many/zt_decode_ranges: workers, per-request counters, callbacks.
   step tsan-batch env TSAN_OPTIONS=halt_on_error=1 "$tsan/tests/batch_decode_test" || true
   # zt_dense_slice: a box's runs copied or read in shares on every core.
