@@ -181,3 +181,11 @@ def pieces_to_carve(sizes, smallest: int) -> Tuple[int, int]:
     below = PACK_BELOW
     carved = [n for n in sizes if smallest <= n < below]
     return len(carved), sum(map(aligned, carved))
+
+
+def blocks_for(sizes, smallest: int, make: Callable[[int], Places]) -> Optional[Places]:
+    """make(total) for a load whose pieces are of `sizes` bytes (total: what
+    those from `smallest` to fewer than PACK_BELOW take in aligned places),
+    or None where fewer than two of them would be carved."""
+    count, total = pieces_to_carve(sizes, smallest)
+    return make(total) if count >= 2 else None

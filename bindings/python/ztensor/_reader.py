@@ -1011,10 +1011,9 @@ class File(NotCopyable, collections.abc.Mapping):
         # Arrays from CPU_PACK_FROM bytes to fewer than PACK_BELOW are carved
         # out of blocks in huge pages (_block_places: 4,096 x 64 KiB in a
         # fresh process 72 -> 41 ms on the 2-core VM), the others np.empty's.
-        count, total = _block_places.pieces_to_carve(
+        blocks = _block_places.blocks_for(
             (layouts[name][5] for name in names if type(name) is str and name in layouts),
-            _block_places.CPU_PACK_FROM)
-        blocks = _block_places.ArrayBlocks(total) if count >= 2 else None
+            _block_places.CPU_PACK_FROM, _block_places.ArrayBlocks)
         smallest, below = (_block_places.CPU_PACK_FROM, _block_places.PACK_BELOW) if blocks else (0, 0)
         by_name, empty = None, np.empty
         out, objects, arrays, addresses, sizes, converted = {}, [], [], [], [], []

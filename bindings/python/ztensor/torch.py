@@ -433,8 +433,8 @@ def _blocks_for(exact, out, device, smallest):
     """The _blocks.Blocks that a load's tensors of `smallest` bytes to
     fewer than _block_places.PACK_BELOW (of `exact`, those not in `out` already)
     come out of, or None where fewer than two would."""
-    count, total = _block_places.pieces_to_carve((e[3] for name, e in exact.items() if name not in out), smallest)
-    return _blocks.Blocks(total, device) if count >= 2 else None
+    return _block_places.blocks_for((e[3] for name, e in exact.items() if name not in out), smallest,
+                                    lambda total: _blocks.Blocks(total, device))
 
 
 def _carve_into(out, later):
