@@ -29,7 +29,8 @@
 //     Object.COO, Object.Quant, and Object.DenseRowsMap;
 //   - copies: Component.ReadAt (io.ReaderAt), Component.NewReader,
 //     Component.ReadInto, Object.DenseRows, Object.DenseSlice,
-//     Reader.DecodeMany; Reader.DecodeRanges into memory outside Go's heap;
+//     Reader.DecodeMany (a whole model on every core, decoded straight
+//     into Go memory); Reader.DecodeRanges into memory outside Go's heap;
 //   - numbers converted by the library: Component.Float32s,
 //     Object.ReadFloat32, Object.DecodeFloat32, Object.DenseSliceFloat32,
 //     Object.DenseRowsFloat32 and their Float64 twins.

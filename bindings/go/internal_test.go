@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func mustOK(t testing.TB, err error) {
@@ -313,5 +314,130 @@ func TestDecodeManyOfAnUnsizedComponent(t *testing.T) {
 	err = capped.DecodeMany(reqs, 1)
 	if !reflect.DeepEqual(err, want) || !reflect.DeepEqual(reqs[0].Err, want) || reqs[1].Err == nil {
 		t.Errorf("DecodeMany over the cap: %v (requests: %v, %v), want %v", err, reqs[0].Err, reqs[1].Err, want)
+	}
+}
+
+// How DecodeMany shares its requests out (placeBatch): a caller's small
+// Dst and empty ones through C memory in one call, a caller's Dst of
+// inPlaceFrom bytes or more in place, a nil Dst of ownFrom bytes or more in
+// an allocation of its own, the smaller ones packed into shared
+// allocations of up to arenaBytes at places aligned to arenaAlign.
+func TestDecodeManyPlan(t *testing.T) {
+	const KiB, MiB = 1 << 10, 1 << 20
+	mine, small := make([]byte, 2*MiB), make([]byte, 10)
+	reqs := []DecodeRequest{{Dst: small}, {}, {Dst: mine}, {}, {}}
+	caps := []uint64{10, KiB + 1, 2 * MiB, 5 * MiB, 0}
+	for k := 0; k < 11; k++ {
+		reqs = append(reqs, DecodeRequest{})
+		caps = append(caps, 3*MiB)
+	}
+	batch := make([]int, len(reqs))
+	for i := range batch {
+		batch[i] = i
+	}
+	calls := placeBatch(reqs, batch, caps)
+	if len(calls) != 5 {
+		t.Fatalf("%d calls, want 5: %+v", len(calls), calls)
+	}
+	same := func(what string, g placed, idx []int, at []uint64) {
+		t.Helper()
+		if !reflect.DeepEqual(g.idx, idx) || !reflect.DeepEqual(g.at, at) {
+			t.Errorf("%s: requests %v at %v, want %v at %v", what, g.idx, g.at, idx, at)
+		}
+	}
+	same("copied", calls[0], []int{0, 4}, []uint64{0, 10})
+	if calls[0].mem != nil {
+		t.Error("the copied requests have Go memory")
+	}
+	same("the caller's large Dst", calls[1], []int{2}, []uint64{0})
+	if &calls[1].mem[0] != &mine[0] || len(calls[1].mem) != len(mine) {
+		t.Error("the caller's large Dst is not decoded into in place")
+	}
+	same("a large nil Dst", calls[2], []int{3}, []uint64{0})
+	if len(calls[2].mem) != 5*MiB {
+		t.Errorf("its allocation: %d bytes", len(calls[2].mem))
+	}
+	// 1 KiB + 1 at 0, then 3 MiB at 1,088 (the next multiple of 64) and
+	// nine more back to back: ten of 3 MiB end at 30 MiB + 1,088, an
+	// eleventh would pass 32 MiB.
+	at := []uint64{0}
+	for k := uint64(0); k < 10; k++ {
+		at = append(at, 1088+k*3*MiB)
+	}
+	same("the first shared allocation", calls[3], []int{1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, at)
+	if len(calls[3].mem) != 30*MiB+1088 {
+		t.Errorf("the first shared allocation: %d bytes", len(calls[3].mem))
+	}
+	same("the second", calls[4], []int{15}, []uint64{0})
+	if len(calls[4].mem) != 3*MiB {
+		t.Errorf("the second shared allocation: %d bytes", len(calls[4].mem))
+	}
+}
+
+// DecodeMany's bytes are the same whichever way a request goes (copied,
+// in the caller's Dst, in an allocation of its own or a shared one); a
+// slice of a shared allocation ends where its bytes do; a request that
+// fails in place fails alone.
+func TestDecodeManyInPlace(t *testing.T) {
+	const MiB = 1 << 20
+	pattern := func(n, seed int) []uint8 {
+		b := make([]uint8, n)
+		for i := range b {
+			b[i] = uint8(i*7 + seed + i>>11)
+		}
+		return b
+	}
+	want := map[string][]uint8{
+		"a": pattern(1025, 1), "z": pattern(3*MiB, 2), "big": pattern(5*MiB, 3),
+		"mid": pattern(2*MiB, 4), "tiny": pattern(10, 5), "empty": {}, "short": pattern(2*MiB, 6),
+	}
+	path := filepath.Join(t.TempDir(), "places.zt")
+	w, err := Create(path)
+	mustOK(t, err)
+	for _, name := range []string{"a", "z", "big", "mid", "tiny", "empty", "short"} {
+		encoding := "raw"
+		if name == "z" {
+			encoding = "zstd"
+		}
+		mustOK(t, AddDenseOf(w, name, []uint64{uint64(len(want[name]))}, want[name], encoding))
+	}
+	mustOK(t, w.Finish())
+	r, err := Open(path)
+	mustOK(t, err)
+	defer r.Close()
+	index := func(name string) int {
+		o, err := r.Find(name)
+		mustOK(t, err)
+		return o.Index
+	}
+	mid, tiny, short := make([]byte, 2*MiB), make([]byte, 10), make([]byte, MiB)
+	reqs := []DecodeRequest{
+		{Object: index("a"), Role: "data"}, {Object: index("z"), Role: "data"},
+		{Object: index("big"), Role: "data"}, {Object: index("mid"), Role: "data", Dst: mid},
+		{Object: index("tiny"), Role: "data", Dst: tiny}, {Object: index("empty"), Role: "data"},
+		{Object: index("short"), Role: "data", Dst: short},
+	}
+	err = r.DecodeMany(reqs, 2)
+	if !errors.Is(err, StatusArgument) || reqs[6].Err != err {
+		t.Fatalf("a Dst too short, decoded in place: %v (its request: %v)", err, reqs[6].Err)
+	}
+	for k, name := range []string{"a", "z", "big", "mid", "tiny", "empty"} {
+		q := reqs[k]
+		if q.Err != nil || q.N != len(want[name]) || !bytes.Equal(q.Dst[:q.N], want[name]) {
+			t.Errorf("%s: %d bytes, %v", name, q.N, q.Err)
+		}
+	}
+	if &reqs[3].Dst[0] != &mid[0] || &reqs[4].Dst[0] != &tiny[0] {
+		t.Error("a caller's Dst was replaced")
+	}
+	a, z := reqs[0].Dst, reqs[1].Dst
+	if cap(a) != len(a) || cap(z) != len(z) {
+		t.Errorf("capacities %d and %d past the bytes %d and %d", cap(a), cap(z), len(a), len(z))
+	}
+	if d := uintptr(unsafe.Pointer(&z[0])) - uintptr(unsafe.Pointer(&a[0])); d != 1088 {
+		t.Errorf("the small ones are %d bytes apart, not in one allocation at 0 and 1,088", d)
+	}
+	if uintptr(unsafe.Pointer(&a[0]))%arenaAlign != 0 {
+		t.Error("a shared allocation not aligned to 64 bytes")
 	}
 }
