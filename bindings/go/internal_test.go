@@ -321,57 +321,61 @@ func TestDecodeManyOfAnUnsizedComponent(t *testing.T) {
 // Dst and empty ones through C memory in one call, a caller's Dst of
 // inPlaceFrom bytes or more in place, a nil Dst of ownFrom bytes or more in
 // an allocation of its own, the smaller ones packed into shared
-// allocations of up to arenaBytes at places aligned to arenaAlign.
+// allocations of up to arenaBytes at places aligned to arenaAlign; up to
+// regionsPerCall allocations a call.
 func TestDecodeManyPlan(t *testing.T) {
 	const KiB, MiB = 1 << 10, 1 << 20
 	mine, small := make([]byte, 2*MiB), make([]byte, 10)
 	reqs := []DecodeRequest{{Dst: small}, {}, {Dst: mine}, {}, {}}
 	caps := []uint64{10, KiB + 1, 2 * MiB, 5 * MiB, 0}
-	for k := 0; k < 11; k++ {
+	for k := 0; k < 11; k++ { // requests 5 - 15
 		reqs = append(reqs, DecodeRequest{})
 		caps = append(caps, 3*MiB)
+	}
+	for k := 0; k < 6; k++ { // requests 16 - 21
+		reqs = append(reqs, DecodeRequest{})
+		caps = append(caps, 4*MiB)
 	}
 	batch := make([]int, len(reqs))
 	for i := range batch {
 		batch[i] = i
 	}
 	calls := placeBatch(reqs, batch, caps)
-	if len(calls) != 5 {
-		t.Fatalf("%d calls, want 5: %+v", len(calls), calls)
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3: %+v", len(calls), calls)
 	}
-	same := func(what string, g placed, idx []int, at []uint64) {
+	same := func(what string, g placed, idx []int, reg []uint8, at []uint64, sizes []int) {
 		t.Helper()
-		if !reflect.DeepEqual(g.idx, idx) || !reflect.DeepEqual(g.at, at) {
-			t.Errorf("%s: requests %v at %v, want %v at %v", what, g.idx, g.at, idx, at)
+		if !reflect.DeepEqual(g.idx, idx) || !reflect.DeepEqual(g.reg, reg) || !reflect.DeepEqual(g.at, at) {
+			t.Errorf("%s: requests %v in %v at %v, want %v in %v at %v", what, g.idx, g.reg, g.at, idx, reg, at)
+		}
+		var got []int
+		for _, m := range g.mem {
+			got = append(got, len(m))
+		}
+		if !reflect.DeepEqual(got, sizes) {
+			t.Errorf("%s: allocations of %v bytes, want %v", what, got, sizes)
 		}
 	}
-	same("copied", calls[0], []int{0, 4}, []uint64{0, 10})
-	if calls[0].mem != nil {
-		t.Error("the copied requests have Go memory")
-	}
-	same("the caller's large Dst", calls[1], []int{2}, []uint64{0})
-	if &calls[1].mem[0] != &mine[0] || len(calls[1].mem) != len(mine) {
-		t.Error("the caller's large Dst is not decoded into in place")
-	}
-	same("a large nil Dst", calls[2], []int{3}, []uint64{0})
-	if len(calls[2].mem) != 5*MiB {
-		t.Errorf("its allocation: %d bytes", len(calls[2].mem))
-	}
-	// 1 KiB + 1 at 0, then 3 MiB at 1,088 (the next multiple of 64) and
-	// nine more back to back: ten of 3 MiB end at 30 MiB + 1,088, an
-	// eleventh would pass 32 MiB.
-	at := []uint64{0}
+	same("copied", calls[0], []int{0, 4}, []uint8{0, 0}, []uint64{0, 10}, nil)
+	// The caller's 2 MiB, 5 MiB of its own, then the first shared
+	// allocation: 1 KiB + 1 at 0, 3 MiB at 1,088 (the next multiple of 64)
+	// and nine more back to back (ten end at 30 MiB + 1,088, an eleventh
+	// would pass 32 MiB), closed when request 15 comes; five of the 4 MiB
+	// ones make eight allocations.
+	idx := []int{2, 3, 1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20}
+	reg := []uint8{0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 4, 5, 6, 7}
+	at := []uint64{0, 0, 0}
 	for k := uint64(0); k < 10; k++ {
 		at = append(at, 1088+k*3*MiB)
 	}
-	same("the first shared allocation", calls[3], []int{1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, at)
-	if len(calls[3].mem) != 30*MiB+1088 {
-		t.Errorf("the first shared allocation: %d bytes", len(calls[3].mem))
+	at = append(at, 0, 0, 0, 0, 0)
+	same("the first eight allocations", calls[1], idx, reg, at,
+		[]int{2 * MiB, 5 * MiB, 30*MiB + 1088, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB})
+	if &calls[1].mem[0][0] != &mine[0] {
+		t.Error("the caller's large Dst is not decoded into in place")
 	}
-	same("the second", calls[4], []int{15}, []uint64{0})
-	if len(calls[4].mem) != 3*MiB {
-		t.Errorf("the second shared allocation: %d bytes", len(calls[4].mem))
-	}
+	same("the rest", calls[2], []int{21, 15}, []uint8{0, 1}, []uint64{0, 0}, []int{4 * MiB, 3 * MiB})
 }
 
 // DecodeMany's bytes are the same whichever way a request goes (copied,
