@@ -69,8 +69,9 @@ const (
 // length, so an append copies), and one kept reachable keeps its whole
 // allocation: copy a small slice that outlives the others, if that memory
 // matters. A Dst of 1 MiB or more is decoded into in place (a request that
-// fails may leave it partly written); a smaller Dst is decoded into C
-// memory with the other small ones and copied, only when it succeeds.
+// fails may leave it partly written), so the requests' Dsts must not
+// overlap; a smaller Dst is decoded into C memory with the other small
+// ones and copied, only when it succeeds.
 // A request with a nil Dst for a component whose decoded size is known
 // only by decoding it (a zstd stream that does not declare it;
 // Component.DecodedSizeKnown false) is decoded on its own into the
