@@ -105,18 +105,3 @@ pub(crate) fn argument(message: impl Into<String>) -> Error {
         message: message.into(),
     }
 }
-
-/// An empty Vec with room for `n` values of `T`, allocated fallibly: a size
-/// the process cannot have is `Status::NoMemory`, never an abort (failed
-/// allocation) or a panic (capacity overflow).
-pub(crate) fn buffer<T>(n: usize) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error {
-        status: Status::NoMemory,
-        message: format!(
-            "cannot allocate a buffer of {n} values of {} bytes",
-            std::mem::size_of::<T>()
-        ),
-    })?;
-    Ok(v)
-}

@@ -28,6 +28,7 @@
 //! file in place while it is open. Open such files in copy mode
 //! ([`OpenOptions`]`::copy`).
 
+mod buffers;
 mod element;
 mod error;
 mod reader;

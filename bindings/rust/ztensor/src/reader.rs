@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use ztensor_sys as sys;
 
+use crate::buffers::buffer;
 use crate::element::Element;
-use crate::error::{argument, buffer, check, Error, Result, Status};
+use crate::error::{argument, check, Error, Result, Status};
 use crate::views::{CooView, CsrView, DenseView, QuantView};
 
 /// Options of [`Reader::open_with`].
@@ -790,7 +791,7 @@ impl<'r> Component<'r> {
     }
 
     /// [`Component::read_size`], None where only decoding tells it.
-    fn checked_read_size(&self) -> Result<Option<u64>> {
+    pub(crate) fn checked_read_size(&self) -> Result<Option<u64>> {
         match self.read_size() {
             Ok(n) => Ok(Some(n)),
             Err(e) if e.status == Status::Unsupported => Ok(None),

@@ -190,6 +190,77 @@ impl Reader {
         })
     }
 
+    /// Decodes several components into new vectors on up to `threads`
+    /// threads (0: all cores) in one `zt_decode_many` call: a whole model
+    /// with every core decoding, raw slices, zstd frames and small
+    /// components shared out. Each item gets its own result: its decoded
+    /// bytes or its error (an unknown role, an Object of another Reader, a
+    /// size over the reader's `max_decoded_bytes`: `Status::Limit` before
+    /// anything is allocated). The vectors are allocated as
+    /// [`Component::to_vec`]'s are (from 4 MiB in transparent huge pages:
+    /// a 1.1 GiB model 1.6x faster than into `vec![0; n]`s of its sizes
+    /// through [`Reader::decode_many`], 2-core VM). A component whose size
+    /// is known only by decoding (a zstd stream that does not declare it)
+    /// is decoded on its own into the reader's cache, as
+    /// [`Component::bytes`] does, and copied.
+    ///
+    /// [`Component::to_vec`]: crate::Component::to_vec
+    /// [`Component::bytes`]: crate::Component::bytes
+    pub fn decode_many_to_vecs(&self, items: &[(Object<'_>, &str)], threads: u32) -> Vec<Result<Vec<u8>>> {
+        let mut out: Vec<Option<Result<Vec<u8>>>> = Vec::with_capacity(items.len());
+        let mut submitted = Vec::new(); // (item index, its vector, its size)
+        for (i, &(object, role)) in items.iter().enumerate() {
+            if !ptr::eq(object.reader(), self) {
+                submitted.push((i, Vec::new(), 0)); // batch() refuses it, saying why
+                out.push(None);
+                continue;
+            }
+            let sized = object.component(role).and_then(|c| match c.checked_read_size()? {
+                None => c.to_vec().map(Err), // known only by decoding: decoded alone
+                Some(n) => {
+                    let n = usize::try_from(n)
+                        .map_err(|_| crate::error::argument(format!("{n} bytes do not fit in memory")))?;
+                    Ok(Ok((crate::buffers::buffer::<u8>(n)?, n)))
+                }
+            });
+            out.push(match sized {
+                Ok(Ok((v, n))) => {
+                    submitted.push((i, v, n));
+                    None
+                }
+                Ok(Err(decoded)) => Some(Ok(decoded)),
+                Err(e) => Some(Err(e)),
+            });
+        }
+        let roles: Vec<(Object<'_>, &str)> = submitted.iter().map(|&(i, _, _)| items[i]).collect();
+        let results = self.batch(&roles, |roles| {
+            let mut reqs = Vec::new();
+            for (k, (i, v, n)) in submitted.iter_mut().enumerate() {
+                let Some(role) = roles[k] else { continue };
+                let mut r: sys::zt_decode_request = unsafe { std::mem::zeroed() };
+                unsafe { sys::zt_decode_request_init(&mut r) };
+                r.object = items[*i].0.index();
+                r.role = role;
+                r.dst = v.as_mut_ptr() as *mut c_void;
+                r.capacity = *n as u64;
+                reqs.push(r);
+            }
+            let first = unsafe { sys::zt_decode_many(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads) };
+            (first, reqs.iter().map(|r| (r.status, r.written)).collect())
+        });
+        for ((i, mut v, n), result) in submitted.into_iter().zip(results) {
+            out[i] = Some(result.map(|written| {
+                // SAFETY: the vector's capacity is at least n; the library
+                // wrote `written` bytes (never more than the n it was given).
+                unsafe { v.set_len(written.min(n)) };
+                v
+            }));
+        }
+        out.into_iter()
+            .map(|r| r.expect("every item has its result"))
+            .collect()
+    }
+
     /// Decodes byte ranges of components into caller buffers on up to
     /// `threads` threads (0: all cores; `zt_decode_ranges`): item
     /// `(object, role, offset, dst)` receives decoded bytes `[offset,

@@ -1254,3 +1254,105 @@ fn a_byte_source_gets_zeroed_buffers_and_is_dropped_once() {
     assert_eq!(e.status, Status::Io, "{e}");
     assert_eq!(drops.load(SeqCst), 2);
 }
+
+#[test]
+fn decode_many_to_vecs_gives_each_item_its_bytes_or_its_error() {
+    let dir = TempDir::new("tovecs");
+    let (path, other) = (dir.path("m.zt"), dir.path("other.zt"));
+    write_sample(&path);
+    let mut w = Writer::create(&other).unwrap();
+    w.add_dense("x", &[2], &[1.0f32, 2.0], Encoding::Raw).unwrap();
+    let big: Vec<u16> = (0..(9 << 19)).map(|i| (i * 7 % 65521) as u16).collect(); // 9 MiB
+    w.add_dense("big", &[big.len() as u64], &big, Encoding::Raw)
+        .unwrap();
+    w.add_dense("bigz", &[big.len() as u64], &big, Encoding::Zstd)
+        .unwrap();
+    w.finish().unwrap();
+    let (r, o) = (Reader::open(&path).unwrap(), Reader::open(&other).unwrap());
+    let (wt, ramp, x) = (
+        r.object("w").unwrap(),
+        r.object("ramp").unwrap(),
+        o.object("x").unwrap(),
+    );
+    let (ob, obz) = (o.object("big").unwrap(), o.object("bigz").unwrap());
+    let got = r.decode_many_to_vecs(&[(wt, "data"), (ramp, "data"), (wt, "nope"), (x, "data")], 2);
+    assert_eq!(got[0].as_ref().unwrap(), wt.data().unwrap().bytes().unwrap());
+    assert_eq!(got[1].as_ref().unwrap(), &ramp.data().unwrap().to_vec().unwrap()); // zstd
+    assert_eq!(got[2].as_ref().unwrap_err().status, Status::NotFound);
+    let e = got[3].as_ref().unwrap_err();
+    assert!(
+        e.status == Status::Argument && e.message.contains("another Reader"),
+        "{e}"
+    );
+    let got = o.decode_many_to_vecs(&[(ob, "data"), (obz, "data"), (x, "data")], 0);
+    let want: Vec<u8> = big.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert!(got[0].as_ref().unwrap() == &want && got[1].as_ref().unwrap() == &want);
+    assert_eq!(got[2].as_ref().unwrap(), &f32_bytes(&[1.0, 2.0]));
+    // Over the reader's cap: refused before anything is allocated, alone.
+    let capped = Reader::open_with(
+        &other,
+        &ztensor::OpenOptions {
+            max_decoded_bytes: 1 << 20,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (cz, cx) = (capped.object("bigz").unwrap(), capped.object("x").unwrap());
+    let got = capped.decode_many_to_vecs(&[(cz, "data"), (cx, "data")], 0);
+    assert_eq!(got[0].as_ref().map(Vec::len).unwrap_err().status, Status::Limit); // 9 MiB of zstd
+    assert_eq!(got[1].as_ref().unwrap(), &f32_bytes(&[1.0, 2.0]));
+}
+
+/// The VmFlags of the mapping of this process that holds `address`.
+fn vm_flags_at(address: usize) -> Option<String> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut inside = false;
+    for line in smaps.lines() {
+        let range = line.split(' ').next().unwrap_or("");
+        if let Some((a, b)) = range.split_once('-') {
+            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                inside = a <= address && address < b;
+                continue;
+            }
+        }
+        if inside && line.starts_with("VmFlags:") {
+            return Some(line.to_string());
+        }
+    }
+    None
+}
+
+#[test]
+fn vectors_of_4_mib_or_more_are_advised_for_huge_pages() {
+    if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+        eprintln!("SKIPPED: this kernel has no transparent huge pages to advise");
+        return;
+    }
+    let dir = TempDir::new("hugevecs");
+    let path = dir.path("m.zt");
+    let mut w = Writer::create(&path).unwrap();
+    w.add_dense("big", &[9 << 20], &vec![3u8; 9 << 20], Encoding::Raw)
+        .unwrap();
+    w.add_dense("small", &[1 << 20], &vec![5u8; 1 << 20], Encoding::Raw)
+        .unwrap();
+    w.finish().unwrap();
+    let r = Reader::open(&path).unwrap();
+    let (big, small) = (r.object("big").unwrap(), r.object("small").unwrap());
+    let huge = |v: &Vec<u8>| {
+        let page = (v.as_ptr() as usize).next_multiple_of(2 << 20);
+        vm_flags_at(page)
+            .expect("the vector's mapping")
+            .split_whitespace()
+            .any(|f| f == "hg")
+    };
+    let owned = big.data().unwrap().to_vec().unwrap();
+    assert!(
+        huge(&owned),
+        "to_vec of 9 MiB: {:?}",
+        vm_flags_at(owned.as_ptr() as usize + (2 << 20))
+    );
+    let got = r.decode_many_to_vecs(&[(big, "data"), (small, "data")], 0);
+    let (b, s) = (got[0].as_ref().unwrap(), got[1].as_ref().unwrap());
+    assert!(huge(b) && b.iter().all(|&x| x == 3));
+    assert!(s.len() == 1 << 20 && s.iter().all(|&x| x == 5));
+}
