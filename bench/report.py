@@ -137,6 +137,7 @@ def main():
     ld_facts = (load_json(os.path.join(out_dir, "bench_load.json")) or {}).get("facts") or {}
     rm_facts = (load_json(os.path.join(out_dir, "bench_remote.json")) or {}).get("facts")
     go = load_gotest(os.path.join(out_dir, "bench_go.txt"))
+    rs = load_gotest(os.path.join(out_dir, "bench_rust.txt"))
     pages = load_json(os.path.join(out_dir, "pages.json"))
     mem = load_json(os.path.join(out_dir, "memory.json"))
     machine = load_json(os.path.join(out_dir, "machine.json"))
@@ -549,6 +550,25 @@ def main():
     t.ratio("go 4,096 x 64 KiB", "Reader.DecodeMany: open + every tensor into new Go slices", go,
             "BenchmarkLoadSmallFloor", "BenchmarkLoadSmallDecodeMany", None,
             go_floor + "; the load's open and per-tensor work (~10 ms) included")
+
+    # ---- the Rust crate (bench_rust.sh) ----
+    rs_floor = ("a thread a core read_at of the file into one new vec![0; n]; each load a process of its own "
+                "(a program's first load)")
+    t.ratio("rust 1.1 GiB model", "Reader::decode_many_to_vecs: open + every tensor (32 x 32 MiB, "
+            "500 x 256 KiB bf16) into new vectors", rs, "BenchmarkRustLoadLLMFloor", "BenchmarkRustLoadLLMToVecs",
+            0.9, rs_floor + " (its 4 KiB pages: the library's vectors of 4 MiB or more are in huge pages)")
+    t.ratio("rust 1.1 GiB model", "Reader::decode_many_to_vecs, against reading into huge pages", rs,
+            "BenchmarkRustLoadLLMFloorHuge", "BenchmarkRustLoadLLMToVecs", None,
+            "the same read into one vec![0; n] advised for huge pages first")
+    t.ratio("rust 1.1 GiB model", "decode_many_to_vecs against decode_many into vec![0; n]s", rs,
+            "BenchmarkRustLoadLLMByHand", "BenchmarkRustLoadLLMToVecs", None,
+            "Reader::decode_many into vectors the caller allocates")
+    t.ratio("rust 4,096 x 64 KiB", "Reader::decode_many_to_vecs: open + every tensor into new vectors", rs,
+            "BenchmarkRustLoadSmallFloor", "BenchmarkRustLoadSmallToVecs", None,
+            rs_floor + "; the load's open and per-tensor work included")
+    t.ratio("rust 4,096 x 64 KiB", "decode_many_to_vecs against decode_many into vec![0; n]s", rs,
+            "BenchmarkRustLoadSmallByHand", "BenchmarkRustLoadSmallToVecs", None,
+            "Reader::decode_many into vectors the caller allocates (calloc: the heap's are zeroed)")
 
     # ---- remote reads (loopback nginx) ----
     t.ratio("remote 1 GiB", f"zt_component_read over HTTP ({gbps(rm.get('Remote_ZtRead'), GiB)}; "

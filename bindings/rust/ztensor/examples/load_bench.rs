@@ -3,9 +3,10 @@
 //! (`to-vecs`) or by `decode_many` into `vec![0; n]`s of their sizes
 //! (`by-hand`), or the floor, a thread a core reading the file into one new
 //! `vec![0; n]` (`read_at`, 8 MiB a call), the way a Rust program reads a
-//! file at the hardware's speed with no format at all. One load a process
-//! (a program's first load), printed as `go test -bench` prints one
-//! iteration, for bench/report.py:
+//! file at the hardware's speed with no format at all (`floor`; advised
+//! for huge pages first, as the crate's own vectors are: `floor-huge`).
+//! One load a process (a program's first load), printed as `go test
+//! -bench` prints one iteration, for bench/report.py:
 //!
 //! ```sh
 //! cargo run --release --offline --example load_bench -- llm to-vecs DIR
@@ -72,11 +73,29 @@ fn by_hand(path: &Path) -> ztensor::Result<Vec<Vec<u8>>> {
     Ok(bufs)
 }
 
-/// The file's bytes in one new vector, a thread a core.
-fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
+/// Asks for transparent huge pages over the vector's whole 2 MiB pages, as
+/// the crate does for the vectors it allocates.
+fn advise_huge_pages(v: &mut [u8]) {
+    extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+    }
+    let start = (v.as_ptr() as usize).next_multiple_of(2 << 20);
+    let end = (v.as_ptr() as usize + v.len()) / (2 << 20) * (2 << 20);
+    if end > start {
+        // SAFETY: whole pages inside the vector; a hint that keeps contents.
+        unsafe { madvise(start as *mut std::ffi::c_void, end - start, 14) };
+    }
+}
+
+/// The file's bytes in one new vector, a thread a core (`huge`: advised
+/// for huge pages first).
+fn read_all(path: &Path, huge: bool) -> std::io::Result<Vec<u8>> {
     let f = File::open(path)?;
     let size = f.metadata()?.len() as usize;
-    let mut buf = vec![0u8; size];
+    let mut buf = vec![0u8; size]; // fresh pages of the system's, not yet touched
+    if huge {
+        advise_huge_pages(&mut buf);
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let share = size.div_ceil(threads).max(1);
     std::thread::scope(|s| {
@@ -101,7 +120,7 @@ fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 4 || !["llm", "small"].contains(&args[1].as_str()) {
-        eprintln!("usage: load_bench llm|small to-vecs|by-hand|floor DIR");
+        eprintln!("usage: load_bench llm|small to-vecs|by-hand|floor|floor-huge DIR");
         std::process::exit(2);
     }
     let path = model(Path::new(&args[3]), &args[1]).expect("writing the model");
@@ -119,7 +138,11 @@ fn main() {
             by_hand(&path).expect("decode_many").iter().map(Vec::len).sum(),
             "ByHand",
         ),
-        "floor" => (read_all(&path).expect("reading the file").len(), "Floor"),
+        "floor" => (read_all(&path, false).expect("reading the file").len(), "Floor"),
+        "floor-huge" => (
+            read_all(&path, true).expect("reading the file").len(),
+            "FloorHuge",
+        ),
         other => panic!("unknown load {other:?}"),
     };
     let ns = start.elapsed().as_nanos();
