@@ -20,7 +20,11 @@ namespace zt {
 // up to twice its size as capacity (realloc alone is not enough: below
 // glibc's mmap threshold, which rises to 32 MiB as large blocks are freed,
 // it copies within the heap and leaves the old block resident). Below
-// 1 MiB it is malloc'd. New bytes are not initialised.
+// 1 MiB it is malloc'd. New bytes are not initialised. A mapping of 4 MiB
+// or more is advised for transparent huge pages: the decode that fills it
+// then takes a page fault per 2 MiB instead of per 4 KiB (a copy-mode
+// reader's 32 x 32 MiB components decoded into its cache in 295 - 322 ms
+// against 483 - 486, 2-core VM, 2026-12-06).
 class GrowingBytes {
  public:
   GrowingBytes() = default;
@@ -64,6 +68,7 @@ class GrowingBytes {
     if (length == 0) return false;
     void* m = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return false;
+    advise_huge_pages(m, length);
     if (size_) std::memcpy(m, p_, size_);
     std::free(p_);
     p_ = static_cast<uint8_t*>(m);
@@ -77,6 +82,20 @@ class GrowingBytes {
   static constexpr size_t kPage = 4096;  // mremap's unit (larger pages are multiples of it)
 
   // n rounded up to whole pages; 0 where that overflows.
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  static constexpr size_t kHugePagesFrom = 2 * kHugePage;  // holds a whole one wherever it starts
+
+  // MADV_HUGEPAGE over the whole 2 MiB pages of a mapping of
+  // kHugePagesFrom bytes or more. A hint: where the kernel has no
+  // transparent huge pages it fails, and nothing changes.
+  static void advise_huge_pages(void* m, size_t length) {
+    if (length < kHugePagesFrom) return;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(m);
+    const uintptr_t start = (at + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+    const uintptr_t end = (at + length) & ~(uintptr_t{kHugePage} - 1);
+    if (end > start) (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
+  }
+
   static size_t page_rounded(size_t n) {
     return n > SIZE_MAX - (kPage - 1) ? 0 : (n + kPage - 1) & ~(kPage - 1);
   }
@@ -87,6 +106,7 @@ class GrowingBytes {
     if (length != mapped_) {
       void* m = ::mremap(p_, mapped_, length, MREMAP_MAYMOVE);
       if (m == MAP_FAILED) return false;
+      if (length > mapped_) advise_huge_pages(m, length);  // the advice covered the old length
       p_ = static_cast<uint8_t*>(m);
       mapped_ = length;
     }

@@ -29,9 +29,7 @@ using ull = unsigned long long;
 struct Reader::Slot {
   std::mutex mu;
   bool done = false;
-  std::unique_ptr<uint8_t[]> data;  // decoded bytes of a known size
-  uint64_t size = 0;
-  GrowingBytes grown;  // decoded bytes of a size known only after decoding
+  GrowingBytes bytes;  // the decoded bytes (their own mapping from 1 MiB)
   Error error;
 };
 
@@ -160,10 +158,9 @@ uint64_t Reader::model_bytes() const {
   return total;
 }
 
-Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::vector<Source> held,
-                                                  std::shared_ptr<const void> keep,
-                                                  const OpenOptions& opt, OtherFiles files,
-                                                  std::vector<std::function<Result<void>()>> checks) {
+Result<std::unique_ptr<Reader>> Reader::open_held(
+    Manifest m, Source root, std::vector<Source> held, std::shared_ptr<const void> keep,
+    const OpenOptions& opt, OtherFiles files, std::vector<std::function<Result<void>()>> checks) {
   ZT_FAIL_IF(!m.shards.empty(), argument, "a held model has no shard files");
   for (const Object& o : m.objects) {
     for (const Component& c : o.components) {
@@ -424,10 +421,7 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
       Slot& slot;
       bool filled = false;
       ~SlotEmptiedUnlessFilled() {
-        if (filled) return;
-        slot.data.reset();
-        slot.grown = {};
-        slot.size = 0;
+        if (!filled) slot.bytes = {};
       }
     } emptied{s};
     auto r = fill_slot(o, c, s);
@@ -442,8 +436,9 @@ Result<std::span<const uint8_t>> Reader::map(size_t object, size_t component) co
     s.done = true;
   }
   if (s.error.status != Status::ok) return s.error;
-  if (!s.grown.empty()) return s.grown.bytes();
-  return std::span<const uint8_t>(s.data.get(), s.size);
+  // No bytes still come with an address, as a mapped empty component's do.
+  static constexpr uint8_t kNoBytes = 0;
+  return s.bytes.empty() ? std::span<const uint8_t>(&kNoBytes, 0) : s.bytes.bytes();
 }
 
 // A zstd component's claimed size n is only a claim: before n bytes are
@@ -484,28 +479,10 @@ Result<void> Reader::prepare_decode(const Object& o, const Component& c, uint64_
 
 // Decodes straight into the slot's buffer (no zero-fill, no second copy).
 Result<void> Reader::fill_slot(const Object& o, const Component& c, Slot& s) const {
-  auto n = decoded_length_for(o, c);
-  if (!n && n.error().status == Status::not_found) {
-    auto bytes = decode_unknown_size(o, c);
-    ZT_TRY(bytes);
-    s.grown = std::move(*bytes);
-    return {};
-  }
-  ZT_TRY(n);
-  PreparedDecode p;
-  ZT_TRY(prepare_decode(o, c, *n, p));
-  if (p.grown) {
-    s.grown = std::move(*p.grown);
-    return {};
-  }
-  try {
-    s.data = std::make_unique_for_overwrite<uint8_t[]>(*n ? *n : 1);
-  } catch (const std::bad_alloc&) {
-    return make_error(Status::nomem, "%s: cannot allocate %llu bytes",
-                      component_where(o, c).c_str(), static_cast<ull>(*n));
-  }
-  s.size = *n;
-  return decode_into(o, c, std::span<uint8_t>(s.data.get(), s.size), &p);
+  auto bytes = decode(o, c);
+  ZT_TRY(bytes);
+  s.bytes = std::move(*bytes);
+  return {};
 }
 
 // The bytes are GrowingBytes whichever way they come: a decode grown in
@@ -516,6 +493,10 @@ Result<GrowingBytes> Reader::decode(size_t object, size_t component) const {
   const Object& o = manifest_.objects[object];
   const Component& c = o.components[component];
   ZT_FAIL_IF(!o.unsupported.empty(), unsupported, "%s", o.unsupported.c_str());
+  return decode(o, c);
+}
+
+Result<GrowingBytes> Reader::decode(const Object& o, const Component& c) const {
   auto n = decoded_length_for(o, c);
   if (!n && n.error().status == Status::not_found) return decode_unknown_size(o, c);
   ZT_TRY(n);

@@ -234,6 +234,7 @@ class Reader {
                            const PreparedDecode* prepared = nullptr) const;
   Result<GrowingBytes> decode_unknown_size(const Object& o, const Component& c) const;
   Result<void> fill_slot(const Object& o, const Component& c, Slot& s) const;
+  Result<GrowingBytes> decode(const Object& o, const Component& c) const;
   Slot& slot(size_t object, size_t component) const;
   Result<void> prepare_decode(const Object& o, const Component& c, uint64_t n,
                               PreparedDecode& p) const;

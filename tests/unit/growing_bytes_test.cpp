@@ -1,11 +1,16 @@
 // GrowingBytes: resized across the heap/mapping boundary (1 MiB), it keeps
-// its bytes, moves and frees cleanly (valgrind runs this file too), and
-// grows a large buffer without a second copy of it.
+// its bytes, moves and frees cleanly (valgrind runs this file too), grows
+// a large buffer without a second copy of it, and advises mappings of
+// 4 MiB or more for transparent huge pages.
 #include "base/growing_bytes.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
 
 namespace zt {
@@ -70,6 +75,47 @@ TEST(GrowingBytes, RefusesWhatCannotBeHadAndKeepsWhatItHeld) {
   EXPECT_FALSE(small.resize(SIZE_MAX - 100));
   EXPECT_FALSE(small.resize(size_t{1} << 62));  // (mmap)
   EXPECT_TRUE(small.empty());
+}
+
+// The VmFlags line of the mapping of this process that holds `address`
+// ("" where none does).
+std::string vm_flags_at(const void* address) {
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+bool advised(const GrowingBytes& b) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(b.data()) + kHuge - 1) & ~(kHuge - 1);
+  return vm_flags_at(reinterpret_cast<const void*>(first)).find(" hg") != std::string::npos;
+}
+
+TEST(GrowingBytes, AdvisesMappingsOf4MiBOrMoreForHugePages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage"))
+    GTEST_SKIP() << "this kernel has no transparent huge pages to advise";
+  GrowingBytes b;
+  ASSERT_TRUE(b.resize(size_t{3} << 20));  // a mapping, too small to hold a whole huge page surely
+  EXPECT_FALSE(advised(b)) << vm_flags_at(b.data());
+  ASSERT_TRUE(b.resize(size_t{9} << 20));  // grown by mremap
+  EXPECT_TRUE(advised(b)) << vm_flags_at(b.data() + (size_t{2} << 20));
+  fill(b, 0);
+  EXPECT_TRUE(holds_fill(b));
+  GrowingBytes fresh;
+  ASSERT_TRUE(fresh.resize(100));
+  ASSERT_TRUE(fresh.resize(size_t{8} << 20));  // from the heap to a mapping of its own
+  EXPECT_TRUE(advised(fresh)) << vm_flags_at(fresh.data() + (size_t{2} << 20));
 }
 
 }  // namespace
