@@ -3,6 +3,9 @@
 //    plain mmap of the file;
 //  - zt_component_read (mapped and copy mode) and zt_decode_many vs pread
 //    into the same buffer;
+//  - a copy-mode reader's zt_component_map (the component read into the
+//    reader's decode cache) vs pread into fresh memory, 4 KiB pages or
+//    advised for huge pages;
 //  - the component is a [16384, 16384] f32 matrix: an eighth of its columns
 //    (zt_dense_slice: 16384 runs of 8 KiB) vs zt_component_read of it whole.
 // And a file of 20,000 tensors of 1 KiB (hot): zt_decode_many of all of
@@ -157,6 +160,56 @@ void BM_Read_ZtDecodeMany(benchmark::State& state) {
   set_bytes(state);
 }
 
+// The floor of a buffer the library fills and keeps (a copy-mode reader's
+// decode cache, what zt_component_map hands out for zstd or copy-mode
+// data): one pread of the component into fresh anonymous memory, mapped
+// for the iteration (4 KiB pages, or advised for huge pages first, as the
+// library advises its own buffers of 4 MiB or more).
+void pread_into_fresh(benchmark::State& state, bool huge) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    void* m = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) ztb::die("mmap failed");
+    if (huge) ::madvise(m, kBytes, MADV_HUGEPAGE);
+    const int fd = ::open(path().c_str(), O_RDONLY | O_CLOEXEC);
+    uint64_t done = 0;
+    while (done < kBytes) {
+      const ssize_t n = ::pread(fd, static_cast<uint8_t*>(m) + done, kBytes - done,
+                                static_cast<off_t>(g_offset + done));
+      if (n <= 0) ztb::die("pread failed");
+      done += static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+    benchmark::DoNotOptimize(m);
+    ::munmap(m, kBytes);
+  }
+  set_bytes(state);
+}
+
+void BM_Cache_PreadFresh(benchmark::State& state) {
+  pread_into_fresh(state, false);
+}
+void BM_Cache_PreadFreshHuge(benchmark::State& state) {
+  pread_into_fresh(state, true);
+}
+
+// A copy-mode reader's zt_component_map: the component read into the
+// reader's decode cache, memory it allocates (freed by zt_close).
+void BM_Cache_ZtMapCopyMode(benchmark::State& state) {
+  prepare(state);
+  for (auto _ : state) {
+    before_iteration(state);
+    zt_reader* r = open_reader(ZT_IO_COPY);
+    const void* data = nullptr;
+    uint64_t n = 0;
+    ztb::check(zt_component_map(r, 0, "data", &data, &n), "zt_component_map");
+    benchmark::DoNotOptimize(data);
+    zt_close(r);
+  }
+  set_bytes(state);
+}
+
 // Columns [0, kSide / 8) of every row, from a hot page cache.
 void BM_Slice_EighthOfColumns(benchmark::State& state) {
   prepare(state);
@@ -200,6 +253,9 @@ BENCHMARK(BM_Touch_ZtMapPrefetch)->Apply(hot_and_cold);
 BENCHMARK(BM_Read_Pread)->Apply(hot_and_cold);
 BENCHMARK(BM_Read_ZtRead)->Apply(hot_and_cold);
 BENCHMARK(BM_Read_ZtReadCopyMode)->Apply(hot_and_cold);
+BENCHMARK(BM_Cache_PreadFresh)->Apply(hot_and_cold);
+BENCHMARK(BM_Cache_PreadFreshHuge)->Apply(hot_and_cold);
+BENCHMARK(BM_Cache_ZtMapCopyMode)->Apply(hot_and_cold);
 BENCHMARK(BM_Read_ZtDecodeMany)
     ->ArgNames({"cold", "threads"})
     ->Args({0, 1})

@@ -199,6 +199,12 @@ def main():
         for th in (1, 2):
             t.ratio("raw 1 GiB", f"zt_decode_many, {th} thread{'s' if th > 1 else ''}, {label}", raw, base,
                     f"BM_Read_ZtDecodeMany/cold:{cold}/threads:{th}", None, "pread into the same buffer")
+        t.ratio("raw 1 GiB", f"zt_component_map (ZT_IO_COPY): read into the reader's cache, {label}", raw,
+                f"BM_Cache_PreadFresh/cold:{cold}", f"BM_Cache_ZtMapCopyMode/cold:{cold}", 0.9,
+                "pread into fresh memory (4 KiB pages); the cache's is advised for huge pages", cpu=cold == 0)
+        t.ratio("raw 1 GiB", f"… against fresh memory in huge pages, {label}", raw,
+                f"BM_Cache_PreadFreshHuge/cold:{cold}", f"BM_Cache_ZtMapCopyMode/cold:{cold}", None,
+                "pread into fresh memory advised for huge pages")
 
     t.ratio("raw 20,000 x 1 KiB", "zt_decode_many of every tensor (2 threads), fresh reader, hot", raw,
             "BM_Tiny_PreadSpan", "BM_Tiny_ZtDecodeMany/threads:2", 0.5,
