@@ -485,8 +485,10 @@ ZT_API zt_status zt_object_summaries(const zt_reader* r, size_t first, zt_object
 
 /* Decoded bytes of one component, little-endian elements of its dtype.
    raw + little-endian: a pointer into the mapping, no copy.
-   zstd, or legacy big-endian data: decoded once, cached, owned by the reader.
-   Valid until zt_close. Fails with ZT_ERR_ARGUMENT, ZT_ERR_NOT_FOUND (no such
+   zstd, or legacy big-endian data, or any data in copy mode or from a
+   URL: decoded once (on every core, as zt_component_read decodes), cached,
+   owned by the reader; from 4 MiB in memory advised for transparent huge
+   pages. Valid until zt_close. Fails with ZT_ERR_ARGUMENT, ZT_ERR_NOT_FOUND (no such
    object or role), ZT_ERR_UNSUPPORTED (unknown encoding), ZT_ERR_LIMIT
    (decoded size over zt_open_options.max_decoded_bytes, by default
    ZT_MAX_DECODED_BYTES), ZT_ERR_INVALID (corrupt or wrongly sized
@@ -495,7 +497,10 @@ ZT_API zt_status zt_component_map(const zt_reader* r, size_t object, const char*
                                   const void** data, uint64_t* nbytes);
 
 /* Decode into a caller buffer (no caching); *written gets the byte count.
-   ZT_ERR_ARGUMENT if capacity is too small (nothing is written then). */
+   ZT_ERR_ARGUMENT if capacity is too small (nothing is written then).
+   A large component is read on every core: raw bytes of a file or of
+   memory from 16 MiB in 8 MiB slices, a multi-frame zstd stream frame by
+   frame (zt_decode_many says how many threads). */
 ZT_API zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst,
                                    uint64_t capacity, uint64_t* written);
 

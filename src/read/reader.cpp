@@ -8,7 +8,10 @@
 #include <new>
 #include <system_error>
 
+#include "base/arithmetic.h"
 #include "base/byte_order.h"
+#include "base/core_count.h"
+#include "base/for_each_index.h"
 #include "base/zt_limits.h"
 #include "codec/byte_planes.h"
 #include "codec/digest.h"
@@ -18,6 +21,7 @@
 #include "manifest/json.h"
 #include "manifest/object_format.h"
 #include "read/content.h"
+#include "read/task_sizes.h"
 #include "read/validate.h"
 #include "source/http_source.h"
 #include "source/model_folder.h"
@@ -364,12 +368,39 @@ Result<std::span<const uint8_t>> Reader::stored(const Object& o, const Component
   return bytes;
 }
 
+namespace {
+
+// Raw bytes of a file or of memory copied into dst, in slices of
+// kMostRawTaskBytes on every core where there are two or more (a pread
+// each in copy mode, a memcpy out of a mapping), as zt_decode_many shares
+// them out: zt_component_read and the decode cache then fill fresh memory
+// on every core, page faults included. A remote source reads its ranges
+// in parallel itself.
+Result<void> read_raw(const Source& src, uint64_t offset, std::span<uint8_t> dst) {
+  const unsigned threads = threads_for_all_cores();
+  if (src.ranges() || threads < 2 || dst.size() < 2 * kMostRawTaskBytes)
+    return src.read_into(offset, dst);
+  const size_t slices = static_cast<size_t>(ceil_div(dst.size(), kMostRawTaskBytes));
+  std::vector<Error> errors(slices);
+  for_each_index(slices, threads, [&](size_t i) {
+    const uint64_t at = i * kMostRawTaskBytes;
+    const auto piece = dst.subspan(at, std::min<uint64_t>(kMostRawTaskBytes, dst.size() - at));
+    auto r = src.read_into(offset + at, piece);
+    if (!r) errors[i] = std::move(r).error();
+  });
+  for (auto& e : errors)
+    if (e.status != Status::ok) return std::move(e);
+  return {};
+}
+
+}  // namespace
+
 Result<void> Reader::decode_into(const Object& o, const Component& c, std::span<uint8_t> dst,
                                  const PreparedDecode* prepared) const {
   if (c.encoding == Encoding::raw) {
     auto src = source_of(c);
     ZT_TRY(src);
-    ZT_TRY((*src)->read_into(c.offset, dst));
+    ZT_TRY(read_raw(**src, c.offset, dst));
   } else {
     std::vector<uint8_t> scratch;
     std::vector<ZstdFrame> own_table;

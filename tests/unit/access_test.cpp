@@ -954,6 +954,50 @@ TEST(Access, CopyModeReportsAFileThatShrankAsIo) {
   EXPECT_TRUE(FailsWith(zt_verify(o.get(), nullptr, nullptr), ZT_ERR_IO));
 }
 
+// A raw component of 16 MiB or more is read in 8 MiB slices on every core
+// (zt_component_read, and the cache zt_component_map fills in copy mode):
+// the same bytes from memory, a mapping and copy mode, a slice short of
+// the end included; a file that shrank under a slice past the first is
+// still ZT_ERR_IO, naming the file.
+TEST(Access, ALargeRawComponentIsReadInSlicesTheSameEveryWay) {
+  const Bytes big = pattern((size_t{40} << 20) + 4099, 9);  // 5 slices, the last short
+  FileBuilder b;
+  b.dense("big", "u8", {big.size()}, big);
+  const Bytes whole = b.build();
+  const TempFile file(whole);
+  zt_open_options copy;
+  zt_open_options_init(&copy);
+  copy.io_mode = ZT_IO_COPY;
+  const Opened from_memory = open_memory(whole);
+  const Opened mapped = open_file(file);
+  const Opened copied = open_file(file, &copy);
+  for (const Opened* o : {&from_memory, &mapped, &copied}) {
+    ASSERT_EQ(o->status, ZT_OK) << o->error;
+    Bytes buf(big.size());
+    uint64_t written = 0;
+    ASSERT_EQ(zt_component_read(o->get(), 0, "data", buf.data(), buf.size(), &written), ZT_OK)
+        << zt_last_error();
+    EXPECT_EQ(written, big.size());
+    EXPECT_TRUE(buf == big);
+  }
+  const void* p = nullptr;
+  uint64_t n = 0;
+  ASSERT_EQ(zt_component_map(copied.get(), 0, "data", &p, &n), ZT_OK) << zt_last_error();
+  ASSERT_EQ(n, big.size());
+  EXPECT_EQ(std::memcmp(p, big.data(), big.size()), 0);
+
+  const Opened shrinking = open_file(file, &copy);
+  ASSERT_EQ(shrinking.status, ZT_OK) << shrinking.error;
+  ASSERT_EQ(::truncate(file.path().c_str(), 64 + (off_t{20} << 20)), 0);  // inside the third slice
+  Bytes buf(big.size());
+  uint64_t written = 0;
+  EXPECT_TRUE(
+      FailsWith(zt_component_read(shrinking.get(), 0, "data", buf.data(), buf.size(), &written),
+                ZT_ERR_IO, {file.path()}));
+  EXPECT_TRUE(
+      FailsWith(zt_component_map(shrinking.get(), 0, "data", &p, &n), ZT_ERR_IO, {file.path()}));
+}
+
 TEST(Access, OpeningADirectoryOrAnEmptyFileFails) {
   zt_reader* r = nullptr;
   EXPECT_TRUE(FailsWith(zt_open("/", &r), ZT_ERR_IO, {"not a regular file"}));
