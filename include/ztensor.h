@@ -500,7 +500,7 @@ ZT_API zt_status zt_component_map(const zt_reader* r, size_t object, const char*
    ZT_ERR_ARGUMENT if capacity is too small (nothing is written then).
    A large component is read on every core: raw bytes of a file or of
    memory from 16 MiB in 8 MiB slices, a multi-frame zstd stream frame by
-   frame (zt_decode_many says how many threads). */
+   frame (zt_decode_many takes a thread count). */
 ZT_API zt_status zt_component_read(const zt_reader* r, size_t object, const char* role, void* dst,
                                    uint64_t capacity, uint64_t* written);
 

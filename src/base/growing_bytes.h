@@ -81,7 +81,6 @@ class GrowingBytes {
   static constexpr size_t kMapFrom = size_t{1} << 20;
   static constexpr size_t kPage = 4096;  // mremap's unit (larger pages are multiples of it)
 
-  // n rounded up to whole pages; 0 where that overflows.
   static constexpr size_t kHugePage = size_t{2} << 20;
   static constexpr size_t kHugePagesFrom = 2 * kHugePage;  // holds a whole one wherever it starts
 
@@ -96,6 +95,7 @@ class GrowingBytes {
     if (end > start) (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
   }
 
+  // n rounded up to whole pages; 0 where that overflows.
   static size_t page_rounded(size_t n) {
     return n > SIZE_MAX - (kPage - 1) ? 0 : (n + kPage - 1) & ~(kPage - 1);
   }

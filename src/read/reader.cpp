@@ -162,9 +162,10 @@ uint64_t Reader::model_bytes() const {
   return total;
 }
 
-Result<std::unique_ptr<Reader>> Reader::open_held(
-    Manifest m, Source root, std::vector<Source> held, std::shared_ptr<const void> keep,
-    const OpenOptions& opt, OtherFiles files, std::vector<std::function<Result<void>()>> checks) {
+Result<std::unique_ptr<Reader>> Reader::open_held(Manifest m, Source root, std::vector<Source> held,
+                                                  std::shared_ptr<const void> keep,
+                                                  const OpenOptions& opt, OtherFiles files,
+                                                  std::vector<std::function<Result<void>()>> checks) {
   ZT_FAIL_IF(!m.shards.empty(), argument, "a held model has no shard files");
   for (const Object& o : m.objects) {
     for (const Component& c : o.components) {
