@@ -173,16 +173,32 @@ impl Reader {
         threads: u32,
     ) -> Vec<Result<usize>> {
         let roles: Vec<(Object<'_>, &str)> = items.iter().map(|(o, role, _)| (*o, *role)).collect();
-        self.batch(&roles, |roles| {
+        let dsts: Vec<(*mut c_void, u64)> = items
+            .iter_mut()
+            .map(|(_, _, dst)| (dst.as_mut_ptr() as *mut c_void, dst.len() as u64))
+            .collect();
+        self.decode_many_at(&roles, &dsts, threads)
+    }
+
+    /// One `zt_decode_many` call through `batch()`: item k is `roles[k]`
+    /// decoded to `dsts[k]` (an address with room for that many bytes,
+    /// which must stay writable and unaliased for the call).
+    fn decode_many_at(
+        &self,
+        roles: &[(Object<'_>, &str)],
+        dsts: &[(*mut c_void, u64)],
+        threads: u32,
+    ) -> Vec<Result<usize>> {
+        self.batch(roles, |c_roles| {
             let mut reqs = Vec::new();
-            for (i, (object, _, dst)) in items.iter_mut().enumerate() {
-                let Some(role) = roles[i] else { continue };
+            for (k, ((object, _), &(dst, capacity))) in roles.iter().zip(dsts).enumerate() {
+                let Some(role) = c_roles[k] else { continue };
                 let mut r: sys::zt_decode_request = unsafe { std::mem::zeroed() };
                 unsafe { sys::zt_decode_request_init(&mut r) };
                 r.object = object.index();
                 r.role = role;
-                r.dst = dst.as_mut_ptr() as *mut c_void;
-                r.capacity = dst.len() as u64;
+                r.dst = dst;
+                r.capacity = capacity;
                 reqs.push(r);
             }
             let first = unsafe { sys::zt_decode_many(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads) };
@@ -233,21 +249,11 @@ impl Reader {
             });
         }
         let roles: Vec<(Object<'_>, &str)> = submitted.iter().map(|&(i, _, _)| items[i]).collect();
-        let results = self.batch(&roles, |roles| {
-            let mut reqs = Vec::new();
-            for (k, (i, v, n)) in submitted.iter_mut().enumerate() {
-                let Some(role) = roles[k] else { continue };
-                let mut r: sys::zt_decode_request = unsafe { std::mem::zeroed() };
-                unsafe { sys::zt_decode_request_init(&mut r) };
-                r.object = items[*i].0.index();
-                r.role = role;
-                r.dst = v.as_mut_ptr() as *mut c_void;
-                r.capacity = *n as u64;
-                reqs.push(r);
-            }
-            let first = unsafe { sys::zt_decode_many(self.raw(), reqs.as_mut_ptr(), reqs.len(), threads) };
-            (first, reqs.iter().map(|r| (r.status, r.written)).collect())
-        });
+        let dsts: Vec<(*mut c_void, u64)> = submitted
+            .iter_mut()
+            .map(|(_, v, n)| (v.as_mut_ptr() as *mut c_void, *n as u64))
+            .collect();
+        let results = self.decode_many_at(&roles, &dsts, threads);
         for ((i, mut v, n), result) in submitted.into_iter().zip(results) {
             out[i] = Some(result.map(|written| {
                 // SAFETY: the vector's capacity is at least n; the library
