@@ -199,6 +199,11 @@ def main():
         for th in (1, 2):
             t.ratio("raw 1 GiB", f"zt_decode_many, {th} thread{'s' if th > 1 else ''}, {label}", raw, base,
                     f"BM_Read_ZtDecodeMany/cold:{cold}/threads:{th}", None, "pread into the same buffer")
+        # zt_component_read shares large raw data out on every core as
+        # zt_decode_many does (since 2026-12-06): one thread alone is ~0.5 here.
+        t.ratio("raw 1 GiB", f"zt_component_read (mapped) against zt_decode_many on 2 threads, {label}", raw,
+                f"BM_Read_ZtDecodeMany/cold:{cold}/threads:2", f"BM_Read_ZtRead/cold:{cold}", 0.9,
+                "zt_decode_many of the same component, 2 threads")
         t.ratio("raw 1 GiB", f"zt_component_map (ZT_IO_COPY): read into the reader's cache, {label}", raw,
                 f"BM_Cache_PreadFresh/cold:{cold}", f"BM_Cache_ZtMapCopyMode/cold:{cold}", 0.9,
                 "pread into fresh memory (4 KiB pages); the cache's is advised for huge pages", cpu=cold == 0)

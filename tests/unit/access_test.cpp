@@ -985,6 +985,10 @@ TEST(Access, ALargeRawComponentIsReadInSlicesTheSameEveryWay) {
   ASSERT_EQ(zt_component_map(copied.get(), 0, "data", &p, &n), ZT_OK) << zt_last_error();
   ASSERT_EQ(n, big.size());
   EXPECT_EQ(std::memcmp(p, big.data(), big.size()), 0);
+  std::string flags;  // the cache's memory: a GrowingBytes, advised for huge pages
+  if (has_transparent_huge_pages()) {
+    EXPECT_TRUE(advised_for_huge_pages(p, &flags)) << flags;
+  }
 
   const Opened shrinking = open_file(file, &copy);
   ASSERT_EQ(shrinking.status, ZT_OK) << shrinking.error;

@@ -7,11 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
+
+#include "test_files.h"
 
 namespace zt {
 namespace {
@@ -77,45 +76,21 @@ TEST(GrowingBytes, RefusesWhatCannotBeHadAndKeepsWhatItHeld) {
   EXPECT_TRUE(small.empty());
 }
 
-// The VmFlags line of the mapping of this process that holds `address`
-// ("" where none does).
-std::string vm_flags_at(const void* address) {
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  std::ifstream smaps("/proc/self/smaps");
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t begin = 0, end = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> begin >> dash >> end && dash == '-') {
-      inside = begin <= at && at < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line;
-    }
-  }
-  return "";
-}
-
-bool advised(const GrowingBytes& b) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const uintptr_t first = (reinterpret_cast<uintptr_t>(b.data()) + kHuge - 1) & ~(kHuge - 1);
-  return vm_flags_at(reinterpret_cast<const void*>(first)).find(" hg") != std::string::npos;
-}
-
 TEST(GrowingBytes, AdvisesMappingsOf4MiBOrMoreForHugePages) {
-  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage"))
+  if (!test::has_transparent_huge_pages())
     GTEST_SKIP() << "this kernel has no transparent huge pages to advise";
+  std::string flags;
   GrowingBytes b;
-  ASSERT_TRUE(b.resize(size_t{3} << 20));  // a mapping, too small to hold a whole huge page surely
-  EXPECT_FALSE(advised(b)) << vm_flags_at(b.data());
+  ASSERT_TRUE(b.resize(size_t{3} << 20));  // a mapping, too small to be advised
+  EXPECT_FALSE(test::advised_for_huge_pages(b.data(), &flags)) << flags;
   ASSERT_TRUE(b.resize(size_t{9} << 20));  // grown by mremap
-  EXPECT_TRUE(advised(b)) << vm_flags_at(b.data() + (size_t{2} << 20));
+  EXPECT_TRUE(test::advised_for_huge_pages(b.data(), &flags)) << flags;
   fill(b, 0);
   EXPECT_TRUE(holds_fill(b));
   GrowingBytes fresh;
   ASSERT_TRUE(fresh.resize(100));
   ASSERT_TRUE(fresh.resize(size_t{8} << 20));  // from the heap to a mapping of its own
-  EXPECT_TRUE(advised(fresh)) << vm_flags_at(fresh.data() + (size_t{2} << 20));
+  EXPECT_TRUE(test::advised_for_huge_pages(fresh.data(), &flags)) << flags;
 }
 
 }  // namespace
