@@ -11,6 +11,10 @@ batches decoded ahead at once, whose decodes may cover each other's
 joins; the default with the carved tensors made while the first batches
 decode), the last of each batch by batch.
 
+First (decide()), the loads whose defaults wait for a lent GPU, timed
+side by side against the pinned floor: the ring, its carving during the
+first batches, and the registered pages on 4, 8 and 16 threads.
+
 usage: gpu_timeline.py [SCALE]   (bench_load's model scale, default 1;
 ZT_BENCH_DIR: where the file goes; ZT_TIMELINE_SETUPS: the setups, as
 BUFFERSxMIB:AHEAD[:carve] separated by commas; the default below adds
@@ -33,6 +37,64 @@ zt.save_file(state, path)
 size = sum(t.numel() * t.element_size() for t in state.values())
 del state
 torch.empty(1, device="cuda")
+
+
+def decide(reps=5):
+    """The loads whose defaults wait for a GPU's figures, first, so that a
+    device call cut short still brings them: the pinned floor, the ring
+    (the default), the ring with its carving during the first batches
+    (zt._CARVE_DURING_RING), and raw tensors from the file's pages pinned
+    where they lie (zt._REGISTERED_LOADS) on 4, 8 and 16 registering
+    threads; interleaved, medians. A registered load that falls back to the
+    ring (its warning) is reported as failed, not timed."""
+    import statistics
+    import warnings
+    from ztensor import _registered
+    pinned = torch.empty(size, dtype=torch.uint8, pin_memory=True)
+    target = torch.empty(size, dtype=torch.uint8, device="cuda")
+
+    def registered(threads):
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                return bench_load.with_attribute(_registered, "THREADS", threads, lambda: bench_load.with_attribute(
+                    zt, "_REGISTERED_LOADS", True, lambda: zt.load_file(path, device="cuda")))
+        return run
+
+    cases = {"pinned floor": lambda: target.copy_(pinned, non_blocking=True),
+             "ring (default)": lambda: zt.load_file(path, device="cuda"),
+             "ring, carving during": lambda: bench_load.with_attribute(
+                 zt, "_CARVE_DURING_RING", True, lambda: zt.load_file(path, device="cuda")),
+             "registered, 4 threads": registered(4),
+             "registered, 8 threads": registered(8),
+             "registered, 16 threads": registered(16)}
+    times = {name: [] for name in cases}
+    for rep in range(reps + 1):  # the first round warms up (allocator, pinning)
+        for name, fn in cases.items():
+            if times[name] is None:
+                continue
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            try:
+                out = fn()
+                torch.cuda.synchronize()
+            except Exception as e:
+                print(f"decide {name}: FAILED {type(e).__name__}: {e}", flush=True)
+                times[name] = None
+                continue
+            if rep:
+                times[name].append(time.perf_counter() - t)
+            del out
+    floor = statistics.median(times["pinned floor"])
+    for name, ts in times.items():
+        if ts:
+            m = statistics.median(ts)
+            print(f"decide {name}: median {m * 1e3:.1f} ms (best {min(ts) * 1e3:.1f}; {size / m / 1e9:.1f} GB/s), "
+                  f"{floor / m:.2f} of the pinned floor", flush=True)
+    del pinned, target
+
+
+decide()
 
 
 class Timed(_staging.CudaCopies):
