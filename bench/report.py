@@ -138,6 +138,7 @@ def main():
     rm_facts = (load_json(os.path.join(out_dir, "bench_remote.json")) or {}).get("facts")
     go = load_gotest(os.path.join(out_dir, "bench_go.txt"))
     rs = load_gotest(os.path.join(out_dir, "bench_rust.txt"))
+    cpp = load_gotest(os.path.join(out_dir, "bench_cpp.txt"))
     pages = load_json(os.path.join(out_dir, "pages.json"))
     mem = load_json(os.path.join(out_dir, "memory.json"))
     machine = load_json(os.path.join(out_dir, "machine.json"))
@@ -580,6 +581,28 @@ def main():
     t.ratio("rust 4,096 x 64 KiB", "decode_many_to_vecs against decode_many into vec![0; n]s", rs,
             "BenchmarkRustLoadSmallByHand", "BenchmarkRustLoadSmallToVecs", None,
             "Reader::decode_many into vectors the caller allocates (calloc: the heap's are zeroed)")
+
+    # ---- the C++ wrapper (bench_cpp.sh) ----
+    cpp_floor = ("a thread a core pread of the file into one new buffer (new std::byte[n]); each load a process "
+                 "of its own (a program's first load)")
+    t.ratio("c++ 1.1 GiB model", "Reader::read_many: open + every tensor (32 x 32 MiB, 500 x 256 KiB bf16) "
+            "into new Bytes", cpp, "BenchmarkCppLoadLLMFloor", "BenchmarkCppLoadLLMReadMany", 0.9,
+            cpp_floor + " (its 4 KiB pages: read_many's memory is in huge pages)")
+    t.ratio("c++ 1.1 GiB model", "Reader::read_many, against reading into huge pages", cpp,
+            "BenchmarkCppLoadLLMFloorHuge", "BenchmarkCppLoadLLMReadMany", None,
+            "the same read into one Bytes (a mapping advised for huge pages)")
+    t.ratio("c++ 1.1 GiB model", "read_many against decode_many into std::vector<std::byte>s", cpp,
+            "BenchmarkCppLoadLLMByHand", "BenchmarkCppLoadLLMReadMany", None,
+            "Reader::decode_many into vectors the caller sizes (zero-filled first, 4 KiB pages)")
+    t.ratio("c++ 4,096 x 64 KiB", "Reader::read_many: open + every tensor into new Bytes", cpp,
+            "BenchmarkCppLoadSmallFloor", "BenchmarkCppLoadSmallReadMany", 0.9,
+            cpp_floor + "; the load's open and per-tensor work included")
+    t.ratio("c++ 4,096 x 64 KiB", "Reader::read_many, against reading into huge pages", cpp,
+            "BenchmarkCppLoadSmallFloorHuge", "BenchmarkCppLoadSmallReadMany", None,
+            "the same read into one Bytes (a mapping advised for huge pages)")
+    t.ratio("c++ 4,096 x 64 KiB", "read_many against decode_many into std::vector<std::byte>s", cpp,
+            "BenchmarkCppLoadSmallByHand", "BenchmarkCppLoadSmallReadMany", None,
+            "Reader::decode_many into vectors the caller sizes")
 
     # ---- remote reads (loopback nginx) ----
     t.ratio("remote 1 GiB", f"zt_component_read over HTTP ({gbps(rm.get('Remote_ZtRead'), GiB)}; "

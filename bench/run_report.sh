@@ -29,10 +29,10 @@ for arg in "$@"; do
   case $arg in
     --update) update=(--update "$root/BENCHMARKS.md") ;;
     bench_*) programs+=("$arg") ;;
-    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote bench_go bench_rust]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--update] [bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote bench_go bench_rust bench_cpp]" >&2; exit 2 ;;
   esac
 done
-[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote bench_go bench_rust)
+[[ ${#programs[@]} -gt 0 ]] || programs=(bench_pages bench_memory bench_open bench_raw bench_zstd bench_planes bench_write bench_convert bench_torch bench_load bench_remote bench_go bench_rust bench_cpp)
 mkdir -p "$out" "$ZT_BENCH_DIR"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -70,6 +70,8 @@ for p in "${programs[@]}"; do
       echo "bench_go: not run (exit $?)" >&2; } ;;
     bench_rust) echo "== $p" >&2 && { sh "$root/bench/bench_rust.sh" "$build" "$out/bench_rust.txt" "$reps" ||
       echo "bench_rust: not run (exit $?)" >&2; } ;;
+    # The C++ wrapper's whole-model load (Reader::read_many), fresh processes.
+    bench_cpp) echo "== $p" >&2 && sh "$root/bench/bench_cpp.sh" "$build" "$out/bench_cpp.txt" "$reps" ;;
     *) gbench "$p" ;;
   esac
   echo "$(date -u +%H:%MZ) load $before -> $(load)" >"$out/load-$p.txt"

@@ -56,6 +56,10 @@
 #include <utility>
 #include <vector>
 
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#endif
+
 namespace ztensor {
 
 /* ------------------------------------------------------------------------ */
@@ -148,6 +152,131 @@ inline std::string_view owned_text(const char* s, const char* what) {
 }
 
 }  // namespace detail
+
+/// Bytes a program owns, for the library to decode into (Reader::read_many
+/// hands them out): move-only, never initialised but by the decode that
+/// fills them, freed with the last Bytes that holds their memory. From
+/// 4 MiB the memory is an anonymous mapping of its own, its whole 2 MiB
+/// pages advised for transparent huge pages where the system has them (a
+/// hint: where it declines, nothing changes), so that the decode filling
+/// it takes a page fault per 2 MiB instead of per 4 KiB: a program's first
+/// load of a model spends most of its time in those faults otherwise.
+/// Smaller ones come from `new`, but that read_many carves those of 4 KiB
+/// and more out of shared blocks in huge pages (see there).
+class Bytes {
+ public:
+  Bytes() = default;
+  Bytes(Bytes&& o) noexcept
+      : memory_(std::move(o.memory_)),
+        p_(std::exchange(o.p_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        mapped_(std::exchange(o.mapped_, false)) {}
+  Bytes& operator=(Bytes&& o) noexcept {
+    memory_ = std::move(o.memory_);
+    p_ = std::exchange(o.p_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    mapped_ = std::exchange(o.mapped_, false);
+    return *this;
+  }
+  Bytes(const Bytes&) = delete;
+  Bytes& operator=(const Bytes&) = delete;
+  ~Bytes() = default;
+
+  /// `n` bytes, not initialised (fresh memory: a size costs nothing until
+  /// written). Running out of memory is a ztensor::Error (ZT_ERR_NOMEM)
+  /// whose message begins with `what`.
+  static Bytes uninitialized(std::uint64_t n, std::string_view what = "bytes") {
+    Bytes b;
+    if (n == 0) return b;
+    const auto refused = [&] {
+      return Error(ZT_ERR_NOMEM,
+                   std::string(what) + ": cannot allocate " + std::to_string(n) + " bytes");
+    };
+    if (n > std::numeric_limits<std::size_t>::max() - kPage) throw refused();
+    const auto size = static_cast<std::size_t>(n);
+    try {
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+      if (size >= kHugePagesFrom) {
+        const std::size_t length = (size + kPage - 1) / kPage * kPage;
+        void* m =
+            ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) throw refused();
+        const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(m);
+        const std::uintptr_t start = (at + kHugePage - 1) / kHugePage * kHugePage;
+        const std::uintptr_t end = (at + length) / kHugePage * kHugePage;
+        if (end > start)
+          (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
+        // The deleter unmaps it, also where the shared_ptr cannot be made.
+        b.memory_ = std::shared_ptr<std::byte>(
+            static_cast<std::byte*>(m), [length](std::byte* p) { (void)::munmap(p, length); });
+        b.mapped_ = true;
+      }
+#endif
+      if (!b.memory_)
+        b.memory_ =
+            std::shared_ptr<std::byte>(new std::byte[size], std::default_delete<std::byte[]>());
+    } catch (const std::bad_alloc&) {
+      throw refused();
+    }
+    b.p_ = b.memory_.get();
+    b.size_ = size;
+    return b;
+  }
+
+  std::byte* data() noexcept {
+    return p_;
+  }
+  const std::byte* data() const noexcept {
+    return p_;
+  }
+  std::size_t size() const noexcept {
+    return size_;
+  }
+  bool empty() const noexcept {
+    return size_ == 0;
+  }
+  std::span<std::byte> span() noexcept {
+    return {p_, size_};
+  }
+  std::span<const std::byte> span() const noexcept {
+    return {p_, size_};
+  }
+  /// Whether the memory lies in an anonymous mapping advised for huge pages
+  /// (of its own from 4 MiB; a block read_many shares out), rather than
+  /// memory from `new`.
+  bool mapped() const noexcept {
+    return mapped_;
+  }
+
+  /// Keeps the first min(n, size()) bytes (the memory stays as it is):
+  /// what a decode wrote, where it wrote less than the room it was given.
+  void truncate(std::size_t n) noexcept {
+    size_ = std::min(size_, n);
+  }
+
+ private:
+  friend class Reader;
+
+  static constexpr std::size_t kPage = 4096;
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  static constexpr std::size_t kHugePagesFrom =
+      2 * kHugePage;  // holds a whole one wherever it starts
+
+  /// Bytes [offset, offset + n) of `block`, holding the whole block.
+  static Bytes carve(const Bytes& block, std::size_t offset, std::size_t n) {
+    Bytes b;
+    b.memory_ = block.memory_;
+    b.p_ = block.p_ + offset;
+    b.size_ = n;
+    b.mapped_ = block.mapped_;
+    return b;
+  }
+
+  std::shared_ptr<std::byte> memory_;  // what frees it: its own, or a shared block
+  std::byte* p_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+};
 
 /// The linked library's version, "MAJOR.MINOR.PATCH" (zt_version()).
 inline std::string_view version() {
@@ -1267,6 +1396,128 @@ class Reader {
     }
   }
 
+  /// One component for decode_many: its decoded bytes go to `dst`, which
+  /// must have room for them (zt_component_read_size's capacity; a
+  /// Bytes::uninitialized of that size is fresh memory for it). `status`
+  /// and `written` say how it went.
+  struct Request {
+    std::size_t object = 0;
+    std::string role = "data";
+    std::span<std::byte> dst;
+    zt_status status = ZT_OK;   ///< out
+    std::uint64_t written = 0;  ///< out: decoded bytes written to dst
+  };
+
+  /// Decodes every request into its dst in one zt_decode_many call on up to
+  /// `threads` threads (0 = all cores): raw slices, zstd frames and small
+  /// components shared out, so that a whole model keeps every core busy.
+  /// Every request is attempted and gets its own status and written count;
+  /// then the first failure in array order is thrown (a failed request may
+  /// leave its dst partly written). The dsts must not overlap.
+  void decode_many(std::span<Request> requests, unsigned threads = 0) const {
+    std::vector<zt_decode_request> c(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      zt_decode_request_init(&c[i]);
+      c[i].object = requests[i].object;
+      c[i].role = detail::checked_c_str(requests[i].role);
+      c[i].dst = requests[i].dst.data();
+      c[i].capacity = requests[i].dst.size();
+    }
+    const zt_status s = zt_decode_many(live(), c.data(), c.size(), threads);
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      requests[i].status = static_cast<zt_status>(c[i].status);
+      requests[i].written = c[i].written;
+    }
+    detail::check(s);
+  }
+
+  /// A component for read_many: component `role` of object `object`.
+  struct Item {
+    std::size_t object = 0;
+    std::string role = "data";
+  };
+
+  /// Every item's decoded bytes in memory of its own, in the items' order:
+  /// a whole model in one decode_many call on up to `threads` threads
+  /// (0 = all cores), each Bytes sized first as the read checks it (the
+  /// reader's max_decoded_bytes refuses a claim over it before anything is
+  /// allocated), allocated fresh and filled in place: no copy, no
+  /// zero-filling pass. From 4 MiB each is a mapping of its own in huge
+  /// pages; those of 4 KiB up to 4 MiB are carved, back to back on 64-byte
+  /// boundaries, out of blocks of up to 32 MiB in huge pages that they
+  /// share (a page fault per 2 MiB instead of 16 a 64 KiB tensor), so a
+  /// Bytes kept alone keeps its block's memory; smaller ones come from
+  /// `new`. A component whose size only decoding tells (a foreign
+  /// encoding) is decoded through the reader's cache and copied. Throws the
+  /// first item that cannot be sized, before anything is decoded; else,
+  /// once every item was attempted, the first failed decode in the items'
+  /// order.
+  ///
+  ///   std::vector<ztensor::Reader::Item> items;
+  ///   for (ztensor::Object o : file) items.push_back({o.index()});
+  ///   std::vector<ztensor::Bytes> tensors = file.read_many(items);
+  std::vector<Bytes> read_many(std::span<const Item> items, unsigned threads = 0) const {
+    constexpr std::uint64_t kCarveFrom = 4096, kCarveBelow = std::uint64_t{4} << 20;
+    constexpr std::uint64_t kBlockBytes = std::uint64_t{32} << 20, kAlign = 64;
+    std::vector<Bytes> out(items.size());
+    std::vector<std::uint64_t> sizes(items.size());
+    std::vector<bool> sized(items.size());  // false: decoded through the cache already
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const Item& item = items[i];
+      const char* role = detail::checked_c_str(item.role);
+      const zt_status s = zt_component_read_size(live(), item.object, role, &sizes[i]);
+      if (s == ZT_ERR_UNSUPPORTED) {  // known only by decoding: the cache's decode sizes it
+        const void* data = nullptr;
+        std::uint64_t n = 0;
+        detail::check(zt_component_map(live(), item.object, role, &data, &n));
+        out[i] = fresh(item, n);
+        if (n) std::memcpy(out[i].data(), data, static_cast<std::size_t>(n));
+        continue;
+      }
+      detail::check(s);
+      sized[i] = true;
+    }
+    // The carved ones' blocks: consecutive items, each block as full as
+    // 32 MiB allows; a block is made only where two or more would share it.
+    const auto carved = [&](std::size_t i) {
+      return sized[i] && sizes[i] >= kCarveFrom && sizes[i] < kCarveBelow;
+    };
+    const auto place = [&](std::uint64_t at) { return (at + kAlign - 1) / kAlign * kAlign; };
+    for (std::size_t first = 0; first < items.size();) {
+      if (!carved(first)) {
+        ++first;
+        continue;
+      }
+      std::size_t last = first;
+      std::uint64_t length = sizes[first];
+      while (last + 1 < items.size() && carved(last + 1) &&
+             place(length) + sizes[last + 1] <= kBlockBytes)
+        length = place(length) + sizes[++last];
+      if (last > first) {
+        const Bytes block = fresh(items[first], length);
+        for (std::uint64_t at = 0; first <= last; at = place(at + sizes[first++]))
+          out[first] = Bytes::carve(block, static_cast<std::size_t>(at),
+                                    static_cast<std::size_t>(sizes[first]));
+      } else {
+        ++first;
+      }
+    }
+    std::vector<Request> requests;
+    std::vector<std::size_t> which;  // the item each request is for
+    requests.reserve(items.size());
+    which.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!sized[i]) continue;
+      if (!out[i].data()) out[i] = fresh(items[i], sizes[i]);
+      requests.push_back({items[i].object, items[i].role, out[i].span()});
+      which.push_back(i);
+    }
+    decode_many(requests, threads);
+    for (std::size_t k = 0; k < requests.size(); ++k)
+      out[which[k]].truncate(static_cast<std::size_t>(requests[k].written));
+    return out;
+  }
+
   /// Decodes every component and checks every digest and content rule.
   VerifyResult verify() const {
     VerifyResult v;
@@ -1288,6 +1539,19 @@ class Reader {
   const zt_reader* live() const {
     if (!r_) throw Error(ZT_ERR_STATE, "the reader is closed");
     return r_;
+  }
+
+  /// Bytes::uninitialized(n) for an item; running out of memory names it
+  /// (the message is made only then: a model has thousands of items).
+  Bytes fresh(const Item& item, std::uint64_t n) const {
+    try {
+      return Bytes::uninitialized(n);
+    } catch (const Error&) {
+      const char* name = zt_object_name(live(), item.object);
+      throw Error(ZT_ERR_NOMEM, std::string("object \"") + (name ? name : "?") +
+                                    "\": component \"" + item.role + "\": cannot allocate " +
+                                    std::to_string(n) + " bytes");
+    }
   }
 
   zt_reader* r_ = nullptr;

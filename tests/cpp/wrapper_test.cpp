@@ -30,6 +30,8 @@
 #include <vector>
 #include <ztensor.hpp>
 
+#include "huge_pages.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -812,6 +814,194 @@ TEST_F(WrapperTest, ReadIntoRefusesASmallBuffer) {
   EXPECT_EQ(third, 3.25f);
 }
 
+// A model of every kind read_many meets: raw and zstd components of 5 MiB
+// (memory of their own, advised for huge pages), small ones, an empty one,
+// a sparse object's components.
+fs::path write_model(const fs::path& p) {
+  ztensor::Writer w(p, {.frame_size = std::uint64_t{1} << 20});
+  std::vector<float> big(std::size_t{5} << 18);  // 5 MiB
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 1000) * 0.5f;
+  w.add_dense("raw_big", big, {big.size()});
+  w.add_dense("zstd_big", big, {big.size()}, "zstd");
+  w.add_dense("small", std::vector<std::int32_t>{1, -2, 3}, {3});
+  w.add_dense("empty", std::vector<float>{}, {0});
+  const std::vector<float> values{1.5f, 2.5f, 3.5f};
+  const std::vector<std::uint64_t> indices{0, 1, 3}, indptr{0, 2, 3};
+  w.begin_object("csr", "sparse_csr", {2, 4})
+      .add_component("values", values)
+      .add_component("indices", indices)
+      .add_component("indptr", indptr)
+      .end_object();
+  w.finish();
+  return p;
+}
+
+std::vector<std::byte> bytes_of(std::span<const std::byte> b) {
+  return {b.begin(), b.end()};
+}
+
+TEST_F(WrapperTest, ReadManyGivesEachComponentsBytesInMemoryOfItsOwn) {
+  for (const ztensor::IoMode mode : {ztensor::IoMode::map, ztensor::IoMode::copy}) {
+    ztensor::Reader r(write_model(path()), {.io_mode = mode});
+    std::vector<ztensor::Reader::Item> items;
+    for (ztensor::Object o : r)
+      for (ztensor::Component c : o.components())
+        items.push_back({o.index(), std::string(c.role())});
+    ASSERT_EQ(items.size(), 7u);
+    items.push_back(items.front());  // the same component twice: two copies
+    for (const unsigned threads : {0u, 1u, 2u}) {
+      const std::vector<ztensor::Bytes> got = r.read_many(items, threads);
+      ASSERT_EQ(got.size(), items.size());
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const ztensor::Component c = r[items[i].object].component(items[i].role);
+        EXPECT_EQ(bytes_of(got[i].span()), c.read_bytes()) << items[i].role << " of " << i;
+        EXPECT_EQ(got[i].mapped(), got[i].size() >= (std::size_t{4} << 20)) << i;
+        if (got[i].mapped() && zt::test::has_transparent_huge_pages()) {
+          std::string flags;
+          EXPECT_TRUE(zt::test::advised_for_huge_pages(got[i].data(), &flags)) << flags;
+        }
+      }
+      EXPECT_NE(got.front().data(), got.back().data());
+      EXPECT_EQ(got[r["empty"].index()].size(), 0u);
+    }
+    EXPECT_TRUE(r.read_many({}).empty());
+  }
+}
+
+TEST_F(WrapperTest, ReadManyCarvesSmallTensorsOutOfSharedHugePageBlocks) {
+  const fs::path p = path();
+  {
+    ztensor::Writer w(p);
+    // 600 x 64 KiB (37.5 MiB: a block of 32 MiB, then one of 5.5), a lone
+    // 64 KiB one between larger ones, 1 KiB ones, a 4 MiB one.
+    std::vector<std::uint16_t> t(std::size_t{32} << 10);
+    for (int k = 0; k < 600; ++k) {
+      std::fill(t.begin(), t.end(), static_cast<std::uint16_t>(k));
+      w.add_dense("a" + std::to_string(1000 + k), t, {t.size()});
+    }
+    w.add_dense("b0", std::vector<std::uint8_t>(std::size_t{4} << 20, 1), {std::size_t{4} << 20});
+    w.add_dense("b1", t, {t.size()});
+    w.add_dense("b2", std::vector<std::uint8_t>(1024, 2), {1024});
+    w.add_dense("b3", std::vector<std::uint8_t>(1024, 3), {1024});
+    w.finish();
+  }
+  ztensor::Reader r(p);
+  std::vector<ztensor::Reader::Item> items;
+  for (ztensor::Object o : r) items.push_back({o.index()});
+  std::vector<ztensor::Bytes> got = r.read_many(items);
+  ASSERT_EQ(got.size(), 604u);
+  const std::size_t kib64 = std::size_t{64} << 10;
+  for (std::size_t k = 0; k < 600; ++k) {
+    ASSERT_EQ(got[k].size(), kib64);
+    EXPECT_EQ(std::to_integer<int>(got[k].data()[kib64 - 2]), static_cast<int>(k & 0xff)) << k;
+    EXPECT_TRUE(got[k].mapped()) << k;
+  }
+  // Back to back within a block: 512 fill 32 MiB, the next starts a block.
+  for (std::size_t k = 1; k < 600; ++k) {
+    if (k == 512) continue;
+    EXPECT_EQ(got[k].data(), got[k - 1].data() + kib64) << k;
+  }
+  if (zt::test::has_transparent_huge_pages()) {
+    std::string flags;
+    EXPECT_TRUE(zt::test::advised_for_huge_pages(got[0].data(), &flags)) << flags;
+    EXPECT_TRUE(zt::test::advised_for_huge_pages(got[512].data(), &flags)) << flags;
+  }
+  EXPECT_TRUE(got[600].mapped());   // 4 MiB: its own
+  EXPECT_FALSE(got[601].mapped());  // alone between others: not worth a block
+  EXPECT_FALSE(got[602].mapped());  // under 4 KiB: from new
+  EXPECT_EQ(got[603].data()[1023], std::byte{3});
+  // A carved Bytes kept alone keeps its block.
+  ztensor::Bytes kept = std::move(got[7]);
+  got.clear();
+  EXPECT_EQ(std::to_integer<int>(kept.data()[0]), 7);
+  EXPECT_EQ(bytes_of(kept.span()), r["a1007"].data().read_bytes());
+}
+
+TEST_F(WrapperTest, ReadManyRefusesWhatItCannotSizeBeforeDecoding) {
+  const fs::path p = write_model(path());
+  ztensor::Reader r(p);
+  const std::vector<ztensor::Reader::Item> unknown_role = {{r["small"].index()},
+                                                           {r["csr"].index(), "nope"}};
+  try {
+    (void)r.read_many(unknown_role);
+    ADD_FAILURE() << "no error";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_NOT_FOUND) << e.what();
+    EXPECT_NE(e.message().find("nope"), std::string::npos) << e.message();
+  }
+  const std::vector<ztensor::Reader::Item> no_object = {{r.size()}};
+  EXPECT_THROW((void)r.read_many(no_object), ztensor::Error);
+  // Over the reader's cap: the read's own refusal, before any memory.
+  ztensor::Reader capped(p, {.max_decoded_bytes = std::uint64_t{1} << 20});
+  const std::vector<ztensor::Reader::Item> big = {{capped["small"].index()},
+                                                  {capped["zstd_big"].index()}};
+  try {
+    (void)capped.read_many(big);
+    ADD_FAILURE() << "no error";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_LIMIT) << e.what();
+  }
+}
+
+TEST_F(WrapperTest, DecodeManyGivesEachRequestItsStatus) {
+  ztensor::Reader r(write_model(path()));
+  ztensor::Bytes big = ztensor::Bytes::uninitialized(std::uint64_t{5} << 20);
+  ztensor::Bytes zstd = ztensor::Bytes::uninitialized(std::uint64_t{5} << 20);
+  ztensor::Bytes cramped = ztensor::Bytes::uninitialized(8);  // "small" needs 12
+  std::vector<ztensor::Reader::Request> requests = {{r["raw_big"].index(), "data", big.span()},
+                                                    {r["small"].index(), "data", cramped.span()},
+                                                    {r["zstd_big"].index(), "data", zstd.span()}};
+  try {
+    r.decode_many(requests, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_ARGUMENT) << e.what();
+  }
+  EXPECT_EQ(requests[0].status, ZT_OK);
+  EXPECT_EQ(requests[0].written, std::uint64_t{5} << 20);
+  EXPECT_EQ(requests[1].status, ZT_ERR_ARGUMENT);
+  EXPECT_EQ(requests[2].status, ZT_OK);
+  EXPECT_EQ(requests[2].written, std::uint64_t{5} << 20);
+  EXPECT_EQ(bytes_of(zstd.span()), r["zstd_big"].data().read_bytes());
+  EXPECT_EQ(bytes_of(big.span()), bytes_of(zstd.span()));
+  requests.erase(requests.begin() + 1);
+  requests[1].role = "nope";
+  EXPECT_THROW(r.decode_many(requests), ztensor::Error);
+  EXPECT_EQ(requests[0].status, ZT_OK);
+  EXPECT_EQ(requests[1].status, ZT_ERR_NOT_FOUND);
+}
+
+TEST(WrapperBytes, OwnsFreshMemoryAndMovesIt) {
+  ztensor::Bytes none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.data(), nullptr);
+  EXPECT_TRUE(ztensor::Bytes::uninitialized(0).empty());
+  ztensor::Bytes small = ztensor::Bytes::uninitialized(100);
+  EXPECT_EQ(small.size(), 100u);
+  EXPECT_FALSE(small.mapped());
+  std::memset(small.data(), 7, small.size());
+  ztensor::Bytes big = ztensor::Bytes::uninitialized((std::uint64_t{4} << 20) + 1);
+  EXPECT_TRUE(big.mapped());
+  big.data()[big.size() - 1] = std::byte{9};
+  ztensor::Bytes moved = std::move(big);
+  EXPECT_TRUE(big.empty());  // NOLINT(bugprone-use-after-move): a moved-from Bytes is empty
+  EXPECT_EQ(moved.data()[moved.size() - 1], std::byte{9});
+  moved = std::move(small);
+  EXPECT_EQ(moved.size(), 100u);
+  EXPECT_EQ(moved.data()[99], std::byte{7});
+  moved.truncate(10);
+  EXPECT_EQ(moved.size(), 10u);
+  moved.truncate(50);
+  EXPECT_EQ(moved.size(), 10u);
+  try {
+    (void)ztensor::Bytes::uninitialized(std::numeric_limits<std::uint64_t>::max(), "w");
+    ADD_FAILURE() << "no error";
+  } catch (const ztensor::Error& e) {
+    EXPECT_EQ(e.status(), ZT_ERR_NOMEM);
+    EXPECT_EQ(e.message().rfind("w: cannot allocate", 0), 0u) << e.message();
+  }
+}
+
 TEST(WrapperVersion, MatchesTheHeader) {
   EXPECT_EQ(ztensor::version(), std::to_string(ZT_VERSION_MAJOR) + "." +
                                     std::to_string(ZT_VERSION_MINOR) + "." +
@@ -1193,6 +1383,56 @@ TEST_F(WrapperNulTest, DenseViewIsSizedByTheBytesNotTheShape) {
   EXPECT_EQ(v.data.size(), 64u);                  // what the bytes hold
   EXPECT_EQ(v.data.bytes().size(), 64u);
   EXPECT_EQ(v.data.bytes().back(), std::byte{7});
+}
+
+// A 1.1.0 file whose zstd component states no decoded size (1.1 left
+// uncompressed_length optional; the frame states none either): read_many
+// sizes it by the reader's cached decode, then copies it.
+TEST_F(WrapperNulTest, ReadManySizesByDecodingWhatNothingSizes) {
+  std::vector<std::uint8_t> data(40);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  // A frame without a content size (descriptor 0, a 1 KiB window), one
+  // last raw block holding the data.
+  std::vector<std::uint8_t> frame = {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00};
+  const std::uint32_t block = static_cast<std::uint32_t>(data.size() << 3) | 1u;
+  for (int i = 0; i < 3; ++i) frame.push_back(static_cast<std::uint8_t>(block >> (8 * i)));
+  frame.insert(frame.end(), data.begin(), data.end());
+  Cbor c;
+  c.head(5, 2);
+  c.text("version");
+  c.text("1.1.0");
+  c.text("objects");
+  c.head(5, 1);
+  c.text("o");
+  c.head(5, 3);
+  c.text("format");
+  c.text("my_format");
+  c.text("shape");
+  c.head(4, 1);
+  c.head(0, 1);
+  c.text("components");
+  c.head(5, 1);
+  c.text("blob");
+  c.head(5, 4);
+  c.text("dtype");
+  c.text("u8");
+  c.text("offset");
+  c.head(0, 64);
+  c.text("length");
+  c.head(0, frame.size());
+  c.text("encoding");
+  c.text("zstd");
+  const std::filesystem::path p = dir_ / "unsized.zt";
+  write_file(p, frame, c);
+  ztensor::Reader r(p);
+  EXPECT_FALSE(r["o"].component("blob").decoded_size());
+  const std::vector<ztensor::Reader::Item> items = {{0, "blob"}, {0, "blob"}};
+  const std::vector<ztensor::Bytes> got = r.read_many(items);
+  ASSERT_EQ(got.size(), 2u);
+  for (const ztensor::Bytes& b : got) {
+    ASSERT_EQ(b.size(), data.size());
+    EXPECT_EQ(std::memcmp(b.data(), data.data(), data.size()), 0);
+  }
 }
 
 }  // namespace

@@ -502,30 +502,6 @@ unsigned long long status_kib(const char* field) {
   return 0ull;
 }
 
-bool has_transparent_huge_pages() {
-  return std::filesystem::exists("/sys/kernel/mm/transparent_hugepage");
-}
-
-bool advised_for_huge_pages(const void* address, std::string* flags) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const uintptr_t at = (reinterpret_cast<uintptr_t>(address) + kHuge - 1) & ~(kHuge - 1);
-  std::ifstream smaps("/proc/self/smaps");
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t begin = 0, end = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> begin >> dash >> end && dash == '-') {
-      inside = begin <= at && at < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      if (flags) *flags = line;
-      return line.find(" hg") != std::string::npos;
-    }
-  }
-  if (flags) *flags = "no mapping holds it";
-  return false;
-}
-
 void expect_child_passes(const std::function<void()>& body) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);

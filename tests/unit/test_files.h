@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "huge_pages.h"
 #include "ztensor.h"
 
 // gtest prints zt_status values by name ("ZT_ERR_INVALID").
@@ -235,13 +236,6 @@ bool freed_memory_is_kept();
 
 // A field of /proc/self/status in KiB (VmRSS, VmHWM), 0 if absent.
 unsigned long long status_kib(const char* field);
-
-// Whether this kernel has transparent huge pages to advise.
-bool has_transparent_huge_pages();
-// Whether the first whole 2 MiB page at or after `address` lies in a
-// mapping advised for huge pages (the "hg" flag of /proc/self/smaps); the
-// mapping's VmFlags line, for a failure's message, in *flags.
-bool advised_for_huge_pages(const void* address, std::string* flags = nullptr);
 
 // Runs `body` in a forked child, which ends with std::_Exit (0: passed;
 // its stderr says why not), and expects it to pass.
