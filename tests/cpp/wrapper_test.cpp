@@ -1321,25 +1321,30 @@ struct Cbor {
     head(3, s.size());
     out.insert(out.end(), s.begin(), s.end());
   }
-  // {"version": "1.2.0", "objects": {"w": {"format": "dense", "shape": [n],
-  // "components": {"data": {<pairs> ...: the caller writes the pairs.
-  void dense_w(std::uint64_t n, std::uint64_t component_pairs) {
+  // {"version": version, "objects": {name: {"format": format, "shape": [n],
+  // "components": {role: {<pairs> ...: the caller writes the pairs.
+  void one_object(std::string_view version, std::string_view name, std::string_view format,
+                  std::uint64_t n, std::string_view role, std::uint64_t component_pairs) {
     head(5, 2);
     text("version");
-    text("1.2.0");
+    text(version);
     text("objects");
     head(5, 1);
-    text("w");
+    text(name);
     head(5, 3);
     text("format");
-    text("dense");
+    text(format);
     text("shape");
     head(4, 1);
     head(0, n);
     text("components");
     head(5, 1);
-    text("data");
+    text(role);
     head(5, component_pairs);
+  }
+  // A 1.2.0 dense object "w" of n elements, its "data" component's pairs to come.
+  void dense_w(std::uint64_t n, std::uint64_t component_pairs) {
+    one_object("1.2.0", "w", "dense", n, "data", component_pairs);
   }
 };
 
@@ -1398,22 +1403,7 @@ TEST_F(WrapperNulTest, ReadManySizesByDecodingWhatNothingSizes) {
   for (int i = 0; i < 3; ++i) frame.push_back(static_cast<std::uint8_t>(block >> (8 * i)));
   frame.insert(frame.end(), data.begin(), data.end());
   Cbor c;
-  c.head(5, 2);
-  c.text("version");
-  c.text("1.1.0");
-  c.text("objects");
-  c.head(5, 1);
-  c.text("o");
-  c.head(5, 3);
-  c.text("format");
-  c.text("my_format");
-  c.text("shape");
-  c.head(4, 1);
-  c.head(0, 1);
-  c.text("components");
-  c.head(5, 1);
-  c.text("blob");
-  c.head(5, 4);
+  c.one_object("1.1.0", "o", "my_format", 1, "blob", 4);
   c.text("dtype");
   c.text("u8");
   c.text("offset");
