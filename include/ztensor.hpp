@@ -195,23 +195,8 @@ class Bytes {
     if (n > std::numeric_limits<std::size_t>::max() - kPage) throw refused();
     const auto size = static_cast<std::size_t>(n);
     try {
-#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-      if (size >= kHugePagesFrom) {
-        const std::size_t length = (size + kPage - 1) / kPage * kPage;
-        void* m =
-            ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) throw refused();
-        const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(m);
-        const std::uintptr_t start = (at + kHugePage - 1) / kHugePage * kHugePage;
-        const std::uintptr_t end = (at + length) / kHugePage * kHugePage;
-        if (end > start)
-          (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
-        // The deleter unmaps it, also where the shared_ptr cannot be made.
-        b.memory_ = std::shared_ptr<std::byte>(
-            static_cast<std::byte*>(m), [length](std::byte* p) { (void)::munmap(p, length); });
-        b.mapped_ = true;
-      }
-#endif
+      if (size >= kHugePagesFrom) b.memory_ = mapping(size);
+      b.mapped_ = b.memory_ != nullptr;
       if (!b.memory_)
         b.memory_ =
             std::shared_ptr<std::byte>(new std::byte[size], std::default_delete<std::byte[]>());
@@ -223,36 +208,20 @@ class Bytes {
     return b;
   }
 
-  std::byte* data() noexcept {
-    return p_;
-  }
-  const std::byte* data() const noexcept {
-    return p_;
-  }
-  std::size_t size() const noexcept {
-    return size_;
-  }
-  bool empty() const noexcept {
-    return size_ == 0;
-  }
-  std::span<std::byte> span() noexcept {
-    return {p_, size_};
-  }
-  std::span<const std::byte> span() const noexcept {
-    return {p_, size_};
-  }
+  std::byte* data() noexcept { return p_; }
+  const std::byte* data() const noexcept { return p_; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  std::span<std::byte> span() noexcept { return {p_, size_}; }
+  std::span<const std::byte> span() const noexcept { return {p_, size_}; }
   /// Whether the memory lies in an anonymous mapping advised for huge pages
   /// (of its own from 4 MiB; a block read_many shares out), rather than
   /// memory from `new`.
-  bool mapped() const noexcept {
-    return mapped_;
-  }
+  bool mapped() const noexcept { return mapped_; }
 
   /// Keeps the first min(n, size()) bytes (the memory stays as it is):
   /// what a decode wrote, where it wrote less than the room it was given.
-  void truncate(std::size_t n) noexcept {
-    size_ = std::min(size_, n);
-  }
+  void truncate(std::size_t n) noexcept { size_ = std::min(size_, n); }
 
  private:
   friend class Reader;
@@ -261,6 +230,27 @@ class Bytes {
   static constexpr std::size_t kHugePage = std::size_t{2} << 20;
   static constexpr std::size_t kHugePagesFrom =
       2 * kHugePage;  // holds a whole one wherever it starts
+
+  /// An anonymous mapping of `size` bytes, its whole 2 MiB pages advised
+  /// for huge pages, unmapped when the last holder goes; null where the
+  /// system has none or refuses it (then `new` is asked).
+  static std::shared_ptr<std::byte> mapping(std::size_t size) {
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+    const std::size_t length = (size + kPage - 1) / kPage * kPage;
+    void* m = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t start = (at + kHugePage - 1) / kHugePage * kHugePage;
+    const std::uintptr_t end = (at + length) / kHugePage * kHugePage;
+    if (end > start) (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);
+    // The deleter unmaps it, also where the shared_ptr cannot be made.
+    return std::shared_ptr<std::byte>(static_cast<std::byte*>(m),
+                                      [length](std::byte* p) { (void)::munmap(p, length); });
+#else
+    (void)size;
+    return nullptr;
+#endif
+  }
 
   /// Bytes [offset, offset + n) of `block`, holding the whole block.
   static Bytes carve(const Bytes& block, std::size_t offset, std::size_t n) {
