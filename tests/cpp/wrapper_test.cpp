@@ -841,8 +841,13 @@ std::vector<std::byte> bytes_of(std::span<const std::byte> b) {
 }
 
 TEST_F(WrapperTest, ReadManyGivesEachComponentsBytesInMemoryOfItsOwn) {
-  for (const ztensor::IoMode mode : {ztensor::IoMode::map, ztensor::IoMode::copy}) {
-    ztensor::Reader r(write_model(path()), {.io_mode = mode});
+  const fs::path p = write_model(path());
+  const std::vector<std::byte> file = slurp(p);
+  std::vector<ztensor::Reader> readers;  // a mapping, copy mode, memory
+  readers.emplace_back(p, ztensor::OpenOptions{.io_mode = ztensor::IoMode::map});
+  readers.emplace_back(p, ztensor::OpenOptions{.io_mode = ztensor::IoMode::copy});
+  readers.push_back(ztensor::Reader::from_memory(file));
+  for (const ztensor::Reader& r : readers) {
     std::vector<ztensor::Reader::Item> items;
     for (ztensor::Object o : r)
       for (ztensor::Component c : o.components())
