@@ -1347,6 +1347,18 @@ struct Cbor {
     text(role);
     head(5, component_pairs);
   }
+  // Four pairs of a component: "dtype", "offset": 64 (write_file's blob),
+  // "length", "encoding": "zstd".
+  void zstd_at_64(std::string_view dtype, std::uint64_t length) {
+    text("dtype");
+    text(dtype);
+    text("offset");
+    head(0, 64);
+    text("length");
+    head(0, length);
+    text("encoding");
+    text("zstd");
+  }
   // A 1.2.0 dense object "w" of n elements, its "data" component's pairs to come.
   void dense_w(std::uint64_t n, std::uint64_t component_pairs) {
     one_object("1.2.0", "w", "dense", n, "data", component_pairs);
@@ -1409,14 +1421,7 @@ TEST_F(WrapperNulTest, ReadManySizesByDecodingWhatNothingSizes) {
   frame.insert(frame.end(), data.begin(), data.end());
   Cbor c;
   c.one_object("1.1.0", "o", "my_format", 1, "blob", 4);
-  c.text("dtype");
-  c.text("u8");
-  c.text("offset");
-  c.head(0, 64);
-  c.text("length");
-  c.head(0, frame.size());
-  c.text("encoding");
-  c.text("zstd");
+  c.zstd_at_64("u8", frame.size());
   const std::filesystem::path p = dir_ / "unsized.zt";
   write_file(p, frame, c);
   ztensor::Reader r(p);
@@ -1471,14 +1476,7 @@ void write_zstd_claim(const std::filesystem::path& p, std::uint64_t claim) {
   frame.push_back(0);
   Cbor c;
   c.dense_w(claim / 4, 5);
-  c.text("dtype");
-  c.text("f32");
-  c.text("offset");
-  c.head(0, 64);
-  c.text("length");
-  c.head(0, frame.size());
-  c.text("encoding");
-  c.text("zstd");
+  c.zstd_at_64("f32", frame.size());
   c.text("uncompressed_length");
   c.head(0, claim);
   write_file(p, frame, c);
