@@ -20,18 +20,5 @@ export PKG_CONFIG_PATH="$pc" CARGO_TARGET_DIR="$build/rust-target"
 export LD_LIBRARY_PATH="$(dirname "$pc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PATH="$(dirname "$cargo"):$PATH" "$cargo" build --release --offline \
   --manifest-path "$here/../bindings/rust/Cargo.toml" --example load_bench >&2
-# Each load in a process of its own (a program's first load), the loads
-# alternating; the models are written into ZT_BENCH_DIR by the first
-# (about 1.4 GB), deleted at the end.
-dir=${ZT_BENCH_DIR:-.}
-: >"$out"
-i=0
-while [ "$i" -lt "$reps" ]; do
-  for model in llm small; do
-    for load in to-vecs by-hand floor floor-huge; do
-      "$CARGO_TARGET_DIR/release/examples/load_bench" "$model" "$load" "$dir" | tee -a "$out" >&2
-    done
-  done
-  i=$((i + 1))
-done
-rm -f "$dir/rust-llm.zt" "$dir/rust-small.zt"
+sh "$here/fresh_loads.sh" "$CARGO_TARGET_DIR/release/examples/load_bench" "$out" "$reps" rust \
+  to-vecs by-hand floor floor-huge
